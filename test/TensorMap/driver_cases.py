@@ -59,13 +59,37 @@ def _pick_box0(dtype, swizzle, interleave, rng):
     return min(256, unit * rng.randint(1, n))
 
 
+def _pick_dtype(rng):
+    # packed types are sm_100-only: keep a small share so the rule stays covered
+    return rng.randrange(NUM_DTYPES) if rng.random() < 0.1 else rng.randrange(13)
+
+
+def _pick_swizzle(rng):
+    # the 128B-atom swizzles are sm_100-only: likewise a small share
+    return rng.randrange(NUM_SWIZZLES) if rng.random() < 0.1 else rng.randrange(4)
+
+
+def _fit_smem(box, es, eb, limit=233472):
+    """Shrink outer box dims until the box fits the per-SM shared memory."""
+    def size():
+        t = eb
+        for b, e in zip(box, es):
+            t *= b // e
+        return t
+    i = len(box) - 1
+    while size() > limit and i > 0:
+        box[i] = max(1, box[i] // 2)
+        if box[i] == 1:
+            i -= 1
+
+
 def random_tiled(rng: random.Random) -> dict:
-    dtype = rng.randrange(NUM_DTYPES)
+    dtype = _pick_dtype(rng)
     rank = rng.randint(1, 5)
     interleave = 0 if rng.random() < 0.7 else rng.randint(1, 2)
     if interleave and rank < 3:
         rank = rng.randint(3, 5)
-    swizzle = 1 if interleave == 2 and rng.random() < 0.8 else rng.randrange(NUM_SWIZZLES)
+    swizzle = 1 if interleave == 2 and rng.random() < 0.5 else _pick_swizzle(rng)
     dims = [_pick_dim(rng) for _ in range(rank)]
     if dtype in (14, 15):
         dims[0] = 128 * rng.randint(1, 64)
@@ -77,6 +101,8 @@ def random_tiled(rng: random.Random) -> dict:
     box += [rng.randint(1, 256) if rng.random() < 0.5 else rng.choice([1, 2, 4, 8, 16, 32, 64, 128, 256])
             for _ in range(rank - 1)]
     es = [1 if rng.random() < 0.6 else rng.randint(1, 8) for _ in range(rank)]
+    if rng.random() < 0.9:
+        _fit_smem(box, es, ELEM_BYTES[dtype])
     base = 0x7F0000000000 + rng.randrange(1 << 32) * 256
     addr = base + (32 if align == 32 else 16) * rng.randrange(16)
     case = dict(api="tiled", dtype=dtype, rank=rank, addr=addr, dims=dims, strides=strides,
@@ -88,10 +114,10 @@ def random_tiled(rng: random.Random) -> dict:
 
 
 def random_im2col(rng: random.Random) -> dict:
-    dtype = rng.randrange(NUM_DTYPES)
+    dtype = _pick_dtype(rng)
     rank = rng.randint(3, 5)
     interleave = 0 if rng.random() < 0.7 else rng.randint(1, 2)
-    swizzle = 1 if interleave == 2 and rng.random() < 0.8 else rng.randrange(NUM_SWIZZLES)
+    swizzle = 1 if interleave == 2 and rng.random() < 0.5 else _pick_swizzle(rng)
     dims = [_pick_dim(rng) for _ in range(rank)]
     if dtype in (14, 15):
         dims[0] = 128 * rng.randint(1, 64)
@@ -100,10 +126,19 @@ def random_im2col(rng: random.Random) -> dict:
     align = 32 if (interleave == 2 or dtype in (14, 15)) else 16
     strides = _dense_strides(dtype, dims, rng, align)
     lim = {3: 1 << 15, 4: 1 << 7, 5: 1 << 4}[rank]
-    lower = [rng.randint(-lim, lim - 1) for _ in range(rank - 2)]
-    upper = [rng.randint(-lim, lim - 1) for _ in range(rank - 2)]
     cpp = _pick_box0(dtype, swizzle, interleave, rng)
     ppc = rng.randint(1, 1024) if rng.random() < 0.7 else rng.choice([1, 32, 64, 128, 256, 512, 1024])
+    eb = ELEM_BYTES[dtype]
+    while rng.random() < 0.9 and ppc > 1 and cpp * ppc * eb > 233472:
+        ppc //= 2
+    # keep the sampled box inside the tensor most of the time (non-zero area rule)
+    sp = range(1, rank - 1) if interleave == 0 else range(0, rank - 2)
+    lower = [rng.randint(-lim, lim - 1) for _ in range(rank - 2)]
+    upper = [rng.randint(-lim, lim - 1) for _ in range(rank - 2)]
+    if rng.random() < 0.8:
+        for j, d in enumerate(sp):
+            if dims[d] + upper[j] - lower[j] <= 0:
+                lower[j], upper[j] = -min(lim, abs(lower[j])), min(lim - 1, abs(upper[j]))
     es = [1 if rng.random() < 0.6 else rng.randint(1, 8) for _ in range(rank)]
     base = 0x7F0000000000 + rng.randrange(1 << 32) * 256
     addr = base + (32 if align == 32 else 16) * rng.randrange(16)
@@ -280,6 +315,28 @@ def probe_cases() -> list:
                     cp = 128 if dt in (14, 15) else max(1, int(32 / eb))
                     ivar(dtype=dt, interleave=il, swizzle=sw, l2=l2, oob=l2 & 1, cpp=cp,
                          dims=[256, 32, 32, 16, 8], strides=[512, 16384, 524288, 8388608])
+    # im2col: the non-zero-area rule when a spatial dim is near or past 2^31
+    big = [(1 << 31) - 1, 1 << 31, (1 << 31) + 1, (1 << 31) + 2, 3 << 30, (1 << 32) - 1, 1 << 32]
+    corner = [-32768, -20000, -100, -1, 0, 1, 100, 20000, 32767]
+    for il in (0, 1):
+        for d in big:
+            for lo in corner:
+                for up in corner:
+                    for es in ([1, 1, 1], [1, 7, 1], [7, 1, 1], [1, 1, 7]):
+                        dims = [64, d, 3] if il == 0 else [d, 64, 3]
+                        ivar(rank=3, dims=dims, strides=[128, 1 << 36], es=es, lower=[lo], upper=[up],
+                             interleave=il, cpp=32, ppc=64)
+    # rank 1 and degenerate ranks through the C ABI; addresses past 2^48
+    for r in (0, 1, 6):
+        var(rank=r, dims=[256] * r, strides=[512] * max(r - 1, 0), box=[16] * r, es=[1] * r)
+    for d0 in (1, 16, 255, 256, 1 << 20, 1 << 32):
+        for b0 in (8, 64, 256):
+            var(rank=1, dims=[d0], strides=[], box=[b0], es=[1])
+    for k in range(44, 64):
+        var(addr=(1 << k) | 0x1230)
+    var(addr=(1 << 64) - 16)
+    for f, v in (("dtype", 16), ("dtype", 255), ("interleave", 3), ("swizzle", 7), ("l2", 4), ("oob", 2)):
+        var(**{f: v})
     return out
 
 
