@@ -47,14 +47,12 @@ class Driver:
         self._ok(self.cu.cuDeviceGetAttribute(ctypes.byref(major), 75, dev))
         self._ok(self.cu.cuDeviceGetAttribute(ctypes.byref(minor), 76, dev))
         self.meta = dict(driver_version=ver.value, device=name.value.decode(), cc=f"{major.value}{minor.value}")
-        self.map = (ctypes.c_uint64 * 16)()  # CUtensorMap: 128 bytes, 64-byte aligned
-        assert ctypes.addressof(self.map) % 64 == 0 or True
+        # CUtensorMap: 128 bytes, 64-byte aligned
         self.buf = ctypes.create_string_buffer(128 + 64)
         self.mapp = ctypes.c_void_p((ctypes.addressof(self.buf) + 63) // 64 * 64)
-        u32, u64, vp, i32 = ctypes.c_uint32, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_int32
+        u32, vp = ctypes.c_uint32, ctypes.c_void_p
         self.cu.cuTensorMapEncodeTiled.argtypes = [vp, u32, u32, vp, vp, vp, vp, vp, u32, u32, u32, u32]
         self.cu.cuTensorMapEncodeIm2col.argtypes = [vp, u32, u32, vp, vp, vp, vp, vp, u32, u32, vp, u32, u32, u32, u32]
-        del u64, i32
 
     @staticmethod
     def _ok(err):
