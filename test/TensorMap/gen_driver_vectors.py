@@ -99,6 +99,13 @@ def main():
         f.write(json.dumps(dict(header=meta)) + "\n")
         for c in cases:
             ok, err, b = drv.encode(c)
+            # record what the C ABI received (values wrap to the argument widths)
+            c["addr"] &= (1 << 64) - 1
+            c["dims"] = [v & ((1 << 64) - 1) for v in c["dims"]]
+            c["strides"] = [v & ((1 << 64) - 1) for v in c["strides"]]
+            c["es"] = [v & 0xFFFFFFFF for v in c["es"]]
+            if "box" in c:
+                c["box"] = [v & 0xFFFFFFFF for v in c["box"]]
             c.update(ok=ok, err=err)
             if ok:
                 c["hex"] = b.hex()
