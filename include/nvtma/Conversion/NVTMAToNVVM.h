@@ -1,0 +1,49 @@
+//===- NVTMAToNVVM.h - nvtma to NVVM conversion -----------------*- C++ -*-===//
+//
+// Part of the nvtma project, under the Apache License v2.0 with LLVM
+// Exceptions. SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NVTMA_CONVERSION_NVTMATONVVM_H
+#define NVTMA_CONVERSION_NVTMATONVVM_H
+
+#include "mlir/Pass/Pass.h"
+#include <memory>
+#include <string>
+
+namespace mlir {
+class LLVMTypeConverter;
+class RewritePatternSet;
+class ModuleOp;
+
+namespace nvtma {
+
+#define GEN_PASS_DECL
+#include "nvtma/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "nvtma/Conversion/Passes.h.inc"
+
+/// Adds the nvtma type conversion (atoms become generic pointers) and the
+/// lowering of every nvtma op to `patterns`.
+void populateNVTMAToNVVMConversionPatterns(LLVMTypeConverter &converter,
+                                           RewritePatternSet &patterns);
+
+/// Options of the `nvtma-to-ptx` pipeline.
+struct PipelineOptions {
+  std::string chip = "sm_90a";
+  std::string features = "+ptx80";
+  std::string format = "isa";
+  unsigned optLevel = 3;
+};
+
+/// Registers the `nvtma-to-ptx` pipeline: convert-nvtma-to-nvvm, the
+/// upstream lowering of gpu / arith / memref / scf / nvgpu / nvvm to LLVM,
+/// and gpu-module-to-binary.
+void registerNVTMAPipelines();
+
+} // namespace nvtma
+} // namespace mlir
+
+#endif // NVTMA_CONVERSION_NVTMATONVVM_H

@@ -1,0 +1,67 @@
+//===- NVTMADialect.h - nvtma dialect ---------------------------*- C++ -*-===//
+//
+// Part of the nvtma project, under the Apache License v2.0 with LLVM
+// Exceptions. SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NVTMA_DIALECT_NVTMA_NVTMADIALECT_H
+#define NVTMA_DIALECT_NVTMA_NVTMADIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "nvtma/Dialect/NVTMA/NVTMAOpsDialect.h.inc"
+#include "nvtma/Dialect/NVTMA/NVTMAOpsEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "nvtma/Dialect/NVTMA/NVTMAOpsAttrs.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "nvtma/Dialect/NVTMA/NVTMAOpsTypes.h.inc"
+
+#define GET_OP_CLASSES
+#include "nvtma/Dialect/NVTMA/NVTMAOps.h.inc"
+
+namespace nvtma::tensormap {
+struct Params;
+} // namespace nvtma::tensormap
+
+namespace mlir::nvtma {
+
+/// Fills `params` with the atom's static descriptor fields, reversed to the
+/// descriptor's innermost-first order. `globalShape` / `globalStrides`
+/// (elements, outermost first; ShapedType::kDynamic where unknown) fill the
+/// tensor fields; unknown ones get placeholders that satisfy every rule, so
+/// validating the result checks exactly what is static.
+void fillDescriptorParams(TmaAtomType atom, ArrayRef<int64_t> globalShape,
+                          ArrayRef<int64_t> globalStrides,
+                          ::nvtma::tensormap::Params &params);
+
+/// Runs the driver's rules (nvtma::tensormap::validate) on the atom and the
+/// static parts of its tensor; emits the broken rule through `emitError`.
+LogicalResult verifyDescriptor(TmaAtomType atom, ArrayRef<int64_t> globalShape,
+                               ArrayRef<int64_t> globalStrides, unsigned sm,
+                               function_ref<InFlightDiagnostic()> emitError);
+
+/// The sm version of the nearest enclosing gpu.module's NVVM target (90 for
+/// "sm_90a"), and whether it has the architecture-specific "a" suffix.
+/// std::nullopt when there is no NVVM target.
+std::optional<std::pair<unsigned, bool>> getTargetSM(Operation *op);
+
+/// Number of bytes of an element of `type` (fractions for sub-byte types are
+/// rounded up; only used for diagnostics and byte counts of whole tiles).
+int64_t getElementBitWidth(Type type);
+
+} // namespace mlir::nvtma
+
+#endif // NVTMA_DIALECT_NVTMA_NVTMADIALECT_H

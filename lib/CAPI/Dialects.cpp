@@ -1,0 +1,105 @@
+//===- Dialects.cpp - C API and registration of nvtma ---------------------===//
+//
+// Part of the nvtma project, under the Apache License v2.0 with LLVM
+// Exceptions. SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "nvtma-c/Dialects.h"
+#include "nvtma/Conversion/NVTMAToNVVM.h"
+#include "nvtma/Dialect/NVTMA/NVTMADialect.h"
+#include "nvtma/InitAll.h"
+
+#include "mlir/CAPI/IR.h"
+#include "mlir/CAPI/Registration.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVM.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/Passes.h"
+
+#include <mutex>
+
+using namespace mlir;
+
+MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(NVTMA, nvtma, mlir::nvtma::NVTMADialect)
+
+void mlir::nvtma::registerAllDialects(DialectRegistry &registry) {
+  registry.insert<NVTMADialect, arith::ArithDialect, cf::ControlFlowDialect,
+                  func::FuncDialect, gpu::GPUDialect, index::IndexDialect,
+                  LLVM::LLVMDialect, math::MathDialect, memref::MemRefDialect,
+                  NVVM::NVVMDialect, nvgpu::NVGPUDialect, scf::SCFDialect,
+                  ub::UBDialect, vector::VectorDialect>();
+  func::registerInlinerExtension(registry);
+  // What convert-gpu-to-nvvm uses to lower everything else in a gpu.module.
+  arith::registerConvertArithToLLVMInterface(registry);
+  cf::registerConvertControlFlowToLLVMInterface(registry);
+  registerConvertFuncToLLVMInterface(registry);
+  index::registerConvertIndexToLLVMInterface(registry);
+  registerConvertMathToLLVMInterface(registry);
+  registerConvertMemRefToLLVMInterface(registry);
+  registerConvertNVVMToLLVMInterface(registry);
+  ub::registerConvertUBToLLVMInterface(registry);
+  NVVM::registerConvertGpuToNVVMInterface(registry);
+  // gpu-module-to-binary: the NVVM target and the LLVM IR translations.
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+}
+
+void mlir::nvtma::registerAllPasses() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    registerConvertNVTMAToNVVM();
+    registerNVTMAPipelines();
+    registerArithToLLVMConversionPass();
+    registerConvertControlFlowToLLVMPass();
+    registerConvertFuncToLLVMPass();
+    registerConvertGpuOpsToNVVMOps();
+    registerConvertIndexToLLVMPass();
+    registerConvertMathToLLVMPass();
+    registerConvertNVGPUToNVVMPass();
+    registerConvertNVVMToLLVMPass();
+    registerFinalizeMemRefToLLVMConversionPass();
+    registerReconcileUnrealizedCastsPass();
+    registerSCFToControlFlowPass();
+    memref::registerExpandStridedMetadataPass();
+    registerGpuKernelOutliningPass();
+    registerGpuModuleToBinaryPass();
+    registerGpuNVVMAttachTarget();
+    registerCanonicalizer();
+    registerCSE();
+    registerSymbolDCE();
+    registerStripDebugInfo();
+  });
+}
+
+void nvtmaRegisterAllDialects(MlirDialectRegistry registry) {
+  mlir::nvtma::registerAllDialects(*unwrap(registry));
+}
+
+void nvtmaRegisterAllPasses(void) { mlir::nvtma::registerAllPasses(); }

@@ -1,0 +1,962 @@
+//===- NVTMAToNVVM.cpp - nvtma to NVVM conversion -------------------------===//
+//
+// Part of the nvtma project, under the Apache License v2.0 with LLVM
+// Exceptions. SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Three steps:
+//   1. materialize: each nvtma.make_tiled_tma_atom of a gpu.func kernel
+//      becomes a grid-constant descriptor parameter, recorded as JSON;
+//   2. expand: index-only ops (tma_partition, create_tma_multicast_mask)
+//      become arith;
+//   3. convert: every other nvtma op becomes NVVM / LLVM ops, one pattern
+//      per op, with the nvgpu mbarrier lowering in the same conversion.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nvtma/Conversion/NVTMAToNVVM.h"
+#include "nvtma/Dialect/NVTMA/NVTMADialect.h"
+#include "nvtma/TensorMap/TensorMap.h"
+
+#include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
+#include "mlir/Conversion/LLVMCommon/Pattern.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Conversion/NVGPUToNVVM/NVGPUToNVVM.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/JSON.h"
+
+namespace mlir::nvtma {
+#define GEN_PASS_DEF_CONVERTNVTMATONVVM
+#include "nvtma/Conversion/Passes.h.inc"
+} // namespace mlir::nvtma
+
+using namespace mlir;
+using namespace mlir::nvtma;
+namespace tmap = ::nvtma::tensormap;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+/// An i32 constant.
+static Value i32Const(OpBuilder &b, Location loc, int64_t v) {
+  return LLVM::ConstantOp::create(b, loc, b.getI32Type(), b.getI32IntegerAttr(v));
+}
+
+/// Truncates a converted index (i64) to the i32 TMA coordinates take.
+static Value toI32(OpBuilder &b, Location loc, Value v) {
+  if (v.getType().isInteger(32))
+    return v;
+  return LLVM::TruncOp::create(b, loc, b.getI32Type(), v);
+}
+
+/// The address of element 0 of a converted memref (aligned pointer plus
+/// offset), in the memref's address space.
+static Value memrefBase(OpBuilder &b, Location loc,
+                        const LLVMTypeConverter &converter, MemRefType type,
+                        Value desc) {
+  SmallVector<Value> zeros(
+      type.getRank(), LLVM::ConstantOp::create(b, loc, b.getI64Type(),
+                                               b.getI64IntegerAttr(0)));
+  return LLVM::getStridedElementPtr(b, loc, converter, type, desc, zeros);
+}
+
+/// `ptr + bytes` for an LLVM pointer.
+static Value offsetBytes(OpBuilder &b, Location loc, Value ptr, int64_t bytes) {
+  if (!bytes)
+    return ptr;
+  return LLVM::GEPOp::create(b, loc, ptr.getType(), b.getI8Type(), ptr,
+                             ArrayRef<LLVM::GEPArg>{LLVM::GEPArg(int32_t(bytes))});
+}
+
+/// Casts a pointer to another address space.
+static Value castPtr(OpBuilder &b, Location loc, Value ptr, unsigned as) {
+  auto type = LLVM::LLVMPointerType::get(b.getContext(), as);
+  if (ptr.getType() == type)
+    return ptr;
+  return LLVM::AddrSpaceCastOp::create(b, loc, type, ptr);
+}
+
+/// Emits `asmString` as volatile inline PTX with side effects.
+static void inlinePtx(OpBuilder &b, Location loc, StringRef asmString,
+                      StringRef constraints, ValueRange operands) {
+  LLVM::InlineAsmOp::create(
+      b, loc, TypeRange{}, operands, asmString, constraints,
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      ArrayAttr());
+}
+
+/// A 32-bit shared-state-space address for inline PTX ("r" operands).
+static Value sharedAddr32(OpBuilder &b, Location loc, Value ptr) {
+  return LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), ptr);
+}
+
+/// Runs `body` in one elected lane of the calling warp: TMA instructions are
+/// issued by a single thread. Uses scf.if so it also works inside scf
+/// regions, which must keep a single block.
+static void inElectedLane(OpBuilder &b, Location loc,
+                          function_ref<void(OpBuilder &)> body) {
+  Value elected = NVVM::ElectSyncOp::create(b, loc, b.getI1Type(), Value());
+  auto ifOp = scf::IfOp::create(b, loc, elected, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  body(b);
+}
+
+/// Address of mbarrier `id` of a converted !nvgpu.mbarrier.group.
+static Value mbarrierPtr(OpBuilder &b, Location loc,
+                         const LLVMTypeConverter &converter,
+                         nvgpu::MBarrierGroupType type, Value desc, Value id) {
+  MemRefType memref = nvgpu::getMBarrierMemrefType(b.getContext(), type);
+  return LLVM::getStridedElementPtr(b, loc, converter, memref, desc, {id});
+}
+
+//===----------------------------------------------------------------------===//
+// Step 1: descriptor materialization and kernel records
+//===----------------------------------------------------------------------===//
+
+static llvm::json::Array jsonInts(ArrayRef<int64_t> v) {
+  llvm::json::Array a;
+  for (int64_t x : v)
+    a.push_back(x);
+  return a;
+}
+
+static std::string typeString(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  t.print(os);
+  return s;
+}
+
+/// How the launcher passes one original kernel argument.
+static llvm::json::Object describeArg(Type type) {
+  llvm::json::Object o;
+  o["type"] = typeString(type);
+  if (auto m = dyn_cast<MemRefType>(type)) {
+    SmallVector<int64_t> strides;
+    int64_t offset = 0;
+    (void)m.getStridesAndOffset(strides, offset);
+    auto dyn = [](ArrayRef<int64_t> v) {
+      llvm::json::Array a;
+      for (int64_t x : v)
+        a.push_back(ShapedType::isDynamic(x) ? llvm::json::Value(nullptr)
+                                             : llvm::json::Value(x));
+      return a;
+    };
+    o["kind"] = "memref";
+    o["element"] = typeString(m.getElementType());
+    o["element_bits"] = getElementBitWidth(m.getElementType());
+    o["shape"] = dyn(m.getShape());
+    o["strides"] = dyn(strides);
+    o["offset"] = ShapedType::isDynamic(offset) ? llvm::json::Value(nullptr)
+                                                : llvm::json::Value(offset);
+  } else if (type.isIntOrIndexOrFloat()) {
+    o["kind"] = "scalar";
+    o["bits"] = isa<IndexType>(type) ? 64 : type.getIntOrFloatBitWidth();
+  } else if (auto p = dyn_cast<LLVM::LLVMPointerType>(type)) {
+    o["kind"] = "pointer";
+    o["address_space"] = p.getAddressSpace();
+  } else {
+    o["kind"] = "unsupported";
+  }
+  return o;
+}
+
+/// The record of one descriptor parameter: every static field, in the
+/// descriptor's (innermost-first) order, plus a pre-encoded template when
+/// the tensor is fully static.
+static llvm::json::Object describeDescriptor(TmaAtomType atom,
+                                             MemRefType tensor,
+                                             unsigned binds) {
+  SmallVector<int64_t> strides;
+  int64_t offset = 0;
+  (void)tensor.getStridesAndOffset(strides, offset);
+  tmap::Params p;
+  fillDescriptorParams(atom, tensor.getShape(), strides, p);
+  llvm::json::Object o;
+  o["kind"] = "descriptor";
+  o["binds"] = binds;
+  o["atom"] = typeString(atom);
+  o["mode"] = atom.isIm2col() ? "im2col" : "tiled";
+  o["rank"] = p.rank;
+  o["tma_format"] = static_cast<int64_t>(p.dataType);
+  o["tma_format_name"] = stringifyTmaFormat(atom.getTmaFormat());
+  o["element_bits"] = getElementBitWidth(atom.getElementType());
+  o["interleave"] = static_cast<int64_t>(p.interleave);
+  o["swizzle"] = static_cast<int64_t>(p.swizzle);
+  o["l2_promotion"] = static_cast<int64_t>(p.l2Promotion);
+  o["l2_promotion_name"] = stringifyL2Promotion(atom.getL2Promotion());
+  o["oob_fill"] = static_cast<int64_t>(p.oobFill);
+  SmallVector<int64_t> es(p.elementStrides, p.elementStrides + p.rank);
+  o["element_strides"] = jsonInts(es);
+  if (atom.isIm2col()) {
+    unsigned n = p.rank - 2;
+    o["pixel_box_lower_corner"] = jsonInts(SmallVector<int64_t>(
+        p.pixelBoxLowerCorner, p.pixelBoxLowerCorner + n));
+    o["pixel_box_upper_corner"] = jsonInts(SmallVector<int64_t>(
+        p.pixelBoxUpperCorner, p.pixelBoxUpperCorner + n));
+    o["channels_per_pixel"] = p.channelsPerPixel;
+    o["pixels_per_column"] = p.pixelsPerColumn;
+  } else {
+    o["box_dim"] =
+        jsonInts(SmallVector<int64_t>(p.boxDim, p.boxDim + p.rank));
+  }
+  o["box_bytes"] = atom.getBoxBytes();
+  o["tile_bytes"] = atom.getTileBytes();
+  bool fullyStatic = tensor.hasStaticShape() &&
+                     llvm::none_of(strides, ShapedType::isDynamic);
+  uint8_t bytes[tmap::kDescriptorBytes];
+  if (fullyStatic && tmap::encode(p, tmap::Target{90}, bytes))
+    o["template"] = llvm::toHex(ArrayRef<uint8_t>(bytes), /*LowerCase=*/true);
+  else
+    o["template"] = nullptr;
+  return o;
+}
+
+/// Replaces each make_tiled_tma_atom of `func` by a new grid-constant
+/// parameter; returns the kernel's record.
+static FailureOr<llvm::json::Object> materializeKernel(gpu::GPUFuncOp func) {
+  MLIRContext *ctx = func.getContext();
+  SmallVector<MakeTiledTmaAtomOp> makes;
+  func.walk([&](MakeTiledTmaAtomOp op) { makes.push_back(op); });
+
+  llvm::json::Array params;
+  unsigned numOriginal = func.getNumArguments();
+  for (Type t : func.getArgumentTypes())
+    params.push_back(describeArg(t));
+
+  auto ptrType = LLVM::LLVMPointerType::get(ctx);
+  Builder b(ctx);
+  NamedAttrList argAttrs;
+  argAttrs.set(LLVM::LLVMDialect::getByValAttrName(),
+               TypeAttr::get(LLVM::LLVMArrayType::get(b.getI8Type(), 128)));
+  argAttrs.set(LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(64));
+  // nvvm.grid_constant is only valid on llvm.func kernels: the pipeline's
+  // nvtma-finalize-descriptor-params adds it after convert-gpu-to-nvvm, to
+  // every argument carrying nvtma.descriptor.
+
+  // One parameter per distinct (tensor argument, atom type).
+  llvm::DenseMap<std::pair<unsigned, Type>, BlockArgument> made;
+  for (MakeTiledTmaAtomOp op : makes) {
+    auto arg = dyn_cast<BlockArgument>(op.getTensor());
+    if (!arg || arg.getOwner() != &func.getBody().front())
+      return op.emitOpError()
+             << "the tensor must be an argument of the enclosing kernel, so "
+                "that the launcher knows which tensor the descriptor "
+                "describes";
+    TmaAtomType atom = op.getAtom().getType();
+    auto key = std::make_pair(arg.getArgNumber(), Type(atom));
+    BlockArgument param = made.lookup(key);
+    if (!param) {
+      unsigned index = func.getNumArguments();
+      NamedAttrList attrs = argAttrs;
+      attrs.set(NVTMADialect::getDescriptorArgAttrName(),
+                b.getI64IntegerAttr(params.size() - numOriginal));
+      if (failed(func.insertArgument(index, ptrType,
+                                     attrs.getDictionary(ctx), op.getLoc())))
+        return op.emitOpError() << "could not add the descriptor parameter";
+      param = func.getArgument(index);
+      made[key] = param;
+      params.push_back(
+          describeDescriptor(atom, op.getTensor().getType(), key.first));
+    }
+    OpBuilder rewriter(op);
+    auto cast = UnrealizedConversionCastOp::create(rewriter, op.getLoc(),
+                                                   atom, ValueRange{param});
+    op.getAtom().replaceAllUsesWith(cast.getResult(0));
+    op.erase();
+  }
+  llvm::json::Object record;
+  record["module"] = func->getParentOfType<gpu::GPUModuleOp>().getName();
+  record["params"] = std::move(params);
+  return record;
+}
+
+//===----------------------------------------------------------------------===//
+// Step 2: index-only ops to arith
+//===----------------------------------------------------------------------===//
+
+static void expandIndexOps(Operation *root) {
+  root->walk([](TmaPartitionOp op) {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    ArrayRef<int64_t> tile = op.getAtom().getType().getTile();
+    SmallVector<Value> coords;
+    for (auto [i, t] : llvm::enumerate(op.getTileCoords())) {
+      Value extent = arith::ConstantIndexOp::create(b, loc, tile[i]);
+      coords.push_back(arith::MulIOp::create(b, loc, t, extent));
+    }
+    op.replaceAllUsesWith(coords);
+    op.erase();
+  });
+  root->walk([](CreateTmaMulticastMaskOp op) {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    ArrayRef<int64_t> shape = op.getClusterShape();
+    int64_t mode = op.getMode();
+    // mask = (sum_k 1 << k*modeStride) << (rank of the CTA with coord 0
+    // along `mode`).
+    Value base = arith::ConstantIndexOp::create(b, loc, 0);
+    int64_t stride = 1, modeStride = 1;
+    for (auto [d, c] : llvm::enumerate(op.getCtaCoords())) {
+      if (int64_t(d) == mode) {
+        modeStride = stride;
+      } else {
+        Value s = arith::ConstantIndexOp::create(b, loc, stride);
+        base = arith::AddIOp::create(b, loc, base,
+                                     arith::MulIOp::create(b, loc, c, s));
+      }
+      stride *= shape[d];
+    }
+    uint32_t pattern = 0;
+    for (int64_t k = 0; k < shape[mode]; ++k)
+      pattern |= 1u << (k * modeStride);
+    Value base32 = arith::IndexCastOp::create(b, loc, b.getI32Type(), base);
+    Value pat = arith::ConstantIntOp::create(b, loc, b.getI32Type(), pattern);
+    Value mask32 = arith::ShLIOp::create(b, loc, pat, base32);
+    op.replaceAllUsesWith(
+        arith::TruncIOp::create(b, loc, b.getI16Type(), mask32).getResult());
+    op.erase();
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Step 3: patterns, one per op
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Lowers nvtma.copy: one cp.async.bulk.tensor per box of the tile.
+struct CopyOpLowering : ConvertOpToLLVMPattern<CopyOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+
+  LogicalResult
+  matchAndRewrite(CopyOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    TmaAtomType atom = op.getAtom().getType();
+    const LLVMTypeConverter &converter = *getTypeConverter();
+    ArrayRef<int64_t> box = atom.getBox(), tile = atom.getTile();
+    unsigned n = box.size();
+
+    // The box grid: every box of the tile, or for multicast the CTA's slice
+    // of the outermost dim.
+    SmallVector<int64_t> grid(n);
+    for (unsigned i = 0; i < n; ++i)
+      grid[i] = tile[i] / box[i];
+    if (atom.isMulticast())
+      grid[0] = 1;
+    int64_t numBoxes = 1;
+    for (int64_t g : grid)
+      numBoxes *= g;
+
+    Value desc = adaptor.getAtom();
+    Value smem = memrefBase(rewriter, loc, converter, op.getSmem().getType(),
+                            adaptor.getSmem());
+    SmallVector<Value> coords;
+    for (Value c : adaptor.getCoordinates())
+      coords.push_back(toI32(rewriter, loc, c));
+    // Multicast: this CTA loads slice `cta` of the outermost dim.
+    Value sliceRank;
+    if (adaptor.getCtaRank())
+      sliceRank = toI32(rewriter, loc, adaptor.getCtaRank());
+    Value barrier;
+    if (op.getBarriers())
+      barrier = mbarrierPtr(rewriter, loc, converter,
+                            op.getBarriers().getType(), adaptor.getBarriers(),
+                            adaptor.getBarrierId());
+    SmallVector<Value> offsets;
+    for (Value o : adaptor.getOffsets())
+      offsets.push_back(o);
+    Value mask = adaptor.getMask();
+    Value hint = adaptor.getCacheHint();
+    int64_t boxBytes = atom.getBoxBytes();
+
+    inElectedLane(rewriter, loc, [&](OpBuilder &b) {
+      for (int64_t linear = 0; linear < numBoxes; ++linear) {
+        // Grid index of this box, outermost first.
+        SmallVector<int64_t> g(n);
+        for (int64_t r = linear, i = n - 1; i >= 0; --i) {
+          g[i] = r % grid[i];
+          r /= grid[i];
+        }
+        SmallVector<Value> boxCoords(coords);
+        for (unsigned i = 0; i < n && atom.getKind() != CopyKind::Gather4Load;
+             ++i)
+          if (g[i])
+            boxCoords[i] = LLVM::AddOp::create(
+                b, loc, boxCoords[i], i32Const(b, loc, g[i] * box[i]));
+        Value dst = offsetBytes(b, loc, smem, linear * boxBytes);
+        if (sliceRank) {
+          Value rows = LLVM::MulOp::create(b, loc, sliceRank,
+                                           i32Const(b, loc, box[0]));
+          boxCoords[0] = LLVM::AddOp::create(b, loc, boxCoords[0], rows);
+          Value bytes = LLVM::MulOp::create(b, loc, sliceRank,
+                                            i32Const(b, loc, boxBytes));
+          dst = LLVM::GEPOp::create(b, loc, dst.getType(), b.getI8Type(), dst,
+                                    ValueRange{bytes});
+        }
+        // The descriptor lists dims innermost first; gather4 takes
+        // {column, row0..row3}.
+        SmallVector<Value> ptxCoords;
+        if (atom.getKind() == CopyKind::Gather4Load) {
+          ptxCoords.push_back(boxCoords[4]);
+          ptxCoords.append(boxCoords.begin(), boxCoords.begin() + 4);
+        } else {
+          ptxCoords.assign(boxCoords.rbegin(), boxCoords.rend());
+        }
+        SmallVector<Value> ptxOffsets(offsets.rbegin(), offsets.rend());
+        if (atom.isLoad()) {
+          auto mode = atom.isIm2col() ? NVVM::TMALoadMode::IM2COL
+                      : atom.getKind() == CopyKind::Gather4Load
+                          ? NVVM::TMALoadMode::TILE_GATHER4
+                          : NVVM::TMALoadMode::TILE;
+          NVVM::CTAGroupKindAttr group;
+          if (atom.getCtaGroup() == 2)
+            group = NVVM::CTAGroupKindAttr::get(b.getContext(),
+                                                NVVM::CTAGroupKind::CTA_2);
+          // The shared::cluster form: the shared::cta form needs PTX 8.6.
+          NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+              b, loc, castPtr(b, loc, dst, 7), desc, ptxCoords, barrier,
+              ptxOffsets, mask, hint, mode, /*isCTAOnly=*/false, group,
+              Value());
+        } else if (atom.getKind() == CopyKind::Reduce) {
+          auto red = static_cast<NVVM::TMAReduxKind>(
+              static_cast<uint32_t>(atom.getReduction()));
+          NVVM::CpAsyncBulkTensorReduceOp::create(
+              b, loc, desc, dst,
+              NVVM::TMAReduxKindAttr::get(b.getContext(), red),
+              NVVM::TMAStoreModeAttr::get(b.getContext(),
+                                          NVVM::TMAStoreMode::TILE),
+              ptxCoords, hint);
+        } else {
+          NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+              b, loc, desc, dst, ptxCoords, hint,
+              atom.isIm2col() ? NVVM::TMAStoreMode::IM2COL
+                              : NVVM::TMAStoreMode::TILE,
+              Value());
+        }
+      }
+    });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// nvtma.atom_from_descriptor: the atom is the (generic) pointer.
+struct AtomFromDescriptorLowering
+    : ConvertOpToLLVMPattern<AtomFromDescriptorOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(AtomFromDescriptorOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, castPtr(rewriter, op.getLoc(), adaptor.getDesc(), 0));
+    return success();
+  }
+};
+
+/// nvtma.prefetch_descriptor -> prefetch.tensormap.
+struct PrefetchDescriptorLowering
+    : ConvertOpToLLVMPattern<PrefetchDescriptorOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(PrefetchDescriptorOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value desc = adaptor.getAtom();
+    inElectedLane(rewriter, loc, [&](OpBuilder &b) {
+      inlinePtx(b, loc, "prefetch.tensormap [$0];", "l", {desc});
+    });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// nvtma.copy_tensormap: sixteen 8-byte loads and stores.
+struct CopyTensormapLowering : ConvertOpToLLVMPattern<CopyTensormapOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(CopyTensormapOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type i64 = rewriter.getI64Type();
+    for (int i = 0; i < 16; ++i) {
+      Value src = offsetBytes(rewriter, loc, adaptor.getAtom(), 8 * i);
+      Value dst = offsetBytes(rewriter, loc, adaptor.getDst(), 8 * i);
+      Value v = LLVM::LoadOp::create(rewriter, loc, i64, src, /*alignment=*/8);
+      LLVM::StoreOp::create(rewriter, loc, v, dst, /*alignment=*/8);
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// nvtma.update_tma_descriptor -> tensormap.replace of address, dims and
+/// strides.
+struct UpdateTmaDescriptorLowering
+    : ConvertOpToLLVMPattern<UpdateTmaDescriptorOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(UpdateTmaDescriptorOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MemRefType type = op.getTensor().getType();
+    MemRefDescriptor tensor(adaptor.getTensor());
+    unsigned as = cast<LLVM::LLVMPointerType>(op.getDesc().getType())
+                      .getAddressSpace();
+    if (as != 1 && as != 3)
+      return rewriter.notifyMatchFailure(op, "descriptor must be global or shared");
+    std::string space = as == 1 ? "global" : "shared::cta";
+    Value addr = as == 1 ? LLVM::PtrToIntOp::create(rewriter, loc,
+                                                    rewriter.getI64Type(),
+                                                    adaptor.getDesc())
+                               .getResult()
+                         : sharedAddr32(rewriter, loc, adaptor.getDesc());
+    std::string addrC = as == 1 ? "l" : "r";
+    int64_t bytes = getElementBitWidth(type.getElementType()) / 8;
+    int64_t rank = type.getRank();
+    Value base = memrefBase(rewriter, loc, *getTypeConverter(), type,
+                            adaptor.getTensor());
+    Value baseInt =
+        LLVM::PtrToIntOp::create(rewriter, loc, rewriter.getI64Type(), base);
+    // One elected lane writes; the fences that follow publish it.
+    inElectedLane(rewriter, loc, [&](OpBuilder &b) {
+      inlinePtx(b, loc,
+                "tensormap.replace.tile.global_address." + space +
+                    ".b1024.b64 [$0], $1;",
+                addrC + ",l", {addr, baseInt});
+      for (int64_t d = 0; d < rank; ++d) {
+        // Descriptor dim i is tensor dim rank-1-i.
+        int64_t i = rank - 1 - d;
+        Value size = toI32(b, loc, tensor.size(b, loc, d));
+        inlinePtx(b, loc,
+                  "tensormap.replace.tile.global_dim." + space +
+                      ".b1024.b32 [$0], " + std::to_string(i) + ", $1;",
+                  addrC + ",r", {addr, size});
+        if (i == 0)
+          continue;
+        Value stride = LLVM::MulOp::create(
+            b, loc, tensor.stride(b, loc, d),
+            LLVM::ConstantOp::create(b, loc, b.getI64Type(),
+                                     b.getI64IntegerAttr(bytes)));
+        inlinePtx(b, loc,
+                  "tensormap.replace.tile.global_stride." + space +
+                      ".b1024.b64 [$0], " + std::to_string(i - 1) + ", $1;",
+                  addrC + ",l", {addr, stride});
+      }
+    });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct FenceTmaDescAcquireLowering
+    : ConvertOpToLLVMPattern<FenceTmaDescAcquireOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(FenceTmaDescAcquireOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    NVVM::FenceProxyAcquireOp::create(
+        rewriter, loc, NVVM::MemScopeKind::GPU,
+        castPtr(rewriter, loc, adaptor.getDesc(), 0), i32Const(rewriter, loc, 128),
+        NVVM::ProxyKind::GENERIC, NVVM::ProxyKind::TENSORMAP);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct FenceTmaDescReleaseLowering
+    : ConvertOpToLLVMPattern<FenceTmaDescReleaseOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(FenceTmaDescReleaseOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    NVVM::FenceProxyReleaseOp::create(rewriter, op.getLoc(),
+                                      NVVM::MemScopeKind::GPU,
+                                      NVVM::ProxyKind::GENERIC,
+                                      NVVM::ProxyKind::TENSORMAP);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct CpFenceTmaDescReleaseLowering
+    : ConvertOpToLLVMPattern<CpFenceTmaDescReleaseOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(CpFenceTmaDescReleaseOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value g = LLVM::PtrToIntOp::create(rewriter, loc, rewriter.getI64Type(),
+                                       adaptor.getGlobalDesc());
+    Value s = sharedAddr32(rewriter, loc, adaptor.getSharedDesc());
+    inlinePtx(rewriter, loc,
+              "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic."
+              "release.gpu.sync.aligned [$0], [$1], 128;",
+              "l,r", {g, s});
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// nvtma.bulk_copy: cp.async.bulk in each direction.
+struct BulkCopyLowering : ConvertOpToLLVMPattern<BulkCopyOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(BulkCopyOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value barrier;
+    if (op.getBarriers())
+      barrier = mbarrierPtr(rewriter, loc, *getTypeConverter(),
+                            op.getBarriers().getType(), adaptor.getBarriers(),
+                            adaptor.getBarrierId());
+    Value dst = adaptor.getDst(), src = adaptor.getSrc();
+    Value size = adaptor.getSize(), mask = adaptor.getMask();
+    Value remote = adaptor.getRemoteBarrier();
+    BulkCopyKind kind = op.getKind();
+    inElectedLane(rewriter, loc, [&](OpBuilder &b) {
+      switch (kind) {
+      case BulkCopyKind::G2S:
+      case BulkCopyKind::G2SMulticast:
+        NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
+            b, loc, castPtr(b, loc, dst, 7), src, barrier, size, mask,
+            Value());
+        break;
+      case BulkCopyKind::S2G:
+      case BulkCopyKind::S2GByteMask:
+        NVVM::CpAsyncBulkSharedCTAToGlobalOp::create(b, loc, dst, src, size,
+                                                     Value(), mask);
+        break;
+      case BulkCopyKind::S2SCluster:
+        inlinePtx(b, loc,
+                  "cp.async.bulk.shared::cluster.shared::cta.mbarrier::"
+                  "complete_tx::bytes [$0], [$1], $2, [$3];",
+                  "r,r,r,r",
+                  {sharedAddr32(b, loc, dst), sharedAddr32(b, loc, src), size,
+                   sharedAddr32(b, loc, remote)});
+        break;
+      }
+    });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// nvtma.cp_async -> cp.async.{ca,cg}.shared.global.
+struct CpAsyncLowering : ConvertOpToLLVMPattern<CpAsyncOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(CpAsyncOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto mode = op.getCacheMode() == LoadCacheMode::GLOBAL
+                    ? NVVM::LoadCacheModifierKind::CG
+                    : NVVM::LoadCacheModifierKind::CA;
+    NVVM::CpAsyncOp::create(
+        rewriter, op.getLoc(), adaptor.getDst(), adaptor.getSrc(),
+        rewriter.getI32IntegerAttr(op.getSize()),
+        NVVM::LoadCacheModifierKindAttr::get(getContext(), mode), Value());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// nvtma.dsmem_store -> st.async.shared::cluster.mbarrier::complete_tx.
+struct DsmemStoreLowering : ConvertOpToLLVMPattern<DsmemStoreOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(DsmemStoreOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type t = op.getValue().getType();
+    SmallVector<Value> parts;
+    Type scalar = t;
+    int64_t lanes = 1;
+    if (auto v = dyn_cast<VectorType>(t)) {
+      scalar = v.getElementType();
+      lanes = v.getNumElements();
+    }
+    unsigned bits = scalar.getIntOrFloatBitWidth();
+    Type intTy = rewriter.getIntegerType(bits);
+    for (int64_t i = 0; i < lanes; ++i) {
+      Value e = adaptor.getValue();
+      if (lanes > 1)
+        e = LLVM::ExtractElementOp::create(
+            rewriter, loc, e, i32Const(rewriter, loc, i));
+      if (e.getType() != intTy)
+        e = LLVM::BitcastOp::create(rewriter, loc, intTy, e);
+      parts.push_back(e);
+    }
+    std::string vec = lanes > 1 ? ".v" + std::to_string(lanes) : "";
+    std::string asmStr = "st.async.shared::cluster.mbarrier::complete_tx::bytes" +
+                         vec + ".b" + std::to_string(bits) + " [$0], ";
+    std::string cons = "r";
+    if (lanes > 1)
+      asmStr += "{";
+    for (int64_t i = 0; i < lanes; ++i) {
+      asmStr += (i ? ", $" : "$") + std::to_string(i + 1);
+      cons += bits == 64 ? ",l" : ",r";
+    }
+    if (lanes > 1)
+      asmStr += "}";
+    asmStr += ", [$" + std::to_string(lanes + 1) + "];";
+    cons += ",r";
+    SmallVector<Value> operands{sharedAddr32(rewriter, loc, adaptor.getDst())};
+    operands.append(parts);
+    operands.push_back(sharedAddr32(rewriter, loc, adaptor.getRemoteBarrier()));
+    inlinePtx(rewriter, loc, asmStr, cons, operands);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct BulkCommitGroupLowering : ConvertOpToLLVMPattern<BulkCommitGroupOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(BulkCommitGroupOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<NVVM::CpAsyncBulkCommitGroupOp>(op);
+    return success();
+  }
+};
+
+struct BulkWaitGroupLowering : ConvertOpToLLVMPattern<BulkWaitGroupOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(BulkWaitGroupOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<NVVM::CpAsyncBulkWaitGroupOp>(
+        op, rewriter.getI32IntegerAttr(op.getPending()),
+        op.getRead() ? rewriter.getUnitAttr() : UnitAttr());
+    return success();
+  }
+};
+
+struct AddressOfLowering : ConvertOpToLLVMPattern<AddressOfOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(AddressOfOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value p = LLVM::getStridedElementPtr(
+        rewriter, op.getLoc(), *getTypeConverter(), op.getMemref().getType(),
+        adaptor.getMemref(), adaptor.getIndices());
+    rewriter.replaceOp(op, castPtr(rewriter, op.getLoc(), p,
+                                   op.getPtr().getType().getAddressSpace()));
+    return success();
+  }
+};
+
+struct MBarrierAddressLowering : ConvertOpToLLVMPattern<MBarrierAddressOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(MBarrierAddressOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, mbarrierPtr(rewriter, op.getLoc(),
+                                       *getTypeConverter(),
+                                       op.getBarriers().getType(),
+                                       adaptor.getBarriers(),
+                                       adaptor.getBarrierId()));
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::nvtma::populateNVTMAToNVVMConversionPatterns(
+    LLVMTypeConverter &converter, RewritePatternSet &patterns) {
+  converter.addConversion([ctx = &converter.getContext()](TmaAtomType) {
+    return LLVM::LLVMPointerType::get(ctx);
+  });
+  patterns.add<
+      CopyOpLowering,              // nvtma.copy
+      AtomFromDescriptorLowering,  // nvtma.atom_from_descriptor
+      PrefetchDescriptorLowering,  // nvtma.prefetch_descriptor
+      CopyTensormapLowering,       // nvtma.copy_tensormap
+      UpdateTmaDescriptorLowering, // nvtma.update_tma_descriptor
+      FenceTmaDescAcquireLowering, // nvtma.fence_tma_desc_acquire
+      FenceTmaDescReleaseLowering, // nvtma.fence_tma_desc_release
+      CpFenceTmaDescReleaseLowering, // nvtma.cp_fence_tma_desc_release
+      BulkCopyLowering,            // nvtma.bulk_copy
+      CpAsyncLowering,             // nvtma.cp_async
+      DsmemStoreLowering,          // nvtma.dsmem_store
+      BulkCommitGroupLowering,     // nvtma.bulk_commit_group
+      BulkWaitGroupLowering,       // nvtma.bulk_wait_group
+      AddressOfLowering,           // nvtma.address_of
+      MBarrierAddressLowering      // nvtma.mbarrier_address
+      >(converter);
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// sm and PTX version of a gpu.module, from the pass options or its target.
+struct ArchInfo {
+  unsigned sm = 0;
+  bool archSpecific = false;
+  unsigned ptx = 0;
+};
+
+FailureOr<ArchInfo> getArch(gpu::GPUModuleOp module, unsigned smOpt,
+                            unsigned ptxOpt) {
+  ArchInfo info;
+  NVVM::NVVMTargetAttr target;
+  if (module.getTargets())
+    for (Attribute a : *module.getTargets())
+      if ((target = dyn_cast<NVVM::NVVMTargetAttr>(a)))
+        break;
+  if (target) {
+    StringRef chip = target.getChip();
+    if (chip.consume_front("sm_")) {
+      info.archSpecific = chip.consume_back("a") || chip.consume_back("f");
+      (void)chip.getAsInteger(10, info.sm);
+    }
+    StringRef f = target.getFeatures();
+    size_t at = f.find("+ptx");
+    if (at != StringRef::npos)
+      (void)f.substr(at + 4).take_while(llvm::isDigit).getAsInteger(10,
+                                                                    info.ptx);
+  }
+  if (smOpt)
+    info.sm = smOpt;
+  if (ptxOpt)
+    info.ptx = ptxOpt;
+  if (!info.sm)
+    return module.emitError()
+           << "convert-nvtma-to-nvvm: gpu.module @" << module.getName()
+           << " has no #nvvm.target chip and no sm= option was given; attach "
+              "a target (nvvm-attach-target chip=sm_90a) or pass sm=90";
+  return info;
+}
+
+struct ConvertNVTMAToNVVMPass
+    : mlir::nvtma::impl::ConvertNVTMAToNVVMBase<ConvertNVTMAToNVVMPass> {
+  using ConvertNVTMAToNVVMBase::ConvertNVTMAToNVVMBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+
+    // Check every module's arch before touching anything: asking LLVM for
+    // instructions the target lacks aborts the process.
+    bool failedArch = false;
+    module.walk([&](gpu::GPUModuleOp gm) {
+      bool usesNVTMA = false;
+      gm.walk([&](Operation *op) {
+        if (isa<NVTMADialect>(op->getDialect()))
+          usesNVTMA = true;
+      });
+      if (!usesNVTMA)
+        return;
+      FailureOr<ArchInfo> arch = getArch(gm, sm, ptx);
+      if (failed(arch)) {
+        failedArch = true;
+        return;
+      }
+      if (arch->sm < 90) {
+        gm.emitError() << "nvtma needs sm_90 or newer (TMA), the target is sm_"
+                       << arch->sm;
+        failedArch = true;
+      } else if (arch->ptx && arch->ptx < 80) {
+        gm.emitError() << "nvtma needs PTX ISA 8.0 or newer (+ptx80), the "
+                          "target has +ptx"
+                       << arch->ptx;
+        failedArch = true;
+      }
+      gm.walk([&](Operation *op) {
+        Type atomType;
+        if (auto c = dyn_cast<CopyOp>(op))
+          atomType = c.getAtom().getType();
+        else if (auto m = dyn_cast<MakeTiledTmaAtomOp>(op))
+          atomType = m.getAtom().getType();
+        auto atom = dyn_cast_or_null<TmaAtomType>(atomType);
+        if (atom && atom.getRequiredSM() > arch->sm) {
+          op->emitOpError() << "needs sm_" << atom.getRequiredSM()
+                            << ", lowering for sm_" << arch->sm;
+          failedArch = true;
+        }
+        if (isa<UpdateTmaDescriptorOp>(op) && !arch->archSpecific &&
+            !sm) {
+          op->emitOpError() << "tensormap.replace needs an architecture-"
+                               "specific target (sm_"
+                            << arch->sm << "a)";
+          failedArch = true;
+        }
+      });
+    });
+    if (failedArch)
+      return signalPassFailure();
+
+    // Step 1: descriptors become kernel parameters; record them.
+    llvm::json::Object kernels;
+    WalkResult walk = module.walk([&](gpu::GPUFuncOp func) {
+      if (!func.isKernel()) {
+        bool hasAtom = false;
+        func.walk([&](MakeTiledTmaAtomOp) { hasAtom = true; });
+        if (hasAtom) {
+          func.emitError() << "nvtma.make_tiled_tma_atom must be in a "
+                              "gpu.func kernel (descriptors are kernel "
+                              "parameters)";
+          return WalkResult::interrupt();
+        }
+        return WalkResult::advance();
+      }
+      FailureOr<llvm::json::Object> record = materializeKernel(func);
+      if (failed(record))
+        return WalkResult::interrupt();
+      kernels[func.getName()] = std::move(*record);
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
+    // Modules with no kernels still get a record (an empty one) so a
+    // launcher can tell it ran.
+    llvm::json::Object root;
+    if (auto old = module->getAttrOfType<StringAttr>(
+            NVTMADialect::getKernelRecordsAttrName())) {
+      if (auto parsed = llvm::json::parse(old.getValue()))
+        if (auto *obj = parsed->getAsObject())
+          if (auto *oldKernels = obj->getObject("kernels"))
+            for (auto &kv : *oldKernels)
+              if (!kernels.get(kv.first))
+                kernels[kv.first] = kv.second;
+    }
+    root["version"] = 1;
+    root["kernels"] = std::move(kernels);
+    std::string json;
+    llvm::raw_string_ostream os(json);
+    os << llvm::json::Value(std::move(root));
+    module->setAttr(NVTMADialect::getKernelRecordsAttrName(),
+                    StringAttr::get(ctx, json));
+
+    // Step 2.
+    expandIndexOps(module);
+
+    // Step 3.
+    LowerToLLVMOptions options(ctx);
+    LLVMTypeConverter converter(ctx, options);
+    nvgpu::populateCommonGPUTypeAndAttributeConversions(converter);
+    converter.addConversion([&](nvgpu::MBarrierGroupType type) -> Type {
+      return converter.convertType(nvgpu::getMBarrierMemrefType(ctx, type));
+    });
+    RewritePatternSet patterns(ctx);
+    populateNVTMAToNVVMConversionPatterns(converter, patterns);
+    ConversionTarget target(*ctx);
+    target.addIllegalDialect<NVTMADialect>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    if (failed(applyPartialConversion(module, target, std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,402 @@
+//===- NVTMAOps.cpp - nvtma operations ------------------------------------===//
+//
+// Part of the nvtma project, under the Apache License v2.0 with LLVM
+// Exceptions. SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "nvtma/Dialect/NVTMA/NVTMADialect.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::nvtma;
+
+#define GET_OP_CLASSES
+#include "nvtma/Dialect/NVTMA/NVTMAOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+/// Numeric address space of a memref: 0 (generic) without one, the integer,
+/// or the NVPTX number of a #gpu.address_space.
+static std::optional<unsigned> getAddressSpace(MemRefType type) {
+  Attribute space = type.getMemorySpace();
+  if (!space)
+    return 0;
+  if (auto i = dyn_cast<IntegerAttr>(space))
+    return i.getInt();
+  if (auto g = dyn_cast<gpu::AddressSpaceAttr>(space)) {
+    switch (g.getValue()) {
+    case gpu::AddressSpace::Global:
+      return 1;
+    case gpu::AddressSpace::Workgroup:
+      return 3;
+    case gpu::AddressSpace::Private:
+      return 5;
+    default:
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+/// Checks that the enclosing gpu.module's target can run what `atom` needs.
+static LogicalResult verifyArch(Operation *op, TmaAtomType atom) {
+  auto target = getTargetSM(op);
+  if (!target)
+    return success();
+  unsigned need = atom.getRequiredSM();
+  if (target->first < need)
+    return op->emitOpError()
+           << "needs sm_" << need << " or newer (" << atom
+           << "), the gpu.module targets sm_" << target->first;
+  // Rules that differ by architecture, e.g. 128B-atom swizzles.
+  return verifyDescriptor(atom, {}, {}, target->first >= 100 ? 100 : 90,
+                          [&] { return op->emitOpError(); });
+}
+
+/// The largest box dim <= cap that divides `extent` (CuTe's rule).
+static int64_t largestBoxDividing(int64_t extent, int64_t cap) {
+  for (int64_t b = std::min(extent, cap); b > 1; --b)
+    if (extent % b == 0)
+      return b;
+  return 1;
+}
+
+//===----------------------------------------------------------------------===//
+// MakeTiledTmaAtomOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MakeTiledTmaAtomOp::verify() {
+  TmaAtomType atom = getAtom().getType();
+  MemRefType tensor = getTensor().getType();
+  if (tensor.getElementType() != atom.getElementType())
+    return emitOpError() << "tensor element type " << tensor.getElementType()
+                         << " differs from the atom's "
+                         << atom.getElementType();
+  auto space = getAddressSpace(tensor);
+  if (!space || (*space != 0 && *space != 1))
+    return emitOpError() << "tensor must be in global memory, its memory "
+                            "space is "
+                         << tensor.getMemorySpace();
+  unsigned rank = atom.getTensorRank();
+  if (tensor.getRank() != rank)
+    return emitOpError() << "tensor has rank " << tensor.getRank()
+                         << ", the atom describes rank " << rank;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(tensor.getStridesAndOffset(strides, offset)))
+    return emitOpError() << "tensor layout " << tensor.getLayout()
+                         << " is not strided";
+  if (strides.back() != 1)
+    return emitOpError() << "the innermost tensor dim must be contiguous "
+                            "(stride 1), its stride is "
+                         << (ShapedType::isDynamic(strides.back())
+                                 ? std::string("dynamic")
+                                 : std::to_string(strides.back()));
+
+  ArrayRef<int64_t> tiler = getCtaTiler();
+  if (tiler != atom.getTile())
+    return emitOpError() << "cta_tiler [" << tiler
+                         << "] differs from the atom's tile ["
+                         << atom.getTile() << "]";
+  // CuTe's rule: the tile, split over the multicast CTAs along its outermost
+  // dim, in the largest boxes <= 256 elements (innermost: <= the swizzle
+  // span).
+  SmallVector<int64_t> expect(tiler.begin(), tiler.end());
+  if (tiler.front() % atom.getMulticast())
+    return emitOpError() << "tile dim 0 (" << tiler.front()
+                         << ") does not split over " << atom.getMulticast()
+                         << " multicast CTAs";
+  expect.front() /= atom.getMulticast();
+  if (!atom.isIm2col() && atom.getKind() != CopyKind::Gather4Load) {
+    int64_t bits = getElementBitWidth(atom.getElementType());
+    for (auto [i, e] : llvm::enumerate(expect)) {
+      int64_t cap = 256;
+      if (i + 1 == expect.size() && atom.getSwizzle() != Swizzle::NONE &&
+          atom.getInterleave() == Interleave::NONE) {
+        int64_t span = static_cast<uint32_t>(atom.getSwizzle()) == 1   ? 32
+                       : static_cast<uint32_t>(atom.getSwizzle()) == 2 ? 64
+                                                                       : 128;
+        cap = std::min<int64_t>(cap, span * 8 / bits);
+      }
+      e = largestBoxDividing(e, cap);
+    }
+  }
+  if (ArrayRef<int64_t>(expect) != atom.getBox())
+    return emitOpError() << "box [" << atom.getBox()
+                         << "] is not the TMA box of tile [" << tiler
+                         << "] (multicast " << atom.getMulticast()
+                         << ", swizzle " << stringifySwizzle(atom.getSwizzle())
+                         << "): expected [" << expect << "]";
+  unsigned sm = 100;
+  if (auto target = getTargetSM(*this))
+    sm = target->first >= 100 ? 100 : 90;
+  if (failed(verifyDescriptor(atom, tensor.getShape(), strides, sm,
+                              [&] { return emitOpError(); })))
+    return failure();
+  return verifyArch(*this, atom);
+}
+
+//===----------------------------------------------------------------------===//
+// TmaPartitionOp
+//===----------------------------------------------------------------------===//
+
+void TmaPartitionOp::build(OpBuilder &b, OperationState &state, Value atom,
+                           ValueRange tileCoords) {
+  SmallVector<Type> results(tileCoords.size(), b.getIndexType());
+  build(b, state, results, atom, tileCoords);
+}
+
+LogicalResult TmaPartitionOp::verify() {
+  auto atom = getAtom().getType();
+  size_t n = atom.getTile().size();
+  if (getTileCoords().size() != n)
+    return emitOpError() << "has " << getTileCoords().size()
+                         << " tile coordinates, the atom's tile has " << n
+                         << " dims";
+  if (getCoordinates().size() != n)
+    return emitOpError() << "returns " << getCoordinates().size()
+                         << " coordinates, expected " << n;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// CreateTmaMulticastMaskOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CreateTmaMulticastMaskOp::verify() {
+  ArrayRef<int64_t> shape = getClusterShape();
+  if (shape.empty() || shape.size() > 3)
+    return emitOpError() << "cluster_shape has " << shape.size()
+                         << " dims, expected 1..3 (x, y, z)";
+  int64_t size = 1;
+  for (int64_t d : shape) {
+    if (d <= 0)
+      return emitOpError() << "cluster_shape [" << shape
+                           << "] has a non-positive dim";
+    size *= d;
+  }
+  if (size > 16)
+    return emitOpError() << "cluster_shape [" << shape << "] holds " << size
+                         << " CTAs, a multicast mask covers at most 16";
+  if (getCtaCoords().size() != shape.size())
+    return emitOpError() << "has " << getCtaCoords().size()
+                         << " CTA coordinates, cluster_shape has "
+                         << shape.size() << " dims";
+  if (getMode() < 0 || getMode() >= int64_t(shape.size()))
+    return emitOpError() << "mode " << getMode() << " is not a dim of "
+                         << "cluster_shape [" << shape << "]";
+  return success();
+}
+
+OpFoldResult CreateTmaMulticastMaskOp::fold(FoldAdaptor adaptor) {
+  ArrayRef<int64_t> shape = getClusterShape();
+  SmallVector<int64_t> coords;
+  for (Attribute a : adaptor.getCtaCoords()) {
+    auto i = dyn_cast_or_null<IntegerAttr>(a);
+    if (!i)
+      return {};
+    coords.push_back(i.getInt());
+  }
+  uint32_t mask = 0;
+  int64_t stride = 1, base = 0, modeStride = 1;
+  for (auto [d, extent] : llvm::enumerate(shape)) {
+    if (coords[d] < 0 || coords[d] >= extent)
+      return {};
+    if (int64_t(d) == getMode())
+      modeStride = stride;
+    else
+      base += coords[d] * stride;
+    stride *= extent;
+  }
+  for (int64_t k = 0; k < shape[getMode()]; ++k)
+    mask |= 1u << (base + k * modeStride);
+  return IntegerAttr::get(IntegerType::get(getContext(), 16), mask);
+}
+
+//===----------------------------------------------------------------------===//
+// CopyOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CopyOp::verify() {
+  TmaAtomType atom = getAtom().getType();
+  CopyKind kind = atom.getKind();
+  unsigned rank = atom.getTensorRank();
+  size_t coords = getCoordinates().size();
+  size_t expected = kind == CopyKind::Gather4Load ? 5 : rank;
+  if (coords != expected)
+    return emitOpError() << "has " << coords << " coordinates, "
+                         << stringifyCopyKind(kind) << " of a rank-" << rank
+                         << " tensor needs " << expected;
+  MemRefType smem = getSmem().getType();
+  auto space = getAddressSpace(smem);
+  if (!space || *space != 3)
+    return emitOpError() << "smem must be in workgroup (shared) memory, its "
+                            "memory space is "
+                         << smem.getMemorySpace();
+  if (smem.getElementType() != atom.getElementType())
+    return emitOpError() << "smem element type " << smem.getElementType()
+                         << " differs from the atom's "
+                         << atom.getElementType();
+  if (smem.getShape() != atom.getTile())
+    return emitOpError() << "smem shape [" << smem.getShape()
+                         << "] differs from the atom's tile ["
+                         << atom.getTile() << "]";
+  if (!smem.getLayout().isIdentity())
+    return emitOpError() << "smem must have the identity layout (the TMA "
+                            "writes it densely), got "
+                         << smem.getLayout();
+  if (atom.isLoad()) {
+    if (!getBarriers())
+      return emitOpError() << "a " << stringifyCopyKind(kind)
+                           << " completes on an mbarrier: give `barrier`";
+  } else if (getBarriers()) {
+    return emitOpError() << "a " << stringifyCopyKind(kind)
+                         << " joins a bulk group and takes no mbarrier";
+  }
+  if (getMask() && !atom.isMulticast())
+    return emitOpError() << "mask is for multicast atoms";
+  if (atom.isMulticast() && (!getMask() || !getCtaRank()))
+    return emitOpError() << "a multicast load needs its CTA `mask` and its "
+                            "rank in the multicast group (`cta`)";
+  if (getCtaRank() && !atom.isMulticast())
+    return emitOpError() << "cta rank is only for multicast atoms";
+  size_t offsets = getOffsets().size();
+  size_t wantOffsets =
+      (atom.isIm2col() && atom.isLoad()) ? rank - 2 : 0;
+  if (offsets != wantOffsets)
+    return emitOpError() << "has " << offsets << " im2col offsets, expected "
+                         << wantOffsets;
+  return verifyArch(*this, atom);
+}
+
+//===----------------------------------------------------------------------===//
+// UpdateTmaDescriptorOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult UpdateTmaDescriptorOp::verify() {
+  TmaAtomType atom = getAtom().getType();
+  MemRefType tensor = getTensor().getType();
+  if (tensor.getRank() != atom.getTensorRank())
+    return emitOpError() << "tensor has rank " << tensor.getRank()
+                         << ", the atom describes rank "
+                         << atom.getTensorRank();
+  if (tensor.getElementType() != atom.getElementType())
+    return emitOpError() << "tensor element type " << tensor.getElementType()
+                         << " differs from the atom's "
+                         << atom.getElementType();
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(tensor.getStridesAndOffset(strides, offset)) ||
+      strides.back() != 1)
+    return emitOpError() << "tensor must be strided with a contiguous "
+                            "innermost dim";
+  if (auto target = getTargetSM(*this); target && !target->second)
+    return emitOpError() << "tensormap.replace needs sm_" << target->first
+                         << "a (an architecture-specific target), the "
+                            "gpu.module targets sm_"
+                         << target->first;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// BulkCopyOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult BulkCopyOp::verify() {
+  auto as = [](Value v) {
+    return cast<LLVM::LLVMPointerType>(v.getType()).getAddressSpace();
+  };
+  BulkCopyKind kind = getKind();
+  unsigned wantDst = 3, wantSrc = 1;
+  bool wantBarrier = false, wantRemote = false, wantMask = false;
+  switch (kind) {
+  case BulkCopyKind::G2S:
+    wantBarrier = true;
+    break;
+  case BulkCopyKind::G2SMulticast:
+    wantBarrier = wantMask = true;
+    break;
+  case BulkCopyKind::S2G:
+    wantDst = 1, wantSrc = 3;
+    break;
+  case BulkCopyKind::S2GByteMask:
+    wantDst = 1, wantSrc = 3, wantMask = true;
+    break;
+  case BulkCopyKind::S2SCluster:
+    wantDst = 7, wantSrc = 3, wantRemote = true;
+    break;
+  }
+  StringRef name = stringifyBulkCopyKind(kind);
+  if (as(getDst()) != wantDst || as(getSrc()) != wantSrc)
+    return emitOpError() << name << " copies !llvm.ptr<" << wantSrc
+                         << "> to !llvm.ptr<" << wantDst << ">, got "
+                         << getSrc().getType() << " to " << getDst().getType();
+  if (bool(getBarriers()) != wantBarrier)
+    return emitOpError() << name
+                         << (wantBarrier ? " completes on a local mbarrier: "
+                                           "give `barrier`"
+                                         : " takes no local mbarrier");
+  if (bool(getRemoteBarrier()) != wantRemote)
+    return emitOpError() << name
+                         << (wantRemote ? " completes on the peer CTA's "
+                                          "mbarrier: give `remote_barrier`"
+                                        : " takes no remote mbarrier");
+  if (bool(getMask()) != wantMask)
+    return emitOpError() << name << (wantMask ? " needs `mask`"
+                                              : " takes no mask");
+  if (kind == BulkCopyKind::S2GByteMask)
+    if (auto target = getTargetSM(*this); target && target->first < 100)
+      return emitOpError() << "s2g_bytemask (.cp_mask) needs sm_100, the "
+                              "gpu.module targets sm_"
+                           << target->first;
+  APInt size;
+  if (matchPattern(getSize(), m_ConstantInt(&size)) &&
+      (size.getSExtValue() <= 0 || size.getSExtValue() % 16))
+    return emitOpError() << "size is " << size.getSExtValue()
+                         << " bytes, it must be a positive multiple of 16";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// CpAsyncOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CpAsyncOp::verify() {
+  if (getCacheMode() == LoadCacheMode::GLOBAL && getSize() != 16)
+    return emitOpError() << "cache mode global (cp.async.cg) copies 16 "
+                            "bytes, size is "
+                         << getSize();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AddressOfOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AddressOfOp::verify() {
+  MemRefType type = getMemref().getType();
+  if (getIndices().size() != size_t(type.getRank()))
+    return emitOpError() << "has " << getIndices().size()
+                         << " indices for a rank-" << type.getRank()
+                         << " memref";
+  auto space = getAddressSpace(type);
+  unsigned want = cast<LLVM::LLVMPointerType>(getPtr().getType())
+                      .getAddressSpace();
+  if (!space || *space != want)
+    return emitOpError() << "result pointer is in address space " << want
+                         << ", the memref's memory space is "
+                         << type.getMemorySpace();
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)))
+    return emitOpError() << "memref layout is not strided";
+  return success();
+}

@@ -1,0 +1,515 @@
+//===- NVTMATypes.cpp - nvtma types ---------------------------------------===//
+//
+// Part of the nvtma project, under the Apache License v2.0 with LLVM
+// Exceptions. SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "nvtma/Dialect/NVTMA/NVTMADialect.h"
+#include "nvtma/TensorMap/TensorMap.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::nvtma;
+namespace tmap = ::nvtma::tensormap;
+
+#define GET_TYPEDEF_CLASSES
+#include "nvtma/Dialect/NVTMA/NVTMAOpsTypes.cpp.inc"
+
+void NVTMADialect::registerTypes() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "nvtma/Dialect/NVTMA/NVTMAOpsTypes.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+int64_t mlir::nvtma::getElementBitWidth(Type type) {
+  if (type.isIntOrFloat())
+    return type.getIntOrFloatBitWidth();
+  if (isa<IndexType>(type))
+    return 64;
+  return 0;
+}
+
+static bool isIm2colKind(CopyKind k) {
+  return k == CopyKind::Im2colLoad || k == CopyKind::Im2colLoadMulticast ||
+         k == CopyKind::Im2colStore;
+}
+
+static bool isMulticastKind(CopyKind k) {
+  return k == CopyKind::LoadMulticast || k == CopyKind::Im2colLoadMulticast;
+}
+
+static unsigned formatBits(TmaFormat f) {
+  return tmap::elementBits(static_cast<tmap::DataType>(f));
+}
+
+static bool isPackedFormat(TmaFormat f) {
+  return f == TmaFormat::U4X16_ALIGN8B || f == TmaFormat::U4X16_ALIGN16B ||
+         f == TmaFormat::U6X16_ALIGN16B;
+}
+
+std::optional<TmaFormat> TmaAtomType::getDefaultFormat(Type t) {
+  if (t.isF16())
+    return TmaFormat::FLOAT16;
+  if (t.isBF16())
+    return TmaFormat::BFLOAT16;
+  if (t.isF32())
+    return TmaFormat::FLOAT32;
+  if (t.isF64())
+    return TmaFormat::FLOAT64;
+  if (auto i = dyn_cast<IntegerType>(t)) {
+    switch (i.getWidth()) {
+    case 8:
+      return TmaFormat::UINT8;
+    case 16:
+      return TmaFormat::UINT16;
+    case 32:
+      return i.isUnsigned() ? TmaFormat::UINT32 : TmaFormat::INT32;
+    case 64:
+      return i.isUnsigned() ? TmaFormat::UINT64 : TmaFormat::INT64;
+    default:
+      return std::nullopt;
+    }
+  }
+  // fp8 / fp6 / fp4 and friends travel as raw bytes, like CuTe's
+  // internal_type.
+  if (isa<FloatType>(t) && t.getIntOrFloatBitWidth() == 8)
+    return TmaFormat::UINT8;
+  return std::nullopt;
+}
+
+bool TmaAtomType::isLoad() const {
+  CopyKind k = getKind();
+  return k == CopyKind::Load || k == CopyKind::LoadMulticast ||
+         k == CopyKind::Im2colLoad || k == CopyKind::Im2colLoadMulticast ||
+         k == CopyKind::Gather4Load;
+}
+bool TmaAtomType::isIm2col() const { return isIm2colKind(getKind()); }
+bool TmaAtomType::isMulticast() const { return isMulticastKind(getKind()); }
+
+unsigned TmaAtomType::getTensorRank() const {
+  return isIm2col() ? getLowerCorner().size() + 2 : getBox().size();
+}
+
+int64_t TmaAtomType::getBoxBytes() const {
+  int64_t bits = formatBits(getTmaFormat());
+  for (int64_t b : getBox())
+    bits *= b;
+  return bits / 8;
+}
+
+int64_t TmaAtomType::getTileBytes() const {
+  int64_t bits = formatBits(getTmaFormat());
+  for (int64_t b : getTile())
+    bits *= b;
+  return bits / 8;
+}
+
+unsigned TmaAtomType::getRequiredSM() const {
+  if (isPackedFormat(getTmaFormat()) || getCtaGroup() == 2 ||
+      getKind() == CopyKind::Gather4Load ||
+      static_cast<uint32_t>(getSwizzle()) >= 4)
+    return 100;
+  return 90;
+}
+
+namespace {
+/// The descriptor-relevant fields of an atom, whether it exists yet or is
+/// being verified.
+struct AtomFields {
+  CopyKind kind;
+  TmaFormat format;
+  ArrayRef<int64_t> box, elementStrides, lowerCorner, upperCorner;
+  Swizzle swizzle;
+  L2Promotion l2Promotion;
+  Interleave interleave;
+  OOBFill oobFill;
+
+  static AtomFields of(TmaAtomType t) {
+    return {t.getKind(),           t.getTmaFormat(),  t.getBox(),
+            t.getElementStrides(), t.getLowerCorner(), t.getUpperCorner(),
+            t.getSwizzle(),        t.getL2Promotion(), t.getInterleave(),
+            t.getOobFill()};
+  }
+  unsigned rank() const {
+    return isIm2colKind(kind) ? lowerCorner.size() + 2 : box.size();
+  }
+};
+} // namespace
+
+static void fillParams(const AtomFields &a, ArrayRef<int64_t> shape,
+                       ArrayRef<int64_t> strides, tmap::Params &p) {
+  const bool im2col = isIm2colKind(a.kind);
+  const unsigned rank = a.rank();
+  const unsigned bits = formatBits(a.format);
+  p = tmap::Params();
+  p.mode = im2col ? tmap::Mode::Im2col : tmap::Mode::Tiled;
+  p.dataType = static_cast<tmap::DataType>(a.format);
+  p.rank = rank;
+  p.interleave = static_cast<tmap::Interleave>(a.interleave);
+  p.swizzle = static_cast<tmap::Swizzle>(a.swizzle);
+  p.l2Promotion = static_cast<tmap::L2Promotion>(a.l2Promotion);
+  p.oobFill = static_cast<tmap::OOBFill>(a.oobFill);
+  auto clampU32 = [](int64_t v) -> uint32_t {
+    return v < 0 ? 0 : v > 0xFFFFFFFFll ? 0xFFFFFFFFu : uint32_t(v);
+  };
+  auto clampI32 = [](int64_t v) {
+    return int32_t(std::clamp<int64_t>(v, INT32_MIN, INT32_MAX));
+  };
+  for (unsigned i = 0; i < rank && i < tmap::kMaxRank; ++i) {
+    unsigned m = rank - 1 - i; // the tensor dim of descriptor dim i
+    p.elementStrides[i] =
+        m < a.elementStrides.size() ? clampU32(a.elementStrides[m]) : 1;
+    // Placeholders satisfy every rule: box-sized extents (for im2col spatial
+    // dims, large enough for any corner) and small 32-byte-aligned strides.
+    int64_t dim;
+    if (!im2col)
+      dim = std::max<int64_t>(m < a.box.size() ? a.box[m] : 1, 1);
+    else if (i == 0)
+      dim = std::max<int64_t>(a.box.size() == 2 ? a.box[1] : 1, 1);
+    else
+      dim = i + 1 == rank ? 1 : (int64_t(1) << 17);
+    if (m < shape.size() && !ShapedType::isDynamic(shape[m]))
+      dim = shape[m];
+    p.globalDim[i] = dim < 0 ? 0 : uint64_t(dim);
+    if (i > 0) {
+      uint64_t stride = 256;
+      if (m < strides.size() && !ShapedType::isDynamic(strides[m]))
+        stride = uint64_t(strides[m]) * bits / 8;
+      p.globalStrides[i - 1] = stride;
+    }
+  }
+  if (im2col) {
+    p.channelsPerPixel = a.box.size() == 2 ? clampU32(a.box[1]) : 0;
+    p.pixelsPerColumn = a.box.size() == 2 ? clampU32(a.box[0]) : 0;
+    for (unsigned j = 0; j < a.lowerCorner.size() && j < 3; ++j)
+      p.pixelBoxLowerCorner[j] = clampI32(a.lowerCorner[j]);
+    for (unsigned j = 0; j < a.upperCorner.size() && j < 3; ++j)
+      p.pixelBoxUpperCorner[j] = clampI32(a.upperCorner[j]);
+  } else {
+    for (unsigned i = 0; i < rank && i < tmap::kMaxRank; ++i)
+      p.boxDim[i] = clampU32(a.box[rank - 1 - i]);
+  }
+}
+
+static LogicalResult
+verifyFields(const AtomFields &a, ArrayRef<int64_t> shape,
+             ArrayRef<int64_t> strides, unsigned sm,
+             function_ref<InFlightDiagnostic()> emitError) {
+  tmap::Params p;
+  fillParams(a, shape, strides, p);
+  tmap::Diagnostic diag;
+  if (tmap::validate(p, tmap::Target{sm}, &diag))
+    return success();
+  InFlightDiagnostic err = emitError() << diag.message;
+  // The driver counts dims from the innermost; name the tensor dim too.
+  int rank = int(p.rank);
+  switch (diag.rule) {
+  case tmap::Rule::GlobalStrideAlign:
+  case tmap::Rule::GlobalStrideRange:
+    err << " (the stride of tensor dim " << (rank - 2 - diag.index) << ")";
+    break;
+  case tmap::Rule::GlobalDimRange:
+  case tmap::Rule::BoxDimRange:
+  case tmap::Rule::ElementStrideRange:
+    if (diag.index >= 0)
+      err << " (descriptor dims count from the innermost: tensor dim "
+          << (rank - 1 - diag.index) << ")";
+    break;
+  default:
+    break;
+  }
+  return err;
+}
+
+void mlir::nvtma::fillDescriptorParams(TmaAtomType atom,
+                                       ArrayRef<int64_t> shape,
+                                       ArrayRef<int64_t> strides,
+                                       tmap::Params &p) {
+  fillParams(AtomFields::of(atom), shape, strides, p);
+}
+
+LogicalResult
+mlir::nvtma::verifyDescriptor(TmaAtomType atom, ArrayRef<int64_t> shape,
+                              ArrayRef<int64_t> strides, unsigned sm,
+                              function_ref<InFlightDiagnostic()> emitError) {
+  return verifyFields(AtomFields::of(atom), shape, strides, sm, emitError);
+}
+
+std::optional<std::pair<unsigned, bool>>
+mlir::nvtma::getTargetSM(Operation *op) {
+  auto module = op->getParentOfType<gpu::GPUModuleOp>();
+  if (!module || !module.getTargets())
+    return std::nullopt;
+  for (Attribute a : *module.getTargets()) {
+    auto target = dyn_cast<NVVM::NVVMTargetAttr>(a);
+    if (!target)
+      continue;
+    StringRef chip = target.getChip();
+    if (!chip.consume_front("sm_"))
+      return std::nullopt;
+    bool archSpecific = chip.consume_back("a") || chip.consume_back("f");
+    unsigned sm = 0;
+    if (chip.getAsInteger(10, sm))
+      return std::nullopt;
+    return std::make_pair(sm, archSpecific);
+  }
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// TmaAtomType
+//===----------------------------------------------------------------------===//
+
+LogicalResult TmaAtomType::verify(
+    function_ref<InFlightDiagnostic()> emitError, CopyKind kind,
+    Type elementType, TmaFormat tmaFormat, ArrayRef<int64_t> box,
+    ArrayRef<int64_t> tile, Swizzle swizzle, L2Promotion l2Promotion,
+    Interleave interleave, OOBFill oobFill, ArrayRef<int64_t> elementStrides,
+    unsigned multicast, unsigned ctaGroup, ReductionKind reduction,
+    ArrayRef<int64_t> lowerCorner, ArrayRef<int64_t> upperCorner) {
+  const bool im2col = isIm2colKind(kind);
+  int64_t elemBits = getElementBitWidth(elementType);
+  if (!elemBits)
+    return emitError() << "element type " << elementType
+                       << " is not an integer or float type";
+  unsigned fmtBits = formatBits(tmaFormat);
+  if (isPackedFormat(tmaFormat) ? elemBits != (tmaFormat == TmaFormat::U6X16_ALIGN16B ? 6 : 4)
+                                : elemBits != fmtBits)
+    return emitError() << "tma_format " << stringifyTmaFormat(tmaFormat)
+                       << " has " << fmtBits << "-bit elements, element type "
+                       << elementType << " has " << elemBits;
+  if (box.empty() || box.size() > 5)
+    return emitError() << "box has " << box.size() << " dims, the range is 1..5";
+  if (im2col) {
+    if (box.size() != 2)
+      return emitError() << "an im2col box is [pixels, channels], got "
+                         << box.size() << " dims";
+    if (lowerCorner.empty() || lowerCorner.size() > 3 ||
+        lowerCorner.size() != upperCorner.size())
+      return emitError() << "an im2col atom needs 1..3 lower_corner and as "
+                            "many upper_corner offsets, got "
+                         << lowerCorner.size() << " and " << upperCorner.size();
+  } else if (!lowerCorner.empty() || !upperCorner.empty()) {
+    return emitError() << "lower_corner / upper_corner are for im2col atoms";
+  }
+  if (kind == CopyKind::Gather4Load && (box.size() != 2 || box[0] != 4))
+    return emitError() << "a gather4 box is [4, columns] (2-D, four rows)";
+  if (tile.size() != box.size())
+    return emitError() << "tile has " << tile.size() << " dims, box has "
+                       << box.size();
+  for (auto [i, b] : llvm::enumerate(box)) {
+    if (b <= 0 || tile[i] <= 0 || tile[i] % b)
+      return emitError() << "tile dim " << i << " is " << tile[i]
+                         << ", it must be a positive multiple of box dim "
+                         << i << " (" << b << ")";
+  }
+  unsigned rank = im2col ? lowerCorner.size() + 2 : box.size();
+  if (elementStrides.size() != rank)
+    return emitError() << "element_strides has " << elementStrides.size()
+                       << " entries, the tensor rank is " << rank;
+  if (multicast < 1 || multicast > 16)
+    return emitError() << "multicast is " << multicast
+                       << ", a cluster holds 1..16 CTAs";
+  if (multicast > 1 && !isMulticastKind(kind))
+    return emitError() << "multicast " << multicast << " needs a "
+                       << "load_multicast or im2col_load_multicast atom";
+  if (ctaGroup != 1 && ctaGroup != 2)
+    return emitError() << "cta_group is " << ctaGroup << ", expected 1 or 2";
+  if (reduction != ReductionKind::ADD && kind != CopyKind::Reduce)
+    return emitError() << "reduction is for reduce atoms";
+  if (kind == CopyKind::Reduce) {
+    bool isFloat = isa<FloatType>(elementType);
+    bool bitwise = reduction == ReductionKind::AND ||
+                   reduction == ReductionKind::OR ||
+                   reduction == ReductionKind::XOR;
+    bool incdec =
+        reduction == ReductionKind::INC || reduction == ReductionKind::DEC;
+    if (isFloat && (bitwise || incdec))
+      return emitError() << "reduction " << stringifyReductionKind(reduction)
+                         << " needs an integer element type, got "
+                         << elementType;
+    if (incdec && (elemBits != 32 || !elementType.isUnsignedInteger(32)) &&
+        elementType != IntegerType::get(elementType.getContext(), 32))
+      return emitError() << "reduction " << stringifyReductionKind(reduction)
+                         << " needs 32-bit unsigned elements, got "
+                         << elementType;
+  }
+  // The tensor's dims are unknown here: check every static field by the
+  // driver's rules with placeholder extents (see fillParams). Architecture
+  // rules are the ops' business (they know their target), so check as sm_100.
+  AtomFields fields{kind,           tmaFormat,   box,        elementStrides,
+                    lowerCorner,    upperCorner, swizzle,    l2Promotion,
+                    interleave,     oobFill};
+  return verifyFields(fields, {}, {}, 100, emitError);
+}
+
+//===----------------------------------------------------------------------===//
+// TmaAtomType assembly: <kind, element-type (, key = value)*>, defaults elided
+//===----------------------------------------------------------------------===//
+
+static ParseResult parseIntList(AsmParser &parser,
+                                SmallVectorImpl<int64_t> &out) {
+  out.clear();
+  return parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+    int64_t v;
+    if (parser.parseInteger(v))
+      return failure();
+    out.push_back(v);
+    return success();
+  });
+}
+
+template <typename EnumT>
+static ParseResult
+parseEnumKeyword(AsmParser &parser, EnumT &out, StringRef what,
+                 std::optional<EnumT> (*symbolize)(StringRef)) {
+  StringRef kw;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseKeyword(&kw))
+    return failure();
+  std::optional<EnumT> v = symbolize(kw);
+  if (!v)
+    return parser.emitError(loc) << "'" << kw << "' is not a " << what;
+  out = *v;
+  return success();
+}
+
+Type TmaAtomType::parse(AsmParser &parser) {
+  MLIRContext *ctx = parser.getContext();
+  SMLoc loc = parser.getCurrentLocation();
+  CopyKind kind;
+  Type elementType;
+  if (parser.parseLess() ||
+      parseEnumKeyword(parser, kind, "copy kind", symbolizeCopyKind) ||
+      parser.parseComma() || parser.parseType(elementType))
+    return {};
+  std::optional<TmaFormat> format;
+  SmallVector<int64_t> box, tile, elementStrides, lower, upper;
+  bool hasTile = false, hasStrides = false;
+  Swizzle swizzle = Swizzle::NONE;
+  L2Promotion l2 = L2Promotion::L2_128B;
+  Interleave interleave = Interleave::NONE;
+  OOBFill oob = OOBFill::NONE;
+  unsigned multicast = 1, ctaGroup = 1;
+  ReductionKind reduction = ReductionKind::ADD;
+  llvm::StringSet<> seen;
+  while (succeeded(parser.parseOptionalComma())) {
+    StringRef key;
+    SMLoc keyLoc = parser.getCurrentLocation();
+    if (parser.parseKeyword(&key) || parser.parseEqual())
+      return {};
+    if (!seen.insert(key).second) {
+      parser.emitError(keyLoc) << "'" << key << "' given twice";
+      return {};
+    }
+    ParseResult r = success();
+    if (key == "tma_format") {
+      TmaFormat f;
+      r = parseEnumKeyword(parser, f, "tma_format", symbolizeTmaFormat);
+      format = f;
+    } else if (key == "box") {
+      r = parseIntList(parser, box);
+    } else if (key == "tile") {
+      r = parseIntList(parser, tile);
+      hasTile = true;
+    } else if (key == "swizzle") {
+      r = parseEnumKeyword(parser, swizzle, "swizzle", symbolizeSwizzle);
+    } else if (key == "l2_promotion") {
+      r = parseEnumKeyword(parser, l2, "l2_promotion", symbolizeL2Promotion);
+    } else if (key == "interleave") {
+      r = parseEnumKeyword(parser, interleave, "interleave",
+                           symbolizeInterleave);
+    } else if (key == "oob_fill") {
+      r = parseEnumKeyword(parser, oob, "oob_fill", symbolizeOOBFill);
+    } else if (key == "element_strides") {
+      r = parseIntList(parser, elementStrides);
+      hasStrides = true;
+    } else if (key == "multicast") {
+      r = parser.parseInteger(multicast);
+    } else if (key == "cta_group") {
+      r = parser.parseInteger(ctaGroup);
+    } else if (key == "reduction") {
+      r = parseEnumKeyword(parser, reduction, "reduction kind",
+                           symbolizeReductionKind);
+    } else if (key == "lower_corner") {
+      r = parseIntList(parser, lower);
+    } else if (key == "upper_corner") {
+      r = parseIntList(parser, upper);
+    } else {
+      parser.emitError(keyLoc)
+          << "unknown tma_atom field '" << key
+          << "'; expected tma_format, box, tile, swizzle, l2_promotion, "
+             "interleave, oob_fill, element_strides, multicast, cta_group, "
+             "reduction, lower_corner or upper_corner";
+      return {};
+    }
+    if (failed(r))
+      return {};
+  }
+  if (parser.parseGreater())
+    return {};
+  if (!format) {
+    format = getDefaultFormat(elementType);
+    if (!format) {
+      parser.emitError(loc) << "element type " << elementType
+                            << " has no default tma_format; give one";
+      return {};
+    }
+  }
+  if (!hasTile)
+    tile = box;
+  if (!hasStrides) {
+    unsigned rank = isIm2colKind(kind) ? lower.size() + 2 : box.size();
+    elementStrides.assign(rank, 1);
+  }
+  return getChecked([&] { return parser.emitError(loc); }, ctx, kind,
+                    elementType, *format, box, tile, swizzle, l2, interleave,
+                    oob, elementStrides, multicast, ctaGroup, reduction, lower,
+                    upper);
+}
+
+void TmaAtomType::print(AsmPrinter &printer) const {
+  auto list = [&](StringRef key, ArrayRef<int64_t> v) {
+    printer << ", " << key << " = [";
+    llvm::interleaveComma(v, printer);
+    printer << "]";
+  };
+  printer << "<" << stringifyCopyKind(getKind()) << ", " << getElementType();
+  if (getDefaultFormat(getElementType()) != getTmaFormat())
+    printer << ", tma_format = " << stringifyTmaFormat(getTmaFormat());
+  list("box", getBox());
+  if (getTile() != getBox())
+    list("tile", getTile());
+  if (getSwizzle() != Swizzle::NONE)
+    printer << ", swizzle = " << stringifySwizzle(getSwizzle());
+  if (getL2Promotion() != L2Promotion::L2_128B)
+    printer << ", l2_promotion = " << stringifyL2Promotion(getL2Promotion());
+  if (getInterleave() != Interleave::NONE)
+    printer << ", interleave = " << stringifyInterleave(getInterleave());
+  if (getOobFill() != OOBFill::NONE)
+    printer << ", oob_fill = " << stringifyOOBFill(getOobFill());
+  if (llvm::any_of(getElementStrides(), [](int64_t s) { return s != 1; }))
+    list("element_strides", getElementStrides());
+  if (getMulticast() != 1)
+    printer << ", multicast = " << getMulticast();
+  if (getCtaGroup() != 1)
+    printer << ", cta_group = " << getCtaGroup();
+  if (getKind() == CopyKind::Reduce && getReduction() != ReductionKind::ADD)
+    printer << ", reduction = " << stringifyReductionKind(getReduction());
+  if (!getLowerCorner().empty()) {
+    list("lower_corner", getLowerCorner());
+    list("upper_corner", getUpperCorner());
+  }
+  printer << ">";
+}
