@@ -1,0 +1,120 @@
+"""Thin wrappers over cuda.bindings.driver: context, modules, launches."""
+
+from __future__ import annotations
+
+from .errors import LaunchError
+
+_drv = None
+
+
+def drv():
+    global _drv
+    if _drv is None:
+        try:
+            from cuda.bindings import driver
+        except ImportError as e:
+            raise LaunchError("launching needs cuda-python (pip install cuda-bindings)", rule="driver") from e
+        _drv = driver
+    return _drv
+
+
+def check(result, what: str):
+    """Unpacks a cuda.bindings result tuple; raises LaunchError on an error."""
+    d = drv()
+    err = result[0] if isinstance(result, tuple) else result
+    if err != d.CUresult.CUDA_SUCCESS:
+        name = d.cuGetErrorName(err)[1]
+        name = name.decode() if isinstance(name, bytes) else str(err)
+        raise LaunchError(f"{what}: {name}", rule="driver")
+    if isinstance(result, tuple):
+        return result[1] if len(result) == 2 else result[1:]
+    return None
+
+
+_ctx = None
+
+
+def current_context():
+    """The current CUDA context, retaining device 0's primary context (the
+    one PyTorch and CuPy use) when none is current."""
+    global _ctx
+    d = drv()
+    check(d.cuInit(0), "cuInit")
+    ctx = check(d.cuCtxGetCurrent(), "cuCtxGetCurrent")
+    if ctx is None or int(ctx) == 0:
+        dev = check(d.cuDeviceGet(0), "cuDeviceGet")
+        ctx = check(d.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
+        check(d.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+    _ctx = ctx
+    return ctx
+
+
+def load_module(cubin: bytes):
+    d = drv()
+    ctx = current_context()
+    mod = check(d.cuModuleLoadData(cubin), "cuModuleLoadData")
+    return ctx, mod
+
+
+def get_function(mod, name: str):
+    return check(drv().cuModuleGetFunction(mod, name.encode()), f"cuModuleGetFunction({name})")
+
+
+def set_max_dynamic_smem(func, nbytes: int):
+    d = drv()
+    check(d.cuFuncSetAttribute(func, d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                               nbytes), "cuFuncSetAttribute(max dynamic shared memory)")
+
+
+def stream_handle(stream) -> int:
+    if stream is None:
+        return 0
+    if isinstance(stream, int):
+        return stream
+    for attr in ("cuda_stream", "handle", "ptr"):
+        if hasattr(stream, attr):
+            return int(getattr(stream, attr))
+    return int(stream)
+
+
+def launch(func, grid, block, cluster, smem: int, stream: int, params_address: int):
+    d = drv()
+    cfg = d.CUlaunchConfig()
+    cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = grid
+    cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = block
+    cfg.sharedMemBytes = smem
+    cfg.hStream = d.CUstream(stream)
+    attrs = []
+    if cluster is not None and tuple(cluster) != (1, 1, 1):
+        a = d.CUlaunchAttribute()
+        a.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+        a.value.clusterDim.x, a.value.clusterDim.y, a.value.clusterDim.z = cluster
+        attrs.append(a)
+    cfg.attrs = attrs
+    cfg.numAttrs = len(attrs)
+    check(d.cuLaunchKernelEx(cfg, func, params_address, 0), "cuLaunchKernelEx")
+
+
+def driver_encode(mode: str, p: dict) -> bytes:
+    """The same descriptor through cuTensorMapEncodeTiled/Im2col (cross-check)."""
+    d = drv()
+    current_context()
+    U32, U64 = d.cuuint32_t, d.cuuint64_t
+    from ..tensormap import DataType, Interleave, L2Promotion, OOBFill, Swizzle
+    dt = d.CUtensorMapDataType(int(DataType.coerce(p["dtype"], "dtype")))
+    il = d.CUtensorMapInterleave(int(Interleave.coerce(p["interleave"], "interleave")))
+    sw = d.CUtensorMapSwizzle(int(Swizzle.coerce(p["swizzle"], "swizzle")))
+    l2 = d.CUtensorMapL2promotion(int(L2Promotion.coerce(p["l2_promotion"], "l2_promotion")))
+    oob = d.CUtensorMapFloatOOBfill(int(OOBFill.coerce(p["oob_fill"], "oob_fill")))
+    dims = [U64(v) for v in p["global_dim"]]
+    strides = [U64(v) for v in p["global_strides"]] or [U64(0)]
+    es = [U32(v) for v in p["element_strides"]]
+    if mode == "tiled":
+        res = d.cuTensorMapEncodeTiled(dt, p["rank"], p["global_address"], dims, strides,
+                                       [U32(v) for v in p["box_dim"]], es, il, sw, l2, oob)
+    else:
+        res = d.cuTensorMapEncodeIm2col(dt, p["rank"], p["global_address"], dims, strides,
+                                        list(p["pixel_box_lower_corner"]), list(p["pixel_box_upper_corner"]),
+                                        p["channels_per_pixel"], p["pixels_per_column"], es, il, sw, l2, oob)
+    m = check(res, "cuTensorMapEncode")
+    return b"".join(int(v).to_bytes(8, "little") for v in m.opaque)
