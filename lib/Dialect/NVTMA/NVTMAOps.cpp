@@ -16,6 +16,26 @@
 using namespace mlir;
 using namespace mlir::nvtma;
 
+/// `g2s` rather than `<g2s>` for the bulk copy direction.
+static ParseResult parseBulkCopyKind(OpAsmParser &parser, BulkCopyKindAttr &kind) {
+  StringRef word;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseKeyword(&word))
+    return failure();
+  std::optional<BulkCopyKind> k = symbolizeBulkCopyKind(word);
+  if (!k)
+    return parser.emitError(loc)
+           << "'" << word << "' is not a bulk copy kind (g2s, g2s_multicast, s2g, "
+              "s2g_bytemask, s2s_cluster)";
+  kind = BulkCopyKindAttr::get(parser.getContext(), *k);
+  return success();
+}
+
+static void printBulkCopyKind(OpAsmPrinter &printer, Operation *,
+                              BulkCopyKindAttr kind) {
+  printer << stringifyBulkCopyKind(kind.getValue());
+}
+
 #define GET_OP_CLASSES
 #include "nvtma/Dialect/NVTMA/NVTMAOps.cpp.inc"
 

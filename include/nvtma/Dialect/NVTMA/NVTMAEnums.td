@@ -115,7 +115,7 @@ def NVTMA_ReductionKind : I32EnumAttr<"ReductionKind",
 def NVTMA_LoadCacheMode : I32EnumAttr<"LoadCacheMode",
     "cache mode of a non-bulk cp.async", [
   I32EnumAttrCase<"ALWAYS", 0, "always">,
-  I32EnumAttrCase<"GLOBAL", 1, "global">,
+  I32EnumAttrCase<"GLOBAL", 1, "cache_global">,
 ]> {
   let cppNamespace = "::mlir::nvtma";
   let genSpecializedAttr = 0;
@@ -134,7 +134,9 @@ def NVTMA_BulkCopyKind : I32EnumAttr<"BulkCopyKind",
 }
 
 class NVTMA_EnumAttr<EnumAttrInfo info, string name>
-    : EnumAttr<NVTMA_Dialect, info, name>;
+    : EnumAttr<NVTMA_Dialect, info, name> {
+  let assemblyFormat = "`<` $value `>`";
+}
 
 def NVTMA_LoadCacheModeAttr : NVTMA_EnumAttr<NVTMA_LoadCacheMode, "load_cache_mode">;
 def NVTMA_BulkCopyKindAttr : NVTMA_EnumAttr<NVTMA_BulkCopyKind, "bulk_copy_kind">;

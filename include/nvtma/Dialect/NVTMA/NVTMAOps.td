@@ -55,7 +55,7 @@ def NVTMA_MakeTiledTmaAtomOp : NVTMA_Op<"make_tiled_tma_atom", [Pure]> {
   }];
   let arguments = (ins AnyMemRef:$tensor, DenseI64ArrayAttr:$cta_tiler);
   let results = (outs NVTMA_TmaAtomType:$atom);
-  let assemblyFormat = "$tensor attr-dict `:` type($tensor) `->` type($atom)";
+  let assemblyFormat = "$tensor attr-dict `:` qualified(type($tensor)) `->` qualified(type($atom))";
   let hasVerifier = 1;
 }
 
@@ -74,7 +74,7 @@ def NVTMA_AtomFromDescriptorOp : NVTMA_Op<"atom_from_descriptor", [Pure]> {
   }];
   let arguments = (ins NVTMA_DescriptorPtr:$desc);
   let results = (outs NVTMA_TmaAtomType:$atom);
-  let assemblyFormat = "$desc attr-dict `:` type($desc) `->` type($atom)";
+  let assemblyFormat = "$desc attr-dict `:` qualified(type($desc)) `->` qualified(type($atom))";
 }
 
 def NVTMA_TmaPartitionOp : NVTMA_Op<"tma_partition", [Pure]> {
@@ -91,7 +91,7 @@ def NVTMA_TmaPartitionOp : NVTMA_Op<"tma_partition", [Pure]> {
   let arguments = (ins NVTMA_TmaAtomType:$atom, Variadic<Index>:$tile_coords);
   let results = (outs Variadic<Index>:$coordinates);
   let assemblyFormat = [{
-    $atom `[` $tile_coords `]` attr-dict `:` type($atom) `->` type($coordinates)
+    $atom `[` $tile_coords `]` attr-dict `:` qualified(type($atom)) `->` qualified(type($coordinates))
   }];
   let hasVerifier = 1;
   let builders = [OpBuilder<(ins "Value":$atom, "ValueRange":$tileCoords)>];
@@ -113,7 +113,7 @@ def NVTMA_CreateTmaMulticastMaskOp
   let arguments = (ins Variadic<Index>:$cta_coords,
                        DenseI64ArrayAttr:$cluster_shape, I64Attr:$mode);
   let results = (outs I16:$mask);
-  let assemblyFormat = "`[` $cta_coords `]` attr-dict `:` type($mask)";
+  let assemblyFormat = "`[` $cta_coords `]` attr-dict `:` qualified(type($mask))";
   let hasVerifier = 1;
   let hasFolder = 1;
 }
@@ -164,7 +164,7 @@ def NVTMA_CopyOp : NVTMA_Op<"copy", [AttrSizedOperandSegments]> {
     (`,` `barrier` $barriers^ `[` $barrier_id `]`)?
     (`offsets` `[` $offsets^ `]`)? (`mask` $mask^)? (`cta` $cta_rank^)?
     (`cache_hint` $cache_hint^)? attr-dict
-    `:` type($atom) `,` type($smem) (`,` type($barriers)^)?
+    `:` qualified(type($atom)) `,` qualified(type($smem)) (`,` qualified(type($barriers))^)?
   }];
   let hasVerifier = 1;
 }
@@ -183,7 +183,7 @@ def NVTMA_PrefetchDescriptorOp : NVTMA_Op<"prefetch_descriptor"> {
     ```
   }];
   let arguments = (ins NVTMA_TmaAtomType:$atom);
-  let assemblyFormat = "$atom attr-dict `:` type($atom)";
+  let assemblyFormat = "$atom attr-dict `:` qualified(type($atom))";
 }
 
 def NVTMA_CopyTensormapOp : NVTMA_Op<"copy_tensormap"> {
@@ -199,7 +199,7 @@ def NVTMA_CopyTensormapOp : NVTMA_Op<"copy_tensormap"> {
     ```
   }];
   let arguments = (ins NVTMA_TmaAtomType:$atom, NVTMA_DescriptorPtr:$dst);
-  let assemblyFormat = "$atom `,` $dst attr-dict `:` type($atom) `,` type($dst)";
+  let assemblyFormat = "$atom `,` $dst attr-dict `:` qualified(type($atom)) `,` qualified(type($dst))";
 }
 
 def NVTMA_UpdateTmaDescriptorOp : NVTMA_Op<"update_tma_descriptor"> {
@@ -221,7 +221,7 @@ def NVTMA_UpdateTmaDescriptorOp : NVTMA_Op<"update_tma_descriptor"> {
   let arguments = (ins NVTMA_TmaAtomType:$atom, AnyMemRef:$tensor,
                        NVTMA_DescriptorPtr:$desc);
   let assemblyFormat = [{
-    $atom `,` $tensor `,` $desc attr-dict `:` type($atom) `,` type($tensor) `,` type($desc)
+    $atom `,` $tensor `,` $desc attr-dict `:` qualified(type($atom)) `,` qualified(type($tensor)) `,` qualified(type($desc))
   }];
   let hasVerifier = 1;
 }
@@ -236,7 +236,7 @@ def NVTMA_FenceTmaDescAcquireOp : NVTMA_Op<"fence_tma_desc_acquire"> {
     ```
   }];
   let arguments = (ins NVTMA_DescriptorPtr:$desc);
-  let assemblyFormat = "$desc attr-dict `:` type($desc)";
+  let assemblyFormat = "$desc attr-dict `:` qualified(type($desc))";
 }
 
 def NVTMA_FenceTmaDescReleaseOp : NVTMA_Op<"fence_tma_desc_release"> {
@@ -264,7 +264,7 @@ def NVTMA_CpFenceTmaDescReleaseOp : NVTMA_Op<"cp_fence_tma_desc_release"> {
   }];
   let arguments = (ins NVTMA_GlobalPtr:$global_desc, NVTMA_SharedPtr:$shared_desc);
   let assemblyFormat = [{
-    $global_desc `,` $shared_desc attr-dict `:` type($global_desc) `,` type($shared_desc)
+    $global_desc `,` $shared_desc attr-dict `:` qualified(type($global_desc)) `,` qualified(type($shared_desc))
   }];
 }
 
@@ -300,10 +300,10 @@ def NVTMA_BulkCopyOp : NVTMA_Op<"bulk_copy", [AttrSizedOperandSegments]> {
       Optional<Index>:$barrier_id, Optional<NVTMA_ClusterPtr>:$remote_barrier,
       Optional<I16>:$mask);
   let assemblyFormat = [{
-    $kind $dst `,` $src `,` $size
+    custom<BulkCopyKind>($kind) $dst `,` $src `,` $size
     (`,` `barrier` $barriers^ `[` $barrier_id `]`)?
     (`remote_barrier` $remote_barrier^)? (`mask` $mask^)? attr-dict
-    `:` type($dst) `,` type($src) (`,` type($barriers)^)?
+    `:` qualified(type($dst)) `,` qualified(type($src)) (`,` qualified(type($barriers))^)?
   }];
   let hasVerifier = 1;
 }
@@ -312,19 +312,19 @@ def NVTMA_CpAsyncOp : NVTMA_Op<"cp_async"> {
   let summary = "non-bulk async copy of 4, 8 or 16 bytes to shared memory";
   let description = [{
     CuTe's `CopyG2SOp`. `cache_mode` `always` caches at all levels (`.ca`,
-    4/8/16 bytes), `global` only in L2 (`.cg`, 16 bytes). Every thread
+    4/8/16 bytes), `cache_global` only in L2 (`.cg`, 16 bytes). Every thread
     issues its own copy. Becomes `cp.async.{ca,cg}.shared.global [dst],
     [src], size`; complete it with `nvvm.cp.async.commit.group` /
     `nvvm.cp.async.wait.group`.
 
     ```mlir
-    nvtma.cp_async %dst, %src {size = 16 : i32, cache_mode = #nvtma.load_cache_mode<global>} : !llvm.ptr<3>, !llvm.ptr<1>
+    nvtma.cp_async %dst, %src {size = 16 : i32, cache_mode = #nvtma.load_cache_mode<cache_global>} : !llvm.ptr<3>, !llvm.ptr<1>
     ```
   }];
   let arguments = (ins NVTMA_SharedPtr:$dst, NVTMA_GlobalPtr:$src,
       ConfinedAttr<I32Attr, [IntIsOneOf<[4, 8, 16]>]>:$size,
       DefaultValuedAttr<NVTMA_LoadCacheModeAttr, "LoadCacheMode::ALWAYS">:$cache_mode);
-  let assemblyFormat = "$dst `,` $src attr-dict `:` type($dst) `,` type($src)";
+  let assemblyFormat = "$dst `,` $src attr-dict `:` qualified(type($dst)) `,` qualified(type($src))";
   let hasVerifier = 1;
 }
 
@@ -345,7 +345,7 @@ def NVTMA_DsmemStoreOp : NVTMA_Op<"dsmem_store"> {
                                   VectorOfLengthAndType<[2], [I64, F64]>]>:$value,
                        NVTMA_ClusterPtr:$dst, NVTMA_ClusterPtr:$remote_barrier);
   let assemblyFormat = [{
-    $value `,` $dst `,` $remote_barrier attr-dict `:` type($value) `,` type($dst) `,` type($remote_barrier)
+    $value `,` $dst `,` $remote_barrier attr-dict `:` qualified(type($value)) `,` qualified(type($dst)) `,` qualified(type($remote_barrier))
   }];
 }
 
@@ -394,7 +394,7 @@ def NVTMA_AddressOfOp : NVTMA_Op<"address_of", [Pure]> {
   let arguments = (ins AnyMemRef:$memref, Variadic<Index>:$indices);
   let results = (outs LLVM_AnyPointer:$ptr);
   let assemblyFormat = [{
-    $memref `[` $indices `]` attr-dict `:` type($memref) `->` type($ptr)
+    $memref `[` $indices `]` attr-dict `:` qualified(type($memref)) `->` qualified(type($ptr))
   }];
   let hasVerifier = 1;
 }
@@ -412,7 +412,7 @@ def NVTMA_MBarrierAddressOp : NVTMA_Op<"mbarrier_address", [Pure]> {
   let arguments = (ins NVGPU_MBarrierGroup:$barriers, Index:$barrier_id);
   let results = (outs NVTMA_SharedPtr:$ptr);
   let assemblyFormat = [{
-    $barriers `[` $barrier_id `]` attr-dict `:` type($barriers) `->` type($ptr)
+    $barriers `[` $barrier_id `]` attr-dict `:` qualified(type($barriers)) `->` qualified(type($ptr))
   }];
 }
 

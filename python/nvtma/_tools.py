@@ -1,0 +1,111 @@
+"""Console scripts: nvtma-opt, nvtma-tensormap, nvtma-compile."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+
+def _bin(name: str) -> str:
+    path = Path(__file__).resolve().parent / "_bin" / name
+    if not path.exists():
+        sys.exit(f"{name}: {path} is missing; reinstall nvtma")
+    return str(path)
+
+
+def nvtma_opt() -> None:
+    """mlir-opt with nvtma, its passes and the nvtma-to-ptx pipeline."""
+    exe = _bin("nvtma-opt")
+    os.execv(exe, [exe] + sys.argv[1:])
+
+
+def _read_hex(src: str) -> bytes:
+    from .tensormap import TensorMapError
+    p = Path(src)
+    if p.exists():
+        data = p.read_bytes()
+        if len(data) == 128:
+            return data
+        src = data.decode(errors="replace")
+    text = "".join(src.split()).replace("0x", "").replace(",", "")
+    try:
+        return bytes.fromhex(text)
+    except ValueError:
+        raise TensorMapError("descriptor-layout: expected 128 bytes as hex or a 128-byte file",
+                             rule="descriptor-layout") from None
+
+
+def tensormap_main(argv=None) -> int:
+    """nvtma-tensormap decode <hex|file> | encode <json|file|->"""
+    from . import tensormap as tm
+    ap = argparse.ArgumentParser(prog="nvtma-tensormap", description="Encode and decode CUDA TMA descriptors "
+                                 "(CUtensorMap) byte-exactly like the driver, without a GPU.")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    d = sub.add_parser("decode", help="bytes (hex string or 128-byte file) -> JSON fields")
+    d.add_argument("descriptor")
+    e = sub.add_parser("encode", help="JSON arguments (encode_tiled/encode_im2col names, plus \"mode\") -> hex")
+    e.add_argument("json", help="JSON text, a file, or - for stdin")
+    e.add_argument("--sm", type=int, default=90)
+    e.add_argument("--out", help="write the 128 bytes to this file")
+    a = ap.parse_args(argv)
+    try:
+        if a.cmd == "decode":
+            fields = tm.decode(_read_hex(a.descriptor))
+            print(json.dumps(fields.to_json(), indent=1))
+            return 0
+        src = sys.stdin.read() if a.json == "-" else (Path(a.json).read_text() if Path(a.json).exists() else a.json)
+        try:
+            args = json.loads(src)
+        except json.JSONDecodeError as ex:
+            print(f"nvtma-tensormap: invalid JSON: {ex}", file=sys.stderr)
+            return 2
+        if not isinstance(args, dict):
+            print("nvtma-tensormap: the JSON must be an object of encode arguments", file=sys.stderr)
+            return 2
+        mode = args.pop("mode", "tiled")
+        fn = {"tiled": tm.encode_tiled, "im2col": tm.encode_im2col}.get(mode)
+        if fn is None:
+            print(f"nvtma-tensormap: mode {mode!r} is not tiled or im2col", file=sys.stderr)
+            return 2
+        try:
+            raw = fn(**args, sm=a.sm)
+        except TypeError as ex:
+            print(f"nvtma-tensormap: {ex}", file=sys.stderr)
+            return 2
+        if a.out:
+            Path(a.out).write_bytes(raw)
+        print(json.dumps({"hex": raw.hex(), "fields": tm.decode(raw).to_json()}, indent=1))
+        return 0
+    except tm.TensorMapError as ex:
+        print(f"nvtma-tensormap: error: {ex}", file=sys.stderr)
+        return 1
+
+
+def compile_main(argv=None) -> int:
+    """nvtma-compile kernel.mlir -o outdir [--arch sm_90a]: AOT artifacts."""
+    ap = argparse.ArgumentParser(prog="nvtma-compile", description="Compile nvtma IR ahead of time to "
+                                 "module.ptx, module.cubin and kernels.json (load with nvtma.runtime.load).")
+    ap.add_argument("input", help=".mlir file, or - for stdin")
+    ap.add_argument("-o", "--output", required=True, help="output directory")
+    ap.add_argument("--arch", default="sm_90a")
+    ap.add_argument("--ptx-version", type=int, default=None)
+    ap.add_argument("--no-cubin", action="store_true", help="PTX only")
+    a = ap.parse_args(argv)
+    from .compiler import CompileError, compile
+    text = sys.stdin.read() if a.input == "-" else Path(a.input).read_text()
+    try:
+        out = compile(text, arch=a.arch, ptx_version=a.ptx_version, cubin=not a.no_cubin)
+    except CompileError as ex:
+        print(f"nvtma-compile: error: {ex}", file=sys.stderr)
+        return 1
+    d = out.save(a.output)
+    for name, rec in out.kernels.items():
+        descs = [p for p in rec["params"] if p["kind"] == "descriptor"]
+        print(f"{name}: {len(rec['params'])} params, {len(descs)} TMA descriptors "
+              f"({', '.join(p['l2_promotion_name'] for p in descs)})")
+    print(f"wrote {d}/module.ptx ({len(out.ptx)} bytes)"
+          + (f", module.cubin ({len(out.cubin)} bytes)" if out.cubin else "") + ", kernels.json")
+    return 0
