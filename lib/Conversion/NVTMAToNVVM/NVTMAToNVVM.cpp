@@ -894,6 +894,23 @@ struct ConvertNVTMAToNVVMPass
         }
       });
     });
+    // Allocations in shared memory must be workgroup attributions or
+    // gpu.dynamic_shared_memory: NVPTX asserts on an alloca there.
+    module.walk([&](Operation *op) {
+      if (!isa<memref::AllocaOp, memref::AllocOp>(op) ||
+          !op->getParentOfType<gpu::GPUModuleOp>())
+        return;
+      auto type = cast<MemRefType>(op->getResult(0).getType());
+      auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace());
+      auto num = dyn_cast_or_null<IntegerAttr>(type.getMemorySpace());
+      if ((space && space.getValue() == gpu::AddressSpace::Workgroup) ||
+          (num && num.getInt() == 3)) {
+        op->emitOpError() << "cannot allocate shared memory in a kernel body; "
+                             "use a gpu.func workgroup attribution or "
+                             "gpu.dynamic_shared_memory";
+        failedArch = true;
+      }
+    });
     if (failedArch)
       return signalPassFailure();
 

@@ -31,3 +31,10 @@ void NVTMADialect::initialize() {
 #include "nvtma/Dialect/NVTMA/NVTMAOpsAttrs.cpp.inc"
       >();
 }
+
+Operation *NVTMADialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                             Type type, Location loc) {
+  if (auto i = dyn_cast<IntegerAttr>(value))
+    return arith::ConstantOp::create(builder, loc, type, i);
+  return nullptr;
+}

@@ -265,13 +265,46 @@ LogicalResult CopyOp::verify() {
     return emitOpError() << "smem element type " << smem.getElementType()
                          << " differs from the atom's "
                          << atom.getElementType();
-  if (smem.getShape() != atom.getTile())
+  // The TMA writes each box densely: a tile split only along its outermost
+  // dim is a dense tile; one split along inner dims needs a blocked buffer,
+  // one box after another: [number of boxes, box...].
+  ArrayRef<int64_t> box = atom.getBox(), tile = atom.getTile();
+  int64_t numBoxes = 1;
+  bool innerSplit = false;
+  for (size_t i = 0; i < box.size(); ++i) {
+    numBoxes *= tile[i] / box[i];
+    innerSplit |= i > 0 && box[i] != tile[i];
+  }
+  SmallVector<int64_t> blocked{numBoxes};
+  blocked.append(box.begin(), box.end());
+  if (smem.getShape() == tile) {
+    if (innerSplit)
+      return emitOpError()
+             << "tile [" << tile << "] is split into boxes [" << box
+             << "] along inner dims, which the TMA writes one after another: "
+                "give smem the blocked shape ["
+             << ArrayRef<int64_t>(blocked) << "]";
+  } else if (smem.getShape() != ArrayRef<int64_t>(blocked)) {
     return emitOpError() << "smem shape [" << smem.getShape()
-                         << "] differs from the atom's tile ["
-                         << atom.getTile() << "]";
-  if (!smem.getLayout().isIdentity())
-    return emitOpError() << "smem must have the identity layout (the TMA "
-                            "writes it densely), got "
+                         << "] differs from the atom's tile [" << tile << "]"
+                         << (innerSplit ? " and from its blocked form [" : "")
+                         << (innerSplit ? ArrayRef<int64_t>(blocked)
+                                        : ArrayRef<int64_t>())
+                         << (innerSplit ? "]" : "");
+  }
+  // The TMA writes densely: any layout whose strides are the row-major ones
+  // (a stage slice of a larger buffer, say) will do; the offset may vary.
+  SmallVector<int64_t> smemStrides;
+  int64_t smemOffset;
+  bool dense = succeeded(smem.getStridesAndOffset(smemStrides, smemOffset));
+  int64_t expect = 1;
+  for (int64_t i = smem.getRank() - 1; dense && i >= 0; --i) {
+    dense = smemStrides[i] == expect || smem.getDimSize(i) == 1;
+    expect *= smem.getDimSize(i);
+  }
+  if (!dense)
+    return emitOpError() << "smem must be dense row-major (the TMA writes it "
+                            "densely), its layout is "
                          << smem.getLayout();
   if (atom.isLoad()) {
     if (!getBarriers())

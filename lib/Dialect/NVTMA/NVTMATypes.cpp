@@ -175,6 +175,13 @@ static void fillParams(const AtomFields &a, ArrayRef<int64_t> shape,
     int64_t dim;
     if (!im2col)
       dim = std::max<int64_t>(m < a.box.size() ? a.box[m] : 1, 1);
+    // Packed types constrain the innermost dim: 128 values (16B-aligned
+    // kinds) or pairs (16U4_ALIGN8B).
+    if (i == 0 && (a.format == TmaFormat::U4X16_ALIGN16B ||
+                   a.format == TmaFormat::U6X16_ALIGN16B))
+      dim = (dim + 127) / 128 * 128;
+    else if (i == 0 && a.format == TmaFormat::U4X16_ALIGN8B)
+      dim = (dim + 1) / 2 * 2;
     else if (i == 0)
       dim = std::max<int64_t>(a.box.size() == 2 ? a.box[1] : 1, 1);
     else

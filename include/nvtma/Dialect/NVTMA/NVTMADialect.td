@@ -33,12 +33,14 @@ def NVTMA_Dialect : Dialect {
   }];
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
+  let hasConstantMaterializer = 1;
   let dependentDialects = [
     "::mlir::gpu::GPUDialect",
     "::mlir::LLVM::LLVMDialect",
     "::mlir::NVVM::NVVMDialect",
     "::mlir::nvgpu::NVGPUDialect",
     "::mlir::memref::MemRefDialect",
+    "::mlir::arith::ArithDialect",
   ];
   let extraClassDeclaration = [{
     /// Adds the types (defined with their storage in NVTMATypes.cpp).

@@ -1,0 +1,136 @@
+// RUN: nvtma-opt %s -convert-nvtma-to-nvvm -split-input-file | FileCheck %s
+
+!bars = !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+!smem = memref<64x64xf16, #gpu.address_space<workgroup>>
+
+// Atoms become 128-byte descriptor parameters appended to the kernel, and
+// the module records how to encode them, L2 promotion included.
+// CHECK: module attributes {{.*}}nvtma.kernels = "{{.*}}\22l2_promotion\22:3{{.*}}\22swizzle\22:3
+// CHECK-LABEL: gpu.func @load_store
+// CHECK-SAME: %[[D0:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvtma.descriptor = 0 : i64}
+// CHECK-SAME: %[[D1:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvtma.descriptor = 1 : i64}
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @load_store(%A: memref<256x256xf16>, %B: memref<256x256xf16>, %bars: !bars, %i: index)
+      workgroup(%s: !smem) kernel {
+    %c0 = arith.constant 0 : index
+    %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 64, 64>} : memref<256x256xf16> -> !nvtma.tma_atom<load, f16, box = [64, 64], swizzle = swizzle_128b, l2_promotion = l2_256b>
+    %b = nvtma.make_tiled_tma_atom %B {cta_tiler = array<i64: 64, 64>} : memref<256x256xf16> -> !nvtma.tma_atom<store, f16, box = [64, 64]>
+    // CHECK: %[[E:.*]] = nvvm.elect.sync -> i1
+    // CHECK: scf.if %[[E]]
+    // CHECK: llvm.addrspacecast %{{.*}} : !llvm.ptr<3> to !llvm.ptr<7>
+    // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[D0]], %{{.*}}, box[%{{.*}}, %{{.*}}] : !llvm.ptr<7>, !llvm.ptr
+    nvtma.copy %a[%i, %c0], %s, barrier %bars[%c0] : !nvtma.tma_atom<load, f16, box = [64, 64], swizzle = swizzle_128b, l2_promotion = l2_256b>, !smem, !bars
+    // CHECK: llvm.inline_asm has_side_effects {{.*}}"prefetch.tensormap [$0];", "l" %[[D0]]
+    nvtma.prefetch_descriptor %a : !nvtma.tma_atom<load, f16, box = [64, 64], swizzle = swizzle_128b, l2_promotion = l2_256b>
+    // CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[D1]], %{{.*}}, box[%{{.*}}, %{{.*}}] : !llvm.ptr, <3>
+    nvtma.copy %b[%i, %c0], %s : !nvtma.tma_atom<store, f16, box = [64, 64]>, !smem
+    // CHECK: nvvm.cp.async.bulk.commit.group
+    nvtma.bulk_commit_group
+    // CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+    nvtma.bulk_wait_group 0 {read}
+    gpu.return
+  }
+}
+
+// -----
+
+// A tile of two boxes along the outer dim issues two copies, the second at
+// row +32 and 4096 bytes into shared memory.
+// CHECK-LABEL: gpu.func @two_boxes
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @two_boxes(%A: memref<256x256xf16>, %bars: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>)
+      workgroup(%s: memref<64x64xf16, #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 64, 64>} : memref<256x256xf16> -> !nvtma.tma_atom<load_multicast, f16, box = [32, 64], tile = [64, 64], multicast = 2>
+    %m = arith.constant 3 : i16
+    %r = gpu.cluster_block_id x
+    // CHECK: nvvm.elect.sync
+    // CHECK: %[[ROWS:.*]] = llvm.mul %[[R:.*]], %{{.*}} : i32
+    // CHECK: %[[BYTES:.*]] = llvm.mul %[[R]], %{{.*}} : i32
+    // CHECK: llvm.getelementptr %{{.*}}[%[[BYTES]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+    // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} multicast_mask = %{{.*}} : !llvm.ptr<7>, !llvm.ptr
+    nvtma.copy %a[%c0, %c0], %s, barrier %bars[%c0] mask %m cta %r : !nvtma.tma_atom<load_multicast, f16, box = [32, 64], tile = [64, 64], multicast = 2>, memref<64x64xf16, #gpu.address_space<workgroup>>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+// CHECK-LABEL: gpu.func @tile_of_four
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @tile_of_four(%A: memref<512x512xf16>, %bars: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>)
+      workgroup(%s: memref<4x128x64xf16, #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    // 128x256 f16 tile under a 128B swizzle: four 128x64 boxes, one after
+    // another in a blocked buffer.
+    %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 128, 256>} : memref<512x512xf16> -> !nvtma.tma_atom<load, f16, box = [128, 64], tile = [128, 256], swizzle = swizzle_128b>
+    // CHECK-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global
+    nvtma.copy %a[%c0, %c0], %s, barrier %bars[%c0] : !nvtma.tma_atom<load, f16, box = [128, 64], tile = [128, 256], swizzle = swizzle_128b>, memref<4x128x64xf16, #gpu.address_space<workgroup>>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+// Reductions, im2col, and the descriptor-management ops.
+// CHECK-LABEL: gpu.func @others
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @others(%Y: memref<256x256xf32>, %X: memref<8x32x32x64xf16>, %g: !llvm.ptr<1>, %sp: !llvm.ptr<3>,
+                   %bars: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>, %v: i32, %c: !llvm.ptr<7>)
+      workgroup(%s: memref<32x32xf32, #gpu.address_space<workgroup>>, %t: memref<128x64xf16, #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    %o = arith.constant 1 : i16
+    %y = nvtma.make_tiled_tma_atom %Y {cta_tiler = array<i64: 32, 32>} : memref<256x256xf32> -> !nvtma.tma_atom<reduce, f32, box = [32, 32], reduction = max>
+    // CHECK: nvvm.cp.async.bulk.tensor.reduce %{{.*}}, %{{.*}}, box[%{{.*}}, %{{.*}}] {redKind = #nvvm.tma_redux_kind<max>} : !llvm.ptr, <3>
+    nvtma.copy %y[%c0, %c0], %s : !nvtma.tma_atom<reduce, f32, box = [32, 32], reduction = max>, memref<32x32xf32, #gpu.address_space<workgroup>>
+    %x = nvtma.make_tiled_tma_atom %X {cta_tiler = array<i64: 128, 64>} : memref<8x32x32x64xf16> -> !nvtma.tma_atom<im2col_load, f16, box = [128, 64], lower_corner = [-1, -1], upper_corner = [-1, -1]>
+    // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} box[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] im2col[%{{.*}}, %{{.*}}] {{.*}}mode = #nvvm.tma_load_mode<im2col>
+    nvtma.copy %x[%c0, %c0, %c0, %c0], %t, barrier %bars[%c0] offsets [%o, %o] : !nvtma.tma_atom<im2col_load, f16, box = [128, 64], lower_corner = [-1, -1], upper_corner = [-1, -1]>, memref<128x64xf16, #gpu.address_space<workgroup>>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+    // 16 loads of 8 bytes, 16 stores.
+    // CHECK-COUNT-16: llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : i64, !llvm.ptr<1>
+    nvtma.copy_tensormap %y, %g : !nvtma.tma_atom<reduce, f32, box = [32, 32], reduction = max>, !llvm.ptr<1>
+    // CHECK: tensormap.replace.tile.global_address.global.b1024.b64 [$0], $1;
+    // CHECK: tensormap.replace.tile.global_dim.global.b1024.b32 [$0], 1, $1;
+    // CHECK: tensormap.replace.tile.global_stride.global.b1024.b64 [$0], 0, $1;
+    // CHECK: tensormap.replace.tile.global_dim.global.b1024.b32 [$0], 0, $1;
+    nvtma.update_tma_descriptor %y, %Y, %g : !nvtma.tma_atom<reduce, f32, box = [32, 32], reduction = max>, memref<256x256xf32>, !llvm.ptr<1>
+    // CHECK: nvvm.fence.proxy.release <gpu>
+    nvtma.fence_tma_desc_release
+    // CHECK: tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned [$0], [$1], 128;
+    nvtma.cp_fence_tma_desc_release %g, %sp : !llvm.ptr<1>, !llvm.ptr<3>
+    // CHECK: nvvm.fence.proxy.acquire <gpu> %{{.*}}, %{{.*}}
+    nvtma.fence_tma_desc_acquire %g : !llvm.ptr<1>
+    %n = arith.constant 256 : i32
+    %mask = arith.constant 3 : i16
+    // CHECK: nvvm.cp.async.bulk.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : !llvm.ptr<7>, <1>
+    nvtma.bulk_copy g2s %sp, %g, %n, barrier %bars[%c0] : !llvm.ptr<3>, !llvm.ptr<1>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+    // CHECK: nvvm.cp.async.bulk.shared.cluster.global {{.*}} multicast_mask = %{{.*}}
+    nvtma.bulk_copy g2s_multicast %sp, %g, %n, barrier %bars[%c0] mask %mask : !llvm.ptr<3>, !llvm.ptr<1>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+    // CHECK: nvvm.cp.async.bulk.global.shared.cta %{{.*}}, %{{.*}}, %{{.*}} : <1>, <3>
+    nvtma.bulk_copy s2g %g, %sp, %n : !llvm.ptr<1>, !llvm.ptr<3>
+    // CHECK: cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [$0], [$1], $2, [$3];
+    nvtma.bulk_copy s2s_cluster %c, %sp, %n remote_barrier %c : !llvm.ptr<7>, !llvm.ptr<3>
+    // CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = {{ *}}cg
+    nvtma.cp_async %sp, %g {size = 16 : i32, cache_mode = #nvtma.load_cache_mode<cache_global>} : !llvm.ptr<3>, !llvm.ptr<1>
+    // CHECK: st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [$0], $1, [$2];
+    nvtma.dsmem_store %v, %c, %c : i32, !llvm.ptr<7>, !llvm.ptr<7>
+    gpu.return
+  }
+}
+
+// -----
+
+// Index-only ops become arithmetic.
+// CHECK-LABEL: gpu.func @index_ops
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @index_ops(%a: !nvtma.tma_atom<load, f16, box = [64, 32]>, %i: index, %j: index, %x: index) kernel {
+    // CHECK: arith.muli %{{.*}}, %{{.*}} : index
+    // CHECK: arith.muli %{{.*}}, %{{.*}} : index
+    %c:2 = nvtma.tma_partition %a[%i, %j] : !nvtma.tma_atom<load, f16, box = [64, 32]> -> index, index
+    %c0 = arith.constant 0 : index
+    // CHECK: arith.shli
+    // CHECK: arith.trunci %{{.*}} : i32 to i16
+    %m = nvtma.create_tma_multicast_mask [%x, %c0] {cluster_shape = array<i64: 2, 2>, mode = 0 : i64} : i16
+    gpu.return
+  }
+}

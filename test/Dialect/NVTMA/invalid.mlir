@@ -1,0 +1,1054 @@
+// RUN: nvtma-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{'float7' is not a tma_format}}
+func.func @f(%a: !nvtma.tma_atom<load, f16, tma_format = float7, box = [64, 64]>) { return }
+
+// -----
+
+// expected-error @+1 {{'swizzle_16b' is not a swizzle}}
+func.func @f(%a: !nvtma.tma_atom<load, f16, box = [64, 64], swizzle = swizzle_16b>) { return }
+
+// -----
+
+// expected-error @+1 {{'l2_512b' is not a l2_promotion}}
+func.func @f(%a: !nvtma.tma_atom<load, f16, box = [64, 64], l2_promotion = l2_512b>) { return }
+
+// -----
+
+// expected-error @+1 {{'interleave_64b' is not a interleave}}
+func.func @f(%a: !nvtma.tma_atom<load, f16, box = [4, 8, 16], interleave = interleave_64b>) { return }
+
+// -----
+
+// expected-error @+1 {{'zero' is not a oob_fill}}
+func.func @f(%a: !nvtma.tma_atom<load, f16, box = [64, 64], oob_fill = zero>) { return }
+
+// -----
+
+// expected-error @+1 {{'copy' is not a copy kind}}
+func.func @f(%a: !nvtma.tma_atom<copy, f16, box = [64, 64]>) { return }
+
+// -----
+
+// expected-error @+1 {{'mul' is not a reduction kind}}
+func.func @f(%a: !nvtma.tma_atom<reduce, f32, box = [32, 32], reduction = mul>) { return }
+
+// -----
+
+// expected-error @+1 {{unknown tma_atom field 'boxes'}}
+func.func @f(%a: !nvtma.tma_atom<load, f16, boxes = [64, 64]>) { return }
+
+// -----
+
+// expected-error @+1 {{'box' given twice}}
+func.func @f(%a: !nvtma.tma_atom<load, f16, box = [64, 64], box = [32, 32]>) { return }
+
+// -----
+
+// expected-error @+1 {{element type 'index' has no default tma_format}}
+func.func @f(%a: !nvtma.tma_atom<load, index, box = [16, 16]>) { return }
+
+// -----
+
+// expected-error @+1 {{box has 0 dims, the range is 1..5}}
+func.func @f(%a: !nvtma.tma_atom<load, f16, box = []>) { return }
+
+// -----
+
+// expected-error @+1 {{box has 6 dims, the range is 1..5}}
+func.func @f(%a: !nvtma.tma_atom<load, f16, box = [1, 1, 1, 1, 8, 8]>) { return }
+
+// -----
+
+// expected-error @+1 {{tma_format float32 has 32-bit elements, element type 'f16' has 16}}
+func.func @f(%a: !nvtma.tma_atom<load, f16, tma_format = float32, box = [64, 64]>) { return }
+
+// -----
+
+// expected-error @+1 {{tma_format u4x16_align8b has 4-bit elements, element type 'i8' has 8}}
+func.func @f(%a: !nvtma.tma_atom<load, i8, tma_format = u4x16_align8b, box = [16, 128]>) { return }
+
+// -----
+
+// expected-error @+1 {{tile dim 1 is 96, it must be a positive multiple of box dim 1 (64)}}
+func.func @f(%a: !nvtma.tma_atom<load, f16, box = [64, 64], tile = [64, 96]>) { return }
+
+// -----
+
+// expected-error @+1 {{tile has 1 dims, box has 2}}
+func.func @f(%a: !nvtma.tma_atom<load, f16, box = [64, 64], tile = [64]>) { return }
+
+// -----
+
+// expected-error @+1 {{element_strides has 3 entries, the tensor rank is 2}}
+func.func @f(%a: !nvtma.tma_atom<load, f16, box = [64, 64], element_strides = [1, 1, 1]>) { return }
+
+// -----
+
+// expected-error @+1 {{multicast is 32, a cluster holds 1..16 CTAs}}
+func.func @f(%a: !nvtma.tma_atom<load_multicast, f16, box = [2, 64], tile = [64, 64], multicast = 32>) { return }
+
+// -----
+
+// expected-error @+1 {{multicast 2 needs a load_multicast or im2col_load_multicast atom}}
+func.func @f(%a: !nvtma.tma_atom<load, f16, box = [32, 64], multicast = 2>) { return }
+
+// -----
+
+// expected-error @+1 {{cta_group is 3, expected 1 or 2}}
+func.func @f(%a: !nvtma.tma_atom<load, f16, box = [64, 64], cta_group = 3>) { return }
+
+// -----
+
+// expected-error @+1 {{reduction is for reduce atoms}}
+func.func @f(%a: !nvtma.tma_atom<store, f16, box = [64, 64], reduction = max>) { return }
+
+// -----
+
+// expected-error @+1 {{reduction and needs an integer element type, got 'f32'}}
+func.func @f(%a: !nvtma.tma_atom<reduce, f32, box = [32, 32], reduction = and>) { return }
+
+// -----
+
+// expected-error @+1 {{reduction inc needs 32-bit unsigned elements, got 'i16'}}
+func.func @f(%a: !nvtma.tma_atom<reduce, i16, box = [32, 32], reduction = inc>) { return }
+
+// -----
+
+// expected-error @+1 {{an im2col box is [pixels, channels], got 3 dims}}
+func.func @f(%a: !nvtma.tma_atom<im2col_load, f16, box = [2, 128, 64], lower_corner = [0], upper_corner = [0]>) { return }
+
+// -----
+
+// expected-error @+1 {{an im2col atom needs 1..3 lower_corner and as many upper_corner offsets, got 0 and 0}}
+func.func @f(%a: !nvtma.tma_atom<im2col_load, f16, box = [128, 64]>) { return }
+
+// -----
+
+// expected-error @+1 {{an im2col atom needs 1..3 lower_corner and as many upper_corner offsets, got 2 and 1}}
+func.func @f(%a: !nvtma.tma_atom<im2col_load, f16, box = [128, 64], lower_corner = [0, 0], upper_corner = [0]>) { return }
+
+// -----
+
+// expected-error @+1 {{lower_corner / upper_corner are for im2col atoms}}
+func.func @f(%a: !nvtma.tma_atom<load, f16, box = [64, 64], lower_corner = [0], upper_corner = [0]>) { return }
+
+// -----
+
+// expected-error @+1 {{a gather4 box is [4, columns] (2-D, four rows)}}
+func.func @f(%a: !nvtma.tma_atom<gather4_load, bf16, box = [8, 64]>) { return }
+
+// -----
+
+// expected-error @+1 {{box-dim-range: box dim 0 is 512 elements, the range is 1..256 (descriptor dims count from the innermost: tensor dim 1)}}
+func.func @f(%a: !nvtma.tma_atom<load, i8, box = [64, 512]>) { return }
+
+// -----
+
+// expected-error @+1 {{box-dim-range: box dim 1 is 300 elements, the range is 1..256 (descriptor dims count from the innermost: tensor dim 0)}}
+func.func @f(%a: !nvtma.tma_atom<load, f16, box = [300, 64]>) { return }
+
+// -----
+
+// expected-error @+1 {{box-inner-bytes: the inner box is 8 bytes, not a multiple of 16}}
+func.func @f(%a: !nvtma.tma_atom<load, f16, box = [64, 4]>) { return }
+
+// -----
+
+// expected-error @+1 {{box-inner-bytes: the inner box is 24 bytes, not a multiple of 16}}
+func.func @f(%a: !nvtma.tma_atom<load, f32, box = [2, 16, 6], interleave = interleave_16b>) { return }
+
+// -----
+
+// expected-error @+1 {{element-stride-range: element stride 0 is 9, the range is 1..8 (descriptor dims count from the innermost: tensor dim 1)}}
+func.func @f(%a: !nvtma.tma_atom<load, f16, box = [64, 64], element_strides = [1, 9]>) { return }
+
+// -----
+
+// expected-error @+1 {{element-stride-range: element stride 1 is 0, the range is 1..8 (descriptor dims count from the innermost: tensor dim 0)}}
+func.func @f(%a: !nvtma.tma_atom<load, f16, box = [64, 64], element_strides = [0, 1]>) { return }
+
+// -----
+
+// expected-error @+1 {{swizzle-span: the inner box is 128 bytes, swizzle 32B spans only 32}}
+func.func @f(%a: !nvtma.tma_atom<load, f16, box = [64, 64], swizzle = swizzle_32b>) { return }
+
+// -----
+
+// expected-error @+1 {{swizzle-span: the inner box is 256 bytes, swizzle 128B spans only 128}}
+func.func @f(%a: !nvtma.tma_atom<load, f16, box = [64, 128], swizzle = swizzle_128b>) { return }
+
+// -----
+
+// expected-error @+1 {{swizzle-span: the inner box is 128 bytes, swizzle 64B spans only 64}}
+func.func @f(%a: !nvtma.tma_atom<load, f32, box = [8, 32], swizzle = swizzle_64b>) { return }
+
+// -----
+
+// expected-error @+1 {{oob-fill-data-type: NaN out-of-bounds fill needs a floating-point type, data type is 3}}
+func.func @f(%a: !nvtma.tma_atom<load, i32, box = [8, 32], oob_fill = nan_request_zero_fma>) { return }
+
+// -----
+
+// expected-error @+1 {{oob-fill-data-type: NaN out-of-bounds fill needs a floating-point type, data type is 0}}
+func.func @f(%a: !nvtma.tma_atom<load, f8E4M3FN, box = [8, 32], oob_fill = nan_request_zero_fma>) { return }
+
+// -----
+
+// expected-error @+1 {{interleave-rank: rank is 2, an interleaved layout needs rank >= 3}}
+func.func @f(%a: !nvtma.tma_atom<load, f16, box = [8, 16], interleave = interleave_16b>) { return }
+
+// -----
+
+// expected-error @+1 {{box-shared-memory: one box fills 262144 bytes of shared memory, the limit is 233472}}
+func.func @f(%a: !nvtma.tma_atom<load, f32, box = [256, 256]>) { return }
+
+// -----
+
+// expected-error @+1 {{box-shared-memory: one box fills 262144 bytes of shared memory, the limit is 233472}}
+func.func @f(%a: !nvtma.tma_atom<im2col_load, f16, box = [1024, 128], lower_corner = [0], upper_corner = [0]>) { return }
+
+// -----
+
+// expected-error @+1 {{channels-per-pixel-range: channels per pixel is 512, the range is 1..256}}
+func.func @f(%a: !nvtma.tma_atom<im2col_load, i8, box = [64, 512], lower_corner = [0], upper_corner = [0]>) { return }
+
+// -----
+
+// expected-error @+1 {{pixels-per-column-range: pixels per column is 2048, the range is 1..1024}}
+func.func @f(%a: !nvtma.tma_atom<im2col_load, f16, box = [2048, 8], lower_corner = [0], upper_corner = [0]>) { return }
+
+// -----
+
+// expected-error @+1 {{corner-range: lower corner 0 is 200, rank 4 allows -128..127}}
+func.func @f(%a: !nvtma.tma_atom<im2col_load, f16, box = [128, 64], lower_corner = [200, 0], upper_corner = [0, 0]>) { return }
+
+// -----
+
+// expected-error @+1 {{corner-range: upper corner 2 is 16, rank 5 allows -16..15}}
+func.func @f(%a: !nvtma.tma_atom<im2col_load, f16, box = [128, 64], lower_corner = [0, 0, 0], upper_corner = [0, 0, 16]>) { return }
+
+// -----
+
+// expected-error @+1 {{corner-range: lower corner 0 is -32769, rank 3 allows -32768..32767}}
+func.func @f(%a: !nvtma.tma_atom<im2col_load, f16, box = [128, 64], lower_corner = [-32769], upper_corner = [0]>) { return }
+
+// -----
+
+// expected-error @+1 {{box-inner-bytes: the inner box is 8 bytes, not a multiple of 16}}
+func.func @f(%a: !nvtma.tma_atom<im2col_load, f16, box = [128, 4], lower_corner = [0], upper_corner = [0]>) { return }
+
+// -----
+
+// expected-error @+1 {{box-dim-packed: box dim 0 is 64, a 16-byte-aligned packed type needs 128}}
+func.func @f(%a: !nvtma.tma_atom<load, i4, tma_format = u4x16_align16b, box = [16, 64]>) { return }
+
+// -----
+
+// expected-error @+1 {{swizzle-packed: swizzle 5 is not one 16U6_ALIGN16B supports (none, 128B, 128B_ATOM_32B, 128B_ATOM_64B)}}
+func.func @f(%a: !nvtma.tma_atom<load, i6, tma_format = u6x16_align16b, box = [16, 128], swizzle = swizzle_128b_atom_32b_flip_8b>) { return }
+
+// -----
+
+// expected-error @+1 {{swizzle-packed: swizzle 6 is not one 16U4_ALIGN16B supports (none, 128B, 128B_ATOM_32B)}}
+func.func @f(%a: !nvtma.tma_atom<load, i4, tma_format = u4x16_align16b, box = [16, 128], swizzle = swizzle_128b_atom_64b>) { return }
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%A: memref<128x100xf16>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{global-stride-align: global stride 0 is 200 bytes, not a multiple of 16 (the stride of tensor dim 0)}}
+    %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 64, 64>} : memref<128x100xf16> -> !nvtma.tma_atom<load, f16, box = [64, 64]>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%A: memref<64x64xi8, strided<[1099511627776, 1]>>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{global-stride-range: global stride 0 is 1099511627776 bytes, the limit is below 2^40 (the stride of tensor dim 0)}}
+    %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 64, 64>} : memref<64x64xi8, strided<[1099511627776, 1]>> -> !nvtma.tma_atom<load, i8, box = [64, 64]>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%A: memref<8589934592x64xf16>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{global-dim-range: global dim 1 is 8589934592, the range is 1..2^32 (descriptor dims count from the innermost: tensor dim 0)}}
+    %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 64, 64>} : memref<8589934592x64xf16> -> !nvtma.tma_atom<load, f16, box = [64, 64]>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_100a", features = "+ptx86">] {
+  gpu.func @k(%A: memref<64x192xi4>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{global-dim-packed: global dim 0 is 192, a 16-byte-aligned packed type needs a multiple of 128}}
+    %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 16, 128>} : memref<64x192xi4> -> !nvtma.tma_atom<load, i4, tma_format = u4x16_align16b, box = [16, 128]>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%X: memref<2x4x64xf16>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{im2col-box-area: the pixel box along dim 1 is empty (-16 = int32(dim 4 + upper -10) - lower 10)}}
+    %a = nvtma.make_tiled_tma_atom %X {cta_tiler = array<i64: 128, 64>} : memref<2x4x64xf16> -> !nvtma.tma_atom<im2col_load, f16, box = [128, 64], lower_corner = [10], upper_corner = [-10]>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%A: memref<64x256xi4>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{data-type-arch: packed data type 14 (16U4/16U6) needs sm_100, the target is sm_90}}
+    %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 16, 128>} : memref<64x256xi4> -> !nvtma.tma_atom<load, i4, tma_format = u4x16_align16b, box = [16, 128]>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%A: memref<256x256xf16>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{needs sm_100 or newer}}
+    %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 64, 64>} : memref<256x256xf16> -> !nvtma.tma_atom<load, f16, box = [64, 64], cta_group = 2>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
+  gpu.func @k(%A: memref<256x256xf16>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{swizzle-arch: 128B-atom swizzle 4 needs sm_100, the target is sm_90}}
+    %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 64, 64>} : memref<256x256xf16> -> !nvtma.tma_atom<load, f16, box = [64, 64], swizzle = swizzle_128b_atom_32b>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%A: memref<256x256xf32>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{tensor element type 'f32' differs from the atom's 'f16'}}
+    %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 64, 64>} : memref<256x256xf32> -> !nvtma.tma_atom<load, f16, box = [64, 64]>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%A: memref<256x256xf16, #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{tensor must be in global memory}}
+    %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 64, 64>} : memref<256x256xf16, #gpu.address_space<workgroup>> -> !nvtma.tma_atom<load, f16, box = [64, 64]>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%A: memref<4x256x256xf16>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{tensor has rank 3, the atom describes rank 2}}
+    %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 64, 64>} : memref<4x256x256xf16> -> !nvtma.tma_atom<load, f16, box = [64, 64]>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%A: memref<256x256xf16, strided<[1024, 2]>>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{the innermost tensor dim must be contiguous (stride 1), its stride is 2}}
+    %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 64, 64>} : memref<256x256xf16, strided<[1024, 2]>> -> !nvtma.tma_atom<load, f16, box = [64, 64]>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%A: memref<256x256xf16>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{cta_tiler [128, 64] differs from the atom's tile [64, 64]}}
+    %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 128, 64>} : memref<256x256xf16> -> !nvtma.tma_atom<load, f16, box = [64, 64]>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%A: memref<256x256xf16>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{box [32, 128] is not the TMA box of tile [64, 128] (multicast 1, swizzle none): expected [64, 128]}}
+    %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 64, 128>} : memref<256x256xf16> -> !nvtma.tma_atom<load, f16, box = [32, 128], tile = [64, 128]>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%A: memref<256x256xf16>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{box [64, 64] is not the TMA box of tile [64, 128] (multicast 1, swizzle none): expected [64, 128]}}
+    %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 64, 128>} : memref<256x256xf16> -> !nvtma.tma_atom<load, f16, box = [64, 64], tile = [64, 128]>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%A: memref<256x256xf16>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{tile dim 0 (60) does not split over 8 multicast CTAs}}
+    %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 60, 64>} : memref<256x256xf16> -> !nvtma.tma_atom<load_multicast, f16, box = [60, 64], tile = [60, 64], multicast = 8>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>, %s: memref<64x64xf16, #gpu.address_space<workgroup>>, %b: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{has 1 coordinates, load of a rank-2 tensor needs 2}}
+    nvtma.copy %a[%c0], %s, barrier %b[%c0] : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<64x64xf16, #gpu.address_space<workgroup>>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>, %s: memref<64x64xf16>, %b: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{smem must be in workgroup (shared) memory}}
+    nvtma.copy %a[%c0, %c0], %s, barrier %b[%c0] : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<64x64xf16>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>, %s: memref<64x64xbf16, #gpu.address_space<workgroup>>, %b: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{smem element type 'bf16' differs from the atom's 'f16'}}
+    nvtma.copy %a[%c0, %c0], %s, barrier %b[%c0] : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<64x64xbf16, #gpu.address_space<workgroup>>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>, %s: memref<32x64xf16, #gpu.address_space<workgroup>>, %b: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{smem shape [32, 64] differs from the atom's tile [64, 64]}}
+    nvtma.copy %a[%c0, %c0], %s, barrier %b[%c0] : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<32x64xf16, #gpu.address_space<workgroup>>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>, %s: memref<64x64xf16, #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{a load completes on an mbarrier: give `barrier`}}
+    nvtma.copy %a[%c0, %c0], %s : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<64x64xf16, #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<store, f16, box = [64, 64]>, %s: memref<64x64xf16, #gpu.address_space<workgroup>>, %b: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{a store joins a bulk group and takes no mbarrier}}
+    nvtma.copy %a[%c0, %c0], %s, barrier %b[%c0] : !nvtma.tma_atom<store, f16, box = [64, 64]>, memref<64x64xf16, #gpu.address_space<workgroup>>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>, %s: memref<64x64xf16, #gpu.address_space<workgroup>>, %b: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+2 {{mask is for multicast atoms}}
+    %m = arith.constant 3 : i16
+    nvtma.copy %a[%c0, %c0], %s, barrier %b[%c0] mask %m : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<64x64xf16, #gpu.address_space<workgroup>>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<load_multicast, f16, box = [32, 64], tile = [64, 64], multicast = 2>, %s: memref<64x64xf16, #gpu.address_space<workgroup>>, %b: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{a multicast load needs its CTA `mask` and its rank in the multicast group (`cta`)}}
+    nvtma.copy %a[%c0, %c0], %s, barrier %b[%c0] : !nvtma.tma_atom<load_multicast, f16, box = [32, 64], tile = [64, 64], multicast = 2>, memref<64x64xf16, #gpu.address_space<workgroup>>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>, %s: memref<64x64xf16, #gpu.address_space<workgroup>>, %b: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{cta rank is only for multicast atoms}}
+    nvtma.copy %a[%c0, %c0], %s, barrier %b[%c0] cta %c0 : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<64x64xf16, #gpu.address_space<workgroup>>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<im2col_load, f16, box = [128, 64], lower_corner = [-1, -1], upper_corner = [-1, -1]>, %s: memref<128x64xf16, #gpu.address_space<workgroup>>, %b: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{has 0 im2col offsets, expected 2}}
+    nvtma.copy %a[%c0, %c0, %c0, %c0], %s, barrier %b[%c0] : !nvtma.tma_atom<im2col_load, f16, box = [128, 64], lower_corner = [-1, -1], upper_corner = [-1, -1]>, memref<128x64xf16, #gpu.address_space<workgroup>>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<gather4_load, bf16, box = [4, 64]>, %s: memref<4x64xbf16, #gpu.address_space<workgroup>>, %b: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{needs sm_100 or newer}}
+    nvtma.copy %a[%c0, %c0, %c0, %c0, %c0], %s, barrier %b[%c0] : !nvtma.tma_atom<gather4_load, bf16, box = [4, 64]>, memref<4x64xbf16, #gpu.address_space<workgroup>>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{has 1 tile coordinates, the atom's tile has 2 dims}}
+    %c:1 = nvtma.tma_partition %a[%c0] : !nvtma.tma_atom<load, f16, box = [64, 64]> -> index
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k() kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{cluster_shape [4, 8] holds 32 CTAs, a multicast mask covers at most 16}}
+    %m = nvtma.create_tma_multicast_mask [%c0, %c0] {cluster_shape = array<i64: 4, 8>, mode = 0 : i64} : i16
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k() kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{has 1 CTA coordinates, cluster_shape has 2 dims}}
+    %m = nvtma.create_tma_multicast_mask [%c0] {cluster_shape = array<i64: 2, 2>, mode = 0 : i64} : i16
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k() kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{mode 2 is not a dim of cluster_shape [2, 2]}}
+    %m = nvtma.create_tma_multicast_mask [%c0, %c0] {cluster_shape = array<i64: 2, 2>, mode = 2 : i64} : i16
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k() kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{cluster_shape [2, 0] has a non-positive dim}}
+    %m = nvtma.create_tma_multicast_mask [%c0, %c0] {cluster_shape = array<i64: 2, 0>, mode = 0 : i64} : i16
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>, %B: memref<?xf16>, %p: !llvm.ptr<1>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{tensor has rank 1, the atom describes rank 2}}
+    nvtma.update_tma_descriptor %a, %B, %p : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<?xf16>, !llvm.ptr<1>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>, %B: memref<?x?xf16>, %p: !llvm.ptr<1>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{tensormap.replace needs sm_90a (an architecture-specific target), the gpu.module targets sm_90}}
+    nvtma.update_tma_descriptor %a, %B, %p : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<?x?xf16>, !llvm.ptr<1>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>, %B: memref<?x?xf32>, %p: !llvm.ptr<1>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{tensor element type 'f32' differs from the atom's 'f16'}}
+    nvtma.update_tma_descriptor %a, %B, %p : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<?x?xf32>, !llvm.ptr<1>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>, %p: !llvm.ptr<5>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{operand #1 must be pointer to a 128-byte descriptor}}
+    nvtma.copy_tensormap %a, %p : !nvtma.tma_atom<load, f16, box = [64, 64]>, !llvm.ptr<5>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%g: !llvm.ptr<1>, %s: !llvm.ptr<3>, %b: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+2 {{g2s copies !llvm.ptr<1> to !llvm.ptr<3>, got '!llvm.ptr<3>' to '!llvm.ptr<1>'}}
+    %n = arith.constant 64 : i32
+    nvtma.bulk_copy g2s %g, %s, %n, barrier %b[%c0] : !llvm.ptr<1>, !llvm.ptr<3>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%g: !llvm.ptr<1>, %s: !llvm.ptr<3>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+2 {{g2s completes on a local mbarrier: give `barrier`}}
+    %n = arith.constant 64 : i32
+    nvtma.bulk_copy g2s %s, %g, %n : !llvm.ptr<3>, !llvm.ptr<1>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%g: !llvm.ptr<1>, %s: !llvm.ptr<3>, %b: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+2 {{s2g takes no local mbarrier}}
+    %n = arith.constant 64 : i32
+    nvtma.bulk_copy s2g %g, %s, %n, barrier %b[%c0] : !llvm.ptr<1>, !llvm.ptr<3>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%g: !llvm.ptr<1>, %s: !llvm.ptr<3>, %b: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+2 {{g2s_multicast needs `mask`}}
+    %n = arith.constant 64 : i32
+    nvtma.bulk_copy g2s_multicast %s, %g, %n, barrier %b[%c0] : !llvm.ptr<3>, !llvm.ptr<1>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%g: !llvm.ptr<1>, %s: !llvm.ptr<3>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+3 {{s2g_bytemask (.cp_mask) needs sm_100, the gpu.module targets sm_90}}
+    %n = arith.constant 64 : i32
+    %m = arith.constant 255 : i16
+    nvtma.bulk_copy s2g_bytemask %g, %s, %n mask %m : !llvm.ptr<1>, !llvm.ptr<3>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%c: !llvm.ptr<7>, %s: !llvm.ptr<3>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+2 {{s2s_cluster completes on the peer CTA's mbarrier: give `remote_barrier`}}
+    %n = arith.constant 64 : i32
+    nvtma.bulk_copy s2s_cluster %c, %s, %n : !llvm.ptr<7>, !llvm.ptr<3>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%g: !llvm.ptr<1>, %s: !llvm.ptr<3>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+2 {{size is 40 bytes, it must be a positive multiple of 16}}
+    %n = arith.constant 40 : i32
+    nvtma.bulk_copy s2g %g, %s, %n : !llvm.ptr<1>, !llvm.ptr<3>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%g: !llvm.ptr<1>, %s: !llvm.ptr<3>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{cache mode global (cp.async.cg) copies 16 bytes, size is 8}}
+    nvtma.cp_async %s, %g {size = 8 : i32, cache_mode = #nvtma.load_cache_mode<cache_global>} : !llvm.ptr<3>, !llvm.ptr<1>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%g: !llvm.ptr<1>, %s: !llvm.ptr<3>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{attribute 'size' failed to satisfy constraint}}
+    nvtma.cp_async %s, %g {size = 3 : i32} : !llvm.ptr<3>, !llvm.ptr<1>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%m: memref<4x4xf16, #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{has 1 indices for a rank-2 memref}}
+    %p = nvtma.address_of %m[%c0] : memref<4x4xf16, #gpu.address_space<workgroup>> -> !llvm.ptr<3>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%m: memref<4xf16, #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{result pointer is in address space 1, the memref's memory space is #gpu.address_space<workgroup>}}
+    %p = nvtma.address_of %m[%c0] : memref<4xf16, #gpu.address_space<workgroup>> -> !llvm.ptr<1>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>, %s: memref<64x64xf16, strided<[128, 1]>, #gpu.address_space<workgroup>>, %b: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{smem must have the identity layout}}
+    nvtma.copy %a[%c0, %c0], %s, barrier %b[%c0] : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<64x64xf16, strided<[128, 1]>, #gpu.address_space<workgroup>>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<gather4_load, bf16, box = [4, 64]>, %s: memref<4x64xbf16, #gpu.address_space<workgroup>>, %b: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{needs sm_100 or newer}}
+    nvtma.copy %a[%c0, %c0, %c0, %c0, %c0], %s, barrier %b[%c0] : !nvtma.tma_atom<gather4_load, bf16, box = [4, 64]>, memref<4x64xbf16, #gpu.address_space<workgroup>>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{has 1 tile coordinates, the atom's tile has 2 dims}}
+    %c:1 = nvtma.tma_partition %a[%c0] : !nvtma.tma_atom<load, f16, box = [64, 64]> -> index
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k() kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{cluster_shape [4, 8] holds 32 CTAs, a multicast mask covers at most 16}}
+    %m = nvtma.create_tma_multicast_mask [%c0, %c0] {cluster_shape = array<i64: 4, 8>, mode = 0 : i64} : i16
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k() kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{has 1 CTA coordinates, cluster_shape has 2 dims}}
+    %m = nvtma.create_tma_multicast_mask [%c0] {cluster_shape = array<i64: 2, 2>, mode = 0 : i64} : i16
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k() kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{mode 2 is not a dim of cluster_shape [2, 2]}}
+    %m = nvtma.create_tma_multicast_mask [%c0, %c0] {cluster_shape = array<i64: 2, 2>, mode = 2 : i64} : i16
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k() kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{cluster_shape [2, 0] has a non-positive dim}}
+    %m = nvtma.create_tma_multicast_mask [%c0, %c0] {cluster_shape = array<i64: 2, 0>, mode = 0 : i64} : i16
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>, %B: memref<?xf16>, %p: !llvm.ptr<1>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{tensor has rank 1, the atom describes rank 2}}
+    nvtma.update_tma_descriptor %a, %B, %p : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<?xf16>, !llvm.ptr<1>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>, %B: memref<?x?xf16>, %p: !llvm.ptr<1>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{tensormap.replace needs sm_90a (an architecture-specific target), the gpu.module targets sm_90}}
+    nvtma.update_tma_descriptor %a, %B, %p : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<?x?xf16>, !llvm.ptr<1>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>, %B: memref<?x?xf32>, %p: !llvm.ptr<1>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{tensor element type 'f32' differs from the atom's 'f16'}}
+    nvtma.update_tma_descriptor %a, %B, %p : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<?x?xf32>, !llvm.ptr<1>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>, %p: !llvm.ptr<5>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{operand #1 must be pointer to a 128-byte descriptor}}
+    nvtma.copy_tensormap %a, %p : !nvtma.tma_atom<load, f16, box = [64, 64]>, !llvm.ptr<5>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%g: !llvm.ptr<1>, %s: !llvm.ptr<3>, %b: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+2 {{g2s copies !llvm.ptr<1> to !llvm.ptr<3>, got '!llvm.ptr<3>' to '!llvm.ptr<1>'}}
+    %n = arith.constant 64 : i32
+    nvtma.bulk_copy g2s %g, %s, %n, barrier %b[%c0] : !llvm.ptr<1>, !llvm.ptr<3>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%g: !llvm.ptr<1>, %s: !llvm.ptr<3>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+2 {{g2s completes on a local mbarrier: give `barrier`}}
+    %n = arith.constant 64 : i32
+    nvtma.bulk_copy g2s %s, %g, %n : !llvm.ptr<3>, !llvm.ptr<1>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%g: !llvm.ptr<1>, %s: !llvm.ptr<3>, %b: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+2 {{s2g takes no local mbarrier}}
+    %n = arith.constant 64 : i32
+    nvtma.bulk_copy s2g %g, %s, %n, barrier %b[%c0] : !llvm.ptr<1>, !llvm.ptr<3>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%g: !llvm.ptr<1>, %s: !llvm.ptr<3>, %b: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+2 {{g2s_multicast needs `mask`}}
+    %n = arith.constant 64 : i32
+    nvtma.bulk_copy g2s_multicast %s, %g, %n, barrier %b[%c0] : !llvm.ptr<3>, !llvm.ptr<1>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%g: !llvm.ptr<1>, %s: !llvm.ptr<3>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+3 {{s2g_bytemask (.cp_mask) needs sm_100, the gpu.module targets sm_90}}
+    %n = arith.constant 64 : i32
+    %m = arith.constant 255 : i16
+    nvtma.bulk_copy s2g_bytemask %g, %s, %n mask %m : !llvm.ptr<1>, !llvm.ptr<3>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%c: !llvm.ptr<7>, %s: !llvm.ptr<3>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+2 {{s2s_cluster completes on the peer CTA's mbarrier: give `remote_barrier`}}
+    %n = arith.constant 64 : i32
+    nvtma.bulk_copy s2s_cluster %c, %s, %n : !llvm.ptr<7>, !llvm.ptr<3>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%g: !llvm.ptr<1>, %s: !llvm.ptr<3>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+2 {{size is 40 bytes, it must be a positive multiple of 16}}
+    %n = arith.constant 40 : i32
+    nvtma.bulk_copy s2g %g, %s, %n : !llvm.ptr<1>, !llvm.ptr<3>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%g: !llvm.ptr<1>, %s: !llvm.ptr<3>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{cache mode global (cp.async.cg) copies 16 bytes, size is 8}}
+    nvtma.cp_async %s, %g {size = 8 : i32, cache_mode = #nvtma.load_cache_mode<cache_global>} : !llvm.ptr<3>, !llvm.ptr<1>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%g: !llvm.ptr<1>, %s: !llvm.ptr<3>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{attribute 'size' failed to satisfy constraint}}
+    nvtma.cp_async %s, %g {size = 3 : i32} : !llvm.ptr<3>, !llvm.ptr<1>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%m: memref<4x4xf16, #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{has 1 indices for a rank-2 memref}}
+    %p = nvtma.address_of %m[%c0] : memref<4x4xf16, #gpu.address_space<workgroup>> -> !llvm.ptr<3>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%m: memref<4xf16, #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{result pointer is in address space 1, the memref's memory space is #gpu.address_space<workgroup>}}
+    %p = nvtma.address_of %m[%c0] : memref<4xf16, #gpu.address_space<workgroup>> -> !llvm.ptr<1>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>, %s: memref<64x64xf16, strided<[128, 1]>, #gpu.address_space<workgroup>>,
+              %b: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{smem must be dense row-major (the TMA writes it densely), its layout is strided<[128, 1]>}}
+    nvtma.copy %a[%c0, %c0], %s, barrier %b[%c0] : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<64x64xf16, strided<[128, 1]>, #gpu.address_space<workgroup>>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64], tile = [64, 128]>, %s: memref<64x128xf16, #gpu.address_space<workgroup>>,
+              %b: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{tile [64, 128] is split into boxes [64, 64] along inner dims, which the TMA writes one after another: give smem the blocked shape [2, 64, 64]}}
+    nvtma.copy %a[%c0, %c0], %s, barrier %b[%c0] : !nvtma.tma_atom<load, f16, box = [64, 64], tile = [64, 128]>, memref<64x128xf16, #gpu.address_space<workgroup>>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
