@@ -782,17 +782,6 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
 // -----
 
 gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
-  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>, %s: memref<64x64xf16, strided<[128, 1]>, #gpu.address_space<workgroup>>, %b: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>) kernel {
-    %c0 = arith.constant 0 : index
-    // expected-error @+1 {{smem must have the identity layout}}
-    nvtma.copy %a[%c0, %c0], %s, barrier %b[%c0] : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<64x64xf16, strided<[128, 1]>, #gpu.address_space<workgroup>>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
-    gpu.return
-  }
-}
-
-// -----
-
-gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
   gpu.func @k(%a: !nvtma.tma_atom<gather4_load, bf16, box = [4, 64]>, %s: memref<4x64xbf16, #gpu.address_space<workgroup>>, %b: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>) kernel {
     %c0 = arith.constant 0 : index
     // expected-error @+1 {{needs sm_100 or newer}}
