@@ -23,6 +23,12 @@ extern "C" {
 
 #define NVTMA_TENSORMAP_ABI_VERSION 1
 
+#if defined(_WIN32)
+#define NVTMA_TENSORMAP_API __declspec(dllexport)
+#else
+#define NVTMA_TENSORMAP_API __attribute__((visibility("default")))
+#endif
+
 /* Field for field the driver's arguments; enums hold CUDA's values. */
 typedef struct nvtmaTensorMapParams {
   uint32_t mode; /* 0 tiled, 1 im2col */
@@ -52,23 +58,23 @@ typedef struct nvtmaTensorMapStatus {
   char message[192];
 } nvtmaTensorMapStatus;
 
-int nvtmaTensorMapAbiVersion(void);
-const char *nvtmaTensorMapRuleName(uint32_t rule);
-uint32_t nvtmaTensorMapNumRules(void);
+NVTMA_TENSORMAP_API int nvtmaTensorMapAbiVersion(void);
+NVTMA_TENSORMAP_API const char *nvtmaTensorMapRuleName(uint32_t rule);
+NVTMA_TENSORMAP_API uint32_t nvtmaTensorMapNumRules(void);
 
 /* Each returns 1 on success, 0 on failure (status says why); status may be
    NULL. sm is 90 or 100. */
-int nvtmaTensorMapValidate(const nvtmaTensorMapParams *params, uint32_t sm,
+NVTMA_TENSORMAP_API int nvtmaTensorMapValidate(const nvtmaTensorMapParams *params, uint32_t sm,
                            nvtmaTensorMapStatus *status);
-int nvtmaTensorMapEncode(const nvtmaTensorMapParams *params, uint32_t sm,
+NVTMA_TENSORMAP_API int nvtmaTensorMapEncode(const nvtmaTensorMapParams *params, uint32_t sm,
                          uint8_t out[128], nvtmaTensorMapStatus *status);
-int nvtmaTensorMapDecode(const uint8_t in[128], nvtmaTensorMapParams *out,
+NVTMA_TENSORMAP_API int nvtmaTensorMapDecode(const uint8_t in[128], nvtmaTensorMapParams *out,
                          nvtmaTensorMapStatus *status);
-int nvtmaTensorMapReplaceAddress(uint8_t desc[128], uint64_t address,
+NVTMA_TENSORMAP_API int nvtmaTensorMapReplaceAddress(uint8_t desc[128], uint64_t address,
                                  nvtmaTensorMapStatus *status);
 /* Encodes n descriptors (params[i] -> out + 128*i); returns how many
    succeeded before the first failure (status describes it). */
-size_t nvtmaTensorMapEncodeBatch(const nvtmaTensorMapParams *params, size_t n,
+NVTMA_TENSORMAP_API size_t nvtmaTensorMapEncodeBatch(const nvtmaTensorMapParams *params, size_t n,
                                  uint32_t sm, uint8_t *out,
                                  nvtmaTensorMapStatus *status);
 

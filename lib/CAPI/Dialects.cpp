@@ -23,6 +23,7 @@
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
@@ -48,7 +49,7 @@ using namespace mlir;
 MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(NVTMA, nvtma, mlir::nvtma::NVTMADialect)
 
 void mlir::nvtma::registerAllDialects(DialectRegistry &registry) {
-  registry.insert<NVTMADialect, arith::ArithDialect, cf::ControlFlowDialect,
+  registry.insert<NVTMADialect, affine::AffineDialect, arith::ArithDialect, cf::ControlFlowDialect,
                   func::FuncDialect, gpu::GPUDialect, index::IndexDialect,
                   LLVM::LLVMDialect, math::MathDialect, memref::MemRefDialect,
                   NVVM::NVVMDialect, nvgpu::NVGPUDialect, scf::SCFDialect,
@@ -89,6 +90,7 @@ void mlir::nvtma::registerAllPasses() {
     registerFinalizeMemRefToLLVMConversionPass();
     registerReconcileUnrealizedCastsPass();
     registerSCFToControlFlowPass();
+    registerLowerAffinePass();
     memref::registerExpandStridedMetadataPass();
     registerGpuKernelOutliningPass();
     registerGpuModuleToBinaryPass();

@@ -51,7 +51,7 @@ def _ptx_features(arch: str, ptx_version: int | None) -> str:
     if sm < 90:
         raise CompileError(f"arch {arch}: nvtma needs sm_90 or newer (TMA)")
     if ptx_version is None:
-        ptx_version = 80 if sm < 100 else 86
+        ptx_version = 86
     return f"+ptx{ptx_version}"
 
 

@@ -33,7 +33,7 @@ void populateNVTMAToNVVMConversionPatterns(LLVMTypeConverter &converter,
 /// Options of the `nvtma-to-ptx` pipeline.
 struct PipelineOptions {
   std::string chip = "sm_90a";
-  std::string features = "+ptx80";
+  std::string features = "+ptx86";
   std::string format = "isa";
   unsigned optLevel = 3;
 };

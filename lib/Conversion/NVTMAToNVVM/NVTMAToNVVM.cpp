@@ -563,11 +563,15 @@ struct FenceTmaDescAcquireLowering
   LogicalResult
   matchAndRewrite(FenceTmaDescAcquireOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    // Inline PTX rather than the NVVM intrinsic, which LLVM cannot select on
+    // every PTX version (and then aborts the process).
     Location loc = op.getLoc();
-    NVVM::FenceProxyAcquireOp::create(
-        rewriter, loc, NVVM::MemScopeKind::GPU,
-        castPtr(rewriter, loc, adaptor.getDesc(), 0), i32Const(rewriter, loc, 128),
-        NVVM::ProxyKind::GENERIC, NVVM::ProxyKind::TENSORMAP);
+    Value p = LLVM::PtrToIntOp::create(
+        rewriter, loc, rewriter.getI64Type(),
+        castPtr(rewriter, loc, adaptor.getDesc(), 0));
+    inlinePtx(rewriter, loc,
+              "fence.proxy.tensormap::generic.acquire.gpu [$0], 128;", "l",
+              {p});
     rewriter.eraseOp(op);
     return success();
   }
@@ -579,10 +583,8 @@ struct FenceTmaDescReleaseLowering
   LogicalResult
   matchAndRewrite(FenceTmaDescReleaseOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    NVVM::FenceProxyReleaseOp::create(rewriter, op.getLoc(),
-                                      NVVM::MemScopeKind::GPU,
-                                      NVVM::ProxyKind::GENERIC,
-                                      NVVM::ProxyKind::TENSORMAP);
+    inlinePtx(rewriter, op.getLoc(),
+              "fence.proxy.tensormap::generic.release.gpu;", "", {});
     rewriter.eraseOp(op);
     return success();
   }
@@ -890,6 +892,15 @@ struct ConvertNVTMAToNVVMPass
           op->emitOpError() << "tensormap.replace needs an architecture-"
                                "specific target (sm_"
                             << arch->sm << "a)";
+          failedArch = true;
+        }
+        // tensormap.replace and the tensormap proxy fences arrived in PTX 8.3.
+        if (isa<UpdateTmaDescriptorOp, FenceTmaDescAcquireOp,
+                FenceTmaDescReleaseOp, CpFenceTmaDescReleaseOp>(op) &&
+            arch->ptx && arch->ptx < 83) {
+          op->emitOpError() << "needs PTX ISA 8.3 (+ptx83), the target has "
+                               "+ptx"
+                            << arch->ptx;
           failedArch = true;
         }
       });

@@ -8,7 +8,9 @@
 #include "nvtma/Conversion/NVTMAToNVVM.h"
 #include "nvtma/Dialect/NVTMA/NVTMADialect.h"
 
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Conversion/NVGPUToNVVM/NVGPUToNVVM.h"
 #include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/Passes.h"
@@ -135,7 +137,7 @@ struct PipelineCLOptions : PassPipelineOptions<PipelineCLOptions> {
                            llvm::cl::init("sm_90a")};
   Option<std::string> features{*this, "features",
                                llvm::cl::desc("NVVM target features"),
-                               llvm::cl::init("+ptx80")};
+                               llvm::cl::init("+ptx86")};
   Option<std::string> format{
       *this, "format",
       llvm::cl::desc("gpu-module-to-binary format: isa (PTX), bin (cubin "
@@ -147,6 +149,11 @@ struct PipelineCLOptions : PassPipelineOptions<PipelineCLOptions> {
 
 void buildPipeline(OpPassManager &pm, const mlir::nvtma::PipelineOptions &o) {
   pm.addPass(std::make_unique<AttachMissingTarget>(o));
+  // Subviews (stage slices of shared buffers) become reinterpret casts with
+  // computed offsets, which the LLVM lowering understands.
+  OpPassManager &pre = pm.nest<gpu::GPUModuleOp>();
+  pre.addPass(memref::createExpandStridedMetadataPass());
+  pre.addPass(createLowerAffinePass());
   pm.addPass(mlir::nvtma::createConvertNVTMAToNVVM());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertNVGPUToNVVMPass());

@@ -74,7 +74,7 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
 
 // Reductions, im2col, and the descriptor-management ops.
 // CHECK-LABEL: gpu.func @others
-gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
   gpu.func @others(%Y: memref<256x256xf32>, %X: memref<8x32x32x64xf16>, %g: !llvm.ptr<1>, %sp: !llvm.ptr<3>,
                    %bars: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>, %v: i32, %c: !llvm.ptr<7>)
       workgroup(%s: memref<32x32xf32, #gpu.address_space<workgroup>>, %t: memref<128x64xf16, #gpu.address_space<workgroup>>) kernel {
@@ -94,11 +94,11 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
     // CHECK: tensormap.replace.tile.global_stride.global.b1024.b64 [$0], 0, $1;
     // CHECK: tensormap.replace.tile.global_dim.global.b1024.b32 [$0], 0, $1;
     nvtma.update_tma_descriptor %y, %Y, %g : !nvtma.tma_atom<reduce, f32, box = [32, 32], reduction = max>, memref<256x256xf32>, !llvm.ptr<1>
-    // CHECK: nvvm.fence.proxy.release <gpu>
+    // CHECK: fence.proxy.tensormap::generic.release.gpu;
     nvtma.fence_tma_desc_release
     // CHECK: tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned [$0], [$1], 128;
     nvtma.cp_fence_tma_desc_release %g, %sp : !llvm.ptr<1>, !llvm.ptr<3>
-    // CHECK: nvvm.fence.proxy.acquire <gpu> %{{.*}}, %{{.*}}
+    // CHECK: fence.proxy.tensormap::generic.acquire.gpu [$0], 128;
     nvtma.fence_tma_desc_acquire %g : !llvm.ptr<1>
     %n = arith.constant 256 : i32
     %mask = arith.constant 3 : i16

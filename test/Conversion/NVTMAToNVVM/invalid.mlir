@@ -60,3 +60,13 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
     gpu.return
   }
 }
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%g: !llvm.ptr<1>) kernel {
+    // expected-error @+1 {{needs PTX ISA 8.3 (+ptx83), the target has +ptx80}}
+    nvtma.fence_tma_desc_acquire %g : !llvm.ptr<1>
+    gpu.return
+  }
+}

@@ -1,0 +1,27 @@
+"""Kernels the benchmarks run, shared by the artifact builder and run.py."""
+
+import hashlib
+
+from nvtma import kernels as K
+
+ROWS = COLS = 16384                      # fp16: 512 MiB per buffer
+BOXES = [(64, 128), (128, 64), (32, 256)]  # rows x cols, the hand-written kernel's boxes
+PROMOTIONS = ["none", "l2_64b", "l2_128b", "l2_256b"]
+
+
+def copy_spec(box, promo, stages=4):
+    return K.pipelined_copy(ROWS, COLS, "f16", box, stages=stages, l2_load=promo, l2_store="none")
+
+
+def launch_spec():
+    return K.tile_copy((64, 64), "f16", (64, 64))
+
+
+def key(spec):
+    return hashlib.sha256(spec.ir.encode()).hexdigest()[:20]
+
+
+def all_specs():
+    specs = [copy_spec(b, p) for b in BOXES for p in PROMOTIONS]
+    specs.append(launch_spec())
+    return specs

@@ -1,0 +1,66 @@
+"""Shared fixtures: GPU detection, compiling or loading kernels.
+
+GPU tests (marker `gpu`) skip cleanly without a GPU. They compile their
+kernels with nvtma.compile when the MLIR extension is importable; on a
+machine without it (e.g. the GPU box under another Python) they load the
+same kernels from AOT artifacts in $NVTMA_GPU_ARTIFACTS, built with
+`python test/python/build_gpu_artifacts.py DIR`.
+"""
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+
+def _gpu_available() -> bool:
+    try:
+        from cuda.bindings import driver as d
+        if d.cuInit(0)[0] != d.CUresult.CUDA_SUCCESS:
+            return False
+        err, n = d.cuDeviceGetCount()
+        if err != d.CUresult.CUDA_SUCCESS or n < 1:
+            return False
+        err, dev = d.cuDeviceGet(0)
+        err, major = d.cuDeviceGetAttribute(
+            d.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)
+        return major >= 9
+    except Exception:
+        return False
+
+
+HAVE_GPU = _gpu_available()
+
+
+def pytest_collection_modifyitems(config, items):
+    if HAVE_GPU:
+        return
+    skip = pytest.mark.skip(reason="needs an NVIDIA GPU with compute capability >= 9.0")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+def spec_key(ir: str) -> str:
+    return hashlib.sha256(ir.encode()).hexdigest()[:20]
+
+
+def have_compiler() -> bool:
+    try:
+        import nvtma._mlir_libs._nvtmaDialects  # noqa: F401
+        return True
+    except Exception:
+        return False
+
+
+def build(spec):
+    """The compiled module of a KernelSpec: compiled now, or loaded AOT."""
+    art = os.environ.get("NVTMA_GPU_ARTIFACTS")
+    if art and (Path(art) / spec_key(spec.ir) / "kernels.json").exists():
+        import nvtma.runtime
+        return nvtma.runtime.load(Path(art) / spec_key(spec.ir))
+    if not have_compiler():
+        pytest.skip(f"no MLIR extension and no AOT artifact for {spec.name} in $NVTMA_GPU_ARTIFACTS")
+    import nvtma
+    return nvtma.compile(spec.ir)

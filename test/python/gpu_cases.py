@@ -1,0 +1,45 @@
+"""The kernels the GPU tests run (IR only: importable without MLIR)."""
+
+from nvtma import kernels as K
+
+PROMOTIONS = ["none", "l2_64b", "l2_128b", "l2_256b"]
+
+# (elem, shape, box, swizzle): every dtype, ranks 2..5, every swizzle the
+# driver takes on sm_90, edges that leave partial boxes
+TILE_CASES = [
+    ("f32", (300, 500), (32, 32), "swizzle_128b"),
+    ("f32", (64, 96), (16, 8), "swizzle_32b"),
+    ("f16", (1000, 3000), (64, 64), "swizzle_128b"),
+    ("f16", (257, 136), (64, 32), "swizzle_64b"),
+    ("f16", (128, 128), (64, 64), "none"),
+    ("bf16", (513, 264), (128, 64), "swizzle_128b"),
+    ("bf16", (64, 64), (32, 16), "swizzle_32b"),
+    ("f8E4M3FN", (256, 512), (64, 128), "swizzle_128b"),
+    ("i8", (100, 208), (32, 64), "swizzle_64b"),
+    ("i8", (129, 80), (64, 32), "swizzle_32b"),
+    ("f16", (3, 50, 96), (1, 32, 64), "swizzle_128b"),
+    ("f32", (3, 5, 100, 72), (1, 2, 16, 32), "none"),
+    ("bf16", (2, 3, 4, 40, 64), (1, 1, 2, 16, 64), "swizzle_128b"),
+    ("f32", (6, 200), (8, 32), "swizzle_128b"),
+]
+
+
+def dump_specs():
+    return {p: K.dump_descriptor((256, 256), "f16", (64, 64), l2_promotion=p) for p in PROMOTIONS}
+
+
+def tile_specs():
+    return [K.tile_copy(shape, elem, box, swizzle=sw) for elem, shape, box, sw in TILE_CASES]
+
+
+def all_specs():
+    specs = list(dump_specs().values()) + tile_specs()
+    specs += [K.tile_copy((1000, 1000), "f16", (64, 64), prefetch=True, l2_promotion="l2_256b")]
+    specs += [K.box_dump((20, 40), "f32", (8, 32), oob, (16, 20)) for oob in ("none", "nan_request_zero_fma")]
+    specs += [K.multicast_copy(512, 256, "f16", (64, 64), c) for c in (2, 4)]
+    specs += [K.reduce_add(256, 256, "f32", (32, 32))]
+    specs += [K.im2col_dump(2, 8, 8, 64, 64, 64)]
+    specs += [K.bulk_roundtrip(16384), K.cp_async_roundtrip(8192)]
+    specs += [K.update_descriptor(256, 256)]
+    specs += [K.pipelined_copy(1024, 2048, "f16", (64, 128), 4)]
+    return specs

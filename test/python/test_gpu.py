@@ -1,0 +1,212 @@
+"""GPU tests: run on an sm_90 device (the H200), skipped elsewhere."""
+
+import math
+
+import pytest
+
+from conftest import build
+import gpu_cases
+from nvtma import kernels as K
+
+pytestmark = pytest.mark.gpu
+
+torch = pytest.importorskip("torch")
+
+_TORCH = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "i8": "int8", "f8E4M3FN": "float8_e4m3fn"}
+
+
+def rand(shape, elem, seed=0):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    dt = getattr(torch, _TORCH[elem])
+    if elem == "i8":
+        return torch.randint(-128, 127, shape, generator=g, device="cuda", dtype=torch.int8)
+    x = torch.randn(shape, generator=g, device="cuda", dtype=torch.float32)
+    return x.to(dt)
+
+
+def poison(shape, elem):
+    """A tensor whose every byte is 0x7B: unwritten elements show."""
+    t = torch.empty(shape, dtype=getattr(torch, _TORCH[elem]), device="cuda")
+    t.view(torch.uint8).fill_(0x7B)
+    return t
+
+
+def bits(t):
+    return t.view(torch.uint8) if t.element_size() == 1 else t.view(torch.int16 if t.element_size() == 2 else torch.int32)
+
+
+# --------------------------------------------------------------------------- #3672
+
+@pytest.mark.parametrize("promo", gpu_cases.PROMOTIONS)
+def test_l2_promotion_reaches_the_descriptor(promo):
+    """A kernel copies its own descriptor out: the bytes equal the driver's
+    cuTensorMapEncodeTiled for the same tensor, and byte 10 bits [2:1] hold
+    the requested L2 promotion (CUTLASS #3672)."""
+    from cuda.bindings import driver as drv
+    spec = gpu_cases.dump_specs()[promo]
+    mod = build(spec)
+    x = torch.randn(256, 256, dtype=torch.float16, device="cuda")
+    out = torch.zeros(16, dtype=torch.int64, device="cuda")
+    mod.dump_desc(x, out, grid=spec.grid, block=spec.block)
+    torch.cuda.synchronize()
+    got = out.cpu().numpy().tobytes()
+    U32, U64 = drv.cuuint32_t, drv.cuuint64_t
+    want = {"none": 0, "l2_64b": 1, "l2_128b": 2, "l2_256b": 3}[promo]
+    err, m = drv.cuTensorMapEncodeTiled(
+        drv.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, x.data_ptr(), [U64(256), U64(256)],
+        [U64(512)], [U32(64), U32(64)], [U32(1), U32(1)], drv.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+        drv.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_NONE, drv.CUtensorMapL2promotion(want),
+        drv.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+    assert err == drv.CUresult.CUDA_SUCCESS
+    driver_bytes = b"".join(int(v).to_bytes(8, "little") for v in m.opaque)
+    assert int.from_bytes(got[:8], "little") == x.data_ptr()
+    assert (got[10] >> 1) & 3 == want, f"byte 10 = 0x{got[10]:02x}"
+    assert got == driver_bytes, (got.hex(), driver_bytes.hex())
+
+
+# --------------------------------------------------------------------------- tiled copies
+
+@pytest.mark.parametrize("case", gpu_cases.TILE_CASES, ids=lambda c: f"{c[0]}-{'x'.join(map(str, c[1]))}-{c[3]}")
+def test_tile_copy_matches_input(case):
+    elem, shape, box, swizzle = case
+    spec = K.tile_copy(shape, elem, box, swizzle=swizzle)
+    mod = build(spec)
+    x = rand(shape, elem, seed=sum(shape))
+    y = poison(shape, elem)
+    mod.tile_copy(x, y, grid=spec.grid, block=spec.block)
+    torch.cuda.synchronize()
+    assert torch.equal(bits(x), bits(y)), "output differs from input"
+
+
+def test_prefetch_and_l2_256b_copy():
+    spec = K.tile_copy((1000, 1000), "f16", (64, 64), prefetch=True, l2_promotion="l2_256b")
+    mod = build(spec)
+    x = rand((1000, 1000), "f16", 7)
+    y = poison((1000, 1000), "f16")
+    mod.tile_copy(x, y, grid=spec.grid, block=spec.block)
+    torch.cuda.synchronize()
+    assert torch.equal(bits(x), bits(y))
+
+
+def test_driver_encoding_cross_check():
+    """The same launch with descriptors from cuTensorMapEncodeTiled."""
+    spec = K.tile_copy((1000, 3000), "f16", (64, 64), swizzle="swizzle_128b")
+    mod = build(spec)
+    x = rand((1000, 3000), "f16", 3)
+    y = poison((1000, 3000), "f16")
+    k = mod.kernel("tile_copy")
+    ours = k.descriptor_bytes(x, y, encoder="nvtma")
+    theirs = k.descriptor_bytes(x, y, encoder="driver")
+    assert ours == theirs
+    k(x, y, grid=spec.grid, block=spec.block, encoder="driver")
+    torch.cuda.synchronize()
+    assert torch.equal(bits(x), bits(y))
+
+
+@pytest.mark.parametrize("oob", ["none", "nan_request_zero_fma"])
+def test_out_of_bounds_fill(oob):
+    spec = K.box_dump((20, 40), "f32", (8, 32), oob, (16, 20))
+    mod = build(spec)
+    x = torch.randn(20, 40, device="cuda")
+    out = torch.full((8, 32), 123.0, device="cuda")
+    mod.box_dump(x, out, grid=spec.grid, block=spec.block)
+    torch.cuda.synchronize()
+    inside = out[:4, :20]
+    assert torch.equal(inside, x[16:20, 20:40])
+    outside = torch.cat([out[4:, :].flatten(), out[:4, 20:].flatten()])
+    if oob == "none":
+        assert torch.all(outside == 0)
+    else:
+        assert torch.all(torch.isnan(outside))
+
+
+# --------------------------------------------------------------------------- multicast, reduce, im2col
+
+@pytest.mark.parametrize("cluster", [2, 4])
+def test_multicast_cluster(cluster):
+    spec = K.multicast_copy(512, 256, "f16", (64, 64), cluster)
+    mod = build(spec)
+    x = rand((512, 256), "f16", cluster)
+    out = poison((spec.grid[0], 64, 64), "f16")
+    mod.multicast_copy(x, out, grid=spec.grid, block=spec.block, cluster=spec.cluster)
+    torch.cuda.synchronize()
+    tiles = x.view(8, 64, 4, 64).permute(0, 2, 1, 3).reshape(32, 64, 64)
+    want = tiles.repeat_interleave(cluster, dim=0)
+    assert torch.equal(bits(out), bits(want))
+
+
+def test_reduce_add():
+    spec = K.reduce_add(256, 256, "f32", (32, 32))
+    mod = build(spec)
+    a = torch.randn(256, 256, device="cuda")
+    b = torch.randn(256, 256, device="cuda")
+    want = a + b
+    mod.reduce_tile(a, b, grid=spec.grid, block=spec.block)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(b, want, rtol=0, atol=1e-6)
+
+
+def test_im2col_rows():
+    spec = K.im2col_dump(2, 8, 8, 64, 64, 64)
+    mod = build(spec)
+    x = rand((2, 8, 8, 64), "f16", 11)
+    out = poison((64, 64), "f16")
+    mod.im2col_dump(x, out, grid=spec.grid, block=spec.block)
+    torch.cuda.synchronize()
+    want = x.reshape(-1, 64)[:64]
+    assert torch.equal(bits(out), bits(want))
+
+
+# --------------------------------------------------------------------------- non-tensor copies
+
+def test_bulk_g2s_s2g():
+    spec = K.bulk_roundtrip(16384)
+    mod = build(spec)
+    x = torch.randint(0, 255, (16384,), dtype=torch.uint8, device="cuda").view(torch.int8)
+    y = torch.zeros_like(x)
+    mod.bulk_roundtrip(x, y, grid=spec.grid, block=spec.block)
+    torch.cuda.synchronize()
+    assert torch.equal(x, y)
+
+
+def test_cp_async():
+    spec = K.cp_async_roundtrip(8192)
+    mod = build(spec)
+    x = torch.randint(0, 255, (8192,), dtype=torch.uint8, device="cuda").view(torch.int8)
+    y = torch.zeros_like(x)
+    mod.cp_async_roundtrip(x, y, grid=spec.grid, block=spec.block)
+    torch.cuda.synchronize()
+    assert torch.equal(x, y)
+
+
+# --------------------------------------------------------------------------- descriptor update on device
+
+def test_update_descriptor_then_use():
+    from nvtma import tensormap as tm
+    spec = K.update_descriptor(256, 256)
+    mod = build(spec)
+    A = rand((256, 256), "f16", 1)
+    B = rand((192, 320), "f16", 2)
+    out = poison((256, 256), "f16")
+    ws = torch.zeros(16, dtype=torch.int64, device="cuda")
+    mod.update_descriptor(A, B, out, ws, grid=spec.grid, block=spec.block)
+    torch.cuda.synchronize()
+    assert torch.equal(bits(out[:64, :64]), bits(B[:64, :64])), "the copy did not read B through the patched map"
+    patched = ws.cpu().numpy().tobytes()
+    want = tm.encode_tiled("float16", 2, B.data_ptr(), [320, 192], [640], [64, 64], [1, 1], "none", "none",
+                           "l2_128b", "none")
+    assert patched == want, (patched.hex(), want.hex())
+
+
+# --------------------------------------------------------------------------- pipelined copy
+
+def test_pipelined_copy():
+    spec = K.pipelined_copy(1024, 2048, "f16", (64, 128), 4)
+    mod = build(spec)
+    x = rand((1024, 2048), "f16", 5)
+    y = poison((1024, 2048), "f16")
+    for grid in (1, 7, 132, 256):
+        y.view(torch.uint8).fill_(0x7B)
+        mod.pipelined_copy(x, y, grid=(grid,), block=spec.block, smem=0)
+        torch.cuda.synchronize()
+        assert torch.equal(bits(x), bits(y)), f"grid {grid}"
