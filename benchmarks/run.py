@@ -107,7 +107,7 @@ def bench_copy(art, ref_bin):
 def bench_host(art, encode_bin):
     from cuda.bindings import driver as d
     x = torch.empty(16384, 16384, device="cuda", dtype=torch.float16)
-    args = ("float16", 2, x.data_ptr(), [16384, 16384], [32768], [128, 64], [1, 1], "none", "swizzle_128b",
+    args = ("float16", 2, x.data_ptr(), [16384, 16384], [32768], [64, 128], [1, 1], "none", "swizzle_128b",
             "l2_256b", "none")
     n = 20000
     for _ in range(1000):
@@ -117,7 +117,7 @@ def bench_host(art, encode_bin):
         tm.encode_tiled(*args)
     py_us = (time.perf_counter() - t) / n * 1e6
     U32, U64 = d.cuuint32_t, d.cuuint64_t
-    dims, strides, box, es = [U64(16384), U64(16384)], [U64(32768)], [U32(128), U32(64)], [U32(1), U32(1)]
+    dims, strides, box, es = [U64(16384), U64(16384)], [U64(32768)], [U32(64), U32(128)], [U32(1), U32(1)]
     enc = lambda: d.cuTensorMapEncodeTiled(  # noqa: E731
         d.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, x.data_ptr(), dims, strides, box, es,
         d.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE, d.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B,
