@@ -45,8 +45,21 @@ def current_context():
         dev = check(d.cuDeviceGet(0), "cuDeviceGet")
         ctx = check(d.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
         check(d.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+    global _initialized
     _ctx = ctx
+    _initialized = True
     return ctx
+
+
+_initialized = False
+
+
+def context_if_current():
+    """The current context, or None; one driver call on the launch path."""
+    if not _initialized:
+        return None
+    err, ctx = drv().cuCtxGetCurrent()
+    return ctx if err == drv().CUresult.CUDA_SUCCESS and ctx is not None and int(ctx) else None
 
 
 def load_module(cubin: bytes):
@@ -79,19 +92,20 @@ def stream_handle(stream) -> int:
 
 def launch(func, grid, block, cluster, smem: int, stream: int, params_address: int):
     d = drv()
+    if cluster is None:
+        check(d.cuLaunchKernel(func, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, stream,
+                               params_address, 0), "cuLaunchKernel")
+        return
     cfg = d.CUlaunchConfig()
     cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = grid
     cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = block
     cfg.sharedMemBytes = smem
     cfg.hStream = d.CUstream(stream)
-    attrs = []
-    if cluster is not None and tuple(cluster) != (1, 1, 1):
-        a = d.CUlaunchAttribute()
-        a.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-        a.value.clusterDim.x, a.value.clusterDim.y, a.value.clusterDim.z = cluster
-        attrs.append(a)
-    cfg.attrs = attrs
-    cfg.numAttrs = len(attrs)
+    a = d.CUlaunchAttribute()
+    a.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+    a.value.clusterDim.x, a.value.clusterDim.y, a.value.clusterDim.z = cluster
+    cfg.attrs = [a]
+    cfg.numAttrs = 1
     check(d.cuLaunchKernelEx(cfg, func, params_address, 0), "cuLaunchKernelEx")
 
 

@@ -168,17 +168,20 @@ class Kernel:
         self._layout = layout
         self._buffer = _args.ParamBuffer(layout)
         self._last_key = None
+        self._configs = {}
         self._func = None
         self._func_ctx = None
         self._smem_set = 0
 
     def _function(self):
         from . import driver
+        ctx = driver.context_if_current()
+        loaded = self.artifacts._loaded
+        if self._func is not None and loaded is not None and ctx is not None and int(ctx) == int(loaded[0]):
+            return self._func
         mod = self.artifacts._module()
-        if self._func is None or self._func_ctx is not self.artifacts._loaded:
-            self._func = driver.get_function(mod, self.name)
-            self._func_ctx = self.artifacts._loaded
-            self._smem_set = 0
+        self._func = driver.get_function(mod, self.name)
+        self._smem_set = 0
         return self._func
 
     def _pack(self, args, encoder: str):
@@ -228,31 +231,68 @@ class Kernel:
             slot += 1
         return tuple(key)
 
-    def __call__(self, *args, grid, block, cluster=None, smem: int = 0, stream=None, encoder: str = "nvtma"):
-        from . import driver
-        if len(args) != len(self.user_params):
-            raise LaunchError(f"kernel {self.name} takes {len(self.user_params)} arguments "
-                              f"({', '.join(p['type'] for p in self.user_params)}), got {len(args)}",
-                              rule="arg-count")
+    def _arg_key(self, args):
+        """Cheap identity of an argument set: pointer, shape and strides of
+        each tensor, value of each scalar."""
+        key = []
+        for a in args:
+            if hasattr(a, "data_ptr"):
+                key.append((a.data_ptr(), tuple(a.shape), a.stride(), a.dtype))
+            elif hasattr(a, "__cuda_array_interface__"):
+                c = a.__cuda_array_interface__
+                key.append((c["data"][0], tuple(c["shape"]), c.get("strides"), c["typestr"]))
+            else:
+                key.append((type(a), a))
+        return tuple(key)
+
+    def _config(self, grid, block, cluster, smem, stream):
+        k = (grid, block, cluster, smem, stream)
+        cfg = self._configs.get(k)
+        if cfg is not None:
+            return cfg
         grid3 = _dim3(grid, "grid")
         block3 = _dim3(block, "block")
         cluster3 = _dim3(cluster, "cluster") if cluster is not None else None
         if block3[0] * block3[1] * block3[2] > 1024:
             raise LaunchError(f"block {block3} has more than 1024 threads", arg="block", rule="launch-config")
         if cluster3 is not None:
+            if cluster3[0] * cluster3[1] * cluster3[2] > 16:
+                raise LaunchError(f"cluster {cluster3} has more than 16 CTAs", arg="cluster", rule="launch-config")
             for g, c in zip(grid3, cluster3):
                 if g % c:
                     raise LaunchError(f"grid {grid3} is not a multiple of cluster {cluster3}", arg="cluster",
                                       rule="launch-config")
-        if not 0 <= smem <= 227 * 1024:
-            raise LaunchError(f"smem is {smem} bytes, an H100/H200 block gets at most 232448", arg="smem",
+            if cluster3 == (1, 1, 1):
+                cluster3 = None
+        if not isinstance(smem, int) or not 0 <= smem <= 227 * 1024:
+            raise LaunchError(f"smem is {smem!r} bytes, an H100/H200 block gets at most 232448", arg="smem",
                               rule="launch-config")
+        from . import driver
+        cfg = (grid3, block3, cluster3, smem, driver.stream_handle(stream))
+        if len(self._configs) < 64:
+            self._configs[k] = cfg
+        return cfg
+
+    def __call__(self, *args, grid, block, cluster=None, smem: int = 0, stream=None, encoder: str = "nvtma"):
+        """Launches the kernel. Arguments are checked and packed before the
+        driver is touched, so misuse raises LaunchError even without a GPU."""
+        from . import driver
+        if len(args) != len(self.user_params):
+            raise LaunchError(f"kernel {self.name} takes {len(self.user_params)} arguments "
+                              f"({', '.join(p['type'] for p in self.user_params)}), got {len(args)}",
+                              rule="arg-count")
+        cfg = self._config(grid, block, cluster, smem, stream)
+        key = (self._arg_key(args), encoder)
+        if key != self._last_key:
+            self._last_key = None
+            self._pack(args, encoder)
+            self._last_key = key
         func = self._function()
+        grid3, block3, cluster3, smem, stream_h = cfg
         if smem > 48 * 1024 and self._smem_set < smem:
             driver.set_max_dynamic_smem(func, smem)
             self._smem_set = smem
-        self._pack(args, encoder)
-        driver.launch(func, grid3, block3, cluster3, smem, driver.stream_handle(stream), self._buffer.address)
+        driver.launch(func, grid3, block3, cluster3, smem, stream_h, self._buffer.address)
 
     def descriptor_bytes(self, *args, encoder: str = "nvtma") -> list:
         """The descriptors a launch with these arguments passes (for checks)."""

@@ -1,0 +1,109 @@
+"""Launch-time misuse: typed errors naming the argument and the rule,
+checked before the driver is touched (so these run without a GPU)."""
+
+import pytest
+
+from helpers import FakeCudaArray
+from nvtma.runtime import LaunchError
+from nvtma.runtime.module import CompiledArtifacts
+
+# A record like the compiler writes for tile_copy(memref<256x256xf16> x 2).
+MEMREF = dict(kind="memref", type="memref<256x256xf16>", element="f16", element_bits=16, shape=[256, 256],
+              strides=[256, 1], offset=0)
+DESC = dict(kind="descriptor", binds=0, mode="tiled", rank=2, tma_format=6, element_bits=16, interleave=0,
+            swizzle=3, l2_promotion=3, oob_fill=0, element_strides=[1, 1], box_dim=[64, 64], template=None)
+RECORDS = {"kernels": {"k": {"params": [MEMREF, dict(MEMREF), dict(kind="scalar", type="i32", bits=32),
+                                        DESC, dict(DESC, binds=1)]}}}
+
+
+@pytest.fixture
+def k():
+    return CompiledArtifacts(ir=None, ptx="", cubin=b"x", records=RECORDS, arch="sm_90a").kernel("k")
+
+
+def ok_tensor(ptr=0x7F0000000000, shape=(256, 256), **kw):
+    return FakeCudaArray(ptr, shape, **kw)
+
+
+def launch(k, *args, **kw):
+    kw.setdefault("grid", (4, 4))
+    kw.setdefault("block", (128,))
+    k(*args, **kw)
+
+
+def test_wrong_argument_count(k):
+    with pytest.raises(LaunchError, match="takes 3 arguments") as e:
+        launch(k, ok_tensor(), ok_tensor())
+    assert e.value.rule == "arg-count"
+
+
+def test_wrong_dtype(k):
+    with pytest.raises(LaunchError, match="argument 0: element type f32") as e:
+        launch(k, ok_tensor(typestr="<f4"), ok_tensor(), 1)
+    assert e.value.rule == "dtype" and e.value.arg == "argument 0"
+
+
+def test_wrong_rank_and_shape(k):
+    with pytest.raises(LaunchError, match="rank 3") as e:
+        launch(k, ok_tensor(shape=(2, 256, 256)), ok_tensor(), 1)
+    assert e.value.rule == "rank"
+    with pytest.raises(LaunchError, match="dim 1 is 128") as e:
+        launch(k, ok_tensor(), ok_tensor(shape=(256, 128)), 1)
+    assert e.value.rule == "shape" and e.value.arg == "argument 1"
+
+
+def test_misaligned_pointer(k):
+    with pytest.raises(LaunchError, match="not 16-byte aligned") as e:
+        launch(k, ok_tensor(ptr=0x7F0000000002), ok_tensor(), 1)
+    assert e.value.rule == "alignment"
+
+
+def test_non_contiguous(k):
+    with pytest.raises(LaunchError, match="stride 0 is 512") as e:
+        launch(k, ok_tensor(strides=(1024, 2)), ok_tensor(), 1)
+    assert e.value.rule == "contiguity"
+
+
+def test_host_arrays_and_non_tensors(k):
+    np = pytest.importorskip("numpy")
+    with pytest.raises(LaunchError, match="host array") as e:
+        launch(k, np.zeros((256, 256), np.float16), ok_tensor(), 1)
+    assert e.value.rule == "device"
+    with pytest.raises(LaunchError, match="is not a GPU tensor"):
+        launch(k, "tensor", ok_tensor(), 1)
+
+
+def test_scalar_type_and_range(k):
+    with pytest.raises(LaunchError, match="float for an integer parameter"):
+        launch(k, ok_tensor(), ok_tensor(), 1.5)
+    with pytest.raises(LaunchError, match="does not fit i32"):
+        launch(k, ok_tensor(), ok_tensor(), 1 << 40)
+
+
+def test_launch_config(k):
+    with pytest.raises(LaunchError, match="more than 1024 threads"):
+        launch(k, ok_tensor(), ok_tensor(), 1, block=(2048,))
+    with pytest.raises(LaunchError, match="not a multiple of cluster"):
+        launch(k, ok_tensor(), ok_tensor(), 1, grid=(3,), cluster=(2,))
+    with pytest.raises(LaunchError, match="smem"):
+        launch(k, ok_tensor(), ok_tensor(), 1, smem=300000)
+    with pytest.raises(LaunchError, match="positive ints"):
+        launch(k, ok_tensor(), ok_tensor(), 1, grid=(0,))
+
+
+def test_descriptor_rules_at_launch(k):
+    # a 260-byte row pitch breaks the driver's stride rule for the descriptor
+    rec = dict(RECORDS)
+    m = dict(MEMREF, shape=[None, None], strides=[None, 1], type="memref<?x?xf16>")
+    rec = {"kernels": {"k": {"params": [m, dict(m), dict(kind="scalar", type="i32", bits=32), DESC,
+                                        dict(DESC, binds=1)]}}}
+    kk = CompiledArtifacts(ir=None, ptx="", cubin=b"x", records=rec, arch="sm_90a").kernel("k")
+    with pytest.raises(LaunchError, match="global-stride-align") as e:
+        launch(kk, ok_tensor(shape=(256, 130)), ok_tensor(shape=(256, 130)), 1)
+    assert e.value.rule == "global-stride-align"
+
+
+def test_unknown_kernel():
+    art = CompiledArtifacts(ir=None, ptx="", cubin=b"x", records=RECORDS, arch="sm_90a")
+    with pytest.raises(AttributeError, match="no kernel 'nope'"):
+        art.kernel("nope")
