@@ -12,7 +12,7 @@ config.name = "nvtma"
 # PyPI's lit runs RUN lines with its internal shell.
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir"]
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "fuzz"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = getattr(config, "nvtma_obj_root", None) and os.path.join(
     config.nvtma_obj_root, "test") or os.environ.get("NVTMA_LIT_EXEC_ROOT", config.test_source_root)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 
 def _bin(name: str) -> str:
-    path = Path(__file__).resolve().parent / "_bin" / name
+    path = Path(os.path.abspath(__file__)).parent / "_bin" / name
     if not path.exists():
         sys.exit(f"{name}: {path} is missing; reinstall nvtma")
     return str(path)
@@ -22,10 +22,17 @@ def nvtma_opt() -> None:
     os.execv(exe, [exe] + sys.argv[1:])
 
 
+def _is_file(src: str) -> bool:
+    try:
+        return len(src) < 4096 and Path(src).is_file()
+    except OSError:  # hex or JSON text too long to be a file name
+        return False
+
+
 def _read_hex(src: str) -> bytes:
     from .tensormap import TensorMapError
     p = Path(src)
-    if p.exists():
+    if _is_file(src):
         data = p.read_bytes()
         if len(data) == 128:
             return data
@@ -56,7 +63,7 @@ def tensormap_main(argv=None) -> int:
             fields = tm.decode(_read_hex(a.descriptor))
             print(json.dumps(fields.to_json(), indent=1))
             return 0
-        src = sys.stdin.read() if a.json == "-" else (Path(a.json).read_text() if Path(a.json).exists() else a.json)
+        src = sys.stdin.read() if a.json == "-" else (Path(a.json).read_text() if _is_file(a.json) else a.json)
         try:
             args = json.loads(src)
         except json.JSONDecodeError as ex:

@@ -247,7 +247,7 @@ def copy(atom, coords, smem, *, tma_bar_ptr=None, mcast_mask=None, cta_rank=None
         kw["cta_rank"] = dsl._v(cta_rank)
     if cache_hint is not None:
         kw["cache_hint"] = dsl._v(cache_hint)
-    _d.CopyOp(a.value, [dsl._v(c) for c in coords], smem.value, offsets=[dsl._v(o) for o in (offsets or [])], **kw)
+    _d.CopyOp(a.value, [dsl._v(c) for c in coords], smem.value, [dsl._v(o) for o in (offsets or [])], **kw)
 
 
 def create_tma_multicast_mask(cluster_shape, cta_coord, mcast_mode: int):

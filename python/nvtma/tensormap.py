@@ -254,7 +254,7 @@ def _library_path() -> Path:
     env = os.environ.get("NVTMA_TENSORMAP_LIB")
     if env:
         return Path(env)
-    here = Path(__file__).resolve().parent
+    here = Path(os.path.abspath(__file__)).parent  # not resolve(): dev trees symlink sources
     for cand in (here / "_lib" / "libnvtma_tensormap.so",):
         if cand.exists():
             return cand
@@ -335,7 +335,7 @@ def _common(p: _Params, dtype, rank, global_address, global_dim, global_strides,
 
 
 def _tiled_params(dtype, rank, global_address, global_dim, global_strides, box_dim, element_strides,
-                  interleave, swizzle, l2_promotion, oob_fill) -> _Params:
+                  interleave="none", swizzle="none", l2_promotion="l2_128b", oob_fill="none") -> _Params:
     rank = _rank(rank, 1, 5)
     p = _Params()
     p.mode = 0
@@ -347,7 +347,7 @@ def _tiled_params(dtype, rank, global_address, global_dim, global_strides, box_d
 
 def _im2col_params(dtype, rank, global_address, global_dim, global_strides, pixel_box_lower_corner,
                    pixel_box_upper_corner, channels_per_pixel, pixels_per_column, element_strides,
-                   interleave, swizzle, l2_promotion, oob_fill) -> _Params:
+                   interleave="none", swizzle="none", l2_promotion="l2_128b", oob_fill="none") -> _Params:
     rank = _rank(rank, 3, 5)
     p = _Params()
     p.mode = 1

@@ -13,7 +13,7 @@ def nvtma_opt() -> str:
     if env:
         return env
     import nvtma
-    cand = Path(nvtma.__file__).resolve().parent / "_bin" / "nvtma-opt"
+    cand = Path(os.path.abspath(nvtma.__file__)).parent / "_bin" / "nvtma-opt"
     if cand.exists():
         return str(cand)
     found = shutil.which("nvtma-opt")

@@ -45,8 +45,8 @@ def test_build_a_kernel_with_the_generated_builders():
             b = d.MakeTiledTmaAtomOp(st, B, [64, 64]).result
             co = d.TmaPartitionOp([ir.IndexType.get()] * 2, a, [c0, c0]).results
             d.PrefetchDescriptorOp(a)
-            d.CopyOp(a, list(co), s, barriers=bars, barrier_id=c0)
-            d.CopyOp(b, list(co), s)
+            d.CopyOp(a, list(co), s, [], barriers=bars, barrier_id=c0)
+            d.CopyOp(b, list(co), s, [])
             d.BulkCommitGroupOp()
             d.BulkWaitGroupOp(0, read=True)
             d.CopyTensormapOp(a, g)

@@ -27,6 +27,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/JSON.h"
 
 namespace mlir::nvtma {
@@ -852,6 +853,66 @@ struct ConvertNVTMAToNVVMPass
     // Check every module's arch before touching anything: asking LLVM for
     // instructions the target lacks aborts the process.
     bool failedArch = false;
+    // Inputs that crash upstream lowerings (LLVM asserts) become diagnostics.
+    module.walk([&](gpu::GPUModuleOp gm) {
+      if (!gm.getTargets())
+        return;
+      for (Attribute a : *gm.getTargets()) {
+        auto target = dyn_cast<NVVM::NVVMTargetAttr>(a);
+        if (!target)
+          continue;
+        StringRef chip = target.getChip();
+        unsigned smv = 0, ptxv = 0;
+        bool suffix = false;
+        if (chip.consume_front("sm_")) {
+          suffix = chip.consume_back("a") || chip.consume_back("f");
+          (void)chip.getAsInteger(10, smv);
+        }
+        StringRef f = target.getFeatures();
+        size_t at = f.find("+ptx");
+        if (at != StringRef::npos)
+          (void)f.substr(at + 4).take_while(llvm::isDigit).getAsInteger(10,
+                                                                        ptxv);
+        // The oldest PTX ISA LLVM's NVPTX backend accepts for each chip.
+        unsigned need = smv == 90 ? (suffix ? 80 : 78)
+                        : smv == 100 || smv == 101 ? 86
+                        : smv == 120 ? 87
+                        : smv == 103 || smv == 121 ? 88
+                                                   : 0;
+        if (ptxv && need && ptxv < need) {
+          gm.emitError() << "PTX ISA +ptx" << ptxv << " is too old for "
+                         << target.getChip() << " (needs +ptx" << need << ")";
+          failedArch = true;
+        }
+        if (ptxv > 90) {
+          gm.emitError() << "PTX ISA +ptx" << ptxv
+                         << " is newer than this LLVM knows (+ptx90)";
+          failedArch = true;
+        }
+      }
+    });
+    module.walk([&](gpu::GPUFuncOp func) {
+      for (NamedAttribute na : func->getAttrs()) {
+        auto dicts = dyn_cast<ArrayAttr>(na.getValue());
+        if (!dicts)
+          continue;
+        for (Attribute d : dicts) {
+          auto dict = dyn_cast<DictionaryAttr>(d);
+          Attribute align = dict ? dict.get("llvm.align") : Attribute();
+          if (!align)
+            continue;
+          auto i = dyn_cast<IntegerAttr>(align);
+          if (!i || !(i.getType().isSignlessInteger() || i.getType().isIndex()) ||
+              i.getValue().getSExtValue() <= 0 ||
+              !llvm::isPowerOf2_64(i.getValue().getSExtValue())) {
+            func.emitError() << "llvm.align must be a positive power of two "
+                                "of a signless integer type, got "
+                             << align;
+            failedArch = true;
+          }
+        }
+      }
+    });
     module.walk([&](gpu::GPUModuleOp gm) {
       bool usesNVTMA = false;
       gm.walk([&](Operation *op) {

@@ -11,6 +11,7 @@ gpu.module @m [#nvvm.target<chip = "sm_80", features = "+ptx80">] {
 
 // -----
 
+// expected-error @+2 {{PTX ISA +ptx78 is too old for sm_90a (needs +ptx80)}}
 // expected-error @+1 {{nvtma needs PTX ISA 8.0 or newer (+ptx80), the target has +ptx78}}
 gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx78">] {
   gpu.func @k(%A: memref<256x256xf16>) kernel {
