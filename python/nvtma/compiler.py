@@ -146,25 +146,35 @@ def _lower(text: str, arch: str, features: str, opt_level: int, dump_ir: bool):
         return ptx_parts[0], records
 
 
+def _wheel_tool(name: str) -> str | None:
+    """A CUDA tool from NVIDIA's PyPI wheels (nvidia-cuda-cuobjdump puts it
+    in site-packages/nvidia/cu13/bin)."""
+    import sysconfig
+    for base in {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}:
+        for sub in ("cu13", "cu12", "cuda_cuobjdump"):
+            cand = Path(base, "nvidia", sub, "bin", name)
+            if cand.exists():
+                return str(cand)
+    return None
+
+
 class CompiledModule(CompiledArtifacts):
     """A compiled nvtma module: IR, PTX, cubin, kernel records; launchable."""
 
     def sass(self) -> str:
         """The cubin's SASS (needs cuobjdump on PATH or in CUOBJDUMP)."""
-        tool = os.environ.get("CUOBJDUMP") or shutil.which("cuobjdump")
-        if not tool:
-            try:
-                import nvidia.cuda_cuobjdump as _c  # PyPI nvidia-cuda-cuobjdump
-                cand = Path(_c.__path__[0], "bin", "cuobjdump")
-                tool = str(cand) if cand.exists() else None
-            except ImportError:
-                tool = None
+        tool = os.environ.get("CUOBJDUMP") or shutil.which("cuobjdump") or _wheel_tool("cuobjdump")
         if not tool:
             raise FileNotFoundError("cuobjdump not found: install nvidia-cuda-cuobjdump or put it on PATH")
         with tempfile.TemporaryDirectory() as d:
             p = Path(d, "k.cubin")
             p.write_bytes(self.cubin)
-            r = subprocess.run([tool, "-sass", str(p)], capture_output=True, text=True)
+            env = dict(os.environ)
+            nvdisasm = shutil.which("nvdisasm") or _wheel_tool("nvdisasm")
+            if nvdisasm:  # cuobjdump -sass runs nvdisasm
+                env["NVDISASM_PATH"] = str(Path(nvdisasm).parent)
+                env["PATH"] = str(Path(nvdisasm).parent) + os.pathsep + env.get("PATH", "")
+            r = subprocess.run([tool, "-sass", str(p)], capture_output=True, text=True, env=env)
             if r.returncode:
                 raise CompileError(f"cuobjdump failed: {r.stderr.strip()}")
             return r.stdout

@@ -252,8 +252,7 @@ def copy(atom, coords, smem, *, tma_bar_ptr=None, mcast_mask=None, cta_rank=None
 
 def create_tma_multicast_mask(cluster_shape, cta_coord, mcast_mode: int):
     """The i16 CTA mask of a multicast along `mcast_mode` (CUDA x, y, z order)."""
-    i16 = ir.IntegerType.get_signless(16)
-    op = _d.CreateTmaMulticastMaskOp(i16, [dsl._v(c) for c in cta_coord], list(cluster_shape), mcast_mode)
+    op = _d.CreateTmaMulticastMaskOp([dsl._v(c) for c in cta_coord], list(cluster_shape), mcast_mode)
     return dsl.Int(op.result)
 
 

@@ -54,7 +54,7 @@ def test_build_a_kernel_with_the_generated_builders():
             d.FenceTmaDescAcquireOp(g)
             d.AtomFromDescriptorOp(ld, g)
             i16 = ir.IntegerType.get_signless(16)
-            d.CreateTmaMulticastMaskOp(i16, [c0], [2], 0)
+            d.CreateTmaMulticastMaskOp([c0], [2], 0)
         assert module.operation.verify()
         text = str(module)
         for op in ("make_tiled_tma_atom", "tma_partition", "prefetch_descriptor", "nvtma.copy", "bulk_commit_group",
