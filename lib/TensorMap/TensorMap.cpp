@@ -44,6 +44,12 @@ constexpr unsigned kNumDataTypes = 16;
 constexpr uint8_t kFormatCode[] = {0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 8, 7, 8};
 constexpr uint8_t kElementBits[kNumDataTypes] = {8,  16, 32, 32, 64, 64, 16, 32,
                                                  64, 16, 32, 32, 32, 4,  8,  8};
+// CUDA's CU_TENSOR_MAP_DATA_TYPE_* spellings, for diagnostics.
+const char *const kDataTypeNames[kNumDataTypes] = {
+    "UINT8",    "UINT16",       "UINT32",       "INT32",
+    "UINT64",   "INT64",        "FLOAT16",      "FLOAT32",
+    "FLOAT64",  "BFLOAT16",     "FLOAT32_FTZ",  "TFLOAT32",
+    "TFLOAT32_FTZ", "16U4_ALIGN8B", "16U4_ALIGN16B", "16U6_ALIGN16B"};
 constexpr unsigned kSwizzleSpan[] = {0, 32, 64, 128, 128, 128, 128};
 
 const char *const kRuleNames[] = {
@@ -202,9 +208,8 @@ bool nvtma::tensormap::validate(const Params &p, const Target &target,
   const DataType type = p.dataType;
   if (isPacked(type) && !sm100)
     return fail(diag, Rule::DataTypeArch, -1, static_cast<uint32_t>(type),
-                "packed data type %u (16U4/16U6) needs sm_100, the target is "
-                "sm_%u",
-                static_cast<uint32_t>(type), target.sm);
+                "packed data type %s needs sm_100, the target is sm_%u",
+                kDataTypeNames[static_cast<uint32_t>(type)], target.sm);
 
   const uint32_t minRank = im2col ? 3 : 1;
   if (p.rank < minRank || p.rank > kMaxRank)
@@ -330,8 +335,8 @@ bool nvtma::tensormap::validate(const Params &p, const Target &target,
   if (p.oobFill == OOBFill::NanRequestZeroFMA && !isFloat(type))
     return fail(diag, Rule::OOBFillDataType, -1, static_cast<uint32_t>(type),
                 "NaN out-of-bounds fill needs a floating-point type, data type "
-                "is %u",
-                static_cast<uint32_t>(type));
+                "is %s",
+                kDataTypeNames[static_cast<uint32_t>(type)]);
 
   if (im2col) {
     const unsigned cb = cornerBits(p.rank);

@@ -342,6 +342,8 @@ class kernel:  # noqa: N801 (decorator, lower case like other DSLs)
             try:
                 with ir.InsertionPoint(block.operations[len(block.operations) - 1]):
                     self.fn(*[_wrap(block.arguments[i]) for i in _range(n)], **consts)
+            except ir.MLIRError as e:  # a type or attribute the dialect rejected while tracing
+                raise KernelBuildError(f"{self.name}: {e}") from None
             finally:
                 _KernelState.current = prev
             size = max(16, (state.smem_bytes + 15) // 16 * 16)

@@ -185,12 +185,12 @@ func.func @f(%a: !nvtma.tma_atom<load, f32, box = [8, 32], swizzle = swizzle_64b
 
 // -----
 
-// expected-error @+1 {{oob-fill-data-type: NaN out-of-bounds fill needs a floating-point type, data type is 3}}
+// expected-error @+1 {{oob-fill-data-type: NaN out-of-bounds fill needs a floating-point type, data type is INT32}}
 func.func @f(%a: !nvtma.tma_atom<load, i32, box = [8, 32], oob_fill = nan_request_zero_fma>) { return }
 
 // -----
 
-// expected-error @+1 {{oob-fill-data-type: NaN out-of-bounds fill needs a floating-point type, data type is 0}}
+// expected-error @+1 {{oob-fill-data-type: NaN out-of-bounds fill needs a floating-point type, data type is UINT8}}
 func.func @f(%a: !nvtma.tma_atom<load, f8E4M3FN, box = [8, 32], oob_fill = nan_request_zero_fma>) { return }
 
 // -----
@@ -313,7 +313,7 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
 gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
   gpu.func @k(%A: memref<64x256xi4>) kernel {
     %c0 = arith.constant 0 : index
-    // expected-error @+1 {{data-type-arch: packed data type 14 (16U4/16U6) needs sm_100, the target is sm_90}}
+    // expected-error @+1 {{data-type-arch: packed data type 16U4_ALIGN16B needs sm_100, the target is sm_90}}
     %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 16, 128>} : memref<64x256xi4> -> !nvtma.tma_atom<load, i4, tma_format = u4x16_align16b, box = [16, 128]>
     gpu.return
   }
