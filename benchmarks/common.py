@@ -13,6 +13,17 @@ def copy_spec(box, promo, stages=4):
     return K.pipelined_copy(ROWS, COLS, "f16", box, stages=stages, l2_load=promo, l2_store="none")
 
 
+GEMV_M = GEMV_K = 16384
+# (W dtype, scale, tile, stages): bf16 and fp8-e4m3 weights, two tile sizes each
+GEMV_CONFIGS = [("bf16", None, (32, 256), 6), ("bf16", None, (16, 256), 8),
+                ("f8E4M3FN", "row", (64, 256), 6), ("f8E4M3FN", "row", (32, 256), 8),
+                ("f8E4M3FN", "tensor", (64, 256), 6)]
+
+
+def gemv_spec(w_dtype, scale, tile, stages, promo):
+    return K.gemv(GEMV_M, GEMV_K, w_dtype, tile=tile, stages=stages, l2_promotion=promo, scale=scale)
+
+
 def launch_spec():
     return K.tile_copy((64, 64), "f16", (64, 64))
 
@@ -23,5 +34,6 @@ def key(spec):
 
 def all_specs():
     specs = [copy_spec(b, p) for b in BOXES for p in PROMOTIONS]
+    specs += [gemv_spec(*c, p) for c in GEMV_CONFIGS for p in PROMOTIONS]
     specs.append(launch_spec())
     return specs

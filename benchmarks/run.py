@@ -7,7 +7,8 @@ Every line says what it measured and what it is compared with, all in this
 one process / device call: the nvtma TMA copy against cudaMemcpy, torch's copy
 and (when --ref-bin is given) the hand-written CUDA C++ TMA copy, over the
 same box shapes and L2 promotions; descriptor encoding against
-cuTensorMapEncodeTiled; launch overhead against a torch op.
+cuTensorMapEncodeTiled; launch overhead against a torch op; the
+weight-streaming GEMV (bf16 and fp8 W, every L2 promotion) against torch.
 """
 
 import argparse
@@ -64,6 +65,8 @@ def bench_copy(art, ref_bin):
     ms = time_ms(lambda: d.cuMemcpyDtoDAsync(b.data_ptr(), a.data_ptr(), nbytes, 0))
     memcpy = 2 * nbytes / ms / 1e9
     emit(bench="copy", impl="cuMemcpyDtoD", bytes=nbytes, TBps_rw=round(memcpy, 3))
+    if ref_bin == "skip":
+        return memcpy
     ms = time_ms(lambda: b.copy_(a))
     emit(bench="copy", impl="torch copy_", bytes=nbytes, TBps_rw=round(2 * nbytes / ms / 1e9, 3))
     ref = {}
@@ -102,6 +105,70 @@ def bench_copy(art, ref_bin):
             emit(bench="copy", impl="nvtma pipelined_copy (4 stages, 1 warp)", box_rows_cols=list(box),
                  l2_promotion_load=promo, grid=grid, correct=ok, TBps_rw=round(tbps, 3),
                  vs_cudaMemcpy=round(tbps / memcpy, 3), vs_hand_written=round(tbps / r, 3) if r else None)
+    return memcpy
+
+
+def bench_gemv(art, copy_tbps):
+    """y = W·x streaming W from DRAM, every L2 promotion, vs torch (cuBLAS)."""
+    M, K = common.GEMV_M, common.GEMV_K
+    g = torch.Generator(device="cuda").manual_seed(0)
+    x = torch.randn(K, generator=g, device="cuda").to(torch.bfloat16)
+    w16 = torch.randn(M, K, generator=g, device="cuda").to(torch.bfloat16)
+    w8 = torch.randn(M, K, generator=g, device="cuda").to(torch.float8_e4m3fn)
+    row_scale = torch.rand(M, generator=g, device="cuda") + 0.5
+    t_scale = torch.tensor([0.37], device="cuda")
+    y = torch.zeros(M, device="cuda")
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    ref = {"bf16": (w16.float() @ x.float())}
+    ref["row"] = (w8.float() @ x.float()) * row_scale
+    ref["tensor"] = (w8.float() @ x.float()) * t_scale
+    # torch baselines: cuBLAS GEMV in bf16; fp8 through torch._scaled_mm (x quantized, N padded to 16)
+    base = {}
+    ms = time_ms(lambda: torch.mv(w16, x), reps=10, iters=20)
+    base["bf16"] = M * K * 2 / ms / 1e9
+    emit(bench="gemv", impl="torch.mv (cuBLAS), bf16 W", M=M, K=K, W_TBps=round(base["bf16"], 3), us=round(ms * 1e3, 1))
+    x8 = torch.zeros(16, K, device="cuda").to(torch.float8_e4m3fn)
+    x8[0] = x.float().to(torch.float8_e4m3fn)
+    for scale in ("row", "tensor"):
+        sa = row_scale[:, None].contiguous() if scale == "row" else t_scale.reshape(())
+        sb = torch.ones(1, 16, device="cuda") if scale == "row" else torch.ones((), device="cuda")
+        try:
+            fn = lambda: torch._scaled_mm(w8, x8.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)  # noqa
+            fn()
+            ms = time_ms(fn, reps=10, iters=20)
+            base[scale] = M * K / ms / 1e9
+            emit(bench="gemv", impl=f"torch._scaled_mm (cuBLASLt), fp8 W, {scale} scale, x in fp8, N=16", M=M, K=K,
+                 W_TBps=round(base[scale], 3), us=round(ms * 1e3, 1))
+        except RuntimeError as e:
+            emit(bench="gemv", impl=f"torch._scaled_mm, {scale} scale", error=str(e).splitlines()[0])
+    for cfg in common.GEMV_CONFIGS:
+        w_dtype, scale, tile, stages = cfg
+        w = w16 if w_dtype == "bf16" else w8
+        eb = w.element_size()
+        key = scale or "bf16"
+        extra = [] if scale is None else [row_scale if scale == "row" else t_scale]
+        per_sm_max = (227 * 1024) // (stages * tile[0] * tile[1] * eb + 1024)
+        for promo in common.PROMOTIONS:
+            spec = common.gemv_spec(*cfg, promo)
+            k = nvtma.runtime.load(Path(art) / common.key(spec)).kernel("gemv")
+            for per_sm in range(1, min(per_sm_max, 3) + 1):
+                grid = (sms * per_sm,)
+                y.zero_()
+                k(w, x, y, *extra, grid=grid, block=spec.block)
+                torch.cuda.synchronize()
+                err = ((y - ref[key]).abs().max() / ref[key].abs().max()).item()
+
+                def run():
+                    y.zero_()  # (64 KiB memset, counted: the kernel accumulates into y)
+                    k(w, x, y, *extra, grid=grid, block=spec.block)
+                ms = time_ms(run, reps=10, iters=20)
+                tbps = M * K * eb / ms / 1e9
+                b = base.get(key)
+                emit(bench="gemv", impl=f"nvtma gemv, {w_dtype} W" + (f", {scale} scale" if scale else ""),
+                     M=M, K=K, tile=list(tile), stages=stages, ctas_per_sm=per_sm, l2_promotion=promo,
+                     correct=err < 1e-4, max_rel_err=float(f"{err:.2e}"), us=round(ms * 1e3, 1),
+                     W_TBps=round(tbps, 3), vs_torch=round(tbps / b, 3) if b else None,
+                     vs_copy_rw=round(tbps / copy_tbps, 3))
 
 
 def bench_host(art, encode_bin):
@@ -164,13 +231,17 @@ def main():
     ap.add_argument("--artifacts", required=True)
     ap.add_argument("--ref-bin")
     ap.add_argument("--encode-bin")
-    ap.add_argument("--only", choices=["copy", "host"], default=None)
+    ap.add_argument("--only", choices=["copy", "host", "gemv"], default=None)
     a = ap.parse_args()
     emit(bench="machine", **machine())
     if a.only in (None, "host"):
         bench_host(a.artifacts, a.encode_bin)
+    memcpy = None
     if a.only in (None, "copy"):
-        bench_copy(a.artifacts, a.ref_bin)
+        memcpy = bench_copy(a.artifacts, a.ref_bin)
+    if a.only in (None, "gemv"):
+        memcpy = memcpy or bench_copy(a.artifacts, "skip")
+        bench_gemv(a.artifacts, memcpy)
 
 
 if __name__ == "__main__":

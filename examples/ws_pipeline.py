@@ -8,6 +8,8 @@ slots back and forth, and a persistent scheduler walks the tiles.
 
     python examples/ws_pipeline.py              # compiles, prints IR stats
     python examples/ws_pipeline.py --run        # and runs + checks (GPU)
+    python examples/ws_pipeline.py --aot DIR    # also writes cubin + records
+    python examples/ws_pipeline.py --run --from DIR   # GPU box, no MLIR needed
 """
 
 import argparse
@@ -56,12 +58,21 @@ def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--run", action="store_true")
     ap.add_argument("--l2-promotion", default="l2_256b")
+    ap.add_argument("--aot", metavar="DIR", help="write module.cubin + kernels.json here")
+    ap.add_argument("--from", dest="load", metavar="DIR", help="load the AOT artifacts instead of compiling")
     a = ap.parse_args(argv)
-    compiled = ws_copy.compile(promo=a.l2_promotion)
-    (load_desc, _) = compiled.descriptor_records("ws_copy")
-    print(f"ws_copy: {len(compiled.ptx.splitlines())} PTX lines, cubin {len(compiled.cubin)} bytes, "
-          f"{compiled.built.smem_bytes} bytes of shared memory, load descriptor l2_promotion "
-          f"{load_desc['l2_promotion_name']} (byte 10 = 0x{bytes.fromhex(load_desc['template'])[10]:02x})")
+    if a.load:
+        import nvtma.runtime
+        compiled = nvtma.runtime.load(a.load)
+        print(f"ws_copy: loaded from {a.load}")
+    else:
+        compiled = ws_copy.compile(promo=a.l2_promotion)
+        (load_desc, _) = compiled.descriptor_records("ws_copy")
+        print(f"ws_copy: {len(compiled.ptx.splitlines())} PTX lines, cubin {len(compiled.cubin)} bytes, "
+              f"{compiled.built.smem_bytes} bytes of shared memory, load descriptor l2_promotion "
+              f"{load_desc['l2_promotion_name']} (byte 10 = 0x{bytes.fromhex(load_desc['template'])[10]:02x})")
+        if a.aot:
+            print(f"wrote {compiled.save(a.aot)}")
     if not a.run:
         return 0
     import torch
@@ -71,7 +82,15 @@ def main(argv=None):
     compiled.ws_copy(x, y, grid=(grid,), block=(64,))
     torch.cuda.synchronize()
     ok = torch.equal(x, y)
-    print("correct" if ok else "WRONG")
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record()
+    for _ in range(20):
+        compiled.ws_copy(x, y, grid=(grid,), block=(64,))
+    e.record()
+    e.synchronize()
+    ms = s.elapsed_time(e) / 20
+    print(f"{'correct' if ok else 'WRONG'}; {2 * x.numel() * 2 / ms / 1e9:.3f} TB/s (read + write) on "
+          f"{torch.cuda.get_device_name()}, grid {grid}")
     return 0 if ok else 1
 
 

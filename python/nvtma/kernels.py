@@ -636,3 +636,195 @@ def update_descriptor(rows, cols, elem="f16", box=(64, 64)) -> KernelSpec:
       gpu.return
     }}"""
     return KernelSpec(_module(body), "update_descriptor", (1, 1, 1), (128, 1, 1))
+
+
+# --------------------------------------------------------------------------- GEMV
+
+def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_256b", consumers=4,
+         scale=None) -> KernelSpec:
+    """y = scale · (W · x), the weight-streaming GEMV of CUTLASS #3672.
+
+    W [m, k] (bf16 or f8E4M3FN, read once through TMA with `l2_promotion`),
+    x [k] bf16 (16-byte aligned: lanes load 8 elements at a time), y [m] f32 (zero it first: CTAs add partial sums into it),
+    scale: None, "row" ([m] f32) or "tensor" ([1] f32). Warp 0 streams W tiles
+    into a ring of `stages` shared-memory slots; `consumers` warps each own
+    tile[0] / consumers rows of a slot, one 8-element vector per lane. The
+    m/tile[0] × k/tile[1] tiles are split evenly over the grid in row-block
+    order, so every CTA gets the same number of tiles within one; a row's
+    partial sum is reduced across the warp and added to y when the CTA leaves
+    the row block."""
+    bm, bk = tile
+    vec = 8
+    assert w_dtype in ("bf16", "f8E4M3FN"), w_dtype
+    assert m % bm == 0 and k % bk == 0 and bk == 32 * vec and bm % consumers == 0
+    assert scale in (None, "row", "tensor") and (scale is not None or w_dtype == "bf16")
+    rpw = bm // consumers
+    kt = k // bk
+    ntiles = (m // bm) * kt
+    eb = ELEM_BYTES[w_dtype]
+    tile_bytes = bm * bk * eb
+    fmt = "uint8" if w_dtype == "f8E4M3FN" else None
+    ld = atom_str("load", w_dtype, tile, l2_promotion=l2_promotion, tma_format=fmt)
+    wmem, xmem, ymem = _shape((m, k), w_dtype), _shape((k,), "bf16"), _shape((m,), "f32")
+    smem_t = _smem((stages, bm, bk), w_dtype)
+    slice_t = f"memref<{bm}x{bk}x{w_dtype}, strided<[{bk}, 1], offset: ?>, #gpu.address_space<workgroup>>"
+    bars = _bars(2 * stages)
+    vf = f"vector<{vec}xf32>"
+    params = f"%w: {wmem}, %x: {xmem}, %y: {ymem}"
+    if scale:
+        params += f", %scale: {_shape((m if scale == 'row' else 1,), 'f32')}"
+
+    def widen(v, r):
+        """W vector -> f32 vector."""
+        if w_dtype == "bf16":
+            return f"          %wf{r} = arith.extf {v} : vector<{vec}xbf16> to {vf}"
+        lines = [f"          %wi{r} = vector.bitcast {v} : vector<{vec}x{w_dtype}> to vector<{vec}xi8>"]
+        for j in range(vec // 2):
+            lines += [f"          %wp{r}_{j} = vector.shuffle %wi{r}, %wi{r} [{2 * j}, {2 * j + 1}] : "
+                      f"vector<{vec}xi8>, vector<{vec}xi8>",
+                      f"          %wh{r}_{j} = nvvm.convert.f8x2.to.f16x2 %wp{r}_{j} : vector<2xi8> (f8E4M3FN) -> "
+                      f"vector<2xf16>",
+                      f"          %ws{r}_{j} = arith.extf %wh{r}_{j} : vector<2xf16> to vector<2xf32>"]
+        lines += [f"          %wq{r}_0 = vector.shuffle %ws{r}_0, %ws{r}_1 [0, 1, 2, 3] : vector<2xf32>, vector<2xf32>",
+                  f"          %wq{r}_1 = vector.shuffle %ws{r}_2, %ws{r}_3 [0, 1, 2, 3] : vector<2xf32>, vector<2xf32>",
+                  f"          %wf{r} = vector.shuffle %wq{r}_0, %wq{r}_1 [0, 1, 2, 3, 4, 5, 6, 7] : "
+                  f"vector<4xf32>, vector<4xf32>"]
+        return "\n".join(lines)
+
+    accs = ", ".join(f"%acc{r} = %zero" for r in range(rpw))
+    acc_types = ", ".join([vf] * rpw)
+    compute = "\n".join(
+        f"          %wv{r} = vector.load %smem[%s, %row{r}, %lc] {{alignment = {vec * eb} : i64}} : {smem_t}, vector<{vec}x{w_dtype}>\n"
+        f"{widen(f'%wv{r}', r)}\n"
+        f"          %nacc{r} = vector.fma %wf{r}, %xf, %acc{r} : {vf}" for r in range(rpw))
+    rows = "\n".join(f"        %row{r} = arith.addi %r0, %c{r} : index" for r in range(rpw))
+
+    def flush(r):
+        red = [f"            %sum{r}_0 = vector.reduction <add>, %nacc{r} : {vf} into f32"]
+        for j, off in enumerate((16, 8, 4, 2, 1)):
+            red += [f"            %sh{r}_{j}, %ok{r}_{j} = gpu.shuffle xor %sum{r}_{j}, %i{off}, %i32w : f32",
+                    f"            %sum{r}_{j + 1} = arith.addf %sum{r}_{j}, %sh{r}_{j} : f32"]
+        red.append(f"            %yrow{r} = arith.addi %ybase, %row{r} : index")
+        out = f"%sum{r}_5"
+        if scale == "row":
+            red += [f"            %sc{r} = memref.load %scale[%yrow{r}] : {_shape((m,), 'f32')}",
+                    f"            %scaled{r} = arith.mulf %sum{r}_5, %sc{r} : f32"]
+            out = f"%scaled{r}"
+        elif scale == "tensor":
+            red.append(f"            %scaled{r} = arith.mulf %sum{r}_5, %sct : f32")
+            out = f"%scaled{r}"
+        red += ["            scf.if %lane0 {",
+                f"              %old{r} = memref.atomic_rmw addf {out}, %y[%yrow{r}] : (f32, {ymem}) -> f32",
+                "            }"]
+        return "\n".join(red)
+
+    selects = "\n".join(f"        %sel{r} = arith.select %flush, %zero, %nacc{r} : {vf}" for r in range(rpw))
+    yields = ", ".join(f"%sel{r}" for r in range(rpw))
+    tensor_scale = (f"      %sct = memref.load %scale[%c0] : {_shape((1,), 'f32')}\n" if scale == "tensor" else "")
+    body = f"""    gpu.func @gemv({params}) workgroup(%smem: {smem_t} {{llvm.align = 1024 : i64}}) kernel {{
+{_consts(0, 1, 2, 32, *range(rpw))}
+      %cS = arith.constant {stages} : index
+      %cKT = arith.constant {kt} : index
+      %cKT1 = arith.constant {kt - 1} : index
+      %cBM = arith.constant {bm} : index
+      %cBK = arith.constant {bk} : index
+      %cRPW = arith.constant {rpw} : index
+      %cVEC = arith.constant {vec} : index
+      %cTB = arith.constant {tile_bytes} : index
+      %cT = arith.constant {ntiles} : index
+      %cArrive = arith.constant {consumers * 32} : index
+      %i1 = arith.constant 1 : i32
+      %i2 = arith.constant 2 : i32
+      %i4 = arith.constant 4 : i32
+      %i8 = arith.constant 8 : i32
+      %i16 = arith.constant 16 : i32
+      %i32w = arith.constant 32 : i32
+      %ticks = arith.constant 10000000 : index
+      %zero = arith.constant dense<0.0> : {vf}
+      %a = nvtma.make_tiled_tma_atom %w {{cta_tiler = array<i64: {bm}, {bk}>}} : {wmem} -> {ld}
+      %bid = gpu.block_id x
+      %grid = gpu.grid_dim x
+      %tid = gpu.thread_id x
+      %bars = nvgpu.mbarrier.create -> {bars}
+      %t00 = arith.cmpi eq, %tid, %c0 : index
+      scf.if %t00 {{
+        scf.for %s = %c0 to %cS step %c1 {{
+          %es = arith.addi %s, %cS : index
+          nvgpu.mbarrier.init %bars[%s], %c1 : {bars}
+          nvgpu.mbarrier.init %bars[%es], %cArrive : {bars}
+        }}
+      }}
+      gpu.barrier
+      // this CTA's tiles: [bid·T/grid, (bid+1)·T/grid)
+      %tb0 = arith.muli %bid, %cT : index
+      %tb = arith.divui %tb0, %grid : index
+      %bid1 = arith.addi %bid, %c1 : index
+      %te0 = arith.muli %bid1, %cT : index
+      %te = arith.divui %te0, %grid : index
+      %n = arith.subi %te, %tb : index
+      %n1 = arith.subi %n, %c1 : index
+      %producer = arith.cmpi ult, %tid, %c32 : index
+      scf.if %producer {{
+        scf.for %i = %c0 to %n step %c1 {{
+          %s = arith.remui %i, %cS : index
+          %again = arith.cmpi uge, %i, %cS : index
+          scf.if %again {{
+            // wait until the consumers released this slot's previous tile
+            %round = arith.divui %i, %cS : index
+            %prev = arith.subi %round, %c1 : index
+            %pr = arith.remui %prev, %c2 : index
+            %ph = arith.cmpi ne, %pr, %c0 : index
+            %es = arith.addi %s, %cS : index
+            nvgpu.mbarrier.try_wait.parity %bars[%es], %ph, %ticks : {bars}
+          }}
+          %t = arith.addi %tb, %i : index
+          %rb = arith.divui %t, %cKT : index
+          %kt = arith.remui %t, %cKT : index
+          %row = arith.muli %rb, %cBM : index
+          %col = arith.muli %kt, %cBK : index
+          %slice = memref.subview %smem[%s, 0, 0] [1, {bm}, {bk}] [1, 1, 1] : {smem_t} to {slice_t}
+          scf.if %t00 {{
+            nvgpu.mbarrier.arrive.expect_tx %bars[%s], %cTB : {bars}
+          }}
+          nvtma.copy %a[%row, %col], %slice, barrier %bars[%s] : {ld}, {slice_t}, {bars}
+        }}
+      }} else {{
+        %ct = arith.subi %tid, %c32 : index
+        %cw = arith.divui %ct, %c32 : index
+        %lane = arith.remui %tid, %c32 : index
+        %lane0 = arith.cmpi eq, %lane, %c0 : index
+        %r0 = arith.muli %cw, %cRPW : index
+        %lc = arith.muli %lane, %cVEC : index
+{tensor_scale}{rows}
+        %res:{rpw} = scf.for %i = %c0 to %n step %c1 iter_args({accs}) -> ({acc_types}) {{
+          %s = arith.remui %i, %cS : index
+          %t = arith.addi %tb, %i : index
+          %rb = arith.divui %t, %cKT : index
+          %kt = arith.remui %t, %cKT : index
+          %kc0 = arith.muli %kt, %cBK : index
+          %kc = arith.addi %kc0, %lc : index
+          // x first: its load overlaps the wait for W
+          %xv = vector.load %x[%kc] {{alignment = 16 : i64}} : {xmem}, vector<{vec}xbf16>
+          %xf = arith.extf %xv : vector<{vec}xbf16> to {vf}
+          %round = arith.divui %i, %cS : index
+          %r1 = arith.remui %round, %c2 : index
+          %ph = arith.cmpi ne, %r1, %c0 : index
+          nvgpu.mbarrier.try_wait.parity %bars[%s], %ph, %ticks : {bars}
+{compute}
+          %es = arith.addi %s, %cS : index
+          %tok = nvgpu.mbarrier.arrive %bars[%es] : {bars} -> !nvgpu.mbarrier.token
+          %lastk = arith.cmpi eq, %kt, %cKT1 : index
+          %lasti = arith.cmpi eq, %i, %n1 : index
+          %flush = arith.ori %lastk, %lasti : i1
+          scf.if %flush {{
+            %ybase = arith.muli %rb, %cBM : index
+{chr(10).join(flush(r) for r in range(rpw))}
+          }}
+{selects}
+          scf.yield {yields} : {acc_types}
+        }}
+      }}
+      gpu.return
+    }}"""
+    return KernelSpec(_module(body), "gemv", None, ((consumers + 1) * 32, 1, 1), smem=0,
+                      info=dict(tiles=ntiles, tile_bytes=tile_bytes, stages=stages, w_bytes=m * k * eb))

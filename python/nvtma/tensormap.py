@@ -16,6 +16,7 @@ GPU box under any Python, and on a build machine with no GPU.
 from __future__ import annotations
 
 import ctypes
+import struct
 import dataclasses
 import enum
 import os
@@ -383,8 +384,50 @@ def encode_tiled(dtype, rank, global_address, global_dim: Sequence[int], global_
     ``global_dim``, ``box_dim`` and ``element_strides`` have ``rank`` entries
     (innermost first), ``global_strides`` ``rank - 1`` byte strides.
     """
+    # Fast path: well-formed arguments packed straight into the C struct.
+    # Anything unusual (or refused) takes the checked path below, which names
+    # the argument or the driver rule.
+    try:
+        fast = _fast_tables()
+        if 1 <= rank <= 5 and len(global_dim) == rank and len(box_dim) == rank and \
+                len(element_strides) == rank and len(global_strides) == rank - 1:
+            pad = _ZEROS[rank:]
+            raw = _TILED.pack(0, fast[0][dtype], rank, fast[1][interleave], fast[2][swizzle], fast[3][l2_promotion],
+                              fast[4][oob_fill], 0, 0, *box_dim, *pad, *element_strides, *pad, 0, 0, 0, 0, 0, 0,
+                              global_address, *global_dim, *pad, *global_strides, *pad)
+            out = ctypes.create_string_buffer(DESCRIPTOR_BYTES)
+            if _fast_encode(raw, sm, out, None):
+                return out.raw
+    except (KeyError, TypeError, struct.error):
+        pass
     return _encode(_tiled_params(dtype, rank, global_address, global_dim, global_strides, box_dim,
                                  element_strides, interleave, swizzle, l2_promotion, oob_fill), sm)
+
+
+_TILED = struct.Struct("<9I5I5I3i3i4xQ5Q4Q")  # nvtmaTensorMapParams, x86-64 / aarch64 layout
+_ZEROS = (0, 0, 0, 0, 0)
+_fast = None
+_fast_encode = None
+
+
+def _fast_tables():
+    """Exact spellings (and ints / IntEnum members) -> value, per enum."""
+    global _fast, _fast_encode
+    if _fast is None:
+        assert _TILED.size == ctypes.sizeof(_Params)
+        tables = []
+        for cls in (DataType, Interleave, Swizzle, L2Promotion, OOBFill):
+            t = {}
+            for m in cls:
+                for name in (m.name, m.dialect, m.cuda_name):
+                    t[name] = int(m)
+                t[int(m)] = int(m)
+            tables.append(t)
+        fn = ctypes.cast(_load().nvtmaTensorMapEncode, ctypes.c_void_p).value
+        _fast_encode = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32, ctypes.c_char_p,
+                                        ctypes.c_void_p)(fn)
+        _fast = tables
+    return _fast
 
 
 def encode_im2col(dtype, rank, global_address, global_dim: Sequence[int], global_strides: Sequence[int],

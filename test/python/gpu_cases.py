@@ -42,4 +42,14 @@ def all_specs():
     specs += [K.bulk_roundtrip(16384), K.cp_async_roundtrip(8192)]
     specs += [K.update_descriptor(256, 256)]
     specs += [K.pipelined_copy(1024, 2048, "f16", (64, 128), 4)]
+    specs += [gemv_spec(*c) for c in GEMV_CASES]
     return specs
+
+
+# (W dtype, scale, tile): the weight-streaming GEMV of the benchmarks, small
+GEMV_CASES = [("bf16", None, (32, 256)), ("f8E4M3FN", "row", (64, 256)), ("f8E4M3FN", "tensor", (64, 256))]
+GEMV_SHAPE = (1024, 4096)
+
+
+def gemv_spec(w_dtype, scale, tile):
+    return K.gemv(*GEMV_SHAPE, w_dtype, tile=tile, stages=4, scale=scale)

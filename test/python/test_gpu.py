@@ -210,3 +210,30 @@ def test_pipelined_copy():
         mod.pipelined_copy(x, y, grid=(grid,), block=spec.block, smem=0)
         torch.cuda.synchronize()
         assert torch.equal(bits(x), bits(y)), f"grid {grid}"
+
+
+# --------------------------------------------------------------------------- GEMV
+
+@pytest.mark.parametrize("case", gpu_cases.GEMV_CASES, ids=lambda c: f"{c[0]}-{c[1]}")
+def test_gemv(case):
+    """y = scale · W·x over every grid split (CTAs that start or end inside a
+    row block add partial sums), against torch in f32."""
+    w_dtype, scale, tile = case
+    spec = gpu_cases.gemv_spec(*case)
+    mod = build(spec)
+    m, k = gpu_cases.GEMV_SHAPE
+    w = rand((m, k), w_dtype, 21)
+    x = rand((k,), "bf16", 22)
+    want = w.float() @ x.float()
+    args = [w, x]
+    if scale == "row":
+        s = torch.rand(m, device="cuda") + 0.5
+        want = want * s
+    elif scale == "tensor":
+        s = torch.tensor([0.37], device="cuda")
+        want = want * s
+    for grid in (1, 7, 132, 200):
+        y = torch.zeros(m, device="cuda")
+        mod.gemv(*args, y, *([s] if scale else []), grid=(grid,), block=spec.block)
+        torch.cuda.synchronize()
+        torch.testing.assert_close(y, want, rtol=1e-4, atol=2e-3, msg=lambda e: f"grid {grid}: {e}")

@@ -1,0 +1,70 @@
+"""What every example does besides its kernel: compile (or load the AOT
+artifacts), print what was made, save, and run + check when a GPU is there.
+
+An example calls ``main(doc, make_spec, check, add_args)``:
+``make_spec(args) -> KernelSpec`` builds the IR, ``check(compiled, spec,
+args, torch) -> bool`` runs it on the GPU and compares with torch.
+"""
+
+import argparse
+import re
+
+import nvtma
+
+
+def report(compiled, spec):
+    ptx = compiled.ptx
+    print(f"compiled {spec.name} in {compiled.compile_seconds * 1e3:.1f} ms"
+          f"{' (cache hit)' if compiled.from_cache else ''}")
+    tensor = sorted(set(re.findall(r"cp\.(?:reduce\.)?async\.bulk\.tensor\.[\w:.]+", ptx)))
+    print(f"  PTX: {len(ptx.splitlines())} lines; {', '.join(tensor) or 'no tensor copies'}; "
+          f"{ptx.count('.param .align 64 .b8')} grid-constant descriptor params")
+    print(f"  cubin: {len(compiled.cubin)} bytes")
+    for d in compiled.descriptor_records(spec.name):
+        tmpl = bytes.fromhex(d["template"]) if d.get("template") else None
+        byte10 = f", descriptor byte 10 = 0x{tmpl[10]:02x}" if tmpl else ""
+        if d.get("mode") == "im2col":
+            box = (f"im2col {d['pixels_per_column']} pixels x {d['channels_per_pixel']} channels, corners "
+                   f"{d['pixel_box_lower_corner']}..{d['pixel_box_upper_corner']}")
+        else:
+            box = f"tiled box {d['box_dim'][::-1]}"
+        print(f"  descriptor for argument {d['binds']}: {box} {d['tma_format_name']}, "
+              f"l2_promotion {d['l2_promotion_name']}{byte10}")
+    try:
+        sass = compiled.sass()
+        ops = sorted(set(re.findall(r"\b(UTMA[A-Z]+|UBLKCP|UBLKRED|SYNCS[.A-Z]*)\b", sass)))
+        print(f"  SASS: {', '.join(ops)}")
+    except (FileNotFoundError, nvtma.CompileError) as e:
+        print(f"  SASS: skipped ({e})")
+
+
+def main(doc, make_spec, check, add_args=None, argv=None):
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=doc)
+    ap.add_argument("--arch", default="sm_90a")
+    ap.add_argument("--aot", metavar="DIR", help="write module.ptx, module.cubin and kernels.json here")
+    ap.add_argument("--from", dest="load", metavar="DIR",
+                    help="run the AOT artifacts in DIR (made with the same flags): needs only the runtime, not MLIR")
+    if add_args:
+        add_args(ap)
+    a = ap.parse_args(argv)
+    spec = make_spec(a)
+    if a.load:
+        from nvtma import runtime
+        compiled = runtime.load(a.load)
+        print(f"loaded {spec.name} from {a.load}")
+    else:
+        compiled = nvtma.compile(spec.ir, arch=a.arch)
+        report(compiled, spec)
+        if a.aot:
+            print(f"  wrote {compiled.save(a.aot)}/module.ptx, module.cubin, kernels.json")
+    try:
+        import torch
+        if not torch.cuda.is_available():
+            raise ImportError
+    except ImportError:
+        print("no GPU (or no torch): compiled only")
+        return 0
+    ok = check(compiled, spec, a, torch)
+    print(f"ran on {torch.cuda.get_device_name()}: {'correct' if ok else 'WRONG'}")
+    return 0 if ok else 1
