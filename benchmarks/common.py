@@ -14,14 +14,17 @@ def copy_spec(box, promo, stages=4):
 
 
 GEMV_M = GEMV_K = 16384
-# (W dtype, scale, tile, stages): bf16 and fp8-e4m3 weights, two tile sizes each
-GEMV_CONFIGS = [("bf16", None, (32, 256), 6), ("bf16", None, (16, 256), 8),
-                ("f8E4M3FN", "row", (64, 256), 6), ("f8E4M3FN", "row", (32, 256), 8),
-                ("f8E4M3FN", "tensor", (64, 256), 6)]
+# (W dtype, scale, tile, stages, fp8 math): bf16 and fp8-e4m3 weights
+GEMV_CONFIGS = [("bf16", None, (32, 256), 6, "f32"), ("bf16", None, (64, 256), 4, "f32"),
+                ("bf16", None, (32, 256), 4, "f32"),
+                ("f8E4M3FN", "row", (64, 256), 6, "f32"), ("f8E4M3FN", "row", (64, 256), 6, "f16x2"),
+                ("f8E4M3FN", "row", (32, 256), 8, "f16x2"), ("f8E4M3FN", "tensor", (64, 256), 6, "f16x2"),
+                ("f8E4M3FN", "tensor", (32, 256), 8, "f16x2")]
 
 
-def gemv_spec(w_dtype, scale, tile, stages, promo):
-    return K.gemv(GEMV_M, GEMV_K, w_dtype, tile=tile, stages=stages, l2_promotion=promo, scale=scale)
+def gemv_spec(w_dtype, scale, tile, stages, fp8_math, promo):
+    return K.gemv(GEMV_M, GEMV_K, w_dtype, tile=tile, stages=stages, l2_promotion=promo, scale=scale,
+                  fp8_math=fp8_math)
 
 
 def launch_spec():

@@ -54,7 +54,11 @@ def main(doc, make_spec, check, add_args=None, argv=None):
         compiled = runtime.load(a.load)
         print(f"loaded {spec.name} from {a.load}")
     else:
-        compiled = nvtma.compile(spec.ir, arch=a.arch)
+        try:
+            compiled = nvtma.compile(spec.ir, arch=a.arch)
+        except nvtma.CompileError as e:
+            print(f"error: {e}")
+            return 2
         report(compiled, spec)
         if a.aot:
             print(f"  wrote {compiled.save(a.aot)}/module.ptx, module.cubin, kernels.json")

@@ -12,8 +12,11 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-from . import dsl, ir
-from .dialects import nvtma as _d
+from . import dsl
+from ._lazy import lazy
+
+ir = lazy("nvtma.ir")
+_d = lazy("nvtma.dialects.nvtma")
 from .kernels import ELEM_BYTES
 
 __all__ = [

@@ -23,8 +23,10 @@ import contextlib
 import inspect
 from dataclasses import dataclass
 
-from . import ir
-from .dialects import arith, gpu, nvvm, scf
+from ._lazy import lazy
+
+ir = lazy("nvtma.ir")
+arith, gpu, nvvm, scf = (lazy(f"nvtma.dialects.{d}") for d in ("arith", "gpu", "nvvm", "scf"))
 
 __all__ = ["Tensor", "Int32", "Index", "kernel", "range", "if_", "const", "thread_idx", "block_idx", "block_dim",
            "grid_dim", "warp_idx", "lane_idx", "cluster_ctarank", "barrier", "cluster_sync", "elect_sync",

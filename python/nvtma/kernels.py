@@ -154,6 +154,7 @@ def tile_copy(shape, elem="f16", box=(64, 64), swizzle="none", l2_promotion="l2_
       %is0 = arith.cmpi eq, %tid, %c0 : index
       scf.if %is0 {{
         nvgpu.mbarrier.init %bar[%c0], %c1 : {_BARS}
+        nvvm.fence.mbarrier.init
       }}
       gpu.barrier
       scf.if %is0 {{
@@ -212,6 +213,7 @@ def box_dump(shape, elem="f32", box=(8, 32), oob_fill="none", coords=(0, 0)) -> 
       %is0 = arith.cmpi eq, %tid, %c0 : index
       scf.if %is0 {{
         nvgpu.mbarrier.init %bar[%c0], %c1 : {_BARS}
+        nvvm.fence.mbarrier.init
       }}
       gpu.barrier
       scf.if %is0 {{
@@ -295,6 +297,7 @@ def pipelined_copy(rows, cols, elem="f16", box=(64, 128), stages=4, l2_load="l2_
         scf.for %s = %c0 to %cS step %c1 {{
           nvgpu.mbarrier.init %bars[%s], %c1 : {bars}
         }}
+        nvvm.fence.mbarrier.init
       }}
       gpu.barrier
       // tiles this CTA owns: ceil((ntiles - bid) / grid)
@@ -433,10 +436,13 @@ def reduce_add(rows, cols, elem="f32", box=(32, 32), reduction="add") -> KernelS
       %is0 = arith.cmpi eq, %tid, %c0 : index
       scf.if %is0 {{
         nvgpu.mbarrier.init %bar[%c0], %c1 : {_BARS}
+        nvvm.fence.mbarrier.init
+      }}
+      gpu.barrier
+      scf.if %is0 {{
         %bytes = arith.constant {by * bx * eb} : index
         nvgpu.mbarrier.arrive.expect_tx %bar[%c0], %bytes : {_BARS}
       }}
-      gpu.barrier
       %w = arith.divui %tid, %c32 : index
       %w0 = arith.cmpi eq, %w, %c0 : index
       scf.if %w0 {{
@@ -480,10 +486,13 @@ def im2col_dump(n, h, w, c, pixels=64, channels=64, lower=(0, 0), upper=(0, 0),
       %is0 = arith.cmpi eq, %tid, %c0 : index
       scf.if %is0 {{
         nvgpu.mbarrier.init %bar[%c0], %c1 : {_BARS}
+        nvvm.fence.mbarrier.init
+      }}
+      gpu.barrier
+      scf.if %is0 {{
         %bytes = arith.constant {pixels * channels * eb} : index
         nvgpu.mbarrier.arrive.expect_tx %bar[%c0], %bytes : {_BARS}
       }}
-      gpu.barrier
       %w = arith.divui %tid, %c32 : index
       %w0 = arith.cmpi eq, %w, %c0 : index
       scf.if %w0 {{
@@ -521,10 +530,13 @@ def bulk_roundtrip(nbytes=16384) -> KernelSpec:
       %is0 = arith.cmpi eq, %tid, %c0 : index
       scf.if %is0 {{
         nvgpu.mbarrier.init %bar[%c0], %c1 : {_BARS}
+        nvvm.fence.mbarrier.init
+      }}
+      gpu.barrier
+      scf.if %is0 {{
         %bytes = arith.constant {n} : index
         nvgpu.mbarrier.arrive.expect_tx %bar[%c0], %bytes : {_BARS}
       }}
-      gpu.barrier
       %w = arith.divui %tid, %c32 : index
       %w0 = arith.cmpi eq, %w, %c0 : index
       %gp = nvtma.address_of %in[%c0] : memref<{n}xi8> -> !llvm.ptr
@@ -618,10 +630,13 @@ def update_descriptor(rows, cols, elem="f16", box=(64, 64)) -> KernelSpec:
       %bar = nvgpu.mbarrier.create -> {_BARS}
       scf.if %is0 {{
         nvgpu.mbarrier.init %bar[%c0], %c1 : {_BARS}
+        nvvm.fence.mbarrier.init
+      }}
+      gpu.barrier
+      scf.if %is0 {{
         %bytes = arith.constant {by * bx * eb} : index
         nvgpu.mbarrier.arrive.expect_tx %bar[%c0], %bytes : {_BARS}
       }}
-      gpu.barrier
       scf.if %w0 {{
         nvtma.copy %b[%c0, %c0], %s, barrier %bar[%c0] : {ld}, {sm}, {_BARS}
       }}
@@ -641,7 +656,7 @@ def update_descriptor(rows, cols, elem="f16", box=(64, 64)) -> KernelSpec:
 # --------------------------------------------------------------------------- GEMV
 
 def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_256b", consumers=4,
-         scale=None) -> KernelSpec:
+         scale=None, fp8_math="f16x2") -> KernelSpec:
     """y = scale · (W · x), the weight-streaming GEMV of CUTLASS #3672.
 
     W [m, k] (bf16 or f8E4M3FN, read once through TMA with `l2_promotion`),
@@ -652,12 +667,21 @@ def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_256b",
     m/tile[0] × k/tile[1] tiles are split evenly over the grid in row-block
     order, so every CTA gets the same number of tiles within one; a row's
     partial sum is reduced across the warp and added to y when the CTA leaves
-    the row block."""
+    the row block.
+
+    bf16 W is widened to f32 and accumulated in f32. For fp8 W, `fp8_math`
+    "f32" does the same (exact products, but two conversions per element
+    bound it by the conversion rate); "f16x2" converts e4m3 pairs to f16x2
+    (x too, so |x| must fit f16), sums each lane's 8 products of a tile
+    with packed f16 FMAs and accumulates those partial sums in f32."""
     bm, bk = tile
     vec = 8
     assert w_dtype in ("bf16", "f8E4M3FN"), w_dtype
     assert m % bm == 0 and k % bk == 0 and bk == 32 * vec and bm % consumers == 0
     assert scale in (None, "row", "tensor") and (scale is not None or w_dtype == "bf16")
+    assert fp8_math in ("f32", "f16x2")
+    packed = w_dtype == "f8E4M3FN" and fp8_math == "f16x2"
+    acc_n = 2 if packed else vec
     rpw = bm // consumers
     kt = k // bk
     ntiles = (m // bm) * kt
@@ -670,6 +694,7 @@ def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_256b",
     slice_t = f"memref<{bm}x{bk}x{w_dtype}, strided<[{bk}, 1], offset: ?>, #gpu.address_space<workgroup>>"
     bars = _bars(2 * stages)
     vf = f"vector<{vec}xf32>"
+    va = f"vector<{acc_n}xf32>"  # one row's accumulator
     params = f"%w: {wmem}, %x: {xmem}, %y: {ymem}"
     if scale:
         params += f", %scale: {_shape((m if scale == 'row' else 1,), 'f32')}"
@@ -691,16 +716,37 @@ def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_256b",
                   f"vector<4xf32>, vector<4xf32>"]
         return "\n".join(lines)
 
-    accs = ", ".join(f"%acc{r} = %zero" for r in range(rpw))
-    acc_types = ", ".join([vf] * rpw)
+    accs = ", ".join(f"%acc{r} = %zacc" for r in range(rpw))
+    acc_types = ", ".join([va] * rpw)
+
+    def packed_row(r):
+        lines = [f"          %wi{r} = vector.bitcast %wv{r} : vector<{vec}x{w_dtype}> to vector<{vec}xi8>"]
+        for j in range(vec // 2):
+            lines += [f"          %wp{r}_{j} = vector.shuffle %wi{r}, %wi{r} [{2 * j}, {2 * j + 1}] : "
+                      f"vector<{vec}xi8>, vector<{vec}xi8>",
+                      f"          %wh{r}_{j} = nvvm.convert.f8x2.to.f16x2 %wp{r}_{j} : vector<2xi8> (f8E4M3FN) -> "
+                      f"vector<2xf16>"]
+        lines.append(f"          %pp{r}_0 = arith.mulf %wh{r}_0, %xh_0 : vector<2xf16>")
+        for j in range(1, vec // 2):
+            lines.append(f"          %pp{r}_{j} = vector.fma %wh{r}_{j}, %xh_{j}, %pp{r}_{j - 1} : vector<2xf16>")
+        lines += [f"          %pe{r} = arith.extf %pp{r}_{vec // 2 - 1} : vector<2xf16> to {va}",
+                  f"          %nacc{r} = arith.addf %acc{r}, %pe{r} : {va}"]
+        return "\n".join(lines)
+
     compute = "\n".join(
         f"          %wv{r} = vector.load %smem[%s, %row{r}, %lc] {{alignment = {vec * eb} : i64}} : {smem_t}, vector<{vec}x{w_dtype}>\n"
-        f"{widen(f'%wv{r}', r)}\n"
-        f"          %nacc{r} = vector.fma %wf{r}, %xf, %acc{r} : {vf}" for r in range(rpw))
+        + (packed_row(r) if packed else
+           f"{widen(f'%wv{r}', r)}\n          %nacc{r} = vector.fma %wf{r}, %xf, %acc{r} : {vf}")
+        for r in range(rpw))
+    x_pairs = ""
+    if packed:
+        x_pairs = f"          %xh = arith.truncf %xf : {vf} to vector<{vec}xf16>\n" + "".join(
+            f"          %xh_{j} = vector.shuffle %xh, %xh [{2 * j}, {2 * j + 1}] : vector<{vec}xf16>, vector<{vec}xf16>\n"
+            for j in range(vec // 2))
     rows = "\n".join(f"        %row{r} = arith.addi %r0, %c{r} : index" for r in range(rpw))
 
     def flush(r):
-        red = [f"            %sum{r}_0 = vector.reduction <add>, %nacc{r} : {vf} into f32"]
+        red = [f"            %sum{r}_0 = vector.reduction <add>, %nacc{r} : {va} into f32"]
         for j, off in enumerate((16, 8, 4, 2, 1)):
             red += [f"            %sh{r}_{j}, %ok{r}_{j} = gpu.shuffle xor %sum{r}_{j}, %i{off}, %i32w : f32",
                     f"            %sum{r}_{j + 1} = arith.addf %sum{r}_{j}, %sh{r}_{j} : f32"]
@@ -718,7 +764,7 @@ def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_256b",
                 "            }"]
         return "\n".join(red)
 
-    selects = "\n".join(f"        %sel{r} = arith.select %flush, %zero, %nacc{r} : {vf}" for r in range(rpw))
+    selects = "\n".join(f"        %sel{r} = arith.select %flush, %zacc, %nacc{r} : {va}" for r in range(rpw))
     yields = ", ".join(f"%sel{r}" for r in range(rpw))
     tensor_scale = (f"      %sct = memref.load %scale[%c0] : {_shape((1,), 'f32')}\n" if scale == "tensor" else "")
     body = f"""    gpu.func @gemv({params}) workgroup(%smem: {smem_t} {{llvm.align = 1024 : i64}}) kernel {{
@@ -740,7 +786,7 @@ def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_256b",
       %i16 = arith.constant 16 : i32
       %i32w = arith.constant 32 : i32
       %ticks = arith.constant 10000000 : index
-      %zero = arith.constant dense<0.0> : {vf}
+      %zacc = arith.constant dense<0.0> : {va}
       %a = nvtma.make_tiled_tma_atom %w {{cta_tiler = array<i64: {bm}, {bk}>}} : {wmem} -> {ld}
       %bid = gpu.block_id x
       %grid = gpu.grid_dim x
@@ -753,6 +799,7 @@ def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_256b",
           nvgpu.mbarrier.init %bars[%s], %c1 : {bars}
           nvgpu.mbarrier.init %bars[%es], %cArrive : {bars}
         }}
+        nvvm.fence.mbarrier.init
       }}
       gpu.barrier
       // this CTA's tiles: [bid·T/grid, (bid+1)·T/grid)
@@ -806,7 +853,7 @@ def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_256b",
           // x first: its load overlaps the wait for W
           %xv = vector.load %x[%kc] {{alignment = 16 : i64}} : {xmem}, vector<{vec}xbf16>
           %xf = arith.extf %xv : vector<{vec}xbf16> to {vf}
-          %round = arith.divui %i, %cS : index
+{x_pairs}          %round = arith.divui %i, %cS : index
           %r1 = arith.remui %round, %c2 : index
           %ph = arith.cmpi ne, %r1, %c0 : index
           nvgpu.mbarrier.try_wait.parity %bars[%s], %ph, %ticks : {bars}

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import contextlib
 
-from . import dsl, ir
-from .dialects import arith, memref, nvgpu, nvvm
+from . import dsl
+from ._lazy import lazy
+
+ir = lazy("nvtma.ir")
+arith, memref, nvgpu, nvvm = (lazy(f"nvtma.dialects.{d}") for d in ("arith", "memref", "nvgpu", "nvvm"))
 
 __all__ = ["SMEMPool", "MBarrier", "TMABar", "PipelineState", "Pipeline", "WarpRole", "WarpgroupRole",
            "elect_sync", "PersistentTileScheduler"]

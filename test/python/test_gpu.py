@@ -214,11 +214,12 @@ def test_pipelined_copy():
 
 # --------------------------------------------------------------------------- GEMV
 
-@pytest.mark.parametrize("case", gpu_cases.GEMV_CASES, ids=lambda c: f"{c[0]}-{c[1]}")
+@pytest.mark.parametrize("case", gpu_cases.GEMV_CASES, ids=lambda c: f"{c[0]}-{c[1]}-{c[3]}")
 def test_gemv(case):
     """y = scale · W·x over every grid split (CTAs that start or end inside a
-    row block add partial sums), against torch in f32."""
-    w_dtype, scale, tile = case
+    row block add partial sums), against torch in f32 (f16x2 math: f16
+    products, so within a few 1e-3 of the largest |y|)."""
+    w_dtype, scale, tile, math_ = case
     spec = gpu_cases.gemv_spec(*case)
     mod = build(spec)
     m, k = gpu_cases.GEMV_SHAPE
@@ -236,4 +237,8 @@ def test_gemv(case):
         y = torch.zeros(m, device="cuda")
         mod.gemv(*args, y, *([s] if scale else []), grid=(grid,), block=spec.block)
         torch.cuda.synchronize()
-        torch.testing.assert_close(y, want, rtol=1e-4, atol=2e-3, msg=lambda e: f"grid {grid}: {e}")
+        if math_ == "f32" or w_dtype == "bf16":
+            torch.testing.assert_close(y, want, rtol=1e-4, atol=2e-3, msg=lambda e: f"grid {grid}: {e}")
+        else:
+            err = ((y - want).abs().max() / want.abs().max()).item()
+            assert err < 4e-3, f"grid {grid}: max error {err:.2e} of max |y|"

@@ -336,21 +336,42 @@ LogicalResult TmaAtomType::verify(
   if (reduction != ReductionKind::ADD && kind != CopyKind::Reduce)
     return emitError() << "reduction is for reduce atoms";
   if (kind == CopyKind::Reduce) {
-    bool isFloat = isa<FloatType>(elementType);
-    bool bitwise = reduction == ReductionKind::AND ||
-                   reduction == ReductionKind::OR ||
-                   reduction == ReductionKind::XOR;
-    bool incdec =
-        reduction == ReductionKind::INC || reduction == ReductionKind::DEC;
-    if (isFloat && (bitwise || incdec))
-      return emitError() << "reduction " << stringifyReductionKind(reduction)
-                         << " needs an integer element type, got "
-                         << elementType;
-    if (incdec && (elemBits != 32 || !elementType.isUnsignedInteger(32)) &&
-        elementType != IntegerType::get(elementType.getContext(), 32))
-      return emitError() << "reduction " << stringifyReductionKind(reduction)
-                         << " needs 32-bit unsigned elements, got "
-                         << elementType;
+    // cp.reduce.async.bulk.tensor takes its element type from the
+    // descriptor; the PTX ISA lists which formats each reduction accepts
+    // (others fault at run time: min on float32 does on the H200).
+    using F = TmaFormat;
+    ArrayRef<F> ok;
+    static constexpr F addOk[] = {F::UINT32, F::INT32,   F::UINT64,  F::FLOAT32,
+                                  F::FLOAT32_FTZ, F::FLOAT16, F::BFLOAT16};
+    static constexpr F minMaxOk[] = {F::UINT32, F::INT32, F::UINT64,
+                                     F::INT64,  F::FLOAT16, F::BFLOAT16};
+    static constexpr F incDecOk[] = {F::UINT32, F::INT32};
+    static constexpr F bitwiseOk[] = {F::UINT32, F::INT32, F::UINT64, F::INT64};
+    switch (reduction) {
+    case ReductionKind::ADD:
+      ok = addOk;
+      break;
+    case ReductionKind::MIN:
+    case ReductionKind::MAX:
+      ok = minMaxOk;
+      break;
+    case ReductionKind::INC:
+    case ReductionKind::DEC:
+      ok = incDecOk;
+      break;
+    default:
+      ok = bitwiseOk;
+      break;
+    }
+    if (!llvm::is_contained(ok, tmaFormat)) {
+      auto diag = emitError();
+      diag << "reduce-format: reduction " << stringifyReductionKind(reduction)
+           << " does not take tma_format " << stringifyTmaFormat(tmaFormat)
+           << "; cp.reduce.async.bulk.tensor." << stringifyReductionKind(reduction)
+           << " takes ";
+      llvm::interleaveComma(ok, diag, [&](F f) { diag << stringifyTmaFormat(f); });
+      return diag;
+    }
   }
   // The tensor's dims are unknown here: check every static field by the
   // driver's rules with placeholder extents (see fillParams). Architecture

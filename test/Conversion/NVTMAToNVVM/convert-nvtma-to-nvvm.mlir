@@ -75,25 +75,25 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
 // Reductions, im2col, and the descriptor-management ops.
 // CHECK-LABEL: gpu.func @others
 gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
-  gpu.func @others(%Y: memref<256x256xf32>, %X: memref<8x32x32x64xf16>, %g: !llvm.ptr<1>, %sp: !llvm.ptr<3>,
+  gpu.func @others(%Y: memref<256x256xi32>, %X: memref<8x32x32x64xf16>, %g: !llvm.ptr<1>, %sp: !llvm.ptr<3>,
                    %bars: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>, %v: i32, %c: !llvm.ptr<7>)
-      workgroup(%s: memref<32x32xf32, #gpu.address_space<workgroup>>, %t: memref<128x64xf16, #gpu.address_space<workgroup>>) kernel {
+      workgroup(%s: memref<32x32xi32, #gpu.address_space<workgroup>>, %t: memref<128x64xf16, #gpu.address_space<workgroup>>) kernel {
     %c0 = arith.constant 0 : index
     %o = arith.constant 1 : i16
-    %y = nvtma.make_tiled_tma_atom %Y {cta_tiler = array<i64: 32, 32>} : memref<256x256xf32> -> !nvtma.tma_atom<reduce, f32, box = [32, 32], reduction = max>
+    %y = nvtma.make_tiled_tma_atom %Y {cta_tiler = array<i64: 32, 32>} : memref<256x256xi32> -> !nvtma.tma_atom<reduce, i32, box = [32, 32], reduction = max>
     // CHECK: nvvm.cp.async.bulk.tensor.reduce %{{.*}}, %{{.*}}, box[%{{.*}}, %{{.*}}] {redKind = #nvvm.tma_redux_kind<max>} : !llvm.ptr, <3>
-    nvtma.copy %y[%c0, %c0], %s : !nvtma.tma_atom<reduce, f32, box = [32, 32], reduction = max>, memref<32x32xf32, #gpu.address_space<workgroup>>
+    nvtma.copy %y[%c0, %c0], %s : !nvtma.tma_atom<reduce, i32, box = [32, 32], reduction = max>, memref<32x32xi32, #gpu.address_space<workgroup>>
     %x = nvtma.make_tiled_tma_atom %X {cta_tiler = array<i64: 128, 64>} : memref<8x32x32x64xf16> -> !nvtma.tma_atom<im2col_load, f16, box = [128, 64], lower_corner = [-1, -1], upper_corner = [-1, -1]>
     // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} box[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] im2col[%{{.*}}, %{{.*}}] {{.*}}mode = #nvvm.tma_load_mode<im2col>
     nvtma.copy %x[%c0, %c0, %c0, %c0], %t, barrier %bars[%c0] offsets [%o, %o] : !nvtma.tma_atom<im2col_load, f16, box = [128, 64], lower_corner = [-1, -1], upper_corner = [-1, -1]>, memref<128x64xf16, #gpu.address_space<workgroup>>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
     // 16 loads of 8 bytes, 16 stores.
     // CHECK-COUNT-16: llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : i64, !llvm.ptr<1>
-    nvtma.copy_tensormap %y, %g : !nvtma.tma_atom<reduce, f32, box = [32, 32], reduction = max>, !llvm.ptr<1>
+    nvtma.copy_tensormap %y, %g : !nvtma.tma_atom<reduce, i32, box = [32, 32], reduction = max>, !llvm.ptr<1>
     // CHECK: tensormap.replace.tile.global_address.global.b1024.b64 [$0], $1;
     // CHECK: tensormap.replace.tile.global_dim.global.b1024.b32 [$0], 1, $1;
     // CHECK: tensormap.replace.tile.global_stride.global.b1024.b64 [$0], 0, $1;
     // CHECK: tensormap.replace.tile.global_dim.global.b1024.b32 [$0], 0, $1;
-    nvtma.update_tma_descriptor %y, %Y, %g : !nvtma.tma_atom<reduce, f32, box = [32, 32], reduction = max>, memref<256x256xf32>, !llvm.ptr<1>
+    nvtma.update_tma_descriptor %y, %Y, %g : !nvtma.tma_atom<reduce, i32, box = [32, 32], reduction = max>, memref<256x256xi32>, !llvm.ptr<1>
     // CHECK: fence.proxy.tensormap::generic.release.gpu;
     nvtma.fence_tma_desc_release
     // CHECK: tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned [$0], [$1], 128;

@@ -105,12 +105,38 @@ func.func @f(%a: !nvtma.tma_atom<store, f16, box = [64, 64], reduction = max>) {
 
 // -----
 
-// expected-error @+1 {{reduction and needs an integer element type, got 'f32'}}
+// expected-error @+1 {{reduce-format: reduction and does not take tma_format float32; cp.reduce.async.bulk.tensor.and takes uint32, int32, uint64, int64}}
 func.func @f(%a: !nvtma.tma_atom<reduce, f32, box = [32, 32], reduction = and>) { return }
 
 // -----
 
-// expected-error @+1 {{reduction inc needs 32-bit unsigned elements, got 'i16'}}
+// Seen on the H200: a float32 min/max reduction faults at run time.
+// expected-error @+1 {{reduce-format: reduction min does not take tma_format float32; cp.reduce.async.bulk.tensor.min takes uint32, int32, uint64, int64, float16, bfloat16}}
+func.func @f(%a: !nvtma.tma_atom<reduce, f32, box = [32, 32], reduction = min>) { return }
+
+// -----
+
+// expected-error @+1 {{reduce-format: reduction max does not take tma_format float64}}
+func.func @f(%a: !nvtma.tma_atom<reduce, f64, box = [16, 16], reduction = max>) { return }
+
+// -----
+
+// expected-error @+1 {{reduce-format: reduction add does not take tma_format float64; cp.reduce.async.bulk.tensor.add takes uint32, int32, uint64, float32, float32_ftz, float16, bfloat16}}
+func.func @f(%a: !nvtma.tma_atom<reduce, f64, box = [16, 16]>) { return }
+
+// -----
+
+// expected-error @+1 {{reduce-format: reduction add does not take tma_format uint8}}
+func.func @f(%a: !nvtma.tma_atom<reduce, i8, box = [16, 16]>) { return }
+
+// -----
+
+// expected-error @+1 {{reduce-format: reduction add does not take tma_format int64}}
+func.func @f(%a: !nvtma.tma_atom<reduce, i64, tma_format = int64, box = [16, 16]>) { return }
+
+// -----
+
+// expected-error @+1 {{reduce-format: reduction inc does not take tma_format uint16; cp.reduce.async.bulk.tensor.inc takes uint32, int32}}
 func.func @f(%a: !nvtma.tma_atom<reduce, i16, box = [32, 32], reduction = inc>) { return }
 
 // -----

@@ -77,10 +77,10 @@ func.func @atom_types(
     %st: !nvtma.tma_atom<store, f16, box = [64, 64]>,
     // CHECK-SAME: !nvtma.tma_atom<reduce, f32, box = [32, 32]>
     %r0: !nvtma.tma_atom<reduce, f32, box = [32, 32], reduction = add>,
-    // CHECK-SAME: !nvtma.tma_atom<reduce, f32, box = [32, 32], reduction = min>
-    %r1: !nvtma.tma_atom<reduce, f32, box = [32, 32], reduction = min>,
-    // CHECK-SAME: !nvtma.tma_atom<reduce, f32, box = [32, 32], reduction = max>
-    %r2: !nvtma.tma_atom<reduce, f32, box = [32, 32], reduction = max>,
+    // CHECK-SAME: !nvtma.tma_atom<reduce, f16, box = [32, 32], reduction = min>
+    %r1: !nvtma.tma_atom<reduce, f16, box = [32, 32], reduction = min>,
+    // CHECK-SAME: !nvtma.tma_atom<reduce, bf16, box = [32, 32], reduction = max>
+    %r2: !nvtma.tma_atom<reduce, bf16, box = [32, 32], reduction = max>,
     // CHECK-SAME: !nvtma.tma_atom<reduce, i32, box = [32, 32], reduction = inc>
     %r3: !nvtma.tma_atom<reduce, i32, box = [32, 32], reduction = inc>,
     // CHECK-SAME: !nvtma.tma_atom<reduce, i32, box = [32, 32], reduction = dec>
@@ -143,17 +143,17 @@ gpu.module @kernels [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
   }
 
   // CHECK-LABEL: gpu.func @im2col_and_reduce
-  gpu.func @im2col_and_reduce(%X: memref<8x32x32x64xf16>, %Y: memref<256x256xf32>,
+  gpu.func @im2col_and_reduce(%X: memref<8x32x32x64xf16>, %Y: memref<256x256xbf16>,
                               %s1: memref<128x64xf16, #gpu.address_space<workgroup>>,
-                              %s2: memref<32x32xf32, #gpu.address_space<workgroup>>, %bars: !bars) kernel {
+                              %s2: memref<32x32xbf16, #gpu.address_space<workgroup>>, %bars: !bars) kernel {
     %c0 = arith.constant 0 : index
     %o = arith.constant 0 : i16
     %x = nvtma.make_tiled_tma_atom %X {cta_tiler = array<i64: 128, 64>} : memref<8x32x32x64xf16> -> !nvtma.tma_atom<im2col_load, f16, box = [128, 64], lower_corner = [-1, -1], upper_corner = [-1, -1]>
     // CHECK: nvtma.copy {{.*}} offsets[%{{.*}}, %{{.*}}] :
     nvtma.copy %x[%c0, %c0, %c0, %c0], %s1, barrier %bars[%c0] offsets [%o, %o] : !nvtma.tma_atom<im2col_load, f16, box = [128, 64], lower_corner = [-1, -1], upper_corner = [-1, -1]>, memref<128x64xf16, #gpu.address_space<workgroup>>, !bars
-    %y = nvtma.make_tiled_tma_atom %Y {cta_tiler = array<i64: 32, 32>} : memref<256x256xf32> -> !nvtma.tma_atom<reduce, f32, box = [32, 32], reduction = max>
-    // CHECK: nvtma.copy {{.*}} : !nvtma.tma_atom<reduce, f32, box = [32, 32], reduction = max>
-    nvtma.copy %y[%c0, %c0], %s2 : !nvtma.tma_atom<reduce, f32, box = [32, 32], reduction = max>, memref<32x32xf32, #gpu.address_space<workgroup>>
+    %y = nvtma.make_tiled_tma_atom %Y {cta_tiler = array<i64: 32, 32>} : memref<256x256xbf16> -> !nvtma.tma_atom<reduce, bf16, box = [32, 32], reduction = max>
+    // CHECK: nvtma.copy {{.*}} : !nvtma.tma_atom<reduce, bf16, box = [32, 32], reduction = max>
+    nvtma.copy %y[%c0, %c0], %s2 : !nvtma.tma_atom<reduce, bf16, box = [32, 32], reduction = max>, memref<32x32xbf16, #gpu.address_space<workgroup>>
     gpu.return
   }
 
