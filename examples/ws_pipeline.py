@@ -78,7 +78,7 @@ def main(argv=None):
     import torch
     x = torch.randn(R, C, device="cuda", dtype=torch.float16)
     y = torch.empty_like(x)
-    grid = torch.cuda.get_device_properties(0).multi_processor_count
+    grid = torch.cuda.get_device_properties(0).multi_processor_count * 3  # 3 CTAs (3 x 64 KiB rings) per SM
     compiled.ws_copy(x, y, grid=(grid,), block=(64,))
     torch.cuda.synchronize()
     ok = torch.equal(x, y)

@@ -234,22 +234,24 @@ def tma_partition(atom, tile_coords):
     return [dsl.Index(r) for r in op.results]
 
 
+def _operands(tma_bar_ptr, **optional) -> dict:
+    """Builder keywords for an op's optional operands: the (MBarrier, stage)
+    pair, and every other one given (not None) as a Value."""
+    kw = {k: dsl._v(v) for k, v in optional.items() if v is not None}
+    if tma_bar_ptr is not None:
+        bar, stage = tma_bar_ptr
+        kw.update(barriers=bar.group, barrier_id=dsl._v(stage))
+    return kw
+
+
+
 def copy(atom, coords, smem, *, tma_bar_ptr=None, mcast_mask=None, cta_rank=None, cache_hint=None,
          offsets=None):
     """Issues the TMA copies of one tile (one elected lane of the calling
     warp issues them: do not wrap this in elect). Loads take `tma_bar_ptr`
     = (MBarrier, stage); multicast loads `mcast_mask` and `cta_rank`."""
     a = atom.atom if isinstance(atom, TmaInfo) else atom
-    kw = {}
-    if tma_bar_ptr is not None:
-        bar, stage = tma_bar_ptr
-        kw.update(barriers=bar.group, barrier_id=dsl._v(stage))
-    if mcast_mask is not None:
-        kw["mask"] = dsl._v(mcast_mask)
-    if cta_rank is not None:
-        kw["cta_rank"] = dsl._v(cta_rank)
-    if cache_hint is not None:
-        kw["cache_hint"] = dsl._v(cache_hint)
+    kw = _operands(tma_bar_ptr, mask=mcast_mask, cta_rank=cta_rank, cache_hint=cache_hint)
     _d.CopyOp(a.value, [dsl._v(c) for c in coords], smem.value, [dsl._v(o) for o in (offsets or [])], **kw)
 
 
@@ -306,14 +308,7 @@ def address_of(buf, indices=None):
 def bulk_copy(op, dst, src, size, *, tma_bar_ptr=None, mask=None, remote_barrier=None):
     """Non-tensor bulk copy (`op` one of the CopyBulk*Op)."""
     from .dialects import llvm
-    kw = {}
-    if tma_bar_ptr is not None:
-        bar, stage = tma_bar_ptr
-        kw.update(barriers=bar.group, barrier_id=dsl._v(stage))
-    if mask is not None:
-        kw["mask"] = dsl._v(mask)
-    if remote_barrier is not None:
-        kw["remote_barrier"] = dsl._v(remote_barrier)
+    kw = _operands(tma_bar_ptr, mask=mask, remote_barrier=remote_barrier)
 
     def as_space(p, space):
         t = ir.Type.parse(f"!llvm.ptr<{space}>")

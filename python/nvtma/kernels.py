@@ -71,6 +71,33 @@ def _bars(n):
     return f"!nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>, num_barriers = {n}>"
 
 
+def _armed_barrier(nbytes: int) -> str:
+    """One mbarrier (%bar) that thread 0 initializes and then arms for
+    `nbytes` of TMA traffic, with %tid, %is0 and %w0 (warp 0) for the copy.
+    Needs %c0, %c1 and %c32. The init is fenced and published by a CTA
+    barrier before the arrive (racecheck flags an unpublished init)."""
+    return f"""      %bar = nvgpu.mbarrier.create -> {_BARS}
+      %tid = gpu.thread_id x
+      %is0 = arith.cmpi eq, %tid, %c0 : index
+      scf.if %is0 {{
+        nvgpu.mbarrier.init %bar[%c0], %c1 : {_BARS}
+        nvvm.fence.mbarrier.init
+      }}
+      gpu.barrier
+      scf.if %is0 {{
+        %bytes = arith.constant {nbytes} : index
+        nvgpu.mbarrier.arrive.expect_tx %bar[%c0], %bytes : {_BARS}
+      }}
+      %w = arith.divui %tid, %c32 : index
+      %w0 = arith.cmpi eq, %w, %c0 : index"""
+
+
+# Every thread waits for phase 0 of %bar.
+_WAIT_BARRIER = f"""      %phase = arith.constant false
+      %ticks = arith.constant 10000000 : index
+      nvgpu.mbarrier.try_wait.parity %bar[%c0], %phase, %ticks : {_BARS}"""
+
+
 def _module(body: str, chip: str = "sm_90a", features: str = "+ptx86") -> str:
     return (f"module attributes {{gpu.container_module}} {{\n"
             f"  gpu.module @kernels [#nvvm.target<chip = \"{chip}\", features = \"{features}\">] {{\n"
@@ -168,9 +195,7 @@ def tile_copy(shape, elem="f16", box=(64, 64), swizzle="none", l2_promotion="l2_
       scf.if %w0 {{
         nvtma.copy %a[{", ".join(f"%co#{i}" for i in range(rank))}], %s, barrier %bar[%c0] : {ld}, {sm}, {_BARS}
       }}
-      %phase = arith.constant false
-      %ticks = arith.constant 10000000 : index
-      nvgpu.mbarrier.try_wait.parity %bar[%c0], %phase, %ticks : {_BARS}
+{_WAIT_BARRIER}
       scf.if %w0 {{
         nvtma.copy %b[{", ".join(f"%co#{i}" for i in range(rank))}], %s : {st}, {sm}
         nvtma.bulk_commit_group
@@ -226,9 +251,7 @@ def box_dump(shape, elem="f32", box=(8, 32), oob_fill="none", coords=(0, 0)) -> 
       scf.if %w0 {{
         nvtma.copy %a[{", ".join(f"%x{i}" for i in range(rank))}], %s, barrier %bar[%c0] : {ld}, {sm}, {_BARS}
       }}
-      %phase = arith.constant false
-      %ticks = arith.constant 10000000 : index
-      nvgpu.mbarrier.try_wait.parity %bar[%c0], %phase, %ticks : {_BARS}
+{_WAIT_BARRIER}
       %bd = gpu.block_dim x
       %total = arith.constant {n} : index
       scf.for %e = %tid to %total step %bd {{
@@ -382,6 +405,9 @@ def multicast_copy(rows, cols, elem="f16", tile=(64, 64), cluster=2) -> KernelSp
       scf.if %is0 {{
         nvgpu.mbarrier.init %bar[%c0], %c1 : {_BARS}
         nvvm.fence.mbarrier.init
+      }}
+      gpu.barrier
+      scf.if %is0 {{
         %bytes = arith.constant {ty * tx * eb} : index
         nvgpu.mbarrier.arrive.expect_tx %bar[%c0], %bytes : {_BARS}
       }}
@@ -395,9 +421,7 @@ def multicast_copy(rows, cols, elem="f16", tile=(64, 64), cluster=2) -> KernelSp
       scf.if %w0 {{
         nvtma.copy %a[%co#0, %co#1], %s2, barrier %bar[%c0] mask %mask cta %rank : {ld}, {sm2}, {_BARS}
       }}
-      %phase = arith.constant false
-      %ticks = arith.constant 10000000 : index
-      nvgpu.mbarrier.try_wait.parity %bar[%c0], %phase, %ticks : {_BARS}
+{_WAIT_BARRIER}
       scf.if %w0 {{
         nvtma.copy %b[%bid, %c0, %c0], %s : {st}, {sm3}
         nvtma.bulk_commit_group
@@ -431,26 +455,11 @@ def reduce_add(rows, cols, elem="f32", box=(32, 32), reduction="add") -> KernelS
       %bx = gpu.block_id x
       %by = gpu.block_id y
       %co:2 = nvtma.tma_partition %a[%by, %bx] : {ld} -> index, index
-      %bar = nvgpu.mbarrier.create -> {_BARS}
-      %tid = gpu.thread_id x
-      %is0 = arith.cmpi eq, %tid, %c0 : index
-      scf.if %is0 {{
-        nvgpu.mbarrier.init %bar[%c0], %c1 : {_BARS}
-        nvvm.fence.mbarrier.init
-      }}
-      gpu.barrier
-      scf.if %is0 {{
-        %bytes = arith.constant {by * bx * eb} : index
-        nvgpu.mbarrier.arrive.expect_tx %bar[%c0], %bytes : {_BARS}
-      }}
-      %w = arith.divui %tid, %c32 : index
-      %w0 = arith.cmpi eq, %w, %c0 : index
+{_armed_barrier(by * bx * eb)}
       scf.if %w0 {{
         nvtma.copy %a[%co#0, %co#1], %s, barrier %bar[%c0] : {ld}, {sm}, {_BARS}
       }}
-      %phase = arith.constant false
-      %ticks = arith.constant 10000000 : index
-      nvgpu.mbarrier.try_wait.parity %bar[%c0], %phase, %ticks : {_BARS}
+{_WAIT_BARRIER}
       scf.if %w0 {{
         nvtma.copy %r[%co#0, %co#1], %s : {rd}, {sm}
         nvtma.bulk_commit_group
@@ -481,26 +490,11 @@ def im2col_dump(n, h, w, c, pixels=64, channels=64, lower=(0, 0), upper=(0, 0),
       %a = nvtma.make_tiled_tma_atom %in {{cta_tiler = array<i64: {pixels}, {channels}>}} : {mem} -> {ld}
 {st}
 {of}
-      %bar = nvgpu.mbarrier.create -> {_BARS}
-      %tid = gpu.thread_id x
-      %is0 = arith.cmpi eq, %tid, %c0 : index
-      scf.if %is0 {{
-        nvgpu.mbarrier.init %bar[%c0], %c1 : {_BARS}
-        nvvm.fence.mbarrier.init
-      }}
-      gpu.barrier
-      scf.if %is0 {{
-        %bytes = arith.constant {pixels * channels * eb} : index
-        nvgpu.mbarrier.arrive.expect_tx %bar[%c0], %bytes : {_BARS}
-      }}
-      %w = arith.divui %tid, %c32 : index
-      %w0 = arith.cmpi eq, %w, %c0 : index
+{_armed_barrier(pixels * channels * eb)}
       scf.if %w0 {{
         nvtma.copy %a[%x0, %x1, %x2, %x3], %s, barrier %bar[%c0] offsets [%o0, %o1] : {ld}, {sm}, {_BARS}
       }}
-      %phase = arith.constant false
-      %ticks = arith.constant 10000000 : index
-      nvgpu.mbarrier.try_wait.parity %bar[%c0], %phase, %ticks : {_BARS}
+{_WAIT_BARRIER}
       %bd = gpu.block_dim x
       %total = arith.constant {pixels * channels} : index
       %cC = arith.constant {channels} : index
@@ -525,20 +519,7 @@ def bulk_roundtrip(nbytes=16384) -> KernelSpec:
       %c1 = arith.constant 1 : index
       %c32 = arith.constant 32 : index
       %size = arith.constant {n} : i32
-      %bar = nvgpu.mbarrier.create -> {_BARS}
-      %tid = gpu.thread_id x
-      %is0 = arith.cmpi eq, %tid, %c0 : index
-      scf.if %is0 {{
-        nvgpu.mbarrier.init %bar[%c0], %c1 : {_BARS}
-        nvvm.fence.mbarrier.init
-      }}
-      gpu.barrier
-      scf.if %is0 {{
-        %bytes = arith.constant {n} : index
-        nvgpu.mbarrier.arrive.expect_tx %bar[%c0], %bytes : {_BARS}
-      }}
-      %w = arith.divui %tid, %c32 : index
-      %w0 = arith.cmpi eq, %w, %c0 : index
+{_armed_barrier(n)}
       %gp = nvtma.address_of %in[%c0] : memref<{n}xi8> -> !llvm.ptr
       %g = llvm.addrspacecast %gp : !llvm.ptr to !llvm.ptr<1>
       %op = nvtma.address_of %out[%c0] : memref<{n}xi8> -> !llvm.ptr
@@ -547,9 +528,7 @@ def bulk_roundtrip(nbytes=16384) -> KernelSpec:
       scf.if %w0 {{
         nvtma.bulk_copy g2s %sp, %g, %size, barrier %bar[%c0] : !llvm.ptr<3>, !llvm.ptr<1>, {_BARS}
       }}
-      %phase = arith.constant false
-      %ticks = arith.constant 10000000 : index
-      nvgpu.mbarrier.try_wait.parity %bar[%c0], %phase, %ticks : {_BARS}
+{_WAIT_BARRIER}
       scf.if %w0 {{
         nvtma.bulk_copy s2g %o, %sp, %size : !llvm.ptr<1>, !llvm.ptr<3>
         nvtma.bulk_commit_group
@@ -640,9 +619,7 @@ def update_descriptor(rows, cols, elem="f16", box=(64, 64)) -> KernelSpec:
       scf.if %w0 {{
         nvtma.copy %b[%c0, %c0], %s, barrier %bar[%c0] : {ld}, {sm}, {_BARS}
       }}
-      %phase = arith.constant false
-      %ticks = arith.constant 10000000 : index
-      nvgpu.mbarrier.try_wait.parity %bar[%c0], %phase, %ticks : {_BARS}
+{_WAIT_BARRIER}
       scf.if %w0 {{
         nvtma.copy %o[%c0, %c0], %s : {st}, {sm}
         nvtma.bulk_commit_group
