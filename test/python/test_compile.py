@@ -193,3 +193,16 @@ def test_tensormap_api_has_no_mlir():
                           "print(any('_mlir' in m for m in sys.modules))"], capture_output=True, text=True)
     assert res.stdout.strip() == "False", res.stderr
     assert tm.element_bits("bfloat16") == 16
+
+
+def test_sm100a_gather4_assembles():
+    """An sm_100 feature (gather4) goes to an sm_100a cubin; the same IR on an
+    sm_90a target is refused before LLVM sees it."""
+    ir = (Path(__file__).resolve().parents[1] / "Target" / "gather4-sm100a-ptx.mlir").read_text()
+    c = nvtma.compile(ir, arch="sm_100a", cache=False)
+    assert "tile::gather4" in c.ptx and ".target sm_100a" in c.ptx
+    assert c.cubin[:4] == b"\x7fELF"
+    if _sass_tool():
+        assert "UTMALDG" in c.sass()
+    with pytest.raises(nvtma.CompileError, match="sm_100"):
+        nvtma.compile(ir.replace('chip = "sm_100a"', 'chip = "sm_90a"'), arch="sm_90a", cache=False)

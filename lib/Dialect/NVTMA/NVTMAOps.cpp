@@ -201,11 +201,14 @@ LogicalResult CreateTmaMulticastMaskOp::verify() {
     if (d <= 0)
       return emitOpError() << "cluster_shape [" << shape
                            << "] has a non-positive dim";
-    size *= d;
+    // Saturate: a dim over 16 already overflows the mask (and a product of
+    // huge dims would overflow int64).
+    size = d > 16 ? 17 : std::min<int64_t>(size * d, 17);
   }
   if (size > 16)
-    return emitOpError() << "cluster_shape [" << shape << "] holds " << size
-                         << " CTAs, a multicast mask covers at most 16";
+    return emitOpError() << "cluster_shape [" << shape
+                         << "] holds more than 16 CTAs, a multicast mask "
+                            "covers at most 16";
   if (getCtaCoords().size() != shape.size())
     return emitOpError() << "has " << getCtaCoords().size()
                          << " CTA coordinates, cluster_shape has "

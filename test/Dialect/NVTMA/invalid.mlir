@@ -593,7 +593,7 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
 gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
   gpu.func @k() kernel {
     %c0 = arith.constant 0 : index
-    // expected-error @+1 {{cluster_shape [4, 8] holds 32 CTAs, a multicast mask covers at most 16}}
+    // expected-error @+1 {{cluster_shape [4, 8] holds more than 16 CTAs, a multicast mask covers at most 16}}
     %m = nvtma.create_tma_multicast_mask [%c0, %c0] {cluster_shape = array<i64: 4, 8>, mode = 0 : i64} : i16
     gpu.return
   }
@@ -832,7 +832,7 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
 gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
   gpu.func @k() kernel {
     %c0 = arith.constant 0 : index
-    // expected-error @+1 {{cluster_shape [4, 8] holds 32 CTAs, a multicast mask covers at most 16}}
+    // expected-error @+1 {{cluster_shape [4, 8] holds more than 16 CTAs, a multicast mask covers at most 16}}
     %m = nvtma.create_tma_multicast_mask [%c0, %c0] {cluster_shape = array<i64: 4, 8>, mode = 0 : i64} : i16
     gpu.return
   }
