@@ -112,11 +112,26 @@ def ptx_to_cubin(ptx: str, arch: str) -> bytes:
 
 # ----------------------------------------------------------------------------- MLIR pipeline
 
+# A dense array of `index` makes MLIR's parser assert, which would abort
+# this process; nvtma-opt screens its input with the same pattern.
+_DENSE_INDEX = re.compile(r"array\s*<\s*index(?![_0-9A-Za-z])")
+
+
+def _screen(text: str) -> None:
+    m = _DENSE_INDEX.search(text)
+    if m:
+        line = text.count("\n", 0, m.start()) + 1
+        col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+        raise CompileError(f"the IR does not parse or verify:\n{line}:{col}: dense arrays of 'index' are not "
+                           "supported (use array<i64: ...>)")
+
+
 def _lower(text: str, arch: str, features: str, opt_level: int, dump_ir: bool):
     from .ir import Context, Location, Module
     from .passmanager import PassManager
     from ._mlir_libs._mlir.ir import MLIRError  # noqa: F401  (raised by parse/run)
 
+    _screen(text)
     with Context() as ctx, Location.unknown():
         try:
             module = Module.parse(text)

@@ -97,6 +97,11 @@ def test_invalid_ir_raises_compile_error_with_the_diagnostic():
         nvtma.compile(bad)
     with pytest.raises(nvtma.CompileError, match="does not parse"):
         nvtma.compile("module { this is not mlir }")
+    # MLIR's parser asserts (aborting the process) on dense index arrays
+    with pytest.raises(nvtma.CompileError, match="dense arrays of 'index'"):
+        nvtma.compile("module { func.func @f() attributes {v = array<index: 1, 2>} { return } }")
+    with pytest.raises(nvtma.CompileError, match="dense arrays of 'index'"):
+        nvtma.compile("module { func.func @f() attributes {v = array<index")
     with pytest.raises(nvtma.CompileError, match="sm_90 or newer"):
         nvtma.compile(K.dump_descriptor((64, 64)).ir, arch="sm_80")
 

@@ -26,7 +26,8 @@ using namespace mlir;
 /// Reports the first dense array of `index` (MLIR's DenseArrayAttr parser
 /// asserts on it). Returns true when the input is safe to parse.
 static bool screenInput(llvm::StringRef text, llvm::StringRef name) {
-  llvm::Regex denseIndex("array[[:space:]]*<[[:space:]]*index[[:space:]]*[:>]");
+  // `index` as a whole word, even at the end of a truncated input.
+  llvm::Regex denseIndex("array[[:space:]]*<[[:space:]]*index([^_[:alnum:]]|$)");
   llvm::SmallVector<llvm::StringRef, 1> match;
   if (!denseIndex.match(text, &match))
     return true;
