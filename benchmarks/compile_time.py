@@ -117,17 +117,25 @@ def main():
                     **({"cached_ms": round(statistics.median(r["cached_s"] for r in runs) * 1e3, 2)}
                        if "cached_s" in runs[0] else {}))
 
-    cute = None
-    if a.cute_python:
-        try:
-            cute = summary([child(a.cute_python, CUTE_CHILD, "3672", a.reps) for _ in range(a.runs)])
-            print(json.dumps(dict(bench="compile", impl="CuTe DSL cute.compile (4.8.1)", kernel="3672", **cute)),
-                  flush=True)
-        except Exception as e:  # no CuTe DSL there
-            print(json.dumps(dict(bench="compile", impl="CuTe DSL", error=str(e)[-300:])), flush=True)
-            cute = None
+    # Interleaved (CuTe, then nvtma, per round) so machine noise hits both alike.
+    runs = {"cute": [], "3672": [], "copy": [], "gemv": []}
+    cute_error = None
+    for _ in range(a.runs):
+        if a.cute_python and cute_error is None:
+            try:
+                runs["cute"].append(child(a.cute_python, CUTE_CHILD, "3672", a.reps))
+            except Exception as e:  # no CuTe DSL there
+                cute_error = str(e)[-300:]
+        for kernel in ("3672", "copy", "gemv"):
+            runs[kernel].append(child(sys.executable, NVTMA_CHILD, kernel, a.reps))
+    cute = summary(runs["cute"]) if runs["cute"] else None
+    if cute:
+        print(json.dumps(dict(bench="compile", impl="CuTe DSL cute.compile (4.8.1)", kernel="3672", **cute)),
+              flush=True)
+    elif cute_error:
+        print(json.dumps(dict(bench="compile", impl="CuTe DSL", error=cute_error)), flush=True)
     for kernel in ("3672", "copy", "gemv"):
-        ours = summary([child(sys.executable, NVTMA_CHILD, kernel, a.reps) for _ in range(a.runs)])
+        ours = summary(runs[kernel])
         line = dict(bench="compile", impl="nvtma.compile (IR text -> PTX -> cubin)", kernel=kernel, **ours)
         if cute and kernel == "3672":
             line.update(vs="CuTe DSL, same kernel", vs_first_ms=cute["first_compile_ms"], vs_again_ms=cute["again_ms"],
