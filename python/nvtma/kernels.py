@@ -71,14 +71,19 @@ def _bars(n):
     return f"!nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>, num_barriers = {n}>"
 
 
-def _armed_barrier(nbytes: int) -> str:
+def _armed_barrier(nbytes: int, thread_ids: bool = True) -> str:
     """One mbarrier (%bar) that thread 0 initializes and then arms for
-    `nbytes` of TMA traffic, with %tid, %is0 and %w0 (warp 0) for the copy.
-    Needs %c0, %c1 and %c32. The init is fenced and published by a CTA
-    barrier before the arrive (racecheck flags an unpublished init)."""
-    return f"""      %bar = nvgpu.mbarrier.create -> {_BARS}
+    `nbytes` of TMA traffic. Defines %tid, %is0 and %w0 (warp 0, which issues
+    the copy) unless the kernel has them (`thread_ids=False`). Needs %c0, %c1
+    and %c32. The init is fenced and published by a CTA barrier before the
+    arrive (racecheck flags an unpublished init)."""
+    ids = """
       %tid = gpu.thread_id x
-      %is0 = arith.cmpi eq, %tid, %c0 : index
+      %is0 = arith.cmpi eq, %tid, %c0 : index""" if thread_ids else ""
+    warp = """
+      %w = arith.divui %tid, %c32 : index
+      %w0 = arith.cmpi eq, %w, %c0 : index""" if thread_ids else ""
+    return f"""      %bar = nvgpu.mbarrier.create -> {_BARS}{ids}
       scf.if %is0 {{
         nvgpu.mbarrier.init %bar[%c0], %c1 : {_BARS}
         nvvm.fence.mbarrier.init
@@ -87,9 +92,7 @@ def _armed_barrier(nbytes: int) -> str:
       scf.if %is0 {{
         %bytes = arith.constant {nbytes} : index
         nvgpu.mbarrier.arrive.expect_tx %bar[%c0], %bytes : {_BARS}
-      }}
-      %w = arith.divui %tid, %c32 : index
-      %w0 = arith.cmpi eq, %w, %c0 : index"""
+      }}{warp}"""
 
 
 # Every thread waits for phase 0 of %bar.
@@ -176,22 +179,9 @@ def tile_copy(shape, elem="f16", box=(64, 64), swizzle="none", l2_promotion="l2_
       %a = nvtma.make_tiled_tma_atom %in {{cta_tiler = array<i64: {tiler}>}} : {mem} -> {ld}
       %b = nvtma.make_tiled_tma_atom %out {{cta_tiler = array<i64: {tiler}>}} : {mem} -> {st}{pre}
 {chr(10).join(lines)}
-      %bar = nvgpu.mbarrier.create -> {_BARS}
-      %tid = gpu.thread_id x
-      %is0 = arith.cmpi eq, %tid, %c0 : index
-      scf.if %is0 {{
-        nvgpu.mbarrier.init %bar[%c0], %c1 : {_BARS}
-        nvvm.fence.mbarrier.init
-      }}
-      gpu.barrier
-      scf.if %is0 {{
-        %bytes = arith.constant {nbytes} : index
-        nvgpu.mbarrier.arrive.expect_tx %bar[%c0], %bytes : {_BARS}
-      }}
-      %co:{rank} = nvtma.tma_partition %a[{", ".join(tc)}] : {ld} -> {", ".join(["index"] * rank)}
       %c32 = arith.constant 32 : index
-      %w = arith.divui %tid, %c32 : index
-      %w0 = arith.cmpi eq, %w, %c0 : index
+{_armed_barrier(nbytes)}
+      %co:{rank} = nvtma.tma_partition %a[{", ".join(tc)}] : {ld} -> {", ".join(["index"] * rank)}
       scf.if %w0 {{
         nvtma.copy %a[{", ".join(f"%co#{i}" for i in range(rank))}], %s, barrier %bar[%c0] : {ld}, {sm}, {_BARS}
       }}
@@ -233,21 +223,8 @@ def box_dump(shape, elem="f32", box=(8, 32), oob_fill="none", coords=(0, 0)) -> 
       %c1 = arith.constant 1 : index
       %a = nvtma.make_tiled_tma_atom %in {{cta_tiler = array<i64: {", ".join(map(str, box))}>}} : {mem} -> {ld}
 {cdecl}
-      %bar = nvgpu.mbarrier.create -> {_BARS}
-      %tid = gpu.thread_id x
-      %is0 = arith.cmpi eq, %tid, %c0 : index
-      scf.if %is0 {{
-        nvgpu.mbarrier.init %bar[%c0], %c1 : {_BARS}
-        nvvm.fence.mbarrier.init
-      }}
-      gpu.barrier
-      scf.if %is0 {{
-        %bytes = arith.constant {nbytes} : index
-        nvgpu.mbarrier.arrive.expect_tx %bar[%c0], %bytes : {_BARS}
-      }}
       %c32 = arith.constant 32 : index
-      %w = arith.divui %tid, %c32 : index
-      %w0 = arith.cmpi eq, %w, %c0 : index
+{_armed_barrier(nbytes)}
       scf.if %w0 {{
         nvtma.copy %a[{", ".join(f"%x{i}" for i in range(rank))}], %s, barrier %bar[%c0] : {ld}, {sm}, {_BARS}
       }}
@@ -606,16 +583,7 @@ def update_descriptor(rows, cols, elem="f16", box=(64, 64)) -> KernelSpec:
       gpu.barrier
       nvtma.fence_tma_desc_acquire %wg : !llvm.ptr<1>
       %b = nvtma.atom_from_descriptor %wg : !llvm.ptr<1> -> {ld}
-      %bar = nvgpu.mbarrier.create -> {_BARS}
-      scf.if %is0 {{
-        nvgpu.mbarrier.init %bar[%c0], %c1 : {_BARS}
-        nvvm.fence.mbarrier.init
-      }}
-      gpu.barrier
-      scf.if %is0 {{
-        %bytes = arith.constant {by * bx * eb} : index
-        nvgpu.mbarrier.arrive.expect_tx %bar[%c0], %bytes : {_BARS}
-      }}
+{_armed_barrier(by * bx * eb, thread_ids=False)}
       scf.if %w0 {{
         nvtma.copy %b[%c0, %c0], %s, barrier %bar[%c0] : {ld}, {sm}, {_BARS}
       }}
