@@ -49,8 +49,11 @@ def ws_copy(src: dsl.Tensor("f16", (R, C)), dst: dsl.Tensor("f16", (R, C)), *, B
             coords = cpasync.tma_partition(st, [t // tiles_x, t % tiles_x])
             cpasync.copy(st, coords, pool.stage(ring, s.stage))
             cpasync.bulk_commit_group()
-            cpasync.bulk_wait_group(0, read=True)   # the store has read the slot
-            pipe.consumer_release(s)
+            # every store but this one has read its slot: hand the previous
+            # slot back, keeping two stores in flight
+            cpasync.bulk_wait_group(1, read=True)
+            with dsl.if_(i > 0):
+                pipe.consumer_release(lang.PipelineState(STAGES, i - 1))
         cpasync.bulk_wait_group(0)
 
 

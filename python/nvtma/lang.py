@@ -164,7 +164,7 @@ class PersistentTileScheduler:
         self.bid = dsl.block_idx()
         self.grid = dsl.grid_dim()
         # ceil((num_tiles - bid) / grid)
-        self.count = (dsl._v(num_tiles) if False else dsl.const(num_tiles) - self.bid + self.grid - 1) // self.grid
+        self.count = (dsl.const(num_tiles) - self.bid + self.grid - 1) // self.grid
 
     def __iter__(self):
         for i in dsl.range(self.count):
