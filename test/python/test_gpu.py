@@ -159,22 +159,15 @@ def test_im2col_rows():
 
 # --------------------------------------------------------------------------- non-tensor copies
 
-def test_bulk_g2s_s2g():
-    spec = K.bulk_roundtrip(16384)
+@pytest.mark.parametrize("make,n", [(K.bulk_roundtrip, 16384), (K.cp_async_roundtrip, 8192)],
+                         ids=["bulk_g2s_s2g", "cp_async"])
+def test_byte_roundtrip(make, n):
+    """Non-tensor copies: global -> shared -> global, byte for byte."""
+    spec = make(n)
     mod = build(spec)
-    x = torch.randint(0, 255, (16384,), dtype=torch.uint8, device="cuda").view(torch.int8)
+    x = torch.randint(0, 255, (n,), dtype=torch.uint8, device="cuda").view(torch.int8)
     y = torch.zeros_like(x)
-    mod.bulk_roundtrip(x, y, grid=spec.grid, block=spec.block)
-    torch.cuda.synchronize()
-    assert torch.equal(x, y)
-
-
-def test_cp_async():
-    spec = K.cp_async_roundtrip(8192)
-    mod = build(spec)
-    x = torch.randint(0, 255, (8192,), dtype=torch.uint8, device="cuda").view(torch.int8)
-    y = torch.zeros_like(x)
-    mod.cp_async_roundtrip(x, y, grid=spec.grid, block=spec.block)
+    getattr(mod, spec.name)(x, y, grid=spec.grid, block=spec.block)
     torch.cuda.synchronize()
     assert torch.equal(x, y)
 
