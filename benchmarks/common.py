@@ -14,17 +14,31 @@ def copy_spec(box, promo, stages=4):
 
 
 GEMV_M = GEMV_K = 16384
-# (W dtype, scale, tile, stages, fp8 math): bf16 and fp8-e4m3 weights
-GEMV_CONFIGS = [("bf16", None, (32, 256), 6, "f32"), ("bf16", None, (64, 256), 4, "f32"),
-                ("bf16", None, (32, 256), 4, "f32"),
-                ("f8E4M3FN", "row", (64, 256), 6, "f32"), ("f8E4M3FN", "row", (64, 256), 6, "f16x2"),
-                ("f8E4M3FN", "row", (32, 256), 8, "f16x2"), ("f8E4M3FN", "tensor", (64, 256), 6, "f16x2"),
-                ("f8E4M3FN", "tensor", (32, 256), 8, "f16x2")]
+# W dtype, scale, tile, stages, fp8 math, consumer warps, split (see nvtma.kernels.gemv)
+GEMV_CONFIGS = [
+    dict(w_dtype="bf16", scale=None, tile=(32, 256), stages=4, fp8_math="f32", consumers=4, split="tiles"),
+    dict(w_dtype="bf16", scale=None, tile=(32, 256), stages=4, fp8_math="f32", consumers=4, split="rows"),
+    dict(w_dtype="bf16", scale=None, tile=(64, 256), stages=4, fp8_math="f32", consumers=8, split="rows"),
+    dict(w_dtype="f8E4M3FN", scale="row", tile=(64, 256), stages=6, fp8_math="f16x2", consumers=4, split="tiles"),
+    dict(w_dtype="f8E4M3FN", scale="row", tile=(64, 256), stages=6, fp8_math="f16x2_bits", consumers=4,
+         split="tiles"),
+    dict(w_dtype="f8E4M3FN", scale="row", tile=(64, 256), stages=6, fp8_math="f16x2_bits", consumers=8,
+         split="rows"),
+    dict(w_dtype="f8E4M3FN", scale="tensor", tile=(64, 256), stages=6, fp8_math="f16x2", consumers=4,
+         split="tiles"),
+    dict(w_dtype="f8E4M3FN", scale="tensor", tile=(64, 256), stages=6, fp8_math="f16x2_bits", consumers=4,
+         split="tiles"),
+    dict(w_dtype="f8E4M3FN", scale="tensor", tile=(64, 256), stages=6, fp8_math="f16x2_bits", consumers=8,
+         split="tiles"),
+    dict(w_dtype="f8E4M3FN", scale="tensor", tile=(64, 256), stages=6, fp8_math="f16x2_bits", consumers=4,
+         split="rows"),
+    dict(w_dtype="f8E4M3FN", scale="tensor", tile=(64, 256), stages=6, fp8_math="f16x2_bits", consumers=8,
+         split="rows"),
+]
 
 
-def gemv_spec(w_dtype, scale, tile, stages, fp8_math, promo):
-    return K.gemv(GEMV_M, GEMV_K, w_dtype, tile=tile, stages=stages, l2_promotion=promo, scale=scale,
-                  fp8_math=fp8_math)
+def gemv_spec(cfg, promo):
+    return K.gemv(GEMV_M, GEMV_K, l2_promotion=promo, **cfg)
 
 
 def launch_spec():
@@ -37,6 +51,6 @@ def key(spec):
 
 def all_specs():
     specs = [copy_spec(b, p) for b in BOXES for p in PROMOTIONS]
-    specs += [gemv_spec(*c, p) for c in GEMV_CONFIGS for p in PROMOTIONS]
+    specs += [gemv_spec(c, p) for c in GEMV_CONFIGS for p in PROMOTIONS]
     specs.append(launch_spec())
     return specs

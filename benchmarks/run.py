@@ -142,34 +142,44 @@ def bench_gemv(art, copy_tbps):
         except RuntimeError as e:
             emit(bench="gemv", impl=f"torch._scaled_mm, {scale} scale", error=str(e).splitlines()[0])
     for cfg in common.GEMV_CONFIGS:
-        w_dtype, scale, tile, stages, math_ = cfg
+        w_dtype, scale, tile, stages = cfg["w_dtype"], cfg["scale"], cfg["tile"], cfg["stages"]
+        math_, split = cfg["fp8_math"], cfg["split"]
         w = w16 if w_dtype == "bf16" else w8
         eb = w.element_size()
         key = scale or "bf16"
         extra = [] if scale is None else [row_scale if scale == "row" else t_scale]
         per_sm_max = (227 * 1024) // (stages * tile[0] * tile[1] * eb + 1024)
+        grids = [sms * p for p in range(1, min(per_sm_max, 3) + 1)]
+        if split == "rows":
+            # whole row blocks per CTA: also grids that divide the row blocks evenly
+            grids += [g for g in (128, 256) if (M // tile[0]) % g == 0 and g // sms < per_sm_max + 1]
         for promo in common.PROMOTIONS:
-            spec = common.gemv_spec(*cfg, promo)
+            spec = common.gemv_spec(cfg, promo)
             k = nvtma.runtime.load(Path(art) / common.key(spec)).kernel("gemv")
-            for per_sm in range(1, min(per_sm_max, 3) + 1):
-                grid = (sms * per_sm,)
-                y.zero_()
+            for g in grids:
+                grid = (g,)
+                y.fill_(float("nan") if split == "rows" else 0.0)
                 k(w, x, y, *extra, grid=grid, block=spec.block)
                 torch.cuda.synchronize()
                 err = ((y - ref[key]).abs().max() / ref[key].abs().max()).item()
 
-                def run():
-                    y.zero_()  # (64 KiB memset, counted: the kernel accumulates into y)
-                    k(w, x, y, *extra, grid=grid, block=spec.block)
+                if split == "tiles":
+                    def run():
+                        y.zero_()  # (64 KiB memset, counted: the kernel accumulates into y)
+                        k(w, x, y, *extra, grid=grid, block=spec.block)
+                else:
+                    def run():  # stores y: nothing to zero
+                        k(w, x, y, *extra, grid=grid, block=spec.block)
                 ms = time_ms(run, reps=10, iters=20)
-                # the kernel alone (y keeps accumulating: same work, checked above)
+                # the kernel alone (a "tiles" y keeps accumulating: same work, checked above)
                 ms_k = time_ms(lambda: k(w, x, y, *extra, grid=grid, block=spec.block), reps=10, iters=20)
                 tbps, tbps_k = M * K * eb / ms / 1e9, M * K * eb / ms_k / 1e9
                 b = base.get(key)
                 tol = 1e-4 if (w_dtype == "bf16" or math_ == "f32") else 4e-3
                 emit(bench="gemv", impl=f"nvtma gemv, {w_dtype} W" + (f", {scale} scale, {math_} math" if scale else ""),
-                     M=M, K=K, tile=list(tile), stages=stages, ctas_per_sm=per_sm, l2_promotion=promo,
-                     correct=err < tol, max_rel_err=float(f"{err:.2e}"), us_with_memset=round(ms * 1e3, 1),
+                     M=M, K=K, tile=list(tile), stages=stages, consumers=cfg["consumers"], split=split, grid=g,
+                     l2_promotion=promo, correct=err < tol, max_rel_err=float(f"{err:.2e}"),
+                     us=round(ms * 1e3, 1), memset_counted=split == "tiles",
                      W_TBps=round(tbps, 3), vs_torch=round(tbps / b, 3) if b else None,
                      vs_copy_rw=round(tbps / copy_tbps, 3), us_kernel_only=round(ms_k * 1e3, 1),
                      W_TBps_kernel_only=round(tbps_k, 3),

@@ -127,38 +127,30 @@ def _screen(text: str) -> None:
 
 
 def _lower(text: str, arch: str, features: str, opt_level: int, dump_ir: bool):
-    from .ir import Context, Location, Module
-    from .passmanager import PassManager
-    from ._mlir_libs._mlir.ir import MLIRError  # noqa: F401  (raised by parse/run)
+    # Parse, pipeline and PTX extraction in one C-API call: walking the
+    # result with Python IR objects would import every dialect's generated
+    # op classes (and numpy), ~150 ms of a cold compile.
+    from ._mlir_libs import _mlir  # noqa: F401  (site initialization: dialects, passes, NVVM target)
+    from ._mlir_libs._mlir.ir import Context
+    from ._mlir_libs._nvtmaDialects import lower_to_ptx
 
     _screen(text)
-    with Context() as ctx, Location.unknown():
+    pipeline = (f"builtin.module(nvtma-to-ptx{{chip={arch} features={features} "
+                f"format=isa O={opt_level}}})")
+    with Context() as ctx:
         try:
-            module = Module.parse(text)
-        except Exception as e:
-            raise CompileError(f"the IR does not parse or verify:\n{e}") from None
-        pipeline = (f"builtin.module(nvtma-to-ptx{{chip={arch} features={features} "
-                    f"format=isa O={opt_level}}})")
-        pm = PassManager.parse(pipeline)
-        try:
-            pm.run(module.operation)
-        except Exception as e:
-            raise CompileError(f"lowering failed:\n{e}") from None
-        records_attr = module.operation.attributes["nvtma.kernels"] \
-            if "nvtma.kernels" in module.operation.attributes else None
-        records = json.loads(str(records_attr.value)) if records_attr is not None else {"kernels": {}}
-        ptx_parts = []
-        for op in module.body.operations:
-            if op.operation.name != "gpu.binary":
-                continue
-            for obj in op.attributes["objects"]:
-                from .dialects import gpu
-                ptx_parts.append(bytes(gpu.ObjectAttr(obj).object).decode())
-        if not ptx_parts:
-            raise CompileError("the module has no gpu.module to compile")
-        if len(ptx_parts) > 1:
-            raise CompileError(f"{len(ptx_parts)} gpu.modules: compile one gpu.module per nvtma.compile call")
-        return ptx_parts[0], records
+            records, objects = lower_to_ptx(ctx, text, pipeline)
+        except ValueError as e:
+            stage, _, diags = str(e).partition("\n")
+            what = {"parse:": "the IR does not parse or verify", "pipeline:": "bad pass pipeline"}.get(
+                stage, "lowering failed")
+            raise CompileError(f"{what}:\n{diags}") from None
+    records = json.loads(records) if records else {"kernels": {}}
+    if not objects:
+        raise CompileError("the module has no gpu.module to compile")
+    if len(objects) > 1:
+        raise CompileError(f"{len(objects)} gpu.modules: compile one gpu.module per nvtma.compile call")
+    return objects[0].decode(), records
 
 
 def _wheel_tool(name: str) -> str | None:

@@ -384,9 +384,15 @@ def encode_tiled(dtype, rank, global_address, global_dim: Sequence[int], global_
     ``global_dim``, ``box_dim`` and ``element_strides`` have ``rank`` entries
     (innermost first), ``global_strides`` ``rank - 1`` byte strides.
     """
-    # Fast path: well-formed arguments packed straight into the C struct.
-    # Anything unusual (or refused) takes the checked path below, which names
-    # the argument or the driver rule.
+    # Fast paths: the abi3 extension (one C call), else well-formed arguments
+    # packed straight into the C struct. Anything unusual (or refused) takes
+    # the checked path below, which names the argument or the driver rule.
+    c = _fast_c if _fast_c is not None else _fast_module()
+    if c:
+        out = c(dtype, rank, global_address, global_dim, global_strides, box_dim, element_strides, interleave,
+                swizzle, l2_promotion, oob_fill, sm)
+        if out is not None:
+            return out
     try:
         fast = _fast_tables()
         if 1 <= rank <= 5 and len(global_dim) == rank and len(box_dim) == rank and \
@@ -402,6 +408,29 @@ def encode_tiled(dtype, rank, global_address, global_dim: Sequence[int], global_
         pass
     return _encode(_tiled_params(dtype, rank, global_address, global_dim, global_strides, box_dim,
                                  element_strides, interleave, swizzle, l2_promotion, oob_fill), sm)
+
+
+_fast_c = None
+
+
+def _fast_module():
+    """encode_tiled of _lib/_tensormap_fast.abi3.so, or False where it is
+    missing or NVTMA_FAST_ENCODE=0."""
+    global _fast_c
+    if _fast_c is None:
+        _fast_c = False
+        path = Path(os.path.abspath(__file__)).parent / "_lib" / "_tensormap_fast.abi3.so"
+        if os.environ.get("NVTMA_FAST_ENCODE", "1") != "0" and path.exists():
+            import importlib.util
+            try:
+                spec = importlib.util.spec_from_file_location("nvtma._lib._tensormap_fast", path)
+                mod = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(mod)
+                mod.set_tables(tuple(_fast_tables()))
+                _fast_c = mod.encode_tiled
+            except ImportError:
+                pass
+    return _fast_c
 
 
 _TILED = struct.Struct("<9I5I5I3i3i4xQ5Q4Q")  # nvtmaTensorMapParams, x86-64 / aarch64 layout

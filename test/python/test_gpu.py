@@ -207,12 +207,14 @@ def test_pipelined_copy():
 
 # --------------------------------------------------------------------------- GEMV
 
-@pytest.mark.parametrize("case", gpu_cases.GEMV_CASES, ids=lambda c: f"{c[0]}-{c[1]}-{c[3]}")
+@pytest.mark.parametrize("case", gpu_cases.GEMV_CASES, ids=lambda c: f"{c[0]}-{c[1]}-{c[3]}-{c[4]}")
 def test_gemv(case):
-    """y = scale · W·x over every grid split (CTAs that start or end inside a
-    row block add partial sums), against torch in f32 (f16x2 math: f16
+    """y = scale · W·x over every grid split (split "tiles": CTAs that start
+    or end inside a row block add partial sums into a zeroed y; split "rows":
+    CTAs store whole rows into a NaN-poisoned y, and grids larger than the
+    row-block count leave CTAs idle), against torch in f32 (f16x2 math: f16
     products, so within a few 1e-3 of the largest |y|)."""
-    w_dtype, scale, tile, math_ = case
+    w_dtype, scale, tile, math_, split = case
     spec = gpu_cases.gemv_spec(*case)
     mod = build(spec)
     m, k = gpu_cases.GEMV_SHAPE
@@ -227,7 +229,7 @@ def test_gemv(case):
         s = torch.tensor([0.37], device="cuda")
         want = want * s
     for grid in (1, 7, 132, 200):
-        y = torch.zeros(m, device="cuda")
+        y = torch.zeros(m, device="cuda") if split == "tiles" else torch.full((m,), float("nan"), device="cuda")
         mod.gemv(*args, y, *([s] if scale else []), grid=(grid,), block=spec.block)
         torch.cuda.synchronize()
         if math_ == "f32" or w_dtype == "bf16":

@@ -51,6 +51,40 @@ def test_driver_vectors_byte_exact_and_same_verdict(path):
     assert not byte_mismatch, f"{len(byte_mismatch)} encodings differ, first: {byte_mismatch[0]}"
 
 
+def _verdict(fn):
+    try:
+        return fn()
+    except tm.TensorMapError as e:
+        return e.rule
+
+
+@pytest.mark.parametrize("path", VECTORS[:1], ids=lambda p: p.name)
+def test_encode_fast_paths_agree_with_the_checked_path(path, monkeypatch):
+    """encode_tiled's abi3 extension, its struct-packing fallback and the
+    checked path give the same bytes or the same refused rule."""
+    assert tm._fast_module(), "the _tensormap_fast extension was not built or does not load"
+    _, cases = _load(path)
+    cases = [c for c in cases if c["api"] == "tiled"][:6000]
+    with_ext = [_verdict(lambda: _encode(c)) for c in cases]
+    monkeypatch.setattr(tm, "_fast_c", False)
+    with_struct = [_verdict(lambda: _encode(c)) for c in cases]
+    checked = [_verdict(lambda: tm._encode(tm._tiled_params(
+        c["dtype"], c["rank"], c["addr"], c["dims"], c["strides"], c["box"], c["es"], c["interleave"],
+        c["swizzle"], c["l2"], c["oob"]), 90)) for c in cases]
+    assert sum(isinstance(v, bytes) for v in checked) > 1000
+    assert with_ext == checked and with_struct == checked
+    # odd arguments leave the extension and get the checked path's verdict
+    for odd in (dict(rank=2.0), dict(global_dim=(16384, -1)), dict(box_dim=(64, 1 << 33)), dict(swizzle="128B?"),
+                dict(global_dim=range(128, 130)), dict(dtype=tm.DataType.BFLOAT16), dict(global_address=-16)):
+        kw = dict(dtype="float16", rank=2, global_address=1 << 20, global_dim=[128, 128], global_strides=[256],
+                  box_dim=[64, 64], element_strides=[1, 1])
+        kw.update(odd)
+        monkeypatch.setattr(tm, "_fast_c", None)
+        fast = _verdict(lambda: tm.encode_tiled(**kw))
+        monkeypatch.setattr(tm, "_fast_c", False)
+        assert fast == _verdict(lambda: tm.encode_tiled(**kw)), odd
+
+
 @pytest.mark.parametrize("path", VECTORS[:1], ids=lambda p: p.name)
 def test_decode_is_the_inverse_of_encode(path):
     _, cases = _load(path)

@@ -54,12 +54,42 @@ def current_context():
 _initialized = False
 
 
+_fast = None
+
+
+def _fast_api():
+    """libcuda's cuCtxGetCurrent and cuLaunchKernel through ctypes: the
+    launch path's two driver calls, without cuda.bindings' argument
+    conversion (about half of a launch's host time). None where libcuda
+    cannot be opened; the cuda.bindings path is used then."""
+    global _fast
+    if _fast is None:
+        import ctypes
+        try:
+            lib = ctypes.CDLL("libcuda.so.1")
+            get = lib.cuCtxGetCurrent
+            get.argtypes, get.restype = [ctypes.POINTER(ctypes.c_void_p)], ctypes.c_int
+            launch = lib.cuLaunchKernel
+            launch.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
+            launch.restype = ctypes.c_int
+            cur = ctypes.c_void_p()
+            _fast = (get, launch, cur, ctypes.byref(cur))
+        except (OSError, AttributeError):
+            _fast = False
+    return _fast
+
+
 def context_if_current():
-    """The current context, or None; one driver call on the launch path."""
+    """The current context's handle (an int), or None; one driver call on
+    the launch path."""
     if not _initialized:
         return None
+    fast = _fast_api()
+    if fast:
+        get, _, cur, ref = fast
+        return cur.value if get(ref) == 0 and cur.value else None
     err, ctx = drv().cuCtxGetCurrent()
-    return ctx if err == drv().CUresult.CUDA_SUCCESS and ctx is not None and int(ctx) else None
+    return int(ctx) if err == drv().CUresult.CUDA_SUCCESS and ctx is not None and int(ctx) else None
 
 
 def load_module(cubin: bytes):
@@ -90,9 +120,28 @@ def stream_handle(stream) -> int:
     return int(stream)
 
 
-def launch(func, grid, block, cluster, smem: int, stream: int, params_address: int):
+def can_launch_prepared() -> bool:
+    return bool(_fast_api())
+
+
+def launch_prepared(args: tuple):
+    """cuLaunchKernel(*args) through ctypes, for a launch `launch` made
+    before with the same arguments."""
+    rc = _fast[1](*args)
+    if rc:
+        check(drv().CUresult(rc), "cuLaunchKernel")
+
+
+def launch(func, grid, block, cluster, smem: int, stream: int, params_address: int, func_ptr: int = 0):
     d = drv()
     if cluster is None:
+        fast = _fast_api() if func_ptr else None
+        if fast:
+            rc = fast[1](func_ptr, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, stream or None,
+                         params_address, None)
+            if rc:
+                check(d.CUresult(rc), "cuLaunchKernel")
+            return
         check(d.cuLaunchKernel(func, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, stream,
                                params_address, 0), "cuLaunchKernel")
         return
