@@ -14,26 +14,23 @@ def copy_spec(box, promo, stages=4):
 
 
 GEMV_M = GEMV_K = 16384
-# W dtype, scale, tile, stages, fp8 math, consumer warps, split (see nvtma.kernels.gemv)
+# W dtype, scale, tile, stages, fp8 math, consumer warps, split, vec, x dtype (see nvtma.kernels.gemv)
+def _cfg(w_dtype, scale, tile, stages, fp8_math, consumers, split, vec=8, x_dtype="bf16"):
+    return dict(w_dtype=w_dtype, scale=scale, tile=tile, stages=stages, fp8_math=fp8_math, consumers=consumers,
+                split=split, vec=vec, x_dtype=x_dtype)
+
+
+F8 = "f8E4M3FN"
 GEMV_CONFIGS = [
-    dict(w_dtype="bf16", scale=None, tile=(32, 256), stages=4, fp8_math="f32", consumers=4, split="tiles"),
-    dict(w_dtype="bf16", scale=None, tile=(32, 256), stages=4, fp8_math="f32", consumers=4, split="rows"),
-    dict(w_dtype="bf16", scale=None, tile=(64, 256), stages=4, fp8_math="f32", consumers=8, split="rows"),
-    dict(w_dtype="f8E4M3FN", scale="row", tile=(64, 256), stages=6, fp8_math="f16x2", consumers=4, split="tiles"),
-    dict(w_dtype="f8E4M3FN", scale="row", tile=(64, 256), stages=6, fp8_math="f16x2_bits", consumers=4,
-         split="tiles"),
-    dict(w_dtype="f8E4M3FN", scale="row", tile=(64, 256), stages=6, fp8_math="f16x2_bits", consumers=8,
-         split="rows"),
-    dict(w_dtype="f8E4M3FN", scale="tensor", tile=(64, 256), stages=6, fp8_math="f16x2", consumers=4,
-         split="tiles"),
-    dict(w_dtype="f8E4M3FN", scale="tensor", tile=(64, 256), stages=6, fp8_math="f16x2_bits", consumers=4,
-         split="tiles"),
-    dict(w_dtype="f8E4M3FN", scale="tensor", tile=(64, 256), stages=6, fp8_math="f16x2_bits", consumers=8,
-         split="tiles"),
-    dict(w_dtype="f8E4M3FN", scale="tensor", tile=(64, 256), stages=6, fp8_math="f16x2_bits", consumers=4,
-         split="rows"),
-    dict(w_dtype="f8E4M3FN", scale="tensor", tile=(64, 256), stages=6, fp8_math="f16x2_bits", consumers=8,
-         split="rows"),
+    _cfg("bf16", None, (32, 256), 4, "f32", 4, "tiles"),
+    _cfg("bf16", None, (32, 256), 4, "f32", 4, "rows"),
+    _cfg(F8, "row", (64, 256), 6, "f16x2", 4, "tiles"),
+    _cfg(F8, "row", (64, 256), 4, "f16x2", 8, "rows", 16),
+    _cfg(F8, "row", (64, 256), 4, "f16x2", 8, "rows", 16, "f16"),
+    _cfg(F8, "tensor", (64, 256), 6, "f16x2", 4, "tiles"),
+    _cfg(F8, "tensor", (64, 256), 4, "f16x2", 8, "rows", 16),
+    _cfg(F8, "tensor", (64, 256), 4, "f16x2", 8, "rows", 16, "f16"),
+    _cfg(F8, "tensor", (64, 256), 6, "f16x2", 8, "rows", 16, "f16"),
 ]
 
 

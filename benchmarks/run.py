@@ -145,6 +145,7 @@ def bench_gemv(art, copy_tbps):
         w_dtype, scale, tile, stages = cfg["w_dtype"], cfg["scale"], cfg["tile"], cfg["stages"]
         math_, split = cfg["fp8_math"], cfg["split"]
         w = w16 if w_dtype == "bf16" else w8
+        xin = x if cfg["x_dtype"] == "bf16" else x.half()  # (converted once, like torch's fp8 x below)
         eb = w.element_size()
         key = scale or "bf16"
         extra = [] if scale is None else [row_scale if scale == "row" else t_scale]
@@ -159,25 +160,27 @@ def bench_gemv(art, copy_tbps):
             for g in grids:
                 grid = (g,)
                 y.fill_(float("nan") if split == "rows" else 0.0)
-                k(w, x, y, *extra, grid=grid, block=spec.block)
+                k(w, xin, y, *extra, grid=grid, block=spec.block)
                 torch.cuda.synchronize()
                 err = ((y - ref[key]).abs().max() / ref[key].abs().max()).item()
 
                 if split == "tiles":
                     def run():
                         y.zero_()  # (64 KiB memset, counted: the kernel accumulates into y)
-                        k(w, x, y, *extra, grid=grid, block=spec.block)
+                        k(w, xin, y, *extra, grid=grid, block=spec.block)
                 else:
                     def run():  # stores y: nothing to zero
-                        k(w, x, y, *extra, grid=grid, block=spec.block)
+                        k(w, xin, y, *extra, grid=grid, block=spec.block)
                 ms = time_ms(run, reps=10, iters=20)
                 # the kernel alone (a "tiles" y keeps accumulating: same work, checked above)
-                ms_k = time_ms(lambda: k(w, x, y, *extra, grid=grid, block=spec.block), reps=10, iters=20)
+                ms_k = time_ms(lambda: k(w, xin, y, *extra, grid=grid, block=spec.block), reps=10, iters=20)
                 tbps, tbps_k = M * K * eb / ms / 1e9, M * K * eb / ms_k / 1e9
                 b = base.get(key)
                 tol = 1e-4 if (w_dtype == "bf16" or math_ == "f32") else 4e-3
-                emit(bench="gemv", impl=f"nvtma gemv, {w_dtype} W" + (f", {scale} scale, {math_} math" if scale else ""),
-                     M=M, K=K, tile=list(tile), stages=stages, consumers=cfg["consumers"], split=split, grid=g,
+                emit(bench="gemv", impl=f"nvtma gemv, {w_dtype} W" + (f", {scale} scale, {math_} math" if scale else "")
+                     + f", {cfg['x_dtype']} x",
+                     M=M, K=K, tile=list(tile), stages=stages, consumers=cfg["consumers"], split=split,
+                     vec=cfg["vec"], grid=g,
                      l2_promotion=promo, correct=err < tol, max_rel_err=float(f"{err:.2e}"),
                      us=round(ms * 1e3, 1), memset_counted=split == "tiles",
                      W_TBps=round(tbps, 3), vs_torch=round(tbps / b, 3) if b else None,

@@ -248,8 +248,8 @@ def pipelined_copy(rows, cols, elem="f16", box=(64, 128), stages=4, l2_load="l2_
     """Persistent TMA copy like ../shared/bench/tma_copy_bw.cu: each CTA walks
     tiles blockIdx.x, +gridDim.x, ...; `stages` loads in flight; one warp
     issues, and each stage is refilled once its store has read shared memory
-    (bulk_wait_group.read). (Giving each CTA a contiguous run of tiles
-    instead was 3-11% slower on the H200.)"""
+    (bulk_wait_group.read). On the H200, giving each CTA pairs or runs of
+    row-adjacent tiles instead was 1-11% slower."""
     by, bx = box
     tiles_x, tiles_y = cols // bx, rows // by
     assert rows % by == 0 and cols % bx == 0
@@ -301,8 +301,10 @@ def pipelined_copy(rows, cols, elem="f16", box=(64, 128), stages=4, l2_load="l2_
         nvvm.fence.mbarrier.init
       }}
       gpu.barrier
-      // tiles this CTA owns: ceil((ntiles - bid) / grid)
-      %rem = arith.subi %cN, %bid : index
+      // tiles this CTA owns: ceil((ntiles - bid) / grid), none past the last tile
+      %has = arith.cmpi ult, %bid, %cN : index
+      %rem0 = arith.subi %cN, %bid : index
+      %rem = arith.select %has, %rem0, %c0 : index
       %gm1 = arith.subi %grid, %c1 : index
       %num = arith.addi %rem, %gm1 : index
       %n = arith.divui %num, %grid : index
@@ -602,7 +604,7 @@ def update_descriptor(rows, cols, elem="f16", box=(64, 64)) -> KernelSpec:
 # --------------------------------------------------------------------------- GEMV
 
 def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_256b", consumers=4,
-         scale=None, fp8_math="f16x2", split="tiles") -> KernelSpec:
+         scale=None, fp8_math="f16x2", split="tiles", vec=8, x_dtype="bf16") -> KernelSpec:
     """y = scale · (W · x), the weight-streaming GEMV of CUTLASS #3672.
 
     W [m, k] (bf16 or f8E4M3FN, read once through TMA with `l2_promotion`),
@@ -619,33 +621,43 @@ def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_256b",
     "f32" does the same (exact products, but two conversions per element
     bound it by the conversion rate); "f16x2" converts e4m3 pairs to f16x2
     (x too, so |x| must fit f16), sums each lane's 8 products of a tile
-    with packed f16 FMAs and accumulates those partial sums in f32;
-    "f16x2_bits" does the same math but widens e4m3 to f16 with integer
-    shifts and masks plus one packed multiply by 2^8 (exact for every finite
-    e4m3 value; NaN weights are not propagated), leaving the conversion unit
-    alone.
+    with packed f16 FMAs and accumulates those partial sums in f32. (Widening
+    e4m3 to f16 with integer shifts and masks instead of cvt was 3-6% slower
+    on the H200: the conversion unit is not what limits this kernel.)
 
     `split` "tiles" (y must be zeroed first) splits the tile stream evenly and
     adds partial sums into y with atomics; "rows" gives each CTA whole row
     blocks (M/tile[0] of them, as evenly as the grid allows) and stores y, so
-    y needs no zeroing and no atomics are used."""
+    y needs no zeroing and no atomics are used.
+
+    `vec` elements of a row per lane and tile: 8 (a warp per row), or 16
+    with fp8 f16x2 math (half a warp per row, 16-byte shared loads, and the
+    per-row work of each tile spread over twice the elements).
+
+    `x_dtype` "bf16", or "f16" with fp8 f16x2 math: x then enters the packed
+    products as it is, with no per-tile conversion."""
     bm, bk = tile
-    vec = 8
     assert w_dtype in ("bf16", "f8E4M3FN"), w_dtype
-    assert m % bm == 0 and k % bk == 0 and bk == 32 * vec and bm % consumers == 0
+    assert vec in (8, 16) and bk % vec == 0 and bk // vec in (16, 32), (vec, bk)
+    assert m % bm == 0 and k % bk == 0 and bm % consumers == 0
     assert scale in (None, "row", "tensor") and (scale is not None or w_dtype == "bf16")
-    assert fp8_math in ("f32", "f16x2", "f16x2_bits") and split in ("tiles", "rows")
+    assert fp8_math in ("f32", "f16x2") and split in ("tiles", "rows")
     packed = w_dtype == "f8E4M3FN" and fp8_math != "f32"
-    bits = w_dtype == "f8E4M3FN" and fp8_math == "f16x2_bits"
+    assert vec == 8 or packed, "vec=16 needs fp8 W with f16x2 math"
+    assert x_dtype == "bf16" or (x_dtype == "f16" and packed), "x_dtype='f16' needs fp8 W with f16x2 math"
     acc_n = 2 if packed else vec
     rpw = bm // consumers
+    lpr = bk // vec          # lanes per row
+    rps = 32 // lpr          # rows a warp covers at once
+    assert rpw % rps == 0, (rpw, rps)
+    nacc = rpw // rps        # rows (accumulators) per lane
     kt = k // bk
     ntiles = (m // bm) * kt
     eb = ELEM_BYTES[w_dtype]
     tile_bytes = bm * bk * eb
     fmt = "uint8" if w_dtype == "f8E4M3FN" else None
     ld = atom_str("load", w_dtype, tile, l2_promotion=l2_promotion, tma_format=fmt)
-    wmem, xmem, ymem = _shape((m, k), w_dtype), _shape((k,), "bf16"), _shape((m,), "f32")
+    wmem, xmem, ymem = _shape((m, k), w_dtype), _shape((k,), x_dtype), _shape((m,), "f32")
     smem_t = _smem((stages, bm, bk), w_dtype)
     slice_t = f"memref<{bm}x{bk}x{w_dtype}, strided<[{bk}, 1], offset: ?>, #gpu.address_space<workgroup>>"
     bars = _bars(2 * stages)
@@ -672,52 +684,27 @@ def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_256b",
                   f"vector<4xf32>, vector<4xf32>"]
         return "\n".join(lines)
 
-    accs = ", ".join(f"%acc{r} = %zacc" for r in range(rpw))
-    acc_types = ", ".join([va] * rpw)
-
-    def bits_row(r):
-        """e4m3 -> f16 by bits: byte s.eeee.mmm at bits 8..15 of a half gives
-        the f16 s.0eeee.mmm0000000 = value·2^-8 after a right shift by one of
-        everything but the sign. Even bytes (0, 2 of each word) are moved up
-        by 8 first; odd bytes are in place. The 2^8 is restored by one packed
-        multiply, so the products are exactly those of the cvt path."""
-        w = f"%wi{r}"
-        lines = [f"          {w} = vector.bitcast %wv{r} : vector<{vec}x{w_dtype}> to vector<2xi32>",
-                 f"          %s8_{r} = arith.shli {w}, %v8 : vector<2xi32>",
-                 f"          %s7_{r} = arith.shli {w}, %v7 : vector<2xi32>",
-                 f"          %s1_{r} = arith.shrui {w}, %v1 : vector<2xi32>",
-                 f"          %ea_{r} = arith.andi %s8_{r}, %msign : vector<2xi32>",
-                 f"          %eb_{r} = arith.andi %s7_{r}, %mbody : vector<2xi32>",
-                 f"          %ev_{r} = arith.ori %ea_{r}, %eb_{r} : vector<2xi32>",
-                 f"          %oa_{r} = arith.andi {w}, %msign : vector<2xi32>",
-                 f"          %ob_{r} = arith.andi %s1_{r}, %mbody : vector<2xi32>",
-                 f"          %od_{r} = arith.ori %oa_{r}, %ob_{r} : vector<2xi32>",
-                 f"          %evh_{r} = vector.bitcast %ev_{r} : vector<2xi32> to vector<4xf16>",
-                 f"          %odh_{r} = vector.bitcast %od_{r} : vector<2xi32> to vector<4xf16>",
-                 f"          %evs_{r} = arith.mulf %evh_{r}, %h256 : vector<4xf16>",
-                 f"          %ods_{r} = arith.mulf %odh_{r}, %h256 : vector<4xf16>",
-                 f"          %pe4_{r} = arith.mulf %evs_{r}, %xe : vector<4xf16>",
-                 f"          %p4_{r} = vector.fma %ods_{r}, %xo, %pe4_{r} : vector<4xf16>",
-                 f"          %plo_{r} = vector.shuffle %p4_{r}, %p4_{r} [0, 1] : vector<4xf16>, vector<4xf16>",
-                 f"          %phi_{r} = vector.shuffle %p4_{r}, %p4_{r} [2, 3] : vector<4xf16>, vector<4xf16>",
-                 f"          %p2_{r} = arith.addf %plo_{r}, %phi_{r} : vector<2xf16>",
-                 f"          %pe{r} = arith.extf %p2_{r} : vector<2xf16> to {va}",
-                 f"          %nacc{r} = arith.addf %acc{r}, %pe{r} : {va}"]
-        return "\n".join(lines)
+    accs = ", ".join(f"%acc{r} = %zacc" for r in range(nacc))
+    acc_types = ", ".join([va] * nacc)
 
     def packed_row(r):
-        if bits:
-            return bits_row(r)
         lines = [f"          %wi{r} = vector.bitcast %wv{r} : vector<{vec}x{w_dtype}> to vector<{vec}xi8>"]
         for j in range(vec // 2):
             lines += [f"          %wp{r}_{j} = vector.shuffle %wi{r}, %wi{r} [{2 * j}, {2 * j + 1}] : "
                       f"vector<{vec}xi8>, vector<{vec}xi8>",
                       f"          %wh{r}_{j} = nvvm.convert.f8x2.to.f16x2 %wp{r}_{j} : vector<2xi8> (f8E4M3FN) -> "
                       f"vector<2xf16>"]
-        lines.append(f"          %pp{r}_0 = arith.mulf %wh{r}_0, %xh_0 : vector<2xf16>")
-        for j in range(1, vec // 2):
-            lines.append(f"          %pp{r}_{j} = vector.fma %wh{r}_{j}, %xh_{j}, %pp{r}_{j - 1} : vector<2xf16>")
-        lines += [f"          %pe{r} = arith.extf %pp{r}_{vec // 2 - 1} : vector<2xf16> to {va}",
+        # two interleaved FMA chains (pairs j = c, c+2, ...), then their sum
+        chains = 2 if vec // 2 >= 4 else 1
+        for j in range(vec // 2):
+            prev = j - chains
+            lines.append(f"          %pp{r}_{j} = arith.mulf %wh{r}_{j}, %xh_{j} : vector<2xf16>" if prev < 0 else
+                         f"          %pp{r}_{j} = vector.fma %wh{r}_{j}, %xh_{j}, %pp{r}_{prev} : vector<2xf16>")
+        last = f"%pp{r}_{vec // 2 - 1}"
+        if chains == 2:
+            lines.append(f"          %ps{r} = arith.addf %pp{r}_{vec // 2 - 2}, {last} : vector<2xf16>")
+            last = f"%ps{r}"
+        lines += [f"          %pe{r} = arith.extf {last} : vector<2xf16> to {va}",
                   f"          %nacc{r} = arith.addf %acc{r}, %pe{r} : {va}"]
         return "\n".join(lines)
 
@@ -725,40 +712,43 @@ def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_256b",
         f"          %wv{r} = vector.load %smem[%s, %row{r}, %lc] {{alignment = {vec * eb} : i64}} : {smem_t}, vector<{vec}x{w_dtype}>\n"
         + (packed_row(r) if packed else
            f"{widen(f'%wv{r}', r)}\n          %nacc{r} = vector.fma %wf{r}, %xf, %acc{r} : {vf}")
-        for r in range(rpw))
+        for r in range(nacc))
     x_pairs = ""
-    if bits:
-        # x in the order the bit conversion leaves W: even bytes, odd bytes
-        x_pairs = (f"          %xh = arith.truncf %xf : {vf} to vector<{vec}xf16>\n"
-                   f"          %xe = vector.shuffle %xh, %xh [0, 2, 4, 6] : vector<{vec}xf16>, vector<{vec}xf16>\n"
-                   f"          %xo = vector.shuffle %xh, %xh [1, 3, 5, 7] : vector<{vec}xf16>, vector<{vec}xf16>\n")
-    elif packed:
-        x_pairs = f"          %xh = arith.truncf %xf : {vf} to vector<{vec}xf16>\n" + "".join(
+    x_half = "" if x_dtype == "f16" else f"          %xh = arith.truncf %xf : {vf} to vector<{vec}xf16>\n"
+    if packed:
+        x_pairs = x_half + "".join(
             f"          %xh_{j} = vector.shuffle %xh, %xh [{2 * j}, {2 * j + 1}] : vector<{vec}xf16>, vector<{vec}xf16>\n"
             for j in range(vec // 2))
-    rows = "\n".join(f"        %row{r} = arith.addi %r0, %c{r} : index" for r in range(rpw))
+    rows = "\n".join(f"        %row{r}_0 = arith.addi %r0, %c{r * rps} : index\n"
+                     f"        %row{r} = arith.addi %row{r}_0, %lrow : index" for r in range(nacc))
 
     def flush(r):
         red = [f"            %sum{r}_0 = vector.reduction <add>, %nacc{r} : {va} into f32"]
-        for j, off in enumerate((16, 8, 4, 2, 1)):
+        offs = [o for o in (16, 8, 4, 2, 1) if o < lpr]
+        for j, off in enumerate(offs):
             red += [f"            %sh{r}_{j}, %ok{r}_{j} = gpu.shuffle xor %sum{r}_{j}, %i{off}, %i32w : f32",
                     f"            %sum{r}_{j + 1} = arith.addf %sum{r}_{j}, %sh{r}_{j} : f32"]
         red.append(f"            %yrow{r} = arith.addi %ybase, %row{r} : index")
-        out = f"%sum{r}_5"
+        out = f"%sum{r}_{len(offs)}"
         if scale == "row":
             red += [f"            %sc{r} = memref.load %scale[%yrow{r}] : {_shape((m,), 'f32')}",
-                    f"            %scaled{r} = arith.mulf %sum{r}_5, %sc{r} : f32"]
+                    f"            %scaled{r} = arith.mulf {out}, %sc{r} : f32"]
             out = f"%scaled{r}"
         elif scale == "tensor":
-            red.append(f"            %scaled{r} = arith.mulf %sum{r}_5, %sct : f32")
+            red.append(f"            %scaled{r} = arith.mulf {out}, %sct : f32")
             out = f"%scaled{r}"
         put = (f"              memref.store {out}, %y[%yrow{r}] : {ymem}" if split == "rows" else
                f"              %old{r} = memref.atomic_rmw addf {out}, %y[%yrow{r}] : (f32, {ymem}) -> f32")
         red += ["            scf.if %lane0 {", put, "            }"]
         return "\n".join(red)
 
-    selects = "\n".join(f"        %sel{r} = arith.select %flush, %zacc, %nacc{r} : {va}" for r in range(rpw))
-    yields = ", ".join(f"%sel{r}" for r in range(rpw))
+    selects = "\n".join(f"        %sel{r} = arith.select %flush, %zacc, %nacc{r} : {va}" for r in range(nacc))
+    yields = ", ".join(f"%sel{r}" for r in range(nacc))
+    if x_dtype == "f16":
+        x_load = (f"          %xh = vector.load %x[%kc] {{alignment = 16 : i64}} : {xmem}, vector<{vec}xf16>")
+    else:
+        x_load = (f"          %xv = vector.load %x[%kc] {{alignment = 16 : i64}} : {xmem}, vector<{vec}xbf16>\n"
+                  f"          %xf = arith.extf %xv : vector<{vec}xbf16> to {vf}")
     if split == "tiles":
         split_ir = """      // this CTA's tiles: [bid·T/grid, (bid+1)·T/grid)
       %tb0 = arith.muli %bid, %cT : index
@@ -776,16 +766,9 @@ def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_256b",
       %rbe0 = arith.muli %bid1, %cRB : index
       %rbe = arith.divui %rbe0, %grid : index
       %te = arith.muli %rbe, %cKT : index"""
-    bit_consts = ("""      %v8 = arith.constant dense<8> : vector<2xi32>
-      %v7 = arith.constant dense<7> : vector<2xi32>
-      %v1 = arith.constant dense<1> : vector<2xi32>
-      %msign = arith.constant dense<-2147450880> : vector<2xi32>
-      %mbody = arith.constant dense<1065369472> : vector<2xi32>
-      %h256 = arith.constant dense<256.0> : vector<4xf16>
-""" if bits else "")
     tensor_scale = (f"      %sct = memref.load %scale[%c0] : {_shape((1,), 'f32')}\n" if scale == "tensor" else "")
     body = f"""    gpu.func @gemv({params}) workgroup(%smem: {smem_t} {{llvm.align = 1024 : i64}}) kernel {{
-{_consts(0, 1, 2, 32, *range(rpw))}
+{_consts(0, 1, 2, 32, *(r * rps for r in range(nacc)))}
       %cS = arith.constant {stages} : index
       %cKT = arith.constant {kt} : index
       %cKT1 = arith.constant {kt - 1} : index
@@ -804,7 +787,7 @@ def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_256b",
       %i32w = arith.constant 32 : i32
       %ticks = arith.constant 10000000 : index
       %zacc = arith.constant dense<0.0> : {va}
-{bit_consts}      %a = nvtma.make_tiled_tma_atom %w {{cta_tiler = array<i64: {bm}, {bk}>}} : {wmem} -> {ld}
+      %a = nvtma.make_tiled_tma_atom %w {{cta_tiler = array<i64: {bm}, {bk}>}} : {wmem} -> {ld}
       %bid = gpu.block_id x
       %grid = gpu.grid_dim x
       %tid = gpu.thread_id x
@@ -851,11 +834,14 @@ def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_256b",
         %ct = arith.subi %tid, %c32 : index
         %cw = arith.divui %ct, %c32 : index
         %lane = arith.remui %tid, %c32 : index
-        %lane0 = arith.cmpi eq, %lane, %c0 : index
+        %cLPR = arith.constant {lpr} : index
+        %llane = arith.remui %lane, %cLPR : index
+        %lrow = arith.divui %lane, %cLPR : index
+        %lane0 = arith.cmpi eq, %llane, %c0 : index
         %r0 = arith.muli %cw, %cRPW : index
-        %lc = arith.muli %lane, %cVEC : index
+        %lc = arith.muli %llane, %cVEC : index
 {tensor_scale}{rows}
-        %res:{rpw} = scf.for %i = %c0 to %n step %c1 iter_args({accs}) -> ({acc_types}) {{
+        %res:{nacc} = scf.for %i = %c0 to %n step %c1 iter_args({accs}) -> ({acc_types}) {{
           %s = arith.remui %i, %cS : index
           %t = arith.addi %tb, %i : index
           %rb = arith.divui %t, %cKT : index
@@ -863,8 +849,7 @@ def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_256b",
           %kc0 = arith.muli %kt, %cBK : index
           %kc = arith.addi %kc0, %lc : index
           // x first: its load overlaps the wait for W
-          %xv = vector.load %x[%kc] {{alignment = 16 : i64}} : {xmem}, vector<{vec}xbf16>
-          %xf = arith.extf %xv : vector<{vec}xbf16> to {vf}
+{x_load}
 {x_pairs}          %round = arith.divui %i, %cS : index
           %r1 = arith.remui %round, %c2 : index
           %ph = arith.cmpi ne, %r1, %c0 : index
@@ -877,7 +862,7 @@ def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_256b",
           %flush = arith.ori %lastk, %lasti : i1
           scf.if %flush {{
             %ybase = arith.muli %rb, %cBM : index
-{chr(10).join(flush(r) for r in range(rpw))}
+{chr(10).join(flush(r) for r in range(nacc))}
           }}
 {selects}
           scf.yield {yields} : {acc_types}

@@ -46,13 +46,18 @@ def all_specs():
     return specs
 
 
-# (W dtype, scale, tile, fp8 math, split): the weight-streaming GEMV of the benchmarks, small
-GEMV_CASES = [("bf16", None, (32, 256), "f32", "tiles"), ("f8E4M3FN", "row", (64, 256), "f32", "tiles"),
-              ("f8E4M3FN", "row", (64, 256), "f16x2", "tiles"), ("f8E4M3FN", "tensor", (32, 256), "f16x2", "tiles"),
-              ("f8E4M3FN", "tensor", (64, 256), "f16x2_bits", "tiles"), ("bf16", None, (32, 256), "f32", "rows"),
-              ("f8E4M3FN", "row", (64, 256), "f16x2_bits", "rows")]
+# (W dtype, scale, tile, fp8 math, split, vec, x dtype): the weight-streaming GEMV of the benchmarks, small
+GEMV_CASES = [("bf16", None, (32, 256), "f32", "tiles", 8, "bf16"),
+              ("bf16", None, (32, 256), "f32", "rows", 8, "bf16"),
+              ("f8E4M3FN", "row", (64, 256), "f32", "tiles", 8, "bf16"),
+              ("f8E4M3FN", "row", (64, 256), "f16x2", "tiles", 8, "bf16"),
+              ("f8E4M3FN", "tensor", (32, 256), "f16x2", "tiles", 8, "bf16"),
+              ("f8E4M3FN", "tensor", (64, 256), "f16x2", "tiles", 16, "bf16"),
+              ("f8E4M3FN", "row", (64, 256), "f16x2", "rows", 16, "bf16"),
+              ("f8E4M3FN", "tensor", (64, 256), "f16x2", "rows", 16, "f16")]
 GEMV_SHAPE = (1024, 4096)
 
 
-def gemv_spec(w_dtype, scale, tile, fp8_math, split):
-    return K.gemv(*GEMV_SHAPE, w_dtype, tile=tile, stages=4, scale=scale, fp8_math=fp8_math, split=split)
+def gemv_spec(w_dtype, scale, tile, fp8_math, split, vec, x_dtype):
+    return K.gemv(*GEMV_SHAPE, w_dtype, tile=tile, stages=4, scale=scale, fp8_math=fp8_math, split=split, vec=vec,
+                  x_dtype=x_dtype)

@@ -194,11 +194,12 @@ def test_update_descriptor_then_use():
 # --------------------------------------------------------------------------- pipelined copy
 
 def test_pipelined_copy():
+    """Every grid, also one with more CTAs than tiles."""
     spec = K.pipelined_copy(1024, 2048, "f16", (64, 128), 4)
     mod = build(spec)
     x = rand((1024, 2048), "f16", 5)
     y = poison((1024, 2048), "f16")
-    for grid in (1, 7, 132, 256):
+    for grid in (1, 7, 132, 256, 300):
         y.view(torch.uint8).fill_(0x7B)
         mod.pipelined_copy(x, y, grid=(grid,), block=spec.block, smem=0)
         torch.cuda.synchronize()
@@ -207,21 +208,21 @@ def test_pipelined_copy():
 
 # --------------------------------------------------------------------------- GEMV
 
-@pytest.mark.parametrize("case", gpu_cases.GEMV_CASES, ids=lambda c: f"{c[0]}-{c[1]}-{c[3]}-{c[4]}")
+@pytest.mark.parametrize("case", gpu_cases.GEMV_CASES, ids=lambda c: f"{c[0]}-{c[1]}-{c[3]}-{c[4]}-vec{c[5]}-x{c[6]}")
 def test_gemv(case):
     """y = scale · W·x over every grid split (split "tiles": CTAs that start
     or end inside a row block add partial sums into a zeroed y; split "rows":
     CTAs store whole rows into a NaN-poisoned y, and grids larger than the
     row-block count leave CTAs idle), against torch in f32 (f16x2 math: f16
     products, so within a few 1e-3 of the largest |y|)."""
-    w_dtype, scale, tile, math_, split = case
+    w_dtype, scale, tile, math_, split, _, x_dtype = case
     spec = gpu_cases.gemv_spec(*case)
     mod = build(spec)
     m, k = gpu_cases.GEMV_SHAPE
     w = rand((m, k), w_dtype, 21)
     x = rand((k,), "bf16", 22)
     want = w.float() @ x.float()
-    args = [w, x]
+    args = [w, x if x_dtype == "bf16" else x.half()]
     if scale == "row":
         s = torch.rand(m, device="cuda") + 0.5
         want = want * s
