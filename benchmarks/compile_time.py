@@ -1,16 +1,23 @@
 #!/usr/bin/env python3
-"""Compile time, nvtma vs CuTe DSL, side by side on one machine (no GPU needed).
+"""Compile time, nvtma vs CuTe DSL, side by side in one run (no GPU needed).
 
-    python benchmarks/compile_time.py [--cute-python PY] [--reps 5]
+    python benchmarks/compile_time.py [--cute-python PY] [--reps 5] [--runs 3] [--cute-check]
 
-Each measurement runs in a fresh process (so "cold" is cold): `import`,
-the first compile after import (for nvtma this loads the MLIR extension,
-which `import nvtma` defers), their sum (a fresh process to its first cubin), then `--reps` more compiles of the same
-kernel (the compiler's work, no cache), and for nvtma a cache hit. Kernels:
-the CUTLASS #3672 reproduction (make_tiled_tma_atom + copy_tensormap) for
-both; for nvtma also the pipelined copy and the GEMV of the benchmarks.
-`--cute-python` is an interpreter with nvidia-cutlass-dsl installed (the
-CuTe side is skipped without it). One JSON line per measurement.
+Each measurement runs in a fresh process (so "cold" is cold): the import (for
+nvtma `import nvtma` plus its kernel library; for CuTe `import cutlass.cute`
+plus benchmarks/cute_kernels.py), the first compile after the import (for
+nvtma this loads the MLIR extension, which `import nvtma` defers), their sum
+(a fresh process to its first cubin), then `--reps` more compiles of the same
+kernel (the compiler's work, no cache), and for nvtma a cache hit.
+
+Kernels, the same on both sides (benchmarks/cute_kernels.py holds CuTe's):
+"3672" (make_tiled_tma_atom + copy_tensormap, CUTLASS #3672), "tile_copy"
+(TMA load + store of one 64x64 fp16 tile per CTA) and "gemv" (bf16 W through
+a 4-stage TMA ring, one producer and four consumer warps, whole row blocks per
+CTA); nvtma also compiles its pipelined copy ("copy"). `--cute-python` is an
+interpreter with nvidia-cutlass-dsl (default: this one, if it has it);
+`--cute-check` first runs CuTe's tile copy and GEMV on the GPU against torch.
+One JSON line per measurement.
 """
 
 import argparse
@@ -21,24 +28,28 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PAIRS = ("3672", "tile_copy", "gemv")
 
 NVTMA_CHILD = r"""
-import json, os, sys, time
+import json, sys, time
 T = time.perf_counter
 t = T(); import nvtma; from nvtma import kernels; t_import = T() - t
 specs = {
-    "3672": kernels.dump_descriptor((256, 256), "f16", (64, 64)),
-    "copy": kernels.pipelined_copy(16384, 16384, "f16", (64, 128), 4, "l2_256b"),
-    "gemv": kernels.gemv(16384, 16384, "bf16", tile=(32, 256), stages=6),
+    "3672": lambda: kernels.dump_descriptor((256, 256), "f16", (64, 64)),
+    "tile_copy": lambda: kernels.tile_copy((16384, 16384), "f16", (64, 64)),
+    "gemv": lambda: kernels.gemv(16384, 16384, "bf16", tile=(32, 256), stages=4, consumers=4, split="rows"),
+    "copy": lambda: kernels.pipelined_copy(16384, 16384, "f16", (64, 128), 4, "l2_256b"),
 }
-spec = specs[sys.argv[1]]; reps = int(sys.argv[2])
-t = T(); nvtma.compile(spec.ir, cache=False); first = T() - t
+name, reps = sys.argv[1], int(sys.argv[2])
+t = T(); spec = specs[name](); nvtma.compile(spec.ir, cache=False); first = T() - t
 again = []
 for _ in range(reps):
-    t = T(); nvtma.compile(spec.ir, cache=False); again.append(T() - t)
+    t = T(); spec = specs[name](); nvtma.compile(spec.ir, cache=False); again.append(T() - t)
 nvtma.compile(spec.ir)  # fill the cache
-t = T(); c = nvtma.compile(spec.ir); cached = T() - t
+t = T(); c = nvtma.compile(specs[name]().ir); cached = T() - t
 assert c.from_cache
 print(json.dumps(dict(import_s=t_import, first_s=first, again_s=again, cached_s=cached)))
 """
@@ -46,39 +57,18 @@ print(json.dumps(dict(import_s=t_import, first_s=first, again_s=again, cached_s=
 CUTE_CHILD = r"""
 import json, sys, time
 T = time.perf_counter
+sys.path.insert(0, sys.argv[3])
 t = T()
 import cutlass
-import cutlass.cute as cute
-from cutlass.cute.nvgpu import cpasync
-import cutlass.cute.runtime as rt
-try:
-    from cutlass.tensor_utils import TensorMapManager, TensorMapUpdateMode
-except ImportError:
-    from cutlass.utils import TensorMapManager, TensorMapUpdateMode
+import cutlass.cute
+import cute_kernels as ck
 t_import = T() - t
-
-@cute.kernel
-def dump_desc(tma_atom: cute.CopyAtom, out: cute.Tensor):
-    tidx, _, _ = cute.arch.thread_idx()
-    if tidx == 0:
-        ptr = TensorMapManager(TensorMapUpdateMode.GMEM, 128).get_tensormap_ptr(out.iterator)
-        cpasync.copy_tensormap(tma_atom, ptr)
-
-@cute.jit
-def atom_desc(x: cute.Tensor, out: cute.Tensor):
-    smem_layout = cute.make_layout((64, 64), stride=(64, 1))
-    tma_atom, _ = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), x, smem_layout, (64, 64))
-    dump_desc(tma_atom, out).launch(grid=[1, 1, 1], block=[32, 1, 1])
-
-x = rt.make_fake_compact_tensor(cutlass.Float16, (256, 256), stride_order=(1, 0), assumed_align=16)
-out = rt.make_fake_compact_tensor(cutlass.Int64, (16,), assumed_align=128)
-reps = int(sys.argv[2])
-t = T(); cute.compile(atom_desc, x, out, options="--gpu-arch sm_90a"); first = T() - t
+name, reps = sys.argv[1], int(sys.argv[2])
+t = T(); ck.compile_kernel(name); first = T() - t
 again = []
 for _ in range(reps):
-    t = T(); cute.compile(atom_desc, x, out, options="--gpu-arch sm_90a"); again.append(T() - t)
-print(json.dumps(dict(import_s=t_import, first_s=first, again_s=again, version=cutlass.__version__
-                      if hasattr(cutlass, "__version__") else "?")))
+    t = T(); ck.compile_kernel(name); again.append(T() - t)
+print(json.dumps(dict(import_s=t_import, first_s=first, again_s=again, version=getattr(cutlass, "__version__", "?"))))
 """
 
 
@@ -90,7 +80,8 @@ def child(py, code, kernel, reps):
         with open(script, "w") as f:
             f.write(code)
         e = dict(os.environ, NVTMA_CACHE_DIR=os.path.join(d, "cache"))
-        p = subprocess.run([py, script, kernel, str(reps)], capture_output=True, text=True, env=e, timeout=600)
+        p = subprocess.run([py, script, kernel, str(reps), str(HERE)], capture_output=True, text=True, env=e,
+                           timeout=600)
     if p.returncode:
         raise RuntimeError(p.stderr[-2000:])
     return json.loads(p.stdout.strip().splitlines()[-1])
@@ -100,46 +91,62 @@ def ms(s):
     return round(s * 1e3, 1)
 
 
+def summary(runs):
+    return dict(import_ms=ms(statistics.median(r["import_s"] for r in runs)),
+                process_to_first_cubin_ms=ms(statistics.median(r["import_s"] + r["first_s"] for r in runs)),
+                first_compile_ms=ms(statistics.median(r["first_s"] for r in runs)),
+                again_ms=ms(statistics.median(statistics.median(r["again_s"]) for r in runs)),
+                **({"cached_ms": round(statistics.median(r["cached_s"] for r in runs) * 1e3, 2)}
+                   if "cached_s" in runs[0] else {}))
+
+
+def has_cute(py):
+    return subprocess.run([py, "-c", "import cutlass.cute"], capture_output=True).returncode == 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cute-python")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--runs", type=int, default=3, help="fresh processes per measurement; the median is kept")
+    ap.add_argument("--cute-check", action="store_true", help="run CuTe's tile copy and GEMV on the GPU first")
     a = ap.parse_args()
-    machine = dict(cpu=platform.processor() or platform.machine(), cores=os.cpu_count(), python=platform.python_version())
+    cute_py = a.cute_python or (sys.executable if has_cute(sys.executable) else None)
+    machine = dict(cpu=platform.processor() or platform.machine(), cores=os.cpu_count(),
+                   python=platform.python_version())
     print(json.dumps(dict(bench="machine", **machine)), flush=True)
-
-    def summary(runs):
-        return dict(import_ms=ms(statistics.median(r["import_s"] for r in runs)),
-                    process_to_first_cubin_ms=ms(statistics.median(r["import_s"] + r["first_s"] for r in runs)),
-                    first_compile_ms=ms(statistics.median(r["first_s"] for r in runs)),
-                    again_ms=ms(statistics.median(statistics.median(r["again_s"]) for r in runs)),
-                    **({"cached_ms": round(statistics.median(r["cached_s"] for r in runs) * 1e3, 2)}
-                       if "cached_s" in runs[0] else {}))
+    if a.cute_check and cute_py:
+        code = ("import json, sys; sys.path.insert(0, %r); import cute_kernels as ck; "
+                "print(json.dumps({k: list(v) for k, v in ck.run_checks().items()}))" % str(HERE))
+        p = subprocess.run([cute_py, "-c", code], capture_output=True, text=True, timeout=300)
+        try:
+            for name, (ok, detail) in json.loads(p.stdout.strip().splitlines()[-1]).items():
+                print(json.dumps(dict(bench="cute_check", kernel=name, correct=ok, detail=detail)), flush=True)
+        except (IndexError, ValueError):
+            print(json.dumps(dict(bench="cute_check", error=p.stderr[-500:])), flush=True)
 
     # Interleaved (CuTe, then nvtma, per round) so machine noise hits both alike.
-    runs = {"cute": [], "3672": [], "copy": [], "gemv": []}
+    runs = {("cute", k): [] for k in PAIRS} | {("nvtma", k): [] for k in PAIRS + ("copy",)}
     cute_error = None
     for _ in range(a.runs):
-        if a.cute_python and cute_error is None:
-            try:
-                runs["cute"].append(child(a.cute_python, CUTE_CHILD, "3672", a.reps))
-            except Exception as e:  # no CuTe DSL there
-                cute_error = str(e)[-300:]
-        for kernel in ("3672", "copy", "gemv"):
-            runs[kernel].append(child(sys.executable, NVTMA_CHILD, kernel, a.reps))
-    cute = summary(runs["cute"]) if runs["cute"] else None
-    if cute:
-        print(json.dumps(dict(bench="compile", impl="CuTe DSL cute.compile (4.8.1)", kernel="3672", **cute)),
-              flush=True)
-    elif cute_error:
+        for kernel in PAIRS + ("copy",):
+            if kernel in PAIRS and cute_py and cute_error is None:
+                try:
+                    runs[("cute", kernel)].append(child(cute_py, CUTE_CHILD, kernel, a.reps))
+                except Exception as e:
+                    cute_error = str(e)[-300:]
+            runs[("nvtma", kernel)].append(child(sys.executable, NVTMA_CHILD, kernel, a.reps))
+    if cute_error:
         print(json.dumps(dict(bench="compile", impl="CuTe DSL", error=cute_error)), flush=True)
-    for kernel in ("3672", "copy", "gemv"):
-        ours = summary(runs[kernel])
+    for kernel in PAIRS + ("copy",):
+        cute = summary(runs[("cute", kernel)]) if runs.get(("cute", kernel)) else None
+        if cute:
+            print(json.dumps(dict(bench="compile", impl="CuTe DSL cute.compile (4.8.1)", kernel=kernel, **cute)),
+                  flush=True)
+        ours = summary(runs[("nvtma", kernel)])
         line = dict(bench="compile", impl="nvtma.compile (IR text -> PTX -> cubin)", kernel=kernel, **ours)
-        if cute and kernel == "3672":
-            line.update(vs="CuTe DSL, same kernel", vs_first_ms=cute["first_compile_ms"], vs_again_ms=cute["again_ms"],
-                        vs_process_to_first_cubin_ms=cute["process_to_first_cubin_ms"],
+        if cute:
+            line.update(vs="CuTe DSL, same kernel",
                         first_ratio=round(ours["first_compile_ms"] / cute["first_compile_ms"], 2),
                         again_ratio=round(ours["again_ms"] / cute["again_ms"], 2),
                         process_to_first_cubin_ratio=round(ours["process_to_first_cubin_ms"]

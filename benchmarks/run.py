@@ -240,8 +240,21 @@ def bench_host(art, encode_bin):
         b.add_(1)
     theirs = (time.perf_counter() - t) / n * 1e6
     torch.cuda.synchronize()
+    # the driver's own cost: the same launch as one bare cuLaunchKernel (ctypes)
+    from nvtma.runtime import driver as nd
+    prepared = k._last[2] if k._last is not None and nd.can_launch_prepared() else None
+    floor = None
+    if prepared is not None:
+        launch = nd._fast_api()[1]
+        t = time.perf_counter()
+        for _ in range(n):
+            launch(*prepared)
+        floor = (time.perf_counter() - t) / n * 1e6
+        torch.cuda.synchronize()
     emit(bench="launch", impl="nvtma kernel, 2 TMA descriptors + 2 memrefs (host time per launch)",
-         us=round(ours, 2), vs="torch b.add_(1) (host time per launch)", vs_us=round(theirs, 2))
+         us=round(ours, 2), vs="torch b.add_(1) (host time per launch)", vs_us=round(theirs, 2),
+         driver_floor_us=round(floor, 2) if floor else None,
+         driver_floor="the same launch as one bare ctypes cuLaunchKernel call")
 
 
 def main():
