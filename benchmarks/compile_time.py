@@ -16,7 +16,7 @@ Kernels, the same on both sides (benchmarks/cute_kernels.py holds CuTe's):
 a 4-stage TMA ring, one producer and four consumer warps, whole row blocks per
 CTA); nvtma also compiles its pipelined copy ("copy"). `--cute-python` is an
 interpreter with nvidia-cutlass-dsl (default: this one, if it has it);
-`--cute-check` first runs CuTe's tile copy and GEMV on the GPU against torch.
+`--cute-check` then runs CuTe's tile copy and GEMV on the GPU against torch.
 One JSON line per measurement.
 """
 
@@ -109,22 +109,12 @@ def main():
     ap.add_argument("--cute-python")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--runs", type=int, default=3, help="fresh processes per measurement; the median is kept")
-    ap.add_argument("--cute-check", action="store_true", help="run CuTe's tile copy and GEMV on the GPU first")
+    ap.add_argument("--cute-check", action="store_true", help="then run CuTe's tile copy and GEMV on the GPU")
     a = ap.parse_args()
     cute_py = a.cute_python or (sys.executable if has_cute(sys.executable) else None)
     machine = dict(cpu=platform.processor() or platform.machine(), cores=os.cpu_count(),
                    python=platform.python_version())
     print(json.dumps(dict(bench="machine", **machine)), flush=True)
-    if a.cute_check and cute_py:
-        code = ("import json, sys; sys.path.insert(0, %r); import cute_kernels as ck; "
-                "print(json.dumps({k: list(v) for k, v in ck.run_checks().items()}))" % str(HERE))
-        p = subprocess.run([cute_py, "-c", code], capture_output=True, text=True, timeout=300)
-        try:
-            for name, (ok, detail) in json.loads(p.stdout.strip().splitlines()[-1]).items():
-                print(json.dumps(dict(bench="cute_check", kernel=name, correct=ok, detail=detail)), flush=True)
-        except (IndexError, ValueError):
-            print(json.dumps(dict(bench="cute_check", error=p.stderr[-500:])), flush=True)
-
     # Interleaved (CuTe, then nvtma, per round) so machine noise hits both alike.
     runs = {("cute", k): [] for k in PAIRS} | {("nvtma", k): [] for k in PAIRS + ("copy",)}
     cute_error = None
@@ -152,6 +142,25 @@ def main():
                         process_to_first_cubin_ratio=round(ours["process_to_first_cubin_ms"]
                                                            / cute["process_to_first_cubin_ms"], 2))
         print(json.dumps(line), flush=True)
+    if a.cute_check and cute_py:
+        cute_check(cute_py)
+
+
+def cute_check(py):
+    """Runs CuTe's tile copy and GEMV once on the GPU against torch, each in
+    its own process with a time limit."""
+    for name in ("tile_copy", "gemv"):
+        code = ("import json, sys; sys.path.insert(0, %r); import cute_kernels as ck; "
+                "print(json.dumps(list(ck.run_check(%r))))" % (str(HERE), name))
+        try:
+            p = subprocess.run([py, "-c", code], capture_output=True, text=True, timeout=120)
+            ok, detail = json.loads(p.stdout.strip().splitlines()[-1])
+            line = dict(correct=ok, detail=detail)
+        except subprocess.TimeoutExpired:
+            line = dict(correct=False, error="did not finish in 120 s")
+        except (IndexError, ValueError):
+            line = dict(correct=False, error=p.stderr[-400:])
+        print(json.dumps(dict(bench="cute_check", kernel=name, **line)), flush=True)
 
 
 if __name__ == "__main__":
