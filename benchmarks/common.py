@@ -9,28 +9,37 @@ BOXES = [(64, 128), (128, 64), (32, 256)]  # rows x cols, the hand-written kerne
 PROMOTIONS = ["none", "l2_64b", "l2_128b", "l2_256b"]
 
 
-def copy_spec(box, promo, stages=4):
-    return K.pipelined_copy(ROWS, COLS, "f16", box, stages=stages, l2_load=promo, l2_store="none")
+# (stages, load cache hint, store cache hint): the hand-written kernel's 4 stages; variants
+COPY_VARIANTS = [(4, None, None), (4, "evict_first", None), (4, "evict_first", "evict_first"), (2, None, None),
+                 (6, None, None)]
+
+
+def copy_spec(box, promo, stages=4, load_hint=None, store_hint=None):
+    return K.pipelined_copy(ROWS, COLS, "f16", box, stages=stages, l2_load=promo, l2_store="none",
+                            load_hint=load_hint, store_hint=store_hint)
 
 
 GEMV_M = GEMV_K = 16384
 # W dtype, scale, tile, stages, fp8 math, consumer warps, split, vec, x dtype (see nvtma.kernels.gemv)
-def _cfg(w_dtype, scale, tile, stages, fp8_math, consumers, split, vec=8, x_dtype="bf16"):
+def _cfg(w_dtype, scale, tile, stages, fp8_math, consumers, split, vec=8, x_dtype="bf16", w_hint=None):
     return dict(w_dtype=w_dtype, scale=scale, tile=tile, stages=stages, fp8_math=fp8_math, consumers=consumers,
-                split=split, vec=vec, x_dtype=x_dtype)
+                split=split, vec=vec, x_dtype=x_dtype, w_hint=w_hint)
 
 
 F8 = "f8E4M3FN"
+EF = "evict_first"
 GEMV_CONFIGS = [
     _cfg("bf16", None, (32, 256), 4, "f32", 4, "tiles"),
     _cfg("bf16", None, (32, 256), 4, "f32", 4, "rows"),
+    _cfg("bf16", None, (32, 256), 4, "f32", 4, "rows", w_hint=EF),
     _cfg(F8, "row", (64, 256), 6, "f16x2", 4, "tiles"),
     _cfg(F8, "row", (64, 256), 4, "f16x2", 8, "rows", 16),
     _cfg(F8, "row", (64, 256), 4, "f16x2", 8, "rows", 16, "f16"),
+    _cfg(F8, "row", (64, 256), 4, "f16x2", 8, "rows", 16, "f16", EF),
     _cfg(F8, "tensor", (64, 256), 6, "f16x2", 4, "tiles"),
     _cfg(F8, "tensor", (64, 256), 4, "f16x2", 8, "rows", 16),
     _cfg(F8, "tensor", (64, 256), 4, "f16x2", 8, "rows", 16, "f16"),
-    _cfg(F8, "tensor", (64, 256), 6, "f16x2", 8, "rows", 16, "f16"),
+    _cfg(F8, "tensor", (64, 256), 4, "f16x2", 8, "rows", 16, "f16", EF),
 ]
 
 
@@ -47,7 +56,7 @@ def key(spec):
 
 
 def all_specs():
-    specs = [copy_spec(b, p) for b in BOXES for p in PROMOTIONS]
+    specs = [copy_spec(b, p, *v) for b in BOXES for p in PROMOTIONS for v in COPY_VARIANTS]
     specs += [gemv_spec(c, p) for c in GEMV_CONFIGS for p in PROMOTIONS]
     specs.append(launch_spec())
     return specs

@@ -86,25 +86,27 @@ def bench_copy(art, ref_bin):
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     for box in common.BOXES:
         for promo in common.PROMOTIONS:
-            spec = common.copy_spec(box, promo)
-            mod = nvtma.runtime.load(Path(art) / common.key(spec))
-            k = mod.kernel("pipelined_copy")
-            tile_bytes = box[0] * box[1] * 2
-            per_sm = max(1, min(8, (227 * 1024) // (4 * tile_bytes + 1024)))
-            grid = sms * per_sm
-            b.zero_()
-            k(a, b, grid=(grid,), block=spec.block)
-            torch.cuda.synchronize()
-            ok = torch.equal(a, b)
-            for _ in range(3):
+            for stages, load_hint, store_hint in common.COPY_VARIANTS:
+                spec = common.copy_spec(box, promo, stages, load_hint, store_hint)
+                mod = nvtma.runtime.load(Path(art) / common.key(spec))
+                k = mod.kernel("pipelined_copy")
+                tile_bytes = box[0] * box[1] * 2
+                per_sm = max(1, min(8, (227 * 1024) // (stages * tile_bytes + 1024)))
+                grid = sms * per_sm
+                b.zero_()
                 k(a, b, grid=(grid,), block=spec.block)
-            ms = time_ms(lambda: k(a, b, grid=(grid,), block=spec.block))
-            tbps = 2 * nbytes / ms / 1e9
-            name = {"none": "NONE", "l2_64b": "64B", "l2_128b": "128B", "l2_256b": "256B"}[promo]
-            r = ref.get((box[0], box[1], name))
-            emit(bench="copy", impl="nvtma pipelined_copy (4 stages, 1 warp)", box_rows_cols=list(box),
-                 l2_promotion_load=promo, grid=grid, correct=ok, TBps_rw=round(tbps, 3),
-                 vs_cudaMemcpy=round(tbps / memcpy, 3), vs_hand_written=round(tbps / r, 3) if r else None)
+                torch.cuda.synchronize()
+                ok = torch.equal(a, b)
+                for _ in range(3):
+                    k(a, b, grid=(grid,), block=spec.block)
+                ms = time_ms(lambda: k(a, b, grid=(grid,), block=spec.block))
+                tbps = 2 * nbytes / ms / 1e9
+                name = {"none": "NONE", "l2_64b": "64B", "l2_128b": "128B", "l2_256b": "256B"}[promo]
+                r = ref.get((box[0], box[1], name))
+                emit(bench="copy", impl=f"nvtma pipelined_copy ({stages} stages, 1 warp)", box_rows_cols=list(box),
+                     stages=stages, load_hint=load_hint, store_hint=store_hint, l2_promotion_load=promo,
+                     grid=grid, correct=ok, TBps_rw=round(tbps, 3), vs_cudaMemcpy=round(tbps / memcpy, 3),
+                     vs_hand_written=round(tbps / r, 3) if r else None)
     return memcpy
 
 
@@ -180,7 +182,7 @@ def bench_gemv(art, copy_tbps):
                 emit(bench="gemv", impl=f"nvtma gemv, {w_dtype} W" + (f", {scale} scale, {math_} math" if scale else "")
                      + f", {cfg['x_dtype']} x",
                      M=M, K=K, tile=list(tile), stages=stages, consumers=cfg["consumers"], split=split,
-                     vec=cfg["vec"], grid=g,
+                     vec=cfg["vec"], w_hint=cfg["w_hint"], grid=g,
                      l2_promotion=promo, correct=err < tol, max_rel_err=float(f"{err:.2e}"),
                      us=round(ms * 1e3, 1), memset_counted=split == "tiles",
                      W_TBps=round(tbps, 3), vs_torch=round(tbps / b, 3) if b else None,

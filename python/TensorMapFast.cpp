@@ -25,8 +25,18 @@ namespace {
 
 // dtype, interleave, swizzle, l2_promotion, oob_fill: spelling or int -> value
 PyObject *tables[5] = {nullptr, nullptr, nullptr, nullptr, nullptr};
+// The last key object seen per field and its value: callers pass the same
+// constant objects again and again, and an identity check is cheaper than
+// a dict lookup. The cache holds a reference, so the address can't be
+// reused by another object while it is cached.
+PyObject *lastKey[5] = {nullptr, nullptr, nullptr, nullptr, nullptr};
+uint32_t lastValue[5] = {0, 0, 0, 0, 0};
 
 bool enumValue(int which, PyObject *key, uint32_t &out) {
+  if (key == lastKey[which]) {
+    out = lastValue[which];
+    return true;
+  }
   PyObject *v = PyDict_GetItemWithError(tables[which], key); // borrowed
   if (!v)
     return false;
@@ -34,6 +44,11 @@ bool enumValue(int which, PyObject *key, uint32_t &out) {
   if (x == static_cast<unsigned long>(-1) && PyErr_Occurred())
     return false;
   out = static_cast<uint32_t>(x);
+  Py_INCREF(key);
+  PyObject *old = lastKey[which];
+  lastKey[which] = key;
+  lastValue[which] = out;
+  Py_XDECREF(old);
   return true;
 }
 
@@ -125,6 +140,7 @@ PyObject *setTables(PyObject *, PyObject *arg) {
     }
   }
   for (Py_ssize_t i = 0; i < 5; ++i) {
+    Py_CLEAR(lastKey[i]);
     PyObject *t = PyTuple_GetItem(arg, i);
     Py_INCREF(t);
     PyObject *old = tables[i];

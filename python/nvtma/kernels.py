@@ -107,6 +107,22 @@ def _module(body: str, chip: str = "sm_90a", features: str = "+ptx86") -> str:
             f"{body}\n  }}\n}}\n")
 
 
+# L2 eviction priorities for a copy's `cache_hint` operand: the 64-bit cache
+# policies createpolicy.fractional.L2::<priority>.b64 with fraction 1.0
+# makes (the values CUTLASS's CacheHintSm90 spells out).
+CACHE_HINTS = {"evict_normal": 0x1000000000000000, "evict_first": 0x12F0000000000000,
+               "evict_last": 0x14F0000000000000}
+
+
+def _hint(name, ssa):
+    """(IR defining `ssa` for cache hint `name`, the copy's operand suffix)."""
+    if name is None:
+        return "", ""
+    if name not in CACHE_HINTS:
+        raise ValueError(f"cache hint {name!r}: one of {sorted(CACHE_HINTS)} or None")
+    return f"      {ssa} = arith.constant {CACHE_HINTS[name]} : i64\n", f" cache_hint {ssa}"
+
+
 def _consts(*vals):
     return "\n".join(f"      %c{v} = arith.constant {v} : index" for v in sorted(set(vals)))
 
@@ -244,12 +260,15 @@ def box_dump(shape, elem="f32", box=(8, 32), oob_fill="none", coords=(0, 0)) -> 
 # --------------------------------------------------------------------------- pipelined copy
 
 def pipelined_copy(rows, cols, elem="f16", box=(64, 128), stages=4, l2_load="l2_128b",
-                   l2_store="none", threads=32) -> KernelSpec:
+                   l2_store="none", threads=32, load_hint=None, store_hint=None) -> KernelSpec:
     """Persistent TMA copy like ../shared/bench/tma_copy_bw.cu: each CTA walks
     tiles blockIdx.x, +gridDim.x, ...; `stages` loads in flight; one warp
     issues, and each stage is refilled once its store has read shared memory
     (bulk_wait_group.read). On the H200, giving each CTA pairs or runs of
-    row-adjacent tiles instead was 1-11% slower."""
+    row-adjacent tiles instead was 1-11% slower. `load_hint` / `store_hint`:
+    an L2 eviction priority for the copies (CACHE_HINTS), or None."""
+    ld_hint_ir, ld_hint = _hint(load_hint, "%hint_ld")
+    st_hint_ir, st_hint = _hint(store_hint, "%hint_st")
     by, bx = box
     tiles_x, tiles_y = cols // bx, rows // by
     assert rows % by == 0 and cols % bx == 0
@@ -276,7 +295,7 @@ def pipelined_copy(rows, cols, elem="f16", box=(64, 128), stages=4, l2_load="l2_
 {p}scf.if %elected {{
 {p}  nvgpu.mbarrier.arrive.expect_tx %bars[%li_s], %cTB : {bars}
 {p}}}
-{p}nvtma.copy %a[%li_r, %li_c], %li_slice, barrier %bars[%li_s] : {ld}, {slice_t}, {bars}"""
+{p}nvtma.copy %a[%li_r, %li_c], %li_slice, barrier %bars[%li_s]{ld_hint} : {ld}, {slice_t}, {bars}"""
 
     body = f"""    gpu.func @pipelined_copy(%in: {mem}, %out: {mem}) workgroup(%smem: {stage_sm} {{llvm.align = 1024 : i64}}) kernel {{
       %c0 = arith.constant 0 : index
@@ -287,7 +306,7 @@ def pipelined_copy(rows, cols, elem="f16", box=(64, 128), stages=4, l2_load="l2_
       %cBX = arith.constant {bx} : index
       %cTB = arith.constant {tile_bytes} : index
       %cN = arith.constant {ntiles} : index
-      %a = nvtma.make_tiled_tma_atom %in {{cta_tiler = array<i64: {by}, {bx}>}} : {mem} -> {ld}
+{ld_hint_ir}{st_hint_ir}      %a = nvtma.make_tiled_tma_atom %in {{cta_tiler = array<i64: {by}, {bx}>}} : {mem} -> {ld}
       %b = nvtma.make_tiled_tma_atom %out {{cta_tiler = array<i64: {by}, {bx}>}} : {mem} -> {st}
       %bid = gpu.block_id x
       %grid = gpu.grid_dim x
@@ -326,7 +345,7 @@ def pipelined_copy(rows, cols, elem="f16", box=(64, 128), stages=4, l2_load="l2_
         %row = arith.muli %ty, %cBY : index
         %col = arith.muli %tx, %cBX : index
         %slice = memref.subview %smem[%s, 0, 0] [1, {by}, {bx}] [1, 1, 1] : {stage_sm} to {slice_t}
-        nvtma.copy %b[%row, %col], %slice : {st}, {slice_t}
+        nvtma.copy %b[%row, %col], %slice{st_hint} : {st}, {slice_t}
         nvtma.bulk_commit_group
         // refill the stage the previous store read from
         %has_prev = arith.cmpi uge, %i, %c1 : index
@@ -604,7 +623,7 @@ def update_descriptor(rows, cols, elem="f16", box=(64, 64)) -> KernelSpec:
 # --------------------------------------------------------------------------- GEMV
 
 def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_256b", consumers=4,
-         scale=None, fp8_math="f16x2", split="tiles", vec=8, x_dtype="bf16") -> KernelSpec:
+         scale=None, fp8_math="f16x2", split="tiles", vec=8, x_dtype="bf16", w_hint=None) -> KernelSpec:
     """y = scale · (W · x), the weight-streaming GEMV of CUTLASS #3672.
 
     W [m, k] (bf16 or f8E4M3FN, read once through TMA with `l2_promotion`),
@@ -635,7 +654,9 @@ def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_256b",
     per-row work of each tile spread over twice the elements).
 
     `x_dtype` "bf16", or "f16" with fp8 f16x2 math: x then enters the packed
-    products as it is, with no per-tile conversion."""
+    products as it is, with no per-tile conversion. `w_hint`: an L2 eviction
+    priority for the W loads (CACHE_HINTS), or None."""
+    w_hint_ir, w_hint_op = _hint(w_hint, "%hint_w")
     bm, bk = tile
     assert w_dtype in ("bf16", "f8E4M3FN"), w_dtype
     assert vec in (8, 16) and bk % vec == 0 and bk // vec in (16, 32), (vec, bk)
@@ -787,7 +808,7 @@ def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_256b",
       %i32w = arith.constant 32 : i32
       %ticks = arith.constant 10000000 : index
       %zacc = arith.constant dense<0.0> : {va}
-      %a = nvtma.make_tiled_tma_atom %w {{cta_tiler = array<i64: {bm}, {bk}>}} : {wmem} -> {ld}
+{w_hint_ir}      %a = nvtma.make_tiled_tma_atom %w {{cta_tiler = array<i64: {bm}, {bk}>}} : {wmem} -> {ld}
       %bid = gpu.block_id x
       %grid = gpu.grid_dim x
       %tid = gpu.thread_id x
@@ -828,7 +849,7 @@ def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_256b",
           scf.if %t00 {{
             nvgpu.mbarrier.arrive.expect_tx %bars[%s], %cTB : {bars}
           }}
-          nvtma.copy %a[%row, %col], %slice, barrier %bars[%s] : {ld}, {slice_t}, {bars}
+          nvtma.copy %a[%row, %col], %slice, barrier %bars[%s]{w_hint_op} : {ld}, {slice_t}, {bars}
         }}
       }} else {{
         %ct = arith.subi %tid, %c32 : index

@@ -41,7 +41,8 @@ def all_specs():
     specs += [K.im2col_dump(2, 8, 8, 64, 64, 64)]
     specs += [K.bulk_roundtrip(16384), K.cp_async_roundtrip(8192)]
     specs += [K.update_descriptor(256, 256)]
-    specs += [K.pipelined_copy(1024, 2048, "f16", (64, 128), 4)]
+    specs += [K.pipelined_copy(1024, 2048, "f16", (64, 128), 4, load_hint=h[0], store_hint=h[1])
+              for h in ((None, None), ("evict_first", "evict_last"))]
     specs += [gemv_spec(*c) for c in GEMV_CASES]
     return specs
 

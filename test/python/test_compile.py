@@ -211,3 +211,28 @@ def test_sm100a_gather4_assembles():
         assert "UTMALDG" in c.sass()
     with pytest.raises(nvtma.CompileError, match="sm_100"):
         nvtma.compile(ir.replace('chip = "sm_100a"', 'chip = "sm_90a"'), arch="sm_90a", cache=False)
+
+
+def test_cache_hints_reach_the_ptx():
+    """load_hint / store_hint become the .L2::cache_hint forms with the
+    policy value; an unknown hint is refused by name."""
+    c = nvtma.compile(K.pipelined_copy(1024, 1024, "f16", (64, 128), load_hint="evict_first",
+                                       store_hint="evict_last").ir, cubin=False)
+    tma = [line for line in c.ptx.splitlines() if "cp.async.bulk.tensor" in line]
+    assert tma and all(".L2::cache_hint" in line for line in tma), tma
+    for value in (K.CACHE_HINTS["evict_first"], K.CACHE_HINTS["evict_last"]):
+        assert str(value) in c.ptx or hex(value) in c.ptx.lower(), value
+    plain = nvtma.compile(K.pipelined_copy(1024, 1024, "f16", (64, 128)).ir, cubin=False)
+    assert ".L2::cache_hint" not in plain.ptx
+    with pytest.raises(ValueError, match="evict_first"):
+        K.pipelined_copy(1024, 1024, load_hint="first")
+
+
+def test_compile_loads_no_python_dialect_modules():
+    """nvtma.compile goes through one C-API call: no generated op classes
+    (and no numpy) are imported on the way (they cost ~150 ms cold)."""
+    code = ("import sys, nvtma; from nvtma import kernels; "
+            "nvtma.compile(kernels.dump_descriptor((256, 256)).ir, cache=False); "
+            "print(sorted(m for m in sys.modules if '.dialects' in m or m == 'numpy'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out

@@ -193,9 +193,11 @@ def test_update_descriptor_then_use():
 
 # --------------------------------------------------------------------------- pipelined copy
 
-def test_pipelined_copy():
-    """Every grid, also one with more CTAs than tiles."""
-    spec = K.pipelined_copy(1024, 2048, "f16", (64, 128), 4)
+@pytest.mark.parametrize("hints", [(None, None), ("evict_first", "evict_last")], ids=["no-hint", "hints"])
+def test_pipelined_copy(hints):
+    """Every grid, also one with more CTAs than tiles; with and without L2
+    cache hints on the loads and stores."""
+    spec = K.pipelined_copy(1024, 2048, "f16", (64, 128), 4, load_hint=hints[0], store_hint=hints[1])
     mod = build(spec)
     x = rand((1024, 2048), "f16", 5)
     y = poison((1024, 2048), "f16")
