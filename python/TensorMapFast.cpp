@@ -105,18 +105,15 @@ PyObject *encodeTiled(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
   if (!readInts(args[3], rank, p.globalDim) || !readInts(args[4], rank - 1, p.globalStrides) ||
       !readInts(args[5], rank, p.boxDim) || !readInts(args[6], rank, p.elementStrides))
     return declined();
-  if (!enumValue(1, args[7], v))
-    return declined();
-  p.interleave = static_cast<Interleave>(v);
-  if (!enumValue(2, args[8], v))
-    return declined();
-  p.swizzle = static_cast<Swizzle>(v);
-  if (!enumValue(3, args[9], v))
-    return declined();
-  p.l2Promotion = static_cast<L2Promotion>(v);
-  if (!enumValue(4, args[10], v))
-    return declined();
-  p.oobFill = static_cast<OOBFill>(v);
+  // interleave, swizzle, l2_promotion, oob_fill: arguments 7..10, tables 1..4
+  uint32_t e[4];
+  for (int i = 0; i < 4; ++i)
+    if (!enumValue(i + 1, args[7 + i], e[i]))
+      return declined();
+  p.interleave = static_cast<Interleave>(e[0]);
+  p.swizzle = static_cast<Swizzle>(e[1]);
+  p.l2Promotion = static_cast<L2Promotion>(e[2]);
+  p.oobFill = static_cast<OOBFill>(e[3]);
   long sm = PyLong_AsLong(args[11]);
   if (sm < 0 || sm > 1000)
     return declined();

@@ -622,6 +622,14 @@ def update_descriptor(rows, cols, elem="f16", box=(64, 64)) -> KernelSpec:
 
 # --------------------------------------------------------------------------- GEMV
 
+def _even_share(total: str, lo: str, hi: str) -> str:
+    """IR for this CTA's share [lo, hi) of `total` items split evenly over
+    the grid: [bid·total/grid, (bid+1)·total/grid)."""
+    return (f"      {lo}0 = arith.muli %bid, {total} : index\n      {lo} = arith.divui {lo}0, %grid : index\n"
+            f"      {hi}_b = arith.addi %bid, %c1 : index\n      {hi}0 = arith.muli {hi}_b, {total} : index\n"
+            f"      {hi} = arith.divui {hi}0, %grid : index")
+
+
 def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_256b", consumers=4,
          scale=None, fp8_math="f16x2", split="tiles", vec=8, x_dtype="bf16", w_hint=None) -> KernelSpec:
     """y = scale · (W · x), the weight-streaming GEMV of CUTLASS #3672.
@@ -771,22 +779,11 @@ def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_256b",
         x_load = (f"          %xv = vector.load %x[%kc] {{alignment = 16 : i64}} : {xmem}, vector<{vec}xbf16>\n"
                   f"          %xf = arith.extf %xv : vector<{vec}xbf16> to {vf}")
     if split == "tiles":
-        split_ir = """      // this CTA's tiles: [bid·T/grid, (bid+1)·T/grid)
-      %tb0 = arith.muli %bid, %cT : index
-      %tb = arith.divui %tb0, %grid : index
-      %bid1 = arith.addi %bid, %c1 : index
-      %te0 = arith.muli %bid1, %cT : index
-      %te = arith.divui %te0, %grid : index"""
+        split_ir = "      // this CTA's tiles: [bid·T/grid, (bid+1)·T/grid)\n" + _even_share("%cT", "%tb", "%te")
     else:
-        split_ir = f"""      // this CTA's row blocks: [bid·RB/grid, (bid+1)·RB/grid), all of their tiles
-      %cRB = arith.constant {m // bm} : index
-      %rbb0 = arith.muli %bid, %cRB : index
-      %rbb = arith.divui %rbb0, %grid : index
-      %tb = arith.muli %rbb, %cKT : index
-      %bid1 = arith.addi %bid, %c1 : index
-      %rbe0 = arith.muli %bid1, %cRB : index
-      %rbe = arith.divui %rbe0, %grid : index
-      %te = arith.muli %rbe, %cKT : index"""
+        split_ir = (f"      // this CTA's row blocks: [bid·RB/grid, (bid+1)·RB/grid), all of their tiles\n"
+                    f"      %cRB = arith.constant {m // bm} : index\n" + _even_share("%cRB", "%rbb", "%rbe")
+                    + "\n      %tb = arith.muli %rbb, %cKT : index\n      %te = arith.muli %rbe, %cKT : index")
     tensor_scale = (f"      %sct = memref.load %scale[%c0] : {_shape((1,), 'f32')}\n" if scale == "tensor" else "")
     body = f"""    gpu.func @gemv({params}) workgroup(%smem: {smem_t} {{llvm.align = 1024 : i64}}) kernel {{
 {_consts(0, 1, 2, 32, *(r * rps for r in range(nacc)))}
