@@ -126,7 +126,7 @@ def _screen(text: str) -> None:
                            "supported (use array<i64: ...>)")
 
 
-def _lower(text: str, arch: str, features: str, opt_level: int, dump_ir: bool):
+def _lower(text: str, arch: str, features: str, opt_level: int):
     # Parse, pipeline and PTX extraction in one C-API call: walking the
     # result with Python IR objects would import every dialect's generated
     # op classes (and numpy), ~150 ms of a cold compile.
@@ -214,7 +214,7 @@ def compile(module, arch: str = "sm_90a", *, ptx_version: int | None = None, opt
             hit.compile_seconds = time.perf_counter() - t0
             hit.from_cache = True
             return hit
-    ptx, records = _lower(text, arch, features, opt_level, False)
+    ptx, records = _lower(text, arch, features, opt_level)
     blob = ptx_to_cubin(ptx, arch) if cubin else None
     out = CompiledModule(ir=text, ptx=ptx, cubin=blob, records=records, arch=arch)
     if use_cache:

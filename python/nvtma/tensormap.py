@@ -16,7 +16,6 @@ GPU box under any Python, and on a build machine with no GPU.
 from __future__ import annotations
 
 import ctypes
-import struct
 import dataclasses
 import enum
 import os
@@ -384,28 +383,15 @@ def encode_tiled(dtype, rank, global_address, global_dim: Sequence[int], global_
     ``global_dim``, ``box_dim`` and ``element_strides`` have ``rank`` entries
     (innermost first), ``global_strides`` ``rank - 1`` byte strides.
     """
-    # Fast paths: the abi3 extension (one C call), else well-formed arguments
-    # packed straight into the C struct. Anything unusual (or refused) takes
-    # the checked path below, which names the argument or the driver rule.
+    # Fast path: the abi3 extension, one C call. Anything it does not take
+    # (or the validator refuses) takes the checked path below, which names
+    # the argument or the driver rule.
     c = _fast_c if _fast_c is not None else _fast_module()
     if c:
         out = c(dtype, rank, global_address, global_dim, global_strides, box_dim, element_strides, interleave,
                 swizzle, l2_promotion, oob_fill, sm)
         if out is not None:
             return out
-    try:
-        fast = _fast_tables()
-        if 1 <= rank <= 5 and len(global_dim) == rank and len(box_dim) == rank and \
-                len(element_strides) == rank and len(global_strides) == rank - 1:
-            pad = _ZEROS[rank:]
-            raw = _TILED.pack(0, fast[0][dtype], rank, fast[1][interleave], fast[2][swizzle], fast[3][l2_promotion],
-                              fast[4][oob_fill], 0, 0, *box_dim, *pad, *element_strides, *pad, 0, 0, 0, 0, 0, 0,
-                              global_address, *global_dim, *pad, *global_strides, *pad)
-            out = ctypes.create_string_buffer(DESCRIPTOR_BYTES)
-            if _fast_encode(raw, sm, out, None):
-                return out.raw
-    except (KeyError, TypeError, struct.error):
-        pass
     return _encode(_tiled_params(dtype, rank, global_address, global_dim, global_strides, box_dim,
                                  element_strides, interleave, swizzle, l2_promotion, oob_fill), sm)
 
@@ -433,17 +419,13 @@ def _fast_module():
     return _fast_c
 
 
-_TILED = struct.Struct("<9I5I5I3i3i4xQ5Q4Q")  # nvtmaTensorMapParams, x86-64 / aarch64 layout
-_ZEROS = (0, 0, 0, 0, 0)
 _fast = None
-_fast_encode = None
 
 
 def _fast_tables():
     """Exact spellings (and ints / IntEnum members) -> value, per enum."""
-    global _fast, _fast_encode
+    global _fast
     if _fast is None:
-        assert _TILED.size == ctypes.sizeof(_Params)
         tables = []
         for cls in (DataType, Interleave, Swizzle, L2Promotion, OOBFill):
             t = {}
@@ -452,9 +434,6 @@ def _fast_tables():
                     t[name] = int(m)
                 t[int(m)] = int(m)
             tables.append(t)
-        fn = ctypes.cast(_load().nvtmaTensorMapEncode, ctypes.c_void_p).value
-        _fast_encode = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32, ctypes.c_char_p,
-                                        ctypes.c_void_p)(fn)
         _fast = tables
     return _fast
 

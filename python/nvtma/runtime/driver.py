@@ -120,28 +120,25 @@ def stream_handle(stream) -> int:
     return int(stream)
 
 
-def can_launch_prepared() -> bool:
-    return bool(_fast_api())
+def prepared_launch(func_ptr: int, grid, block, smem: int, stream: int, params_address: int):
+    """The arguments of a ctypes cuLaunchKernel for `launch_prepared` (no
+    cluster), or None where libcuda cannot be opened through ctypes."""
+    if not func_ptr or not _fast_api():
+        return None
+    return (func_ptr, *grid, *block, smem, stream or None, params_address, None)
 
 
 def launch_prepared(args: tuple):
-    """cuLaunchKernel(*args) through ctypes, for a launch `launch` made
-    before with the same arguments."""
+    """cuLaunchKernel(*args) through ctypes (args from `prepared_launch`)."""
     rc = _fast[1](*args)
     if rc:
         check(drv().CUresult(rc), "cuLaunchKernel")
 
 
-def launch(func, grid, block, cluster, smem: int, stream: int, params_address: int, func_ptr: int = 0):
+def launch(func, grid, block, cluster, smem: int, stream: int, params_address: int):
+    """cuLaunchKernel / cuLaunchKernelEx (clusters) through cuda.bindings."""
     d = drv()
     if cluster is None:
-        fast = _fast_api() if func_ptr else None
-        if fast:
-            rc = fast[1](func_ptr, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, stream or None,
-                         params_address, None)
-            if rc:
-                check(d.CUresult(rc), "cuLaunchKernel")
-            return
         check(d.cuLaunchKernel(func, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, stream,
                                params_address, 0), "cuLaunchKernel")
         return

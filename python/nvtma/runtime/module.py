@@ -302,10 +302,13 @@ class Kernel:
         if smem > 48 * 1024 and self._smem_set < smem:
             driver.set_max_dynamic_smem(func, smem)
             self._smem_set = smem
-        driver.launch(func, grid3, block3, cluster3, smem, stream_h, self._buffer.address, self._func_ptr)
-        if cluster3 is None and self._func_ctx is not None and driver.can_launch_prepared():
-            self._last = (key, self._func_ctx, (self._func_ptr, *grid3, *block3, smem, stream_h or None,
-                                                self._buffer.address, None))
+        prepared = None if cluster3 is not None else driver.prepared_launch(
+            self._func_ptr, grid3, block3, smem, stream_h, self._buffer.address)
+        if prepared is None:
+            driver.launch(func, grid3, block3, cluster3, smem, stream_h, self._buffer.address)
+            return
+        driver.launch_prepared(prepared)
+        self._last = (key, self._func_ctx, prepared)
 
     def descriptor_bytes(self, *args, encoder: str = "nvtma") -> list:
         """The descriptors a launch with these arguments passes (for checks)."""
