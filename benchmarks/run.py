@@ -216,7 +216,7 @@ def bench_host(art, encode_bin):
     for _ in range(n):
         enc()
     drv_us = (time.perf_counter() - t) / n * 1e6
-    emit(bench="encode", impl="nvtma.tensormap.encode_tiled (Python + ctypes)", us=round(py_us, 3),
+    emit(bench="encode", impl="nvtma.tensormap.encode_tiled (Python, abi3 extension)", us=round(py_us, 3),
          vs="cuda.bindings cuTensorMapEncodeTiled (Python)", vs_us=round(drv_us, 3))
     if encode_bin:
         out = subprocess.run([encode_bin], capture_output=True, text=True, timeout=120)
