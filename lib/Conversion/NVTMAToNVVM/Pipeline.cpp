@@ -78,6 +78,19 @@ struct FinalizeDescriptorParams
   }
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // gpu.dynamic_shared_memory becomes an internal, 16-byte aligned
+    // zero-size global, which NVPTX demotes to a one-byte static variable
+    // that the next static variable (an mbarrier) follows, inside the
+    // "dynamic" region. External linkage makes it `.extern .shared ... []`,
+    // the real dynamic window; 1024-byte alignment because TMA swizzles
+    // are address based (the 128B swizzle repeats every 1024 bytes).
+    module.walk([](LLVM::GlobalOp g) {
+      if (g.getAddrSpace() != 3 || !g.getSymName().starts_with("__dynamic_shmem__"))
+        return;
+      g.setLinkage(LLVM::Linkage::External);
+      if (g.getAlignment().value_or(0) < 1024)
+        g.setAlignment(1024);
+    });
     auto records = module->getAttrOfType<StringAttr>(
         mlir::nvtma::NVTMADialect::getKernelRecordsAttrName());
     if (!records)
