@@ -28,7 +28,8 @@ __all__ = [
     "make_tiled_tma_atom", "tma_partition", "copy", "create_tma_multicast_mask", "prefetch_descriptor",
     "copy_tensormap", "update_tma_descriptor", "fence_tma_desc_acquire", "fence_tma_desc_release",
     "cp_fence_tma_desc_release", "group_bulk_copy_modes", "bulk_copy", "ReductionKind", "address_of",
-    "bulk_commit_group", "bulk_wait_group", "make_tma_atom_from_descriptor",
+    "bulk_commit_group", "bulk_wait_group", "make_tma_atom_from_descriptor", "cp_async", "cp_async_commit_group",
+    "cp_async_wait_group", "cache_hint", "CACHE_HINTS",
 ]
 
 
@@ -222,7 +223,7 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler=None, num_multic
     shape = tuple(smem_layout)
     if len(shape) == rank + 1:
         shape = shape[1:]
-    if len(shape) != rank:
+    if len(shape) != rank and not op.kind.startswith("im2col"):
         fail(f"smem_layout {tuple(smem_layout)} for a rank-{rank} tensor", rule="atom")
     tile = tuple(cta_tiler) if cta_tiler is not None else shape
     elem = gmem_tensor.dtype
@@ -440,3 +441,32 @@ def bulk_wait_group(pending: int = 0, read: bool = False):
     """Wait until at most `pending` bulk groups are in flight (`read`: only
     until their shared-memory sources were read)."""
     _d.BulkWaitGroupOp(pending, read=read)
+
+
+@user_op
+def cp_async(dst, src, size=16, *, op=None):
+    """Non-bulk cp.async of `size` (4, 8, 16) bytes from global `src` to
+    shared `dst` (pointers, e.g. address_of(...)), per thread; `op` a
+    CopyG2SOp for the cache mode. Complete with cp_async_commit_group /
+    cp_async_wait_group."""
+    mode = (op or CopyG2SOp()).cache_mode.value
+    if size not in (4, 8, 16):
+        fail(f"cp.async of {size} bytes: 4, 8 or 16", rule="cp-async")
+    if mode == "cache_global" and size != 16:
+        fail("cp.async.cg copies 16 bytes", rule="cp-async")
+    d, s = dsl.as_value(dst), dsl.as_value(src)
+    _d.CpAsyncOp(d, s, size, cache_mode=ir.Attribute.parse(f"#nvtma.load_cache_mode<{mode}>"))
+
+
+@user_op
+def cp_async_commit_group():
+    """cp.async.commit_group."""
+    from .dialects import nvvm
+    nvvm.CpAsyncCommitGroupOp()
+
+
+@user_op
+def cp_async_wait_group(n=0):
+    """cp.async.wait_group n."""
+    from .dialects import nvvm
+    nvvm.CpAsyncWaitGroupOp(n)

@@ -223,6 +223,32 @@ static llvm::json::Object describeDescriptor(TmaAtomType atom,
 
 /// Replaces each make_tiled_tma_atom of `func` by a new grid-constant
 /// parameter; returns the kernel's record.
+/// The launch configuration the kernel was built for: block and cluster
+/// from gpu.func's known_block_size / known_cluster_size (null when
+/// absent), the dynamic shared memory it needs from nvtma.dynamic_smem.
+static llvm::json::Object describeLaunch(gpu::GPUFuncOp func) {
+  auto dims = [](std::optional<DenseI32ArrayAttr> a) -> llvm::json::Value {
+    if (!a || !*a)
+      return nullptr;
+    llvm::json::Array out;
+    for (int32_t d : a->asArrayRef())
+      out.push_back(d);
+    return out;
+  };
+  llvm::json::Object o;
+  o["block"] = dims(func.getKnownBlockSizeAttr()
+                        ? std::optional<DenseI32ArrayAttr>(func.getKnownBlockSizeAttr())
+                        : std::nullopt);
+  o["cluster"] = dims(func.getKnownClusterSizeAttr()
+                          ? std::optional<DenseI32ArrayAttr>(func.getKnownClusterSizeAttr())
+                          : std::nullopt);
+  int64_t smem = 0;
+  if (auto a = func->getAttrOfType<IntegerAttr>("nvtma.dynamic_smem"))
+    smem = a.getInt();
+  o["smem"] = smem;
+  return o;
+}
+
 static FailureOr<llvm::json::Object> materializeKernel(gpu::GPUFuncOp func) {
   MLIRContext *ctx = func.getContext();
   SmallVector<MakeTiledTmaAtomOp> makes;
@@ -277,6 +303,7 @@ static FailureOr<llvm::json::Object> materializeKernel(gpu::GPUFuncOp func) {
   llvm::json::Object record;
   record["module"] = func->getParentOfType<gpu::GPUModuleOp>().getName();
   record["params"] = std::move(params);
+  record["launch"] = describeLaunch(func);
   return record;
 }
 

@@ -16,6 +16,8 @@ from .._lazy import lazy
 ir = lazy("nvtma.ir")
 
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# kernels written in the language (the kernel library) are user code too
+_USER_DIRS = (os.path.join(_PKG, "kernels") + os.sep,)
 
 
 class KernelBuildError(ValueError):
@@ -33,7 +35,7 @@ def user_frame():
     f = sys._getframe(1)
     while f is not None:
         fn = f.f_code.co_filename
-        if not fn.startswith(_PKG) and "importlib" not in fn:
+        if (not fn.startswith(_PKG) or fn.startswith(_USER_DIRS)) and "importlib" not in fn:
             return f
         f = f.f_back
     return None

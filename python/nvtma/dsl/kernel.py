@@ -36,8 +36,9 @@ class _KernelState:
     """What the helpers of one kernel under construction share."""
     current = None
 
-    def __init__(self, func, entry, kernel):
+    def __init__(self, func, entry, kernel, block):
         self.kernel = kernel
+        self.block = block
         self.func = func
         self.entry = entry
         self.smem_bytes = 0
@@ -89,7 +90,7 @@ class narrowed:
 def active_threads():
     """(warps, lanes per warp) that may run the code being built now."""
     k = current_kernel()
-    return k.active(k.kernel.block)
+    return k.active(k.block)
 
 
 def current_kernel() -> _KernelState:
@@ -130,18 +131,37 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
 
     def __init__(self, fn=None, *, block=(128,), cluster=None, arch="sm_90a", ptx=86, name=None):
         self.name = name
-        self.block = _dim3(block, "block", name or "kernel")
-        self.cluster = _dim3(cluster, "cluster", name or "kernel")
-        if self.block[0] * self.block[1] * self.block[2] > 1024:
-            raise KernelBuildError(f"block {self.block} has more than 1024 threads", rule="launch-config")
-        if self.cluster is not None and self.cluster[0] * self.cluster[1] * self.cluster[2] > 16:
-            raise KernelBuildError(f"cluster {self.cluster} has more than 16 CTAs", rule="launch-config")
+        # block and cluster may be functions of the build-time constants
+        self._block, self._cluster = block, cluster
+        if not callable(block) and not callable(cluster):
+            self.launch_dims({})
         self.arch = arch
         self.ptx = ptx
         self.fn = None
         self._built = {}
         if fn is not None:
             self._bind(fn)
+
+    def launch_dims(self, consts):
+        """(block, cluster) for these constants, checked."""
+        name = self.name or "kernel"
+        block = self._block(**consts) if callable(self._block) else self._block
+        cluster = self._cluster(**consts) if callable(self._cluster) else self._cluster
+        block, cluster = _dim3(block, "block", name), _dim3(cluster, "cluster", name)
+        if block[0] * block[1] * block[2] > 1024:
+            raise KernelBuildError(f"{name}: block {block} has more than 1024 threads", rule="launch-config")
+        if cluster is not None and cluster[0] * cluster[1] * cluster[2] > 16:
+            raise KernelBuildError(f"{name}: cluster {cluster} has more than 16 CTAs", rule="launch-config")
+        return block, cluster
+
+    @property
+    def block(self):
+        """The block (fixed, or of the last build when it depends on constants)."""
+        return self._dims[0] if hasattr(self, "_dims") else self.launch_dims({})[0]
+
+    @property
+    def cluster(self):
+        return self._dims[1] if hasattr(self, "_dims") else self.launch_dims({})[1]
 
     def _bind(self, fn):
         self.fn = fn
@@ -169,6 +189,8 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
         for p in inspect.signature(self.fn).parameters.values():
             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
                 ann = p.annotation
+                if ann is Tensor:  # a bare dsl.Tensor: any tensor, specialized per call
+                    ann = Tensor()
                 if isinstance(ann, str):
                     ann = _n.dtype(ann) if ann in _n._BY_NAME else ann
                 out.append((p.name, ann))
@@ -180,6 +202,11 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
 
     def _param_types(self, param_types):
         sig = self.signature()
+        var = next((p.name for p in inspect.signature(self.fn).parameters.values() if p.kind == p.VAR_POSITIONAL),
+                   None)
+        if param_types is not None and var is not None and len(param_types) > len(sig):
+            # *args parameters: optional run-time arguments, typed per specialization
+            sig = sig + [(f"{var}[{i}]", None) for i in range(len(param_types) - len(sig))]
         if param_types is not None:
             if len(param_types) != len(sig):
                 raise KernelBuildError(f"{self.name}: {len(param_types)} param_types for {len(sig)} parameters",
@@ -220,6 +247,7 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
 
     def _trace(self, param_types, consts):
         from .. import ir as _ir  # noqa: F401 (loads the MLIR extension)
+        block, cluster = self._dims = self.launch_dims(consts)
         with ir.Context(), _def_location(self.fn):
             params = self._param_types(param_types)
             types = [mk() for _, _, mk in params]
@@ -231,11 +259,11 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
             with ir.InsertionPoint(body):
                 ftype = ir.FunctionType.get(types, [])
                 func = gpu.GPUFuncOp(ir.TypeAttr.get(ftype), sym_name=self.name, kernel=True,
-                                     known_block_size=list(self.block))
-                if self.cluster is not None:
-                    func.operation.attributes["known_cluster_size"] = ir.DenseI32ArrayAttr.get(list(self.cluster))
+                                     known_block_size=list(block))
+                if cluster is not None:
+                    func.operation.attributes["known_cluster_size"] = ir.DenseI32ArrayAttr.get(list(cluster))
                 entry = func.regions[0].blocks.append(*types)
-            state = _KernelState(func, entry, self)
+            state = _KernelState(func, entry, self, block)
             args = []
             for (name, ann, _), a in zip(params, entry.arguments):
                 args.append(TensorValue(a) if isinstance(ann, Tensor) else ann(a))
@@ -264,7 +292,7 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
                 raise KernelBuildError(f"{self.name}: the traced IR does not verify:\n{_diagnostics(e)}",
                                        where=_def_site(self.fn), rule="verify") from None
             text = module.operation.get_asm(enable_debug_info=True)
-            return BuiltKernel(text, self.name, self.block, self.cluster, smem, dict(consts))
+            return BuiltKernel(text, self.name, block, cluster, smem, dict(consts))
 
     def compile(self, param_types=None, **consts):
         """build() then nvtma.compile for this kernel's arch; NVTMA_DUMP_IR /
@@ -306,11 +334,11 @@ class Specialization:
 
     @property
     def block(self):
-        return self.kernel.block
+        return self.kernel.launch_dims(self.consts)[0]
 
     @property
     def cluster(self):
-        return self.kernel.cluster
+        return self.kernel.launch_dims(self.consts)[1]
 
     @property
     def smem(self):
@@ -323,6 +351,14 @@ class Specialization:
         import hashlib
         parts = repr((self.kernel.name, self.param_types, sorted(self.consts.items(), key=str), __version__))
         return f"{self.kernel.name}-{hashlib.sha256(parts.encode()).hexdigest()[:16]}"
+
+    def launch(self, grid=None):
+        """Launch keywords matching the kernel's record: grid (this
+        specialization's default unless given), block, cluster, smem."""
+        kw = dict(grid=grid if grid is not None else self.grid, block=self.block, smem=self.smem)
+        if self.cluster is not None:
+            kw["cluster"] = self.cluster
+        return kw
 
     def compile(self):
         return self.kernel.compile(self.param_types, **self.consts)

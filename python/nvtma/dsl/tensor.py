@@ -249,11 +249,13 @@ class TensorValue(Val):
         memref.StoreOp(val, self.value, [as_value(i, Index) for i in idx])
 
     def _vec_check(self, n):
+        """Bytes of an n-lane access (a power of two up to 64; past 16 bytes
+        it is several 16-byte accesses) and the alignment it assumes."""
         eb = max(self.dtype.width // 8, 1)
-        if n * eb > 16 or n * eb & (n * eb - 1):
-            fail(f"a vector access of {n} x {self.dtype.__name__} is {n * eb} bytes; 1, 2, 4, 8 or 16 bytes",
+        if n * eb > 64 or n * eb & (n * eb - 1):
+            fail(f"a vector access of {n} x {self.dtype.__name__} is {n * eb} bytes; a power of two up to 64",
                  rule="vector-width")
-        return n * eb
+        return min(n * eb, 16)
 
     @user_op
     def load_vec(self, n, *idx, align=None):
@@ -295,7 +297,16 @@ class TensorValue(Val):
             strides.insert(0, acc)
             acc *= d
         dyn = ir.ShapedType.get_dynamic_stride_or_offset()
-        layout = ir.StridedLayoutAttr.get(dyn, strides)
+        base = self.memref_type.layout
+        try:
+            off0 = ir.StridedLayoutAttr(base).offset
+        except (ValueError, TypeError):
+            m = ir.AffineMapAttr(base).value
+            off0 = 0 if m == ir.AffineMap.get_identity(m.n_dims) else dyn
+        if isinstance(s, int) and off0 != dyn:
+            layout = ir.StridedLayoutAttr.get(off0 + s * acc, strides)
+        else:
+            layout = ir.StridedLayoutAttr.get(dyn, strides)
         mt = self.memref_type
         t = ir.MemRefType.get(inner, mt.element_type, layout=layout, memory_space=mt.memory_space)
         if isinstance(s, int):
