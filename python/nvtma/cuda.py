@@ -258,7 +258,7 @@ def cta_reduce(val, op="sum"):
     warp reduces with shuffles, warp 0 reduces the warps' partials from
     shared memory (a 32-slot scratch buffer per value type)."""
     k = dsl.current_kernel()
-    threads = k.kernel.block[0] * k.kernel.block[1] * k.kernel.block[2]
+    threads = k.block[0] * k.block[1] * k.block[2]
     warps = (threads + 31) // 32
     cls = type(val) if isinstance(val, Numeric) else Float32
     val = cls(val) if not isinstance(val, Numeric) else val
