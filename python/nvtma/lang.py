@@ -73,13 +73,20 @@ class SMEMPool:
             n *= d
         k.smem_bytes = off + n * eb
         stage_bytes = n * eb // shape[0] if len(shape) > 1 else 0
-        info = SmemInfo(off, n * eb, align, swizzle, stage_bytes)
-        space = ir.Attribute.parse("#gpu.address_space<workgroup>")
-        base = k.smem()
-        shift = arith.ConstantOp(ir.IndexType.get(), off).result
-        view = memref.ViewOp(ir.MemRefType.get(list(shape), cls.mlir_type(), memory_space=space), base, shift, [])
-        flat = memref.ViewOp(ir.MemRefType.get([n], cls.mlir_type(), memory_space=space), base, shift, [])
-        return TensorValue(view.result, info=info, flat=TensorValue(flat.result), flat_offset=0)
+        return _view(k, off, shape, cls, SmemInfo(off, n * eb, align, swizzle, stage_bytes))
+
+    @user_op
+    def alias(self, buf, shape, dtype):
+        """Another view ([shape] of `dtype`) of `buf`'s bytes, e.g. the bf16
+        output tile in the f32 tile's space; it must fit."""
+        cls = dsl.dtype(dtype)
+        n = max(cls.width // 8, 1)
+        for d in shape:
+            n *= d
+        if buf.info is None or n > buf.info.nbytes:
+            fail(f"an alias of {n} bytes over a {buf.info.nbytes if buf.info else '?'}-byte shared buffer",
+                 rule="smem")
+        return _view(self.k, buf.info.offset, shape, cls, SmemInfo(buf.info.offset, n, buf.info.align, None, 0))
 
     def alloc_for(self, atom, stages=None):
         """A buffer for `atom`'s tile (times `stages`), with its swizzle and alignment."""
@@ -96,6 +103,20 @@ class SMEMPool:
 
     def commit(self):
         """TIRx's pool commit: nothing to do (the size is recorded when the kernel is built)."""
+
+
+def _view(k, off, shape, cls, info):
+    """[shape] of `cls` at byte `off` of the kernel's shared memory, with a
+    flat 1-D view for swizzle/box-aware element access."""
+    space = ir.Attribute.parse("#gpu.address_space<workgroup>")
+    base = k.smem()
+    n = 1
+    for d in shape:
+        n *= d
+    shift = arith.ConstantOp(ir.IndexType.get(), off).result
+    view = memref.ViewOp(ir.MemRefType.get(list(shape), cls.mlir_type(), memory_space=space), base, shift, [])
+    flat = memref.ViewOp(ir.MemRefType.get([n], cls.mlir_type(), memory_space=space), base, shift, [])
+    return TensorValue(view.result, info=info, flat=TensorValue(flat.result), flat_offset=0)
 
 
 # --------------------------------------------------------------------------- barriers

@@ -132,18 +132,36 @@ class SmemDescriptor:
     @user_op
     def k_block(self, kb):
         """The descriptor of K-block `kb` (a Python int): columns
-        [kb·K_mma, (kb+1)·K_mma) of every row."""
+        [kb·K_mma, (kb+1)·K_mma) of every row, as a SmemDescriptor (so
+        mma_async still knows the operand type)."""
         eb = max(self.dtype.width // 8, 1)
         k0 = kb * self.k_per_block
         if not 0 <= k0 < self.k:
             fail(f"K-block {kb} of a tile with K = {self.k}", rule="descriptor")
         in_box = self.row_bytes // eb
         byte = (k0 // in_box) * self.box_rows * self.row_bytes + (k0 % in_box) * eb
-        return self.add_16B_offset(byte // 16)
+        view = object.__new__(SmemDescriptor)
+        view.__dict__.update(self.__dict__)
+        view.desc = self.add_16B_offset(byte // 16)
+        return view
 
     @user_op
     def add_16B_offset(self, n):  # noqa: N802 (TIRx's name)
-        return self.desc + n if n else self.desc
+        return self.desc + n if not isinstance(n, int) or n else self.desc
+
+    def row_block(self, r0):
+        """The descriptors of rows [r0, ...) (r0 a multiple of 8, whole swizzle
+        atoms; a Python int is checked, a run-time value trusted)."""
+        if isinstance(r0, int):
+            if r0 % 8 or not 0 <= r0 < self.box_rows:
+                fail(f"row block {r0}: a multiple of 8 inside the {self.box_rows}-row box", rule="descriptor")
+            units = r0 * self.row_bytes // 16
+        else:
+            units = (r0 * (self.row_bytes // 16)).to(Uint64)
+        view = object.__new__(SmemDescriptor)
+        view.__dict__.update(self.__dict__)
+        view.desc = self.add_16B_offset(units)
+        return view
 
     @property
     def operand_type(self):
@@ -184,6 +202,16 @@ class Accumulator:
 
     def __getitem__(self, i):
         return Float32(llvm.ExtractValueOp(ir.F32Type.get(), self.value, [i]).result)
+
+    @staticmethod
+    def from_values(n, values):
+        """An accumulator holding `values` (n/2 Float32 per thread)."""
+        acc = Accumulator(n, value=0)
+        v = llvm.UndefOp(acc.struct_t).result
+        for i, x in enumerate(values):
+            v = llvm.InsertValueOp(v, as_value(x, Float32), [i]).result
+        acc.value = v
+        return acc
 
     def values(self):
         return [self[i] for i in range(self.count)]

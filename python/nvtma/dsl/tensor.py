@@ -76,13 +76,18 @@ class SmemInfo:
         self.swizzle = swizzle          # TMA swizzle of its bytes: None until an atom fills it
         self.stage_bytes = stage_bytes  # bytes of one stage of a [stages, ...] ring
 
-    def set_swizzle(self, sw, what):
-        """Records (or checks) the swizzle `what` (an atom) writes or reads here."""
+    def set_swizzle(self, sw, what, tile_bytes=None):
+        """Records (or checks) the swizzle `what` (an atom copying tiles of
+        `tile_bytes`) writes or reads here."""
         if self.swizzle is None:
             rep = (SWIZZLE_BYTES[sw] or 16) * 8 if sw != "none" else 128
-            if self.offset % rep or (self.stage_bytes and self.stage_bytes % rep):
+            # a buffer holding several tiles (a ring) has one every tile_bytes;
+            # a [rows, cols] tile's leading dim is not a stage dim
+            step = tile_bytes if tile_bytes is not None else self.stage_bytes
+            step = step if step and step < self.nbytes else 0
+            if self.offset % rep or step % rep:
                 fail(f"{what} uses {sw}, which needs the buffer (and each stage of it) {rep}-byte aligned; this "
-                     f"buffer is at shared offset {self.offset} with {self.stage_bytes or self.nbytes}-byte "
+                     f"buffer is at shared offset {self.offset} with {step or self.nbytes}-byte "
                      f"stages: allocate it with swizzle={sw!r} or lang.SMEMPool.alloc_for(atom)", rule="swizzle")
             self.swizzle = sw
         elif self.swizzle != sw:
@@ -135,17 +140,22 @@ class TensorValue(Val):
 
     @property
     def shape(self):
-        """Python ints for static dims, run-time Index values for dynamic ones."""
-        if self._shape is None:
-            dims = []
-            for i, d in enumerate(self.static_shape):
-                if d is None:
-                    c = arith.ConstantOp(ir.IndexType.get(), i).result
-                    dims.append(Index(memref.DimOp(self.value, c).result))
-                else:
-                    dims.append(d)
-            self._shape = tuple(dims)
-        return self._shape
+        """Python ints for static dims, run-time Index values (memref.dim,
+        built where they are read) for dynamic ones."""
+        # not cached: a dim read first inside a branch or loop would not
+        # dominate a later read outside it (CSE merges the repeats)
+        return self._dims()
+
+    @user_op
+    def _dims(self):
+        dims = []
+        for i, d in enumerate(self.static_shape):
+            if d is None:
+                c = arith.ConstantOp(ir.IndexType.get(), i).result
+                dims.append(Index(memref.DimOp(self.value, c).result))
+            else:
+                dims.append(d)
+        return tuple(dims)
 
     @property
     def space(self):
@@ -285,6 +295,18 @@ class TensorValue(Val):
         vector.StoreOp(v.value, self.value, [as_value(i, Index) for i in idx], alignment=al)
 
     # ------------------------------------------------------------------ views
+    @user_op
+    def reshape(self, shape):
+        """The same shared bytes as another static shape (row-major, same element count)."""
+        from .kernel import current_kernel
+        n = 1
+        for d in shape:
+            n *= d
+        if self.info is None or self.flat is None or n * max(self.dtype.width // 8, 1) != self.info.nbytes:
+            fail(f"reshape to {tuple(shape)}: a whole shared buffer with as many elements", rule="shape")
+        from ..lang import _view
+        return _view(current_kernel(), self.info.offset, tuple(shape), self.dtype, self.info)
+
     @user_op
     def stage(self, s):
         """Slice `s` (a run-time or Python index) of a [stages, ...] buffer."""

@@ -23,6 +23,7 @@ ir = lazy("nvtma.ir")
 arith = lazy("nvtma.dialects.arith")
 vector = lazy("nvtma.dialects.vector")
 nvvm = lazy("nvtma.dialects.nvvm")
+llvm = lazy("nvtma.dialects.llvm")
 
 __all__ = ["Vector", "vector_of", "full", "zeros"]
 
@@ -126,6 +127,8 @@ class Vector(Val):
         if src.is_float and cls.is_float:
             if {src, cls} == {Float16, _n.BFloat16}:
                 return self.to(Float32).to(cls)
+            if src is Float32 and cls in (Float16, _n.BFloat16) and n % 2 == 0:
+                return _f32_pairs_to_16(self, cls)
             op = arith.ExtFOp if cls.width > src.width else arith.TruncFOp
             return Vector(op(_vt(n, cls), v).result)
         if cls is Boolean:
@@ -224,6 +227,11 @@ class Vector(Val):
         like = a if isinstance(a, Vector) else b
         x, y = Vector._lift(a, like), Vector._lift(b, like)
         cls = like.dtype
+        if cls in (Float16, _n.BFloat16):
+            # llvm.minnum on the vector: min.f16x2 / min.bf16x2 (arith's
+            # vector minnumf reaches NVPTX as f32 math, one lane at a time)
+            name = f"llvm.{which}num.v{len(like)}{cls.name}"
+            return Vector(llvm.CallIntrinsicOp(x.value.type, name, [x.value, y.value], [], []).result)
         if cls.is_float:
             op = arith.MinNumFOp if which == "min" else arith.MaxNumFOp
         else:
@@ -302,6 +310,17 @@ def _convert_fp8(v: Vector, src, cls):
             parts.append(Vector(nvvm.ConvertF16x2ToF8x2Op(i8x2, v[j:j + 2].value, dst_t).result))
     raw = _concat(parts)
     return Vector(vector.BitCastOp(_vt(n, cls), raw.value).result)
+
+
+def _f32_pairs_to_16(v: Vector, cls):
+    """f32 lanes -> f16/bf16 two at a time (cvt.rn.f16x2.f32 /
+    cvt.rn.bf16x2.f32): LLVM turns a vector fptrunc into one cvt per lane."""
+    op = nvvm.ConvertF32x2ToBF16x2Op if cls is _n.BFloat16 else nvvm.ConvertF32x2ToF16x2Op
+    parts = []
+    for j in range(0, len(v), 2):
+        # the cvt's first source (src_hi) fills the upper half: lane j + 1
+        parts.append(Vector(op(_vt(2, cls), v[j + 1].value, v[j].value, rnd=nvvm.FPRoundingMode.RN).result))
+    return _concat(parts)
 
 
 def _concat(parts):
