@@ -25,21 +25,14 @@ def ConvertNVTMAToNVVM : Pass<"convert-nvtma-to-nvvm", "ModuleOp"> {
     address.
 
     Then lowers every nvtma op to NVVM / LLVM (and the nvgpu mbarrier ops
-    with them). The architecture (`sm`) and PTX ISA (`ptx`) come from the
-    gpu.module's `#nvvm.target` unless given; features the target cannot
-    run are diagnosed here, before LLVM sees them.
+    with them). Run `nvtma-check-target` first: what the target cannot run
+    is diagnosed there, before LLVM sees it.
   }];
   let dependentDialects = [
     "::mlir::LLVM::LLVMDialect",
     "::mlir::NVVM::NVVMDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::arith::ArithDialect",
-  ];
-  let options = [
-    Option<"sm", "sm", "unsigned", "0",
-           "SM version to lower for (0: the gpu.module's NVVM target)">,
-    Option<"ptx", "ptx", "unsigned", "0",
-           "PTX ISA version times 10 (0: from the target's +ptxNN feature)">,
   ];
 }
 

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "nvtma/Dialect/NVTMA/NVTMADialect.h"
+#include "nvtma/Target/TargetInfo.h"
 #include "nvtma/TensorMap/TensorMap.h"
 
 #include "mlir/IR/Builders.h"
@@ -262,14 +263,12 @@ mlir::nvtma::getTargetSM(Operation *op) {
     auto target = dyn_cast<NVVM::NVVMTargetAttr>(a);
     if (!target)
       continue;
-    StringRef chip = target.getChip();
-    if (!chip.consume_front("sm_"))
+    // A chip LLVM does not know is nvtma-check-target's to report.
+    const ::nvtma::target::Chip *chip =
+        ::nvtma::target::lookupChip(target.getChip());
+    if (!chip)
       return std::nullopt;
-    bool archSpecific = chip.consume_back("a") || chip.consume_back("f");
-    unsigned sm = 0;
-    if (chip.getAsInteger(10, sm))
-      return std::nullopt;
-    return std::make_pair(sm, archSpecific);
+    return std::make_pair(chip->sm, chip->suffix != 0);
   }
   return std::nullopt;
 }
