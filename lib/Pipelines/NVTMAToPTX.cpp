@@ -80,6 +80,8 @@ void mlir::nvtma::buildNVTMAToPTXPipeline(OpPassManager &pm,
   OpPassManager &pre = pm.nest<gpu::GPUModuleOp>();
   pre.addPass(memref::createExpandStridedMetadataPass());
   pre.addPass(createLowerAffinePass());
+  pm.addPass(createNVTMAMaterializeDescriptors());
+  pm.addPass(createNVTMAWriteKernelRecords());
   pm.addPass(createConvertNVTMAToNVVM());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertNVGPUToNVVMPass());
@@ -88,6 +90,8 @@ void mlir::nvtma::buildNVTMAToPTXPipeline(OpPassManager &pm,
   gpu.addPass(createCanonicalizerPass());
   gpu.addPass(createCSEPass());
   pm.addPass(createNVTMAFinalizeDescriptorParams());
+  pm.addPass(createNVTMARequireBlockSize());
+  pm.addPass(createNVTMAExternDynamicSharedMemory());
   pm.addPass(createConvertNVVMToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   GpuModuleToBinaryPassOptions binary;
@@ -101,8 +105,11 @@ void mlir::nvtma::registerNVTMAPipelines() {
   registerPassPipeline(
       "nvtma-to-ptx",
       "Lower nvtma kernels to a gpu.binary: nvtma-attach-missing-target, "
-      "nvtma-check-target, convert-nvtma-to-nvvm, gpu / scf / nvgpu / nvvm "
-      "to LLVM, gpu-module-to-binary (PTX by default)",
+      "nvtma-check-target, nvtma-materialize-descriptors, "
+      "nvtma-write-kernel-records, convert-nvtma-to-nvvm, gpu / scf / nvgpu "
+      "/ nvvm to LLVM, nvtma-finalize-descriptor-params, "
+      "nvtma-require-block-size, nvtma-extern-dynamic-shared-memory, "
+      "gpu-module-to-binary (PTX by default)",
       [](OpPassManager &pm, StringRef text,
          function_ref<LogicalResult(const Twine &)> errorHandler) {
         PipelineCLOptions cl;

@@ -309,3 +309,21 @@ def test_chips_llvm_selects_compile_with_their_default_ptx():
     for arch, version in (("sm_100f", "8.8"), ("sm_110a", "9.0"), ("sm_90a", "8.6"), ("sm_100a", "8.6")):
         c = nvtma.compile(_PLAIN, arch=arch, cubin=False, cache=False)
         assert f".version {version}" in c.ptx and f".target {arch}" in c.ptx, (arch, c.ptx[:300])
+
+
+def test_records_carry_the_launch_configuration():
+    """contracts.md item 1: the record's "launch" comes from known_block_size,
+    known_cluster_size and nvtma.dynamic_smem; the PTX requires that block
+    (.reqntid) and cluster (.reqnctapercluster), and dynamic shared memory is
+    PTX's extern array (1024-byte aligned), not a static variable."""
+    ir = (Path(__file__).resolve().parents[1] / "Target" / "launch-ptx.mlir").read_text()
+    c = nvtma.compile(ir, cache=False)
+    assert c.cubin[:4] == b"\x7fELF"  # ptxas takes .reqntid with the cluster directives
+    rec = c.kernels["dyn_copy"]
+    assert rec["launch"] == {"block": [128, 1, 1], "cluster": [2, 1, 1], "smem": 9216}
+    assert [p["kind"] for p in rec["params"]] == ["memref", "descriptor"]
+    assert ".reqntid 128, 1, 1" in c.ptx and ".maxntid" not in c.ptx
+    assert ".reqnctapercluster 2, 1, 1" in c.ptx
+    assert ".extern .shared .align 1024 .b8 __dynamic_shmem__0[];" in c.ptx
+    plain = nvtma.compile(_PLAIN, cubin=False, cache=False)
+    assert plain.kernels["k"]["launch"] == {"block": None, "cluster": None, "smem": 0}

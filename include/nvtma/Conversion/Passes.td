@@ -11,22 +11,19 @@
 include "mlir/Pass/PassBase.td"
 
 def ConvertNVTMAToNVVM : Pass<"convert-nvtma-to-nvvm", "ModuleOp"> {
-  let summary = "lower nvtma ops to NVVM and materialize TMA descriptors";
+  let summary = "lower nvtma ops to NVVM and LLVM";
   let description = [{
-    For every `gpu.func` kernel, turns each `nvtma.make_tiled_tma_atom` into
-    a 128-byte, 64-byte-aligned `__grid_constant__` parameter
-    (`!llvm.ptr {llvm.byval = !llvm.array<128 x i8>, llvm.align = 64,
-    nvvm.grid_constant}`) appended to the kernel, and records in the module
-    attribute `nvtma.kernels` (JSON) every kernel's parameters and, for each
-    descriptor, the tensor argument it binds and every static field of its
-    atom (tma_format, box, swizzle, l2_promotion, interleave, oob_fill,
-    element strides). When the tensor is fully static the record carries the
-    descriptor pre-encoded with address 0, so a launcher only patches the
-    address.
+    The lowering patterns, one per op (and the nvgpu mbarrier lowering in
+    the same conversion): copies become `cp.async.bulk.tensor` /
+    `cp.reduce.async.bulk.tensor` issued by one elected lane, descriptor
+    management becomes `prefetch.tensormap`, `tensormap.replace` and the
+    tensormap proxy fences, `tma_partition` and `create_tma_multicast_mask`
+    become integer arithmetic. An atom is the generic pointer to its
+    descriptor.
 
-    Then lowers every nvtma op to NVVM / LLVM (and the nvgpu mbarrier ops
-    with them). Run `nvtma-check-target` first: what the target cannot run
-    is diagnosed there, before LLVM sees it.
+    Expects the atoms of kernels to be parameters already
+    (`nvtma-materialize-descriptors`) and the target to have been checked
+    (`nvtma-check-target`): this pass only lowers.
   }];
   let dependentDialects = [
     "::mlir::LLVM::LLVMDialect",

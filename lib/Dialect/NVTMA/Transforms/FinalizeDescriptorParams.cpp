@@ -11,7 +11,6 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "llvm/Support/JSON.h"
 
 namespace mlir::nvtma {
 #define GEN_PASS_DEF_NVTMAFINALIZEDESCRIPTORPARAMS
@@ -19,63 +18,52 @@ namespace mlir::nvtma {
 } // namespace mlir::nvtma
 
 using namespace mlir;
+using namespace mlir::nvtma;
 
 namespace {
 
+/// The descriptor parameters of a lowered kernel: the trailing parameters
+/// listed by its nvtma.descriptor_params (materialization appends them),
+/// each still an !llvm.ptr with the llvm.align 64 materialization gave it.
+LogicalResult finalize(LLVM::LLVMFuncOp func, ArrayAttr descriptors) {
+  Builder b(func.getContext());
+  unsigned n = func.getNumArguments(), k = descriptors.size();
+  if (k > n)
+    return func.emitError() << "has " << n << " parameters, its "
+                            << NVTMADialect::getDescriptorParamsAttrName()
+                            << " lists " << k << " descriptors";
+  for (unsigned i = n - k; i < n; ++i) {
+    auto align = func.getArgAttrOfType<IntegerAttr>(
+        i, LLVM::LLVMDialect::getAlignAttrName());
+    if (!isa<LLVM::LLVMPointerType>(func.getArgumentTypes()[i]) || !align ||
+        align.getInt() != 64)
+      return func.emitError()
+             << "parameter " << i << " should be a descriptor (an !llvm.ptr "
+             << "with llvm.align = 64), it is " << func.getArgumentTypes()[i];
+    func.setArgAttr(i, LLVM::LLVMDialect::getByValAttrName(),
+                    TypeAttr::get(LLVM::LLVMArrayType::get(b.getI8Type(), 128)));
+    func.setArgAttr(i, NVVM::NVVMDialect::getGridConstantAttrName(),
+                    b.getUnitAttr());
+  }
+  return success();
+}
+
 struct FinalizeDescriptorParams
-    : mlir::nvtma::impl::NVTMAFinalizeDescriptorParamsBase<FinalizeDescriptorParams> {
+    : mlir::nvtma::impl::NVTMAFinalizeDescriptorParamsBase<
+          FinalizeDescriptorParams> {
   using Base::Base;
 
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    auto records = module->getAttrOfType<StringAttr>(
-        mlir::nvtma::NVTMADialect::getKernelRecordsAttrName());
-    if (!records)
-      return;
-    auto parsed = llvm::json::parse(records.getValue());
-    if (!parsed) {
-      llvm::consumeError(parsed.takeError());
-      module.emitError() << "nvtma.kernels is not valid JSON";
-      return signalPassFailure();
-    }
-    const llvm::json::Object *kernels =
-        parsed->getAsObject() ? parsed->getAsObject()->getObject("kernels")
-                              : nullptr;
-    if (!kernels)
-      return;
-    Builder b(&getContext());
-    WalkResult result = module.walk([&](LLVM::LLVMFuncOp func) {
-      const llvm::json::Object *kernel = kernels->getObject(func.getName());
-      if (!kernel || !func->hasAttr(NVVM::NVVMDialect::getKernelFuncAttrName()))
+    WalkResult walk = getOperation().walk([](LLVM::LLVMFuncOp func) {
+      auto descriptors = func->getAttrOfType<ArrayAttr>(
+          NVTMADialect::getDescriptorParamsAttrName());
+      if (!descriptors ||
+          !func->hasAttr(NVVM::NVVMDialect::getKernelFuncAttrName()))
         return WalkResult::advance();
-      unsigned numDescs = 0;
-      if (const llvm::json::Array *params = kernel->getArray("params"))
-        for (const llvm::json::Value &p : *params)
-          if (const llvm::json::Object *o = p.getAsObject())
-            if (o->getString("kind") == "descriptor")
-              ++numDescs;
-      unsigned n = func.getNumArguments();
-      if (numDescs > n) {
-        func.emitError() << "has " << n << " parameters, its nvtma record "
-                         << "lists " << numDescs << " descriptors";
-        return WalkResult::interrupt();
-      }
-      for (unsigned i = n - numDescs; i < n; ++i) {
-        if (!isa<LLVM::LLVMPointerType>(func.getArgumentTypes()[i])) {
-          func.emitError() << "parameter " << i << " should be a descriptor "
-                           << "pointer, it is " << func.getArgumentTypes()[i];
-          return WalkResult::interrupt();
-        }
-        func.setArgAttr(i, LLVM::LLVMDialect::getByValAttrName(),
-                        TypeAttr::get(LLVM::LLVMArrayType::get(b.getI8Type(), 128)));
-        func.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
-                        b.getI64IntegerAttr(64));
-        func.setArgAttr(i, NVVM::NVVMDialect::getGridConstantAttrName(),
-                        b.getUnitAttr());
-      }
-      return WalkResult::advance();
+      return failed(finalize(func, descriptors)) ? WalkResult::interrupt()
+                                                 : WalkResult::advance();
     });
-    if (result.wasInterrupted())
+    if (walk.wasInterrupted())
       signalPassFailure();
   }
 };

@@ -69,15 +69,86 @@ def NVTMACheckTarget : Pass<"nvtma-check-target", "ModuleOp"> {
   ];
 }
 
+def NVTMAMaterializeDescriptors
+    : Pass<"nvtma-materialize-descriptors", "ModuleOp"> {
+  let summary = "turn each nvtma.make_tiled_tma_atom into a kernel parameter";
+  let description = [{
+    A TMA descriptor is built on the host and passed by value. Each
+    `nvtma.make_tiled_tma_atom` of a `gpu.func` kernel becomes a parameter
+    appended to the kernel (one per distinct tensor argument and atom type)
+    that carries a typed `#nvtma.descriptor<binds = N, atom = ...>`; the
+    kernel lists them in `nvtma.descriptor_params`, which outlives
+    convert-gpu-to-nvvm. Uses of the atom become uses of the parameter.
+
+    ```mlir
+    gpu.func @k(%A: memref<256x256xf16>,
+                %arg1: !llvm.ptr {llvm.align = 64 : i64,
+                  nvtma.descriptor = #nvtma.descriptor<binds = 0, atom = !nvtma.tma_atom<load, f16, box = [64, 64]>>})
+        kernel attributes {nvtma.descriptor_params = [#nvtma.descriptor<binds = 0, atom = ...>]}
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def NVTMAWriteKernelRecords
+    : Pass<"nvtma-write-kernel-records", "ModuleOp"> {
+  let summary = "write the kernel records the runtime launches from";
+  let description = [{
+    Writes the module attribute `nvtma.kernels` (JSON; the runtime's
+    kernels.json) from typed IR only: each `gpu.func` kernel's signature,
+    the `#nvtma.descriptor` of each descriptor parameter (every static field
+    of the atom, the argument it binds, and the bytes encoded with address 0
+    when the tensor is fully static) and its launch configuration:
+
+    ```json
+    "launch": {"block": [128, 1, 1], "cluster": [2, 1, 1], "smem": 9216}
+    ```
+
+    from `known_block_size`, `known_cluster_size` (null when absent) and
+    `nvtma.dynamic_smem` (0 when absent). A block of more than 1024 threads
+    or a cluster of more than 16 CTAs is an error. Runs while the kernels
+    are still `gpu.func`s: the records describe the signature the caller
+    sees, which convert-gpu-to-nvvm expands.
+  }];
+}
+
 def NVTMAFinalizeDescriptorParams
     : Pass<"nvtma-finalize-descriptor-params", "ModuleOp"> {
   let summary = "give descriptor parameters of llvm.func kernels their ABI";
   let description = [{
-    convert-gpu-to-nvvm keeps only some argument attributes, so after it the
-    descriptor parameters get `llvm.byval = !llvm.array<128 x i8>`,
-    `llvm.align = 64` and `nvvm.grid_constant` here. grid_constant makes PTX
-    use them in place (`cvta.param`) instead of copying them to local
-    memory, where TMA cannot read them.
+    convert-gpu-to-nvvm drops argument attributes it does not know, so after
+    it the descriptor parameters (the trailing parameters a kernel's
+    `nvtma.descriptor_params` lists, each an `!llvm.ptr` with
+    `llvm.align = 64`) get `llvm.byval = !llvm.array<128 x i8>` and
+    `nvvm.grid_constant` here. grid_constant makes PTX use them in place
+    (`cvta.param`) instead of copying them to local memory, where TMA cannot
+    read them.
+  }];
+}
+
+def NVTMARequireBlockSize : Pass<"nvtma-require-block-size", "ModuleOp"> {
+  let summary = "a kernel's known block size becomes .reqntid";
+  let description = [{
+    convert-gpu-to-nvvm turns `known_block_size` into `nvvm.maxntid`
+    (`.maxntid`, an upper bound). nvtma kernels are built for exactly that
+    block, the launch "block" of their record: this pass replaces it with
+    `nvvm.reqntid` (`.reqntid`); ptxas refuses both on one kernel.
+    (`known_cluster_size` already becomes `nvvm.cluster_dim`,
+    `.reqnctapercluster`.)
+  }];
+}
+
+def NVTMAExternDynamicSharedMemory
+    : Pass<"nvtma-extern-dynamic-shared-memory", "ModuleOp"> {
+  let summary = "make gpu.dynamic_shared_memory PTX's extern shared array";
+  let description = [{
+    convert-gpu-to-nvvm lowers `gpu.dynamic_shared_memory` to an internal
+    zero-length shared global, which NVPTX demotes to a static `.shared`
+    variable: the buffer then overlaps the kernel's static shared memory
+    (its mbarriers) and runs past the allocation. This pass gives it
+    external linkage (`.extern .shared .align 1024 .b8
+    __dynamic_shmem__0[]`) and 1024-byte alignment, what a 128-byte-swizzled
+    TMA tile needs.
   }];
 }
 
