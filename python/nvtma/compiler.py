@@ -51,7 +51,7 @@ def _ptx_features(arch: str, ptx_version: int | None) -> str:
     if sm < 90:
         raise CompileError(f"arch {arch}: nvtma needs sm_90 or newer (TMA)")
     if ptx_version is None:
-        ptx_version = 86
+        return ""  # the C++ target table picks the chip's default
     return f"+ptx{ptx_version}"
 
 
@@ -112,38 +112,23 @@ def ptx_to_cubin(ptx: str, arch: str) -> bytes:
 
 # ----------------------------------------------------------------------------- MLIR pipeline
 
-# A dense array of `index` makes MLIR's parser assert, which would abort
-# this process; nvtma-opt screens its input with the same pattern.
-_DENSE_INDEX = re.compile(r"array\s*<\s*index(?![_0-9A-Za-z])")
-
-
-def _screen(text: str) -> None:
-    m = _DENSE_INDEX.search(text)
-    if m:
-        line = text.count("\n", 0, m.start()) + 1
-        col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
-        raise CompileError(f"the IR does not parse or verify:\n{line}:{col}: dense arrays of 'index' are not "
-                           "supported (use array<i64: ...>)")
-
-
 def _lower(text: str, arch: str, features: str, opt_level: int):
-    # Parse, pipeline and PTX extraction in one C-API call: walking the
-    # result with Python IR objects would import every dialect's generated
-    # op classes (and numpy), ~150 ms of a cold compile.
+    # Screen, target check, parse, pipeline and PTX extraction in one C-API
+    # call: walking the result with Python IR objects would import every
+    # dialect's generated op classes (and numpy), ~150 ms of a cold compile.
+    # The C++ side screens the text and checks the target before MLIR and
+    # LLVM see them (either could end the process).
     from ._mlir_libs import _mlir  # noqa: F401  (site initialization: dialects, passes, NVVM target)
     from ._mlir_libs._mlir.ir import Context
     from ._mlir_libs._nvtmaDialects import lower_to_ptx
 
-    _screen(text)
-    pipeline = (f"builtin.module(nvtma-to-ptx{{chip={arch} features={features} "
-                f"format=isa O={opt_level}}})")
     with Context() as ctx:
         try:
-            records, objects = lower_to_ptx(ctx, text, pipeline)
+            records, objects = lower_to_ptx(ctx, text, arch, features, opt_level)
         except ValueError as e:
             stage, _, diags = str(e).partition("\n")
-            what = {"parse:": "the IR does not parse or verify", "pipeline:": "bad pass pipeline"}.get(
-                stage, "lowering failed")
+            what = {"parse:": "the IR does not parse or verify", "pipeline:": "bad pass pipeline",
+                    "target:": "unsupported target"}.get(stage, "lowering failed")
             raise CompileError(f"{what}:\n{diags}") from None
     records = json.loads(records) if records else {"kernels": {}}
     if not objects:
