@@ -248,3 +248,13 @@ def test_loader_needs_no_mlir(tmp_path):
     res = subprocess.run([sys.executable, "-c", code, str(d)], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert res.stdout.split() == ["['k']", "False"]
+
+
+def test_tamperer_smoke():
+    """A bounded run of test/fuzz/fuzz_artifacts.py: every failure typed."""
+    from helpers import REPO
+    r = subprocess.run([sys.executable, str(REPO / "test" / "fuzz" / "fuzz_artifacts.py"), "--inputs", "300",
+                        "--seed", "7"], capture_output=True, text=True, timeout=600)
+    summary = json.loads(r.stdout.strip().splitlines()[-1])
+    assert summary["inputs"] == 300 and summary["bugs"] == 0, r.stdout + r.stderr
+    assert summary["outcomes"].get("LaunchError(artifact)", 0) > 100
