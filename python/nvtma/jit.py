@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import inspect
 import os
-import sys
 import weakref
 from pathlib import Path
 

@@ -9,7 +9,6 @@ import ctypes
 import os
 import subprocess
 import sys
-import textwrap
 import warnings
 from pathlib import Path
 
@@ -24,13 +23,17 @@ torch = pytest.importorskip("torch")
 HERE = Path(__file__).resolve().parent
 
 
-def copy_kernel(shape=(1024, 1024)):
+SHAPE = (128, 128)
+
+
+def copy_kernel(shape=SHAPE):
     """THE one helper that picks the kernel these tests launch: y = x for
-    f16 tensors of `shape`. Returns (launch(x, y, **kw), module, kernel name,
-    launch configuration). (Points at nvtma.kernels.tile_copy today; the DSL
-    kernel library replaces it.)"""
+    f16 tensors of SHAPE. Returns (launch(x, y, **kw), module, kernel name,
+    launch configuration). (Points at nvtma.kernels.tile_copy today, a
+    kernel test/python/build_gpu_artifacts.py already builds; the DSL kernel
+    library replaces it.)"""
     from nvtma import kernels as K
-    spec = K.tile_copy(shape, "f16", (64, 64))
+    spec = K.tile_copy(shape, "f16", (64, 64), swizzle="none")
     mod = build(spec)
     k = mod.kernel(spec.name)
     cfg = dict(grid=spec.grid, block=spec.block)
@@ -50,7 +53,7 @@ def rand(shape, seed):
 def test_side_stream_ordering_20_trials():
     """Long op on s, write x on s, launch under torch.cuda.stream(s), check y
     on s: the launch must queue on s (PyTorch's current stream), after the write."""
-    shape = (2048, 2048)
+    shape = SHAPE
     copy, *_ = copy_kernel(shape)
     s = torch.cuda.Stream()
     x = torch.zeros(shape, dtype=torch.float16, device="cuda")
@@ -69,7 +72,7 @@ def test_side_stream_ordering_20_trials():
 
 
 def test_explicit_stream_kinds():
-    shape = (1024, 1024)
+    shape = SHAPE
     copy, *_ = copy_kernel(shape)
     s = torch.cuda.Stream()
     streams = [s, s.cuda_stream]
@@ -95,7 +98,7 @@ def test_explicit_stream_kinds():
 
 
 def test_cuda_graph_capture_and_replay():
-    shape = (1024, 1024)
+    shape = SHAPE
     copy, *_ = copy_kernel(shape)
     x = rand(shape, 1)
     y = torch.zeros_like(x)
@@ -139,7 +142,7 @@ class DLPackOnly:
 
 
 def test_dlpack_producers():
-    shape = (1024, 1024)
+    shape = SHAPE
     copy, *_ = copy_kernel(shape)
     x = rand(shape, 3)
     y = torch.zeros_like(x)
@@ -163,7 +166,7 @@ def test_dlpack_producers():
 def test_hand_made_dlpack_capsule():
     """A __dlpack__ that builds its own legacy capsule over a torch tensor's memory."""
     from nvtma.runtime import args as A
-    shape = (1024, 1024)
+    shape = SHAPE
     copy, *_ = copy_kernel(shape)
     x = rand(shape, 5)
     y = torch.zeros_like(x)
@@ -195,7 +198,7 @@ def test_hand_made_dlpack_capsule():
 
 def test_device_mismatch():
     from nvtma.runtime import LaunchError
-    shape = (1024, 1024)
+    shape = SHAPE
     copy, *_ = copy_kernel(shape)
     x = rand(shape, 6)
 
@@ -226,14 +229,14 @@ def test_aot_launch_without_block_or_cluster(tmp_path):
     block/cluster/smem at the call; a contradicting block is an error."""
     from nvtma.runtime import LaunchError, load
     from nvtma.runtime.artifacts import CompiledArtifacts
-    _, mod, name, cfg = copy_kernel((1024, 1024))
+    _, mod, name, cfg = copy_kernel()
     recs = {"kernels": {n: dict(r) for n, r in mod.records["kernels"].items()}}
     recs["kernels"][name].setdefault("launch", {"block": list(cfg["block"]) + [1] * (3 - len(cfg["block"])),
                                                 "cluster": None, "smem": 0})
     art = CompiledArtifacts(ir=None, ptx=mod.ptx, cubin=mod.cubin, records=recs, arch=mod.arch)
     art.save(tmp_path / "aot")
     k = load(tmp_path / "aot").kernel(name)
-    x = rand((1024, 1024), 7)
+    x = rand(SHAPE, 7)
     y = torch.zeros_like(x)
     k(x, y, grid=list(cfg["grid"]))
     torch.cuda.synchronize()
@@ -248,7 +251,7 @@ def test_aot_launch_without_block_or_cluster(tmp_path):
 def test_changing_arguments_alternate_outputs():
     """The packing fast path (address-only rewrites) gives the right output
     for every launch when the output alternates."""
-    shape = (1024, 1024)
+    shape = SHAPE
     copy, *_ = copy_kernel(shape)
     x = rand(shape, 8)
     ys = [torch.zeros_like(x), torch.zeros_like(x)]
@@ -266,28 +269,38 @@ import json, sys, torch
 sys.path.insert(0, {here!r})
 import test_gpu_runtime as T
 from nvtma import autotune
-shape = (2048, 2048)
+shape = T.PIPELINED
 x = T.rand(shape, 9); y = torch.zeros_like(x)
-tuner = T.copy_autotuner(shape)
+tuner = T.copy_autotuner()
 tuner(x, y)
 torch.cuda.synchronize()
 print(json.dumps({{"trials": tuner.trials, "best": tuner.best_config(x, y), "ok": bool(torch.equal(x, y))}}))
 """
 
 
-def copy_autotuner(shape):
-    """An autotuner over two ways of launching the copy (grid split): the
-    copy kernel has no build-time constants yet; the DSL library's copy
-    will tune box x stages x l2_promotion here."""
-    from nvtma import autotune
-    launch, mod, name, cfg = copy_kernel(shape)
+PIPELINED = (1024, 2048)
 
-    def build_cfg(split):
-        def run(x, y):
-            launch(x, y)
+
+def copy_autotuner():
+    """An autotuner over real build-time variants of the pipelined copy (its
+    L2 cache hints; the GPU-test artifacts hold both), grid from the SM
+    count. The DSL library's copy will tune box x stages x l2_promotion here."""
+    from nvtma import autotune
+    from nvtma import kernels as K
+
+    def build_cfg(cfg):
+        spec = K.pipelined_copy(*PIPELINED, "f16", (64, 128), 4, load_hint=cfg["load_hint"],
+                                store_hint=cfg["store_hint"])
+        k = build(spec).kernel(spec.name)
+        sms = torch.cuda.get_device_properties(0).multi_processor_count
+
+        def run(x, y, **kw):
+            k(x, y, grid=(sms,), block=spec.block, **kw)
         return run
-    return autotune.Autotuner(build_cfg, configs=[{"split": 1}, {"split": 2}], key=lambda x, y: [tuple(x.shape)],
-                              name="gpu-test-copy", rounds=3)
+    return autotune.Autotuner(build_cfg, configs=[{"load_hint": None, "store_hint": None},
+                                                  {"load_hint": "evict_first", "store_hint": "evict_last"}],
+                              key=lambda x, y: [list(x.shape), str(x.dtype)], name="gpu-test-pipelined-copy",
+                              rounds=3)
 
 
 def test_autotune_winner_reused_by_a_second_process(tmp_path):
@@ -306,7 +319,7 @@ def test_autotune_winner_reused_by_a_second_process(tmp_path):
 
 def test_torch_compile_custom_op():
     from nvtma import jit
-    shape = (1024, 1024)
+    shape = SHAPE
     copy, *_ = copy_kernel(shape)
     op = jit.custom_op("nvtma_test::copy_gpu", lambda x, y: copy(x, y), mutates_args=("y",))
 
