@@ -369,3 +369,13 @@ def test_aot_round_trip_without_mlir(tmp_path):
     names, size = json.loads(res.stdout.splitlines()[0])
     assert names == ["tile_copy"] and size == len(c.cubin)
     assert res.stdout.splitlines()[1] == "False", "the runtime imported MLIR"
+
+
+@needs_compiler
+def test_compile_options_are_checked_before_mlir():
+    import nvtma
+    ir = small_ir()
+    for kw in (dict(opt_level=4), dict(opt_level=99), dict(opt_level="3"), dict(opt_level=True),
+               dict(ptx_version="86"), dict(ptx_version=10 ** 6), dict(arch=90)):
+        with pytest.raises(nvtma.CompileError):
+            nvtma.compile(ir, cache=False, **kw)

@@ -86,15 +86,16 @@ def test_explicit_stream_kinds():
         def __cuda_stream__(self):
             return (0, s.cuda_stream)
     streams.append(CoreLike())
+    x = torch.zeros(shape, dtype=torch.float16, device="cuda")
+    y = torch.zeros_like(x)
+    torch.cuda.synchronize()
     for i, st in enumerate(streams):
-        x = rand(shape, i)
-        y = torch.zeros_like(x)
-        s.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(s):
-            torch.cuda._sleep(1_000_000)
-        copy(x, y, stream=st)   # not the current stream: must still queue on s
+            torch.cuda._sleep(2_000_000)
+            x.fill_(i + 1)          # written on s, late
+        copy(x, y, stream=st)       # the current stream is the default one: st must send the launch to s
         s.synchronize()
-        assert torch.equal(x, y), f"stream kind {type(st).__name__}"
+        assert bool((y == i + 1).all()), f"stream kind {type(st).__name__} read stale input"
 
 
 def test_cuda_graph_capture_and_replay():
