@@ -18,6 +18,8 @@ _LAZY = {
     "cpasync": ("nvtma.cpasync", None),
     "lang": ("nvtma.lang", None),
     "dsl": ("nvtma.dsl", None),
+    "jit": ("nvtma.jit", None),
+    "autotune": ("nvtma.autotune", None),  # a callable module: nvtma.autotune(configs=..., key=...)
     "compile": ("nvtma.compiler", "compile"),
     "CompiledModule": ("nvtma.compiler", "CompiledModule"),
     "CompileError": ("nvtma.compiler", "CompileError"),

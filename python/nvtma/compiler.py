@@ -3,18 +3,20 @@
     compiled = nvtma.compile(module_or_kernel, arch="sm_90a")
     compiled.ptx, compiled.cubin, compiled.kernels, compiled.sass()
     compiled.save("out/")                 # AOT: nvtma.runtime.load("out/")
-    compiled.tma_copy(a, b, grid=..., block=...)
+    compiled.tma_copy(a, b, grid=...)
 
-The cache key is the SHA-256 of the nvtma version, the input IR, the target and
-the options. Entries are written atomically (temp file + rename), so several
-processes compiling the same kernel converge on one valid entry; a truncated or
-corrupt entry fails its checksum and is rebuilt. ``NVTMA_CACHE_DIR`` relocates
-the cache (default ``~/.cache/nvtma``), ``NVTMA_CACHE=0`` disables it.
+The compile cache (nvtma.runtime.cache) is keyed by nvtma's build, the
+MLIR/LLVM and PTX assembler versions, the target, the options and the IR;
+its entries are private to the user and verified before use, and a bad one
+is rebuilt. ``NVTMA_CACHE_DIR`` relocates it (default ``~/.cache/nvtma``),
+``NVTMA_CACHE=0`` turns it off, ``nvtma-cache list|clear|info`` inspects it.
+CUDA tools (cuobjdump, nvdisasm, ptxas) are found through ``$CUOBJDUMP`` /
+``$NVDISASM`` / ``$PTXAS``, then cuda-pathfinder (NVIDIA's wheels and the
+CUDA toolkit), then ``PATH``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -24,8 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import __version__
-from .runtime.module import CompiledArtifacts
+from .runtime import cache as _cache
+from .runtime.artifacts import CompiledArtifacts
+from .runtime.errors import LaunchError
 
 __all__ = ["compile", "CompiledModule", "CompileError", "cache_dir", "ptx_to_cubin"]
 
@@ -38,12 +41,32 @@ class CompileError(RuntimeError):
 
 
 def cache_dir() -> Path | None:
-    if os.environ.get("NVTMA_CACHE", "1") in ("0", "false", "off", "no"):
-        return None
-    return Path(os.environ.get("NVTMA_CACHE_DIR", Path.home() / ".cache" / "nvtma"))
+    """The compile cache's directory, or None when it is off or refused."""
+    return _cache.directory()
+
+
+def find_tool(name: str) -> str | None:
+    """A CUDA command-line tool: $NAME (upper case), then cuda-pathfinder
+    (NVIDIA's wheels, CUDA_HOME, the toolkit), then PATH."""
+    env = os.environ.get(name.upper().replace("-", "_"))
+    if env:
+        return env
+    try:
+        from cuda.pathfinder import find_nvidia_binary_utility
+        found = find_nvidia_binary_utility(name)
+        if found:
+            return str(found)
+    except Exception:  # an old cuda-pathfinder or none
+        pass
+    return shutil.which(name)
 
 
 def _ptx_features(arch: str, ptx_version: int | None) -> str:
+    if not isinstance(arch, str):
+        raise CompileError(f"arch {arch!r} is not an sm_XX[a] name (e.g. 'sm_90a')")
+    if ptx_version is not None and (isinstance(ptx_version, bool) or not isinstance(ptx_version, int)
+                                    or not 60 <= ptx_version <= 999):
+        raise CompileError(f"ptx_version {ptx_version!r}: pass an int such as 86 (PTX ISA 8.6)")
     m = _ARCH_RE.match(arch)
     if not m:
         raise CompileError(f"arch {arch!r} is not an sm_XX[a] name (e.g. 'sm_90a')")
@@ -97,7 +120,7 @@ def ptx_to_cubin(ptx: str, arch: str) -> bytes:
             nvjitlink.destroy(handle)
     except Exception as e:  # no cuda-bindings or no libnvJitLink
         errors.append(f"nvJitLink unavailable: {e}")
-    ptxas = shutil.which("ptxas")
+    ptxas = find_tool("ptxas")
     if ptxas:
         with tempfile.TemporaryDirectory() as d:
             src, out = Path(d, "k.ptx"), Path(d, "k.cubin")
@@ -129,6 +152,8 @@ def _lower(text: str, arch: str, features: str, opt_level: int):
             stage, _, diags = str(e).partition("\n")
             what = {"parse:": "the IR does not parse or verify", "pipeline:": "bad pass pipeline",
                     "target:": "unsupported target"}.get(stage, "lowering failed")
+            if stage not in ("parse:", "pipeline:", "target:"):
+                diags = str(e)
             raise CompileError(f"{what}:\n{diags}") from None
     records = json.loads(records) if records else {"kernels": {}}
     if not objects:
@@ -138,31 +163,19 @@ def _lower(text: str, arch: str, features: str, opt_level: int):
     return objects[0].decode(), records
 
 
-def _wheel_tool(name: str) -> str | None:
-    """A CUDA tool from NVIDIA's PyPI wheels (nvidia-cuda-cuobjdump puts it
-    in site-packages/nvidia/cu13/bin)."""
-    import sysconfig
-    for base in {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}:
-        for sub in ("cu13", "cu12", "cuda_cuobjdump"):
-            cand = Path(base, "nvidia", sub, "bin", name)
-            if cand.exists():
-                return str(cand)
-    return None
-
-
 class CompiledModule(CompiledArtifacts):
     """A compiled nvtma module: IR, PTX, cubin, kernel records; launchable."""
 
     def sass(self) -> str:
         """The cubin's SASS (needs cuobjdump on PATH or in CUOBJDUMP)."""
-        tool = os.environ.get("CUOBJDUMP") or shutil.which("cuobjdump") or _wheel_tool("cuobjdump")
+        tool = find_tool("cuobjdump")
         if not tool:
             raise FileNotFoundError("cuobjdump not found: install nvidia-cuda-cuobjdump or put it on PATH")
         with tempfile.TemporaryDirectory() as d:
             p = Path(d, "k.cubin")
             p.write_bytes(self.cubin)
             env = dict(os.environ)
-            nvdisasm = shutil.which("nvdisasm") or _wheel_tool("nvdisasm")
+            nvdisasm = find_tool("nvdisasm")
             if nvdisasm:  # cuobjdump -sass runs nvdisasm
                 env["NVDISASM_PATH"] = str(Path(nvdisasm).parent)
                 env["PATH"] = str(Path(nvdisasm).parent) + os.pathsep + env.get("PATH", "")
@@ -170,14 +183,6 @@ class CompiledModule(CompiledArtifacts):
             if r.returncode:
                 raise CompileError(f"cuobjdump failed: {r.stderr.strip()}")
             return r.stdout
-
-
-def _cache_key(text: str, arch: str, features: str, opt_level: int) -> str:
-    h = hashlib.sha256()
-    for part in (f"nvtma {__version__}", arch, features, str(opt_level), text):
-        h.update(part.encode())
-        h.update(b"\0")
-    return h.hexdigest()
 
 
 def compile(module, arch: str = "sm_90a", *, ptx_version: int | None = None, opt_level: int = 3,
@@ -191,19 +196,37 @@ def compile(module, arch: str = "sm_90a", *, ptx_version: int | None = None, opt
     t0 = time.perf_counter()
     text = _module_text(module)
     features = _ptx_features(arch, ptx_version)
-    use_cache = (cache if cache is not None else True) and cache_dir() is not None
-    key = _cache_key(text, arch, features, opt_level)
-    if use_cache:
-        hit = CompiledModule.load_cache_entry(cache_dir() / key[:2] / key, want_cubin=cubin)
+    if isinstance(opt_level, bool) or not isinstance(opt_level, int) or not 0 <= opt_level <= 3:
+        raise CompileError(f"opt_level {opt_level!r}: pass 0, 1, 2 or 3")
+    d = cache_dir() if cache is None or cache else None
+    key = None
+    if d is not None:
+        key = _cache.compile_key(text, arch, features, opt_level, "cubin" if cubin else "ptx", d)
+        hit = load_cached(d, key, want_cubin=cubin)
         if hit is not None:
             hit.compile_seconds = time.perf_counter() - t0
             hit.from_cache = True
             return hit
     ptx, records = _lower(text, arch, features, opt_level)
     blob = ptx_to_cubin(ptx, arch) if cubin else None
-    out = CompiledModule(ir=text, ptx=ptx, cubin=blob, records=records, arch=arch)
-    if use_cache:
-        out.write_cache_entry(cache_dir() / key[:2] / key)
+    try:
+        out = CompiledModule(ir=text, ptx=ptx, cubin=blob, records=records, arch=arch)
+    except LaunchError as e:  # the compiler wrote records the runtime cannot launch
+        raise CompileError(f"the compiled module's records are invalid: {e}") from None
+    if d is not None:
+        _cache.store(d, key, out.file_bytes())
     out.compile_seconds = time.perf_counter() - t0
     out.from_cache = False
     return out
+
+
+def load_cached(d: Path, key: str, want_cubin: bool = True) -> CompiledModule | None:
+    """The cached module of `key`, or None (missing, foreign or corrupt:
+    the caller rebuilds it and the new entry replaces the bad one)."""
+    files = _cache.load(d, key)
+    if files is None or "kernels.json" not in files:
+        return None
+    try:
+        return CompiledModule.from_files(files, "cache entry", want_cubin=want_cubin)
+    except LaunchError:
+        return None

@@ -5,20 +5,15 @@ import pytest
 
 from helpers import FakeCudaArray
 from nvtma.runtime import LaunchError
-from nvtma.runtime.module import CompiledArtifacts
+import runtime_fixtures as F
 
-# A record like the compiler writes for tile_copy(memref<256x256xf16> x 2).
-MEMREF = dict(kind="memref", type="memref<256x256xf16>", element="f16", element_bits=16, shape=[256, 256],
-              strides=[256, 1], offset=0)
-DESC = dict(kind="descriptor", binds=0, mode="tiled", rank=2, tma_format=6, element_bits=16, interleave=0,
-            swizzle=3, l2_promotion=3, oob_fill=0, element_strides=[1, 1], box_dim=[64, 64], template=None)
-RECORDS = {"kernels": {"k": {"params": [MEMREF, dict(MEMREF), dict(kind="scalar", type="i32", bits=32),
-                                        DESC, dict(DESC, binds=1)]}}}
+RECORDS = F.records()
+MEMREF, DESC = F.MEMREF, F.DESC
 
 
 @pytest.fixture
 def k():
-    return CompiledArtifacts(ir=None, ptx="", cubin=b"x", records=RECORDS, arch="sm_90a").kernel("k")
+    return F.artifacts(RECORDS).kernel("k")
 
 
 def ok_tensor(ptr=0x7F0000000000, shape=(256, 256), **kw):
@@ -82,12 +77,12 @@ def test_scalar_type_and_range(k):
 
 def test_launch_config(k):
     with pytest.raises(LaunchError, match="more than 1024 threads"):
-        launch(k, ok_tensor(), ok_tensor(), 1, block=(2048,))
+        launch(k, ok_tensor(), ok_tensor(), 1, block=(64, 32))
     with pytest.raises(LaunchError, match="not a multiple of cluster"):
         launch(k, ok_tensor(), ok_tensor(), 1, grid=(3,), cluster=(2,))
     with pytest.raises(LaunchError, match="smem"):
         launch(k, ok_tensor(), ok_tensor(), 1, smem=300000)
-    with pytest.raises(LaunchError, match="positive ints"):
+    with pytest.raises(LaunchError, match="range is 1"):
         launch(k, ok_tensor(), ok_tensor(), 1, grid=(0,))
 
 
@@ -97,13 +92,13 @@ def test_descriptor_rules_at_launch(k):
     m = dict(MEMREF, shape=[None, None], strides=[None, 1], type="memref<?x?xf16>")
     rec = {"kernels": {"k": {"params": [m, dict(m), dict(kind="scalar", type="i32", bits=32), DESC,
                                         dict(DESC, binds=1)]}}}
-    kk = CompiledArtifacts(ir=None, ptx="", cubin=b"x", records=rec, arch="sm_90a").kernel("k")
+    kk = F.artifacts(rec).kernel("k")
     with pytest.raises(LaunchError, match="global-stride-align") as e:
         launch(kk, ok_tensor(shape=(256, 130)), ok_tensor(shape=(256, 130)), 1)
     assert e.value.rule == "global-stride-align"
 
 
 def test_unknown_kernel():
-    art = CompiledArtifacts(ir=None, ptx="", cubin=b"x", records=RECORDS, arch="sm_90a")
+    art = F.artifacts(RECORDS)
     with pytest.raises(AttributeError, match="no kernel 'nope'"):
         art.kernel("nope")

@@ -1,9 +1,18 @@
-"""Kernel arguments: tensors in, packed kernel parameters out.
+"""Argument intake: GPU tensors in, what a launch needs out.
 
-A lowered kernel takes, for each original argument, a memref's expanded
-descriptor (allocated pointer, aligned pointer, offset, sizes, strides), a
-scalar, or a pointer; then one 128-byte descriptor per TMA atom, encoded here
-from the record the compiler wrote and the bound tensor.
+Three ways in, each giving a TensorInfo (pointer, shape, element strides,
+element type, device, and the object that keeps the memory alive):
+
+* torch tensors, read directly (the fast path);
+* any ``__dlpack__`` producer: the DLPack capsule is read (legacy and
+  versioned), asked for the launch stream so the producer orders its work
+  before ours, and kept until the launch is done;
+* ``__cuda_array_interface__`` (v2/v3): bf16/fp8 only as same-width raw
+  (``V``) types, which is all the interface can say; its ``stream`` is
+  honoured by making the launch stream wait for it; null pointers, masks and
+  big-endian types are refused.
+
+Every refusal is a LaunchError naming the argument and the rule.
 """
 
 from __future__ import annotations
@@ -11,6 +20,7 @@ from __future__ import annotations
 import ctypes
 import re
 import struct
+import sys
 
 from .errors import LaunchError
 
@@ -24,14 +34,41 @@ _TORCH_NAMES = {
     "float8_e4m3fn": "f8E4M3FN", "float8_e5m2": "f8E5M2", "float8_e4m3fnuz": "f8E4M3FNUZ",
     "float8_e5m2fnuz": "f8E5M2FNUZ", "float8_e8m0fnu": "f8E8M0FNU",
 }
+# __cuda_array_interface__ typestr (without the byte-order character) -> element type
 _TYPESTR = {"f2": "f16", "f4": "f32", "f8": "f64", "i1": "i8", "u1": "ui8", "i2": "i16", "u2": "ui16",
-            "i4": "i32", "u4": "ui32", "i8": "i64", "u8": "ui64"}
+            "i4": "i32", "u4": "ui32", "i8": "i64", "u8": "ui64", "b1": "i1",
+            # raw elements: how bf16 and fp8 arrays (ml_dtypes) describe themselves
+            "V1": "raw8", "V2": "raw16", "V4": "raw32", "V8": "raw64"}
+# DLPack (type code, bits) -> element type
+_DLPACK = {(0, 8): "i8", (0, 16): "i16", (0, 32): "i32", (0, 64): "i64",
+           (1, 8): "ui8", (1, 16): "ui16", (1, 32): "ui32", (1, 64): "ui64",
+           (2, 16): "f16", (2, 32): "f32", (2, 64): "f64", (4, 16): "bf16", (6, 8): "i1",
+           (10, 8): "f8E4M3FN", (11, 8): "f8E4M3FNUZ", (12, 8): "f8E5M2", (13, 8): "f8E5M2FNUZ",
+           (14, 8): "f8E8M0FNU"}
+_DL_CUDA, _DL_CUDA_MANAGED = 2, 13
+
+_BITS = {"i1": 8}
+
+
+def element_bits(elem: str) -> int:
+    """Storage bits of one element (i1 is stored in a byte)."""
+    b = _BITS.get(elem)
+    if b is None:
+        m = re.search(r"(\d+)", elem)
+        b = int(m.group(1)) if m else 0
+        if elem.startswith("f8"):
+            b = 8
+        _BITS[elem] = b
+    return b
 
 
 def element_compatible(tensor_elem: str, memref_elem: str) -> bool:
-    """Same bits and same kind; signless MLIR integers take any signedness."""
+    """Same bits and same kind; signless MLIR integers take any signedness;
+    a raw (void) element of the same width takes anything."""
     if tensor_elem == memref_elem:
         return True
+    if tensor_elem.startswith("raw"):
+        return element_bits(memref_elem) == int(tensor_elem[3:])
     a, b = _MLIR_ELEM.match(tensor_elem), _MLIR_ELEM.match(memref_elem)
     if not a or not b or a.group(2) != b.group(2) or a.group(3) or b.group(3):
         return False
@@ -40,56 +77,256 @@ def element_compatible(tensor_elem: str, memref_elem: str) -> bool:
 
 
 class TensorInfo:
-    __slots__ = ("ptr", "shape", "strides", "elem", "bits")
+    """One GPU tensor argument, as a launch sees it."""
 
-    def __init__(self, ptr, shape, strides, elem, bits):
+    __slots__ = ("ptr", "shape", "strides", "elem", "bits", "device", "owner", "stream")
+
+    def __init__(self, ptr, shape, strides, elem, bits, device=None, owner=None, stream=None):
         self.ptr, self.shape, self.strides, self.elem, self.bits = ptr, shape, strides, elem, bits
+        self.device = device  # CUDA ordinal, None when unknown
+        self.owner = owner    # keeps the memory alive until the launch is made (DLPack capsule)
+        self.stream = stream  # a producer's stream the launch must wait for (CUDA array interface)
 
 
-def _bits_of(elem: str) -> int:
-    m = re.search(r"(\d+)", elem)
-    return int(m.group(1)) if m else 0
+# --------------------------------------------------------------------------- torch
+
+_torch_tensor = None
+_torch_dtypes = {}
 
 
-def tensor_info(obj, arg: str) -> TensorInfo:
-    """Pointer, shape, element strides and element type of a GPU tensor:
-    torch tensors, or anything with __cuda_array_interface__ (CuPy, Numba)."""
-    mod = type(obj).__module__
-    if mod.startswith("torch"):
-        if not obj.is_cuda:
-            raise LaunchError(f"{arg}: a CPU tensor ({obj.device}); TMA reads GPU memory, move it with .cuda()",
-                              arg=arg, rule="device")
-        name = str(obj.dtype).replace("torch.", "")
-        elem = _TORCH_NAMES.get(name)
+def torch_tensor_type():
+    """torch.Tensor once torch is imported (never imports it)."""
+    global _torch_tensor
+    if _torch_tensor is None:
+        torch = sys.modules.get("torch")
+        if torch is None or not hasattr(torch, "Tensor"):
+            return None
+        _torch_tensor = torch.Tensor
+    return _torch_tensor
+
+
+def torch_elem(dtype, arg: str) -> str:
+    elem = _torch_dtypes.get(dtype)
+    if elem is None:
+        elem = _TORCH_NAMES.get(str(dtype).replace("torch.", ""))
         if elem is None:
-            raise LaunchError(f"{arg}: dtype {obj.dtype} has no MLIR element type here", arg=arg, rule="dtype")
-        return TensorInfo(obj.data_ptr(), tuple(obj.shape), tuple(obj.stride()), elem, _bits_of(elem))
-    cai = getattr(obj, "__cuda_array_interface__", None)
-    if cai is not None:
-        ts = cai["typestr"][1:]
-        elem = _TYPESTR.get(ts)
-        if elem is None:
-            raise LaunchError(f"{arg}: typestr {cai['typestr']} is not supported", arg=arg, rule="dtype")
-        size = int(ts[1:])
-        shape = tuple(cai["shape"])
-        if cai.get("strides") is None:
-            strides, acc = [], 1
-            for d in reversed(shape):
-                strides.insert(0, acc)
-                acc *= d
+            raise LaunchError(f"{arg}: dtype {dtype} has no kernel element type", arg=arg, rule="dtype")
+        _torch_dtypes[dtype] = elem
+    return elem
+
+
+def from_torch(t, arg: str) -> TensorInfo:
+    dev = t.get_device()
+    if dev < 0:
+        raise LaunchError(f"{arg}: a {t.device} tensor; TMA reads GPU memory, move it with .cuda()",
+                          arg=arg, rule="device")
+    elem = torch_elem(t.dtype, arg)
+    return TensorInfo(t.data_ptr(), tuple(t.shape), tuple(t.stride()), elem, element_bits(elem), dev, t)
+
+
+# --------------------------------------------------------------------------- DLPack
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
+                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+class _DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+
+
+class _DLManagedTensorVersioned(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("manager_ctx", ctypes.c_void_p),
+                ("deleter", ctypes.c_void_p), ("flags", ctypes.c_uint64), ("dl_tensor", _DLTensor)]
+
+
+_capsule_api = None
+
+
+def _capsules():
+    global _capsule_api
+    if _capsule_api is None:
+        api = ctypes.pythonapi
+        api.PyCapsule_IsValid.restype = ctypes.c_int
+        api.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
+        api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+        api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+        _capsule_api = api
+    return _capsule_api
+
+
+MAX_RANK = 64
+
+
+def dlpack_device(obj, arg: str) -> int:
+    try:
+        dev_type, dev_id = obj.__dlpack_device__()
+        dev_type, dev_id = int(dev_type), int(dev_id)
+    except Exception as e:
+        raise LaunchError(f"{arg}: __dlpack_device__() failed ({type(e).__name__}: {e})", arg=arg,
+                          rule="dlpack") from None
+    if dev_type in (1, 3):  # kDLCPU, kDLCUDAHost
+        raise LaunchError(f"{arg}: a host array ({type(obj).__name__}, DLPack device type {dev_type}); pass a GPU "
+                          "tensor", arg=arg, rule="device")
+    if dev_type not in (_DL_CUDA, _DL_CUDA_MANAGED):
+        raise LaunchError(f"{arg}: a DLPack tensor on device type {dev_type}; TMA reads CUDA memory "
+                          f"(type {_DL_CUDA})", arg=arg, rule="device")
+    if dev_id < 0:
+        raise LaunchError(f"{arg}: DLPack device id {dev_id}", arg=arg, rule="device")
+    return dev_id
+
+
+def from_dlpack(obj, arg: str, stream: int | None = None) -> TensorInfo:
+    """Reads a __dlpack__ producer's tensor. `stream` is the launch stream
+    (None: the legacy default stream): the producer makes its pending work on
+    the tensor visible to it."""
+    dev = dlpack_device(obj, arg)
+    s = 1 if not stream else int(stream)  # 0 is not allowed by the protocol: 1 is the legacy stream
+    capsule = None
+    for kwargs in ({"stream": s, "max_version": (1, 1)}, {"stream": s}, {}):
+        try:
+            capsule = obj.__dlpack__(**kwargs)
+            break
+        except TypeError:
+            continue
+        except Exception as e:
+            raise LaunchError(f"{arg}: __dlpack__() failed ({type(e).__name__}: {e})", arg=arg,
+                              rule="dlpack") from None
+    if capsule is None:
+        raise LaunchError(f"{arg}: __dlpack__() takes none of the protocol's arguments", arg=arg, rule="dlpack")
+    api = _capsules()
+    try:
+        if api.PyCapsule_IsValid(capsule, b"dltensor_versioned"):
+            m = _DLManagedTensorVersioned.from_address(api.PyCapsule_GetPointer(capsule, b"dltensor_versioned"))
+            if m.major != 1:
+                raise LaunchError(f"{arg}: DLPack version {m.major}.{m.minor}, nvtma reads 1.x", arg=arg,
+                                  rule="dlpack")
+            t = m.dl_tensor
+        elif api.PyCapsule_IsValid(capsule, b"dltensor"):
+            t = _DLManagedTensor.from_address(api.PyCapsule_GetPointer(capsule, b"dltensor")).dl_tensor
         else:
-            for s in cai["strides"]:
-                if s % size:
-                    raise LaunchError(f"{arg}: byte stride {s} is not a multiple of the element size {size}",
-                                      arg=arg, rule="alignment")
-            strides = [s // size for s in cai["strides"]]
-        return TensorInfo(int(cai["data"][0]), shape, tuple(strides), elem, size * 8)
+            raise LaunchError(f"{arg}: __dlpack__() returned {type(capsule).__name__}, not a DLPack capsule",
+                              arg=arg, rule="dlpack")
+    except ctypes.ArgumentError:
+        raise LaunchError(f"{arg}: __dlpack__() returned {type(capsule).__name__}, not a DLPack capsule",
+                          arg=arg, rule="dlpack") from None
+    if t.device.device_type not in (_DL_CUDA, _DL_CUDA_MANAGED) or t.device.device_id != dev:
+        raise LaunchError(f"{arg}: the capsule's device ({t.device.device_type}, {t.device.device_id}) is not "
+                          f"the one __dlpack_device__ named", arg=arg, rule="device")
+    ndim = t.ndim
+    if not 0 <= ndim <= MAX_RANK:
+        raise LaunchError(f"{arg}: DLPack ndim {ndim}", arg=arg, rule="rank")
+    code, bits, lanes = t.dtype.code, t.dtype.bits, t.dtype.lanes
+    elem = _DLPACK.get((code, bits))
+    if elem is None or lanes != 1:
+        raise LaunchError(f"{arg}: DLPack dtype (code {code}, {bits} bits, {lanes} lanes) has no kernel element "
+                          "type", arg=arg, rule="dtype")
+    shape = tuple(t.shape[i] for i in range(ndim))
+    if any(d < 0 for d in shape):
+        raise LaunchError(f"{arg}: DLPack shape {shape}", arg=arg, rule="shape")
+    if t.strides:
+        strides = tuple(t.strides[i] for i in range(ndim))
+    else:  # NULL strides: compact row-major
+        strides = _row_major(shape)
+    ptr = (t.data or 0) + t.byte_offset
+    if not ptr:
+        raise LaunchError(f"{arg}: a null data pointer", arg=arg, rule="address")
+    return TensorInfo(ptr, shape, strides, elem, element_bits(elem), dev, (obj, capsule))
+
+
+def _row_major(shape):
+    strides, acc = [], 1
+    for d in reversed(shape):
+        strides.insert(0, acc)
+        acc *= max(d, 1)
+    return tuple(strides)
+
+
+# --------------------------------------------------------------------------- CUDA array interface
+
+def from_cai(obj, arg: str, device_of=None) -> TensorInfo:
+    """Reads __cuda_array_interface__. `device_of(ptr)` gives a pointer's
+    device (a driver query); without it the device is left unknown."""
+    try:
+        cai = obj.__cuda_array_interface__
+        typestr = cai["typestr"]
+        shape = tuple(int(d) for d in cai["shape"])
+        data = cai["data"]
+        ptr = data[0]
+    except Exception as e:
+        raise LaunchError(f"{arg}: malformed __cuda_array_interface__ ({type(e).__name__}: {e})", arg=arg,
+                          rule="cuda-array-interface") from None
+    if not isinstance(typestr, str) or len(typestr) < 3:
+        raise LaunchError(f"{arg}: typestr {typestr!r}", arg=arg, rule="dtype")
+    order, ts = typestr[0], typestr[1:]
+    size = int(ts[1:]) if ts[1:].isdigit() else 0
+    if order == ">" and size > 1:
+        raise LaunchError(f"{arg}: big-endian typestr {typestr!r}; GPUs are little-endian", arg=arg, rule="dtype")
+    if order not in "<>|=":
+        raise LaunchError(f"{arg}: typestr {typestr!r}", arg=arg, rule="dtype")
+    elem = _TYPESTR.get(ts)
+    if elem is None:
+        raise LaunchError(f"{arg}: typestr {typestr!r} has no kernel element type", arg=arg, rule="dtype")
+    if cai.get("mask") is not None:
+        raise LaunchError(f"{arg}: masked arrays are not supported", arg=arg, rule="cuda-array-interface")
+    if not isinstance(ptr, int) or isinstance(ptr, bool) or ptr <= 0:
+        raise LaunchError(f"{arg}: data pointer {ptr!r}; a launch needs the tensor's device address", arg=arg,
+                          rule="address")
+    if any(d < 0 for d in shape):
+        raise LaunchError(f"{arg}: shape {shape}", arg=arg, rule="shape")
+    raw_strides = cai.get("strides")
+    if raw_strides is None:
+        strides = _row_major(shape)
+    else:
+        strides = []
+        for s in raw_strides:
+            if s % size:
+                raise LaunchError(f"{arg}: byte stride {s} is not a multiple of the element size {size}",
+                                  arg=arg, rule="alignment")
+            strides.append(s // size)
+        strides = tuple(strides)
+        if len(strides) != len(shape):
+            raise LaunchError(f"{arg}: {len(strides)} strides for rank {len(shape)}", arg=arg, rule="stride")
+    stream = cai.get("stream") if cai.get("version", 2) >= 3 else None
+    if stream is not None:
+        if not isinstance(stream, int) or isinstance(stream, bool) or stream == 0:
+            raise LaunchError(f"{arg}: stream {stream!r} (the interface forbids 0)", arg=arg,
+                              rule="cuda-array-interface")
+    device = device_of(ptr) if device_of is not None else None
+    return TensorInfo(ptr, shape, strides, elem, size * 8, device, obj, stream)
+
+
+def intake(obj, arg: str, *, stream: int | None = None, device_of=None) -> TensorInfo:
+    """A TensorInfo for any supported GPU tensor; LaunchError otherwise."""
+    tt = torch_tensor_type()
+    if tt is not None and isinstance(obj, tt):
+        return from_torch(obj, arg)
+    if hasattr(obj, "__cuda_array_interface__"):
+        return from_cai(obj, arg, device_of)
+    if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
+        return from_dlpack(obj, arg, stream)
     if hasattr(obj, "__array_interface__") or hasattr(obj, "__array__"):
         raise LaunchError(f"{arg}: a host array ({type(obj).__name__}); pass a GPU tensor",
                           arg=arg, rule="device")
-    raise LaunchError(f"{arg}: {type(obj).__name__} is not a GPU tensor (torch.Tensor or "
+    raise LaunchError(f"{arg}: {type(obj).__name__} is not a GPU tensor (torch.Tensor, __dlpack__ or "
                       "__cuda_array_interface__)", arg=arg, rule="type")
 
+
+def tensor_info(obj, arg: str) -> TensorInfo:
+    """Compatibility name of intake() without a stream."""
+    return intake(obj, arg)
+
+
+# --------------------------------------------------------------------------- checks against the record
 
 def check_memref(t: TensorInfo, p: dict, arg: str) -> None:
     """The tensor must fit the memref type the kernel was compiled for."""
@@ -108,6 +345,24 @@ def check_memref(t: TensorInfo, p: dict, arg: str) -> None:
                               rule="contiguity")
 
 
+ADDRESS_LIMIT = 1 << 57  # the descriptor's global address field
+
+
+def descriptor_align(d: dict) -> int:
+    """The global-address alignment a descriptor needs (32 bytes for 32-byte
+    interleave and the packed 16-byte formats, else 16)."""
+    return 32 if d["interleave"] == 2 or d["tma_format"] in (14, 15) else 16
+
+
+def check_address(ptr: int, align: int, arg: str) -> None:
+    if ptr % align:
+        raise LaunchError(f"{arg}: address 0x{ptr:x} is not {align}-byte aligned (TMA rule address-align)",
+                          arg=arg, rule="alignment")
+    if not 0 < ptr < ADDRESS_LIMIT:
+        raise LaunchError(f"{arg}: address 0x{ptr:x} is past the 57-bit address space (TMA rule address-range)",
+                          arg=arg, rule="address-range")
+
+
 def descriptor_params(t: TensorInfo, d: dict, arg: str) -> dict:
     """Arguments of encode_tiled / encode_im2col for a descriptor record."""
     rank = d["rank"]
@@ -116,10 +371,11 @@ def descriptor_params(t: TensorInfo, d: dict, arg: str) -> dict:
     if t.strides[-1] != 1 and t.shape[-1] != 1:
         raise LaunchError(f"{arg}: the innermost dim must be contiguous for TMA (stride {t.strides[-1]})",
                           arg=arg, rule="contiguity")
+    if element_bits(t.elem) != d["element_bits"] and not t.elem.startswith("raw"):
+        raise LaunchError(f"{arg}: {t.elem} elements, its TMA descriptor moves {d['element_bits']}-bit ones",
+                          arg=arg, rule="dtype")
+    check_address(t.ptr, descriptor_align(d), arg)
     bits = d["element_bits"]
-    if t.ptr % 16:
-        raise LaunchError(f"{arg}: address 0x{t.ptr:x} is not 16-byte aligned (TMA rule address-align)",
-                          arg=arg, rule="alignment")
     dims = list(reversed(t.shape))
     strides = [s * bits // 8 for s in reversed(t.strides)][1:]
     common = dict(dtype=d["tma_format"], rank=rank, global_address=t.ptr, global_dim=dims,
@@ -141,54 +397,41 @@ def encode_descriptor(t: TensorInfo, d: dict, arg: str, encoder: str = "nvtma") 
     try:
         if encoder == "driver":
             from .driver import driver_encode
-            return driver_encode(d["mode"], p)
-        if d["mode"] == "tiled":
-            return tm.encode_tiled(**p)
-        return tm.encode_im2col(**p)
+            out = driver_encode(d["mode"], p)
+        elif d["mode"] == "tiled":
+            out = tm.encode_tiled(**p)
+        else:
+            out = tm.encode_im2col(**p)
     except tm.TensorMapError as e:
         raise LaunchError(f"{arg}: {e}", arg=arg, rule=e.rule) from None
+    if len(out) != 128:  # the parameter slot is 128 bytes: anything else is a bug upstream
+        raise LaunchError(f"{arg}: the encoder returned {len(out)} bytes, a descriptor has 128", arg=arg,
+                          rule="artifact")
+    return bytes(out)
 
 
-_SCALAR = {8: "<b", 16: "<h", 32: "<i", 64: "<q"}
+# --------------------------------------------------------------------------- scalars
+
+_FLOAT_FORMATS = {"f32": "<f", "f64": "<d", "f16": "<e"}
 
 
 def pack_scalar(value, p: dict, arg: str) -> bytes:
     ty = p["type"]
     bits = p["bits"]
     if ty.startswith("f") or ty.startswith("bf"):
-        if ty == "f32":
-            return struct.pack("<f", float(value))
-        if ty == "f64":
-            return struct.pack("<d", float(value))
-        if ty == "f16":
-            return struct.pack("<e", float(value))
-        raise LaunchError(f"{arg}: scalar type {ty} is not supported", arg=arg, rule="type")
-    if isinstance(value, float) or not hasattr(value, "__index__"):
+        fmt = _FLOAT_FORMATS.get(ty)
+        if fmt is None:
+            raise LaunchError(f"{arg}: scalar type {ty} is not supported", arg=arg, rule="type")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
+            raise LaunchError(f"{arg}: {type(value).__name__} for a float parameter ({ty})", arg=arg, rule="type")
+        try:
+            return struct.pack(fmt, float(value))
+        except (OverflowError, struct.error):
+            raise LaunchError(f"{arg}: {value!r} does not fit {ty}", arg=arg, rule="range") from None
+    if isinstance(value, float) or (isinstance(value, bool) and bits != 1) or not hasattr(value, "__index__"):
         raise LaunchError(f"{arg}: {type(value).__name__} for an integer parameter ({ty})", arg=arg, rule="type")
     v = int(value)
     lo, hi = -(1 << (bits - 1)), (1 << bits) - 1
     if not lo <= v <= hi:
         raise LaunchError(f"{arg}: {v} does not fit {ty}", arg=arg, rule="range")
     return (v & ((1 << bits) - 1)).to_bytes(max(bits // 8, 1), "little")
-
-
-class ParamBuffer:
-    """One contiguous, 64-byte-aligned block holding every parameter, and
-    the void*[] array cuLaunchKernel takes."""
-
-    def __init__(self, layout):
-        # layout: list of (size, align)
-        offs, cur = [], 0
-        for size, align in layout:
-            cur = (cur + align - 1) // align * align
-            offs.append(cur)
-            cur += size
-        self._raw = ctypes.create_string_buffer(cur + 64)
-        base = (ctypes.addressof(self._raw) + 63) // 64 * 64
-        self.base = base
-        self.offsets = offs
-        self.ptrs = (ctypes.c_void_p * max(len(offs), 1))(*[base + o for o in offs])
-        self.address = ctypes.addressof(self.ptrs)
-
-    def write(self, i: int, data: bytes) -> None:
-        ctypes.memmove(self.base + self.offsets[i], data, len(data))

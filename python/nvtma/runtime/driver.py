@@ -1,6 +1,26 @@
-"""Thin wrappers over cuda.bindings.driver: context, modules, launches."""
+"""The CUDA driver, as the runtime uses it.
+
+Cold path (loading, devices, attributes) through cuda.bindings; the launch
+itself through the abi3 launcher (`_lib/_launch_fast.abi3.so`, one C call
+that resolves cuLaunchKernel/cuLaunchKernelEx with cuGetProcAddress). Where
+that extension is missing (a source tree without a build), launches go
+through cuda.bindings with the same arguments, slower but equivalent.
+
+Cubins are loaded context-independently (cuLibraryLoadData): one CUlibrary
+per module and one CUkernel per kernel serve every device; the driver loads
+the code into a device's context on its first launch there. With a NULL
+stream the launch goes to the current context, so the launcher pushes the
+tensors' device's primary context (the one PyTorch and CuPy use) when
+another is current.
+
+Without a driver (no libcuda, no GPU, no cuda-bindings) every entry point
+raises LaunchError(rule="driver").
+"""
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 from .errors import LaunchError
 
@@ -13,7 +33,8 @@ def drv():
         try:
             from cuda.bindings import driver
         except ImportError as e:
-            raise LaunchError("launching needs cuda-python (pip install cuda-bindings)", rule="driver") from e
+            raise LaunchError(f"launching needs cuda-bindings (pip install cuda-bindings): {e}",
+                              rule="driver") from None
         _drv = driver
     return _drv
 
@@ -23,142 +44,201 @@ def check(result, what: str):
     d = drv()
     err = result[0] if isinstance(result, tuple) else result
     if err != d.CUresult.CUDA_SUCCESS:
-        name = d.cuGetErrorName(err)[1]
-        name = name.decode() if isinstance(name, bytes) else str(err)
-        raise LaunchError(f"{what}: {name}", rule="driver")
+        raise LaunchError(f"{what}: {error_name(int(err))}", rule="driver")
     if isinstance(result, tuple):
         return result[1] if len(result) == 2 else result[1:]
     return None
 
 
-_ctx = None
-
-
-def current_context():
-    """The current CUDA context, retaining device 0's primary context (the
-    one PyTorch and CuPy use) when none is current."""
-    global _ctx
-    d = drv()
-    check(d.cuInit(0), "cuInit")
-    ctx = check(d.cuCtxGetCurrent(), "cuCtxGetCurrent")
-    if ctx is None or int(ctx) == 0:
-        dev = check(d.cuDeviceGet(0), "cuDeviceGet")
-        ctx = check(d.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
-        check(d.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
-    global _initialized
-    _ctx = ctx
-    _initialized = True
-    return ctx
+def error_name(code: int) -> str:
+    try:
+        d = drv()
+        err, name = d.cuGetErrorName(d.CUresult(code))
+        if err == d.CUresult.CUDA_SUCCESS and name:
+            return name.decode() if isinstance(name, bytes) else str(name)
+    except Exception:
+        pass
+    return f"CUresult {code}"
 
 
 _initialized = False
 
 
-_fast = None
-
-
-def _fast_api():
-    """libcuda's cuCtxGetCurrent and cuLaunchKernel through ctypes: the
-    launch path's two driver calls, without cuda.bindings' argument
-    conversion (about half of a launch's host time). None where libcuda
-    cannot be opened; the cuda.bindings path is used then."""
-    global _fast
-    if _fast is None:
-        import ctypes
-        try:
-            lib = ctypes.CDLL("libcuda.so.1")
-            get = lib.cuCtxGetCurrent
-            get.argtypes, get.restype = [ctypes.POINTER(ctypes.c_void_p)], ctypes.c_int
-            launch = lib.cuLaunchKernel
-            launch.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
-            launch.restype = ctypes.c_int
-            cur = ctypes.c_void_p()
-            _fast = (get, launch, cur, ctypes.byref(cur))
-        except (OSError, AttributeError):
-            _fast = False
-    return _fast
-
-
-def context_if_current():
-    """The current context's handle (an int), or None; one driver call on
-    the launch path."""
-    if not _initialized:
-        return None
-    fast = _fast_api()
-    if fast:
-        get, _, cur, ref = fast
-        return cur.value if get(ref) == 0 and cur.value else None
-    err, ctx = drv().cuCtxGetCurrent()
-    return int(ctx) if err == drv().CUresult.CUDA_SUCCESS and ctx is not None and int(ctx) else None
-
-
-def load_module(cubin: bytes):
-    d = drv()
-    ctx = current_context()
-    mod = check(d.cuModuleLoadData(cubin), "cuModuleLoadData")
-    return ctx, mod
-
-
-def get_function(mod, name: str):
-    return check(drv().cuModuleGetFunction(mod, name.encode()), f"cuModuleGetFunction({name})")
-
-
-def set_max_dynamic_smem(func, nbytes: int):
-    d = drv()
-    check(d.cuFuncSetAttribute(func, d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                               nbytes), "cuFuncSetAttribute(max dynamic shared memory)")
-
-
-def stream_handle(stream) -> int:
-    if stream is None:
-        return 0
-    if isinstance(stream, int):
-        return stream
-    for attr in ("cuda_stream", "handle", "ptr"):
-        if hasattr(stream, attr):
-            return int(getattr(stream, attr))
-    return int(stream)
-
-
-def prepared_launch(func_ptr: int, grid, block, smem: int, stream: int, params_address: int):
-    """The arguments of a ctypes cuLaunchKernel for `launch_prepared` (no
-    cluster), or None where libcuda cannot be opened through ctypes."""
-    if not func_ptr or not _fast_api():
-        return None
-    return (func_ptr, *grid, *block, smem, stream or None, params_address, None)
-
-
-def launch_prepared(args: tuple):
-    """cuLaunchKernel(*args) through ctypes (args from `prepared_launch`)."""
-    rc = _fast[1](*args)
-    if rc:
-        check(drv().CUresult(rc), "cuLaunchKernel")
-
-
-def launch(func, grid, block, cluster, smem: int, stream: int, params_address: int):
-    """cuLaunchKernel / cuLaunchKernelEx (clusters) through cuda.bindings."""
-    d = drv()
-    if cluster is None:
-        check(d.cuLaunchKernel(func, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, stream,
-                               params_address, 0), "cuLaunchKernel")
+def init() -> None:
+    """cuInit once; a missing driver library or GPU is a LaunchError."""
+    global _initialized
+    if _initialized:
         return
-    cfg = d.CUlaunchConfig()
-    cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = grid
-    cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = block
-    cfg.sharedMemBytes = smem
-    cfg.hStream = d.CUstream(stream)
-    a = d.CUlaunchAttribute()
-    a.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-    a.value.clusterDim.x, a.value.clusterDim.y, a.value.clusterDim.z = cluster
-    cfg.attrs = [a]
-    cfg.numAttrs = 1
-    check(d.cuLaunchKernelEx(cfg, func, params_address, 0), "cuLaunchKernelEx")
+    d = drv()
+    try:
+        res = d.cuInit(0)
+    except Exception as e:  # cuda.pathfinder's DynamicLibNotFoundError, RuntimeError
+        raise LaunchError(f"no CUDA driver: {type(e).__name__}: {e}", rule="driver") from None
+    check(res, "cuInit")
+    _initialized = True
+
+
+_contexts: dict[int, int] = {}
+
+
+def device_count() -> int:
+    init()
+    return int(check(drv().cuDeviceGetCount(), "cuDeviceGetCount"))
+
+
+def primary_context(device: int) -> int:
+    """The primary context of `device` (retained once per process), as an int."""
+    ctx = _contexts.get(device)
+    if ctx is None:
+        init()
+        d = drv()
+        n = device_count()
+        if not 0 <= device < n:
+            raise LaunchError(f"device {device} does not exist ({n} CUDA devices)", rule="device")
+        dev = check(d.cuDeviceGet(device), "cuDeviceGet")
+        ctx = int(check(d.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain"))
+        _contexts[device] = ctx
+    return ctx
+
+
+def current_device() -> int:
+    """The device of the current context, or 0 when none is current."""
+    init()
+    d = drv()
+    ctx = check(d.cuCtxGetCurrent(), "cuCtxGetCurrent")
+    if ctx is None or not int(ctx):
+        return 0
+    return int(check(d.cuCtxGetDevice(), "cuCtxGetDevice"))
+
+
+def device_name(device: int) -> str:
+    init()
+    d = drv()
+    dev = check(d.cuDeviceGet(device), "cuDeviceGet")
+    name = check(d.cuDeviceGetName(256, dev), "cuDeviceGetName")
+    return name.split(b"\0", 1)[0].decode(errors="replace") if isinstance(name, bytes) else str(name)
+
+
+def pointer_device(ptr: int) -> int:
+    """The device a CUDA pointer belongs to (CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)."""
+    init()
+    d = drv()
+    res = d.cuPointerGetAttribute(d.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr)
+    if res[0] != d.CUresult.CUDA_SUCCESS:
+        raise LaunchError(f"address 0x{ptr:x} is not CUDA memory ({error_name(int(res[0]))})", rule="device")
+    return int(res[1])
+
+
+def load_library(cubin: bytes):
+    """A context-independent CUlibrary of the cubin."""
+    init()
+    d = drv()
+    return check(d.cuLibraryLoadData(cubin, None, None, 0, None, None, 0), "cuLibraryLoadData")
+
+
+def get_kernel(library, name: str) -> int:
+    """The CUkernel of `name` (launchable as a CUfunction on any device)."""
+    return int(check(drv().cuLibraryGetKernel(library, name.encode()), f"cuLibraryGetKernel({name})"))
+
+
+def set_max_dynamic_smem(kernel: int, nbytes: int, device: int) -> None:
+    d = drv()
+    check(d.cuKernelSetAttribute(d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                 nbytes, d.CUkernel(kernel), d.CUdevice(device)),
+          f"cuKernelSetAttribute(max dynamic shared memory = {nbytes})")
+
+
+def wait_stream(ours: int, theirs: int) -> None:
+    """Orders work queued on `ours` after what is queued on `theirs` now
+    (an event recorded there and waited for here; 1 and 2 name the legacy and
+    per-thread default streams, as in the CUDA array interface)."""
+    d = drv()
+    theirs = {1: d.CU_STREAM_LEGACY, 2: d.CU_STREAM_PER_THREAD}.get(theirs, theirs)
+    ev = check(d.cuEventCreate(d.CUevent_flags.CU_EVENT_DISABLE_TIMING), "cuEventCreate")
+    try:
+        check(d.cuEventRecord(ev, d.CUstream(int(theirs))), "cuEventRecord")
+        check(d.cuStreamWaitEvent(d.CUstream(ours), ev, 0), "cuStreamWaitEvent")
+    finally:
+        d.cuEventDestroy(ev)
+
+
+# --------------------------------------------------------------------------- the launch call
+
+_launch = None
+
+
+def _extension():
+    """The abi3 launcher module, or None where it is not built."""
+    if os.environ.get("NVTMA_LAUNCHER") == "bindings":
+        return None
+    path = Path(os.path.abspath(__file__)).parent.parent / "_lib" / "_launch_fast.abi3.so"
+    if not path.exists():
+        return None
+    import importlib.util
+    try:
+        spec = importlib.util.spec_from_file_location("nvtma._lib._launch_fast", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    except ImportError:
+        return None
+    return mod
+
+
+def launcher():
+    """launch(func, gx, gy, gz, bx, by, bz, smem, stream, params, ctx, cx, cy, cz) -> CUresult,
+    with cx == 0 meaning no cluster and ctx the context to make current for a
+    NULL stream."""
+    global _launch
+    if _launch is None:
+        init()
+        ext = _extension()
+        if ext is not None:
+            why = ext.init()
+            if why:
+                raise LaunchError(f"no CUDA driver: {why}", rule="driver")
+            _launch = ext.launch
+        else:
+            _launch = _bindings_launch
+    return _launch
+
+
+def launcher_name() -> str:
+    return "abi3 extension" if launcher() is not _bindings_launch else "cuda.bindings"
+
+
+def _bindings_launch(func, gx, gy, gz, bx, by, bz, smem, stream, params, ctx, cx, cy, cz):
+    d = drv()
+    pushed = False
+    if ctx:
+        cur = check(d.cuCtxGetCurrent(), "cuCtxGetCurrent")
+        if cur is None or int(cur) != ctx:
+            check(d.cuCtxPushCurrent(d.CUcontext(ctx)), "cuCtxPushCurrent")
+            pushed = True
+    try:
+        if not cx:
+            err = d.cuLaunchKernel(d.CUfunction(func), gx, gy, gz, bx, by, bz, smem, d.CUstream(stream), params, 0)
+        else:
+            cfg = d.CUlaunchConfig()
+            cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = gx, gy, gz
+            cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = bx, by, bz
+            cfg.sharedMemBytes = smem
+            cfg.hStream = d.CUstream(stream)
+            a = d.CUlaunchAttribute()
+            a.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+            a.value.clusterDim.x, a.value.clusterDim.y, a.value.clusterDim.z = cx, cy, cz
+            cfg.attrs = [a]
+            cfg.numAttrs = 1
+            err = d.cuLaunchKernelEx(cfg, d.CUfunction(func), params, 0)
+    finally:
+        if pushed:
+            d.cuCtxPopCurrent()
+    return int(err[0] if isinstance(err, tuple) else err)
 
 
 def driver_encode(mode: str, p: dict) -> bytes:
     """The same descriptor through cuTensorMapEncodeTiled/Im2col (cross-check)."""
     d = drv()
-    current_context()
+    init()
     U32, U64 = d.cuuint32_t, d.cuuint64_t
     from ..tensormap import DataType, Interleave, L2Promotion, OOBFill, Swizzle
     dt = d.CUtensorMapDataType(int(DataType.coerce(p["dtype"], "dtype")))

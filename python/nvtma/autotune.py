@@ -1,0 +1,327 @@
+"""Autotuning over build-time constants, descriptor fields included.
+
+    @nvtma.autotune(configs=[dict(BOX=(64, 128), STAGES=4, L2="l2_256b"),
+                             dict(BOX=(128, 64), STAGES=6, L2="l2_128b")], key=["x"])
+    @dsl.kernel
+    def copy(x: dsl.Tensor(None, None), y: dsl.Tensor(None, None), *, BOX, STAGES, L2): ...
+
+    copy(x, y, grid=lambda x, y, **cfg: (x.shape[0] // cfg["BOX"][0],))
+
+On the first call for a key (the named arguments: a tensor contributes its
+element type and shape, a scalar its value) every config is compiled, run
+once, then timed on the GPU: CUDA events around one launch, the L2 flushed
+before each trial by writing a scratch buffer twice the L2's size, best of
+``rounds``. The winner is kept in memory and on disk (per device name, key
+and kernel identity) in the compile cache's directory (``autotune/``), so a
+later process reuses it without timing. ``trials`` counts timed launches.
+
+A stored winner is only a choice among the configs given, so a file another
+process wrote (or a corrupt one) can at worst pick another valid config; a
+file naming no listed config is ignored and the key is tuned again.
+
+``Autotuner(fn, configs, key)`` also takes, instead of a DSL kernel, a
+function ``fn(config) -> launcher(*args, **launch_kwargs)``; ``timer=``
+replaces the GPU timing (``timer(run) -> seconds``) for tests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import os
+import secrets
+import sys
+import types
+from pathlib import Path
+
+from .runtime import args as _args
+from .runtime import cache as _cache
+from .runtime.errors import LaunchError
+
+__all__ = ["autotune", "Autotuner"]
+
+
+def _jsonable(config: dict) -> dict:
+    try:
+        return json.loads(json.dumps(config, sort_keys=True))
+    except (TypeError, ValueError):
+        raise LaunchError(f"autotune config {config!r} must be JSON-serializable (ints, strings, lists)",
+                          rule="autotune") from None
+
+
+def _same(a, b) -> bool:
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+class Autotuner:
+    def __init__(self, fn, configs, key, *, name: str | None = None, rounds: int = 5, timer=None,
+                 directory=None):
+        if not configs:
+            raise LaunchError("autotune needs at least one config", rule="autotune")
+        self.fn = fn
+        self.configs = [dict(c) for c in configs]
+        self._json = [_jsonable(c) for c in self.configs]
+        self.key = key
+        self.rounds = max(1, int(rounds))
+        self.timer = timer
+        self.trials = 0
+        self._best = {}
+        self._launchers = {}
+        self._dir = Path(directory) if directory is not None else None
+        self.is_dsl = hasattr(fn, "signature") and hasattr(fn, "build")
+        self.name = name or getattr(fn, "name", None) or getattr(fn, "__qualname__", "kernel")
+        if self.is_dsl:
+            self.argnames = [n for n, _ in fn.signature()]
+        else:
+            self.argnames = None
+        self._identity = None
+
+    # ------------------------------------------------------------------ key
+    def key_of(self, args) -> list:
+        """The tuning key of these arguments (JSON-able)."""
+        if callable(self.key):
+            raw = list(self.key(*args))
+        else:
+            raw = []
+            for k in self.key:
+                if isinstance(k, int) and not isinstance(k, bool):
+                    i = k
+                elif isinstance(k, str) and self.argnames is not None and k in self.argnames:
+                    i = self.argnames.index(k)
+                else:
+                    raise LaunchError(f"autotune key {k!r} names no argument ({self.argnames or 'use positions'})",
+                                      rule="autotune")
+                if not 0 <= i < len(args):
+                    raise LaunchError(f"autotune key {k!r}: only {len(args)} arguments", rule="autotune")
+                raw.append(_key_part(args[i]))
+        return json.loads(json.dumps(raw, default=str))
+
+    def identity(self) -> str:
+        if self._identity is None:
+            ident = None
+            if self.is_dsl:
+                from .jit import _source_id
+                ident = _source_id(self.fn)
+            h = hashlib.sha256()
+            h.update(f"{self.name}\0{ident}\0".encode())
+            h.update(json.dumps(self._json, sort_keys=True).encode())
+            self._identity = h.hexdigest()
+        return self._identity
+
+    # ------------------------------------------------------------------ disk
+    def directory(self) -> Path | None:
+        env = os.environ.get("NVTMA_AUTOTUNE_DIR", "").strip()
+        if self._dir is not None or env:
+            d = self._dir if self._dir is not None else Path(env)
+            try:
+                d.mkdir(parents=True, exist_ok=True, mode=0o700)
+            except OSError:
+                return None
+            return None if _cache.trust_problem(d) else d
+        base = _cache.directory()
+        if base is None:
+            return None
+        d = base / "autotune"
+        try:
+            d.mkdir(mode=0o700, exist_ok=True)
+        except OSError:
+            return None
+        return None if _cache.trust_problem(d) else d
+
+    def _file(self, device_name: str, key) -> Path | None:
+        d = self.directory()
+        if d is None:
+            return None
+        h = hashlib.sha256(json.dumps([self.identity(), device_name, key]).encode()).hexdigest()
+        return d / f"{h}.json"
+
+    def _load(self, path: Path | None):
+        if path is None:
+            return None
+        raw = _cache._read_private(path, 1 << 20)
+        if raw is None:
+            return None
+        try:
+            data = json.loads(raw)
+            cfg = data["config"]
+        except (ValueError, KeyError, TypeError, RecursionError):
+            return None
+        for i, c in enumerate(self._json):
+            if _same(c, cfg):
+                return i
+        return None
+
+    def _store(self, path: Path | None, index: int, timings, device_name, key):
+        if path is None:
+            return
+        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "w") as f:
+                json.dump({"kernel": self.name, "device": device_name, "key": key, "config": self._json[index],
+                           "seconds": timings}, f)
+            os.replace(tmp, path)
+        except OSError:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+    # ------------------------------------------------------------------ running
+    def _launcher(self, index: int):
+        run = self._launchers.get(index)
+        if run is None:
+            cfg = self.configs[index]
+            if self.is_dsl:
+                from . import jit
+                kernel = self.fn
+
+                def run(*args, **kw):
+                    return jit.launch(kernel, args, cfg, _resolve_grid(kw, args, cfg))
+            else:
+                inner = self.fn(cfg)
+
+                def run(*args, **kw):
+                    return inner(*args, **_resolve_grid(kw, args, cfg))
+            self._launchers[index] = run
+        return run
+
+    def best_index(self, args, launch_kwargs=None) -> int:
+        key = self.key_of(args)
+        memo_key = json.dumps(key)
+        hit = self._best.get(memo_key)
+        if hit is not None:
+            return hit
+        device_name = _device_name(args)
+        path = self._file(device_name, key)
+        index = self._load(path)
+        if index is None:
+            index, timings = self._tune(args, launch_kwargs or {})
+            self._store(path, index, timings, device_name, key)
+        self._best[memo_key] = index
+        return index
+
+    def best_config(self, *args) -> dict:
+        return self._json[self.best_index(args)]
+
+    def _tune(self, args, launch_kwargs):
+        timer = self.timer or _gpu_timer(args, self.rounds)
+        timings = []
+        for i in range(len(self.configs)):
+            run = self._launcher(i)
+            try:
+                run(*args, **launch_kwargs)   # compile and warm up outside the timing
+                t = timer(lambda: run(*args, **launch_kwargs))
+                self.trials += 1
+            except LaunchError as e:
+                if e.rule in ("driver",):
+                    raise
+                t = float("inf")   # a config that cannot launch these arguments loses
+            timings.append(t)
+        best = min(range(len(timings)), key=lambda i: timings[i])
+        if timings[best] == float("inf"):
+            raise LaunchError(f"autotune {self.name}: no config launches these arguments", rule="autotune")
+        return best, timings
+
+    def __call__(self, *args, **launch_kwargs):
+        index = self.best_index(args, launch_kwargs)
+        return self._launcher(index)(*args, **launch_kwargs)
+
+
+def _resolve_grid(kw, args, cfg):
+    grid = kw.get("grid")
+    if callable(grid):
+        kw = dict(kw)
+        try:
+            params = inspect.signature(grid).parameters.values()
+            takes_kw = any(p.kind == p.VAR_KEYWORD for p in params)
+        except (TypeError, ValueError):
+            takes_kw = False
+        kw["grid"] = grid(*args, **cfg) if takes_kw else grid(*args)
+    return kw
+
+
+def _key_part(a):
+    tt = _args.torch_tensor_type()
+    if tt is not None and isinstance(a, tt):
+        return [_args.torch_elem(a.dtype, "key"), list(a.shape)]
+    if hasattr(a, "__cuda_array_interface__") or hasattr(a, "__dlpack__"):
+        info = _args.intake(a, "key")
+        return [info.elem, list(info.shape)]
+    return a
+
+
+def _device_name(args) -> str:
+    dev = 0
+    tt = _args.torch_tensor_type()
+    for a in args:
+        if tt is not None and isinstance(a, tt) and a.get_device() >= 0:
+            dev = a.get_device()
+            break
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        try:
+            return torch.cuda.get_device_name(dev)
+        except Exception:
+            pass
+    try:
+        from .runtime import driver
+        return driver.device_name(dev)
+    except LaunchError:
+        return "unknown"
+
+
+_scratch = {}
+
+
+def _gpu_timer(args, rounds: int):
+    """timer(run) -> best of `rounds` GPU times (s) of run(), the L2 flushed
+    (a 2x-L2 scratch buffer written) before each."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        import torch  # noqa: F811  (timing uses torch's events and allocator)
+    dev = torch.cuda.current_device()
+    for a in args:
+        if isinstance(a, torch.Tensor) and a.is_cuda:
+            dev = a.device.index
+            break
+    scratch = _scratch.get(dev)
+    if scratch is None:
+        l2 = torch.cuda.get_device_properties(dev).L2_cache_size or (50 << 20)
+        scratch = _scratch[dev] = torch.empty(max(2 * l2, 100 << 20), dtype=torch.uint8, device=f"cuda:{dev}")
+
+    def timer(run):
+        best = float("inf")
+        with torch.cuda.device(dev):
+            for _ in range(rounds):
+                scratch.zero_()
+                start = torch.cuda.Event(enable_timing=True)
+                end = torch.cuda.Event(enable_timing=True)
+                start.record()
+                run()
+                end.record()
+                end.synchronize()
+                best = min(best, start.elapsed_time(end) / 1e3)
+        return best
+    return timer
+
+
+def autotune(configs, key, **options):
+    """Decorator: an Autotuner over `configs` (dicts of build-time
+    constants) keyed by `key` (argument names or positions, or a function of
+    the arguments)."""
+    def wrap(fn):
+        return Autotuner(fn, configs, key, **options)
+    return wrap
+
+
+class _CallableModule(types.ModuleType):
+    """`nvtma.autotune(configs=..., key=...)` works whether `nvtma.autotune`
+    resolves to this module or to the function."""
+
+    def __call__(self, *args, **kwargs):
+        return autotune(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -1,0 +1,242 @@
+"""JIT on first call, and PyTorch custom ops.
+
+Calling a ``@dsl.kernel`` on tensors, ``k(x, y, grid=..., BM=64)``, comes
+here as ``launch(k, args, consts, launch_kwargs)``: the specialization (each
+tensor's element type and rank, the dims the annotation fixes, the scalar
+types, the build-time constants) is derived from the arguments, compiled
+once, memoized in memory (per kernel, by specialization) and on disk
+(through the compile cache, keyed by the specialization, the source file
+the kernel is defined in, nvtma's DSL sources and build, and the toolchain),
+then launched. A second process with the same kernel finds the cubin
+without tracing the function again.
+
+The kernel object is the one nvtma.dsl defines (contracts.md item 2):
+``name``, ``fn``, ``signature()``, ``constants()``,
+``build(param_types=None, **consts)`` and ``arch``/``ptx`` attributes.
+
+``custom_op("ns::name", kernel_or_fn, mutates_args=(...))`` registers a
+torch.library custom op (with a fake implementation, so torch.compile traces
+it without running it) that launches the kernel.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import os
+import weakref
+from pathlib import Path
+
+from .runtime import args as _args
+from .runtime import cache as _cache
+from .runtime.errors import LaunchError
+
+__all__ = ["launch", "specialize", "compiled", "custom_op", "stats"]
+
+# kernel -> {specialization: (runtime Kernel, compiled module)}
+_memo: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+stats = {"builds": 0, "disk_hits": 0, "memory_hits": 0}
+
+_LAUNCH_KEYS = ("grid", "block", "cluster", "smem", "stream")
+
+
+def _elem_of(obj, arg: str) -> tuple:
+    """(element type, shape) of a tensor argument, without launching."""
+    tt = _args.torch_tensor_type()
+    if tt is not None and isinstance(obj, tt):
+        return _args.torch_elem(obj.dtype, arg), tuple(obj.shape)
+    info = _args.intake(obj, arg)
+    return info.elem, tuple(info.shape)
+
+
+def _hashable(v, name):
+    if isinstance(v, list):
+        return tuple(_hashable(x, name) for x in v)
+    try:
+        hash(v)
+    except TypeError:
+        raise LaunchError(f"constant {name}={v!r} is not hashable (use ints, strings or tuples)", arg=name,
+                          rule="constant") from None
+    return v
+
+
+def specialize(kernel, args, consts) -> tuple:
+    """(param_types, key): the concrete parameter types for these arguments
+    and the memo key (param types + constants)."""
+    sig = kernel.signature()
+    if len(args) != len(sig):
+        raise LaunchError(f"kernel {kernel.name} takes {len(sig)} arguments ({', '.join(n for n, _ in sig)}), "
+                          f"got {len(args)}", rule="arg-count")
+    names = set(kernel.constants())
+    unknown = sorted(set(consts) - names)
+    if unknown:
+        raise LaunchError(f"kernel {kernel.name} has no build-time constant {unknown[0]!r} "
+                          f"(constants: {', '.join(sorted(names)) or 'none'})", arg=unknown[0], rule="constant")
+    types, key = [], []
+    for (name, ann), a in zip(sig, args):
+        if hasattr(ann, "shape") and hasattr(ann, "dtype"):  # dsl.Tensor
+            elem, shape = _elem_of(a, name)
+            if ann.dtype is not None and not _args.element_compatible(elem, ann.dtype):
+                raise LaunchError(f"{name}: element type {elem}, the kernel takes {ann.dtype}", arg=name,
+                                  rule="dtype")
+            dtype = ann.dtype if ann.dtype is not None else elem
+            if ann.shape is None:
+                spec_shape = (None,) * len(shape)
+            else:
+                if len(ann.shape) != len(shape):
+                    raise LaunchError(f"{name}: rank {len(shape)}, the kernel takes rank {len(ann.shape)}",
+                                      arg=name, rule="rank")
+                for i, (want, got) in enumerate(zip(ann.shape, shape)):
+                    if want is not None and want != got:
+                        raise LaunchError(f"{name}: dim {i} is {got}, the kernel takes {want}", arg=name,
+                                          rule="shape")
+                spec_shape = tuple(ann.shape)
+            types.append(type(ann)(dtype, spec_shape))
+            key.append(("tensor", dtype, spec_shape))
+        else:  # a scalar type class
+            types.append(ann)
+            key.append(("scalar", getattr(ann, "__name__", repr(ann))))
+    const_key = tuple(sorted((k, _hashable(v, k)) for k, v in consts.items()))
+    return types, (tuple(key), const_key)
+
+
+def _source_id(kernel) -> str | None:
+    """The kernel's identity across processes: its qualified name and the
+    content of the file defining it, plus nvtma's DSL sources. None when the
+    source cannot be read (then only the in-memory memo is used)."""
+    fn = getattr(kernel, "fn", None)
+    try:
+        path = inspect.getsourcefile(fn)
+        text = Path(path).read_bytes()
+    except (TypeError, OSError):
+        return None
+    h = hashlib.sha256()
+    h.update(f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', '')}\0".encode())
+    h.update(text)
+    pkg = Path(os.path.abspath(__file__)).parent
+    for name in sorted(p.name for p in pkg.glob("*.py")):
+        if name.startswith(("dsl", "cpasync", "lang", "kernels")):
+            h.update(name.encode() + (pkg / name).read_bytes())
+    return h.hexdigest()
+
+
+def compiled(kernel, param_types, key, consts):
+    """The compiled module of one specialization: from memory, from the disk
+    cache, or built now (and stored in both)."""
+    from .compiler import CompiledModule, compile as _compile, load_cached
+    per_kernel = _memo.setdefault(kernel, {})
+    hit = per_kernel.get(key)
+    if hit is not None:
+        stats["memory_hits"] += 1
+        return hit
+    arch = getattr(kernel, "arch", "sm_90a")
+    ptx = getattr(kernel, "ptx", None)
+    d = _cache.directory()
+    source = _source_id(kernel) if d is not None else None
+    disk_key = None
+    module = None
+    if source is not None:
+        h = hashlib.sha256()
+        for part in ("jit", _cache.build_id(d), _cache.tool_id(), source, kernel.name, repr(key), arch, repr(ptx)):
+            h.update(str(part).encode() + b"\0")
+        disk_key = h.hexdigest()
+        module = load_cached(d, disk_key)
+        if module is not None:
+            stats["disk_hits"] += 1
+    if module is None:
+        built = kernel.build(param_types=param_types, **consts)
+        stats["builds"] += 1
+        module = _compile(built.ir, arch=arch, ptx_version=ptx)
+        rec = module.records.get("kernels", {}).get(built.name)
+        if rec is not None and rec.get("launch") is None:
+            # until the record writer carries the launch configuration
+            block = tuple(built.block) + (1,) * (3 - len(tuple(built.block)))
+            cluster = None
+            if built.cluster:
+                cluster = list(tuple(built.cluster) + (1,) * (3 - len(tuple(built.cluster))))
+            rec["launch"] = {"block": list(block), "cluster": cluster, "smem": 0}
+            module = CompiledModule(ir=module.ir, ptx=module.ptx, cubin=module.cubin, records=module.records,
+                                    arch=module.arch)
+        if disk_key is not None:
+            _cache.store(d, disk_key, module.file_bytes())
+    name = kernel.name if kernel.name in module.kernels else next(iter(module.kernels))
+    entry = (module.kernel(name), module)
+    per_kernel[key] = entry
+    return entry
+
+
+def launch(kernel, args, consts, launch_kwargs):
+    """Specializes, compiles once, launches (see the module docstring)."""
+    bad = sorted(set(launch_kwargs) - set(_LAUNCH_KEYS) - {"encoder"})
+    if bad:
+        raise LaunchError(f"unknown launch option {bad[0]!r} (options: {', '.join(_LAUNCH_KEYS)})", arg=bad[0],
+                          rule="launch-config")
+    param_types, key = specialize(kernel, args, consts)
+    k, _ = compiled(kernel, param_types, key, consts)
+    k(*args, **launch_kwargs)
+    return k
+
+
+# --------------------------------------------------------------------------- torch custom ops
+
+def _torch():
+    try:
+        import torch
+    except ImportError as e:
+        raise ImportError("nvtma.jit.custom_op needs torch") from e
+    return torch
+
+
+def custom_op(name: str, kernel, *, mutates_args, fake=None, grid=None, consts=None, device_types="cuda",
+              **launch_kwargs):
+    """Registers `kernel` as the torch custom op `name` ("namespace::op").
+
+    `kernel` is a DSL kernel (its signature gives the op's schema: tensors
+    and ints/floats; it is launched through ``launch`` with `grid`, `consts`
+    and `launch_kwargs`) or a Python function with annotated parameters that
+    launches it. `mutates_args` names the tensors the kernel writes. The op
+    returns None unless `fake` is given: `fake` is the fake (meta)
+    implementation for ops that return tensors; the default fake, for ops
+    that only write their arguments, does nothing. Returns the op
+    (``torch.ops.namespace.op``)."""
+    torch = _torch()
+    if hasattr(kernel, "signature") and hasattr(kernel, "build"):
+        consts = dict(consts or {})
+        params = []
+        for pname, ann in kernel.signature():
+            if hasattr(ann, "shape") and hasattr(ann, "dtype"):
+                t = torch.Tensor
+            else:
+                t = float if "float" in getattr(ann, "__name__", "").lower() else int
+            params.append(inspect.Parameter(pname, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=t))
+        opts = dict(launch_kwargs)
+        if grid is not None:
+            opts["grid"] = grid
+
+        def impl(*args):
+            launch(kernel, args, consts, opts)
+        impl.__signature__ = inspect.Signature(params, return_annotation=None)
+        impl.__name__ = kernel.name
+    else:
+        fn = kernel
+
+        def impl(*args):
+            fn(*args)
+        sig = inspect.signature(fn)
+        params = []
+        for p in sig.parameters.values():
+            ann = p.annotation
+            if ann is inspect.Parameter.empty:
+                ann = torch.Tensor
+            params.append(p.replace(annotation=ann))
+        impl.__signature__ = inspect.Signature(params, return_annotation=None)
+        impl.__name__ = getattr(fn, "__name__", "nvtma_op")
+    if isinstance(mutates_args, str):
+        mutates_args = (mutates_args,)
+    op = torch.library.custom_op(name, mutates_args=tuple(mutates_args), device_types=device_types)(impl)
+
+    if fake is None:
+        def fake(*args):
+            return None
+    op.register_fake(fake)
+    return op

@@ -1,0 +1,260 @@
+"""AOT artifacts are untrusted input: schema, checksums, file kinds, atomic
+save, modes. Every failure is LaunchError(rule="artifact"); no GPU needed."""
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import threading
+
+import pytest
+
+import runtime_fixtures as F
+from helpers import FakeCudaArray
+from nvtma.runtime import LaunchError, load
+from nvtma.runtime.artifacts import CompiledArtifacts, validate_records
+
+
+def saved(tmp_path, recs=None, name="aot"):
+    return F.artifacts(recs).save(tmp_path / name)
+
+
+def edit_manifest(d, fn, fix_checksum=True):
+    m = json.loads((d / "kernels.json").read_text())
+    fn(m)
+    if fix_checksum:
+        from nvtma.runtime.artifacts import records_digest
+        m["records_sha256"] = records_digest(m["records"])
+    (d / "kernels.json").write_text(json.dumps(m))
+
+
+def artifact_error(d):
+    with pytest.raises(LaunchError) as e:
+        load(d)
+    assert e.value.rule == "artifact", str(e.value)
+    return str(e.value)
+
+
+def static_records():
+    recs = F.records()
+    for p in recs["kernels"]["k"]["params"]:
+        if p["kind"] == "descriptor":
+            p["template"] = F.template_for(p, (256, 256))
+    return recs
+
+
+def test_round_trip(tmp_path):
+    d = saved(tmp_path, static_records())
+    art = load(d)
+    assert list(art.kernels) == ["k"] and art.cubin[:4] == b"\x7fELF"
+    assert sorted(p.name for p in d.iterdir()) == ["kernels.json", "module.cubin", "module.ptx"]
+
+
+@pytest.mark.parametrize("length", [0, 64, 127, 129, 200, 1 << 20])
+def test_template_must_be_exactly_128_bytes(tmp_path, length):
+    """A longer template once overflowed the 128-byte parameter slot (heap
+    overflow before any driver call); a shorter one gave a truncated descriptor."""
+    d = saved(tmp_path, static_records())
+
+    def fn(m):
+        m["records"]["kernels"]["k"]["params"][3]["template"] = "ab" * length
+    edit_manifest(d, fn)
+    assert "template" in artifact_error(d)
+
+
+def test_packing_layer_refuses_wrong_sized_descriptors():
+    """Even records that skipped validation cannot write past a slot."""
+    recs = static_records()
+    recs["kernels"]["k"]["params"][3]["template"] = "ab" * 200
+    with pytest.raises(LaunchError) as e:
+        CompiledArtifacts(ir=None, ptx="", cubin=None, records=recs, arch="sm_90a", validate=False).kernel("k")
+    assert e.value.rule == "artifact"
+    k = F.artifacts(F.records()).kernel("k")
+    with pytest.raises(LaunchError):
+        k._buffer.write(3, b"\0" * 200)
+
+
+def test_template_must_decode_to_its_record(tmp_path):
+    recs = static_records()
+    recs["kernels"]["k"]["params"][3]["l2_promotion"] = 1  # the template says 3
+    with pytest.raises(LaunchError, match="l2_promotion"):
+        validate_records(recs)
+    recs = static_records()
+    t = bytearray(bytes.fromhex(recs["kernels"]["k"]["params"][3]["template"]))
+    t[20:28] = (1234).to_bytes(8, "little")  # another global dim
+    recs["kernels"]["k"]["params"][3]["template"] = t.hex()
+    with pytest.raises(LaunchError):
+        validate_records(recs)
+
+
+@pytest.mark.parametrize("binds", [-1, 2, 5, "0", None, 1.0, True])
+def test_binds_in_range(binds):
+    recs = F.records()
+    recs["kernels"]["k"]["params"][3]["binds"] = binds
+    with pytest.raises(LaunchError, match="binds") as e:
+        validate_records(recs)
+    assert e.value.rule == "artifact"
+
+
+@pytest.mark.parametrize("mutate", [
+    lambda r: r.update(kernels=[]),
+    lambda r: r.update(kernels=None),
+    lambda r: r["kernels"].update(k=[]),
+    lambda r: r["kernels"]["k"].update(params={}),
+    lambda r: r["kernels"]["k"]["params"][0].update(shape=[-1, 256]),
+    lambda r: r["kernels"]["k"]["params"][0].update(shape=[256] * 40),
+    lambda r: r["kernels"]["k"]["params"][0].update(strides=[256]),
+    lambda r: r["kernels"]["k"]["params"][2].update(bits=7),
+    lambda r: r["kernels"]["k"]["params"][2].update(kind="tensor"),
+    lambda r: r["kernels"]["k"]["params"][3].update(rank=3),
+    lambda r: r["kernels"]["k"]["params"][3].update(box_dim=[64, 512]),
+    lambda r: r["kernels"]["k"]["params"][3].update(swizzle=9),
+    lambda r: r["kernels"]["k"]["params"][3].update(element_strides=[1]),
+    lambda r: r["kernels"]["k"]["params"].insert(0, dict(F.DESC)),   # a descriptor before a tensor
+    lambda r: r["kernels"]["k"].update(launch={"block": [2048, 1, 1]}),
+    lambda r: r["kernels"]["k"].update(launch={"cluster": [4, 4, 4]}),
+    lambda r: r["kernels"]["k"].update(launch={"smem": -1}),
+    lambda r: r["kernels"]["k"].update(launch=[128]),
+    lambda r: r["kernels"]["k"]["params"].extend([dict(F.MEMREF, shape=[1] * 16, strides=[1] * 16)] * 200),
+], ids=lambda f: "")
+def test_schema(mutate):
+    recs = F.records()
+    mutate(recs)
+    with pytest.raises(LaunchError) as e:
+        validate_records(recs)
+    assert e.value.rule == "artifact"
+
+
+def test_params_must_match_the_cubins_table():
+    recs = F.records()
+    cubin = F.fake_cubin(recs)
+    recs["kernels"]["k"]["params"][2]["bits"] = 64   # the cubin has an i32 there
+    recs["kernels"]["k"]["params"][2]["type"] = "i64"
+    with pytest.raises(LaunchError, match="cubin's parameters") as e:
+        CompiledArtifacts(ir=None, ptx="", cubin=cubin, records=recs, arch="sm_90a")
+    assert e.value.rule == "artifact"
+    with pytest.raises(LaunchError, match="no kernel"):
+        CompiledArtifacts(ir=None, ptx="", cubin=F.fake_cubin(F.records(name="other")), records=F.records(),
+                          arch="sm_90a")
+    with pytest.raises(LaunchError, match="ELF"):
+        CompiledArtifacts(ir=None, ptx="", cubin=b"\x7fELF" + b"\0" * 10, records=F.records(), arch="sm_90a")
+
+
+def test_records_checksum(tmp_path):
+    d = saved(tmp_path)
+    edit_manifest(d, lambda m: m["records"]["kernels"]["k"]["params"][2].update(type="u32"), fix_checksum=False)
+    assert "records do not match their checksum" in artifact_error(d)
+
+
+def test_file_checksums(tmp_path):
+    d = saved(tmp_path)
+    (d / "module.cubin").write_bytes(b"garbage")
+    assert "checksum" in artifact_error(d)
+
+
+@pytest.mark.parametrize("content", [b"[]", b"null", b"[" * 100000, b"{}", b'{"format": 2}', b"\xff\xfe",
+                                     b'{"format": 1, "arch": "sm_90a"}'])
+def test_corrupt_manifests(tmp_path, content):
+    d = saved(tmp_path)
+    (d / "kernels.json").write_bytes(content)
+    artifact_error(d)
+
+
+def test_fifo_does_not_hang(tmp_path):
+    d = saved(tmp_path)
+    os.unlink(d / "module.cubin")
+    os.mkfifo(d / "module.cubin")
+    result = []
+    th = threading.Thread(target=lambda: result.append(pytest.raises(LaunchError, load, d)), daemon=True)
+    th.start()
+    th.join(10)
+    assert not th.is_alive(), "load() hung on a FIFO"
+    assert "not a regular file" in str(result[0].value)
+
+
+def test_symlinks(tmp_path):
+    d = saved(tmp_path)
+    outside = tmp_path / "outside.cubin"
+    outside.write_bytes((d / "module.cubin").read_bytes())
+    os.unlink(d / "module.cubin")
+    os.symlink(outside, d / "module.cubin")
+    assert "symlink out of" in artifact_error(d)
+    os.unlink(d / "module.cubin")
+    os.symlink("/dev/zero", d / "module.cubin")
+    artifact_error(d)
+    os.unlink(d / "module.cubin")
+    (d / "real.cubin").write_bytes(outside.read_bytes())
+    os.symlink("real.cubin", d / "module.cubin")   # inside the directory: fine
+    load(d)
+
+
+def test_missing_files(tmp_path):
+    d = saved(tmp_path)
+    os.unlink(d / "module.ptx")
+    assert "missing" in artifact_error(d)
+    artifact_error(tmp_path / "nowhere")
+
+
+def test_save_replaces_whole_and_keeps_the_old_on_failure(tmp_path, monkeypatch):
+    d = saved(tmp_path, F.records(name="old"))
+    new = F.artifacts(F.records(name="new"))
+
+    real = os.fsync
+    calls = []
+
+    def failing(fd):
+        calls.append(fd)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        return real(fd)
+    monkeypatch.setattr(os, "fsync", failing)
+    with pytest.raises(OSError):
+        new.save(d)
+    monkeypatch.setattr(os, "fsync", real)
+    assert list(load(d).kernels) == ["old"], "the old artifact was damaged"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "temporary files left behind"
+    new.save(d)
+    assert list(load(d).kernels) == ["new"]
+
+
+def test_modes_follow_the_umask(tmp_path):
+    old = os.umask(0o022)
+    try:
+        d = saved(tmp_path, name="a")
+        assert stat.S_IMODE((d / "module.cubin").stat().st_mode) == 0o644
+        assert stat.S_IMODE(d.stat().st_mode) == 0o755
+        os.umask(0o077)
+        d = saved(tmp_path, name="b")
+        assert stat.S_IMODE((d / "kernels.json").stat().st_mode) == 0o600
+    finally:
+        os.umask(old)
+
+
+def test_launching_a_tampered_artifact_is_typed(tmp_path):
+    """Packing happens before the driver: an artifact with odd but valid
+    records still only gives LaunchError."""
+    d = saved(tmp_path, static_records())
+    k = load(d).kernel("k")
+    t = FakeCudaArray(0x7F0000000000, (256, 256))
+    with pytest.raises(LaunchError):
+        k(t, FakeCudaArray(0x7F0000000008, (256, 256)), 1, grid=(1,), block=(128,))
+
+
+def test_loader_needs_no_mlir(tmp_path):
+    d = saved(tmp_path, static_records())
+    code = ("import sys, nvtma.runtime as r; m = r.load(sys.argv[1]); print(list(m.kernels)); "
+            "print(any(k.startswith('nvtma._mlir_libs') for k in sys.modules))")
+    res = subprocess.run([sys.executable, "-c", code, str(d)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["['k']", "False"]
+
+
+def test_tamperer_smoke():
+    """A bounded run of test/fuzz/fuzz_artifacts.py: every failure typed."""
+    from helpers import REPO
+    r = subprocess.run([sys.executable, str(REPO / "test" / "fuzz" / "fuzz_artifacts.py"), "--inputs", "300",
+                        "--seed", "7"], capture_output=True, text=True, timeout=600)
+    summary = json.loads(r.stdout.strip().splitlines()[-1])
+    assert summary["inputs"] == 300 and summary["bugs"] == 0, r.stdout + r.stderr
+    assert summary["outcomes"].get("LaunchError(artifact)", 0) > 100

@@ -1,0 +1,226 @@
+"""nvtma.jit: specialization, compile once, memo in memory and on disk,
+launch; torch custom-op registration and its fake implementation.
+
+The DSL kernel object is faked here after contracts.md item 2 (signature(),
+constants(), build(param_types=..., **consts)), building the IR of
+nvtma.kernels.tile_copy for the requested shape and element type."""
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from nvtma.runtime import LaunchError
+
+HERE = Path(__file__).resolve().parent
+
+HAVE_COMPILER = True
+try:
+    import nvtma._mlir_libs._nvtmaDialects  # noqa: F401
+except Exception:
+    HAVE_COMPILER = False
+needs_compiler = pytest.mark.skipif(not HAVE_COMPILER, reason="needs the MLIR extension")
+
+
+@dataclass(frozen=True)
+class Tensor:  # dsl.Tensor
+    dtype: str | None
+    shape: tuple | None
+
+
+class Int32:  # dsl.Int32
+    pass
+
+
+@dataclass
+class Built:
+    ir: str
+    name: str
+    block: tuple
+    cluster: tuple | None
+    smem_bytes: int
+
+
+def copy_body(x, y, *, BOX=(64, 64)):
+    """The 'function' of the fake kernel (its file is the identity on disk)."""
+
+
+class FakeKernel:
+    arch = "sm_90a"
+    ptx = None
+
+    def __init__(self, shape=(256, 256), dtype=None, name="tile_copy"):
+        self.name = name
+        self.fn = copy_body
+        self.shape = shape
+        self.dtype = dtype
+        self.builds = []
+
+    def signature(self):
+        return [("x", Tensor(self.dtype, self.shape)), ("y", Tensor(self.dtype, self.shape))]
+
+    def constants(self):
+        return ["BOX"]
+
+    def build(self, param_types=None, **consts):
+        from nvtma import kernels as K
+        self.builds.append((param_types, consts))
+        t = param_types[0]
+        spec = K.tile_copy(t.shape, t.dtype, tuple(consts.get("BOX", (64, 64))))
+        return Built(spec.ir, spec.name, spec.block, None, 0)
+
+
+class Fake:
+    def __init__(self, shape=(256, 256), typestr="<f2", ptr=0x7F0000000000):
+        self.__cuda_array_interface__ = dict(data=(ptr, False), shape=tuple(shape), typestr=typestr,
+                                             strides=None, version=3)
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("NVTMA_CACHE_DIR", str(tmp_path / "cache"))
+    from nvtma import jit
+    jit._memo.clear()
+    for k in jit.stats:
+        jit.stats[k] = 0
+
+
+def test_specialization_from_the_arguments():
+    from nvtma import jit
+    k = FakeKernel()
+    types, key = jit.specialize(k, (Fake(), Fake()), {"BOX": [32, 32]})
+    assert types[0] == Tensor("f16", (256, 256)) and key[1] == (("BOX", (32, 32)),)
+    _, key2 = jit.specialize(k, (Fake(typestr="<f4"), Fake(typestr="<f4")), {})
+    assert key2 != key and key2[0][0] == ("tensor", "f32", (256, 256))
+    with pytest.raises(LaunchError) as e:
+        jit.specialize(k, (Fake((128, 256)), Fake()), {})
+    assert e.value.rule == "shape" and e.value.arg == "x"
+    with pytest.raises(LaunchError) as e:
+        jit.specialize(k, (Fake(), Fake()), {"BM": 64})
+    assert e.value.rule == "constant"
+    with pytest.raises(LaunchError) as e:
+        jit.specialize(k, (Fake(),), {})
+    assert e.value.rule == "arg-count"
+    anyrank = FakeKernel(shape=None)
+    t, _ = jit.specialize(anyrank, (Fake((4, 8, 16)), Fake((4, 8, 16))), {})
+    assert t[0].shape == (None, None, None)
+    typed = FakeKernel(dtype="bf16")
+    with pytest.raises(LaunchError) as e:
+        jit.specialize(typed, (Fake(typestr="<f4"), Fake()), {})
+    assert e.value.rule == "dtype"
+
+
+@needs_compiler
+def test_compiles_once_per_specialization():
+    from nvtma import jit
+    k = FakeKernel()
+    args = (Fake(), Fake())
+    for _ in range(3):
+        types, key = jit.specialize(k, args, {})
+        rk, mod = jit.compiled(k, types, key, {})
+    assert len(k.builds) == 1 and jit.stats["memory_hits"] == 2
+    assert rk.rec_block == (128, 1, 1), "the launch record is filled from the built kernel"
+    types, key = jit.specialize(k, args, {"BOX": (32, 32)})
+    jit.compiled(k, types, key, {"BOX": (32, 32)})
+    assert len(k.builds) == 2
+
+
+CHILD = """
+import json, sys
+sys.path.insert(0, {here!r})
+import test_jit as T
+from nvtma import jit
+k = T.FakeKernel()
+types, key = jit.specialize(k, (T.Fake(), T.Fake()), {{}})
+rk, mod = jit.compiled(k, types, key, {{}})
+print(json.dumps(dict(jit.stats, kernels=list(mod.kernels))))
+"""
+
+
+@needs_compiler
+def test_disk_memo_across_processes(tmp_path):
+    env = dict(os.environ, NVTMA_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join([str(HERE)] + [p for p in sys.path if p]))
+    outs = []
+    for _ in range(2):
+        r = subprocess.run([sys.executable, "-c", CHILD.format(here=str(HERE))], capture_output=True, text=True,
+                           env=env, timeout=300)
+        assert r.returncode == 0, r.stderr
+        outs.append(json.loads(r.stdout.strip().splitlines()[-1]))
+    assert outs[0]["builds"] == 1 and outs[0]["disk_hits"] == 0
+    assert outs[1]["builds"] == 0 and outs[1]["disk_hits"] == 1, outs
+    assert outs[1]["kernels"] == ["tile_copy"]
+
+
+@needs_compiler
+def test_launch_through_the_driver_stub(tmp_path):
+    import cuda_stub
+    stub = cuda_stub.build(tmp_path / "stub")
+    if stub is None:
+        pytest.skip("no C compiler")
+    code = f"""
+import sys
+sys.path.insert(0, {str(HERE)!r})
+import cuda_stub, test_jit as T
+from nvtma import jit
+lib, last = cuda_stub.attach()
+k = T.FakeKernel()
+jit.launch(k, (T.Fake(), T.Fake(ptr=0x7F0000100000)), {{}}, {{"grid": (4, 4)}})
+jit.launch(k, (T.Fake(), T.Fake(ptr=0x7F0000200000)), {{}}, {{"grid": [4, 4]}})
+assert last.count == 2 and list(last.block) == [128, 1, 1] and list(last.grid) == [4, 4, 1]
+assert len(k.builds) == 1
+try:
+    jit.launch(k, (T.Fake(), T.Fake()), {{}}, {{"grid": (4,), "blocks": 1}})
+except jit.LaunchError as e:
+    assert e.rule == "launch-config"
+else:
+    raise AssertionError
+print("OK")
+"""
+    env = cuda_stub.env_with_stub(stub)
+    env["NVTMA_CACHE_DIR"] = str(tmp_path / "cache")
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE)] + [p for p in sys.path if p])
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert r.stdout.strip().endswith("OK"), r.stdout + r.stderr
+
+
+# --------------------------------------------------------------------------- torch custom ops
+
+def test_custom_op_registration_and_fake():
+    torch = pytest.importorskip("torch")
+    from nvtma import jit
+    launched = []
+
+    def copy(x: torch.Tensor, y: torch.Tensor) -> None:
+        launched.append(1)
+
+    op = jit.custom_op("nvtma_cpu_test::copy", copy, mutates_args=("y",))
+    assert "Tensor(a1!) y" in str(op._opoverload._schema) or "Tensor(a!) y" in str(op._opoverload._schema)
+    assert torch.ops.nvtma_cpu_test.copy.default is not None
+
+    def f(x):
+        y = torch.empty_like(x)
+        op(x, y)
+        return y + 1
+    from torch.fx.experimental.proxy_tensor import make_fx
+    g = make_fx(f, tracing_mode="fake")(torch.randn(8, 8))
+    assert "nvtma_cpu_test.copy" in g.code and not launched, g.code
+
+
+def test_custom_op_from_a_dsl_kernel_signature():
+    torch = pytest.importorskip("torch")
+    from nvtma import jit
+    op = jit.custom_op("nvtma_cpu_test::dsl_copy", FakeKernel(), mutates_args="y", grid=(4, 4))
+    schema = str(op._opoverload._schema)
+    assert schema.startswith("nvtma_cpu_test::dsl_copy(Tensor x, Tensor(") and "-> ()" in schema, schema
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def f(x, y):
+        op(x, y)
+        return y
+    g = make_fx(f, tracing_mode="fake")(torch.randn(4, 4), torch.randn(4, 4))
+    assert "dsl_copy" in g.code

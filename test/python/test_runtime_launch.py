@@ -1,0 +1,281 @@
+"""What reaches the driver: streams, devices, launch configuration and the
+packed parameters, checked against a stand-in libcuda (cuda_stub) in a
+child process, so these run on a machine without a GPU."""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import cuda_stub
+
+HERE = Path(__file__).resolve().parent
+
+PRELUDE = """
+import sys, types, struct
+import cuda_stub, runtime_fixtures as F
+from helpers import FakeCudaArray
+from nvtma.runtime import LaunchError, driver
+lib, last = cuda_stub.attach()
+
+def kernel(recs=None, name="k"):
+    art = F.artifacts(recs)
+    k = art.kernel(name)
+    cuda_stub.set_param_sizes(lib, k._buffer.sizes)
+    return k
+
+def t(ptr=0x7F0000000000, shape=(256, 256), **kw):
+    return FakeCudaArray(ptr, shape, **kw)
+
+def expect(rule, fn, *a, **kw):
+    try:
+        fn(*a, **kw)
+    except LaunchError as e:
+        assert e.rule == rule, (rule, e.rule, str(e))
+        return str(e)
+    raise AssertionError(f"no LaunchError({rule})")
+"""
+
+
+@pytest.fixture(scope="module")
+def stub(tmp_path_factory):
+    d = cuda_stub.build(tmp_path_factory.mktemp("stubcuda"))
+    if d is None:
+        pytest.skip("no C compiler for the stub libcuda")
+    pytest.importorskip("cuda.bindings")
+    return d
+
+
+def run(stub, code: str, fake_torch=False):
+    env = cuda_stub.env_with_stub(stub)
+    paths = [str(HERE)] + [p for p in sys.path if p]
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    src = PRELUDE + (FAKE_TORCH if fake_torch else "") + textwrap.dedent(code) + "\nprint('OK')\n"
+    r = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip().endswith("OK"), r.stdout + r.stderr
+    return r.stdout
+
+
+# A minimal stand-in for torch: the runtime asks only for the raw current-stream getter.
+FAKE_TORCH = """
+torch = types.ModuleType("torch")
+torch._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda dev: 0x5000 + dev, _cuda_getDevice=lambda: 0)
+class _T: pass
+torch.Tensor = _T
+sys.modules["torch"] = torch
+"""
+
+
+def test_default_stream_is_torchs_current_stream_on_the_tensors_device(stub):
+    run(stub, """
+        k = kernel()
+        k(t(), t(), 7, grid=(4, 4), block=(128,))
+        assert last.stream == 0x5000, hex(last.stream)
+        k(t(0x7F1000000000), t(0x7F1000001000), 7, grid=(4, 4), block=(128,))
+        assert last.stream == 0x5001 and last.ctx == 0x1001, (hex(last.stream), hex(last.ctx))
+    """, fake_torch=True)
+
+
+def test_default_stream_without_torch_is_the_legacy_stream(stub):
+    run(stub, """
+        k = kernel()
+        k(t(), t(), 7, grid=(4, 4), block=(128,))
+        assert last.stream == 0 and last.count == 1
+        assert "torch" not in sys.modules
+    """)
+
+
+def test_explicit_streams_of_every_kind(stub):
+    run(stub, """
+        from cuda.bindings import driver as d
+        k = kernel()
+        class TorchLike:  # torch.cuda.Stream
+            cuda_stream = 0xABC0; device_index = 0
+        class CoreLike:   # cuda.core: the __cuda_stream__ protocol
+            def __cuda_stream__(self): return (0, 0xDEF0)
+        for s, want in ((0x1230, 0x1230), (TorchLike(), 0xABC0), (CoreLike(), 0xDEF0), (d.CUstream(0x4560), 0x4560)):
+            k(t(), t(), 7, grid=(4, 4), block=(128,), stream=s)
+            assert last.stream == want, (s, hex(last.stream))
+        for bad in ("1", 1.5, True, -1, 1 << 64, object()):
+            expect("stream", k, t(), t(), 7, grid=(4, 4), block=(128,), stream=bad)
+        class Other:
+            cuda_stream = 0xABC0; device_index = 1
+        expect("device", k, t(), t(), 7, grid=(4, 4), block=(128,), stream=Other())
+    """)
+
+
+def test_device_of_the_tensors_and_mismatch(stub):
+    out = run(stub, """
+        k = kernel()
+        lib.nvtmaStubSetCurrent(0x1000)   # device 0's context is current
+        k(t(0x7F1000000000), t(0x7F1000001000), 7, grid=(4, 4), block=(128,))
+        assert last.ctx == 0x1001, hex(last.ctx)   # pushed for the launch
+        assert last.pushes == 1
+        k(t(), t(), 7, grid=(4, 4), block=(128,))
+        assert last.ctx == 0x1000 and last.pushes == 1   # no push needed
+        print(expect("device", k, t(), t(0x7F1000000000), 7, grid=(4, 4), block=(128,)))
+    """)
+    assert "argument 1 is on cuda:1, an earlier tensor on cuda:0" in out
+
+
+def test_grid_block_cluster_smem_reach_the_driver(stub):
+    run(stub, """
+        recs = F.records(launch={"block": [128, 1, 1], "cluster": [2, 1, 1], "smem": 65536})
+        k = kernel(recs)
+        k(t(), t(), 7, grid=[8, 2])   # a list, block/cluster/smem from the record
+        assert list(last.grid) == [8, 2, 1] and list(last.block) == [128, 1, 1]
+        assert list(last.cluster) == [2, 1, 1] and last.ex_count == 1 and last.smem == 65536
+        assert last.smem_attr[0] == 65536
+        k(t(), t(), 7, grid=lambda x, y, n: (x.__cuda_array_interface__["shape"][0] // 32,))
+        assert list(last.grid) == [8, 1, 1]
+        expect("launch-config", k, t(), t(), 7, grid=(8,), block=(64,))
+        expect("launch-config", k, t(), t(), 7, grid=(8,), cluster=(4,))
+        expect("launch-config", k, t(), t(), 7, grid=(8,), smem=1024)
+        expect("launch-config", k, t(), t(), 7, grid="64")
+        expect("launch-config", k, t(), t(), 7, grid=(64.0,))
+        expect("launch-config", k, t(), t(), 7, grid=(3,))   # not a multiple of the cluster
+        k2 = kernel()   # no launch record: block is required
+        expect("launch-config", k2, t(), t(), 7, grid=(4,))
+        ex = last.ex_count
+        k2(t(), t(), 7, grid=[64, 64], block=[128])
+        assert list(last.grid) == [64, 64, 1] and last.ex_count == ex   # no cluster: cuLaunchKernel
+    """)
+
+
+def test_parameters_packed_and_descriptors_reencoded_only_on_change(stub):
+    run(stub, """
+        from nvtma import tensormap as tm
+        k = kernel()
+        a, b, c = t(0x7F0000000000), t(0x7F0000100000), t(0x7F0000200000)
+        k(a, b, 7, grid=(4,), block=(128,))
+        p = bytes(last.params[:last.params_bytes_n])
+        n = 8 * 7
+        assert struct.unpack_from("<QQq", p, 0) == (a.__cuda_array_interface__["data"][0],) * 2 + (0,)
+        assert struct.unpack_from("<qqqq", p, 24) == (256, 256, 256, 1)
+        assert struct.unpack_from("<i", p, 2 * n)[0] == 7
+        d0 = p[2 * n + 4:2 * n + 4 + 128]
+        f = tm.decode(d0)
+        assert f.global_address == 0x7F0000000000 and f.box_dim == (64, 64) and int(f.swizzle) == 3
+        calls = []
+        real = tm.encode_tiled
+        tm.encode_tiled = lambda *x, **y: calls.append(1) or real(*x, **y)
+        for i in range(6):   # alternate the output: only addresses change
+            k(a, b if i % 2 else c, 7, grid=(4,), block=(128,))
+            p = bytes(last.params[:last.params_bytes_n])
+            want = (b if i % 2 else c).__cuda_array_interface__["data"][0]
+            assert struct.unpack_from("<Q", p, n)[0] == want
+            assert tm.decode(p[2 * n + 4 + 128:2 * n + 4 + 256]).global_address == want
+        assert calls == [], "descriptors were re-encoded for a pointer change"
+        k(a, t(0x7F0000300000, shape=(256, 256)), 8, grid=(4,), block=(128,))
+        assert struct.unpack_from("<i", bytes(last.params[:last.params_bytes_n]), 2 * n)[0] == 8
+        expect("alignment", k, a, t(0x7F0000300008), 7, grid=(4,), block=(128,))
+        expect("address-range", k, a, t(1 << 57), 7, grid=(4,), block=(128,))
+    """)
+
+
+def test_static_template_keeps_the_address_checks(stub):
+    run(stub, """
+        recs = F.records()
+        for p in recs["kernels"]["k"]["params"]:
+            if p["kind"] == "descriptor":
+                p["template"] = F.template_for(p, (256, 256))
+        k = kernel(recs)
+        k(t(), t(0x7F0000100000), 7, grid=(4,), block=(128,))
+        expect("alignment", k, t(0x7F0000000008), t(), 7, grid=(4,), block=(128,))
+        expect("address-range", k, t(1 << 57), t(), 7, grid=(4,), block=(128,))
+        k(t(), t(0x7F0000100000), 7, grid=(4,), block=(128,))
+        expect("alignment", k, t(), t(0x7F0000100004), 7, grid=(4,), block=(128,))   # fast path too
+    """)
+
+
+def test_cuda_array_interface_stream_is_waited_for(stub):
+    run(stub, """
+        k = kernel()
+        a = t(); a.__cuda_array_interface__["stream"] = 0x7770
+        k(a, t(), 7, grid=(4,), block=(128,), stream=0x1230)
+        assert last.event_records == 1 and last.stream_waits == 1
+        a.__cuda_array_interface__["stream"] = 0x1230   # the launch stream itself: nothing to wait for
+        k(a, t(), 7, grid=(4,), block=(128,), stream=0x1230)
+        assert last.stream_waits == 1
+    """)
+
+
+def test_dlpack_producer(stub):
+    run(stub, """
+        import ctypes
+        from nvtma.runtime import args as A
+        class Producer:
+            # a hand-made __dlpack__: a legacy capsule over a static DLManagedTensor
+            def __init__(self, ptr, shape, code=2, bits=16, dev=(2, 0)):
+                self.shape = (ctypes.c_int64 * len(shape))(*shape)
+                self.m = A._DLManagedTensor()
+                t = self.m.dl_tensor
+                t.data = ptr; t.device.device_type, t.device.device_id = dev; t.ndim = len(shape)
+                t.dtype.code, t.dtype.bits, t.dtype.lanes = code, bits, 1
+                t.shape = self.shape
+                self.dev = dev; self.streams = []
+            def __dlpack_device__(self): return self.dev
+            def __dlpack__(self, stream=None, max_version=None):
+                self.streams.append(stream)
+                mk = ctypes.pythonapi.PyCapsule_New
+                mk.restype = ctypes.py_object
+                mk.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+                return mk(ctypes.addressof(self.m), b"dltensor", None)
+        k = kernel()
+        x = Producer(0x7F0000000000, (256, 256))
+        k(x, t(), 7, grid=(4,), block=(128,), stream=0x4440)
+        assert x.streams == [0x4440]
+        assert struct.unpack_from("<Q", bytes(last.params[:16]), 0)[0] == 0x7F0000000000
+        k(x, t(), 7, grid=(4,), block=(128,))
+        assert x.streams[-1] == 1   # the legacy default stream is 1 in the protocol
+        expect("dtype", k, Producer(0x7F0000000000, (256, 256), code=2, bits=32), t(), 7, grid=(4,), block=(128,))
+        expect("device", k, Producer(0x7F0000000000, (256, 256), dev=(1, 0)), t(), 7, grid=(4,), block=(128,))
+        expect("device", k, t(), Producer(0x7F1000000000, (256, 256), dev=(2, 1)), 7, grid=(4,), block=(128,))
+        bf = Producer(0x7F0000000000, (256, 256), code=4, bits=16)
+        assert A.from_dlpack(bf, "x").elem == "bf16"
+        f8 = Producer(0x7F0000000000, (256, 256), code=10, bits=8)
+        assert A.from_dlpack(f8, "x").elem == "f8E4M3FN"
+    """)
+
+
+def test_cuda_array_interface_refusals(stub):
+    run(stub, """
+        k = kernel()
+        expect("address", k, t(0), t(), 7, grid=(4,), block=(128,))
+        expect("dtype", k, t(typestr=">f2"), t(), 7, grid=(4,), block=(128,))
+        raw = t(typestr="<V2")   # bf16 as the interface can say it: a 2-byte raw element
+        k(raw, t(), 7, grid=(4,), block=(128,))
+        expect("dtype", k, t(typestr="<V4"), t(), 7, grid=(4,), block=(128,))
+        m = t(); m.__cuda_array_interface__["mask"] = object()
+        expect("cuda-array-interface", k, m, t(), 7, grid=(4,), block=(128,))
+    """)
+
+
+def test_no_driver_is_a_launch_error():
+    """Without libcuda a launch is LaunchError(rule="driver"), not cuda.pathfinder's
+    DynamicLibNotFoundError."""
+    pytest.importorskip("cuda.bindings")
+    code = textwrap.dedent("""
+        import runtime_fixtures as F
+        from helpers import FakeCudaArray
+        from nvtma.runtime import LaunchError
+        k = F.artifacts().kernel("k")
+        t = lambda p=0x7F0000000000: FakeCudaArray(p, (256, 256))
+        try:
+            k(t(), t(), 1, grid=[64, 64], block=(128,))
+        except LaunchError as e:
+            print("rule", e.rule)
+    """)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE)] + [p for p in sys.path if p]))
+    env["LD_LIBRARY_PATH"] = "/nonexistent"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    try:
+        import ctypes
+        ctypes.CDLL("libcuda.so.1")
+        pytest.skip("this machine has a CUDA driver")
+    except OSError:
+        pass
+    assert r.stdout.strip() == "rule driver", r.stdout + r.stderr
