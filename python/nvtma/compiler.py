@@ -83,8 +83,10 @@ def _module_text(module) -> str:
         return module
     if hasattr(module, "operation"):
         return str(module.operation)
-    if hasattr(module, "build_module"):  # an nvtma.dsl kernel specialization
-        return str(module.build_module().operation)
+    if isinstance(getattr(module, "ir", None), str):  # a dsl Specialization or BuiltKernel
+        return module.ir
+    if callable(getattr(module, "build", None)):  # an @nvtma.dsl.kernel without constants
+        return module.build().ir
     raise TypeError(f"cannot compile {type(module).__name__}: pass an nvtma.ir.Module, IR text or a kernel")
 
 
