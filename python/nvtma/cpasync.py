@@ -322,9 +322,9 @@ def copy(atom, coords, smem, *, tma_bar_ptr=None, mcast_mask=None, cta_rank=None
         fail("cpasync.copy's smem must be a shared-memory buffer (lang.SMEMPool)", rule="smem")
     if info is not None:
         if smem.info is not None:
-            smem.info.set_swizzle(info.swizzle, f"the {info.kind} atom")
+            smem.info.set_swizzle(info.swizzle, f"the {info.kind} atom", info.tile_bytes)
             if info.multicast == 1 and info.kind not in ("im2col_load", "im2col_store", "gather4_load"):
-                smem.info.set_box(info.box, f"the {info.kind} atom")
+                smem.info.set_box(info.box, f"the {info.kind} atom", smem.static_shape)
         if smem.dtype is not info.dtype:
             fail(f"the atom copies {info.dtype.__name__}, the buffer holds {smem.dtype.__name__}", rule="smem")
         if info.kind in ("load", "load_multicast", "im2col_load", "gather4_load") and tma_bar_ptr is None:
@@ -343,7 +343,13 @@ def copy(atom, coords, smem, *, tma_bar_ptr=None, mcast_mask=None, cta_rank=None
         mcast_mask if not isinstance(mcast_mask, dsl.Numeric) else mcast_mask.to(dsl.Int16), dsl.Int16),
         cta_rank=None if cta_rank is None else dsl.as_value(cta_rank, dsl.Index), cache_hint=hint)
     offs = [dsl.as_value(o, dsl.Int16) for o in (offsets or [])]
-    _d.CopyOp(a.value, [dsl.as_value(c, dsl.Index) for c in coords], smem.value, offs, **kw)
+    dst = smem
+    if info is not None and smem.flat is not None and smem.static_shape == tuple(info.smem_layout) and \
+            tuple(info.box[1:]) != tuple(info.smem_layout[1:]):
+        # a tile split into boxes along inner dims lands box after box: the
+        # op takes that [boxes, *box] view (element accesses see it already)
+        dst = smem.blocked(info.box)
+    _d.CopyOp(a.value, [dsl.as_value(c, dsl.Index) for c in coords], dst.value, offs, **kw)
 
 
 @user_op

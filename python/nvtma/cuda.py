@@ -93,10 +93,13 @@ def warp_sync(mask=FULL_MASK):
 @user_op
 def barrier_sync(barrier_id, num_threads=None):
     """Named barrier: bar.sync id, num_threads (a multiple of 32; every thread if None)."""
-    kw = {"barrierId": as_value(barrier_id, Int32)}
+    # the convergent intrinsics, not nvvm.barrier: its custom syntax reads the
+    # trailing loc(...) that the DSL prints as a reduction attribute
+    args = [as_value(barrier_id, Int32)]
     if num_threads is not None:
-        kw["numberOfThreads"] = as_value(num_threads, Int32)
-    nvvm.BarrierOp(None, **kw)
+        args.append(as_value(num_threads, Int32))
+    name = "count" if num_threads is not None else "all"
+    llvm.CallIntrinsicOp(None, f"llvm.nvvm.barrier.cta.sync.aligned.{name}", args, [], [])
 
 
 @user_op
@@ -492,7 +495,7 @@ def globaltimer():
 @user_op
 def nano_sleep(ns):
     """nanosleep.u32 (a hint: the warp sleeps up to about `ns` ns)."""
-    nvvm.NanosleepOp(ns if isinstance(ns, int) else as_value(ns, Int32))
+    nvvm.NanosleepOp(as_value(ns, Int32))
 
 
 @user_op
@@ -529,7 +532,7 @@ def ldmatrix(smem, row, col, num=4, trans=False):
     from .dsl.vector import Vector
     if num not in (1, 2, 4):
         fail(f"ldmatrix num={num}: 1, 2 or 4", rule="ldmatrix")
-    ptr = address_of(smem, [row, col]).value
+    ptr = _row_address(smem, row, col)
     if num == 1:
         res_t = _i32()
     else:
@@ -545,14 +548,26 @@ def ldmatrix(smem, row, col, num=4, trans=False):
 @user_op
 def stmatrix(smem, row, col, regs, trans=False):
     """stmatrix.sync.aligned.m8n8.x{len(regs)}.b16, the inverse of ldmatrix."""
-    from .cpasync import address_of
-    ptr = address_of(smem, [row, col]).value
+    ptr = _row_address(smem, row, col)
     vals = [as_value(r, Int32) for r in (regs.lanes() if hasattr(regs, "lanes") else regs)]
     if len(vals) not in (1, 2, 4):
         fail(f"stmatrix of {len(vals)} registers: 1, 2 or 4", rule="stmatrix")
     layout = nvvm.MMALayout.col if trans else nvvm.MMALayout.row
     nvvm.StMatrixOp(ptr, vals, layout, ir.Attribute.parse("#nvvm.ld_st_matrix_shape<m = 8, n = 8>"),
                     nvvm.LdStMatrixEltType.B16)
+
+
+def _row_address(smem, row, col):
+    """The address of the 16-byte row smem[row, col:col+8], through the TMA
+    swizzle (and box-major layout) of the data the buffer holds: a swizzle
+    permutes whole 16-byte chunks, so the row stays contiguous."""
+    from .cpasync import address_of
+    if not isinstance(smem, dsl.TensorValue) or smem.space != "shared" or smem.rank != 2:
+        fail("ldmatrix/stmatrix take a 2-D shared-memory tile", rule="ldmatrix")
+    if smem._via_flat():
+        flat, e = smem._swizzled((row, col))
+        return address_of(flat, [e]).value
+    return address_of(smem, [row, col]).value
 
 
 # --------------------------------------------------------------------------- conversions and packed math

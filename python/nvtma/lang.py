@@ -113,9 +113,12 @@ def _view(k, off, shape, cls, info):
     n = 1
     for d in shape:
         n *= d
-    shift = arith.ConstantOp(ir.IndexType.get(), off).result
-    view = memref.ViewOp(ir.MemRefType.get(list(shape), cls.mlir_type(), memory_space=space), base, shift, [])
-    flat = memref.ViewOp(ir.MemRefType.get([n], cls.mlir_type(), memory_space=space), base, shift, [])
+    # built at the kernel's entry, next to the base: a buffer allocated inside
+    # a branch or loop (cta_reduce's scratch) is used after it too
+    with ir.InsertionPoint.after(base.owner):
+        shift = arith.ConstantOp(ir.IndexType.get(), off).result
+        view = memref.ViewOp(ir.MemRefType.get(list(shape), cls.mlir_type(), memory_space=space), base, shift, [])
+        flat = memref.ViewOp(ir.MemRefType.get([n], cls.mlir_type(), memory_space=space), base, shift, [])
     return TensorValue(view.result, info=info, flat=TensorValue(flat.result), flat_offset=0)
 
 

@@ -66,9 +66,10 @@ class Tensor:
 class SmemInfo:
     """One shared-memory allocation, shared by the buffer and its stage views."""
 
-    __slots__ = ("offset", "nbytes", "align", "swizzle", "stage_bytes", "box")
+    __slots__ = ("offset", "nbytes", "align", "swizzle", "stage_bytes", "box", "accessed")
 
     def __init__(self, offset, nbytes, align, swizzle, stage_bytes):
+        self.accessed = False           # element/vector accesses were built with the layout known so far
         self.box = None                 # the TMA box its data was copied in (box-major layout)
         self.offset = offset            # static byte offset in the kernel's shared memory
         self.nbytes = nbytes
@@ -85,6 +86,10 @@ class SmemInfo:
             # a [rows, cols] tile's leading dim is not a stage dim
             step = tile_bytes if tile_bytes is not None else self.stage_bytes
             step = step if step and step < self.nbytes else 0
+            if self.accessed and sw != "none":
+                fail(f"{what} uses {sw}, but threads already read or wrote this buffer as unswizzled data (the "
+                     "first atom to copy sets the layout): allocate it with swizzle= or "
+                     "lang.SMEMPool.alloc_for(atom) so every access sees the swizzle", rule="swizzle")
             if self.offset % rep or step % rep:
                 fail(f"{what} uses {sw}, which needs the buffer (and each stage of it) {rep}-byte aligned; this "
                      f"buffer is at shared offset {self.offset} with {step or self.nbytes}-byte "
@@ -94,11 +99,15 @@ class SmemInfo:
             fail(f"{what} uses {sw}, but this buffer holds {self.swizzle}-swizzled data (its allocation or an "
                  "earlier atom says so)", rule="swizzle")
 
-    def set_box(self, box, what):
+    def set_box(self, box, what, tile=None):
         """Records (or checks) the TMA box layout: a tile of several boxes
         lies in shared memory box after box."""
         box = tuple(box)
         if self.box is None:
+            if self.accessed and tile is not None and box != tuple(tile):
+                fail(f"{what} copies the tile {list(tile)} as boxes of {list(box)} (box after box), but threads "
+                     "already accessed this buffer as one row-major tile: copy into it before the accesses",
+                     rule="box")
             self.box = box
         elif self.box != box:
             fail(f"{what} copies boxes of {list(box)}, this buffer holds boxes of {list(self.box)}", rule="box")
@@ -216,7 +225,11 @@ class TensorValue(Val):
         return off
 
     def _via_flat(self):
+        """Whether accesses go through the swizzled/box-major flat view (every
+        element and vector access asks: it marks the buffer accessed)."""
         info = self.info
+        if info is not None:
+            info.accessed = True
         return self.flat is not None and info is not None and (
             info.swizzle not in (None, "none") or (info.box is not None and tuple(info.box) != self.static_shape))
 
@@ -295,6 +308,30 @@ class TensorValue(Val):
         vector.StoreOp(v.value, self.value, [as_value(i, Index) for i in idx], alignment=al)
 
     # ------------------------------------------------------------------ views
+    @user_op
+    def blocked(self, box):
+        """This tile's bytes as [boxes, *box], one box after another: how a TMA
+        copy of a tile split into several boxes lays it out, and the shape
+        nvtma.copy takes (element accesses of the tile already see it)."""
+        shape, box = self.static_shape, tuple(box)
+        if self.flat is None or len(box) != len(shape) or any(s % b for s, b in zip(shape, box)):
+            fail(f"the tile {list(shape)} as boxes of {list(box)}: a shared tile the boxes divide", rule="box")
+        nb = 1
+        for s, b in zip(shape, box):
+            nb *= s // b
+        strides, acc = [], 1
+        for d in reversed((nb,) + box):
+            strides.insert(0, acc)
+            acc *= d
+        off = self.flat_offset
+        static_off = off if isinstance(off, int) else ir.ShapedType.get_dynamic_stride_or_offset()
+        mt = self.memref_type
+        t = ir.MemRefType.get([nb, *box], mt.element_type, layout=ir.StridedLayoutAttr.get(static_off, strides),
+                              memory_space=mt.memory_space)
+        dyn = [] if isinstance(off, int) else [as_value(off, Index)]
+        return TensorValue(memref.ReinterpretCastOp(t, self.flat.value, dyn, [], [], [static_off], [nb, *box],
+                                                    strides).result, info=self.info)
+
     @user_op
     def reshape(self, shape):
         """The same shared bytes as another static shape (row-major, same element count)."""
