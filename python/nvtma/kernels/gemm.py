@@ -191,7 +191,8 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, split, split
             epi[m, nn] = v
         store(ws_atom, epi.reshape((1, BM, BN)), [split, 0, n0])
         with lang.WarpRole(4):
-            cpasync.bulk_wait_group(0)  # the partial is in global memory
+            cpasync.bulk_wait_group(0)  # the partial is in global memory,
+            cuda.fence_proxy_async("global")  # and ordered before the counter's release
         cuda.thread_fence()
         last = _last_arrival(counters, tile, splits, consumers)
         with dsl.if_(last):
