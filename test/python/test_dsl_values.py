@@ -171,7 +171,7 @@ def test_fp8_constants_have_the_standard_bit_patterns(cls, table):
     # an fp8 constant is an i8 constant bitcast to the fp8 type
     got = [int(v) & 0xFF for v in re.findall(r"arith\.constant (-?\d+) : i8", ir)]
     assert got == [bits for _, bits in table]
-    assert ir.count(f"arith.bitcast") == len(table)
+    assert ir.count("arith.bitcast") == len(table)
 
 
 def test_fp8_scalar_and_packed_conversions_use_the_cvt_instructions():
