@@ -99,7 +99,8 @@ class _Open:
 class Profiler:
     """Records timed events of this kernel into `buffer` (a 1-D int64/uint64
     global tensor parameter sized with ``profile.buffer_words(grid, block,
-    events_per_warp)``). Make it at the kernel's top level, where every
+    events_per_warp)``, 16-byte aligned: ``profile.alloc_buffer`` makes
+    one). Make it at the kernel's top level of a 1-D block, where every
     thread runs (each warp zeroes its counter). `scope`: who records by
     default, one lane of every warp ("warp") or of the first warp of every
     warpgroup ("warpgroup"); each call may override it."""
@@ -129,11 +130,12 @@ class Profiler:
         if k.scope or ir.InsertionPoint.current.block != k.entry:
             fail("make the Profiler at the kernel's top level, where every thread runs (each warp zeroes its "
                  "event counter there)", rule="profile")
+        if k.block[1] != 1 or k.block[2] != 1:
+            fail(f"profiling numbers warps as thread_idx.x // 32: a 1-D block, not {k.block}", rule="profile")
         k.scratch[("profile",)] = self
         self.k = k
         self.buf = buffer
-        threads = k.block[0] * k.block[1] * k.block[2]
-        self.warps = (threads + 31) // 32
+        self.warps = (k.block[0] + 31) // 32
         self._setup()
         self._publish()
 
@@ -143,9 +145,10 @@ class Profiler:
         E, sw = self.events_per_warp, slot_words(self.events_per_warp)
         self.counters = self._counters()
         self.warp = dsl.warp_idx()
-        gx, gy = dsl.grid_dim("x"), dsl.grid_dim("y")
-        cta = dsl.block_idx("x") + gx * (dsl.block_idx("y") + gy * dsl.block_idx("z"))
-        slot = cta.to(Index) * self.warps + self.warp.to(Index)
+        # in 64 bits: a grid may hold more than 2^31 CTAs
+        gx, gy, gz = (dsl.grid_dim(d).to(Index) for d in "xyz")
+        cta = dsl.block_idx("x").to(Index) + gx * (dsl.block_idx("y").to(Index) + gy * dsl.block_idx("z").to(Index))
+        slot = cta * self.warps + self.warp.to(Index)
         self.base = slot * sw + HEADER_WORDS
         words = self.buf.shape[0]
         self.fits = self.base + sw <= words
@@ -155,7 +158,7 @@ class Profiler:
             with dsl.if_(self.fits):
                 self.buf[self.base] = Int64(0)
             with dsl.if_((cta == 0) & (self.warp == 0) & (words >= HEADER_WORDS)):
-                ctas = gx * gy * dsl.grid_dim("z")
+                ctas = gx * gy * gz
                 head = [MAGIC, VERSION, E, self.warps, ctas, RECORD_WORDS, sw, 0]
                 for i, v in enumerate(head):
                     self.buf[i] = v.to(Int64) if isinstance(v, dsl.Val) else Int64(v)

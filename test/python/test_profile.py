@@ -171,6 +171,18 @@ def test_misuse_is_a_build_error_at_the_users_line(case, words):
     assert e.value.where == f"{__file__}:{line_of(__file__, f'mark: {case}')}", str(e.value)
 
 
+@dsl.kernel(block=(32, 2))
+def two_d(b: dsl.Tensor("i64", (None,))):
+    profile.Profiler(b)  # mark: two-d
+
+
+def test_two_dimensional_blocks_are_refused():
+    with pytest.raises(dsl.KernelBuildError) as e:
+        two_d.build()
+    assert e.value.rule == "profile" and "1-D block" in str(e.value)
+    assert e.value.where == f"{__file__}:{line_of(__file__, 'mark: two-d')}"
+
+
 def test_bad_constructor_arguments():
     assert lang.Profiler is profile.Profiler
     for kw in [dict(events_per_warp=0), dict(events_per_warp=True), dict(scope="block")]:
