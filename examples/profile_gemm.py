@@ -67,6 +67,14 @@ def _inputs(torch, a):
     return xq, wq, [sw.contiguous(), sx], (xq.float() * sx[:, None]) @ wd.t()
 
 
+def workspace(torch, spec, splits, M, N, tiles):
+    """The split-K workspace (f32, zeroed, of the rank the kernel takes) and per-tile counters."""
+    rank = len(spec.param_types[3].shape)
+    shape = (max(splits, 1), M, N) if rank == 3 else (M, N)
+    return (torch.zeros(*shape, device="cuda", dtype=torch.float32),
+            torch.zeros(max(tiles, 1), device="cuda", dtype=torch.int32))
+
+
 def _time(torch, fn, reps=50, trials=5):
     """Best of `trials` averages of `reps` back-to-back launches, in ms."""
     best = None
@@ -120,8 +128,7 @@ def main(argv=None):
     tiles = -(-a.n // BN)
     grid = (min(tiles * splits, a.sms),)
     y = torch.empty(a.m, a.n, device="cuda", dtype=torch.bfloat16)
-    ws = torch.empty(splits, a.m, a.n, device="cuda", dtype=torch.float32)
-    counters = torch.zeros(tiles, device="cuda", dtype=torch.int32)
+    ws, counters = workspace(torch, traced, splits, a.m, a.n, tiles)
     buf = profile.alloc_buffer(grid, traced.block, names.events_per_warp)
     mod.gemm(w, x, y, ws, counters, splits, *scales, buf, grid=grid)
     torch.cuda.synchronize()
