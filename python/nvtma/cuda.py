@@ -34,7 +34,7 @@ __all__ = ["FULL_MASK", "any_sync", "all_sync", "ballot_sync", "elect_sync", "wa
            "cta_sync", "cluster_sync", "syncthreads_and", "syncthreads_or", "thread_rank", "activemask",
            "barrier_sync", "barrier_arrive", "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync",
            "warp_reduce", "warp_sum", "warp_max", "warp_min", "cta_reduce", "cta_sum", "cta_max", "cta_min",
-           "reduce_add_sync_u32", "reduce_min_sync_u32", "atomic_add", "atomic_min", "atomic_max", "atomic_cas",
+           "reduce_add_sync_u32", "reduce_min_sync_u32", "atomic_add", "red_add", "atomic_min", "atomic_max", "atomic_cas",
            "atomic_exch", "thread_fence", "fence_proxy_async", "printf", "trap_when_assert_failed", "clock64",
            "globaltimer", "nano_sleep", "ffs_u32", "ldmatrix", "stmatrix", "half2float", "bfloat162float",
            "float22half2", "float22bfloat162_rn", "bfloat1622float2", "fp8x4_e4m3_from_float4", "uint_as_float",
@@ -370,6 +370,34 @@ def _packed_atomic(kind, ptr, val, scope):
     r = llvm.InlineAsmOp(_i32(), [ptr, bits.value], f"atom{space}{sc}.add.noftz.{t} $0, [$1], $2;", "=r,l,r",
                          has_side_effects=True).result
     return Vector(_bitcast_vec(r, val.value.type))
+
+
+@user_op
+def red_add(target, idx=None, val=None, *, scope="gpu"):
+    """target[idx] += val with no result (PTX red: the thread does not wait
+    for it). A scalar, or a vector of 2 or 4 f32 (red.global.add.v2/v4.f32,
+    16-byte aligned for v4) or of 2 f16/bf16."""
+    from .dsl.vector import Vector
+    if val is None:
+        idx, val = None, idx
+    if not isinstance(val, Vector):
+        _atomic("add", target, idx, val, scope)
+        return
+    ptr, _ = _ptr(target, idx)
+    n, cls = len(val), val.dtype
+    if cls in (Float16, dsl.BFloat16) and n == 2:
+        _packed_atomic("add", ptr, val, scope)
+        return
+    if cls is not Float32 or n not in (2, 4):
+        fail(f"red_add of {val!r}: f32 x2/x4 or f16/bf16 x2", rule="atomic")
+    if _SCOPES.get(scope, "x") == "x":
+        fail(f"atomic scope {scope!r}: 'cta', 'cluster', 'gpu' or 'sys'", rule="atomic")
+    sc = {"device": ".gpu", "block": ".cta", "cluster": ".cluster", None: ".sys"}[_SCOPES[scope]]
+    space = ".global" if _addrspace(ptr) != 3 else ".shared::cta"
+    regs = ", ".join(f"${i + 1}" for i in range(n))
+    llvm.InlineAsmOp(None, [ptr] + [x.value for x in val.lanes()],
+                     f"red{space}{sc}.add.v{n}.f32 [$0], {{{regs}}};", ",".join(["l"] + ["f"] * n),
+                     has_side_effects=True)
 
 
 def _addrspace(ptr):

@@ -51,9 +51,11 @@ def test_gemm_matches_torch(case):
         # x quantized by the same kernel the API uses, so the reference sees the same x
         xq, sx = g.quantize(x, "block" if mode == "block" else "token")
         if mode == "block":
+            from nvtma.kernels.gemm import block_scales_view
             kb = -(-K // 128)
+            sxv = block_scales_view(sx, M)   # [M, kb] view of the kernel's transposed layout
             xdq = (torch.nn.functional.pad(xq.float(), (0, kb * 128 - K)).view(M, kb, 128)
-                   * sx[:, :, None]).reshape(M, kb * 128)[:, :K]
+                   * sxv[:, :, None]).reshape(M, kb * 128)[:, :K]
         else:
             xdq = xq.float() * sx[:, None]
         # the quantizer itself: within e4m3's rounding of the bf16 x
@@ -70,6 +72,10 @@ def test_gemm_matches_torch(case):
         y2 = g(x, w, config=cfg, **kw)
         torch.cuda.synchronize()
         assert torch.equal(y2, y)
+    if mode == "block":  # DeepGEMM's [M, K/128] scale layout is taken too
+        y3 = g(xq, w, x_scale=sxv.contiguous(), config=cfg, **kw)
+        torch.cuda.synchronize()
+        assert torch.equal(y3, y)
 
 
 def test_gemm_typed_errors():

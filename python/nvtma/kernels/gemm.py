@@ -38,7 +38,7 @@ def _gemm_block(wgs, **_):
 
 
 @dsl.kernel(block=_gemm_block, name="gemm")
-def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32", (None, None, None)),
+def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32", (None, None)),
                 counters: dsl.Tensor("i32", (None,)), splits: dsl.Int32, *scales, BM, BN, wgs, stages, w_scale,
                 x_scale, l2_w, l2_x, w_hint, x_hint, profile=None):
     # profile: None, or events per warp (the last parameter is then the int64 profile buffer)
@@ -61,14 +61,18 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                                          internal_type="uint8" if fp8 else None)
     x_atom = cpasync.make_tiled_tma_atom(G2S(), x, (BM, bk), swizzle=sw_, l2_promotion=l2_x,
                                          internal_type="uint8" if fp8 else None)
+    if w_scale == "block":
+        # the x scales of each K block ([ceil(K/128), M padded to 4], transposed so
+        # a stage's BM scales are one TMA row), loaded with the stage
+        sx_ring = pool.alloc((stages, 1, BM), "f32")
+        sx_atom = cpasync.make_tiled_tma_atom(G2S(), scales[1], (1, BM), l2_promotion=l2_x)
     # the epilogue tile: f32 partials (split K) or y itself, m-major for TMA stores
     epi = pool.alloc((BM, BN), "f32")
     epi_y = pool.alias(epi, (BM, BN), y.dtype)
     y_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), y, (BM, BN))
-    ws_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), ws, (1, BM, BN))
     pipe = lang.Pipeline(stages, full="tma", empty="mbar", init_empty=4 * wgs)
     dsl.barrier()
-    stage_bytes = w_atom.tile_bytes + x_atom.tile_bytes
+    stage_bytes = w_atom.tile_bytes + x_atom.tile_bytes + (sx_atom.tile_bytes if w_scale == "block" else 0)
 
     sched = lang.PersistentTileScheduler(units)
 
@@ -95,6 +99,9 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                                  tma_bar_ptr=pipe.full.at(s.index), cache_hint=w_hint)
                     cpasync.copy(x_atom, [0, kb * bk], x_ring.stage(s.index), tma_bar_ptr=pipe.full.at(s.index),
                                  cache_hint=x_hint)
+                    if w_scale == "block":
+                        cpasync.copy(sx_atom, [kb, 0], sx_ring.stage(s.index), tma_bar_ptr=pipe.full.at(s.index),
+                                     cache_hint=x_hint)
                     prof.pop()
                     dsl.yield_(s.advance())
                 dsl.yield_(inner.results[0])
@@ -108,8 +115,12 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             tile, split = u // splits, u % splits
             kb0, kb1 = k_range(split)
             accs = tuple(wgmma.Accumulator(BM) for _ in range(R))
-            inner = dsl.range(kb0, kb1, carry=(st, accs))
-            for kb, (s, acc) in inner:
+            # the slot whose MMAs may still run (released one stage later, so one
+            # stage's wgmmas overlap the next stage's wait; block scaling waits at once)
+            inner = dsl.range(kb0, kb1, carry=(st, accs, Int32(-1)))
+            for kb, (s, acc, prev) in inner:
+                if w_scale == "block":  # the W block's scale, loaded before the wait hides its latency
+                    swv = scales[0][(tile * BN + g * R * 64) // 128, kb]
                 prof.push("wait")
                 pipe.consumer_wait(s)
                 prof.pop()
@@ -132,44 +143,50 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                             c = wgmma.mma_async(c, a.row_block(rows).k_block(ks), b.k_block(ks))
                         new.append(c)
                 wgmma.commit_group()
-                wgmma.wait_group(0)
-                prof.pop()
-                pipe.consumer_release(s)
                 if w_scale == "block":
-                    # promote this 128-wide K block: acc += partial · sw[n-block, kb] · sx[m, kb]
-                    sw_t, sx_t = scales
-                    nb = (tile * BN + g * R * 64) // 128
-                    swv = sw_t[nb, kb]
-                    sx = {}
+                    wgmma.wait_group(0)
+                    prof.pop()
+                else:
+                    wgmma.wait_group(1)
+                    prof.pop()
+                    with dsl.if_(prev >= 0):
+                        pipe.consumer_release(lang.PipelineState(stages, index=prev))
+                if w_scale == "block":
+                    # promote this 128-wide K block: acc += partial · sw[n-block, kb] · sx[kb, m]
+                    sxs = sx_ring.stage(s.index)
                     merged = []
                     for r in range(R):
-                        vals = acc[r].values()
-                        part = new[r].values()
+                        vals, part = acc[r].values(), new[r].values()
                         out = []
                         for j in range(new[r].count):
                             m = wgmma.Accumulator.coords(j, lane, warp)[1]
-                            key = j % 2 + 8 * (j // 4)
-                            if key not in sx:
-                                sx[key] = sx_t[dsl.min(m, M - 1), kb] * swv
-                            out.append(dsl.fma(part[j], sx[key], vals[j]))
+                            out.append(dsl.fma(part[j], sxs[0, m] * swv, vals[j]))
                         merged.append(wgmma.Accumulator.from_values(BM, out))
                     new = merged
-                dsl.yield_(s.advance(), tuple(new))
-            st_next, acc = inner.results
+                    pipe.consumer_release(s)  # after the scales were read from the slot
+                dsl.yield_(s.advance(), tuple(new), s.index if w_scale != "block" else Int32(-1))
+            st_next, acc, prev = inner.results
+            if w_scale != "block":
+                wgmma.wait_group(0)
+                with dsl.if_(prev >= 0):
+                    pipe.consumer_release(lang.PipelineState(stages, index=prev))
             prof.push("epilogue")
             _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, split, splits, M, N, BN, BM, R, g,
-                      lane, warp, wgs, epi, epi_y, y_atom, ws_atom)
+                      lane, warp, wgs, epi, epi_y, y_atom)
             prof.pop()
             dsl.yield_(st_next)
 
 
 def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, split, splits, M, N, BN, BM, R, g, lane, warp,
-              wgs, epi, epi_y, y_atom, ws_atom):
-    """Writes this unit's tile through shared memory and TMA stores (the
-    accumulators hold W rows x x rows; y is x rows x W rows): y itself with
-    one split, else the f32 partial into workspace slice `split`; the last
-    unit of a tile to arrive sums the slices, scales and writes y."""
+              wgs, epi, epi_y, y_atom):
+    """Writes this unit's tile through shared memory (the accumulators hold
+    W rows x x rows; y is x rows x W rows): with one split, y itself by a TMA
+    store; else the f32 partial is added into the workspace [M, N] with
+    vector reductions (red.global.add.v4.f32, no waiting), and the last unit
+    of the tile to arrive reads the sum once, scales it, writes y and zeroes
+    the workspace for the next call."""
     consumers = 128 * wgs
+    ctid = dsl.thread_idx() - 128
 
     def scaled(v, n, m):
         if w_scale == "tensor":
@@ -186,39 +203,44 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, split, split
                 row, col = wgmma.Accumulator.coords(j, lane, warp)
                 yield (g * R + r) * 64 + row, col, v
 
-    def store(atom, buf, coords):
-        cuda.fence_proxy_async()  # generic writes to the tile, then the TMA reads it
+    def fill(buf, value):
+        for nn, m, v in each():
+            buf[m, nn] = value(v, nn, m)
+        cuda.fence_proxy_async()  # generic writes to the tile before the TMA (or the others) read it
         cuda.barrier_sync(1, consumers)
-        with lang.WarpRole(4):
-            cpasync.copy(atom, coords, buf)
-            cpasync.bulk_commit_group()
-            cpasync.bulk_wait_group(0, read=True)
-        cuda.barrier_sync(1, consumers)  # the tile is free again
 
     n0 = tile * BN
     with dsl.if_(splits == 1):
-        for nn, m, v in each():
-            epi_y[m, nn] = scaled(v, n0 + nn, m).to(y.dtype)
-        store(y_atom, epi_y, [0, n0])
-    with dsl.else_():
-        for nn, m, v in each():
-            epi[m, nn] = v
-        store(ws_atom, epi.reshape((1, BM, BN)), [split, 0, n0])
+        fill(epi_y, lambda v, nn, m: scaled(v, n0 + nn, m).to(y.dtype))
         with lang.WarpRole(4):
-            cpasync.bulk_wait_group(0)  # the partial is in global memory,
-            cuda.fence_proxy_async("global")  # and ordered before the counter's release
+            cpasync.copy(y_atom, [0, n0], epi_y)
+            cpasync.bulk_commit_group()
+            cpasync.bulk_wait_group(0, read=True)
+        cuda.barrier_sync(1, consumers)  # the tile is free again
+    with dsl.else_():
+        fill(epi, lambda v, nn, m: v)
+        quads = BN // 4
+        # each thread adds 4 consecutive columns of a row: coalesced, 16-byte reductions
+        for e in dsl.range(ctid, M * quads, consumers):
+            m, q = e // quads, e % quads
+            n = n0 + q * 4
+            with dsl.if_(n < N):
+                cuda.red_add(ws, (m, n), epi.load_vec(4, m, q * 4))
         cuda.thread_fence()
+        cuda.barrier_sync(1, consumers)  # the tile is free again, every reduction issued and fenced
         last = _last_arrival(counters, tile, splits, consumers)
         with dsl.if_(last):
             cuda.thread_fence()
-            ctid = dsl.thread_idx() - 128
-            for e in dsl.range(ctid, M * BN, consumers):
-                m, n = e // BN, n0 + e % BN
+            zero = dsl.zeros(4)
+            for e in dsl.range(ctid, M * quads, consumers):
+                m, q = e // quads, e % quads
+                n = n0 + q * 4
                 with dsl.if_(n < N):
-                    loop = dsl.range(splits, carry=(dsl.Float32(0.0),))
-                    for sp, (t,) in loop:
-                        dsl.yield_(t + ws[sp, m, n])
-                    y[m, n] = scaled(loop.results[0], n, m).to(y.dtype)
+                    v = ws.load_vec(4, m, n)
+                    ws.store_vec(zero, m, n)
+                    for t in range(4):
+                        with dsl.if_(n + t < N):
+                            y[m, n + t] = scaled(v[t], n + t, m).to(y.dtype)
 
 
 def _last_arrival(counters, tile, splits, consumers):
@@ -230,7 +252,6 @@ def _last_arrival(counters, tile, splits, consumers):
     if key not in k.scratch:
         k.scratch[key] = lang.SMEMPool().alloc((1,), "i32")
     flag = k.scratch[key]
-    cuda.barrier_sync(1, consumers)  # every warp's part of the partial is out
     with dsl.if_(dsl.thread_idx() == 128):
         old = cuda.atomic_add(counters, (tile,), Int32(1))
         is_last = old == splits - 1
@@ -275,7 +296,7 @@ def quantize_x_kernel(x: dsl.Tensor, xq: dsl.Tensor, sx: dsl.Tensor, *, granular
             with dsl.if_(ok):
                 xq.store_vec((v * (1.0 / scale)).to(dsl.Float8E4M3FN), row, c)
             with dsl.if_(lane == 0):
-                sx[row, blk] = scale
+                sx[blk, row] = scale  # transposed: [ceil(K/128), M padded to 4]
 
 
 
@@ -284,9 +305,9 @@ def quantize_x_kernel(x: dsl.Tensor, xq: dsl.Tensor, sx: dsl.Tensor, *, granular
 SMEM_BYTES = 227 * 1024
 
 
-def max_stages(BM, BN, w_dtype="f8E4M3FN"):
+def max_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
     """The deepest ring that fits beside the epilogue tile (f32 BM x BN)."""
-    per_stage = (BM + BN) * KBYTES
+    per_stage = (BM + BN) * KBYTES + (BM * 4 if block_scaled else 0)
     return min(8, (SMEM_BYTES - 1024 - BM * BN * 4) // per_stage)
 
 
@@ -310,12 +331,12 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
         if (w_scale == "block") != (x_scale == "block"):
             raise ValueError("block-scaled W pairs with 1x128 block-scaled x (x_scale='block')")
     x_dtype = w_dtype
-    stages = stages or max_stages(BM, BN, w_dtype)
+    stages = stages or max_stages(BM, BN, w_dtype, w_scale == "block")
     if stages < 2:
         raise ValueError(f"BM={BM}, BN={BN}: no room for a 2-stage ring beside the epilogue tile")
     dyn2 = (None, None)
     types = [dsl.Tensor(w_dtype, dyn2), dsl.Tensor(x_dtype, dyn2), dsl.Tensor(y_dtype, dyn2),
-             dsl.Tensor("f32", (None, None, None)), dsl.Tensor("i32", (None,)), dsl.Int32]
+             dsl.Tensor("f32", (None, None)), dsl.Tensor("i32", (None,)), dsl.Int32]
     if fp8:
         types += [dsl.Tensor("f32", {"tensor": (1,), "row": (None,), "block": dyn2}[w_scale]),
                   dsl.Tensor("f32", (None,) if x_scale == "token" else dyn2)]
@@ -369,7 +390,14 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None):
             if BN not in best or cost < best[BN][0] - 1e-9:
                 best[BN] = (cost, BM, BN, wgs, splits)
     ranked = [c[1:] for c in sorted(best.values(), key=lambda c: c[0])]
-    return ranked[:top] if top else ranked
+    ranked = ranked[:top] if top else ranked
+    # the same kernels with twice and half the K splits (a run-time argument)
+    more = []
+    for BM_, BN, wgs, splits in ranked[:2]:
+        for sp in (splits * 2, splits // 2):
+            if 1 <= sp <= kblocks and (BM_, BN, wgs, sp) not in ranked + more:
+                more.append((BM_, BN, wgs, sp))
+    return ranked + more
 
 
 class Gemm:
@@ -403,23 +431,27 @@ class Gemm:
             self._mods[key] = mod
         return mod
 
-    def _workspace(self, torch, device, splits, M, N, tiles):
-        key = (device, splits * M * N, tiles)
+    def _workspace(self, torch, device, M, N, tiles):
+        """The split-K accumulator [M, N] f32 and per-tile counters, zero: the
+        last unit of each tile zeroes its part and resets its counter."""
+        key = (device, M, N, tiles)
         ws = self._ws.get(key)
         if ws is None:
-            # counters start at 0 and every tile's last unit resets its own
-            ws = (torch.empty(max(splits, 1), M, N, device=device, dtype=torch.float32),
+            ws = (torch.zeros(M, N, device=device, dtype=torch.float32),
                   torch.zeros(max(tiles, 1), device=device, dtype=torch.int32))
             self._ws[key] = ws
         return ws
 
     def quantize(self, x, granularity="token"):
-        """bf16 x -> (e4m3 x, scales per token [M] or per 1x128 block [M, ceil(K/128)])."""
+        """bf16 x -> (e4m3 x, scales): per token [M], or per 1x128 block as the
+        transposed [ceil(K/128), M padded to 4] the kernel takes."""
         import torch
         M, K = x.shape
         xq = torch.empty(M, K, device=x.device, dtype=torch.float8_e4m3fn)
-        sx = torch.empty((M,) if granularity == "token" else (M, -(-K // 128)), device=x.device,
-                         dtype=torch.float32)
+        # block scales come out transposed and padded, [ceil(K/128), M rounded up to 4]: what the
+        # kernel's TMA loads (the x_scale_blocks view gives them as [M, ceil(K/128)])
+        sx = (torch.empty(M, device=x.device, dtype=torch.float32) if granularity == "token" else
+              torch.zeros(-(-K // 128), -(-M // 4) * 4, device=x.device, dtype=torch.float32))
         spec = quantize_x_spec(granularity)
         warps = M if granularity == "token" else M * -(-K // 128)
         self.module(spec).quantize_x(x, xq, sx, grid=(-(-warps // 4),))
@@ -449,13 +481,30 @@ class Gemm:
                                     "f32" if out_dtype == torch.float32 else "bf16", sms=sms, config=config,
                                     **spec_options)
         BN = spec.consts["BN"]
+        if fp8 and scale == "block" and tuple(x_scale.shape) == (M, -(-K // 128)):
+            x_scale = block_scales_for_kernel(x_scale)
         y = out if out is not None else torch.empty(M, N, device=x.device, dtype=out_dtype or torch.bfloat16)
         tiles = -(-N // BN)
-        ws, counters = self._workspace(torch, x.device, splits, M, N, tiles)
+        ws, counters = self._workspace(torch, x.device, M, N, tiles)
         extra = [w_scale, x_scale] if fp8 else []
         units = tiles * splits
         self.module(spec).gemm(w, x, y, ws, counters, splits, *extra, grid=(min(units, sms),))
         return y
+
+
+def block_scales_for_kernel(x_scale):
+    """1x128 x scales [M, ceil(K/128)] (DeepGEMM's layout) as the kernel's
+    transposed [ceil(K/128), M padded to 4]."""
+    import torch
+    M, kb = x_scale.shape
+    t = torch.zeros(kb, -(-M // 4) * 4, device=x_scale.device, dtype=torch.float32)
+    t[:, :M] = x_scale.t()
+    return t
+
+
+def block_scales_view(x_scale_t, M):
+    """The [M, ceil(K/128)] view of the kernel's transposed block scales."""
+    return x_scale_t[:, :M].t()
 
 
 def _check_inputs(torch, x, w, w_scale, scale, x_scale):
@@ -468,7 +517,7 @@ def _check_inputs(torch, x, w, w_scale, scale, x_scale):
         if not isinstance(t, torch.Tensor) or t.dim() != 2:
             bad(f"{name}: a 2-D torch tensor, got {getattr(t, 'shape', type(t).__name__)}", name, "shape")
         if not t.is_cuda:
-            bad(f"{name}: on {t.device}, not a GPU", name, "device")
+            bad(f"{name}: on device {t.device}, not a GPU", name, "device")
         if t.stride(1) != 1 or (t.stride(0) * t.element_size()) % 16:
             bad(f"{name}: rows must be contiguous with a 16-byte multiple pitch (strides {t.stride()})", name,
                 "stride")
@@ -492,9 +541,10 @@ def _check_inputs(torch, x, w, w_scale, scale, x_scale):
             bad(f"w_scale for scale={scale!r}: f32 of shape {want}, got "
                 f"{None if w_scale is None else (tuple(w_scale.shape), w_scale.dtype)}", "w_scale", "scale")
         if x.dtype == torch.float8_e4m3fn:
-            xw = (M,) if scale != "block" else (M, -(-K // 128))
-            if x_scale is None or tuple(x_scale.shape) != xw:
-                bad(f"fp8 x needs x_scale f32 {xw}", "x_scale", "scale")
+            kb = -(-K // 128)
+            xw = [(M,)] if scale != "block" else [(M, kb), (kb, -(-M // 4) * 4)]
+            if x_scale is None or tuple(x_scale.shape) not in xw or x_scale.dtype != torch.float32:
+                bad(f"fp8 x needs x_scale f32 of shape {' or '.join(map(str, xw))}", "x_scale", "scale")
         elif x.dtype != torch.bfloat16:
             bad(f"x: bf16 or e4m3 with fp8 W, got {x.dtype}", "x", "dtype")
     elif w.dtype == torch.bfloat16:
