@@ -15,7 +15,8 @@ tensors, two TMA descriptors). Columns:
 * ``bare_c``: the abi3 launcher's call with the same packed parameters (the
   floor of nvtma's mechanism);
 * ``torch_add``: torch.add(a, b, out=c) on tiny tensors (GPU mode only);
-* ``pack_changing``: nvtma's argument intake and packing alone (no launch).
+* ``full_path_changing``: the full, checked intake and packing alone (no launch),
+  what a launch costs when the metadata changes.
 
 Each is the best of --rounds rounds of --n launches, wall time per launch
 (the GPU queue is drained between rounds). In --stub mode the driver
@@ -145,7 +146,7 @@ def run(a) -> dict:
             p(x, y2)
     us["same"] = best_of(same, a.n, a.rounds, sync)
     us["changing"] = best_of(changing, a.n, a.rounds, sync)
-    us["pack_changing"] = best_of(pack_changing, a.n, a.rounds, sync)
+    us["full_path_changing"] = best_of(pack_changing, a.n, a.rounds, sync)
     # the bare calls: the same function, parameters packed once
     k(x, y1, **kw)
     func = k._func
