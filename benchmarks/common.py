@@ -1,7 +1,5 @@
 """Kernels the benchmarks run, shared by the artifact builder and run.py."""
 
-import hashlib
-
 from nvtma import kernels as K
 
 ROWS = COLS = 16384                      # fp16: 512 MiB per buffer
@@ -50,7 +48,17 @@ def launch_spec():
 
 
 def key(spec):
-    return hashlib.sha256(spec.ir.encode()).hexdigest()[:20]
+    """The artifact directory of a specialization (name + constants + nvtma version)."""
+    return spec.key
+
+
+def launch(kernel, grid):
+    """Launch keywords from the kernel's record: block, cluster, dynamic shared memory."""
+    rec = kernel.artifacts.kernels[kernel.name].get("launch") or {}
+    kw = dict(grid=grid, block=tuple(rec.get("block") or (128,)), smem=rec.get("smem", 0))
+    if rec.get("cluster"):
+        kw["cluster"] = tuple(rec["cluster"])
+    return kw
 
 
 def all_specs():

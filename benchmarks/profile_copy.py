@@ -35,7 +35,7 @@ def main():
         per_sm = max(1, min(8, (227 * 1024) // (4 * box[0] * box[1] * 2 + 1024)))
         for _ in range(2):
             y.zero_()
-            k(x, y, grid=(sms * per_sm,), block=spec.block)
+            k(x, y, **common.launch(k, (sms * per_sm,)))
         torch.cuda.synchronize()
         print(f"box {text}: {'correct' if torch.equal(x, y) else 'WRONG'}", flush=True)
 

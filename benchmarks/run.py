@@ -94,12 +94,12 @@ def bench_copy(art, ref_bin):
                 per_sm = max(1, min(8, (227 * 1024) // (stages * tile_bytes + 1024)))
                 grid = sms * per_sm
                 b.zero_()
-                k(a, b, grid=(grid,), block=spec.block)
+                k(a, b, **common.launch(k, (grid,)))
                 torch.cuda.synchronize()
                 ok = torch.equal(a, b)
                 for _ in range(3):
-                    k(a, b, grid=(grid,), block=spec.block)
-                ms = time_ms(lambda: k(a, b, grid=(grid,), block=spec.block))
+                    k(a, b, **common.launch(k, (grid,)))
+                ms = time_ms(lambda: k(a, b, **common.launch(k, (grid,))))
                 tbps = 2 * nbytes / ms / 1e9
                 name = {"none": "NONE", "l2_64b": "64B", "l2_128b": "128B", "l2_256b": "256B"}[promo]
                 r = ref.get((box[0], box[1], name))
@@ -162,20 +162,20 @@ def bench_gemv(art, copy_tbps):
             for g in grids:
                 grid = (g,)
                 y.fill_(float("nan") if split == "rows" else 0.0)
-                k(w, xin, y, *extra, grid=grid, block=spec.block)
+                k(w, xin, y, *extra, **common.launch(k, grid))
                 torch.cuda.synchronize()
                 err = ((y - ref[key]).abs().max() / ref[key].abs().max()).item()
 
                 if split == "tiles":
                     def run():
                         y.zero_()  # (64 KiB memset, counted: the kernel accumulates into y)
-                        k(w, xin, y, *extra, grid=grid, block=spec.block)
+                        k(w, xin, y, *extra, **common.launch(k, grid))
                 else:
                     def run():  # stores y: nothing to zero
-                        k(w, xin, y, *extra, grid=grid, block=spec.block)
+                        k(w, xin, y, *extra, **common.launch(k, grid))
                 ms = time_ms(run, reps=10, iters=20)
                 # the kernel alone (a "tiles" y keeps accumulating: same work, checked above)
-                ms_k = time_ms(lambda: k(w, xin, y, *extra, grid=grid, block=spec.block), reps=10, iters=20)
+                ms_k = time_ms(lambda: k(w, xin, y, *extra, **common.launch(k, grid)), reps=10, iters=20)
                 tbps, tbps_k = M * K * eb / ms / 1e9, M * K * eb / ms_k / 1e9
                 b = base.get(key)
                 tol = 1e-4 if (w_dtype == "bf16" or math_ == "f32") else 4e-3
@@ -229,12 +229,12 @@ def bench_host(art, encode_bin):
     a = torch.randn(64, 64, device="cuda", dtype=torch.float16)
     b = torch.empty_like(a)
     for _ in range(200):
-        k(a, b, grid=spec.grid, block=spec.block)
+        k(a, b, **common.launch(k, spec.grid))
     torch.cuda.synchronize()
     n = 2000
     t = time.perf_counter()
     for _ in range(n):
-        k(a, b, grid=spec.grid, block=spec.block)
+        k(a, b, **common.launch(k, spec.grid))
     ours = (time.perf_counter() - t) / n * 1e6
     torch.cuda.synchronize()
     t = time.perf_counter()

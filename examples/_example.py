@@ -55,7 +55,7 @@ def main(doc, make_spec, check, add_args=None, argv=None):
         print(f"loaded {spec.name} from {a.load}")
     else:
         try:
-            compiled = nvtma.compile(spec.ir, arch=a.arch)
+            compiled = nvtma.compile(spec.ir, arch=a.arch)  # the DSL kernel traced to IR text
         except nvtma.CompileError as e:
             print(f"error: {e}")
             return 2

@@ -30,7 +30,7 @@ def check(compiled, spec, a, torch):
     t = a.tile
     x = torch.randn(a.rows, a.cols, device="cuda", dtype=torch.float16)
     out = torch.full((spec.grid[0], t, t), float("nan"), device="cuda", dtype=torch.float16)
-    compiled.multicast_copy(x, out, grid=spec.grid, block=spec.block, cluster=spec.cluster)
+    compiled.multicast_copy(x, out, grid=spec.grid)
     torch.cuda.synchronize()
     tiles = x.view(a.rows // t, t, a.cols // t, t).permute(0, 2, 1, 3).reshape(-1, t, t)
     return torch.equal(out, tiles.repeat_interleave(a.cluster, dim=0))

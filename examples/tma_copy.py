@@ -34,7 +34,7 @@ def check(compiled, spec, a, torch):
     x = torch.randn(a.rows, a.cols, device="cuda", dtype=torch.float16)
     y = torch.empty_like(x)
     grid = torch.cuda.get_device_properties(0).multi_processor_count * 3
-    compiled.pipelined_copy(x, y, grid=(grid,), block=spec.block)
+    compiled.pipelined_copy(x, y, grid=(grid,))
     torch.cuda.synchronize()
     return torch.equal(x, y)
 

@@ -82,13 +82,13 @@ def main(argv=None):
     x = torch.randn(R, C, device="cuda", dtype=torch.float16)
     y = torch.empty_like(x)
     grid = torch.cuda.get_device_properties(0).multi_processor_count * 3  # 3 CTAs (3 x 64 KiB rings) per SM
-    compiled.ws_copy(x, y, grid=(grid,), block=(64,))
+    compiled.ws_copy(x, y, grid=(grid,))
     torch.cuda.synchronize()
     ok = torch.equal(x, y)
     s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     s.record()
     for _ in range(20):
-        compiled.ws_copy(x, y, grid=(grid,), block=(64,))
+        compiled.ws_copy(x, y, grid=(grid,))
     e.record()
     e.synchronize()
     ms = s.elapsed_time(e) / 20

@@ -8,10 +8,12 @@
 // Registration: the dialect's ops come from ODS-generated Python, and
 // nvtma's `_site_initialize_0` hands `register_dialects` to MLIR's Python
 // core, so every Context knows nvtma, gpu, nvvm, llvm and the rest.
-// Plus `lower_to_ptx`, nvtma.compile's parse -> pipeline -> PTX in one call
-// through the C API: going through the Python IR objects instead imports the
-// generated op classes of every dialect met on the way (builtin, gpu, arith:
-// ~150 ms of a cold compile, and numpy with them).
+// Plus `lower_to_ptx`, nvtma.compile's screen -> target check -> parse ->
+// pipeline -> PTX in one call through the C API: going through the Python IR
+// objects instead imports the generated op classes of every dialect met on
+// the way (builtin, gpu, arith: ~150 ms of a cold compile, and numpy with
+// them). Nothing it is given may end the process: the input screen and the
+// target table (both shared with nvtma-opt) run before MLIR and LLVM do.
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,14 +78,49 @@ private:
   MlirDiagnosticHandlerID id;
 };
 
-/// Parses `text`, runs `pipeline` on it and returns the `nvtma.kernels`
-/// record (JSON) and every gpu.binary object (PTX) of the result.
+/// Reads the opt level argument: a Python int (not a bool). Out-of-range
+/// values are passed on as out of range, for the target check to name.
+int64_t readOptLevel(nb::handle h, std::string &repr) {
+  repr = nb::cast<std::string>(nb::repr(h));
+  if (!nb::isinstance<nb::int_>(h) || nb::isinstance<nb::bool_>(h))
+    return -1;
+  try {
+    return nb::cast<int64_t>(h);
+  } catch (const nb::cast_error &) {
+    return -1;
+  } catch (const std::exception &) {
+    return -1;
+  }
+}
+
+/// Screens `text`, checks the target, parses, runs nvtma-to-ptx and returns
+/// the `nvtma.kernels` record (JSON) and every gpu.binary object.
 nb::tuple lowerToPtx(MlirContext ctx, const std::string &text,
-                     const std::string &pipeline) {
+                     const std::string &chip, const std::string &features,
+                     nb::handle optLevelArg, const std::string &format) {
   DiagnosticCollector diags(ctx);
   auto fail = [&](const char *stage) {
     throw nb::value_error((std::string(stage) + "\n" + diags.text).c_str());
   };
+  // Before MLIR's parser sees it: nesting, literal length, index arrays.
+  if (mlirLogicalResultIsFailure(nvtmaScreenInput(
+          mlirStringRefCreate(text.data(), text.size()), appendTo,
+          &diags.text)))
+    fail("parse:");
+  // Before LLVM sees it: chip, PTX version, opt level, format.
+  std::string optRepr;
+  int64_t optLevel = readOptLevel(optLevelArg, optRepr);
+  if (optLevel < 0 || optLevel > 3) {
+    diags.text = "opt level " + optRepr +
+                 " is not one LLVM takes; supported: 0, 1, 2, 3";
+    fail("target:");
+  }
+  if (mlirLogicalResultIsFailure(nvtmaVerifyPipelineOptions(
+          mlirStringRefCreate(chip.data(), chip.size()),
+          mlirStringRefCreate(features.data(), features.size()),
+          mlirStringRefCreate(format.data(), format.size()), int(optLevel),
+          appendTo, &diags.text)))
+    fail("target:");
   MlirModule module = mlirModuleCreateParse(
       ctx, mlirStringRefCreate(text.data(), text.size()));
   if (mlirModuleIsNull(module))
@@ -97,6 +134,11 @@ nb::tuple lowerToPtx(MlirContext ctx, const std::string &text,
     MlirPassManager pm;
     ~PassManagerGuard() { mlirPassManagerDestroy(pm); }
   } pmGuard{pm};
+  // The options were checked above, so they hold no pipeline syntax.
+  std::string pipeline = "builtin.module(nvtma-to-ptx{chip=" + chip +
+                         (features.empty() ? "" : " features=" + features) +
+                         " format=" + format +
+                         " O=" + std::to_string(optLevel) + "})";
   std::string pipelineErrors;
   if (mlirLogicalResultIsFailure(mlirParsePassPipeline(
           mlirPassManagerGetAsOpPassManager(pm),
@@ -151,10 +193,13 @@ NB_MODULE(_nvtmaDialects, m) {
       "translations its lowering needs to `registry`.");
 
   m.def("lower_to_ptx", &lowerToPtx, nb::arg("context"), nb::arg("text"),
-        nb::arg("pipeline"),
-        "Parses `text`, runs `pipeline`, returns (nvtma.kernels JSON, [gpu "
-        "objects]). Raises ValueError('parse:|pipeline:|lower:\\n' + "
-        "diagnostics).");
+        nb::arg("chip"), nb::arg("features") = "", nb::arg("opt_level") = 3,
+        nb::arg("format") = "isa",
+        "Screens and parses `text`, runs nvtma-to-ptx for the target, returns "
+        "(nvtma.kernels JSON, [gpu objects]). Raises ValueError whose first "
+        "line is the stage: 'parse:' (also input over the nesting / literal "
+        "bounds), 'target:' (a chip, PTX version, opt level or format LLVM "
+        "cannot serve), 'pipeline:' or 'lower:'; the diagnostics follow.");
 
   auto nvtma = m.def_submodule("nvtma");
   nvtma.def(

@@ -9,6 +9,7 @@
 #define NVTMA_C_DIALECTS_H
 
 #include "mlir-c/IR.h"
+#include "mlir-c/Support.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,6 +23,21 @@ MLIR_CAPI_EXPORTED void nvtmaRegisterAllDialects(MlirDialectRegistry registry);
 
 /* The nvtma passes and pipelines and the upstream passes they use. */
 MLIR_CAPI_EXPORTED void nvtmaRegisterAllPasses(void);
+
+/* Runs the input screen (nvtma/Support/InputScreen.h) over IR text. On
+   failure calls `error` once with "line:column: error: message" and returns
+   failure. */
+MLIR_CAPI_EXPORTED MlirLogicalResult nvtmaScreenInput(MlirStringRef text,
+                                                      MlirStringCallback error,
+                                                      void *userData);
+
+/* Checks options of the nvtma-to-ptx pipeline against the chips, PTX
+   versions and opt levels LLVM's NVPTX backend takes (nvtma/Target/
+   TargetInfo.h) and the binary formats. On failure calls `error` once with a
+   message naming the value and the supported set and returns failure. */
+MLIR_CAPI_EXPORTED MlirLogicalResult nvtmaVerifyPipelineOptions(
+    MlirStringRef chip, MlirStringRef features, MlirStringRef format,
+    int optLevel, MlirStringCallback error, void *userData);
 
 #ifdef __cplusplus
 }

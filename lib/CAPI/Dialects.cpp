@@ -8,10 +8,14 @@
 #include "nvtma-c/Dialects.h"
 #include "nvtma/Conversion/NVTMAToNVVM.h"
 #include "nvtma/Dialect/NVTMA/NVTMADialect.h"
+#include "nvtma/Dialect/NVTMA/Transforms/Passes.h"
+#include "nvtma/Pipelines/Pipelines.h"
+#include "nvtma/Support/InputScreen.h"
 #include "nvtma/InitAll.h"
 
 #include "mlir/CAPI/IR.h"
 #include "mlir/CAPI/Registration.h"
+#include "mlir/CAPI/Support.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
@@ -78,6 +82,7 @@ void mlir::nvtma::registerAllPasses() {
   static std::once_flag once;
   std::call_once(once, [] {
     registerConvertNVTMAToNVVM();
+    registerNVTMATransformsPasses();
     registerNVTMAPipelines();
     registerArithToLLVMConversionPass();
     registerConvertControlFlowToLLVMPass();
@@ -107,3 +112,32 @@ void nvtmaRegisterAllDialects(MlirDialectRegistry registry) {
 }
 
 void nvtmaRegisterAllPasses(void) { mlir::nvtma::registerAllPasses(); }
+
+MlirLogicalResult nvtmaScreenInput(MlirStringRef text, MlirStringCallback error,
+                                   void *userData) {
+  ::nvtma::ScreenFailure failure;
+  if (::nvtma::screenInput(std::string_view(text.data, text.length), failure))
+    return mlirLogicalResultSuccess();
+  std::string message = std::to_string(failure.line) + ":" +
+                        std::to_string(failure.column) +
+                        ": error: " + failure.message;
+  error(mlirStringRefCreate(message.data(), message.size()), userData);
+  return mlirLogicalResultFailure();
+}
+
+MlirLogicalResult nvtmaVerifyPipelineOptions(MlirStringRef chip,
+                                             MlirStringRef features,
+                                             MlirStringRef format, int optLevel,
+                                             MlirStringCallback error,
+                                             void *userData) {
+  mlir::nvtma::PipelineOptions options;
+  options.chip = std::string(chip.data, chip.length);
+  options.features = std::string(features.data, features.length);
+  options.format = std::string(format.data, format.length);
+  options.optLevel = optLevel;
+  std::string message;
+  if (mlir::nvtma::verifyPipelineOptions(options, message))
+    return mlirLogicalResultSuccess();
+  error(mlirStringRefCreate(message.data(), message.size()), userData);
+  return mlirLogicalResultFailure();
+}

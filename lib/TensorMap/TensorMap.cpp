@@ -444,7 +444,12 @@ bool nvtma::tensormap::decode(const uint8_t in[kDescriptorBytes], Params &p,
     return fail(diag, Rule::DescriptorLayout, 8, word,
                 "header word 0x%08x has bits 1..3 set", word);
   p.mode = (word & 1) ? Mode::Im2col : Mode::Tiled;
+  // Three bits hold ranks up to 8; the arrays below hold 5 (kMaxRank).
   p.rank = ((word >> 4) & 7) + 1;
+  if (p.rank > kMaxRank)
+    return fail(diag, Rule::DescriptorLayout, 8, p.rank,
+                "the rank field is %u, a descriptor has rank 1..%u", p.rank,
+                kMaxRank);
   const uint32_t code = (word >> 7) & 0xF;
   const bool tf32 = (word >> 16) & 1;
   // Format codes 7 and 8 are shared: the tf32 bit picks TFLOAT32(_FTZ) over

@@ -74,7 +74,7 @@ def _ptx_features(arch: str, ptx_version: int | None) -> str:
     if sm < 90:
         raise CompileError(f"arch {arch}: nvtma needs sm_90 or newer (TMA)")
     if ptx_version is None:
-        ptx_version = 86
+        return ""  # the C++ target table picks the chip's default
     return f"+ptx{ptx_version}"
 
 
@@ -83,8 +83,10 @@ def _module_text(module) -> str:
         return module
     if hasattr(module, "operation"):
         return str(module.operation)
-    if hasattr(module, "build_module"):  # an nvtma.dsl kernel specialization
-        return str(module.build_module().operation)
+    if isinstance(getattr(module, "ir", None), str):  # a dsl Specialization or BuiltKernel
+        return module.ir
+    if callable(getattr(module, "build", None)):  # an @nvtma.dsl.kernel without constants
+        return module.build().ir
     raise TypeError(f"cannot compile {type(module).__name__}: pass an nvtma.ir.Module, IR text or a kernel")
 
 
@@ -135,34 +137,19 @@ def ptx_to_cubin(ptx: str, arch: str) -> bytes:
 
 # ----------------------------------------------------------------------------- MLIR pipeline
 
-# A dense array of `index` makes MLIR's parser assert, which would abort
-# this process; nvtma-opt screens its input with the same pattern.
-_DENSE_INDEX = re.compile(r"array\s*<\s*index(?![_0-9A-Za-z])")
-
-
-def _screen(text: str) -> None:
-    m = _DENSE_INDEX.search(text)
-    if m:
-        line = text.count("\n", 0, m.start()) + 1
-        col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
-        raise CompileError(f"the IR does not parse or verify:\n{line}:{col}: dense arrays of 'index' are not "
-                           "supported (use array<i64: ...>)")
-
-
 def _lower(text: str, arch: str, features: str, opt_level: int):
-    # Parse, pipeline and PTX extraction in one C-API call: walking the
-    # result with Python IR objects would import every dialect's generated
-    # op classes (and numpy), ~150 ms of a cold compile.
+    # Screen, target check, parse, pipeline and PTX extraction in one C-API
+    # call: walking the result with Python IR objects would import every
+    # dialect's generated op classes (and numpy), ~150 ms of a cold compile.
+    # The C++ side screens the text and checks the target before MLIR and
+    # LLVM see them (either could end the process).
     from ._mlir_libs import _mlir  # noqa: F401  (site initialization: dialects, passes, NVVM target)
     from ._mlir_libs._mlir.ir import Context
     from ._mlir_libs._nvtmaDialects import lower_to_ptx
 
-    _screen(text)
-    pipeline = (f"builtin.module(nvtma-to-ptx{{chip={arch} features={features} "
-                f"format=isa O={opt_level}}})")
     with Context() as ctx:
         try:
-            records, objects = lower_to_ptx(ctx, text, pipeline)
+            records, objects = lower_to_ptx(ctx, text, arch, features, opt_level)
         except ValueError as e:
             stage, _, diags = str(e).partition("\n")
             what = {"parse:": "the IR does not parse or verify", "pipeline:": "bad pass pipeline",

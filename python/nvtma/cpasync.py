@@ -2,8 +2,8 @@
 
 Same names as ``cutlass.cute.nvgpu.cpasync``, plus what CuTe cannot do: every
 descriptor field, ``l2_promotion`` first among them, is an argument of
-``make_tiled_tma_atom`` and part of the atom's type. Porting a CuTe TMA kernel
-is renaming imports and adding ``l2_promotion=``. Use inside an
+``make_tiled_tma_atom`` and part of the atom's type. docs/dsl.md says what a
+CuTe port changes. Use inside an
 ``@nvtma.dsl.kernel`` function.
 """
 
@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 
 from . import dsl
 from ._lazy import lazy
+from .dsl.errors import fail, user_op
 
 ir = lazy("nvtma.ir")
 _d = lazy("nvtma.dialects.nvtma")
-from .kernels import ELEM_BYTES
+llvm = lazy("nvtma.dialects.llvm")
 
 __all__ = [
     "LoadCacheMode", "CopyG2SOp", "CopyBulkTensorTileG2SOp", "CopyBulkTensorTileG2SMulticastOp",
@@ -27,7 +28,8 @@ __all__ = [
     "make_tiled_tma_atom", "tma_partition", "copy", "create_tma_multicast_mask", "prefetch_descriptor",
     "copy_tensormap", "update_tma_descriptor", "fence_tma_desc_acquire", "fence_tma_desc_release",
     "cp_fence_tma_desc_release", "group_bulk_copy_modes", "bulk_copy", "ReductionKind", "address_of",
-    "bulk_commit_group", "bulk_wait_group",
+    "bulk_commit_group", "bulk_wait_group", "make_tma_atom_from_descriptor", "cp_async", "cp_async_commit_group",
+    "cp_async_wait_group", "cache_hint", "CACHE_HINTS",
 ]
 
 
@@ -138,6 +140,11 @@ class TmaInfo:
     atom: dsl.Val
     tma_tensor: dsl.TensorValue
     smem_layout: tuple = field(default=())
+    dtype: type = None
+    swizzle: str = "none"
+    kind: str = "load"
+    multicast: int = 1
+    box: tuple = ()
 
     def __iter__(self):
         return iter((self.atom, self.tma_tensor))
@@ -148,26 +155,27 @@ class TmaInfo:
 
     @property
     def tile_bytes(self) -> int:
-        return _tile_bytes(self)
+        """Bytes one copy of the atom's tile moves (what a load's mbarrier expects)."""
+        n = max(self.dtype.width // 8, 1)
+        for d in self.smem_layout:
+            n *= d
+        return n
 
 
-def _tile_bytes(info):
-    t = str(info.atom_type)
-    elem = t.split(",")[1].strip()
-    n = ELEM_BYTES.get(elem, 4)
-    for d in info.smem_layout:
-        n *= d
-    return n
-
-
-def _cute_box(tile, multicast, swizzle, elem_bits):
-    """CuTe's rule: split the tile's outermost dim over the multicast CTAs,
-    then the largest box <= 256 (innermost: <= the swizzle span)."""
+def _cute_box(tile, multicast, swizzle, elem_bits, interleave="none"):
+    from . import tensormap
+    fn = getattr(tensormap, "cute_box", None)
+    if fn is not None:
+        return list(fn(tile, multicast, swizzle, elem_bits, interleave))
+    # CuTe's rule: split the tile's outermost dim over the multicast CTAs,
+    # then the largest box <= 256 (innermost: <= the swizzle span)
     box = list(tile)
     if box[0] % multicast:
-        raise ValueError(f"tile dim 0 ({box[0]}) does not split over {multicast} multicast CTAs")
+        fail(f"tile dim 0 ({box[0]}) does not split over {multicast} multicast CTAs", rule="multicast")
     box[0] //= multicast
     span = {"none": None, "swizzle_32b": 32, "swizzle_64b": 64}.get(swizzle, 128)
+    if interleave != "none":
+        span = None
     for i, e in enumerate(box):
         cap = 256
         if i == len(box) - 1 and span:
@@ -179,6 +187,10 @@ def _cute_box(tile, multicast, swizzle, elem_bits):
     return box
 
 
+_MULTICAST_OPS = ("load_multicast",)
+
+
+@user_op
 def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler=None, num_multicast: int = 1, *,
                         internal_type=None, l2_promotion="l2_128b", swizzle="none", interleave="none",
                         oob_fill="none", element_strides=None, cta_group=None) -> TmaInfo:
@@ -189,47 +201,80 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler=None, num_multic
     "l2_256b"; the other descriptor fields likewise, spelled as in the dialect
     (or CUDA's CU_TENSOR_MAP_* names via nvtma.tensormap's enums).
     """
-    from .tensormap import L2Promotion, OOBFill, Swizzle, Interleave
+    from .tensormap import Interleave, L2Promotion, OOBFill, Swizzle
+    if not isinstance(op, TmaCopyOp):
+        fail(f"make_tiled_tma_atom takes a TMA copy operation (cpasync.CopyBulkTensor*Op()), got "
+             f"{type(op).__name__}", rule="atom")
+    if not isinstance(gmem_tensor, dsl.TensorValue) or gmem_tensor.space != "global":
+        fail("make_tiled_tma_atom needs a global tensor parameter of the kernel", rule="atom")
+    if not isinstance(num_multicast, int) or num_multicast < 1:
+        fail(f"num_multicast={num_multicast!r}: a positive int", rule="multicast")
+    if num_multicast > 1 and op.kind not in _MULTICAST_OPS + ("im2col_load",):
+        fail(f"num_multicast={num_multicast} with {type(op).__name__}: a multicast load needs "
+             "CopyBulkTensorTileG2SMulticastOp", rule="multicast")
+    if op.kind == "load_multicast" and num_multicast == 1:
+        fail("CopyBulkTensorTileG2SMulticastOp with num_multicast=1: pass the number of CTAs it feeds",
+             rule="multicast")
     l2 = L2Promotion.coerce(l2_promotion, "l2_promotion").dialect
     sw = Swizzle.coerce(swizzle, "swizzle").dialect
     il = Interleave.coerce(interleave, "interleave").dialect
     oob = OOBFill.coerce(oob_fill, "oob_fill").dialect
-    rank = len(gmem_tensor.shape)
+    rank = gmem_tensor.rank
     shape = tuple(smem_layout)
     if len(shape) == rank + 1:
         shape = shape[1:]
+    if len(shape) != rank and not op.kind.startswith("im2col"):
+        fail(f"smem_layout {tuple(smem_layout)} for a rank-{rank} tensor", rule="atom")
     tile = tuple(cta_tiler) if cta_tiler is not None else shape
     elem = gmem_tensor.dtype
-    bits = ELEM_BYTES.get(elem, 1) * 8
     kind = op.kind
     fields = dict(swizzle=sw, l2_promotion=l2, interleave=il, oob_fill=oob)
     if internal_type is not None:
         fields["tma_format"] = internal_type
     if element_strides is not None:
-        fields["element_strides"] = element_strides
+        fields["element_strides"] = list(element_strides)
     if kind.startswith("im2col"):
         box = list(tile)
         fields.update(lower_corner=list(op.lower_corner), upper_corner=list(op.upper_corner))
         if num_multicast > 1:
             box[0] //= num_multicast
     else:
-        box = _cute_box(tile, num_multicast, sw, bits)
+        box = _cute_box(tile, num_multicast, sw, elem.width, il)
     if num_multicast > 1:
-        kind = "load_multicast" if kind == "load" else kind
         fields["multicast"] = num_multicast
-    if getattr(op, "cta_group", 1) != 1 or cta_group:
-        fields["cta_group"] = cta_group or op.cta_group
+    group = cta_group or getattr(op, "cta_group", 1)
+    if group != 1:
+        fields["cta_group"] = group
     if kind == "reduce":
         fields["reduction"] = op.reduction_kind.value
-    atom_t = _d.tma_atom_type(kind, elem, box, tile=list(tile), **fields)
+    try:
+        atom_t = _d.tma_atom_type(kind, elem.name, box, tile=list(tile), **fields)
+    except ir.MLIRError as e:
+        from .dsl.kernel import _diagnostics
+        fail(_diagnostics(e), rule="atom")
     atom = _d.MakeTiledTmaAtomOp(atom_t, gmem_tensor.value, list(tile)).result
-    return TmaInfo(dsl.Val(atom), gmem_tensor, tuple(tile))
+    return TmaInfo(dsl.Val(atom), gmem_tensor, tuple(tile), elem, sw, kind, num_multicast, tuple(box))
 
 
+@user_op
+def make_tma_atom_from_descriptor(desc_ptr, like):
+    """An atom that copies through the 128 descriptor bytes at `desc_ptr`
+    (global or shared memory, e.g. patched by update_tma_descriptor), with
+    the static fields of `like` (an atom of the same kind and shape)."""
+    info = like if isinstance(like, TmaInfo) else None
+    t = (info.atom_type if info else like.value.type)
+    atom = _d.AtomFromDescriptorOp(t, dsl.as_value(desc_ptr)).result
+    if info is None:
+        return dsl.Val(atom)
+    return TmaInfo(dsl.Val(atom), info.tma_tensor, info.smem_layout, info.dtype, info.swizzle, info.kind,
+                   info.multicast, info.box)
+
+
+@user_op
 def tma_partition(atom, tile_coords):
     """Element coordinates of tile `tile_coords` (outermost first)."""
     a = atom.atom if isinstance(atom, TmaInfo) else atom
-    coords = [dsl._v(c) for c in tile_coords]
+    coords = [dsl.as_value(c, dsl.Index) for c in tile_coords]
     op = _d.TmaPartitionOp([ir.IndexType.get()] * len(coords), a.value, coords)
     return [dsl.Index(r) for r in op.results]
 
@@ -237,55 +282,115 @@ def tma_partition(atom, tile_coords):
 def _operands(tma_bar_ptr, **optional) -> dict:
     """Builder keywords for an op's optional operands: the (MBarrier, stage)
     pair, and every other one given (not None) as a Value."""
-    kw = {k: dsl._v(v) for k, v in optional.items() if v is not None}
+    kw = {k: v for k, v in optional.items() if v is not None}
     if tma_bar_ptr is not None:
+        if not (isinstance(tma_bar_ptr, tuple) and len(tma_bar_ptr) == 2 and hasattr(tma_bar_ptr[0], "group")):
+            fail("tma_bar_ptr takes (barrier, stage), e.g. bar.at(stage)", rule="barrier")
         bar, stage = tma_bar_ptr
-        kw.update(barriers=bar.group, barrier_id=dsl._v(stage))
+        kw.update(barriers=bar.group, barrier_id=dsl.as_value(stage, dsl.Index))
     return kw
 
 
+_HINTS = {"evict_normal": 0x1000000000000000, "evict_first": 0x12F0000000000000, "evict_last": 0x14F0000000000000}
+CACHE_HINTS = _HINTS
 
+
+def cache_hint(name):
+    """The 64-bit L2 cache policy of an eviction priority ("evict_first",
+    "evict_normal", "evict_last"): createpolicy.fractional.L2::<p>.b64 with
+    fraction 1.0, the values CUTLASS's CacheHintSm90 spells out."""
+    if name not in _HINTS:
+        fail(f"cache hint {name!r}: one of {sorted(_HINTS)}", rule="cache-hint")
+    return dsl.Int64(_HINTS[name] - (1 << 64) if _HINTS[name] >= 1 << 63 else _HINTS[name])
+
+
+@user_op
 def copy(atom, coords, smem, *, tma_bar_ptr=None, mcast_mask=None, cta_rank=None, cache_hint=None,
-         offsets=None):
-    """Issues the TMA copies of one tile (one elected lane of the calling
-    warp issues them: do not wrap this in elect). Loads take `tma_bar_ptr`
-    = (MBarrier, stage); multicast loads `mcast_mask` and `cta_rank`."""
+         offsets=None, tma_desc_ptr=None):
+    """Issues the TMA copies of one tile. One elected lane of the calling
+    warp issues them (do not wrap this in elect; call it from one warp:
+    lang.WarpRole or dsl.if_(dsl.warp_idx() == w)). Loads take `tma_bar_ptr`
+    = (MBarrier, stage); multicast loads `mcast_mask` (int or value) and
+    `cta_rank`; `cache_hint` an L2 eviction priority name or an Int64 policy;
+    `tma_desc_ptr` copies through a descriptor in memory instead of the atom's."""
+    from .lang import _single_issuer
+    info = atom if isinstance(atom, TmaInfo) else None
+    if _single_issuer("cpasync.copy") == "direct":
+        fail("cpasync.copy elects its issuing lane itself: call it from a whole warp (lang.WarpRole), not from "
+             "a branch that one thread runs", rule="single-issuer")
+    if not isinstance(smem, dsl.TensorValue) or smem.space != "shared":
+        fail("cpasync.copy's smem must be a shared-memory buffer (lang.SMEMPool)", rule="smem")
+    if info is not None:
+        if smem.info is not None:
+            smem.info.set_swizzle(info.swizzle, f"the {info.kind} atom", info.tile_bytes)
+            if info.multicast == 1 and info.kind not in ("im2col_load", "im2col_store", "gather4_load"):
+                smem.info.set_box(info.box, f"the {info.kind} atom", smem.static_shape)
+        if smem.dtype is not info.dtype:
+            fail(f"the atom copies {info.dtype.__name__}, the buffer holds {smem.dtype.__name__}", rule="smem")
+        if info.kind in ("load", "load_multicast", "im2col_load", "gather4_load") and tma_bar_ptr is None:
+            fail("a TMA load needs tma_bar_ptr=(barrier, stage) to complete on", rule="barrier")
+        if info.kind == "load_multicast" and (mcast_mask is None or cta_rank is None):
+            fail("a multicast load needs mcast_mask= and cta_rank=", rule="multicast")
     a = atom.atom if isinstance(atom, TmaInfo) else atom
-    kw = _operands(tma_bar_ptr, mask=mcast_mask, cta_rank=cta_rank, cache_hint=cache_hint)
-    _d.CopyOp(a.value, [dsl._v(c) for c in coords], smem.value, [dsl._v(o) for o in (offsets or [])], **kw)
+    if tma_desc_ptr is not None:
+        a = make_tma_atom_from_descriptor(tma_desc_ptr, a if info is None else info)
+        a = a.atom if isinstance(a, TmaInfo) else a
+    hint = None
+    if cache_hint is not None:
+        hint = globals()["cache_hint"](cache_hint) if isinstance(cache_hint, str) else cache_hint
+        hint = dsl.as_value(hint, dsl.Int64)
+    kw = _operands(tma_bar_ptr, mask=None if mcast_mask is None else dsl.as_value(
+        mcast_mask if not isinstance(mcast_mask, dsl.Numeric) else mcast_mask.to(dsl.Int16), dsl.Int16),
+        cta_rank=None if cta_rank is None else dsl.as_value(cta_rank, dsl.Index), cache_hint=hint)
+    offs = [dsl.as_value(o, dsl.Int16) for o in (offsets or [])]
+    dst = smem
+    if info is not None and smem.flat is not None and smem.static_shape == tuple(info.smem_layout) and \
+            tuple(info.box[1:]) != tuple(info.smem_layout[1:]):
+        # a tile split into boxes along inner dims lands box after box: the
+        # op takes that [boxes, *box] view (element accesses see it already)
+        dst = smem.blocked(info.box)
+    _d.CopyOp(a.value, [dsl.as_value(c, dsl.Index) for c in coords], dst.value, offs, **kw)
 
 
+@user_op
 def create_tma_multicast_mask(cluster_shape, cta_coord, mcast_mode: int):
     """The i16 CTA mask of a multicast along `mcast_mode` (CUDA x, y, z order)."""
-    op = _d.CreateTmaMulticastMaskOp([dsl._v(c) for c in cta_coord], list(cluster_shape), mcast_mode)
-    return dsl.Int(op.result)
+    op = _d.CreateTmaMulticastMaskOp([dsl.as_value(c, dsl.Index) for c in cta_coord], list(cluster_shape),
+                                     mcast_mode)
+    return dsl.Int16(op.result)
 
 
+@user_op
 def prefetch_descriptor(atom):
     a = atom.atom if isinstance(atom, TmaInfo) else atom
     _d.PrefetchDescriptorOp(a.value)
 
 
+@user_op
 def copy_tensormap(atom, tensormap_ptr):
     a = atom.atom if isinstance(atom, TmaInfo) else atom
-    _d.CopyTensormapOp(a.value, dsl._v(tensormap_ptr))
+    _d.CopyTensormapOp(a.value, dsl.as_value(tensormap_ptr))
 
 
+@user_op
 def update_tma_descriptor(atom, gmem_tensor, tma_desc_ptr):
     a = atom.atom if isinstance(atom, TmaInfo) else atom
-    _d.UpdateTmaDescriptorOp(a.value, gmem_tensor.value, dsl._v(tma_desc_ptr))
+    _d.UpdateTmaDescriptorOp(a.value, gmem_tensor.value, dsl.as_value(tma_desc_ptr))
 
 
+@user_op
 def fence_tma_desc_acquire(tma_desc_ptr):
-    _d.FenceTmaDescAcquireOp(dsl._v(tma_desc_ptr))
+    _d.FenceTmaDescAcquireOp(dsl.as_value(tma_desc_ptr))
 
 
+@user_op
 def fence_tma_desc_release():
     _d.FenceTmaDescReleaseOp()
 
 
+@user_op
 def cp_fence_tma_desc_release(tma_desc_global_ptr, tma_desc_shared_ptr):
-    _d.CpFenceTmaDescReleaseOp(dsl._v(tma_desc_global_ptr), dsl._v(tma_desc_shared_ptr))
+    _d.CpFenceTmaDescReleaseOp(dsl.as_value(tma_desc_global_ptr), dsl.as_value(tma_desc_shared_ptr))
 
 
 def group_bulk_copy_modes(src, dst):
@@ -293,42 +398,81 @@ def group_bulk_copy_modes(src, dst):
     return src, dst
 
 
+@user_op
 def address_of(buf, indices=None):
-    """An LLVM pointer to buf[indices] in buf's address space."""
-    t = ir.MemRefType(buf.type)
-    space = 0
-    if t.memory_space is not None:
-        s = str(t.memory_space)
-        space = 3 if "workgroup" in s else 1 if "global" in s else int(s) if s.isdigit() else 0
-    ptr_t = ir.Type.parse(f"!llvm.ptr<{space}>" if space else "!llvm.ptr")
-    idx = [dsl._v(i) for i in (indices or [0] * len(t.shape))]
-    return dsl.Val(_d.AddressOfOp(ptr_t, buf.value, idx).result)
+    """An LLVM pointer to buf[indices]: !llvm.ptr<3> in shared memory,
+    !llvm.ptr<1> for a global tensor (what the descriptor and bulk ops take)."""
+    space = {"shared": 3, "cluster": 7}.get(buf.space, 1)
+    generic_global = buf.space == "global"
+    ptr_t = ir.Type.parse("!llvm.ptr" if generic_global else f"!llvm.ptr<{space}>")
+    idx = [dsl.as_value(i, dsl.Index) for i in (indices or [0] * buf.rank)]
+    p = _d.AddressOfOp(ptr_t, buf.value, idx).result
+    if generic_global:
+        p = llvm.AddrSpaceCastOp(ir.Type.parse("!llvm.ptr<1>"), p).result
+    return dsl.Val(p)
 
 
+@user_op
 def bulk_copy(op, dst, src, size, *, tma_bar_ptr=None, mask=None, remote_barrier=None):
     """Non-tensor bulk copy (`op` one of the CopyBulk*Op)."""
-    from .dialects import llvm
-    kw = _operands(tma_bar_ptr, mask=mask, remote_barrier=remote_barrier)
+    kw = _operands(tma_bar_ptr, mask=None if mask is None else dsl.as_value(mask, dsl.Int16),
+                   remote_barrier=None if remote_barrier is None else dsl.as_value(remote_barrier))
 
     def as_space(p, space):
         t = ir.Type.parse(f"!llvm.ptr<{space}>")
-        v = dsl._v(p)
+        v = dsl.as_value(p)
         return v if v.type == t else llvm.AddrSpaceCastOp(t, v).result
 
     want = {"g2s": (3, 1), "g2s_multicast": (3, 1), "s2g": (1, 3), "s2g_bytemask": (1, 3), "s2s_cluster": (7, 3)}
     dsp, ssp = want[op.kind]
     attr = ir.Attribute.parse(f"#nvtma.bulk_copy_kind<{op.kind}>")
-    size_v = size.to_i32().value if isinstance(size, dsl.Index) else dsl._v(size) if isinstance(size, dsl.Val) \
-        else dsl.const(size, i32=True).value
-    _d.BulkCopyOp(attr, as_space(dst, dsp), as_space(src, ssp), size_v, **kw)
+    if _single_issuer_mode("cpasync.bulk_copy") == "direct":
+        fail("cpasync.bulk_copy elects its issuing lane itself: call it from a whole warp", rule="single-issuer")
+    _d.BulkCopyOp(attr, as_space(dst, dsp), as_space(src, ssp), dsl.as_value(size, dsl.Int32), **kw)
 
 
+def _single_issuer_mode(what):
+    from .lang import _single_issuer
+    return _single_issuer(what)
+
+
+@user_op
 def bulk_commit_group():
     """cp.async.bulk.commit_group: the pending TMA stores form a group."""
     _d.BulkCommitGroupOp()
 
 
+@user_op
 def bulk_wait_group(pending: int = 0, read: bool = False):
     """Wait until at most `pending` bulk groups are in flight (`read`: only
     until their shared-memory sources were read)."""
     _d.BulkWaitGroupOp(pending, read=read)
+
+
+@user_op
+def cp_async(dst, src, size=16, *, op=None):
+    """Non-bulk cp.async of `size` (4, 8, 16) bytes from global `src` to
+    shared `dst` (pointers, e.g. address_of(...)), per thread; `op` a
+    CopyG2SOp for the cache mode. Complete with cp_async_commit_group /
+    cp_async_wait_group."""
+    mode = (op or CopyG2SOp()).cache_mode.value
+    if size not in (4, 8, 16):
+        fail(f"cp.async of {size} bytes: 4, 8 or 16", rule="cp-async")
+    if mode == "cache_global" and size != 16:
+        fail("cp.async.cg copies 16 bytes", rule="cp-async")
+    d, s = dsl.as_value(dst), dsl.as_value(src)
+    _d.CpAsyncOp(d, s, size, cache_mode=ir.Attribute.parse(f"#nvtma.load_cache_mode<{mode}>"))
+
+
+@user_op
+def cp_async_commit_group():
+    """cp.async.commit_group."""
+    from .dialects import nvvm
+    nvvm.CpAsyncCommitGroupOp()
+
+
+@user_op
+def cp_async_wait_group(n=0):
+    """cp.async.wait_group n."""
+    from .dialects import nvvm
+    nvvm.CpAsyncWaitGroupOp(n)

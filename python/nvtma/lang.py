@@ -1,6 +1,17 @@
-"""Kernel-authoring helpers in the spirit of TVM TIRx's CUDA language:
-shared-memory pools, mbarriers, pipelines, warp roles, a persistent tile
-scheduler. Use them inside an ``@nvtma.dsl.kernel`` function."""
+"""Kernel-authoring objects with TVM TIRx's names (tvm.backend.cuda.lang):
+shared-memory pools, mbarriers, pipelines, warp roles, tile schedulers.
+Use them inside an ``@nvtma.dsl.kernel`` function.
+
+    pool = lang.SMEMPool()
+    ring = pool.alloc_for(tma_info, stages=4)        # swizzle and alignment from the atom
+    pipe = lang.Pipeline(4, full="tma", empty="mbar", init_empty=4)
+    with lang.WarpRole(0):                           # producer warp
+        loop = dsl.range(n, carry=(lang.PipelineState(4),))
+        for i, (st,) in loop:
+            pipe.producer_acquire(st)
+            ...
+            dsl.yield_(st.advance())
+"""
 
 from __future__ import annotations
 
@@ -8,146 +19,346 @@ import contextlib
 
 from . import dsl
 from ._lazy import lazy
+from .dsl.errors import fail, user_op
+from .dsl.kernel import active_threads, narrowed
+from .dsl.tensor import SWIZZLE_BYTES, SmemInfo, TensorValue
 
 ir = lazy("nvtma.ir")
-arith, memref, nvgpu, nvvm = (lazy(f"nvtma.dialects.{d}") for d in ("arith", "memref", "nvgpu", "nvvm"))
+arith = lazy("nvtma.dialects.arith")
+memref = lazy("nvtma.dialects.memref")
+nvgpu = lazy("nvtma.dialects.nvgpu")
+nvvm = lazy("nvtma.dialects.nvvm")
+_d = lazy("nvtma.dialects.nvtma")
 
 __all__ = ["SMEMPool", "MBarrier", "TMABar", "PipelineState", "Pipeline", "WarpRole", "WarpgroupRole",
-           "elect_sync", "PersistentTileScheduler"]
+           "elect_sync", "PersistentTileScheduler", "ClusterPersistentScheduler2D", "GroupMajor3D",
+           "FlashAttentionLinearScheduler", "Tile", "SmemDescriptor", "swizzle_align"]
 
-_SWIZZLE_ALIGN = {"none": 128, "swizzle_32b": 256, "swizzle_64b": 512, "swizzle_128b": 1024}
 
+def swizzle_align(swizzle) -> int:
+    """The alignment a TMA swizzle needs of a shared buffer: its repeat
+    (8 rows of the swizzle span), 128 bytes unswizzled."""
+    span = SWIZZLE_BYTES.get(swizzle if swizzle is not None else "none")
+    return span * 8 if span else 128
+
+
+# --------------------------------------------------------------------------- shared memory
 
 class SMEMPool:
-    """Bump allocator over the kernel's shared memory. Allocations of
-    swizzled TMA tiles are aligned to the swizzle's repeat (1024 bytes for
-    128B swizzles) so the TMA's address-based swizzle lines up."""
+    """Bump allocator over the kernel's dynamic shared memory (its size goes
+    into the kernel record; launches need no smem=). Buffers are aligned to
+    the swizzle repeat of the atom that fills them (1024 bytes for 128B
+    swizzles), so the TMA's address-based swizzle lines up."""
 
     def __init__(self):
         self.k = dsl.current_kernel()
 
-    def alloc(self, shape, dtype, *, swizzle="none", align=None):
-        from .kernels import ELEM_BYTES
-        align = align or _SWIZZLE_ALIGN.get(swizzle, 128)
+    @user_op
+    def alloc(self, shape, dtype, *, swizzle=None, align=None):
+        """A [shape] buffer of `dtype`. `swizzle` (the TMA swizzle of the data
+        it will hold) may be left out: the first atom that copies into it sets
+        it, and checks the alignment."""
+        cls = dsl.dtype(dtype)
+        shape = tuple(int(d) for d in shape)
+        if swizzle is not None:
+            from .tensormap import Swizzle
+            swizzle = Swizzle.coerce(swizzle, "swizzle").dialect
+        need = swizzle_align(swizzle) if swizzle is not None else 128
+        align = max(align or 0, need)
         k = self.k
         off = (k.smem_bytes + align - 1) // align * align
-        nbytes = ELEM_BYTES[dtype]
+        eb = max(cls.width // 8, 1)
+        n = 1
         for d in shape:
-            nbytes *= d
-        k.smem_bytes = off + nbytes
-        t = ir.MemRefType.get(list(shape), ir.Type.parse(dtype),
-                              memory_space=ir.Attribute.parse("#gpu.address_space<workgroup>"))
-        view = memref.ViewOp(t, k.smem_arg, arith.ConstantOp(ir.IndexType.get(), off).result, [])
-        return dsl.TensorValue(view.result)
+            n *= d
+        k.smem_bytes = off + n * eb
+        stage_bytes = n * eb // shape[0] if len(shape) > 1 else 0
+        return _view(k, off, shape, cls, SmemInfo(off, n * eb, align, swizzle, stage_bytes))
+
+    @user_op
+    def alias(self, buf, shape, dtype):
+        """Another view ([shape] of `dtype`) of `buf`'s bytes, e.g. the bf16
+        output tile in the f32 tile's space; it must fit."""
+        cls = dsl.dtype(dtype)
+        n = max(cls.width // 8, 1)
+        for d in shape:
+            n *= d
+        if buf.info is None or n > buf.info.nbytes:
+            fail(f"an alias of {n} bytes over a {buf.info.nbytes if buf.info else '?'}-byte shared buffer",
+                 rule="smem")
+        return _view(self.k, buf.info.offset, shape, cls, SmemInfo(buf.info.offset, n, buf.info.align, None, 0))
+
+    def alloc_for(self, atom, stages=None):
+        """A buffer for `atom`'s tile (times `stages`), with its swizzle and alignment."""
+        from .cpasync import TmaInfo
+        info = atom if isinstance(atom, TmaInfo) else None
+        if info is None:
+            fail("alloc_for takes what cpasync.make_tiled_tma_atom returned", rule="type")
+        shape = ((stages,) if stages else ()) + tuple(info.smem_layout)
+        return self.alloc(shape, info.dtype, swizzle=info.swizzle)
 
     def stage(self, buf, s, dtype=None):
-        """Slice `s` (runtime index) of a [stages, ...] buffer."""
-        shape = buf.shape
-        inner = list(shape[1:])
-        strides, acc = [], 1
-        for d in reversed(inner):
-            strides.insert(0, acc)
-            acc *= d
-        layout = ir.Attribute.parse("strided<[" + ", ".join(map(str, strides)) + "], offset: ?>")
-        t = ir.MemRefType.get(inner, ir.MemRefType(buf.type).element_type, layout=layout,
-                              memory_space=ir.Attribute.parse("#gpu.address_space<workgroup>"))
-        dyn = ir.ShapedType.get_dynamic_stride_or_offset()
-        sub = memref.SubViewOp(t, buf.value, [dsl._v(s)], [], [], [dyn] + [0] * len(inner),
-                               [1] + inner, [1] * len(shape))
-        return dsl.TensorValue(sub.result)
+        """Slice `s` of a [stages, ...] buffer (buf.stage(s))."""
+        return buf.stage(s)
 
+    def commit(self):
+        """TIRx's pool commit: nothing to do (the size is recorded when the kernel is built)."""
+
+
+def _view(k, off, shape, cls, info):
+    """[shape] of `cls` at byte `off` of the kernel's shared memory, with a
+    flat 1-D view for swizzle/box-aware element access."""
+    space = ir.Attribute.parse("#gpu.address_space<workgroup>")
+    base = k.smem()
+    n = 1
+    for d in shape:
+        n *= d
+    # built at the kernel's entry, next to the base: a buffer allocated inside
+    # a branch or loop (cta_reduce's scratch) is used after it too
+    with ir.InsertionPoint.after(base.owner):
+        shift = arith.ConstantOp(ir.IndexType.get(), off).result
+        view = memref.ViewOp(ir.MemRefType.get(list(shape), cls.mlir_type(), memory_space=space), base, shift, [])
+        flat = memref.ViewOp(ir.MemRefType.get([n], cls.mlir_type(), memory_space=space), base, shift, [])
+    return TensorValue(view.result, info=info, flat=TensorValue(flat.result), flat_offset=0)
+
+
+# --------------------------------------------------------------------------- barriers
 
 class MBarrier:
     """`depth` mbarriers (an upstream !nvgpu.mbarrier.group), initialized by
-    thread 0 with `count` arrivals each."""
+    `leader` (default thread 0) with `count` arrivals each. Initialize them
+    before any warp role starts; the init is fenced, and Pipeline/TMABar users
+    publish it with dsl.barrier() (or dsl.cluster_sync() for multicast)."""
 
-    def __init__(self, depth=1, count=1):
+    def __init__(self, depth=1, count=1, *, phase_offset=0, leader=None, pool=None):
         self.depth = depth
-        t = ir.Type.parse("!nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>, "
-                          f"num_barriers = {depth}>")
-        self.group = nvgpu.MBarrierCreateOp(t).result
-        with dsl.if_(dsl.thread_idx() == 0):
-            for s in range(depth):
-                nvgpu.MBarrierInitOp(self.group, dsl._v(count), dsl._v(s))
-            nvvm.FenceMbarrierInitOp()
+        self.count = count
+        self.phase_offset = phase_offset
+        with _loc():
+            t = ir.Type.parse("!nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>, "
+                              f"num_barriers = {depth}>")
+            self.group = nvgpu.MBarrierCreateOp(t).result
+            with dsl.if_(leader if leader is not None else dsl.thread_idx() == 0):
+                for s in range(depth):
+                    nvgpu.MBarrierInitOp(self.group, dsl.as_value(count), dsl.as_value(s))
+                nvvm.FenceMbarrierInitOp()
 
-    def arrive(self, stage):
-        nvgpu.MBarrierArriveOp(self.group, dsl._v(stage), results=[ir.Type.parse("!nvgpu.mbarrier.token")])
+    def _phase(self, phase):
+        if self.phase_offset:
+            return phase ^ self.phase_offset if isinstance(phase, int) else phase ^ dsl.Boolean(True)
+        return phase
 
+    @user_op
+    def arrive(self, stage, count=None):
+        """Every calling thread arrives once (or `count` times) on barrier `stage`."""
+        if count is not None:
+            nvvm.MBarrierArriveOp(ir.IntegerType.get_signless(64), self.ptr(stage).value,
+                                  count=dsl.as_value(count, dsl.Int32))
+            return
+        nvgpu.MBarrierArriveOp(self.group, dsl.as_value(stage, dsl.Index),
+                               results=[ir.Type.parse("!nvgpu.mbarrier.token")])
+
+    @user_op
     def wait(self, stage, phase):
-        """Spin until phase `phase` (0/1, or a Bool) of barrier `stage` completes."""
-        if isinstance(phase, int):
-            phase = dsl.Bool(arith.ConstantOp(ir.IntegerType.get_signless(1), phase).result)
-        nvgpu.MBarrierTryWaitParityOp(self.group, dsl._v(phase), dsl._v(10_000_000), dsl._v(stage))
+        """Spin until phase parity `phase` (0/1 or a Boolean) of barrier `stage` completes."""
+        p = self._phase(phase)
+        p = dsl.as_value(bool(p) if isinstance(p, int) else p, dsl.Boolean)
+        nvgpu.MBarrierTryWaitParityOp(self.group, p, dsl.as_value(10_000_000), dsl.as_value(stage, dsl.Index))
 
     def at(self, stage):
-        """(group, index): what cpasync.copy's tma_bar_ptr takes."""
+        """(barrier, stage): what cpasync.copy's tma_bar_ptr takes."""
         return (self, stage)
+
+    @user_op
+    def ptr(self, stage):
+        """The shared-memory address (!llvm.ptr<3>) of barrier `stage`."""
+        return dsl.Val(_d.MBarrierAddressOp(self.group, dsl.as_value(stage, dsl.Index)).result)
+
+    def remote_view(self, rank):
+        """This barrier in cluster CTA `rank`'s shared memory: `arrive` signals it there."""
+        return _RemoteMBarrier(self, rank)
+
+
+class _RemoteMBarrier:
+    def __init__(self, local, rank):
+        self.local, self.rank = local, rank
+
+    @user_op
+    def ptr(self, stage):
+        t = ir.Type.parse("!llvm.ptr<7>")
+        return dsl.Val(nvvm.MapaOp(t, self.local.ptr(stage).value, dsl.as_value(self.rank, dsl.Int32)).result)
+
+    @user_op
+    def arrive(self, stage, count=None):
+        """mbarrier.arrive.release.cluster.shared::cluster on the remote barrier."""
+        kw = {"count": dsl.as_value(count, dsl.Int32)} if count is not None else {}
+        nvvm.MBarrierArriveOp(None, self.ptr(stage).value, scope=nvvm.MemScopeKind.CLUSTER, **kw)
+
+    def wait(self, *a, **k):
+        fail("wait() on a remote mbarrier view: waits are local", rule="mbarrier")
+
+
+def _single_issuer(what):
+    """How one thread of the code being built issues `what`: 'elect' (a
+    whole single warp is active: elect.sync picks a lane) or 'direct' (one
+    thread is). More than one warp is a build error: each would issue."""
+    warps, lanes = active_threads()
+    if warps > 1:
+        fail(f"{what} is issued by one thread, but up to {warps} warps run this code and each would issue it: "
+             "call it inside lang.WarpRole(w) or dsl.if_(dsl.warp_idx() == w)", rule="single-issuer")
+    return "direct" if lanes == 1 else "elect"
 
 
 class TMABar(MBarrier):
     """An mbarrier a TMA completes: arm it with the bytes it will receive."""
 
+    @user_op
     def arrive_expect_tx(self, stage, nbytes):
-        with dsl.if_(dsl.elect_sync()):
-            nvgpu.MBarrierArriveExpectTxOp(self.group, dsl._v(nbytes), dsl._v(stage))
+        """One thread of the calling warp (elected here; or the one running
+        thread) arrives and expects `nbytes` of TMA traffic on barrier `stage`."""
+        def issue():
+            nvgpu.MBarrierArriveExpectTxOp(self.group, dsl.as_value(nbytes, dsl.Index),
+                                           dsl.as_value(stage, dsl.Index))
+        if _single_issuer("TMABar.arrive_expect_tx") == "direct":
+            issue()
+        else:
+            with dsl.if_(dsl.elect_sync()):
+                issue()
 
+    def arrive(self, stage, count=None, tx_count=None):
+        if tx_count is not None:
+            return self.arrive_expect_tx(stage, tx_count)
+        return super().arrive(stage, count)
+
+
+# --------------------------------------------------------------------------- pipelines
 
 class PipelineState:
-    """Stage and phase of iteration `i` of a `depth`-stage ring."""
+    """Stage index and phase of a `depth`-stage ring (CuTe's PipelineState).
 
-    def __init__(self, depth, i):
+    ``PipelineState(depth)`` starts at index 0, phase 0; ``st.advance()``
+    returns the next state, to carry through a loop
+    (``dsl.range(n, carry=(st,))``). ``PipelineState(depth, i)`` computes
+    the state of iteration `i` directly (index = i % depth, phase =
+    (i // depth) & 1)."""
+
+    def __init__(self, depth, i=None, *, index=None, phase=None):
         self.depth = depth
-        self.i = i
-        self.stage = i % depth
-        r = (i // depth) % 2
-        self.phase = r != 0 if isinstance(r, dsl.Val) else bool(r)
+        if i is not None:
+            self.i = i
+            self.index = i % depth
+            r = (i // depth) % 2
+            self.phase = (r != 0) if isinstance(r, dsl.Val) else int(r)
+        else:
+            self.i = None
+            self.index = dsl.Int32(index if index is not None else 0) if not isinstance(index, dsl.Val) else index
+            ph = phase if phase is not None else 0
+            self.phase = ph if isinstance(ph, dsl.Val) else dsl.Boolean(bool(ph))
+
+    @property
+    def stage(self):
+        return self.index
+
+    @user_op
+    def advance(self):
+        """The state one slot later (the phase flips when the index wraps)."""
+        nxt = self.index + 1
+        wrap = nxt == self.depth
+        ph = self.phase if isinstance(self.phase, dsl.Val) else dsl.Boolean(bool(self.phase))
+        return PipelineState(self.depth, index=dsl.select(wrap, 0, nxt), phase=dsl.select(wrap, ~ph, ph))
+
+    def _flatten(self):
+        ph = self.phase if isinstance(self.phase, dsl.Val) else dsl.Boolean(bool(self.phase))
+        idx = self.index if isinstance(self.index, dsl.Val) else dsl.Int32(self.index)
+        return [idx, ph], lambda v: PipelineState(self.depth, index=v[0], phase=v[1])
+
+
+def _flip(phase):
+    return (~phase) if isinstance(phase, dsl.Val) else 1 - int(phase)
 
 
 class Pipeline:
-    """A full/empty mbarrier pair per stage: producers wait `empty`, arm
-    `full` with the bytes they load; consumers wait `full`, arrive `empty`."""
+    """A full/empty mbarrier pair per stage (TIRx's Pipeline).
 
-    def __init__(self, stages, *, consumers=1):
+    ``full``/``empty`` tags: "tma" (TMABar, armed with expect_tx) or "mbar"
+    (plain arrivals); ``init_full``/``init_empty`` their arrival counts.
+    Producers ``producer_acquire`` (wait for a free slot) and
+    ``producer_commit`` (arm full with the bytes their TMA loads bring);
+    consumers ``consumer_wait`` and ``consumer_release``. The empty side
+    starts free: the first pass over the ring does not wait."""
+
+    _KINDS = {"tma": TMABar, "mbar": MBarrier}
+
+    def __init__(self, stages, *, full="tma", empty="mbar", init_full=1, init_empty=1, consumers=None,
+                 empty_phase_offset=0, leader=None, pool=None):
+        if consumers is not None:  # the first DSL's spelling
+            init_empty = consumers
+        for tag in (full, empty):
+            if tag not in self._KINDS:
+                fail(f"Pipeline barrier tag {tag!r}: 'tma' or 'mbar' ('tcgen05' needs sm_100)", rule="pipeline")
         self.stages = stages
-        self.full = TMABar(stages, 1)
-        self.empty = MBarrier(stages, consumers)
+        self.full = self._KINDS[full](stages, init_full, leader=leader)
+        self.empty = self._KINDS[empty](stages, init_empty, phase_offset=empty_phase_offset, leader=leader)
+        self.init_empty = init_empty
 
+    @user_op
     def producer_acquire(self, st: PipelineState):
-        # The first pass over the ring finds every slot free.
-        with dsl.if_(st.i >= self.stages):
-            self.empty.wait(st.stage, ~st.phase if isinstance(st.phase, dsl.Bool) else int(not st.phase))
+        # a fresh barrier reports the phase before its first as complete
+        self.empty.wait(st.index, _flip(st.phase))
 
-    def producer_commit(self, st: PipelineState, nbytes):
-        self.full.arrive_expect_tx(st.stage, nbytes)
+    @user_op
+    def producer_commit(self, st: PipelineState, nbytes=None):
+        if isinstance(self.full, TMABar):
+            if nbytes is None:
+                fail("producer_commit on a 'tma' full barrier needs the bytes the loads bring", rule="pipeline")
+            self.full.arrive_expect_tx(st.index, nbytes)
+        else:
+            self.full.arrive(st.index)
 
+    @user_op
     def consumer_wait(self, st: PipelineState):
-        self.full.wait(st.stage, st.phase)
+        self.full.wait(st.index, st.phase)
 
-    def consumer_release(self, st: PipelineState):
-        with dsl.if_(dsl.elect_sync()):
-            self.empty.arrive(st.stage)
+    @user_op
+    def consumer_release(self, st: PipelineState, *, elect=True):
+        """Frees the slot: one elected lane of each calling warp arrives
+        (init_empty = consumer warps), or every thread with elect=False."""
+        if elect:
+            with dsl.if_(dsl.elect_sync()):
+                self.empty.arrive(st.index)
+        else:
+            self.empty.arrive(st.index)
+
+
+# --------------------------------------------------------------------------- roles
+
+def _setmaxnreg(regs, increase):
+    if regs is None:
+        return
+    if not 24 <= regs <= 256 or regs % 8:
+        fail(f"setmaxnreg {regs}: a multiple of 8 in [24, 256]", rule="setmaxnreg")
+    nvvm.SetMaxRegisterOp(regs, nvvm.SetMaxRegisterAction.increase if increase else nvvm.SetMaxRegisterAction.decrease)
 
 
 @contextlib.contextmanager
-def WarpRole(warp_id, regs=None, increase=False):  # noqa: N802 (mirrors TIRx's class name)
-    """Code for one warp; optionally `setmaxnreg` its register budget."""
-    with dsl.if_(dsl.warp_idx() == warp_id):
-        if regs is not None:
-            nvvm.SetMaxRegisterOp(regs, nvvm.SetMaxRegisterAction.increase if increase
-                                  else nvvm.SetMaxRegisterAction.decrease)
+def WarpRole(warp_id, regs=None, increase=False):  # noqa: N802 (TIRx's class name)
+    """Code for warp `warp_id` alone; optionally `setmaxnreg` its register budget."""
+    with _loc(), dsl.if_(dsl.warp_idx() == warp_id, scope="warp"):
+        _setmaxnreg(regs, increase)
         yield
 
 
 @contextlib.contextmanager
 def WarpgroupRole(wg, regs=None, increase=False):  # noqa: N802
     """Code for warpgroup `wg` (4 consecutive warps) or a range (lo, hi)."""
-    g = dsl.thread_idx() // 128
-    cond = (g >= wg[0]) & (g < wg[1]) if isinstance(wg, tuple) else g == wg
-    with dsl.if_(cond):
-        if regs is not None:
-            nvvm.SetMaxRegisterOp(regs, nvvm.SetMaxRegisterAction.increase if increase
-                                  else nvvm.SetMaxRegisterAction.decrease)
+    with _loc():
+        g = dsl.warpgroup_idx()
+        if isinstance(wg, tuple):
+            cond, n = (g >= wg[0]) & (g < wg[1]), 4 * (wg[1] - wg[0])
+        else:
+            cond, n = g == wg, 4
+    with _loc(), dsl.if_(cond), narrowed(n, None):
+        _setmaxnreg(regs, increase)
         yield
 
 
@@ -155,17 +366,150 @@ def elect_sync():
     return dsl.elect_sync()
 
 
-class PersistentTileScheduler:
-    """Tiles blockIdx.x, +gridDim.x, ... of `num_tiles`: ``for i, t in
-    sched`` gives the CTA's iteration count i and tile index t."""
+def _loc():
+    from .dsl.errors import user_location
+    return user_location()
+
+
+# --------------------------------------------------------------------------- schedulers
+
+class Tile:
+    """One scheduled tile: coordinates and the CTA's iteration number."""
+
+    def __init__(self, i, **coords):
+        self.i = i
+        self.__dict__.update(coords)
+
+    def __iter__(self):  # `for i, t in sched` (the first DSL's PersistentTileScheduler)
+        return iter((self.i, self.linear))
+
+
+def _ceil_div(a, b):
+    return (a + b - 1) // b
+
+
+class _Persistent:
+    """Tiles linear, linear + step, ... of `total` for this CTA (or cluster)."""
+
+    def __init__(self, total, start, step):
+        self.total = total
+        self.start = start
+        self.step = step
+
+    @property
+    def count(self):
+        """How many tiles this CTA gets: ceil((total - start) / step), 0 past the end."""
+        total = self.total if isinstance(self.total, dsl.Val) else dsl.Int32(self.total)
+        rem = dsl.select(self.start < total, total - self.start, 0)
+        return _ceil_div(rem, self.step)
+
+    def _tiles(self, decode):
+        for i in dsl.range(self.count):
+            t = dsl.Int32(i) if not isinstance(i, dsl.Int32) else i
+            lin = self.start + t * self.step
+            yield decode(t, lin)
+
+
+class PersistentTileScheduler(_Persistent):
+    """Tiles blockIdx.x, +gridDim.x, ... of `num_tiles` (a Python int or a
+    run-time value): ``for tile in sched`` gives tile.i (this CTA's
+    iteration) and tile.linear; ``for i, t in sched`` unpacks them."""
 
     def __init__(self, num_tiles):
+        with _loc():
+            super().__init__(num_tiles, dsl.block_idx(), dsl.grid_dim())
         self.num_tiles = num_tiles
-        self.bid = dsl.block_idx()
-        self.grid = dsl.grid_dim()
-        # ceil((num_tiles - bid) / grid)
-        self.count = (dsl.const(num_tiles) - self.bid + self.grid - 1) // self.grid
 
     def __iter__(self):
-        for i in dsl.range(self.count):
-            yield i, self.bid + i * self.grid
+        return self._tiles(lambda i, lin: Tile(i, linear=lin))
+
+
+class ClusterPersistentScheduler2D(_Persistent):
+    """TIRx's persistent 2-D scheduler: clusters walk the (m, n) tiles in
+    group-major order (`l2_group_size` rows of M tiles per group, so the
+    tiles in flight share operands in L2), optionally serpentine (N reversed
+    on odd groups). Each cluster owns cluster_m x cluster_n tiles; a CTA's
+    tile adds its cluster coordinate. Counts may be run-time values.
+    ``for tile in sched``: tile.m_idx, tile.n_idx, tile.i."""
+
+    def __init__(self, num_m_tiles, num_n_tiles, num_clusters=None, l2_group_size=8, cluster_m=1, cluster_n=1,
+                 serpentine=False, prefix=None):
+        with _loc():
+            self.cm, self.cn = cluster_m, cluster_n
+            self.mc = _ceil_div(num_m_tiles, cluster_m)
+            self.nc = _ceil_div(num_n_tiles, cluster_n)
+            self.num_m, self.num_n = num_m_tiles, num_n_tiles
+            self.group = l2_group_size
+            self.serpentine = serpentine
+            csize = cluster_m * cluster_n
+            start = dsl.block_idx() // csize if csize > 1 else dsl.block_idx()
+            step = num_clusters if num_clusters is not None else (
+                dsl.grid_dim() // csize if csize > 1 else dsl.grid_dim())
+            super().__init__(self.mc * self.nc, start, step)
+
+    def decode(self, lin):
+        """(m, n) cluster-tile coordinates of linear cluster tile `lin`."""
+        per_group = self.group * self.nc
+        g = lin // per_group
+        first_m = g * self.group
+        rows = dsl.min(self.mc - first_m, self.group)
+        r = lin % per_group
+        m = first_m + r % rows
+        n = r // rows
+        if self.serpentine:
+            n = dsl.select(g % 2 == 1, self.nc - 1 - n, n)
+        return m, n
+
+    def __iter__(self):
+        def tile(i, lin):
+            m, n = self.decode(lin)
+            if self.cm * self.cn > 1:
+                m = m * self.cm + dsl.cluster_ctaid("x")
+                n = n * self.cn + dsl.cluster_ctaid("y")
+            return Tile(i, m_idx=m, n_idx=n, linear=lin, valid=(m < self.num_m) & (n < self.num_n))
+        return self._tiles(tile)
+
+
+class GroupMajor3D(_Persistent):
+    """(m, n, k) tiles, M in groups of `group_rows` (with a tail group), N
+    within a group, K outermost — for split-K work over a grid: ``for tile
+    in sched``: tile.m_idx, tile.n_idx, tile.k_idx."""
+
+    def __init__(self, m_tiles, n_tiles, k_tiles, group_rows, step=None, prefix=None):
+        with _loc():
+            self.m, self.n, self.k = m_tiles, n_tiles, k_tiles
+            self.group = group_rows
+            super().__init__(m_tiles * n_tiles * k_tiles, dsl.block_idx(), step or dsl.grid_dim())
+
+    def __iter__(self):
+        def tile(i, lin):
+            mn = self.m * self.n
+            k = lin // mn
+            r = lin % mn
+            per_group = self.group * self.n
+            g = r // per_group
+            first = g * self.group
+            rows = dsl.min(self.m - first, self.group)
+            rr = r % per_group
+            return Tile(i, m_idx=first + rr % rows, n_idx=rr // rows, k_idx=k, linear=lin)
+        return self._tiles(tile)
+
+
+class FlashAttentionLinearScheduler(_Persistent):
+    """Persistent linear walk over (batch, head, m_block) tasks."""
+
+    def __init__(self, num_batches, num_heads, num_m_blocks, num_ctas=None, prefix=None):
+        with _loc():
+            self.h, self.mb = num_heads, num_m_blocks
+            super().__init__(num_batches * num_heads * num_m_blocks, dsl.block_idx(), num_ctas or dsl.grid_dim())
+
+    def __iter__(self):
+        def tile(i, lin):
+            return Tile(i, b_idx=lin // (self.h * self.mb), h_idx=(lin // self.mb) % self.h, m_idx=lin % self.mb,
+                        linear=lin)
+        return self._tiles(tile)
+
+
+def SmemDescriptor(*args, **kwargs):  # noqa: N802 (TIRx's name; lives with wgmma)
+    from .wgmma import SmemDescriptor as _S
+    return _S(*args, **kwargs)

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Compile every GPU-test kernel ahead of time into DIR/<ir-hash>/ so the
-GPU tests run where the MLIR extension is not importable."""
+"""Compile every GPU-test kernel ahead of time into DIR/<spec.key>/ (kernel
+name + constants + nvtma version) so the GPU tests run where the MLIR
+extension is not importable."""
 
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import nvtma  # noqa: E402
 from conftest import spec_key  # noqa: E402
 from gpu_cases import all_specs  # noqa: E402
 
@@ -15,7 +15,7 @@ def main():
     out = Path(sys.argv[1])
     specs = all_specs()
     for spec in specs:
-        nvtma.compile(spec.ir).save(out / spec_key(spec.ir))
+        spec.compile().save(out / spec_key(spec))
     print(f"{len(specs)} kernels -> {out}")
 
 

@@ -7,7 +7,6 @@ same kernels from AOT artifacts in $NVTMA_GPU_ARTIFACTS, built with
 `python test/python/build_gpu_artifacts.py DIR`.
 """
 
-import hashlib
 import os
 from pathlib import Path
 
@@ -42,8 +41,10 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
-def spec_key(ir: str) -> str:
-    return hashlib.sha256(ir.encode()).hexdigest()[:20]
+def spec_key(spec) -> str:
+    """Artifact directory of a kernel-library specialization: its name,
+    constants and the nvtma version (no MLIR needed to compute it)."""
+    return spec.key
 
 
 def have_compiler() -> bool:
@@ -57,10 +58,20 @@ def have_compiler() -> bool:
 def build(spec):
     """The compiled module of a KernelSpec: compiled now, or loaded AOT."""
     art = os.environ.get("NVTMA_GPU_ARTIFACTS")
-    if art and (Path(art) / spec_key(spec.ir) / "kernels.json").exists():
+    if art and (Path(art) / spec_key(spec) / "kernels.json").exists():
         import nvtma.runtime
-        return nvtma.runtime.load(Path(art) / spec_key(spec.ir))
+        return nvtma.runtime.load(Path(art) / spec_key(spec))
     if not have_compiler():
         pytest.skip(f"no MLIR extension and no AOT artifact for {spec.name} in $NVTMA_GPU_ARTIFACTS")
-    import nvtma
-    return nvtma.compile(spec.ir)
+    return spec.compile()
+
+
+def launch(spec, mod, grid=None):
+    """Launch keywords from the kernel's record (block, cluster, dynamic
+    shared memory) and the spec's grid."""
+    rec = mod.kernels[spec.name].get("launch") or {}
+    kw = dict(grid=grid if grid is not None else spec.grid, block=tuple(rec.get("block") or spec.block),
+              smem=rec.get("smem", 0))
+    if rec.get("cluster"):
+        kw["cluster"] = tuple(rec["cluster"])
+    return kw

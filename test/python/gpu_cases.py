@@ -44,6 +44,7 @@ def all_specs():
     specs += [K.pipelined_copy(1024, 2048, "f16", (64, 128), 4, load_hint=h[0], store_hint=h[1])
               for h in ((None, None), ("evict_first", "evict_last"))]
     specs += [gemv_spec(*c) for c in GEMV_CASES]
+    specs += gemm_specs()
     return specs
 
 
@@ -62,3 +63,29 @@ GEMV_SHAPE = (1024, 4096)
 def gemv_spec(w_dtype, scale, tile, fp8_math, split, vec, x_dtype):
     return K.gemv(*GEMV_SHAPE, w_dtype, tile=tile, stages=4, scale=scale, fp8_math=fp8_math, split=split, vec=vec,
                   x_dtype=x_dtype)
+
+
+# (M, N, K, mode, config or None): the weight-streaming GEMM at small sizes; M not a multiple of 8,
+# N and K tails, one and several K splits, every W scaling and bf16
+GEMM_CASES = [
+    (1, 256, 512, "tensor", None),
+    (5, 200, 528, "tensor", (8, 64, 1, 1)),
+    (13, 384, 1024, "row", (16, 128, 2, 3)),
+    (77, 320, 2048, "row", (128, 64, 1, 4)),
+    (64, 512, 1024, "block", (64, 128, 2, 1)),
+    (33, 384, 1040, "block", (64, 128, 2, 3)),
+    (256, 192, 768, "tensor", (256, 64, 1, 2)),
+    (16, 448, 1000, "bf16", (16, 64, 1, 1)),
+    (100, 256, 2048, "bf16", (128, 128, 2, 5)),
+]
+
+
+def gemm_specs():
+    from nvtma.kernels import gemm
+    g = gemm.Gemm()
+    out = []
+    for M, N, K, mode, cfg in GEMM_CASES:
+        wd = "bf16" if mode == "bf16" else "f8E4M3FN"
+        sp, _, q = g.plan(M, N, K, wd, None if mode == "bf16" else mode, quantize=True, config=cfg)
+        out += [sp] + ([q] if q is not None else [])
+    return out

@@ -89,7 +89,7 @@ def test_ptxas_accepts_every_kernel():
 
 
 def test_invalid_ir_raises_compile_error_with_the_diagnostic():
-    bad = K.tile_copy((100, 100), "f16", (64, 64)).ir.replace("box = [64, 64]", "box = [64, 512]", 1)
+    bad = K.tile_copy((128, 128), "f16", (64, 64)).ir.replace("box = [64, 64]", "box = [64, 512]", 1)
     with pytest.raises(nvtma.CompileError, match="box-dim-range"):
         nvtma.compile(bad)
     with pytest.raises(nvtma.CompileError, match="does not parse"):
@@ -158,11 +158,104 @@ def test_cache_hints_reach_the_ptx():
         K.pipelined_copy(1024, 1024, load_hint="first")
 
 
-def test_compile_loads_no_python_dialect_modules():
+def test_compile_loads_no_python_dialect_modules(tmp_path):
     """nvtma.compile goes through one C-API call: no generated op classes
     (and no numpy) are imported on the way (they cost ~150 ms cold)."""
-    code = ("import sys, nvtma; from nvtma import kernels; "
-            "nvtma.compile(kernels.dump_descriptor((256, 256)).ir, cache=False); "
+    ir_file = tmp_path / "k.mlir"
+    ir_file.write_text(K.dump_descriptor((256, 256)).ir)  # built here: the DSL itself uses the op classes
+    code = ("import sys, nvtma; "
+            f"nvtma.compile(open({str(ir_file)!r}).read(), cache=False); "
             "print(sorted(m for m in sys.modules if '.dialects' in m or m == 'numpy'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]", out
+
+
+# ----------------------------------------------------------------------------- inputs that killed the process
+
+_PLAIN = """module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @k(%g: !llvm.ptr<1>) kernel {
+      nvtma.bulk_commit_group
+      gpu.return
+    }
+  }
+}"""
+_IR_TARGET = _PLAIN.replace("gpu.module @m {", 'gpu.module @m [#nvvm.target<chip = "sm_100f", features = "+ptx86">] {')
+_DEEP_BRACKETS = "module attributes {a = " + "[" * 20000 + "]" * 20000 + "} {}"
+_DEEP_REGIONS = "func.func @f(%c: i1) {\n" + "scf.if %c {\n" * 5000 + "}\n" * 5000 + "return\n}"
+_LITERAL_20K = "func.func @f() -> i64 {\n %c = arith.constant " + "9" * 20000 + " : i64\n return %c : i64\n}"
+_LITERAL_100K = "func.func @f() -> i64 {\n %c = arith.constant " + "7" * 100000 + " : i64\n return %c : i64\n}"
+
+_CRASHERS = [
+    # (id, ir, compile kwargs, what the CompileError must say)
+    ("sm_91a", _PLAIN, dict(arch="sm_91a"), r"unsupported target:\nchip 'sm_91a' is not one LLVM's NVPTX backend "
+     r"can select; supported: .*sm_90a, sm_100"),
+    ("sm_92", _PLAIN, dict(arch="sm_92"), "chip 'sm_92' is not one"),
+    ("sm_95", _PLAIN, dict(arch="sm_95"), "chip 'sm_95' is not one"),
+    ("sm_100f+ptx86", _PLAIN, dict(arch="sm_100f", ptx_version=86), r"\+ptx86 is too old for sm_100f, it needs "
+     r"\+ptx88 or newer; supported: \+ptx88, \+ptx90"),
+    ("sm_110a+ptx86", _PLAIN, dict(arch="sm_110a", ptx_version=86), r"\+ptx86 is too old for sm_110a"),
+    ("ptx99", _PLAIN, dict(ptx_version=99), r"features '\+ptx99' are not one PTX ISA version LLVM knows"),
+    ("O4", _PLAIN, dict(opt_level=4), r"opt level 4 is not one LLVM takes; supported: 0, 1, 2, 3"),
+    ("O99", _PLAIN, dict(opt_level=99), "opt level 99 is not one"),
+    ("O-1", _PLAIN, dict(opt_level=-1), "opt level -1 is not one"),
+    ("Ohuge", _PLAIN, dict(opt_level=2 ** 70), "opt level 1180591620717411303424 is not one"),
+    ("Ostr", _PLAIN, dict(opt_level="3"), "opt level '3' is not one"),
+    ("ir-target", _IR_TARGET, dict(arch="sm_100f"), r"gpu.module @m: \+ptx86 is too old for sm_100f"),
+    ("brackets", _DEEP_BRACKETS, {}, r"does not parse or verify:\n1:279: error: nesting depth 257 is over the limit"),
+    ("regions", _DEEP_REGIONS, {}, r"257:11: error: nesting depth 257 is over the limit of 256"),
+    ("literal-20k", _LITERAL_20K, {}, "a numeric literal of 20000 digits is over the limit of 128"),
+    ("literal-100k", _LITERAL_100K, {}, "a numeric literal of 100000 digits is over the limit of 128"),
+]
+
+_CHILD = """
+import json, sys, time
+import nvtma
+ir, kwargs = json.load(sys.stdin)
+t0 = time.perf_counter()
+try:
+    nvtma.compile(ir, cubin=False, cache=False, **kwargs)
+    print(json.dumps(["ok", "", time.perf_counter() - t0]))
+except nvtma.CompileError as e:
+    print(json.dumps(["CompileError", str(e), time.perf_counter() - t0]))
+"""
+
+
+@pytest.mark.parametrize("name,ir,kwargs,message", _CRASHERS, ids=[c[0] for c in _CRASHERS])
+def test_inputs_that_killed_the_process_are_compile_errors(name, ir, kwargs, message):
+    """Each of these ended the Python process (SIGABRT, SIGSEGV, LLVM ERROR)
+    or hung it (issue 16). Run in a child so that a crash is a failure here,
+    not the end of the test session."""
+    r = subprocess.run([sys.executable, "-c", _CHILD], input=json.dumps([ir, kwargs]), capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, f"the child died with {r.returncode}: {r.stderr[-2000:]}"
+    kind, text, seconds = json.loads(r.stdout.strip().splitlines()[-1])
+    assert kind == "CompileError", (kind, r.stderr[-2000:])
+    assert re.search(message, text), text
+    assert seconds < 5, f"{name} took {seconds:.1f} s"
+
+
+def test_chips_llvm_selects_compile_with_their_default_ptx():
+    """sm_100f and sm_110a need newer PTX than nvtma's default +ptx86: with no
+    ptx_version they get the oldest version they accept."""
+    for arch, version in (("sm_100f", "8.8"), ("sm_110a", "9.0"), ("sm_90a", "8.6"), ("sm_100a", "8.6")):
+        c = nvtma.compile(_PLAIN, arch=arch, cubin=False, cache=False)
+        assert f".version {version}" in c.ptx and f".target {arch}" in c.ptx, (arch, c.ptx[:300])
+
+
+def test_records_carry_the_launch_configuration():
+    """contracts.md item 1: the record's "launch" comes from known_block_size,
+    known_cluster_size and nvtma.dynamic_smem; the PTX requires that block
+    (.reqntid) and cluster (.reqnctapercluster), and dynamic shared memory is
+    PTX's extern array (1024-byte aligned), not a static variable."""
+    ir = (Path(__file__).resolve().parents[1] / "Target" / "launch-ptx.mlir").read_text()
+    c = nvtma.compile(ir, cache=False)
+    assert c.cubin[:4] == b"\x7fELF"  # ptxas takes .reqntid with the cluster directives
+    rec = c.kernels["dyn_copy"]
+    assert rec["launch"] == {"block": [128, 1, 1], "cluster": [2, 1, 1], "smem": 9216}
+    assert [p["kind"] for p in rec["params"]] == ["memref", "descriptor"]
+    assert ".reqntid 128, 1, 1" in c.ptx and ".maxntid" not in c.ptx
+    assert ".reqnctapercluster 2, 1, 1" in c.ptx
+    assert ".extern .shared .align 1024 .b8 __dynamic_shmem__0[];" in c.ptx
+    plain = nvtma.compile(_PLAIN, cubin=False, cache=False)
+    assert plain.kernels["k"]["launch"] == {"block": None, "cluster": None, "smem": 0}

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from conftest import build
+from conftest import build, launch
 import gpu_cases
 from nvtma import kernels as K
 
@@ -47,7 +47,7 @@ def test_l2_promotion_reaches_the_descriptor(promo):
     mod = build(spec)
     x = torch.randn(256, 256, dtype=torch.float16, device="cuda")
     out = torch.zeros(16, dtype=torch.int64, device="cuda")
-    mod.dump_desc(x, out, grid=spec.grid, block=spec.block)
+    mod.dump_desc(x, out, **launch(spec, mod))
     torch.cuda.synchronize()
     got = out.cpu().numpy().tobytes()
     U32, U64 = drv.cuuint32_t, drv.cuuint64_t
@@ -73,7 +73,7 @@ def test_tile_copy_matches_input(case):
     mod = build(spec)
     x = rand(shape, elem, seed=sum(shape))
     y = poison(shape, elem)
-    mod.tile_copy(x, y, grid=spec.grid, block=spec.block)
+    mod.tile_copy(x, y, **launch(spec, mod))
     torch.cuda.synchronize()
     assert torch.equal(bits(x), bits(y)), "output differs from input"
 
@@ -83,7 +83,7 @@ def test_prefetch_and_l2_256b_copy():
     mod = build(spec)
     x = rand((1000, 1000), "f16", 7)
     y = poison((1000, 1000), "f16")
-    mod.tile_copy(x, y, grid=spec.grid, block=spec.block)
+    mod.tile_copy(x, y, **launch(spec, mod))
     torch.cuda.synchronize()
     assert torch.equal(bits(x), bits(y))
 
@@ -98,7 +98,7 @@ def test_driver_encoding_cross_check():
     ours = k.descriptor_bytes(x, y, encoder="nvtma")
     theirs = k.descriptor_bytes(x, y, encoder="driver")
     assert ours == theirs
-    k(x, y, grid=spec.grid, block=spec.block, encoder="driver")
+    k(x, y, **launch(spec, mod), encoder="driver")
     torch.cuda.synchronize()
     assert torch.equal(bits(x), bits(y))
 
@@ -109,7 +109,7 @@ def test_out_of_bounds_fill(oob):
     mod = build(spec)
     x = torch.randn(20, 40, device="cuda")
     out = torch.full((8, 32), 123.0, device="cuda")
-    mod.box_dump(x, out, grid=spec.grid, block=spec.block)
+    mod.box_dump(x, out, **launch(spec, mod))
     torch.cuda.synchronize()
     inside = out[:4, :20]
     assert torch.equal(inside, x[16:20, 20:40])
@@ -128,7 +128,7 @@ def test_multicast_cluster(cluster):
     mod = build(spec)
     x = rand((512, 256), "f16", cluster)
     out = poison((spec.grid[0], 64, 64), "f16")
-    mod.multicast_copy(x, out, grid=spec.grid, block=spec.block, cluster=spec.cluster)
+    mod.multicast_copy(x, out, **launch(spec, mod))
     torch.cuda.synchronize()
     tiles = x.view(8, 64, 4, 64).permute(0, 2, 1, 3).reshape(32, 64, 64)
     want = tiles.repeat_interleave(cluster, dim=0)
@@ -141,7 +141,7 @@ def test_reduce_add():
     a = torch.randn(256, 256, device="cuda")
     b = torch.randn(256, 256, device="cuda")
     want = a + b
-    mod.reduce_tile(a, b, grid=spec.grid, block=spec.block)
+    mod.reduce_tile(a, b, **launch(spec, mod))
     torch.cuda.synchronize()
     torch.testing.assert_close(b, want, rtol=0, atol=1e-6)
 
@@ -151,7 +151,7 @@ def test_im2col_rows():
     mod = build(spec)
     x = rand((2, 8, 8, 64), "f16", 11)
     out = poison((64, 64), "f16")
-    mod.im2col_dump(x, out, grid=spec.grid, block=spec.block)
+    mod.im2col_dump(x, out, **launch(spec, mod))
     torch.cuda.synchronize()
     want = x.reshape(-1, 64)[:64]
     assert torch.equal(bits(out), bits(want))
@@ -167,7 +167,7 @@ def test_byte_roundtrip(make, n):
     mod = build(spec)
     x = torch.randint(0, 255, (n,), dtype=torch.uint8, device="cuda").view(torch.int8)
     y = torch.zeros_like(x)
-    getattr(mod, spec.name)(x, y, grid=spec.grid, block=spec.block)
+    getattr(mod, spec.name)(x, y, **launch(spec, mod))
     torch.cuda.synchronize()
     assert torch.equal(x, y)
 
@@ -182,7 +182,7 @@ def test_update_descriptor_then_use():
     B = rand((192, 320), "f16", 2)
     out = poison((256, 256), "f16")
     ws = torch.zeros(16, dtype=torch.int64, device="cuda")
-    mod.update_descriptor(A, B, out, ws, grid=spec.grid, block=spec.block)
+    mod.update_descriptor(A, B, out, ws, **launch(spec, mod))
     torch.cuda.synchronize()
     assert torch.equal(bits(out[:64, :64]), bits(B[:64, :64])), "the copy did not read B through the patched map"
     patched = ws.cpu().numpy().tobytes()
@@ -203,7 +203,7 @@ def test_pipelined_copy(hints):
     y = poison((1024, 2048), "f16")
     for grid in (1, 7, 132, 256, 300):
         y.view(torch.uint8).fill_(0x7B)
-        mod.pipelined_copy(x, y, grid=(grid,), block=spec.block, smem=0)
+        mod.pipelined_copy(x, y, **launch(spec, mod, (grid,)))
         torch.cuda.synchronize()
         assert torch.equal(bits(x), bits(y)), f"grid {grid}"
 
@@ -233,7 +233,7 @@ def test_gemv(case):
         want = want * s
     for grid in (1, 7, 132, 200):
         y = torch.zeros(m, device="cuda") if split == "tiles" else torch.full((m,), float("nan"), device="cuda")
-        mod.gemv(*args, y, *([s] if scale else []), grid=(grid,), block=spec.block)
+        mod.gemv(*args, y, *([s] if scale else []), **launch(spec, mod, (grid,)))
         torch.cuda.synchronize()
         if math_ == "f32" or w_dtype == "bf16":
             torch.testing.assert_close(y, want, rtol=1e-4, atol=2e-3, msg=lambda e: f"grid {grid}: {e}")

@@ -5,6 +5,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from helpers import REPO, llvm_tools_dir, nvtma_opt
 
 
@@ -28,3 +30,31 @@ def test_no_dead_lit_directives():
             if dead.match(line):
                 bad.append(f"{path.relative_to(REPO)}:{i}: {line.strip()}")
     assert not bad, "dead lit directives:\n" + "\n".join(bad)
+
+
+def _invalid_inputs():
+    """Every lit file of negative cases, with the pass flags of its RUN line."""
+    out = []
+    for path in sorted((REPO / "test").rglob("*.mlir")):
+        text = path.read_text()
+        if "-verify-diagnostics" not in text:
+            continue
+        run = re.search(r"//\s*RUN:\s*nvtma-opt %s([^|\n]*)", text)
+        flags = [f for f in (run.group(1).split() if run else []) if f not in ("-verify-diagnostics",)]
+        if "-split-input-file" not in flags:
+            flags.append("-split-input-file")
+        out.append((path, flags))
+    return out
+
+
+@pytest.mark.parametrize("path,flags", _invalid_inputs(), ids=lambda v: str(v.relative_to(REPO)) if hasattr(v, "relative_to") else None)
+def test_diagnostics_are_deterministic(path, flags):
+    """Every negative case, run twice, prints byte-identical diagnostics: an
+    uninitialized read in a verifier once printed a different number on
+    every run (issue 15)."""
+    runs = [subprocess.run([nvtma_opt(), str(path), *flags], capture_output=True, timeout=120) for _ in range(2)]
+    for r in runs:
+        assert r.returncode in (0, 1), r.stderr[-2000:]
+        assert b"error:" in r.stderr, "expected diagnostics"
+    assert runs[0].stdout == runs[1].stdout
+    assert runs[0].stderr == runs[1].stderr, "diagnostics differ between two runs"

@@ -284,3 +284,17 @@ def test_cli_errors_exit_nonzero_with_the_rule():
     assert r.returncode == 2 and "invalid JSON" in r.stderr
     r = _cli("decode", "abcd")
     assert r.returncode == 1 and "descriptor-layout" in r.stderr
+
+
+@pytest.mark.parametrize("rank_field", [5, 6, 7])
+def test_decode_refuses_ranks_past_five_before_reading_them(rank_field):
+    """The header's rank field holds ranks up to 8; decode indexed its
+    5-entry arrays with it (UBSan: writes past the arrays for ranks 6..8,
+    issue 16). It is refused first, naming the field."""
+    raw = bytearray(tm.encode_tiled(*ARGS))
+    word = int.from_bytes(raw[8:12], "little")
+    raw[8:12] = ((word & ~0x70) | (rank_field << 4)).to_bytes(4, "little")
+    with pytest.raises(tm.TensorMapError, match=rf"descriptor-layout: the rank field is {rank_field + 1}, "
+                       r"a descriptor has rank 1\.\.5") as e:
+        tm.decode(bytes(raw))
+    assert e.value.rule == "descriptor-layout"

@@ -5,48 +5,41 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// mlir-opt with nvtma. The input is screened for constructs on which MLIR's
-// own parser asserts (found by test/fuzz), so that they are reported instead
-// of crashing the tool.
+// mlir-opt with nvtma. The input is screened first (nvtma/Support/
+// InputScreen.h) for constructs on which MLIR's own parser asserts, overflows
+// its stack or takes minutes, so that they are reported instead of crashing
+// or hanging the tool.
 //
 //===----------------------------------------------------------------------===//
 
 #include "nvtma/InitAll.h"
+#include "nvtma/Support/InputScreen.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Regex.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 
-/// Reports the first dense array of `index` (MLIR's DenseArrayAttr parser
-/// asserts on it). Returns true when the input is safe to parse.
+/// Runs nvtma's input screen (nesting depth, literal length, dense index
+/// arrays) and reports what it refuses like a parser diagnostic. Returns true
+/// when the input is safe to parse.
 static bool screenInput(llvm::StringRef text, llvm::StringRef name) {
-  // `index` as a whole word, even at the end of a truncated input.
-  llvm::Regex denseIndex("array[[:space:]]*<[[:space:]]*index([^_[:alnum:]]|$)");
-  llvm::SmallVector<llvm::StringRef, 1> match;
-  if (!denseIndex.match(text, &match))
+  ::nvtma::ScreenFailure failure;
+  if (::nvtma::screenInput(std::string_view(text.data(), text.size()), failure))
     return true;
-  size_t at = match[0].data() - text.data();
-  llvm::StringRef before = text.take_front(at);
-  size_t line = before.count('\n') + 1;
-  size_t col = at - (before.rfind('\n') == llvm::StringRef::npos
-                         ? 0
-                         : before.rfind('\n') + 1) + 1;
-  llvm::errs() << name << ":" << line << ":" << col
-               << ": error: dense arrays of 'index' are not supported (use "
-                  "array<i64: ...>)\n";
+  llvm::errs() << name << ":" << failure.line << ":" << failure.column
+               << ": error: " << failure.message << "\n";
   return false;
 }
 
 int main(int argc, char **argv) {
   DialectRegistry registry;
-  nvtma::registerAllDialects(registry);
-  nvtma::registerAllPasses();
+  mlir::nvtma::registerAllDialects(registry);
+  mlir::nvtma::registerAllPasses();
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv, "nvtma optimizer driver\n", registry);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
@@ -56,7 +49,7 @@ int main(int argc, char **argv) {
     llvm::errs() << error << "\n";
     return 1;
   }
-  if (!screenInput(file->getBuffer(), inputFilename))
+  if (!screenInput(file->getBuffer(), file->getBufferIdentifier()))
     return 1;
   std::unique_ptr<llvm::ToolOutputFile> output =
       openOutputFile(outputFilename, &error);

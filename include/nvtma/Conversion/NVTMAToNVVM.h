@@ -10,7 +10,6 @@
 
 #include "mlir/Pass/Pass.h"
 #include <memory>
-#include <string>
 
 namespace mlir {
 class LLVMTypeConverter;
@@ -29,19 +28,6 @@ namespace nvtma {
 /// lowering of every nvtma op to `patterns`.
 void populateNVTMAToNVVMConversionPatterns(LLVMTypeConverter &converter,
                                            RewritePatternSet &patterns);
-
-/// Options of the `nvtma-to-ptx` pipeline.
-struct PipelineOptions {
-  std::string chip = "sm_90a";
-  std::string features = "+ptx86";
-  std::string format = "isa";
-  unsigned optLevel = 3;
-};
-
-/// Registers the `nvtma-to-ptx` pipeline: convert-nvtma-to-nvvm, the
-/// upstream lowering of gpu / arith / memref / scf / nvgpu / nvvm to LLVM,
-/// and gpu-module-to-binary.
-void registerNVTMAPipelines();
 
 } // namespace nvtma
 } // namespace mlir

@@ -11,35 +11,25 @@
 include "mlir/Pass/PassBase.td"
 
 def ConvertNVTMAToNVVM : Pass<"convert-nvtma-to-nvvm", "ModuleOp"> {
-  let summary = "lower nvtma ops to NVVM and materialize TMA descriptors";
+  let summary = "lower nvtma ops to NVVM and LLVM";
   let description = [{
-    For every `gpu.func` kernel, turns each `nvtma.make_tiled_tma_atom` into
-    a 128-byte, 64-byte-aligned `__grid_constant__` parameter
-    (`!llvm.ptr {llvm.byval = !llvm.array<128 x i8>, llvm.align = 64,
-    nvvm.grid_constant}`) appended to the kernel, and records in the module
-    attribute `nvtma.kernels` (JSON) every kernel's parameters and, for each
-    descriptor, the tensor argument it binds and every static field of its
-    atom (tma_format, box, swizzle, l2_promotion, interleave, oob_fill,
-    element strides). When the tensor is fully static the record carries the
-    descriptor pre-encoded with address 0, so a launcher only patches the
-    address.
+    The lowering patterns, one per op (and the nvgpu mbarrier lowering in
+    the same conversion): copies become `cp.async.bulk.tensor` /
+    `cp.reduce.async.bulk.tensor` issued by one elected lane, descriptor
+    management becomes `prefetch.tensormap`, `tensormap.replace` and the
+    tensormap proxy fences, `tma_partition` and `create_tma_multicast_mask`
+    become integer arithmetic. An atom is the generic pointer to its
+    descriptor.
 
-    Then lowers every nvtma op to NVVM / LLVM (and the nvgpu mbarrier ops
-    with them). The architecture (`sm`) and PTX ISA (`ptx`) come from the
-    gpu.module's `#nvvm.target` unless given; features the target cannot
-    run are diagnosed here, before LLVM sees them.
+    Expects the atoms of kernels to be parameters already
+    (`nvtma-materialize-descriptors`) and the target to have been checked
+    (`nvtma-check-target`): this pass only lowers.
   }];
   let dependentDialects = [
     "::mlir::LLVM::LLVMDialect",
     "::mlir::NVVM::NVVMDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::arith::ArithDialect",
-  ];
-  let options = [
-    Option<"sm", "sm", "unsigned", "0",
-           "SM version to lower for (0: the gpu.module's NVVM target)">,
-    Option<"ptx", "ptx", "unsigned", "0",
-           "PTX ISA version times 10 (0: from the target's +ptxNN feature)">,
   ];
 }
 

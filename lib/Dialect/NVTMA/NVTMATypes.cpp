@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "nvtma/Dialect/NVTMA/NVTMADialect.h"
+#include "nvtma/Target/TargetInfo.h"
 #include "nvtma/TensorMap/TensorMap.h"
 
 #include "mlir/IR/Builders.h"
@@ -147,66 +148,116 @@ struct AtomFields {
 };
 } // namespace
 
-static void fillParams(const AtomFields &a, ArrayRef<int64_t> shape,
-                       ArrayRef<int64_t> strides, tmap::Params &p) {
-  const bool im2col = isIm2colKind(a.kind);
-  const unsigned rank = a.rank();
-  const unsigned bits = formatBits(a.format);
-  p = tmap::Params();
-  p.mode = im2col ? tmap::Mode::Im2col : tmap::Mode::Tiled;
+static uint32_t clampU32(int64_t v) {
+  return v < 0 ? 0 : v > 0xFFFFFFFFll ? 0xFFFFFFFFu : uint32_t(v);
+}
+
+static int32_t clampI32(int64_t v) {
+  return int32_t(std::clamp<int64_t>(v, INT32_MIN, INT32_MAX));
+}
+
+/// The smallest extent >= `v` that the packed formats allow for the innermost
+/// descriptor dim: a multiple of 128 values (16-byte-aligned kinds) or of 2
+/// (16U4_ALIGN8B).
+static int64_t roundForFormat(TmaFormat f, int64_t v) {
+  if (f == TmaFormat::U4X16_ALIGN16B || f == TmaFormat::U6X16_ALIGN16B)
+    return (v + 127) / 128 * 128;
+  if (f == TmaFormat::U4X16_ALIGN8B)
+    return (v + 1) / 2 * 2;
+  return v;
+}
+
+/// Fills the fields every descriptor has. `placeholderDim(i)` gives the
+/// extent of descriptor dim i where the tensor's is unknown: one that
+/// satisfies every rule, so validating the result checks exactly what is
+/// static. Unknown strides get 256 bytes (aligned for every format).
+static void fillCommon(const AtomFields &a, ArrayRef<int64_t> shape,
+                       ArrayRef<int64_t> strides, unsigned rank,
+                       function_ref<int64_t(unsigned)> placeholderDim,
+                       tmap::Params &p) {
+  const uint64_t bits = formatBits(a.format);
   p.dataType = static_cast<tmap::DataType>(a.format);
   p.rank = rank;
   p.interleave = static_cast<tmap::Interleave>(a.interleave);
   p.swizzle = static_cast<tmap::Swizzle>(a.swizzle);
   p.l2Promotion = static_cast<tmap::L2Promotion>(a.l2Promotion);
   p.oobFill = static_cast<tmap::OOBFill>(a.oobFill);
-  auto clampU32 = [](int64_t v) -> uint32_t {
-    return v < 0 ? 0 : v > 0xFFFFFFFFll ? 0xFFFFFFFFu : uint32_t(v);
-  };
-  auto clampI32 = [](int64_t v) {
-    return int32_t(std::clamp<int64_t>(v, INT32_MIN, INT32_MAX));
-  };
   for (unsigned i = 0; i < rank && i < tmap::kMaxRank; ++i) {
     unsigned m = rank - 1 - i; // the tensor dim of descriptor dim i
     p.elementStrides[i] =
         m < a.elementStrides.size() ? clampU32(a.elementStrides[m]) : 1;
-    // Placeholders satisfy every rule: box-sized extents (for im2col spatial
-    // dims, large enough for any corner) and small 32-byte-aligned strides.
-    int64_t dim;
-    if (!im2col)
-      dim = std::max<int64_t>(m < a.box.size() ? a.box[m] : 1, 1);
-    // Packed types constrain the innermost dim: 128 values (16B-aligned
-    // kinds) or pairs (16U4_ALIGN8B).
-    if (i == 0 && (a.format == TmaFormat::U4X16_ALIGN16B ||
-                   a.format == TmaFormat::U6X16_ALIGN16B))
-      dim = (dim + 127) / 128 * 128;
-    else if (i == 0 && a.format == TmaFormat::U4X16_ALIGN8B)
-      dim = (dim + 1) / 2 * 2;
-    else if (i == 0)
-      dim = std::max<int64_t>(a.box.size() == 2 ? a.box[1] : 1, 1);
-    else
-      dim = i + 1 == rank ? 1 : (int64_t(1) << 17);
-    if (m < shape.size() && !ShapedType::isDynamic(shape[m]))
-      dim = shape[m];
+    bool known = m < shape.size() && !ShapedType::isDynamic(shape[m]);
+    int64_t dim = known ? shape[m] : placeholderDim(i);
     p.globalDim[i] = dim < 0 ? 0 : uint64_t(dim);
-    if (i > 0) {
-      uint64_t stride = 256;
-      if (m < strides.size() && !ShapedType::isDynamic(strides[m]))
-        stride = uint64_t(strides[m]) * bits / 8;
-      p.globalStrides[i - 1] = stride;
+    if (i == 0)
+      continue;
+    uint64_t stride = 256;
+    if (m < strides.size() && !ShapedType::isDynamic(strides[m])) {
+      // Bytes, saturated: a stride whose byte count does not fit 64 bits
+      // is out of range either way.
+      unsigned __int128 bytes =
+          strides[m] < 0 ? ~(unsigned __int128)0
+                         : (unsigned __int128)strides[m] * bits / 8;
+      stride = bytes > UINT64_MAX ? UINT64_MAX : uint64_t(bytes);
     }
+    p.globalStrides[i - 1] = stride;
   }
-  if (im2col) {
-    p.channelsPerPixel = a.box.size() == 2 ? clampU32(a.box[1]) : 0;
-    p.pixelsPerColumn = a.box.size() == 2 ? clampU32(a.box[0]) : 0;
-    for (unsigned j = 0; j < a.lowerCorner.size() && j < 3; ++j)
-      p.pixelBoxLowerCorner[j] = clampI32(a.lowerCorner[j]);
-    for (unsigned j = 0; j < a.upperCorner.size() && j < 3; ++j)
-      p.pixelBoxUpperCorner[j] = clampI32(a.upperCorner[j]);
-  } else {
-    for (unsigned i = 0; i < rank && i < tmap::kMaxRank; ++i)
-      p.boxDim[i] = clampU32(a.box[rank - 1 - i]);
-  }
+}
+
+/// A tiled atom: the box, and box-sized placeholder extents.
+static void fillTiledParams(const AtomFields &a, ArrayRef<int64_t> shape,
+                            ArrayRef<int64_t> strides, tmap::Params &p) {
+  const unsigned rank = a.box.size();
+  p.mode = tmap::Mode::Tiled;
+  fillCommon(
+      a, shape, strides, rank,
+      [&](unsigned i) {
+        int64_t dim = std::clamp<int64_t>(a.box[rank - 1 - i], 1, 1 << 16);
+        return i == 0 ? roundForFormat(a.format, dim) : dim;
+      },
+      p);
+  for (unsigned i = 0; i < rank && i < tmap::kMaxRank; ++i)
+    p.boxDim[i] = clampU32(a.box[rank - 1 - i]);
+}
+
+/// An im2col atom: box = [pixels per column, channels per pixel], corners
+/// over the spatial dims. Unknown spatial dims get 2^17 (non-empty for any
+/// corner offset the rank allows), the others one box.
+static void fillIm2colParams(const AtomFields &a, ArrayRef<int64_t> shape,
+                             ArrayRef<int64_t> strides, tmap::Params &p) {
+  const unsigned rank = a.lowerCorner.size() + 2;
+  const int64_t pixels = a.box.size() == 2 ? a.box[0] : 0;
+  const int64_t channels = a.box.size() == 2 ? a.box[1] : 0;
+  // The spatial dims are 1..rank-2, or 0..rank-3 for interleaved layouts.
+  const unsigned firstSpatial = a.interleave == Interleave::NONE ? 1 : 0;
+  p.mode = tmap::Mode::Im2col;
+  fillCommon(
+      a, shape, strides, rank,
+      [&](unsigned i) -> int64_t {
+        if (i >= firstSpatial && i < firstSpatial + rank - 2)
+          return int64_t(1) << 17;
+        int64_t dim = i == 0 ? std::clamp<int64_t>(channels, 1, 1 << 16) : 1;
+        return i == 0 ? roundForFormat(a.format, dim) : dim;
+      },
+      p);
+  p.channelsPerPixel = clampU32(channels);
+  p.pixelsPerColumn = clampU32(pixels);
+  for (unsigned j = 0; j < a.lowerCorner.size() && j < 3; ++j)
+    p.pixelBoxLowerCorner[j] = clampI32(a.lowerCorner[j]);
+  for (unsigned j = 0; j < a.upperCorner.size() && j < 3; ++j)
+    p.pixelBoxUpperCorner[j] = clampI32(a.upperCorner[j]);
+}
+
+/// The driver's parameters for `a` over a tensor of `shape` / `strides`
+/// (elements, outermost first; kDynamic where unknown), in the
+/// descriptor's innermost-first order.
+static void fillParams(const AtomFields &a, ArrayRef<int64_t> shape,
+                       ArrayRef<int64_t> strides, tmap::Params &p) {
+  p = tmap::Params();
+  if (isIm2colKind(a.kind))
+    fillIm2colParams(a, shape, strides, p);
+  else
+    fillTiledParams(a, shape, strides, p);
 }
 
 static LogicalResult
@@ -262,14 +313,12 @@ mlir::nvtma::getTargetSM(Operation *op) {
     auto target = dyn_cast<NVVM::NVVMTargetAttr>(a);
     if (!target)
       continue;
-    StringRef chip = target.getChip();
-    if (!chip.consume_front("sm_"))
+    // A chip LLVM does not know is nvtma-check-target's to report.
+    const ::nvtma::target::Chip *chip =
+        ::nvtma::target::lookupChip(target.getChip());
+    if (!chip)
       return std::nullopt;
-    bool archSpecific = chip.consume_back("a") || chip.consume_back("f");
-    unsigned sm = 0;
-    if (chip.getAsInteger(10, sm))
-      return std::nullopt;
-    return std::make_pair(sm, archSpecific);
+    return std::make_pair(chip->sm, chip->suffix != 0);
   }
   return std::nullopt;
 }

@@ -1,14 +1,14 @@
-// RUN: nvtma-opt %s -convert-nvtma-to-nvvm -split-input-file | FileCheck %s
+// The lowering patterns, on kernels whose atoms nvtma-materialize-descriptors
+// made parameters.
+// RUN: nvtma-opt %s -nvtma-materialize-descriptors -convert-nvtma-to-nvvm -split-input-file | FileCheck %s
 
 !bars = !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
 !smem = memref<64x64xf16, #gpu.address_space<workgroup>>
 
-// Atoms become 128-byte descriptor parameters appended to the kernel, and
-// the module records how to encode them, L2 promotion included.
-// CHECK: module attributes {{.*}}nvtma.kernels = "{{.*}}\22l2_promotion\22:3{{.*}}\22swizzle\22:3
+// Copies use the descriptor parameters in place.
 // CHECK-LABEL: gpu.func @load_store
-// CHECK-SAME: %[[D0:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvtma.descriptor = 0 : i64}
-// CHECK-SAME: %[[D1:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvtma.descriptor = 1 : i64}
+// CHECK-SAME: %[[D0:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64, nvtma.descriptor = #nvtma.descriptor<binds = 0,
+// CHECK-SAME: %[[D1:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64, nvtma.descriptor = #nvtma.descriptor<binds = 1,
 gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
   gpu.func @load_store(%A: memref<256x256xf16>, %B: memref<256x256xf16>, %bars: !bars, %i: index)
       workgroup(%s: !smem) kernel {

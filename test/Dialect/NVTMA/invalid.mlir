@@ -1067,3 +1067,38 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
     gpu.return
   }
 }
+
+// -----
+
+// fillParams read an uninitialized extent for im2col atoms with packed
+// formats: this input reported "global dim 0 is <a different huge number>"
+// on every run (issue 15). The atom is valid; the tensor's element type is
+// what is wrong.
+gpu.module @m [#nvvm.target<chip = "sm_100a", features = "+ptx86">] {
+  gpu.func @k(%A: memref<64x64x64x64xi8>) kernel {
+    // expected-error @+1 {{tensor element type 'i8' differs from the atom's 'i4'}}
+    %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 64, 64>} : memref<64x64x64x64xi8> -> !nvtma.tma_atom<im2col_load, i4, tma_format = u4x16_align8b, box = [64, 64], lower_corner = [0, 0], upper_corner = [0, 0]>
+    gpu.return
+  }
+}
+
+// -----
+
+// The same read, 16-byte-aligned packed formats (issue 16).
+// expected-error @+1 {{box-dim-packed: channels per pixel is 64, a 16-byte-aligned packed type needs 128}}
+func.func @f(%a: !nvtma.tma_atom<im2col_load, i4, tma_format = u4x16_align16b, box = [64, 64], lower_corner = [0, 0], upper_corner = [0, 0]>) { return }
+
+// -----
+
+// expected-error @+1 {{box-dim-packed: channels per pixel is 64, a 16-byte-aligned packed type needs 128}}
+func.func @f(%a: !nvtma.tma_atom<im2col_load, i6, tma_format = u6x16_align16b, box = [64, 64], lower_corner = [0, 0], upper_corner = [0, 0]>) { return }
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_100a", features = "+ptx86">] {
+  gpu.func @k(%A: memref<8x64x64x100xi4>) kernel {
+    // expected-error @+1 {{global-dim-packed: global dim 0 is 100, a 16-byte-aligned packed type needs a multiple of 128}}
+    %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 64, 128>} : memref<8x64x64x100xi4> -> !nvtma.tma_atom<im2col_load, i4, tma_format = u4x16_align16b, box = [64, 128], lower_corner = [0, 0], upper_corner = [0, 0]>
+    gpu.return
+  }
+}

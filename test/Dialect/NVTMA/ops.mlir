@@ -201,3 +201,18 @@ gpu.module @kernels [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
     gpu.return
   }
 }
+
+// Im2col atoms with every packed format (fillParams' im2col path with the
+// packed extents, issue 15).
+// CHECK-LABEL: gpu.func @packed_im2col
+gpu.module @packed [#nvvm.target<chip = "sm_100a", features = "+ptx86">] {
+  gpu.func @packed_im2col(%A: memref<8x64x64x128xi4>, %B: memref<8x64x64x128xi6>, %C: memref<8x64x64x64xi4>) kernel {
+    // CHECK: !nvtma.tma_atom<im2col_load, i4, tma_format = u4x16_align16b, box = [64, 128], lower_corner = [0, 0], upper_corner = [0, 0]>
+    %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 64, 128>} : memref<8x64x64x128xi4> -> !nvtma.tma_atom<im2col_load, i4, tma_format = u4x16_align16b, box = [64, 128], lower_corner = [0, 0], upper_corner = [0, 0]>
+    // CHECK: !nvtma.tma_atom<im2col_load, i6, tma_format = u6x16_align16b, box = [64, 128], lower_corner = [0, 0], upper_corner = [0, 0]>
+    %b = nvtma.make_tiled_tma_atom %B {cta_tiler = array<i64: 64, 128>} : memref<8x64x64x128xi6> -> !nvtma.tma_atom<im2col_load, i6, tma_format = u6x16_align16b, box = [64, 128], lower_corner = [0, 0], upper_corner = [0, 0]>
+    // CHECK: !nvtma.tma_atom<im2col_load, i4, tma_format = u4x16_align8b, box = [64, 64], lower_corner = [0, 0], upper_corner = [0, 0]>
+    %c = nvtma.make_tiled_tma_atom %C {cta_tiler = array<i64: 64, 64>} : memref<8x64x64x64xi4> -> !nvtma.tma_atom<im2col_load, i4, tma_format = u4x16_align8b, box = [64, 64], lower_corner = [0, 0], upper_corner = [0, 0]>
+    gpu.return
+  }
+}

@@ -11,6 +11,7 @@
 include "nvtma/Dialect/NVTMA/NVTMADialect.td"
 include "nvtma/Dialect/NVTMA/NVTMAEnums.td"
 include "nvtma/Dialect/NVTMA/NVTMATypes.td"
+include "nvtma/Dialect/NVTMA/NVTMAAttrs.td"
 include "nvtma/Dialect/NVTMA/NVTMAOps.td"
 
 #endif // NVTMA_TD

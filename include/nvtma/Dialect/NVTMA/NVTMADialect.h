@@ -24,11 +24,11 @@
 #include "nvtma/Dialect/NVTMA/NVTMAOpsDialect.h.inc"
 #include "nvtma/Dialect/NVTMA/NVTMAOpsEnums.h.inc"
 
-#define GET_ATTRDEF_CLASSES
-#include "nvtma/Dialect/NVTMA/NVTMAOpsAttrs.h.inc"
-
 #define GET_TYPEDEF_CLASSES
 #include "nvtma/Dialect/NVTMA/NVTMAOpsTypes.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "nvtma/Dialect/NVTMA/NVTMAOpsAttrs.h.inc"
 
 #define GET_OP_CLASSES
 #include "nvtma/Dialect/NVTMA/NVTMAOps.h.inc"

@@ -34,6 +34,8 @@ def NVTMA_Dialect : Dialect {
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
   let hasConstantMaterializer = 1;
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
   let dependentDialects = [
     "::mlir::gpu::GPUDialect",
     "::mlir::LLVM::LLVMDialect",
@@ -46,14 +48,27 @@ def NVTMA_Dialect : Dialect {
     /// Adds the types (defined with their storage in NVTMATypes.cpp).
     void registerTypes();
 
-    /// Name of the module attribute holding, as JSON, how to build each
-    /// kernel's descriptor parameters (written by convert-nvtma-to-nvvm).
+    /// Name of the module attribute holding, as JSON, every kernel's
+    /// parameters and launch configuration (the kernel records the runtime
+    /// reads; written by nvtma-write-kernel-records).
     static constexpr ::llvm::StringLiteral getKernelRecordsAttrName() {
       return "nvtma.kernels";
     }
-    /// Marker on materialized descriptor parameters of a gpu.func.
+    /// The #nvtma.descriptor on a materialized descriptor parameter.
     static constexpr ::llvm::StringLiteral getDescriptorArgAttrName() {
       return "nvtma.descriptor";
+    }
+    /// On a kernel with descriptor parameters: their #nvtma.descriptor
+    /// attributes in parameter order. They are the kernel's trailing
+    /// parameters; the list outlives convert-gpu-to-nvvm, which drops
+    /// argument attributes it does not know.
+    static constexpr ::llvm::StringLiteral getDescriptorParamsAttrName() {
+      return "nvtma.descriptor_params";
+    }
+    /// Bytes of dynamic shared memory a kernel needs (an integer, 0 if
+    /// absent); the kernel record's launch "smem".
+    static constexpr ::llvm::StringLiteral getDynamicSmemAttrName() {
+      return "nvtma.dynamic_smem";
     }
   }];
 }

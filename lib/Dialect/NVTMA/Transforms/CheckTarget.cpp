@@ -1,0 +1,205 @@
+//===- CheckTarget.cpp - diagnose what NVPTX cannot select ----------------===//
+//
+// Part of the nvtma project, under the Apache License v2.0 with LLVM
+// Exceptions. SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Everything here would otherwise reach LLVM, whose NVPTX backend ends the
+// process on it instead of reporting an error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nvtma/Dialect/NVTMA/NVTMADialect.h"
+#include "nvtma/Dialect/NVTMA/Transforms/Passes.h"
+#include "nvtma/Target/TargetInfo.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace mlir::nvtma {
+#define GEN_PASS_DEF_NVTMACHECKTARGET
+#include "nvtma/Dialect/NVTMA/Transforms/Passes.h.inc"
+} // namespace mlir::nvtma
+
+using namespace mlir;
+using namespace mlir::nvtma;
+namespace tgt = ::nvtma::target;
+
+namespace {
+
+/// What the ops of one gpu.module may use.
+struct Arch {
+  unsigned sm = 0;
+  bool archSpecific = false; ///< an `a` or `f` chip
+  unsigned ptx = 0;          ///< 0: unknown (no target, no ptx= option)
+  bool fromOption = false;   ///< sm came from the pass option
+};
+
+/// Checks one NVVM target against TargetInfo; emits on `module`.
+LogicalResult checkNVVMTarget(gpu::GPUModuleOp module,
+                              NVVM::NVVMTargetAttr target, Arch &arch) {
+  // A target written in the IR with no +ptx feature gets the chip's oldest
+  // PTX ISA from LLVM.
+  tgt::Resolved r;
+  std::string error;
+  if (!tgt::resolve(target.getChip(), target.getFeatures(), target.getO(), r,
+                    error, /*defaultPtx=*/0))
+    return emitError(module.getLoc()) << "gpu.module @" << module.getName() << ": "
+                              << error;
+  StringRef triple = target.getTriple();
+  if (triple != "nvptx64-nvidia-cuda" && triple != "nvptx-nvidia-cuda")
+    return emitError(module.getLoc())
+           << "gpu.module @" << module.getName() << ": triple '" << triple
+           << "' is not an NVPTX triple; supported: nvptx64-nvidia-cuda, "
+              "nvptx-nvidia-cuda";
+  arch.sm = r.chip->sm;
+  arch.archSpecific = r.chip->suffix != 0;
+  arch.ptx = r.ptx;
+  return success();
+}
+
+/// Checks that every nvtma op of `module` can be selected for `arch`.
+LogicalResult checkOps(gpu::GPUModuleOp module, const Arch &arch) {
+  bool ok = true;
+  if (arch.sm < tgt::kMinTmaSM) {
+    emitError(module.getLoc()) << "nvtma needs sm_90 or newer (TMA), the target is "
+                          "sm_"
+                       << arch.sm;
+    return failure();
+  }
+  if (arch.ptx && arch.ptx < 80) {
+    emitError(module.getLoc()) << "nvtma needs PTX ISA 8.0 or newer (+ptx80), the "
+                          "target has +ptx"
+                       << arch.ptx;
+    return failure();
+  }
+  module.walk([&](Operation *op) {
+    Type atomType;
+    if (auto c = dyn_cast<CopyOp>(op))
+      atomType = c.getAtom().getType();
+    else if (auto m = dyn_cast<MakeTiledTmaAtomOp>(op))
+      atomType = m.getAtom().getType();
+    auto atom = dyn_cast_or_null<TmaAtomType>(atomType);
+    if (atom && atom.getRequiredSM() > arch.sm) {
+      op->emitOpError() << "needs sm_" << atom.getRequiredSM()
+                        << ", lowering for sm_" << arch.sm;
+      ok = false;
+    }
+    if (isa<UpdateTmaDescriptorOp>(op) && !arch.archSpecific &&
+        !arch.fromOption) {
+      op->emitOpError() << "tensormap.replace needs an architecture-specific "
+                           "target (sm_"
+                        << arch.sm << "a)";
+      ok = false;
+    }
+    // tensormap.replace and the tensormap proxy fences arrived in PTX 8.3.
+    if (isa<UpdateTmaDescriptorOp, FenceTmaDescAcquireOp,
+            FenceTmaDescReleaseOp, CpFenceTmaDescReleaseOp>(op) &&
+        arch.ptx && arch.ptx < 83) {
+      op->emitOpError() << "needs PTX ISA 8.3 (+ptx83), the target has +ptx"
+                        << arch.ptx;
+      ok = false;
+    }
+  });
+  return success(ok);
+}
+
+/// GPUFuncOpLowering asserts on an llvm.align that is not a positive power
+/// of two of a signless integer type.
+LogicalResult checkAlignments(gpu::GPUFuncOp func) {
+  for (NamedAttribute na : func->getAttrs()) {
+    auto dicts = dyn_cast<ArrayAttr>(na.getValue());
+    if (!dicts)
+      continue;
+    for (Attribute d : dicts) {
+      auto dict = dyn_cast<DictionaryAttr>(d);
+      Attribute align = dict ? dict.get("llvm.align") : Attribute();
+      if (!align)
+        continue;
+      auto i = dyn_cast<IntegerAttr>(align);
+      if (!i || !(i.getType().isSignlessInteger() || i.getType().isIndex()) ||
+          i.getValue().getSExtValue() <= 0 ||
+          !llvm::isPowerOf2_64(i.getValue().getSExtValue()))
+        return func.emitError() << "llvm.align must be a positive power of "
+                                   "two of a signless integer type, got "
+                                << align;
+    }
+  }
+  return success();
+}
+
+/// NVPTX asserts on an alloca in the shared address space: shared memory
+/// comes from workgroup attributions or gpu.dynamic_shared_memory.
+LogicalResult checkSharedAlloc(Operation *op) {
+  auto type = cast<MemRefType>(op->getResult(0).getType());
+  auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace());
+  auto num = dyn_cast_or_null<IntegerAttr>(type.getMemorySpace());
+  if ((space && space.getValue() == gpu::AddressSpace::Workgroup) ||
+      (num && num.getInt() == 3))
+    return op->emitOpError() << "cannot allocate shared memory in a kernel "
+                                "body; use a gpu.func workgroup attribution "
+                                "or gpu.dynamic_shared_memory";
+  return success();
+}
+
+struct CheckTarget : mlir::nvtma::impl::NVTMACheckTargetBase<CheckTarget> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    bool ok = true;
+    getOperation().walk([&](gpu::GPUModuleOp module) {
+      bool usesNVTMA = false;
+      module.walk([&](Operation *op) {
+        if (isa<NVTMADialect>(op->getDialect()))
+          usesNVTMA = true;
+        if (auto func = dyn_cast<gpu::GPUFuncOp>(op))
+          ok &= succeeded(checkAlignments(func));
+        if (isa<memref::AllocaOp, memref::AllocOp>(op))
+          ok &= succeeded(checkSharedAlloc(op));
+      });
+      SmallVector<Arch> arches;
+      if (ArrayAttr targets = module.getTargetsAttr())
+        for (Attribute a : targets)
+          if (auto t = dyn_cast<NVVM::NVVMTargetAttr>(a)) {
+            Arch arch;
+            if (failed(checkNVVMTarget(module, t, arch)))
+              ok = false;
+            else
+              arches.push_back(arch);
+          }
+      if (!usesNVTMA)
+        return;
+      if (sm) {
+        // The option overrides the module's targets.
+        Arch arch;
+        arch.sm = sm;
+        arch.ptx = ptx ? unsigned(ptx) : (arches.empty() ? 0 : arches[0].ptx);
+        arch.fromOption = true;
+        arches.assign(1, arch);
+      } else if (!module.getTargetsAttr() ||
+                 !llvm::any_of(module.getTargetsAttr(),
+                               llvm::IsaPred<NVVM::NVVMTargetAttr>)) {
+        emitError(module.getLoc())
+            << "nvtma-check-target: gpu.module @" << module.getName()
+            << " has no #nvvm.target chip and no sm= option was given; "
+               "attach a target (nvtma-attach-missing-target chip=sm_90a) "
+               "or pass sm=90";
+        ok = false;
+        return;
+      } else if (ptx) {
+        for (Arch &arch : arches)
+          arch.ptx = ptx;
+      }
+      for (const Arch &arch : arches)
+        ok &= succeeded(checkOps(module, arch));
+    });
+    if (!ok)
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,231 @@
+//===- WriteKernelRecords.cpp - the records the runtime launches from -----===//
+//
+// Part of the nvtma project, under the Apache License v2.0 with LLVM
+// Exceptions. SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The kernel records (module attribute `nvtma.kernels`, JSON; the
+// runtime's kernels.json) are written here and only here, from typed IR:
+// the gpu.func signature, the #nvtma.descriptor of each descriptor parameter
+// and the launch attributes known_block_size, known_cluster_size and
+// nvtma.dynamic_smem. Nothing reads them back in the compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nvtma/Dialect/NVTMA/NVTMADialect.h"
+#include "nvtma/Dialect/NVTMA/Transforms/Passes.h"
+#include "nvtma/TensorMap/TensorMap.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/JSON.h"
+
+namespace mlir::nvtma {
+#define GEN_PASS_DEF_NVTMAWRITEKERNELRECORDS
+#include "nvtma/Dialect/NVTMA/Transforms/Passes.h.inc"
+} // namespace mlir::nvtma
+
+using namespace mlir;
+using namespace mlir::nvtma;
+namespace tmap = ::nvtma::tensormap;
+
+namespace {
+
+llvm::json::Array jsonInts(ArrayRef<int64_t> v) {
+  llvm::json::Array a;
+  for (int64_t x : v)
+    a.push_back(x);
+  return a;
+}
+
+/// Ints with ShapedType::kDynamic as null.
+llvm::json::Array jsonDims(ArrayRef<int64_t> v) {
+  llvm::json::Array a;
+  for (int64_t x : v)
+    a.push_back(ShapedType::isDynamic(x) ? llvm::json::Value(nullptr)
+                                         : llvm::json::Value(x));
+  return a;
+}
+
+std::string typeString(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  t.print(os);
+  return s;
+}
+
+/// How the launcher passes one argument the caller gives.
+llvm::json::Object describeArg(Type type) {
+  llvm::json::Object o;
+  o["type"] = typeString(type);
+  if (auto m = dyn_cast<MemRefType>(type)) {
+    SmallVector<int64_t> strides;
+    int64_t offset = 0;
+    (void)m.getStridesAndOffset(strides, offset);
+    o["kind"] = "memref";
+    o["element"] = typeString(m.getElementType());
+    o["element_bits"] = getElementBitWidth(m.getElementType());
+    o["shape"] = jsonDims(m.getShape());
+    o["strides"] = jsonDims(strides);
+    o["offset"] = ShapedType::isDynamic(offset) ? llvm::json::Value(nullptr)
+                                                : llvm::json::Value(offset);
+  } else if (type.isIntOrIndexOrFloat()) {
+    o["kind"] = "scalar";
+    o["bits"] = isa<IndexType>(type) ? 64 : type.getIntOrFloatBitWidth();
+  } else if (auto p = dyn_cast<LLVM::LLVMPointerType>(type)) {
+    o["kind"] = "pointer";
+    o["address_space"] = p.getAddressSpace();
+  } else {
+    o["kind"] = "unsupported";
+  }
+  return o;
+}
+
+/// One descriptor parameter: every static field, in the descriptor's
+/// (innermost-first) order, plus the bytes encoded with address 0 when the
+/// tensor is fully static, so a launcher only patches the address.
+llvm::json::Object describeDescriptor(DescriptorAttr desc, MemRefType tensor) {
+  TmaAtomType atom = desc.getAtom();
+  SmallVector<int64_t> strides;
+  int64_t offset = 0;
+  (void)tensor.getStridesAndOffset(strides, offset);
+  tmap::Params p;
+  fillDescriptorParams(atom, tensor.getShape(), strides, p);
+  llvm::json::Object o;
+  o["kind"] = "descriptor";
+  o["binds"] = desc.getBinds();
+  o["atom"] = typeString(atom);
+  o["mode"] = atom.isIm2col() ? "im2col" : "tiled";
+  o["rank"] = p.rank;
+  o["tma_format"] = static_cast<int64_t>(p.dataType);
+  o["tma_format_name"] = stringifyTmaFormat(atom.getTmaFormat());
+  o["element_bits"] = getElementBitWidth(atom.getElementType());
+  o["interleave"] = static_cast<int64_t>(p.interleave);
+  o["swizzle"] = static_cast<int64_t>(p.swizzle);
+  o["l2_promotion"] = static_cast<int64_t>(p.l2Promotion);
+  o["l2_promotion_name"] = stringifyL2Promotion(atom.getL2Promotion());
+  o["oob_fill"] = static_cast<int64_t>(p.oobFill);
+  o["element_strides"] = jsonInts(
+      SmallVector<int64_t>(p.elementStrides, p.elementStrides + p.rank));
+  if (atom.isIm2col()) {
+    unsigned n = p.rank - 2;
+    o["pixel_box_lower_corner"] = jsonInts(SmallVector<int64_t>(
+        p.pixelBoxLowerCorner, p.pixelBoxLowerCorner + n));
+    o["pixel_box_upper_corner"] = jsonInts(SmallVector<int64_t>(
+        p.pixelBoxUpperCorner, p.pixelBoxUpperCorner + n));
+    o["channels_per_pixel"] = p.channelsPerPixel;
+    o["pixels_per_column"] = p.pixelsPerColumn;
+  } else {
+    o["box_dim"] = jsonInts(SmallVector<int64_t>(p.boxDim, p.boxDim + p.rank));
+  }
+  o["box_bytes"] = atom.getBoxBytes();
+  o["tile_bytes"] = atom.getTileBytes();
+  bool fullyStatic = tensor.hasStaticShape() &&
+                     llvm::none_of(strides, ShapedType::isDynamic);
+  uint8_t bytes[tmap::kDescriptorBytes];
+  if (fullyStatic && tmap::encode(p, tmap::Target{90}, bytes))
+    o["template"] = llvm::toHex(ArrayRef<uint8_t>(bytes), /*LowerCase=*/true);
+  else
+    o["template"] = nullptr;
+  return o;
+}
+
+/// [x, y, z] of a launch attribute, checked: positive dims whose product is
+/// at most `limit`; null when absent.
+FailureOr<llvm::json::Value> launchDims(gpu::GPUFuncOp func, StringRef what,
+                                        std::optional<ArrayRef<int32_t>> dims,
+                                        int64_t limit) {
+  if (!dims)
+    return llvm::json::Value(nullptr);
+  ArrayRef<int32_t> v = *dims;
+  int64_t product = 1;
+  for (int32_t d : v) {
+    if (d < 1)
+      return func.emitError() << what << " [" << v << "] has a dim below 1";
+    product *= d;
+  }
+  if (v.size() != 3 || product > limit)
+    return func.emitError() << what << " [" << v << "] holds " << product
+                            << " " << (limit == 1024 ? "threads" : "CTAs")
+                            << ", the limit is " << limit;
+  llvm::json::Array a;
+  for (int32_t d : v)
+    a.push_back(d);
+  return llvm::json::Value(std::move(a));
+}
+
+FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func) {
+  llvm::json::Array params;
+  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+    auto desc = func.getArgAttrOfType<DescriptorAttr>(
+        i, NVTMADialect::getDescriptorArgAttrName());
+    if (!desc) {
+      params.push_back(describeArg(type));
+      continue;
+    }
+    // The dialect's argument verifier made sure binds names a memref.
+    params.push_back(describeDescriptor(
+        desc, cast<MemRefType>(func.getArgumentTypes()[desc.getBinds()])));
+  }
+  llvm::json::Object launch;
+  FailureOr<llvm::json::Value> block = launchDims(
+      func, "known_block_size", func.getKnownBlockSize(), /*limit=*/1024);
+  FailureOr<llvm::json::Value> cluster = launchDims(
+      func, "known_cluster_size", func.getKnownClusterSize(), /*limit=*/16);
+  if (failed(block) || failed(cluster))
+    return failure();
+  launch["block"] = std::move(*block);
+  launch["cluster"] = std::move(*cluster);
+  int64_t smem = 0;
+  // The dialect's attribute verifier checked its type and range.
+  if (auto a = func->getAttrOfType<IntegerAttr>(
+          NVTMADialect::getDynamicSmemAttrName()))
+    smem = a.getInt();
+  launch["smem"] = smem;
+  llvm::json::Object record;
+  record["module"] = func->getParentOfType<gpu::GPUModuleOp>().getName();
+  record["params"] = std::move(params);
+  record["launch"] = std::move(launch);
+  return record;
+}
+
+struct WriteKernelRecords
+    : mlir::nvtma::impl::NVTMAWriteKernelRecordsBase<WriteKernelRecords> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    llvm::json::Object kernels;
+    bool any = false;
+    WalkResult walk = module.walk([&](gpu::GPUFuncOp func) {
+      if (!func.isKernel())
+        return WalkResult::advance();
+      any = true;
+      FailureOr<llvm::json::Object> record = describeKernel(func);
+      if (failed(record))
+        return WalkResult::interrupt();
+      kernels[func.getName()] = std::move(*record);
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
+    // Records of kernels lowered by an earlier run stay.
+    if (!any && module->hasAttr(NVTMADialect::getKernelRecordsAttrName()))
+      return;
+    // A module without kernels still gets a record (an empty one) so a
+    // launcher can tell it ran.
+    llvm::json::Object root;
+    root["version"] = 1;
+    root["kernels"] = std::move(kernels);
+    std::string json;
+    llvm::raw_string_ostream os(json);
+    os << llvm::json::Value(std::move(root));
+    module->setAttr(NVTMADialect::getKernelRecordsAttrName(),
+                    StringAttr::get(&getContext(), json));
+  }
+};
+
+} // namespace

@@ -1,0 +1,642 @@
+"""Warp, CTA and memory helpers with TVM TIRx's ``Tx.cuda`` names.
+
+    from nvtma import cuda, dsl
+    s = cuda.warp_sum(x)                       # shfl.sync.bfly tree, every lane gets the sum
+    m = cuda.cta_max(x)                        # across the CTA (shared scratch + barrier)
+    old = cuda.atomic_add(y, (i,), v)          # atom.global.add (f32, ints, packed f16x2/bf16x2)
+    cuda.fence_proxy_async()                   # generic-proxy writes visible to TMA
+    cuda.printf("row %d: %f\\n", r, v)
+
+Every helper builds upstream ``nvvm``/``llvm``/``gpu`` ops (inline PTX only
+where NVVM has no op: packed f16x2 atomics, tanh); the docstrings name the
+PTX each becomes.
+"""
+
+from __future__ import annotations
+
+from . import dsl
+from ._lazy import lazy
+from .dsl.errors import fail, user_op
+from .dsl.numeric import Boolean, Float16, Float32, Int32, Int64, Numeric, Uint32, Uint64, Val, as_value
+
+ir = lazy("nvtma.ir")
+arith = lazy("nvtma.dialects.arith")
+gpu = lazy("nvtma.dialects.gpu")
+llvm = lazy("nvtma.dialects.llvm")
+nvvm = lazy("nvtma.dialects.nvvm")
+scf = lazy("nvtma.dialects.scf")
+vector = lazy("nvtma.dialects.vector")
+_d = lazy("nvtma.dialects.nvtma")
+
+FULL_MASK = 0xFFFFFFFF
+
+__all__ = ["FULL_MASK", "any_sync", "all_sync", "ballot_sync", "elect_sync", "warp_sync", "warpgroup_sync",
+           "cta_sync", "cluster_sync", "syncthreads_and", "syncthreads_or", "thread_rank", "activemask",
+           "barrier_sync", "barrier_arrive", "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync",
+           "warp_reduce", "warp_sum", "warp_max", "warp_min", "cta_reduce", "cta_sum", "cta_max", "cta_min",
+           "reduce_add_sync_u32", "reduce_min_sync_u32", "atomic_add", "atomic_min", "atomic_max", "atomic_cas",
+           "atomic_exch", "thread_fence", "fence_proxy_async", "printf", "trap_when_assert_failed", "clock64",
+           "globaltimer", "nano_sleep", "ffs_u32", "ldmatrix", "stmatrix", "half2float", "bfloat162float",
+           "float22half2", "float22bfloat162_rn", "bfloat1622float2", "fp8x4_e4m3_from_float4", "uint_as_float",
+           "float_as_uint", "make_float2", "fmul2_rn", "fadd2_rn", "hmin2", "hmax2", "fdividef", "ldg",
+           "mbarrier_wait", "cvta_generic_to_shared"]
+
+_i32 = lambda: ir.IntegerType.get_signless(32)  # noqa: E731
+
+
+def _mask(mask):
+    return as_value(mask if not isinstance(mask, int) else (mask - (1 << 32) if mask >= 1 << 31 else mask), Int32)
+
+
+# --------------------------------------------------------------------------- participation
+
+@user_op
+def any_sync(pred, mask=FULL_MASK):
+    """True in every lane if `pred` holds in any lane of `mask` (vote.sync.any)."""
+    return Boolean(nvvm.VoteSyncOp(ir.IntegerType.get_signless(1), _mask(mask), as_value(pred, Boolean),
+                                   nvvm.VoteSyncKind.any).result)
+
+
+@user_op
+def all_sync(pred, mask=FULL_MASK):
+    """vote.sync.all."""
+    return Boolean(nvvm.VoteSyncOp(ir.IntegerType.get_signless(1), _mask(mask), as_value(pred, Boolean),
+                                   nvvm.VoteSyncKind.all).result)
+
+
+@user_op
+def ballot_sync(pred, mask=FULL_MASK):
+    """The lanes of `mask` where `pred` holds, as bits (vote.sync.ballot.b32)."""
+    return Uint32(nvvm.VoteSyncOp(_i32(), _mask(mask), as_value(pred, Boolean), nvvm.VoteSyncKind.ballot).result)
+
+
+def elect_sync():
+    """True in one lane of the calling warp (elect.sync)."""
+    return dsl.elect_sync()
+
+
+@user_op
+def activemask():
+    """The lanes executing this instruction (activemask.b32)."""
+    return Uint32(llvm.InlineAsmOp(_i32(), [], "activemask.b32 $0;", "=r", has_side_effects=True).result)
+
+
+__activemask = activemask
+
+
+@user_op
+def warp_sync(mask=FULL_MASK):
+    """bar.warp.sync."""
+    nvvm.SyncWarpOp(_mask(mask))
+
+
+@user_op
+def barrier_sync(barrier_id, num_threads=None):
+    """Named barrier: bar.sync id, num_threads (a multiple of 32; every thread if None)."""
+    # the convergent intrinsics, not nvvm.barrier: its custom syntax reads the
+    # trailing loc(...) that the DSL prints as a reduction attribute
+    args = [as_value(barrier_id, Int32)]
+    if num_threads is not None:
+        args.append(as_value(num_threads, Int32))
+    name = "count" if num_threads is not None else "all"
+    llvm.CallIntrinsicOp(None, f"llvm.nvvm.barrier.cta.sync.aligned.{name}", args, [], [])
+
+
+@user_op
+def barrier_arrive(barrier_id, num_threads):
+    """Named barrier arrive without waiting (bar.arrive id, num_threads)."""
+    nvvm.BarrierArriveOp(as_value(num_threads, Int32), barrierId=as_value(barrier_id, Int32))
+
+
+@user_op
+def warpgroup_sync(barrier_id=None):
+    """The 128 threads of the calling warpgroup meet at named barrier
+    1 + warpgroup index (0 is the CTA barrier), or `barrier_id`."""
+    bid = barrier_id if barrier_id is not None else dsl.warpgroup_idx() + 1
+    barrier_sync(bid, 128)
+
+
+def cta_sync():
+    """bar.sync 0 (__syncthreads)."""
+    dsl.barrier()
+
+
+def cluster_sync():
+    """barrier.cluster.arrive.aligned + wait."""
+    dsl.cluster_sync()
+
+
+def _bar_red(pred, op):
+    return Boolean(nvvm.BarrierOp(ir.IntegerType.get_signless(32), reductionOp=op,
+                                  reductionPredicate=as_value(pred, Int32) if not isinstance(pred, Boolean)
+                                  else as_value(pred.to(Int32))).result != 0)
+
+
+@user_op
+def syncthreads_and(pred):
+    """__syncthreads_and: true if `pred` holds in every thread (bar.red.and.pred)."""
+    return _bar_red(pred, nvvm.BarrierReduction.AND)
+
+
+@user_op
+def syncthreads_or(pred):
+    return _bar_red(pred, nvvm.BarrierReduction.OR)
+
+
+def thread_rank():
+    return dsl.thread_rank()
+
+
+# --------------------------------------------------------------------------- shuffles
+
+def _shfl(val, arg, kind, mask, width):
+    """shfl.sync of a 32-bit value; wider and narrower types are moved as 32-bit words."""
+    from .dsl.vector import Vector
+    if isinstance(val, Vector):
+        bits = len(val) * val.dtype.width
+        if bits not in (32, 64):
+            fail(f"shuffle of a {bits}-bit vector: 32 or 64 bits", rule="shuffle")
+        w = _shfl(val.bitcast(Int32 if bits == 32 else Int64), arg, kind, mask, width)
+        return Vector(_bitcast_vec(w.value, val.value.type))
+    if not isinstance(val, Numeric):
+        val = Float32(val) if isinstance(val, float) else Int32(val)
+    cls = type(val)
+    if cls.width == 64:
+        lo = _shfl(val.bitcast(Uint64).to(Uint32), arg, kind, mask, width)
+        hi = _shfl((val.bitcast(Uint64) >> 32).to(Uint32), arg, kind, mask, width)
+        return ((hi.to(Uint64) << 32) | lo.to(Uint64)).bitcast(cls)
+    if cls.width < 32:
+        if cls.is_float:
+            w = val.bitcast(dsl.dtype(f"ui{cls.width}")).to(Uint32)
+            return _shfl(w, arg, kind, mask, width).to(dsl.dtype(f"ui{cls.width}")).bitcast(cls)
+        return _shfl(val.to(Int32), arg, kind, mask, width).to(cls)
+    # mask_and_clamp: c = ((32 - width) << 8) | clamp (31 for idx/bfly/down, 0 for up)
+    seg = (32 - width) << 8
+    clamp = seg | (0 if kind == "up" else 31)
+    r = nvvm.ShflOp(cls.mlir_type(), _mask(mask), val.value, as_value(arg, Int32), as_value(clamp, Int32),
+                    getattr(nvvm.ShflKind, kind)).result
+    return cls(r)
+
+
+def _bitcast_vec(v, t):
+    """A scalar's bits as vector type `t`."""
+    b = vector.BroadcastOp(ir.VectorType.get([1], v.type), v).result
+    return vector.BitCastOp(t, b).result
+
+
+@user_op
+def shfl_sync(val, src_lane, mask=FULL_MASK, width=32):
+    """Lane `src_lane`'s `val` (shfl.sync.idx)."""
+    return _shfl(val, src_lane, "idx", mask, width)
+
+
+@user_op
+def shfl_up_sync(val, delta, mask=FULL_MASK, width=32):
+    return _shfl(val, delta, "up", mask, width)
+
+
+@user_op
+def shfl_down_sync(val, delta, mask=FULL_MASK, width=32):
+    return _shfl(val, delta, "down", mask, width)
+
+
+@user_op
+def shfl_xor_sync(val, lane_mask, mask=FULL_MASK, width=32):
+    """Lane (lane ^ lane_mask)'s `val` (shfl.sync.bfly)."""
+    return _shfl(val, lane_mask, "bfly", mask, width)
+
+
+__shfl_sync, __shfl_up_sync, __shfl_down_sync, __shfl_xor_sync = (shfl_sync, shfl_up_sync, shfl_down_sync,
+                                                                    shfl_xor_sync)
+
+
+# --------------------------------------------------------------------------- reductions
+
+def _combine(a, b, op):
+    if op == "sum" or op == "add":
+        return a + b
+    if op == "max":
+        return dsl.max(a, b)
+    if op == "min":
+        return dsl.min(a, b)
+    if op == "and":
+        return a & b
+    if op == "or":
+        return a | b
+    if op == "xor":
+        return a ^ b
+    if callable(op):
+        with dsl.errors.user_code():
+            return op(a, b)
+    fail(f"reduction {op!r}: 'sum', 'max', 'min', 'and', 'or', 'xor' or a function", rule="reduce")
+
+
+@user_op
+def warp_reduce(val, op="sum", width=32, mask=FULL_MASK):
+    """`op` over the `width` lanes of each group (butterfly shuffles: every lane gets the result)."""
+    if width & (width - 1) or not 1 <= width <= 32:
+        fail(f"warp_reduce width {width}: a power of two up to 32", rule="reduce")
+    off = width // 2
+    while off >= 1:
+        val = _combine(val, shfl_xor_sync(val, off, mask, 32), op)
+        off //= 2
+    return val
+
+
+def warp_sum(val, width=32):
+    return warp_reduce(val, "sum", width)
+
+
+def warp_max(val, width=32):
+    return warp_reduce(val, "max", width)
+
+
+def warp_min(val, width=32):
+    return warp_reduce(val, "min", width)
+
+
+@user_op
+def cta_reduce(val, op="sum"):
+    """`op` over every thread of the CTA; every thread gets the result. Each
+    warp reduces with shuffles, warp 0 reduces the warps' partials from
+    shared memory (a 32-slot scratch buffer per value type)."""
+    k = dsl.current_kernel()
+    threads = k.block[0] * k.block[1] * k.block[2]
+    warps = (threads + 31) // 32
+    cls = type(val) if isinstance(val, Numeric) else Float32
+    val = cls(val) if not isinstance(val, Numeric) else val
+    key = ("cta_reduce", cls.__name__)
+    if key not in k.scratch:
+        from .lang import SMEMPool
+        k.scratch[key] = SMEMPool().alloc((33,), cls)
+    buf = k.scratch[key]
+    w = warp_reduce(val, op)
+    if warps == 1:
+        return w
+    lane = dsl.lane_idx()
+    wid = dsl.warp_idx()
+    dsl.barrier()  # the scratch may still be read by an earlier reduction
+    with dsl.if_(lane == 0):
+        buf[wid] = w
+    dsl.barrier()
+    with dsl.if_(wid == 0):
+        part = buf[dsl.min(lane, warps - 1)]
+        # lanes past the last warp repeat a real partial: harmless for max/min,
+        # so sum/and/or/xor mask them with the identity instead
+        if op in ("sum", "add", "or", "xor"):
+            part = dsl.select(lane < warps, part, cls(0) if not cls.is_float else cls(0.0))
+        elif op == "and":
+            part = dsl.select(lane < warps, part, cls(-1))
+        r = warp_reduce(part, op)
+        with dsl.if_(lane == 0):
+            buf[32] = r
+    dsl.barrier()
+    return buf[32]
+
+
+def cta_sum(val):
+    return cta_reduce(val, "sum")
+
+
+def cta_max(val):
+    return cta_reduce(val, "max")
+
+
+def cta_min(val):
+    return cta_reduce(val, "min")
+
+
+@user_op
+def reduce_add_sync_u32(val, mask=FULL_MASK):
+    """redux.sync.add.u32 across the warp."""
+    return Uint32(nvvm.ReduxOp(_i32(), as_value(val, Int32), nvvm.ReduxKind.ADD, _mask(mask)).result)
+
+
+@user_op
+def reduce_min_sync_u32(val, mask=FULL_MASK):
+    return Uint32(nvvm.ReduxOp(_i32(), as_value(val, Int32), nvvm.ReduxKind.UMIN, _mask(mask)).result)
+
+
+# --------------------------------------------------------------------------- atomics
+
+_SCOPES = {"gpu": "device", "device": "device", "cta": "block", "block": "block", "cluster": "cluster",
+           "sys": None, "system": None}
+
+
+def _ptr(target, idx):
+    """An LLVM pointer to target[idx] (a TensorValue) or target itself (a pointer Val)."""
+    if isinstance(target, dsl.TensorValue):
+        from .cpasync import address_of
+        if idx is None:
+            fail("an atomic on a tensor needs the element's indices", rule="atomic")
+        return address_of(target, list(idx) if isinstance(idx, (tuple, list)) else [idx]).value, target.dtype
+    return as_value(target), None
+
+
+def _atomic(kind, target, idx, val, scope):
+    from .dsl.vector import Vector
+    if scope not in _SCOPES:
+        fail(f"atomic scope {scope!r}: 'cta', 'cluster', 'gpu' or 'sys'", rule="atomic")
+    ptr, elem = _ptr(target, idx)
+    if isinstance(val, Vector):
+        return _packed_atomic(kind, ptr, val, scope)
+    cls = elem or (type(val) if isinstance(val, Numeric) else Float32 if isinstance(val, float) else Int32)
+    v = as_value(val, cls)
+    if cls.is_float:
+        if cls not in (Float32, dsl.Float64, Float16, dsl.BFloat16):
+            fail(f"atomic {kind} on {cls.__name__}", rule="atomic")
+        op = {"add": "fadd", "max": "fmax", "min": "fmin", "exch": "xchg"}.get(kind)
+    else:
+        op = {"add": "add", "exch": "xchg", "and": "_and", "or": "_or", "xor": "_xor",
+              "max": "max" if cls.signed else "umax", "min": "min" if cls.signed else "umin"}.get(kind)
+    if op is None:
+        fail(f"atomic {kind} on {cls.__name__}", rule="atomic")
+    kw = {}
+    if _SCOPES[scope]:
+        kw["syncscope"] = _SCOPES[scope]
+    r = llvm.AtomicRMWOp(getattr(llvm.AtomicBinOp, op), ptr, v, llvm.AtomicOrdering.monotonic, **kw).result
+    return cls(r)
+
+
+def _packed_atomic(kind, ptr, val, scope):
+    """atom.add.noftz.{f16x2,bf16x2} (NVVM has no packed atomic op)."""
+    from .dsl.vector import Vector
+    if kind != "add" or len(val) != 2 or val.dtype not in (Float16, dsl.BFloat16):
+        fail(f"packed atomic {kind} on {val!r}: add of 2 x f16 or 2 x bf16", rule="atomic")
+    t = "f16x2" if val.dtype is Float16 else "bf16x2"
+    sc = {"device": ".gpu", "block": ".cta", "cluster": ".cluster", None: ".sys"}[_SCOPES[scope]]
+    bits = val.bitcast(Uint32)
+    space = {3: ".shared", 1: ".global"}.get(_addrspace(ptr), "")
+    r = llvm.InlineAsmOp(_i32(), [ptr, bits.value], f"atom{space}{sc}.add.noftz.{t} $0, [$1], $2;", "=r,l,r",
+                         has_side_effects=True).result
+    return Vector(_bitcast_vec(r, val.value.type))
+
+
+def _addrspace(ptr):
+    s = str(ptr.type)
+    return 3 if "<3>" in s else 1 if "<1>" in s else 0
+
+
+@user_op
+def atomic_add(target, idx=None, val=None, *, scope="gpu"):
+    """target[idx] += val atomically; returns the old value. `target` a tensor
+    (global or shared) or a pointer; f32/f64/f16/bf16/ints, or a 2-lane
+    f16/bf16 Vector (atom.add.noftz.f16x2)."""
+    if val is None:
+        idx, val = None, idx
+    return _atomic("add", target, idx, val, scope)
+
+
+@user_op
+def atomic_max(target, idx=None, val=None, *, scope="gpu"):
+    if val is None:
+        idx, val = None, idx
+    return _atomic("max", target, idx, val, scope)
+
+
+@user_op
+def atomic_min(target, idx=None, val=None, *, scope="gpu"):
+    if val is None:
+        idx, val = None, idx
+    return _atomic("min", target, idx, val, scope)
+
+
+@user_op
+def atomic_exch(target, idx=None, val=None, *, scope="gpu"):
+    if val is None:
+        idx, val = None, idx
+    return _atomic("exch", target, idx, val, scope)
+
+
+@user_op
+def atomic_cas(target, idx, compare, val=None, *, scope="gpu"):
+    """Compare-and-swap (atom.cas); returns the old value."""
+    if val is None:
+        idx, compare, val = None, idx, compare
+    ptr, elem = _ptr(target, idx)
+    cls = elem or (type(val) if isinstance(val, Numeric) else Int32)
+    if cls.is_float:
+        fail("atomic_cas on floats: bitcast to Uint32", rule="atomic")
+    kw = {"syncscope": _SCOPES[scope]} if _SCOPES.get(scope) else {}
+    op = llvm.AtomicCmpXchgOp(ptr, as_value(compare, cls), as_value(val, cls), llvm.AtomicOrdering.acq_rel,
+                              llvm.AtomicOrdering.monotonic, **kw)
+    return cls(llvm.ExtractValueOp(cls.mlir_type(), op.result, [0]).result)
+
+
+# --------------------------------------------------------------------------- fences and ordering
+
+@user_op
+def thread_fence(scope="gpu"):
+    """fence.acq_rel.<scope> (CUDA's __threadfence for "gpu")."""
+    if scope not in _SCOPES:
+        fail(f"fence scope {scope!r}: 'cta', 'cluster', 'gpu' or 'sys'", rule="fence")
+    kw = {"syncscope": _SCOPES[scope]} if _SCOPES[scope] else {}
+    llvm.FenceOp(llvm.AtomicOrdering.acq_rel, **kw)
+
+
+@user_op
+def fence_proxy_async(space="shared::cta"):
+    """fence.proxy.async.<space>: make this thread's generic-proxy writes
+    (st.shared, st.global) visible to the async proxy (TMA, wgmma) — before a
+    TMA store reads what threads wrote, or a TMA load overwrites what they read."""
+    kinds = {"shared::cta": (nvvm.ProxyKind.async_shared, nvvm.SharedSpace.shared_cta),
+             "shared::cluster": (nvvm.ProxyKind.async_shared, nvvm.SharedSpace.shared_cluster),
+             "global": (nvvm.ProxyKind.async_global, None), "all": (nvvm.ProxyKind.async_, None)}
+    if space not in kinds:
+        fail(f"fence_proxy_async space {space!r}: one of {', '.join(kinds)}", rule="fence")
+    kind, sp = kinds[space]
+    nvvm.FenceProxyOp(kind, **({"space": sp} if sp is not None else {}))
+
+
+@user_op
+def mbarrier_wait(barrier, stage, phase):
+    """Wait for phase parity `phase` of `barrier[stage]` (lang.MBarrier.wait)."""
+    barrier.wait(stage, phase)
+
+
+# --------------------------------------------------------------------------- diagnostics and time
+
+@user_op
+def printf(fmt, *args):
+    """Device printf (vprintf). Floats print with %f (promoted to f64 like C)."""
+    vals = []
+    for a in args:
+        if isinstance(a, (int, float, bool)):
+            a = Float32(a) if isinstance(a, float) else Int32(a)
+        if isinstance(a, Numeric) and a.is_float and a.width < 64:
+            a = a.to(dsl.Float64)
+        vals.append(as_value(a))
+    gpu.PrintfOp(fmt, vals)
+
+
+@user_op
+def trap_when_assert_failed(cond):
+    """Abort the kernel (trap) where `cond` does not hold."""
+    with dsl.if_(~as_boolean(cond)):
+        llvm.Trap()
+
+
+def as_boolean(c):
+    return c if isinstance(c, Boolean) else Boolean(as_value(c, Boolean)) if isinstance(c, Val) else Boolean(c)
+
+
+@user_op
+def clock64():
+    """The SM's cycle counter (%clock64): fine deltas within one SM."""
+    return Int64(nvvm.Clock64Op(ir.IntegerType.get_signless(64)).result)
+
+
+@user_op
+def globaltimer():
+    """%globaltimer in ns, comparable across SMs (updates every ~µs)."""
+    return Int64(nvvm.GlobalTimerOp(ir.IntegerType.get_signless(64)).result)
+
+
+@user_op
+def nano_sleep(ns):
+    """nanosleep.u32 (a hint: the warp sleeps up to about `ns` ns)."""
+    nvvm.NanosleepOp(as_value(ns, Int32))
+
+
+@user_op
+def ffs_u32(x):
+    """1 + index of the lowest set bit, 0 for 0 (CUDA's __ffs)."""
+    x = x if isinstance(x, Numeric) else Uint32(x)
+    x = x.bitcast(Uint32) if x.width == 32 else x.to(Uint32)
+    tz = Int32(llvm.CountTrailingZerosOp(x.value, False).result)
+    return dsl.select(x == 0, Int32(0), tz + 1)
+
+
+# --------------------------------------------------------------------------- memory
+
+@user_op
+def ldg(tensor, idx):
+    """tensor[idx] through the read-only path (an ordinary load: LLVM picks
+    ld.global.nc where it can prove the data read-only)."""
+    return tensor[idx]
+
+
+@user_op
+def cvta_generic_to_shared(ptr):
+    """The 32-bit shared-window address of a shared pointer."""
+    p = as_value(ptr)
+    return Uint32(llvm.PtrToIntOp(_i32(), p).result)
+
+
+@user_op
+def ldmatrix(smem, row, col, num=4, trans=False):
+    """ldmatrix.sync.aligned.m8n8.x{num}.b16: thread t gives the address of
+    row t % 8 of matrix t // 8 (here: smem[row, col]); returns `num` 32-bit
+    registers (a Vector of Uint32), each holding two b16 of one 8x8 matrix."""
+    from .cpasync import address_of
+    from .dsl.vector import Vector
+    if num not in (1, 2, 4):
+        fail(f"ldmatrix num={num}: 1, 2 or 4", rule="ldmatrix")
+    ptr = _row_address(smem, row, col)
+    if num == 1:
+        res_t = _i32()
+    else:
+        res_t = llvm.StructType.get_literal([_i32()] * num)
+    layout = nvvm.MMALayout.col if trans else nvvm.MMALayout.row
+    r = nvvm.LdMatrixOp(res_t, ptr, num, layout, ir.Attribute.parse("#nvvm.ld_st_matrix_shape<m = 8, n = 8>"),
+                        nvvm.LdStMatrixEltType.B16).result
+    if num == 1:
+        return Vector.from_elements([Uint32(r)], Uint32)
+    return Vector.from_elements([Uint32(llvm.ExtractValueOp(_i32(), r, [i]).result) for i in range(num)], Uint32)
+
+
+@user_op
+def stmatrix(smem, row, col, regs, trans=False):
+    """stmatrix.sync.aligned.m8n8.x{len(regs)}.b16, the inverse of ldmatrix."""
+    ptr = _row_address(smem, row, col)
+    vals = [as_value(r, Int32) for r in (regs.lanes() if hasattr(regs, "lanes") else regs)]
+    if len(vals) not in (1, 2, 4):
+        fail(f"stmatrix of {len(vals)} registers: 1, 2 or 4", rule="stmatrix")
+    layout = nvvm.MMALayout.col if trans else nvvm.MMALayout.row
+    nvvm.StMatrixOp(ptr, vals, layout, ir.Attribute.parse("#nvvm.ld_st_matrix_shape<m = 8, n = 8>"),
+                    nvvm.LdStMatrixEltType.B16)
+
+
+def _row_address(smem, row, col):
+    """The address of the 16-byte row smem[row, col:col+8], through the TMA
+    swizzle (and box-major layout) of the data the buffer holds: a swizzle
+    permutes whole 16-byte chunks, so the row stays contiguous."""
+    from .cpasync import address_of
+    if not isinstance(smem, dsl.TensorValue) or smem.space != "shared" or smem.rank != 2:
+        fail("ldmatrix/stmatrix take a 2-D shared-memory tile", rule="ldmatrix")
+    if smem._via_flat():
+        flat, e = smem._swizzled((row, col))
+        return address_of(flat, [e]).value
+    return address_of(smem, [row, col]).value
+
+
+# --------------------------------------------------------------------------- conversions and packed math
+
+def _vec(values, cls):
+    from .dsl.vector import Vector
+    return Vector.from_elements(values, cls)
+
+
+def half2float(h):
+    return h.to(Float32)
+
+
+def bfloat162float(h):
+    return h.to(Float32)
+
+
+def float22half2(a, b=None):
+    """(a, b) f32 -> 2 x f16 (cvt.rn.f16x2.f32)."""
+    v = a if b is None else _vec([a, b], Float32)
+    return v.to(Float16)
+
+
+def float22bfloat162_rn(a, b=None):
+    v = a if b is None else _vec([a, b], Float32)
+    return v.to(dsl.BFloat16)
+
+
+def bfloat1622float2(v):
+    return v.to(Float32)
+
+
+def fp8x4_e4m3_from_float4(v):
+    """4 x f32 -> 4 x e4m3 (two cvt.rn.satfinite.e4m3x2.f32)."""
+    return v.to(dsl.Float8E4M3FN)
+
+
+def uint_as_float(x):
+    return (x if isinstance(x, Numeric) else Uint32(x)).bitcast(Float32)
+
+
+def float_as_uint(x):
+    return (x if isinstance(x, Numeric) else Float32(x)).bitcast(Uint32)
+
+
+def make_float2(a, b):
+    return _vec([a, b], Float32)
+
+
+def fmul2_rn(a, b):
+    """2 x f32 multiply (mul.rn.f32x2 on sm_100; two mul.rn.f32 on sm_90)."""
+    return a * b
+
+
+def fadd2_rn(a, b):
+    return a + b
+
+
+def hmin2(a, b):
+    """min.f16x2 / min.bf16x2 on 2-lane vectors."""
+    return dsl.min(a, b)
+
+
+def hmax2(a, b):
+    return dsl.max(a, b)
+
+
+def fdividef(a, b):
+    return dsl.fdividef(a, b)
+
+
+__all__ += ["__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync", "__activemask"]

@@ -1,0 +1,91 @@
+"""Build-time errors and the user's source locations.
+
+Every op the DSL builds carries the file:line of the user's code that asked
+for it (the first frame outside the nvtma package), so MLIR's verifier
+diagnostics and KernelBuildError point at the kernel's source, not at ours.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+
+from .._lazy import lazy
+
+ir = lazy("nvtma.ir")
+
+_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# kernels written in the language (the kernel library) are user code too
+_USER_DIRS = (os.path.join(_PKG, "kernels") + os.sep,)
+
+
+class KernelBuildError(ValueError):
+    """The kernel function could not be turned into IR. `where` is the
+    user's file:line, `rule` names the broken rule."""
+
+    def __init__(self, message: str, *, where: str | None = None, rule: str = "build"):
+        self.where = where if where is not None else user_site()
+        self.rule = rule
+        super().__init__(f"{self.where}: {message}" if self.where else message)
+
+
+def user_frame():
+    """The innermost frame whose code is not part of nvtma (the kernel author's line)."""
+    f = sys._getframe(1)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if (not fn.startswith(_PKG) or fn.startswith(_USER_DIRS)) and "importlib" not in fn:
+            return f
+        f = f.f_back
+    return None
+
+
+def user_site() -> str | None:
+    f = user_frame()
+    return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else None
+
+
+def fail(message: str, rule: str = "build"):
+    raise KernelBuildError(message, rule=rule)
+
+
+def user_location():
+    """An MLIR file:line location of the user's frame (unknown outside one)."""
+    f = user_frame()
+    if f is None:
+        return ir.Location.unknown()
+    return ir.Location.file(f.f_code.co_filename, f.f_lineno, 1)
+
+
+def user_op(fn):
+    """Ops built inside `fn` get the caller's source location; nested DSL
+    calls keep the outermost (the user's) one."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if _Depth.n:
+            return fn(*args, **kwargs)
+        _Depth.n += 1
+        try:
+            with user_location():
+                return fn(*args, **kwargs)
+        finally:
+            _Depth.n -= 1
+
+    return wrapper
+
+
+class _Depth:
+    n = 0
+
+
+class user_code:
+    """Calls back into the kernel author's code from inside a DSL helper:
+    the ops it builds get their own locations again."""
+
+    def __enter__(self):
+        self.saved, _Depth.n = _Depth.n, 0
+
+    def __exit__(self, *exc):
+        _Depth.n = self.saved

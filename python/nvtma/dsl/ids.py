@@ -1,0 +1,140 @@
+"""Thread, block, warp and cluster indices (Int32, like CuTe DSL's)."""
+
+from __future__ import annotations
+
+from .._lazy import lazy
+from .errors import fail, user_op
+from .numeric import Boolean, Int32
+
+ir = lazy("nvtma.ir")
+nvvm = lazy("nvtma.dialects.nvvm")
+gpu = lazy("nvtma.dialects.gpu")
+
+__all__ = ["thread_idx", "block_idx", "block_dim", "grid_dim", "cluster_ctaid", "cluster_ctarank",
+           "cluster_dim", "cluster_size", "cluster_idx", "warp_idx", "lane_idx", "warpgroup_idx", "thread_rank",
+           "smid", "barrier", "cta_sync", "cluster_arrive", "cluster_wait", "cluster_sync", "elect_sync"]
+
+_AXES = ("x", "y", "z")
+
+
+def _sreg(prefix, d):
+    if d not in _AXES:
+        fail(f"dimension {d!r}: 'x', 'y' or 'z'", rule="dim")
+    op = getattr(nvvm, f"{prefix}{d.upper()}Op")
+    return Int32(op(ir.IntegerType.get_signless(32)).result)
+
+
+def _tagged(v, tag):
+    v.tag = tag
+    return v
+
+
+@user_op
+def thread_idx(d="x"):
+    return _tagged(_sreg("ThreadId", d), "thread" if d == "x" else None)
+
+
+@user_op
+def block_idx(d="x"):
+    return _tagged(_sreg("BlockId", d), "uniform")
+
+
+@user_op
+def block_dim(d="x"):
+    return _tagged(_sreg("BlockDim", d), "uniform")
+
+
+@user_op
+def grid_dim(d="x"):
+    return _tagged(_sreg("GridDim", d), "uniform")
+
+
+@user_op
+def cluster_ctaid(d="x"):
+    """This CTA's coordinate in its cluster along d (%cluster_ctaid.d)."""
+    return _tagged(_sreg("BlockInClusterId", d), "uniform")
+
+
+@user_op
+def cluster_dim(d="x"):
+    """CTAs per cluster along d (%cluster_nctaid.d)."""
+    return _tagged(_sreg("ClusterDimBlocks", d), "uniform")
+
+
+@user_op
+def cluster_idx(d="x"):
+    """The cluster's coordinate in the grid (%clusterid.d)."""
+    return _tagged(_sreg("ClusterId", d), "uniform")
+
+
+@user_op
+def cluster_ctarank():
+    """This CTA's linear rank in its cluster (%cluster_ctarank), what
+    multicast masks and mapa take."""
+    return _tagged(Int32(nvvm.ClusterId(ir.IntegerType.get_signless(32)).result), "uniform")
+
+
+@user_op
+def cluster_size():
+    """CTAs in the cluster (%cluster_nctarank)."""
+    return _tagged(Int32(nvvm.ClusterDim(ir.IntegerType.get_signless(32)).result), "uniform")
+
+
+@user_op
+def thread_rank():
+    """The thread's linear index in its block."""
+    return thread_idx("x") + block_dim("x") * (thread_idx("y") + block_dim("y") * thread_idx("z"))
+
+
+@user_op
+def warp_idx():
+    """thread_idx // 32 (blocks are 1-D in nvtma's kernels)."""
+    return _tagged(Int32(thread_idx().value) // 32, "warp")
+
+
+@user_op
+def lane_idx():
+    return _tagged(Int32(nvvm.LaneIdOp(ir.IntegerType.get_signless(32)).result), "lane")
+
+
+@user_op
+def warpgroup_idx():
+    """thread_idx // 128: the warpgroup (4 warps) of the thread."""
+    return _tagged(Int32(thread_idx().value) // 128, "warpgroup")
+
+
+@user_op
+def smid():
+    return Int32(nvvm.SmIdOp(ir.IntegerType.get_signless(32)).result)
+
+
+@user_op
+def barrier():
+    """bar.sync 0: every thread of the CTA (CUDA's __syncthreads)."""
+    gpu.BarrierOp()
+
+
+cta_sync = barrier
+
+
+@user_op
+def cluster_arrive(relaxed=False):
+    (nvvm.ClusterArriveRelaxedOp if relaxed else nvvm.ClusterArriveOp)(aligned=True)
+
+
+@user_op
+def cluster_wait():
+    nvvm.ClusterWaitOp(aligned=True)
+
+
+@user_op
+def cluster_sync():
+    """barrier.cluster.arrive + wait: every thread of every CTA of the cluster."""
+    cluster_arrive()
+    cluster_wait()
+
+
+@user_op
+def elect_sync():
+    """True in one lane of the calling warp (elect.sync)."""
+    return _tagged(Boolean(nvvm.ElectSyncOp(ir.IntegerType.get_signless(1)).result), ("one", "lane"))

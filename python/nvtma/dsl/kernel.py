@@ -1,0 +1,404 @@
+"""``@dsl.kernel``: a Python function becomes a gpu.func kernel.
+
+    @dsl.kernel(block=(128,), cluster=(2, 1, 1))
+    def copy(src: dsl.Tensor("f16", (None, 4096)), dst: dsl.Tensor("f16", (None, 4096)), *, BM=64):
+        ...
+
+Positional parameters are the kernel's run-time arguments, annotated with
+``dsl.Tensor`` or a scalar type (``dsl.Int32``, ``dsl.Float32`` ...);
+keyword-only parameters are build-time constants. ``build()`` traces the
+function into nvtma IR, ``compile()`` lowers it to a cubin, and calling the
+kernel on tensors compiles on first call (nvtma.jit) and launches. The
+block, cluster and shared-memory size go into the kernel's record, so
+launches need only a grid.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+from dataclasses import dataclass
+
+from .._lazy import lazy
+from . import numeric as _n
+from .errors import KernelBuildError, _Depth, fail
+from .tensor import Tensor, TensorValue
+
+ir = lazy("nvtma.ir")
+gpu = lazy("nvtma.dialects.gpu")
+memref = lazy("nvtma.dialects.memref")
+
+__all__ = ["kernel", "BuiltKernel", "current_kernel", "narrowed", "active_threads"]
+
+
+class _KernelState:
+    """What the helpers of one kernel under construction share."""
+    current = None
+
+    def __init__(self, func, entry, kernel, block):
+        self.kernel = kernel
+        self.block = block
+        self.func = func
+        self.entry = entry
+        self.smem_bytes = 0
+        self.smem_base = None      # the gpu.dynamic_shared_memory value, made on first use
+        self.smem_flat = {}        # element type -> 1-D view of all of shared memory
+        self.scratch = {}          # named helper allocations (cta_reduce scratch ...)
+        self.scope = []            # (warps, lanes) the enclosing branches leave active
+
+    def active(self, block):
+        """(warps, lanes per warp) that may be running the code being built."""
+        threads = block[0] * block[1] * block[2]
+        warps, lanes = (threads + 31) // 32, min(threads, 32)
+        for w, ln in self.scope:
+            warps = warps if w is None else min(warps, w)
+            lanes = lanes if ln is None else min(lanes, ln)
+        return warps, lanes
+
+    def smem(self):
+        """memref<?xi8, workgroup>: the kernel's dynamic shared memory."""
+        if self.smem_base is None:
+            first = self.entry.operations[0] if len(self.entry.operations) else None
+            ip = ir.InsertionPoint(first) if first is not None else ir.InsertionPoint(self.entry)
+            t = ir.MemRefType.get([ir.ShapedType.get_dynamic_size()], ir.IntegerType.get_signless(8),
+                                  memory_space=ir.Attribute.parse("#gpu.address_space<workgroup>"))
+            with ip, ir.Location.unknown():
+                self.smem_base = gpu.DynamicSharedMemoryOp(t).result
+        return self.smem_base
+
+
+class narrowed:
+    """Code inside runs on at most `warps` warps and `lanes` lanes of each
+    (None: unchanged); what single-issue helpers (TMA copies, expect_tx)
+    check before they elect their issuing thread."""
+
+    def __init__(self, warps=None, lanes=None):
+        self.n = (warps, lanes)
+
+    def __enter__(self):
+        k = _KernelState.current
+        if k is not None:
+            k.scope.append(self.n)
+
+    def __exit__(self, *exc):
+        k = _KernelState.current
+        if k is not None:
+            k.scope.pop()
+
+
+def active_threads():
+    """(warps, lanes per warp) that may run the code being built now."""
+    k = current_kernel()
+    return k.active(k.block)
+
+
+def current_kernel() -> _KernelState:
+    if _KernelState.current is None:
+        raise KernelBuildError("this helper must be called inside an @nvtma.dsl.kernel function",
+                               rule="outside-kernel")
+    return _KernelState.current
+
+
+@dataclass
+class BuiltKernel:
+    """A traced kernel: its IR (text, with the user's locations) and launch configuration."""
+    ir: str
+    name: str
+    block: tuple
+    cluster: tuple | None
+    smem_bytes: int
+    consts: dict
+
+
+def _dim3(v, what, name):
+    if v is None:
+        return None
+    if isinstance(v, int):
+        v = (v,)
+    try:
+        v = tuple(v)
+    except TypeError:
+        raise KernelBuildError(f"{name}: {what}={v!r} is not 1-3 positive ints", rule="launch-config") from None
+    if not 1 <= len(v) <= 3 or any(not isinstance(x, int) or isinstance(x, bool) or x < 1 for x in v):
+        raise KernelBuildError(f"{name}: {what}={v!r} is not 1-3 positive ints", rule="launch-config")
+    return v + (1,) * (3 - len(v))
+
+
+class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
+    """Decorator: ``@dsl.kernel`` or ``@dsl.kernel(block=(128,), cluster=(2,),
+    arch="sm_90a", ptx=86, name=None)``."""
+
+    def __init__(self, fn=None, *, block=(128,), cluster=None, arch="sm_90a", ptx=86, name=None):
+        self.name = name
+        # block and cluster may be functions of the build-time constants
+        self._block, self._cluster = block, cluster
+        if not callable(block) and not callable(cluster):
+            self.launch_dims({})
+        self.arch = arch
+        self.ptx = ptx
+        self.fn = None
+        self._built = {}
+        if fn is not None:
+            self._bind(fn)
+
+    def launch_dims(self, consts):
+        """(block, cluster) for these constants, checked."""
+        name = self.name or "kernel"
+        block = self._block(**consts) if callable(self._block) else self._block
+        cluster = self._cluster(**consts) if callable(self._cluster) else self._cluster
+        block, cluster = _dim3(block, "block", name), _dim3(cluster, "cluster", name)
+        if block[0] * block[1] * block[2] > 1024:
+            raise KernelBuildError(f"{name}: block {block} has more than 1024 threads", rule="launch-config")
+        if cluster is not None and cluster[0] * cluster[1] * cluster[2] > 16:
+            raise KernelBuildError(f"{name}: cluster {cluster} has more than 16 CTAs", rule="launch-config")
+        return block, cluster
+
+    @property
+    def block(self):
+        """The block (fixed, or of the last build when it depends on constants)."""
+        return self._dims[0] if hasattr(self, "_dims") else self.launch_dims({})[0]
+
+    @property
+    def cluster(self):
+        return self._dims[1] if hasattr(self, "_dims") else self.launch_dims({})[1]
+
+    def _bind(self, fn):
+        self.fn = fn
+        self.name = self.name or fn.__name__
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+        return self
+
+    def __call__(self, *args, **kwargs):
+        if self.fn is None:
+            if len(args) == 1 and callable(args[0]) and not kwargs:
+                return self._bind(args[0])
+            raise TypeError("@dsl.kernel(...) decorates a function")
+        launch = {k: kwargs.pop(k) for k in ("grid", "block", "cluster", "smem", "stream") if k in kwargs}
+        from .. import jit
+        return jit.launch(self, args, kwargs, launch)
+
+    def __repr__(self):
+        return f"<nvtma.dsl.kernel {self.name}>"
+
+    # ------------------------------------------------------------------ signature
+    def signature(self):
+        """(name, annotation) of every run-time parameter."""
+        out = []
+        for p in inspect.signature(self.fn).parameters.values():
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                ann = p.annotation
+                if ann is Tensor:  # a bare dsl.Tensor: any tensor, specialized per call
+                    ann = Tensor()
+                if isinstance(ann, str):
+                    ann = _n.dtype(ann) if ann in _n._BY_NAME else ann
+                out.append((p.name, ann))
+        return out
+
+    def constants(self):
+        """Names of the build-time constants (keyword-only parameters)."""
+        return [p.name for p in inspect.signature(self.fn).parameters.values() if p.kind == p.KEYWORD_ONLY]
+
+    def _param_types(self, param_types):
+        sig = self.signature()
+        var = next((p.name for p in inspect.signature(self.fn).parameters.values() if p.kind == p.VAR_POSITIONAL),
+                   None)
+        if param_types is not None and var is not None and len(param_types) > len(sig):
+            # *args parameters: optional run-time arguments, typed per specialization
+            sig = sig + [(f"{var}[{i}]", None) for i in range(len(param_types) - len(sig))]
+        if param_types is not None:
+            if len(param_types) != len(sig):
+                raise KernelBuildError(f"{self.name}: {len(param_types)} param_types for {len(sig)} parameters",
+                                       rule="signature")
+            sig = [(n, t) for (n, _), t in zip(sig, param_types)]
+        out = []
+        for name, ann in sig:
+            if isinstance(ann, Tensor):
+                out.append((name, ann, ann.mlir_type))
+            elif isinstance(ann, type) and issubclass(ann, _n.Numeric) and ann not in (_n.Numeric, _n.Integer,
+                                                                                       _n.Float):
+                out.append((name, ann, ann.mlir_type))
+            else:
+                raise KernelBuildError(f"parameter {name!r} of {self.name}: annotate it with dsl.Tensor(dtype, "
+                                       f"shape) or a scalar type such as dsl.Int32, got {ann!r}",
+                                       where=_def_site(self.fn), rule="signature")
+        return out
+
+    # ------------------------------------------------------------------ build
+    def build(self, param_types=None, **consts) -> BuiltKernel:
+        """Traces the function (with these constants) into nvtma IR."""
+        key = (tuple(param_types) if param_types is not None else None, tuple(sorted(consts.items(), key=str)))
+        try:
+            hit = self._built.get(key)
+        except TypeError:  # unhashable constants: no memo
+            hit, key = None, None
+        if hit is not None:
+            return hit
+        unknown = set(consts) - set(self.constants())
+        if unknown:
+            raise KernelBuildError(f"{self.name} has no constant {sorted(unknown)[0]!r}; its constants: "
+                                   f"{', '.join(self.constants()) or 'none'}", where=_def_site(self.fn),
+                                   rule="signature")
+        built = self._trace(param_types, consts)
+        if key is not None:
+            self._built[key] = built
+        return built
+
+    def _trace(self, param_types, consts):
+        from .. import ir as _ir  # noqa: F401 (loads the MLIR extension)
+        block, cluster = self._dims = self.launch_dims(consts)
+        with ir.Context(), _def_location(self.fn):
+            params = self._param_types(param_types)
+            types = [mk() for _, _, mk in params]
+            module = ir.Module.create()
+            module.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
+            with ir.InsertionPoint(module.body):
+                gm = gpu.GPUModuleOp("kernels")
+                body = gm.regions[0].blocks.append()
+            with ir.InsertionPoint(body):
+                ftype = ir.FunctionType.get(types, [])
+                func = gpu.GPUFuncOp(ir.TypeAttr.get(ftype), sym_name=self.name, kernel=True,
+                                     known_block_size=list(block))
+                if cluster is not None:
+                    func.operation.attributes["known_cluster_size"] = ir.DenseI32ArrayAttr.get(list(cluster))
+                entry = func.regions[0].blocks.append(*types)
+            state = _KernelState(func, entry, self, block)
+            args = []
+            for (name, ann, _), a in zip(params, entry.arguments):
+                args.append(TensorValue(a) if isinstance(ann, Tensor) else ann(a))
+            prev, _KernelState.current = _KernelState.current, state
+            depth, _Depth.n = _Depth.n, 0
+            try:
+                with ir.InsertionPoint(entry):
+                    self.fn(*args, **consts)
+                    with _def_location(self.fn, end=True):
+                        gpu.ReturnOp([])
+            except ir.MLIRError as e:  # an op the dialect rejected while tracing
+                raise KernelBuildError(f"{self.name}: {_diagnostics(e)}", rule="verify") from None
+            finally:
+                _KernelState.current = prev
+                _Depth.n = depth
+            smem = (state.smem_bytes + 127) // 128 * 128
+            if smem:
+                func.operation.attributes["nvtma.dynamic_smem"] = ir.IntegerAttr.get(
+                    ir.IntegerType.get_signless(64), smem)
+            if smem > 227 * 1024:
+                raise KernelBuildError(f"{self.name} needs {smem} bytes of shared memory, a Hopper CTA gets at "
+                                       "most 232448", where=_def_site(self.fn), rule="smem")
+            try:
+                module.operation.verify()
+            except ir.MLIRError as e:
+                raise KernelBuildError(f"{self.name}: the traced IR does not verify:\n{_diagnostics(e)}",
+                                       where=_def_site(self.fn), rule="verify") from None
+            text = module.operation.get_asm(enable_debug_info=True)
+            return BuiltKernel(text, self.name, block, cluster, smem, dict(consts))
+
+    def compile(self, param_types=None, **consts):
+        """build() then nvtma.compile for this kernel's arch; NVTMA_DUMP_IR /
+        NVTMA_DUMP_PTX (1 = stderr, else a directory) show what was made."""
+        from ..compiler import compile as _compile
+        built = self.build(param_types, **consts)
+        _dump("NVTMA_DUMP_IR", built.ir, f"{self.name}.mlir")
+        c = _compile(built.ir, arch=self.arch, ptx_version=self.ptx)
+        _dump("NVTMA_DUMP_PTX", c.ptx, f"{self.name}.ptx")
+        c.built = built
+        return c
+
+    def specialize(self, param_types=None, **consts):
+        """A (kernel, types, constants) bundle that nvtma.compile accepts."""
+        return Specialization(self, param_types, consts)
+
+
+@dataclass
+class Specialization:
+    """One kernel with fixed parameter types and constants: what the kernel
+    library hands out (``.ir``, ``.compile()``, launch defaults)."""
+    kernel: kernel
+    param_types: list | None
+    consts: dict
+    grid: tuple | None = None
+    info: dict | None = None
+
+    @property
+    def built(self) -> BuiltKernel:
+        return self.kernel.build(self.param_types, **self.consts)
+
+    @property
+    def ir(self) -> str:
+        return self.built.ir
+
+    @property
+    def name(self) -> str:
+        return self.kernel.name
+
+    @property
+    def block(self):
+        return self.kernel.launch_dims(self.consts)[0]
+
+    @property
+    def cluster(self):
+        return self.kernel.launch_dims(self.consts)[1]
+
+    @property
+    def smem(self):
+        return self.built.smem_bytes
+
+    @property
+    def key(self) -> str:
+        """Kernel name + constants + nvtma version: names AOT artifact directories."""
+        from .. import __version__
+        import hashlib
+        parts = repr((self.kernel.name, self.param_types, sorted(self.consts.items(), key=str), __version__))
+        return f"{self.kernel.name}-{hashlib.sha256(parts.encode()).hexdigest()[:16]}"
+
+    def launch(self, grid=None):
+        """Launch keywords matching the kernel's record: grid (this
+        specialization's default unless given), block, cluster, smem."""
+        kw = dict(grid=grid if grid is not None else self.grid, block=self.block, smem=self.smem)
+        if self.cluster is not None:
+            kw["cluster"] = self.cluster
+        return kw
+
+    def compile(self):
+        return self.kernel.compile(self.param_types, **self.consts)
+
+
+def _dump(var, text, fname):
+    where = os.environ.get(var)
+    if not where:
+        return
+    if where in ("1", "stderr", "-"):
+        print(f"// ---- {var}: {fname}\n{text}", file=sys.stderr)
+        return
+    os.makedirs(where, exist_ok=True)
+    with open(os.path.join(where, fname), "w") as f:
+        f.write(text)
+
+
+def _def_site(fn):
+    try:
+        return f"{inspect.getsourcefile(fn)}:{fn.__code__.co_firstlineno}"
+    except (TypeError, OSError):
+        return None
+
+
+def _def_location(fn, end=False):
+    code = fn.__code__
+    line = code.co_firstlineno
+    if end:
+        line = max((ln for _, _, ln in code.co_lines() if ln is not None), default=line)
+    return ir.Location.file(code.co_filename, line, 1)
+
+
+def _diagnostics(e) -> str:
+    """An MLIRError's message with each diagnostic's location."""
+    diags = getattr(e, "error_diagnostics", None)
+    if not diags:
+        return str(e)
+    lines = []
+    for d in diags:
+        lines.append(f"{d.location}: {d.message}")
+        for n in d.notes:
+            lines.append(f"  {n.location}: note: {n.message}")
+    return "\n".join(lines)

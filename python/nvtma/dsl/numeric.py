@@ -1,0 +1,749 @@
+"""Scalar values of the kernel language, with CuTe DSL's type names.
+
+A type class is also its value's class and its converter: ``Int32(3)`` is a
+constant, ``Float32(x)`` converts ``x``, ``x.to(BFloat16)`` too. MLIR
+integers are signless; signedness lives here, in the class, and picks the
+signed or unsigned division, remainder, shift and comparison.
+
+Integer ``//`` and ``%`` follow Python (floor) semantics for signed types,
+like CuTe DSL's Int32; unsigned types (``Uint32``) use the cheaper unsigned
+ops. ``Index`` is MLIR's ``index`` (signed, 64-bit on NVPTX), the type of
+memref indices and of loop counters over them.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math as _pymath
+import struct
+
+from .._lazy import lazy
+from .errors import KernelBuildError, fail, user_op
+
+ir = lazy("nvtma.ir")
+arith = lazy("nvtma.dialects.arith")
+nvvm = lazy("nvtma.dialects.nvvm")
+vector = lazy("nvtma.dialects.vector")
+llvm = lazy("nvtma.dialects.llvm")
+
+__all__ = ["Val", "Numeric", "Integer", "Float", "Boolean", "Index", "Int8", "Int16", "Int32", "Int64", "Uint8",
+           "Uint16", "Uint32", "Uint64", "Float16", "BFloat16", "Float32", "Float64", "Float8E4M3FN",
+           "Float8E5M2", "dtype", "wrap", "as_value", "const", "select", "min", "max", "abs", "fma", "exp2", "exp",
+           "log2", "log", "sqrt", "rsqrt", "tanh", "sin", "cos", "fdividef"]
+
+
+class Val:
+    """A run-time value of the kernel being built; ``.value`` is its MLIR Value."""
+
+    __slots__ = ("value", "tag")
+
+    def __init__(self, value):
+        self.value = value
+
+    @property
+    def type(self):
+        return self.value.type
+
+    def __bool__(self):
+        fail("a Python `if`, `while`, `and`, `or` or `not` on a run-time value decides at build time; use "
+             "dsl.if_/dsl.else_, dsl.while_, dsl.select or the operators & | ~ instead", rule="python-control-flow")
+
+    def __index__(self):
+        fail("a run-time value used where Python needs an int (a Python range, a list index, a shape); use "
+             "dsl.range or keep the value a build-time constant", rule="python-int")
+
+    __int__ = __float__ = __index__
+    __hash__ = object.__hash__
+
+    def __iter__(self):
+        fail(f"a {type(self).__name__} value cannot be iterated", rule="python-iter")
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.value.type})"
+
+
+# --------------------------------------------------------------------------- type classes
+
+class Numeric(Val):
+    """A scalar; subclasses are the element types."""
+
+    __slots__ = ()
+    name = ""        # MLIR spelling
+    width = 0
+    is_float = False
+    signed = True
+
+    @classmethod
+    def mlir_type(cls):
+        raise NotImplementedError
+
+    def __init__(self, x=0):
+        if _is_value(x):
+            if x.type != type(self).mlir_type():
+                fail(f"{type(self).__name__} wraps {type(self).name}, got a {x.type} value", rule="type")
+            self.value = x
+        elif isinstance(x, Val):
+            self.value = convert(x, type(self)).value
+        elif isinstance(x, (bool, int, float)):
+            self.value = _constant(type(self), x)
+        else:
+            fail(f"cannot make a {type(self).__name__} from {type(x).__name__}", rule="type")
+
+    # --- conversions
+    def to(self, cls):
+        """This value converted to `cls` (a type class or its name)."""
+        return convert(self, dtype(cls))
+
+    def bitcast(self, cls):
+        cls = dtype(cls)
+        if cls.width != self.width or cls is Index or type(self) is Index:
+            fail(f"bitcast {type(self).__name__} to {cls.__name__}: widths differ ({self.width} vs {cls.width})",
+                 rule="bitcast")
+        return cls(_op(arith.BitcastOp, cls.mlir_type(), self.value))
+
+    # --- arithmetic
+    def __add__(self, o): return _binary(self, o, "add")
+    def __radd__(self, o): return _binary(o, self, "add")
+    def __sub__(self, o): return _binary(self, o, "sub")
+    def __rsub__(self, o): return _binary(o, self, "sub")
+    def __mul__(self, o): return _binary(self, o, "mul")
+    def __rmul__(self, o): return _binary(o, self, "mul")
+    def __truediv__(self, o): return _binary(self, o, "div")
+    def __rtruediv__(self, o): return _binary(o, self, "div")
+    def __floordiv__(self, o): return _binary(self, o, "floordiv")
+    def __rfloordiv__(self, o): return _binary(o, self, "floordiv")
+    def __mod__(self, o): return _binary(self, o, "mod")
+    def __rmod__(self, o): return _binary(o, self, "mod")
+    def __and__(self, o): return _binary(self, o, "and")
+    def __rand__(self, o): return _binary(o, self, "and")
+    def __or__(self, o): return _binary(self, o, "or")
+    def __ror__(self, o): return _binary(o, self, "or")
+    def __xor__(self, o): return _binary(self, o, "xor")
+    def __rxor__(self, o): return _binary(o, self, "xor")
+    def __lshift__(self, o): return _binary(self, o, "shl")
+    def __rlshift__(self, o): return _binary(o, self, "shl")
+    def __rshift__(self, o): return _binary(self, o, "shr")
+    def __rrshift__(self, o): return _binary(o, self, "shr")
+
+    def __lt__(self, o): return _compare(self, o, "lt")
+    def __le__(self, o): return _compare(self, o, "le")
+    def __gt__(self, o): return _compare(self, o, "gt")
+    def __ge__(self, o): return _compare(self, o, "ge")
+    def __eq__(self, o): return _compare(self, o, "eq")
+    def __ne__(self, o): return _compare(self, o, "ne")
+    __hash__ = Val.__hash__
+
+    @user_op
+    def __neg__(self):
+        if self.is_float:
+            _no_f8(type(self), "negation")
+            return type(self)(_op(arith.NegFOp, self.value))
+        return type(self)(_op(arith.SubIOp, _constant(type(self), 0), self.value))
+
+    def __pos__(self):
+        return self
+
+    @user_op
+    def __invert__(self):
+        if self.is_float:
+            fail(f"~ on a {type(self).__name__}", rule="operator")
+        return type(self)(_op(arith.XOrIOp, self.value, _constant(type(self), -1 if self.signed else
+                                                                  (1 << self.width) - 1)))
+
+    def __abs__(self):
+        return abs(self)
+
+    def __pow__(self, o):
+        fail("** on run-time values: multiply, or use dsl.exp2/dsl.log2", rule="operator")
+
+
+class Integer(Numeric):
+    __slots__ = ()
+
+    @classmethod
+    def mlir_type(cls):
+        return ir.IntegerType.get_signless(cls.width)
+
+    @property
+    def min(self):
+        return -(1 << (self.width - 1)) if self.signed else 0
+
+    @property
+    def max(self):
+        return (1 << (self.width - 1)) - 1 if self.signed else (1 << self.width) - 1
+
+
+class Float(Numeric):
+    __slots__ = ()
+    is_float = True
+    _get = None
+
+    @classmethod
+    def mlir_type(cls):
+        return getattr(ir, cls._get).get()
+
+
+def _int(name, width, signed):
+    return type(name, (Integer,), {"__slots__": (), "name": f"i{width}", "width": width, "signed": signed,
+                                   "__doc__": f"{'Signed' if signed else 'Unsigned'} {width}-bit integer."})
+
+
+Int8, Int16, Int32, Int64 = (_int(f"Int{w}", w, True) for w in (8, 16, 32, 64))
+Uint8, Uint16, Uint32, Uint64 = (_int(f"Uint{w}", w, False) for w in (8, 16, 32, 64))
+
+
+class Boolean(Integer):
+    """An i1: comparison results and predicates."""
+    __slots__ = ()
+    name = "i1"
+    width = 1
+    signed = False
+
+    def __invert__(self):
+        return Boolean(_op(arith.XOrIOp, self.value, _constant(Boolean, 1)))
+
+    def __and__(self, o):
+        r = _binary(self, o, "and")
+        ta, tb = getattr(self, "tag", None), getattr(o, "tag", None)
+        if isinstance(ta, tuple) or isinstance(tb, tuple):
+            r.tag = ("one",) + (ta[1:] if isinstance(ta, tuple) else ()) + (tb[1:] if isinstance(tb, tuple) else ())
+        return r
+
+    __rand__ = __and__
+
+
+class Index(Integer):
+    """MLIR's index: memref indices, loop counters over them."""
+    __slots__ = ()
+    name = "index"
+    width = 64
+
+    @classmethod
+    def mlir_type(cls):
+        return ir.IndexType.get()
+
+    # the names the kernel library used before the numeric types existed
+    def to_i32(self):
+        return Int32(self)
+
+    def to_index(self):
+        return self
+
+
+def _float(name, mlir, width, getter):
+    return type(name, (Float,), {"__slots__": (), "name": mlir, "width": width, "_get": getter,
+                                 "__doc__": f"{mlir} floating point."})
+
+
+Float16 = _float("Float16", "f16", 16, "F16Type")
+BFloat16 = _float("BFloat16", "bf16", 16, "BF16Type")
+Float32 = _float("Float32", "f32", 32, "F32Type")
+Float64 = _float("Float64", "f64", 64, "F64Type")
+Float8E4M3FN = _float("Float8E4M3FN", "f8E4M3FN", 8, "Float8E4M3FNType")
+Float8E5M2 = _float("Float8E5M2", "f8E5M2", 8, "Float8E5M2Type")
+
+_FLOAT8 = (Float8E4M3FN, Float8E5M2)
+_ALL = (Boolean, Int8, Int16, Int32, Int64, Uint8, Uint16, Uint32, Uint64, Index, Float16, BFloat16, Float32,
+        Float64, Float8E4M3FN, Float8E5M2)
+_BY_NAME = {c.__name__: c for c in _ALL}
+# MLIR spellings and the usual short names; signless MLIR integers are signed here
+_BY_NAME.update({"i1": Boolean, "bool": Boolean, "i8": Int8, "i16": Int16, "i32": Int32, "i64": Int64,
+                 "ui8": Uint8, "ui16": Uint16, "ui32": Uint32, "ui64": Uint64, "u8": Uint8, "u16": Uint16,
+                 "u32": Uint32, "u64": Uint64, "index": Index, "f16": Float16, "bf16": BFloat16,
+                 "f32": Float32, "f64": Float64, "f8E4M3FN": Float8E4M3FN, "f8E5M2": Float8E5M2,
+                 "e4m3": Float8E4M3FN, "e5m2": Float8E5M2, "float16": Float16, "bfloat16": BFloat16,
+                 "float32": Float32, "float8_e4m3fn": Float8E4M3FN, "float8_e5m2": Float8E5M2})
+
+
+def dtype(x):
+    """The type class for a class, a name ("f16", "bf16", "i32", CuTe's
+    "Float16", torch's "float8_e4m3fn") or an MLIR type."""
+    if isinstance(x, type) and issubclass(x, Numeric) and x not in (Numeric, Integer, Float):
+        return x
+    if isinstance(x, str):
+        c = _BY_NAME.get(x.replace("torch.", ""))
+        if c is None:
+            raise KernelBuildError(f"unknown element type {x!r}; one of {', '.join(c.name for c in _ALL)}",
+                                   rule="dtype")
+        return c
+    if _is_type(x):
+        return from_mlir(x)
+    raise KernelBuildError(f"not an element type: {x!r}", rule="dtype")
+
+
+def from_mlir(t):
+    if isinstance(t, ir.IndexType):
+        return Index
+    if isinstance(t, ir.IntegerType):
+        return {1: Boolean, 8: Int8, 16: Int16, 32: Int32, 64: Int64}[ir.IntegerType(t).width]
+    s = str(t)
+    for c in _ALL:
+        if c.is_float and c.name == s:
+            return c
+    raise KernelBuildError(f"no DSL type for MLIR type {t}", rule="dtype")
+
+
+def _is_value(x):
+    return isinstance(x, ir.Value)
+
+
+def _is_type(x):
+    return isinstance(x, ir.Type)
+
+
+def wrap(v):
+    """The DSL value for an MLIR Value (scalars, vectors, memrefs)."""
+    if isinstance(v, Val):
+        return v
+    t = v.type
+    if isinstance(t, ir.VectorType):
+        from .vector import Vector
+        return Vector(v)
+    if isinstance(t, ir.MemRefType):
+        from .tensor import TensorValue
+        return TensorValue(v)
+    try:
+        return from_mlir(t)(v)
+    except KernelBuildError:
+        return Val(v)
+
+
+def as_value(x, cls=None):
+    """The MLIR Value of x; Python numbers become constants of `cls`
+    (default Index for ints, Float32 for floats, Boolean for bools)."""
+    if isinstance(x, Val):
+        if cls is not None and isinstance(x, Numeric) and type(x).mlir_type() != cls.mlir_type():
+            return convert(x, cls).value
+        return x.value
+    if isinstance(x, bool):
+        return _constant(cls or Boolean, x)
+    if isinstance(x, int):
+        return _constant(cls or Index, x)
+    if isinstance(x, float):
+        return _constant(cls or Float32, x)
+    if _is_value(x):
+        return x
+    fail(f"expected a run-time value or a Python number, got {type(x).__name__}", rule="type")
+
+
+def const(v, cls=None):
+    """A constant: ``const(3)`` is an Index, ``const(1.0, Float16)`` an f16."""
+    if cls is None:
+        cls = Boolean if isinstance(v, bool) else Index if isinstance(v, int) else Float32
+    return dtype(cls)(v)
+
+
+# --------------------------------------------------------------------------- constants
+
+def _op(opcls, *args, **kwargs):
+    return opcls(*args, **kwargs).result
+
+
+def _constant(cls, x):
+    if cls.is_float:
+        x = float(x)
+        if cls in _FLOAT8:
+            bits = _f8_bits(x, cls)
+            i8 = _op(arith.ConstantOp, ir.IntegerType.get_signless(8), bits)
+            return _op(arith.BitcastOp, cls.mlir_type(), i8)
+        return _op(arith.ConstantOp, cls.mlir_type(), ir.FloatAttr.get(cls.mlir_type(), x))
+    if isinstance(x, float):
+        if not x.is_integer():
+            fail(f"{x!r} is not an integer, {cls.__name__} needs one", rule="range")
+        x = int(x)
+    x = int(x)
+    lo = -(1 << (cls.width - 1)) if cls.width > 1 else 0
+    hi = (1 << cls.width) - 1
+    if cls is Index:
+        lo, hi = -(1 << 63), (1 << 63) - 1
+    if not lo <= x <= hi:
+        fail(f"{x} does not fit {cls.__name__}", rule="range")
+    if cls.width > 1 and x >= 1 << (cls.width - 1) and cls is not Index:
+        x -= 1 << cls.width  # unsigned bit pattern as the signless constant
+    return _op(arith.ConstantOp, cls.mlir_type(), x)
+
+
+def _f8_bits(x: float, cls) -> int:
+    """Round-to-nearest-even fp8 encoding (satfinite for e4m3, which has no inf)."""
+    ebits, mbits, bias = (4, 3, 7) if cls is Float8E4M3FN else (5, 2, 15)
+    if _pymath.isnan(x):
+        return 0x7F if cls is Float8E4M3FN else 0x7E
+    sign = 0x80 if _pymath.copysign(1.0, x) < 0 else 0
+    a = abs(x)
+    maxv = 448.0 if cls is Float8E4M3FN else 57344.0
+    if a >= maxv:
+        if cls is Float8E5M2 and _pymath.isinf(a):
+            return sign | 0x7C
+        a = maxv
+    if a == 0:
+        return sign
+    e = _pymath.floor(_pymath.log2(a))
+    e = builtins.max(e, 1 - bias)  # the module's max is the DSL's
+    q = a / 2.0 ** e * (1 << mbits)  # mantissa with the implicit bit, scaled
+    r = round(q)  # Python rounds half to even
+    if r >= 2 << mbits:
+        e += 1
+        r //= 2
+    if r < 1 << mbits:  # subnormal
+        return sign | int(r)
+    return sign | ((e + bias) << mbits) | (int(r) - (1 << mbits))
+
+
+# --------------------------------------------------------------------------- promotion and conversion
+
+_RANK = {Float64: 6, Float32: 5, Float16: 4, BFloat16: 4, Float8E4M3FN: 3, Float8E5M2: 3}
+
+
+def _result_class(a, b):
+    ca = type(a) if isinstance(a, Numeric) else None
+    cb = type(b) if isinstance(b, Numeric) else None
+    if ca is None and cb is None:
+        fail("an operation on two Python values reached the DSL", rule="type")
+    if ca is None or cb is None:
+        c, py = (ca, b) if cb is None else (cb, a)
+        if isinstance(py, float) and not c.is_float:
+            return Float32
+        if not isinstance(py, (bool, int, float)):
+            fail(f"cannot combine {c.__name__} with {type(py).__name__}", rule="type")
+        return c
+    return promote(ca, cb)
+
+
+def promote(ca, cb):
+    """The type two operands of types `ca` and `cb` meet in."""
+    if ca is cb:
+        return ca
+    if ca.is_float or cb.is_float:
+        if ca.is_float and cb.is_float:
+            if {ca, cb} == {Float16, BFloat16} or ca in _FLOAT8 or cb in _FLOAT8:
+                return Float32
+            return ca if _RANK[ca] > _RANK[cb] else cb
+        return ca if ca.is_float else cb
+    if Index in (ca, cb):
+        return Index
+    if Boolean in (ca, cb):
+        return cb if ca is Boolean else ca
+    if ca.width != cb.width:
+        return ca if ca.width > cb.width else cb
+    return ca if not ca.signed else cb  # same width, mixed signedness: unsigned, like C
+
+
+@user_op
+def convert(x, cls):
+    """x (a DSL value or a Python number) as a value of type class `cls`."""
+    cls = dtype(cls)
+    if not isinstance(x, Numeric):
+        if isinstance(x, (bool, int, float)):
+            return cls(x)
+        from .vector import Vector
+        if isinstance(x, Vector):
+            return x.to(cls)
+        fail(f"cannot convert {type(x).__name__} to {cls.__name__}", rule="type")
+    src = type(x)
+    v = x.value
+    if src.mlir_type() == cls.mlir_type():
+        return cls(v)
+    if cls is Boolean:
+        if src.is_float:
+            return Boolean(_op(arith.CmpFOp, arith.CmpFPredicate.UNE, v, _constant(src, 0.0)))
+        return Boolean(_op(arith.CmpIOp, arith.CmpIPredicate.ne, v, _constant(src, 0)))
+    if src.is_float and cls.is_float:
+        return cls(_convert_float(v, src, cls))
+    if src.is_float:  # float -> integer
+        if src in _FLOAT8:
+            return convert(convert(x, Float32), cls)
+        tgt = Int64 if cls is Index else cls
+        r = _op(arith.FPToSIOp if cls.signed else arith.FPToUIOp, tgt.mlir_type(), v)
+        return cls(_op(arith.IndexCastOp, cls.mlir_type(), r) if cls is Index else r)
+    if cls.is_float:  # integer -> float
+        if src is Index:
+            v, src = _op(arith.IndexCastOp, Int64.mlir_type(), v), Int64
+        if cls in _FLOAT8:
+            return convert(convert(Int64(v) if src is Int64 else src(v), Float32), cls)
+        signed = src.signed and src is not Boolean
+        return cls(_op(arith.SIToFPOp if signed else arith.UIToFPOp, cls.mlir_type(), v))
+    # integer -> integer
+    if src is Index or cls is Index:
+        signed = src.signed if cls is Index else True
+        return cls(_op(arith.IndexCastOp if signed else arith.IndexCastUIOp, cls.mlir_type(), v))
+    if cls.width > src.width:
+        signed = src.signed and src is not Boolean
+        return cls(_op(arith.ExtSIOp if signed else arith.ExtUIOp, cls.mlir_type(), v))
+    if cls.width < src.width:
+        return cls(_op(arith.TruncIOp, cls.mlir_type(), v))
+    return cls(v)  # same width, other signedness
+
+
+def _convert_float(v, src, cls):
+    """Scalar float -> float. fp8 goes through the packed NVVM conversions
+    (LLVM has no fp8 type): with a zero partner lane."""
+    if cls in _FLOAT8 or src in _FLOAT8:
+        from .vector import Vector
+        pair = Vector.from_elements([src(v), src(0.0)])
+        return pair.to(cls)[0].value
+    if {src, cls} == {Float16, BFloat16}:
+        return _op(arith.TruncFOp, cls.mlir_type(), _op(arith.ExtFOp, Float32.mlir_type(), v))
+    if cls.width > src.width:
+        return _op(arith.ExtFOp, cls.mlir_type(), v)
+    return _op(arith.TruncFOp, cls.mlir_type(), v)
+
+
+def _no_f8(cls, what):
+    if cls in _FLOAT8:
+        fail(f"{what} on {cls.__name__}: fp8 has no arithmetic; convert first (x.to(Float16) or .to(Float32))",
+             rule="fp8-arith")
+
+
+_INT_OPS = {"add": "AddIOp", "sub": "SubIOp", "mul": "MulIOp", "and": "AndIOp", "or": "OrIOp", "xor": "XOrIOp",
+            "shl": "ShLIOp"}
+_FLOAT_OPS = {"add": "AddFOp", "sub": "SubFOp", "mul": "MulFOp", "div": "DivFOp"}
+
+
+@user_op
+def _binary(a, b, kind):
+    from .vector import Vector
+    if isinstance(a, Vector) or isinstance(b, Vector):
+        return Vector._binary(a, b, kind)
+    cls = _result_class(a, b)
+    x, y = as_value(a, cls), as_value(b, cls)
+    if cls.is_float:
+        _no_f8(cls, kind)
+        name = _FLOAT_OPS.get(kind)
+        if name is None:
+            fail(f"`{ {'floordiv': '//', 'mod': '%'}.get(kind, kind) }` on {cls.__name__} values", rule="operator")
+        return cls(_op(getattr(arith, name), x, y))
+    if kind in _INT_OPS:
+        return cls(_op(getattr(arith, _INT_OPS[kind]), x, y))
+    if kind == "div":
+        fail(f"`/` on {cls.__name__} values: use // for integer division, or convert to a float type first",
+             rule="operator")
+    if kind == "shr":
+        return cls(_op(arith.ShRSIOp if cls.signed else arith.ShRUIOp, x, y))
+    if kind == "floordiv":
+        return cls(_op(arith.FloorDivSIOp if cls.signed else arith.DivUIOp, x, y))
+    if kind == "mod":
+        if not cls.signed:
+            return cls(_op(arith.RemUIOp, x, y))
+        # Python's floor modulo: r = a rem b; r + b where r and b differ in sign
+        r = _op(arith.RemSIOp, x, y)
+        zero = _constant(cls, 0)
+        fix = _op(arith.AndIOp, _op(arith.CmpIOp, arith.CmpIPredicate.ne, r, zero),
+                  _op(arith.CmpIOp, arith.CmpIPredicate.ne,
+                      _op(arith.CmpIOp, arith.CmpIPredicate.slt, r, zero),
+                      _op(arith.CmpIOp, arith.CmpIPredicate.slt, y, zero)))
+        return cls(_op(arith.SelectOp, fix, _op(arith.AddIOp, r, y), r))
+    fail(f"unsupported operation {kind}", rule="operator")
+
+
+_ICMP = {"eq": ("eq", "eq"), "ne": ("ne", "ne"), "lt": ("slt", "ult"), "le": ("sle", "ule"),
+         "gt": ("sgt", "ugt"), "ge": ("sge", "uge")}
+_FCMP = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}
+
+
+@user_op
+def _compare(a, b, kind):
+    from .vector import Vector
+    if isinstance(a, Vector) or isinstance(b, Vector):
+        return Vector._compare(a, b, kind)
+    cls = _result_class(a, b)
+    x, y = as_value(a, cls), as_value(b, cls)
+    if cls.is_float:
+        _no_f8(cls, "comparison")
+        return Boolean(_op(arith.CmpFOp, getattr(arith.CmpFPredicate, _FCMP[kind].upper()), x, y))
+    pred = _ICMP[kind][0 if cls.signed else 1]
+    r = Boolean(_op(arith.CmpIOp, getattr(arith.CmpIPredicate, pred), x, y))
+    if kind == "eq":
+        # `thread_idx() == c`, `warp_idx() == c`, `lane_idx() == c`: the
+        # branch it guards runs on one thread / warp / lane per warp
+        ids = [getattr(v, "tag", None) for v in (a, b) if isinstance(v, Numeric)]
+        other = b if isinstance(a, Numeric) and getattr(a, "tag", None) else a
+        uniform = isinstance(other, (int, bool)) or getattr(other, "tag", None) == "uniform"
+        if uniform and ids and ids[0] in ("thread", "warp", "lane", "warpgroup"):
+            r.tag = ("one", ids[0])
+    return r
+
+
+def narrowing(b):
+    """The (warps, lanes) narrowing a Boolean's tag promises, or None."""
+    t = getattr(b, "tag", None)
+    if not isinstance(t, tuple):
+        return None
+    kinds = t[1:] if t[0] == "one" else ()
+    warps = lanes = None
+    for k in kinds:
+        if k == "thread":
+            warps, lanes = 1, 1
+        elif k == "warp":
+            warps = 1
+        elif k == "lane":
+            lanes = 1
+        elif k == "warpgroup":
+            warps = 4 if warps is None else builtins.min(warps, 4)
+    return warps, lanes
+
+
+# --------------------------------------------------------------------------- functions
+
+@user_op
+def select(cond, a, b):
+    """`a` where `cond` else `b` (no branch: both are evaluated)."""
+    from .vector import Vector
+    if isinstance(a, Vector) or isinstance(b, Vector):
+        return Vector._select(cond, a, b)
+    cls = _result_class(a, b) if isinstance(a, Numeric) or isinstance(b, Numeric) else None
+    if cls is None:
+        cls = Float32 if isinstance(a, float) or isinstance(b, float) else Int32
+    c = as_value(cond, Boolean)
+    return cls(_op(arith.SelectOp, c, as_value(a, cls), as_value(b, cls)))
+
+
+def _intrinsic(name, *args):
+    """A call of LLVM intrinsic `name` on f32 values, returning f32."""
+    return llvm.CallIntrinsicOp(ir.F32Type.get(), name, list(args), [], []).result
+
+
+def _asm_f32(ptx, *args):
+    """Inline PTX computing one f32 from f32 operands ($0 the result)."""
+    cons = ",".join(["=f"] + ["f"] * len(args))
+    return llvm.InlineAsmOp(ir.F32Type.get(), list(args), ptx, cons).result
+
+
+def _float_fn(name, x, fn):
+    """fn (f32 Value -> f32 Value) applied to x: a scalar or each lane of a
+    vector; 16-bit floats are computed in f32 and rounded back."""
+    from .vector import Vector
+    if not isinstance(x, Val):
+        x = Float32(x)
+    cls = x.dtype if isinstance(x, Vector) else type(x)
+    if not cls.is_float:
+        fail(f"{name} needs a float value, got {cls.__name__}", rule="type")
+    _no_f8(cls, name)
+    if isinstance(x, Vector):
+        lanes = [_float_fn(name, x[i], fn) for i in range(len(x))]
+        return Vector.from_elements(lanes, cls)
+    r = Float32(fn(convert(x, Float32).value))
+    return r if cls is Float32 else convert(r, cls)
+
+
+@user_op
+def exp2(x):
+    """2**x (ex2.approx.f32: 2 ulp)."""
+    return _float_fn("exp2", x, lambda v: _intrinsic("llvm.nvvm.ex2.approx.f32", v))
+
+
+@user_op
+def exp(x):
+    """e**x as exp2(x·log2 e), like CUDA's __expf."""
+    return exp2(x * 1.4426950408889634)
+
+
+@user_op
+def log2(x):
+    """log2 x (lg2.approx.f32)."""
+    return _float_fn("log2", x, lambda v: _intrinsic("llvm.nvvm.lg2.approx.f", v))
+
+
+@user_op
+def log(x):
+    return log2(x) * 0.6931471805599453
+
+
+@user_op
+def sqrt(x):
+    """sqrt.rn.f32 (IEEE)."""
+    return _float_fn("sqrt", x, lambda v: _intrinsic("llvm.sqrt.f32", v))
+
+
+@user_op
+def rsqrt(x):
+    """1/sqrt(x) (rsqrt.approx.f32)."""
+    return _float_fn("rsqrt", x, lambda v: _intrinsic("llvm.nvvm.rsqrt.approx.f", v))
+
+
+@user_op
+def tanh(x):
+    """tanh.approx.f32."""
+    return _float_fn("tanh", x, lambda v: _asm_f32("tanh.approx.f32 $0, $1;", v))
+
+
+@user_op
+def sin(x):
+    return _float_fn("sin", x, lambda v: _intrinsic("llvm.nvvm.sin.approx.f", v))
+
+
+@user_op
+def cos(x):
+    return _float_fn("cos", x, lambda v: _intrinsic("llvm.nvvm.cos.approx.f", v))
+
+
+@user_op
+def fdividef(a, b):
+    """a / b with div.approx.f32 (CUDA's __fdividef): 2 ulp, fast."""
+    a, b = convert(a, Float32) if isinstance(a, Val) else Float32(a), \
+        convert(b, Float32) if isinstance(b, Val) else Float32(b)
+    return Float32(_intrinsic("llvm.nvvm.div.approx.f", a.value, b.value))
+
+
+@user_op
+def abs(x):  # noqa: A001
+    """|x| (floats: fabs; integers: x < 0 ? -x : x)."""
+    from .vector import Vector
+    if not isinstance(x, Val):
+        return builtins.abs(x)
+    cls = x.dtype if isinstance(x, Vector) else type(x)
+    if cls.is_float:
+        _no_f8(cls, "abs")
+        return max(x, -x)  # max.f32 / packed max: no libdevice, works on vectors
+    return select(x < 0, -x, x)
+
+
+def _minmax(a, b, which):
+    from .vector import Vector
+    if isinstance(a, Vector) or isinstance(b, Vector):
+        return Vector._minmax(a, b, which)
+    cls = _result_class(a, b)
+    x, y = as_value(a, cls), as_value(b, cls)
+    if cls.is_float:
+        _no_f8(cls, which)
+        return cls(_op(arith.MinNumFOp if which == "min" else arith.MaxNumFOp, x, y))
+    name = {("min", True): "MinSIOp", ("min", False): "MinUIOp", ("max", True): "MaxSIOp",
+            ("max", False): "MaxUIOp"}[(which, cls.signed)]
+    return cls(_op(getattr(arith, name), x, y))
+
+
+@user_op
+def min(a, b, *more):  # noqa: A001
+    """The smaller value (floats: minNum, a NaN loses)."""
+    r = _minmax(a, b, "min")
+    for c in more:
+        r = _minmax(r, c, "min")
+    return r
+
+
+@user_op
+def max(a, b, *more):  # noqa: A001
+    r = _minmax(a, b, "max")
+    for c in more:
+        r = _minmax(r, c, "max")
+    return r
+
+
+@user_op
+def fma(a, b, c):
+    """a·b + c with one rounding (fma.rn; packed f16x2/bf16x2 on 2-lane vectors)."""
+    from .vector import Vector
+    if any(isinstance(v, Vector) for v in (a, b, c)):
+        return Vector._fma(a, b, c)
+    ref = next(v for v in (a, b, c) if isinstance(v, Numeric))
+    cls = type(ref)
+    for v in (a, b, c):
+        if isinstance(v, Numeric) and type(v) is not cls:
+            cls = _result_class(ref, v)
+    if not cls.is_float:
+        return a * b + c
+    _no_f8(cls, "fma")
+    return cls(llvm.FMAOp(as_value(a, cls), as_value(b, cls), as_value(c, cls)).result)
+
+
+def f32_bits(x: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", x))[0]

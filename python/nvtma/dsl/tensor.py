@@ -1,0 +1,378 @@
+"""Tensors: global kernel parameters and shared-memory buffers.
+
+``t[i, j]`` loads an element, ``t[i, j] = v`` stores one, ``t.load_vec(8,
+i, j)`` / ``t.store_vec(v, i, j)`` move up to 16 contiguous bytes at once.
+``t.shape`` holds Python ints for static dims and run-time Index values for
+dynamic ones. A shared buffer filled by a swizzled TMA atom knows its
+swizzle: element and vector accesses apply it, so ``s[r, c]`` is the
+logical element (r, c) whatever the TMA did to the layout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .._lazy import lazy
+from . import numeric as _n
+from .errors import fail, user_op
+from .numeric import Index, Numeric, Val, as_value, dtype
+
+ir = lazy("nvtma.ir")
+arith = lazy("nvtma.dialects.arith")
+memref = lazy("nvtma.dialects.memref")
+vector = lazy("nvtma.dialects.vector")
+
+__all__ = ["Tensor", "TensorValue", "SmemInfo", "SWIZZLE_BYTES"]
+
+# swizzle mode -> (span in bytes of one swizzled row, repeat in bytes = span * 8)
+SWIZZLE_BYTES = {"none": None, "swizzle_32b": 32, "swizzle_64b": 64, "swizzle_128b": 128}
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """A global tensor parameter: element type and shape, outermost first.
+    ``None`` in the shape is a dynamic dim (read it in the kernel as
+    ``t.shape[i]``); ``dtype=None`` or ``shape=None`` leave the element type
+    or the whole shape to the argument of a JIT call."""
+    dtype: object = None
+    shape: tuple | None = None
+
+    def __post_init__(self):
+        if self.dtype is not None:
+            dtype(self.dtype)  # refuse unknown names early
+        if self.shape is not None:
+            object.__setattr__(self, "shape", tuple(self.shape))
+            for d in self.shape:
+                if d is not None and (not isinstance(d, int) or isinstance(d, bool) or d < 0):
+                    fail(f"dsl.Tensor shape {self.shape}: dims are non-negative ints or None", rule="shape")
+
+    @property
+    def element(self):
+        return dtype(self.dtype)
+
+    def mlir_type(self):
+        if self.dtype is None or self.shape is None:
+            fail("a dsl.Tensor without dtype or shape is specialized from the call's arguments; build it with "
+                 "param_types= or call the kernel on tensors", rule="specialize")
+        dyn = ir.ShapedType.get_dynamic_size()
+        return ir.MemRefType.get([dyn if d is None else d for d in self.shape], self.element.mlir_type())
+
+    def mlir(self) -> str:
+        """The memref spelling (for messages and records)."""
+        dims = "x".join("?" if d is None else str(d) for d in self.shape)
+        return f"memref<{dims}x{self.element.name}>"
+
+
+class SmemInfo:
+    """One shared-memory allocation, shared by the buffer and its stage views."""
+
+    __slots__ = ("offset", "nbytes", "align", "swizzle", "stage_bytes", "box", "accessed")
+
+    def __init__(self, offset, nbytes, align, swizzle, stage_bytes):
+        self.accessed = False           # element/vector accesses were built with the layout known so far
+        self.box = None                 # the TMA box its data was copied in (box-major layout)
+        self.offset = offset            # static byte offset in the kernel's shared memory
+        self.nbytes = nbytes
+        self.align = align              # the offset's alignment
+        self.swizzle = swizzle          # TMA swizzle of its bytes: None until an atom fills it
+        self.stage_bytes = stage_bytes  # bytes of one stage of a [stages, ...] ring
+
+    def set_swizzle(self, sw, what, tile_bytes=None):
+        """Records (or checks) the swizzle `what` (an atom copying tiles of
+        `tile_bytes`) writes or reads here."""
+        if self.swizzle is None:
+            rep = (SWIZZLE_BYTES[sw] or 16) * 8 if sw != "none" else 128
+            # a buffer holding several tiles (a ring) has one every tile_bytes;
+            # a [rows, cols] tile's leading dim is not a stage dim
+            step = tile_bytes if tile_bytes is not None else self.stage_bytes
+            step = step if step and step < self.nbytes else 0
+            if self.accessed and sw != "none":
+                fail(f"{what} uses {sw}, but threads already read or wrote this buffer as unswizzled data (the "
+                     "first atom to copy sets the layout): allocate it with swizzle= or "
+                     "lang.SMEMPool.alloc_for(atom) so every access sees the swizzle", rule="swizzle")
+            if self.offset % rep or step % rep:
+                fail(f"{what} uses {sw}, which needs the buffer (and each stage of it) {rep}-byte aligned; this "
+                     f"buffer is at shared offset {self.offset} with {step or self.nbytes}-byte "
+                     f"stages: allocate it with swizzle={sw!r} or lang.SMEMPool.alloc_for(atom)", rule="swizzle")
+            self.swizzle = sw
+        elif self.swizzle != sw:
+            fail(f"{what} uses {sw}, but this buffer holds {self.swizzle}-swizzled data (its allocation or an "
+                 "earlier atom says so)", rule="swizzle")
+
+    def set_box(self, box, what, tile=None):
+        """Records (or checks) the TMA box layout: a tile of several boxes
+        lies in shared memory box after box."""
+        box = tuple(box)
+        if self.box is None:
+            if self.accessed and tile is not None and box != tuple(tile):
+                fail(f"{what} copies the tile {list(tile)} as boxes of {list(box)} (box after box), but threads "
+                     "already accessed this buffer as one row-major tile: copy into it before the accesses",
+                     rule="box")
+            self.box = box
+        elif self.box != box:
+            fail(f"{what} copies boxes of {list(box)}, this buffer holds boxes of {list(self.box)}", rule="box")
+
+
+class TensorValue(Val):
+    """A memref value: a global tensor or a shared-memory buffer."""
+
+    __slots__ = ("info", "flat", "flat_offset", "_shape")
+
+    def __init__(self, value, *, info=None, flat=None, flat_offset=0):
+        self.value = value
+        self.info = info                  # SmemInfo of a shared buffer
+        self.flat = flat                  # 1-D element view the swizzled accesses go through
+        self.flat_offset = flat_offset    # element offset of this buffer in `flat` (int or Index)
+        self._shape = None
+
+    @property
+    def swizzle(self):
+        return self.info.swizzle if self.info is not None else None
+
+    @property
+    def memref_type(self):
+        return ir.MemRefType(self.value.type)
+
+    @property
+    def dtype(self):
+        return _n.from_mlir(self.memref_type.element_type)
+
+    @property
+    def rank(self):
+        return self.memref_type.rank
+
+    @property
+    def static_shape(self):
+        """The shape with None for dynamic dims."""
+        dyn = ir.ShapedType.get_dynamic_size()
+        return tuple(None if d == dyn else d for d in self.memref_type.shape)
+
+    @property
+    def shape(self):
+        """Python ints for static dims, run-time Index values (memref.dim,
+        built where they are read) for dynamic ones."""
+        # not cached: a dim read first inside a branch or loop would not
+        # dominate a later read outside it (CSE merges the repeats)
+        return self._dims()
+
+    @user_op
+    def _dims(self):
+        dims = []
+        for i, d in enumerate(self.static_shape):
+            if d is None:
+                c = arith.ConstantOp(ir.IndexType.get(), i).result
+                dims.append(Index(memref.DimOp(self.value, c).result))
+            else:
+                dims.append(d)
+        return tuple(dims)
+
+    @property
+    def space(self):
+        s = self.memref_type.memory_space
+        if s is None:
+            return "global"
+        t = str(s)
+        return "shared" if "workgroup" in t or t == "3" else "cluster" if t == "7" else "global"
+
+    @property
+    def nbytes(self):
+        n = max(self.dtype.width // 8, 1)
+        for d in self.static_shape:
+            if d is None:
+                fail("nbytes of a tensor with dynamic dims", rule="shape")
+            n *= d
+        return n
+
+    def __len__(self):
+        d = self.static_shape[0]
+        if d is None:
+            fail("len() of a dynamic dim: use t.shape[0]", rule="shape")
+        return d
+
+    def __repr__(self):
+        return f"TensorValue({self.value.type})"
+
+    # ------------------------------------------------------------------ indexing
+    def _indices(self, idx):
+        if not isinstance(idx, tuple):
+            idx = (idx,)
+        if len(idx) != self.rank:
+            fail(f"{len(idx)} indices for a rank-{self.rank} tensor {self.value.type}", rule="index")
+        for i in idx:
+            if isinstance(i, slice):
+                fail("slicing a tensor: index elements, or take a stage with lang.SMEMPool.stage", rule="index")
+        return idx
+
+    def _linear(self, idx):
+        """The element offset of idx: row-major, or box-major where a TMA
+        atom with several boxes per tile filled the buffer."""
+        shape = self.static_shape
+        box = self.info.box if self.info is not None else None
+        if box is not None and len(box) == len(shape) and tuple(box) != tuple(shape):
+            grid = [s // b for s, b in zip(shape, box)]
+            outer = inner = None
+            for g, b, i in zip(grid, box, idx):
+                q, r = (i // b, i % b) if b != 1 or not isinstance(i, int) else (i, 0)
+                outer = q if outer is None else outer * g + q
+                inner = r if inner is None else inner * b + r
+            n = 1
+            for b in box:
+                n *= b
+            return outer * n + inner
+        off = None
+        for d, i in zip(shape, idx):
+            off = i if off is None else off * d + i
+        return off
+
+    def _via_flat(self):
+        """Whether accesses go through the swizzled/box-major flat view (every
+        element and vector access asks: it marks the buffer accessed)."""
+        info = self.info
+        if info is not None:
+            info.accessed = True
+        return self.flat is not None and info is not None and (
+            info.swizzle not in (None, "none") or (info.box is not None and tuple(info.box) != self.static_shape))
+
+    def _swizzled(self, idx, nelem=1):
+        """(flat view, element index) of idx in a shared buffer filled by a
+        TMA atom: box-major, with the atom's swizzle applied to the address bits."""
+        eb = max(self.dtype.width // 8, 1)
+        lin = self._linear(idx)
+        span = SWIZZLE_BYTES[self.swizzle or "none"]
+        if span is None:
+            return self.flat, lin + self.flat_offset
+        byte = (lin + self.flat_offset) * eb if isinstance(lin, Val) or isinstance(self.flat_offset, Val) \
+            else None
+        if byte is None:  # all static: swizzle in Python
+            b = (lin + self.flat_offset) * eb
+            b ^= ((b >> 7) & (span // 16 - 1)) << 4
+            return self.flat, b // eb
+        b = Index(byte) if not isinstance(byte, Index) else byte
+        if isinstance(b, Numeric) and type(b) is not Index:
+            b = b.to(Index)
+        b = b ^ (((b >> 7) & (span // 16 - 1)) << 4)
+        return self.flat, b // eb
+
+    @user_op
+    def __getitem__(self, idx):
+        idx = self._indices(idx)
+        if self._via_flat():
+            flat, e = self._swizzled(idx)
+            return self.dtype(memref.LoadOp(flat.value, [as_value(e, Index)]).result)
+        return self.dtype(memref.LoadOp(self.value, [as_value(i, Index) for i in idx]).result)
+
+    @user_op
+    def __setitem__(self, idx, v):
+        idx = self._indices(idx)
+        val = as_value(v, self.dtype)
+        if self._via_flat():
+            flat, e = self._swizzled(idx)
+            memref.StoreOp(val, flat.value, [as_value(e, Index)])
+            return
+        memref.StoreOp(val, self.value, [as_value(i, Index) for i in idx])
+
+    def _vec_check(self, n):
+        """Bytes of an n-lane access (a power of two up to 64; past 16 bytes
+        it is several 16-byte accesses) and the alignment it assumes."""
+        eb = max(self.dtype.width // 8, 1)
+        if n * eb > 64 or n * eb & (n * eb - 1):
+            fail(f"a vector access of {n} x {self.dtype.__name__} is {n * eb} bytes; a power of two up to 64",
+                 rule="vector-width")
+        return min(n * eb, 16)
+
+    @user_op
+    def load_vec(self, n, *idx, align=None):
+        """`n` contiguous elements from idx along the innermost dim, as a Vector
+        (one load of n·elem bytes; idx must be aligned to that unless `align`)."""
+        from .vector import Vector
+        nb = self._vec_check(n)
+        idx = self._indices(tuple(idx))
+        vt = ir.VectorType.get([n], self.dtype.mlir_type())
+        al = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), align or nb)
+        if self._via_flat():
+            flat, e = self._swizzled(idx)
+            return Vector(vector.LoadOp(vt, flat.value, [as_value(e, Index)], alignment=al).result)
+        return Vector(vector.LoadOp(vt, self.value, [as_value(i, Index) for i in idx], alignment=al).result)
+
+    @user_op
+    def store_vec(self, v, *idx, align=None):
+        nb = self._vec_check(len(v))
+        if v.dtype is not self.dtype:
+            v = v.to(self.dtype)
+        idx = self._indices(tuple(idx))
+        al = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), align or nb)
+        if self._via_flat():
+            flat, e = self._swizzled(idx)
+            vector.StoreOp(v.value, flat.value, [as_value(e, Index)], alignment=al)
+            return
+        vector.StoreOp(v.value, self.value, [as_value(i, Index) for i in idx], alignment=al)
+
+    # ------------------------------------------------------------------ views
+    @user_op
+    def blocked(self, box):
+        """This tile's bytes as [boxes, *box], one box after another: how a TMA
+        copy of a tile split into several boxes lays it out, and the shape
+        nvtma.copy takes (element accesses of the tile already see it)."""
+        shape, box = self.static_shape, tuple(box)
+        if self.flat is None or len(box) != len(shape) or any(s % b for s, b in zip(shape, box)):
+            fail(f"the tile {list(shape)} as boxes of {list(box)}: a shared tile the boxes divide", rule="box")
+        nb = 1
+        for s, b in zip(shape, box):
+            nb *= s // b
+        strides, acc = [], 1
+        for d in reversed((nb,) + box):
+            strides.insert(0, acc)
+            acc *= d
+        off = self.flat_offset
+        static_off = off if isinstance(off, int) else ir.ShapedType.get_dynamic_stride_or_offset()
+        mt = self.memref_type
+        t = ir.MemRefType.get([nb, *box], mt.element_type, layout=ir.StridedLayoutAttr.get(static_off, strides),
+                              memory_space=mt.memory_space)
+        dyn = [] if isinstance(off, int) else [as_value(off, Index)]
+        return TensorValue(memref.ReinterpretCastOp(t, self.flat.value, dyn, [], [], [static_off], [nb, *box],
+                                                    strides).result, info=self.info)
+
+    @user_op
+    def reshape(self, shape):
+        """The same shared bytes as another static shape (row-major, same element count)."""
+        from .kernel import current_kernel
+        n = 1
+        for d in shape:
+            n *= d
+        if self.info is None or self.flat is None or n * max(self.dtype.width // 8, 1) != self.info.nbytes:
+            fail(f"reshape to {tuple(shape)}: a whole shared buffer with as many elements", rule="shape")
+        from ..lang import _view
+        return _view(current_kernel(), self.info.offset, tuple(shape), self.dtype, self.info)
+
+    @user_op
+    def stage(self, s):
+        """Slice `s` (a run-time or Python index) of a [stages, ...] buffer."""
+        shape = self.static_shape
+        if len(shape) < 2:
+            fail("stage() takes a buffer with a leading stage dim", rule="shape")
+        inner = list(shape[1:])
+        strides, acc = [], 1
+        for d in reversed(inner):
+            strides.insert(0, acc)
+            acc *= d
+        dyn = ir.ShapedType.get_dynamic_stride_or_offset()
+        base = self.memref_type.layout
+        try:
+            off0 = ir.StridedLayoutAttr(base).offset
+        except (ValueError, TypeError):
+            m = ir.AffineMapAttr(base).value
+            off0 = 0 if m == ir.AffineMap.get_identity(m.n_dims) else dyn
+        if isinstance(s, int) and off0 != dyn:
+            layout = ir.StridedLayoutAttr.get(off0 + s * acc, strides)
+        else:
+            layout = ir.StridedLayoutAttr.get(dyn, strides)
+        mt = self.memref_type
+        t = ir.MemRefType.get(inner, mt.element_type, layout=layout, memory_space=mt.memory_space)
+        if isinstance(s, int):
+            if not 0 <= s < shape[0]:
+                fail(f"stage {s} of a {shape[0]}-stage buffer", rule="index")
+        sub = memref.SubViewOp(t, self.value, [as_value(s, Index)] if not isinstance(s, int) else [], [], [],
+                               [s if isinstance(s, int) else dyn] + [0] * len(inner), [1] + inner,
+                               [1] * len(shape))
+        off = self.flat_offset + s * acc if self.flat is not None else 0
+        return TensorValue(sub.result, info=self.info, flat=self.flat, flat_offset=off)

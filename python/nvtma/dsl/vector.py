@@ -1,0 +1,348 @@
+"""Short vectors (2-16 lanes) and packed math.
+
+A ``Vector`` is an MLIR ``vector<N x T>``: operators work lane by lane (a
+Python number or scalar broadcasts), 2-lane f16/bf16 math becomes the
+packed f16x2/bf16x2 instructions, and ``to`` uses the packed conversions
+(e4m3x2/e5m2x2 <-> f16x2, f32x2 -> bf16x2, f32x4 -> e4m3x4).
+
+    v = t.load_vec(8, row, col)          # 8 x bf16, one 16-byte load
+    f = v.to(Float32)                    # 8 x f32
+    s = (f * x).reduce("add")            # Float32
+"""
+
+from __future__ import annotations
+
+import builtins
+
+from .._lazy import lazy
+from . import numeric as _n
+from .errors import fail, user_op
+from .numeric import Boolean, Float16, Float32, Numeric, Val, as_value, dtype
+
+ir = lazy("nvtma.ir")
+arith = lazy("nvtma.dialects.arith")
+vector = lazy("nvtma.dialects.vector")
+nvvm = lazy("nvtma.dialects.nvvm")
+llvm = lazy("nvtma.dialects.llvm")
+
+__all__ = ["Vector", "vector_of", "full", "zeros"]
+
+
+def _vt(n, cls):
+    return ir.VectorType.get([n], cls.mlir_type())
+
+
+class Vector(Val):
+    """A vector value; ``v.dtype`` is its element type class, ``len(v)`` its lanes."""
+
+    __slots__ = ()
+
+    def __init__(self, value):
+        if not isinstance(value.type, ir.VectorType):
+            fail(f"Vector wraps a vector value, got {value.type}", rule="type")
+        self.value = value
+
+    @property
+    def dtype(self):
+        return _n.from_mlir(ir.VectorType(self.value.type).element_type)
+
+    def __len__(self):
+        return ir.VectorType(self.value.type).shape[0]
+
+    @property
+    def n(self):
+        return len(self)
+
+    def __repr__(self):
+        return f"Vector<{len(self)} x {self.dtype.__name__}>"
+
+    # ------------------------------------------------------------------ building
+    @staticmethod
+    @user_op
+    def from_elements(values, dtype=None):
+        """A vector of the given scalars (converted to `dtype` or the first's type)."""
+        values = list(values)
+        if not values:
+            fail("a vector needs at least one element", rule="vector")
+        cls = _n.dtype(dtype) if dtype is not None else next(
+            (type(v) for v in values if isinstance(v, Numeric)), Float32 if isinstance(values[0], float) else _n.Int32)
+        vals = [as_value(v, cls) for v in values]
+        return Vector(vector.FromElementsOp(_vt(len(vals), cls), vals).result)
+
+    # ------------------------------------------------------------------ lanes
+    @user_op
+    def __getitem__(self, i):
+        n = len(self)
+        if isinstance(i, slice):
+            lo, hi, step = i.indices(n)
+            if step != 1 or hi <= lo:
+                fail(f"vector slice {i}: a non-empty contiguous slice", rule="vector")
+            return Vector(vector.ShuffleOp(self.value, self.value, list(builtins.range(lo, hi))).result)
+        if isinstance(i, int):
+            if not -n <= i < n:
+                fail(f"lane {i} of a {n}-lane vector", rule="index")
+            return self.dtype(vector.ExtractOp(self.value, [], [i % n]).result)
+        idx = as_value(_n.Index(i) if isinstance(i, Numeric) else i, _n.Index)
+        return self.dtype(vector.ExtractOp(self.value, [idx], [ir.ShapedType.get_dynamic_size()]).result)
+
+    @user_op
+    def insert(self, i, x):
+        """A copy with lane `i` set to `x`."""
+        v = as_value(x, self.dtype)
+        if isinstance(i, int):
+            return Vector(vector.InsertOp(v, self.value, [], [i % len(self)]).result)
+        idx = as_value(i, _n.Index)
+        return Vector(vector.InsertOp(v, self.value, [idx], [ir.ShapedType.get_dynamic_size()]).result)
+
+    def lanes(self):
+        """The lanes as a list of scalars."""
+        return [self[i] for i in range(len(self))]
+
+    @user_op
+    def concat(self, other):
+        if other.dtype is not self.dtype:
+            fail(f"concat of {self.dtype.__name__} and {other.dtype.__name__} vectors", rule="type")
+        n, m = len(self), len(other)
+        return Vector(vector.ShuffleOp(self.value, other.value, list(range(n + m))).result)
+
+    @user_op
+    def shuffle(self, other, mask):
+        """Lanes `mask` of self ++ other (vector.shuffle)."""
+        return Vector(vector.ShuffleOp(self.value, (other or self).value, list(mask)).result)
+
+    # ------------------------------------------------------------------ conversions
+    @user_op
+    def to(self, cls):
+        """Lane-wise conversion; fp8 lanes go through the packed cvt instructions
+        two at a time (so an even lane count is needed for fp8)."""
+        cls = dtype(cls)
+        src = self.dtype
+        if cls is src:
+            return self
+        f8 = _n._FLOAT8
+        if src in f8 or cls in f8:
+            return _convert_fp8(self, src, cls)
+        n = len(self)
+        v = self.value
+        if src.is_float and cls.is_float:
+            if {src, cls} == {Float16, _n.BFloat16}:
+                return self.to(Float32).to(cls)
+            if src is Float32 and cls in (Float16, _n.BFloat16) and n % 2 == 0:
+                return _f32_pairs_to_16(self, cls)
+            op = arith.ExtFOp if cls.width > src.width else arith.TruncFOp
+            return Vector(op(_vt(n, cls), v).result)
+        if cls is Boolean:
+            return self != 0
+        if src.is_float:
+            op = arith.FPToSIOp if cls.signed else arith.FPToUIOp
+        elif cls.is_float:
+            op = arith.SIToFPOp if src.signed and src is not Boolean else arith.UIToFPOp
+        elif cls.width > src.width:
+            op = arith.ExtSIOp if src.signed and src is not Boolean else arith.ExtUIOp
+        elif cls.width < src.width:
+            op = arith.TruncIOp
+        else:
+            return Vector(v) if cls.mlir_type() == src.mlir_type() else Vector(v)
+        return Vector(op(_vt(n, cls), v).result)
+
+    @user_op
+    def bitcast(self, cls):
+        """Reinterpret the bits: a vector of `cls` lanes (a scalar when that is one lane)."""
+        cls = dtype(cls)
+        bits = len(self) * self.dtype.width
+        if bits % cls.width:
+            fail(f"bitcast {len(self)} x {self.dtype.__name__} ({bits} bits) to {cls.__name__} lanes",
+                 rule="bitcast")
+        r = vector.BitCastOp(_vt(bits // cls.width, cls), self.value).result
+        if bits // cls.width == 1:
+            return cls(vector.ExtractOp(r, [], [0]).result)
+        return Vector(r)
+
+    # ------------------------------------------------------------------ math
+    @user_op
+    def reduce(self, kind="add"):
+        """The lanes combined: "add", "mul", "max", "min" (floats: maxnumf/minnumf)."""
+        cls = self.dtype
+        _n._no_f8(cls, "reduce")
+        names = {"add": "add", "mul": "mul"}
+        if kind in ("max", "min"):
+            name = f"{kind}numf" if cls.is_float else f"{kind}{'s' if cls.signed else 'u'}i"
+        else:
+            name = names.get(kind)
+        if name is None:
+            fail(f"reduce kind {kind!r}: add, mul, max or min", rule="vector")
+        k = getattr(vector.CombiningKind, name.upper())
+        return cls(vector.ReductionOp(cls.mlir_type(), k, self.value).result)
+
+    @staticmethod
+    def _lift(x, like):
+        """x as a vector shaped like `like` (scalars broadcast)."""
+        if isinstance(x, Vector):
+            return x
+        cls = like.dtype
+        if isinstance(x, Numeric) and type(x) is not cls:
+            x = x.to(cls)
+        return Vector(vector.BroadcastOp(like.value.type, as_value(x, cls)).result)
+
+    @staticmethod
+    @user_op
+    def _binary(a, b, kind):
+        like = a if isinstance(a, Vector) else b
+        x, y = Vector._lift(a, like), Vector._lift(b, like)
+        if x.value.type != y.value.type:
+            fail(f"{kind} of {x!r} and {y!r}: lane counts and types must match", rule="type")
+        cls = like.dtype
+        if cls.is_float:
+            _n._no_f8(cls, kind)
+            name = _n._FLOAT_OPS.get(kind)
+        else:
+            name = _n._INT_OPS.get(kind) or {
+                "floordiv": "FloorDivSIOp" if cls.signed else "DivUIOp",
+                "mod": "RemSIOp" if cls.signed else "RemUIOp",
+                "shr": "ShRSIOp" if cls.signed else "ShRUIOp"}.get(kind)
+        if name is None:
+            fail(f"`{kind}` on {cls.__name__} vectors", rule="operator")
+        return Vector(getattr(arith, name)(x.value, y.value).result)
+
+    @staticmethod
+    @user_op
+    def _compare(a, b, kind):
+        like = a if isinstance(a, Vector) else b
+        x, y = Vector._lift(a, like), Vector._lift(b, like)
+        cls = like.dtype
+        if cls.is_float:
+            return Vector(arith.CmpFOp(getattr(arith.CmpFPredicate, _n._FCMP[kind].upper()), x.value, y.value).result)
+        pred = _n._ICMP[kind][0 if cls.signed else 1]
+        return Vector(arith.CmpIOp(getattr(arith.CmpIPredicate, pred), x.value, y.value).result)
+
+    @staticmethod
+    def _select(cond, a, b):
+        like = a if isinstance(a, Vector) else b
+        x, y = Vector._lift(a, like), Vector._lift(b, like)
+        c = cond.value if isinstance(cond, Val) else as_value(cond, Boolean)
+        return Vector(arith.SelectOp(c, x.value, y.value).result)
+
+    @staticmethod
+    def _minmax(a, b, which):
+        like = a if isinstance(a, Vector) else b
+        x, y = Vector._lift(a, like), Vector._lift(b, like)
+        cls = like.dtype
+        if cls in (Float16, _n.BFloat16):
+            # llvm.minnum on the vector: min.f16x2 / min.bf16x2 (arith's
+            # vector minnumf reaches NVPTX as f32 math, one lane at a time)
+            name = f"llvm.{which}num.v{len(like)}{cls.name}"
+            return Vector(llvm.CallIntrinsicOp(x.value.type, name, [x.value, y.value], [], []).result)
+        if cls.is_float:
+            op = arith.MinNumFOp if which == "min" else arith.MaxNumFOp
+        else:
+            op = getattr(arith, {("min", True): "MinSIOp", ("min", False): "MinUIOp", ("max", True): "MaxSIOp",
+                                 ("max", False): "MaxUIOp"}[(which, cls.signed)])
+        return Vector(op(x.value, y.value).result)
+
+    @staticmethod
+    def _fma(a, b, c):
+        like = next(v for v in (a, b, c) if isinstance(v, Vector))
+        x, y, z = (Vector._lift(v, like) for v in (a, b, c))
+        if not like.dtype.is_float:
+            return x * y + z
+        _n._no_f8(like.dtype, "fma")
+        return Vector(vector.FMAOp(x.value, y.value, z.value).result)
+
+    # the operators of Numeric, lane-wise
+    __add__ = Numeric.__add__
+    __radd__ = Numeric.__radd__
+    __sub__ = Numeric.__sub__
+    __rsub__ = Numeric.__rsub__
+    __mul__ = Numeric.__mul__
+    __rmul__ = Numeric.__rmul__
+    __truediv__ = Numeric.__truediv__
+    __rtruediv__ = Numeric.__rtruediv__
+    __floordiv__ = Numeric.__floordiv__
+    __mod__ = Numeric.__mod__
+    __and__ = Numeric.__and__
+    __or__ = Numeric.__or__
+    __xor__ = Numeric.__xor__
+    __lshift__ = Numeric.__lshift__
+    __rshift__ = Numeric.__rshift__
+    __lt__ = Numeric.__lt__
+    __le__ = Numeric.__le__
+    __gt__ = Numeric.__gt__
+    __ge__ = Numeric.__ge__
+    __eq__ = Numeric.__eq__
+    __ne__ = Numeric.__ne__
+    __hash__ = Val.__hash__
+
+    @user_op
+    def __neg__(self):
+        if self.dtype.is_float:
+            return Vector(arith.NegFOp(self.value).result)
+        return 0 - self
+
+
+def _convert_fp8(v: Vector, src, cls):
+    """Packed fp8 conversions, two lanes per cvt; other lanes through f16/f32."""
+    n = len(v)
+    if n % 2:
+        fail(f"fp8 vector conversions work on pairs of lanes; this vector has {n}", rule="fp8-convert")
+    i8x2 = ir.VectorType.get([2], ir.IntegerType.get_signless(8))
+    if src in _n._FLOAT8:  # fp8 -> f16 pairs -> cls
+        raw = vector.BitCastOp(ir.VectorType.get([n], ir.IntegerType.get_signless(8)), v.value).result
+        halves = []
+        for j in range(0, n, 2):
+            pair = vector.ShuffleOp(raw, raw, [j, j + 1]).result
+            halves.append(Vector(nvvm.ConvertF8x2ToF16x2Op(_vt(2, Float16), pair, ir.TypeAttr.get(
+                src.mlir_type())).result))
+        h = _concat(halves)
+        return h.to(cls) if cls is not Float16 else h
+    # -> fp8: from f32 pairs (cvt.rn.satfinite.e4m3x2.f32) or f16 pairs
+    dst_t = ir.TypeAttr.get(cls.mlir_type())
+    sat = nvvm.SaturationMode.SATFINITE
+    if src is not Float16:
+        f = v.to(Float32)
+        parts = []
+        for j in range(0, n, 2):
+            # the i16's upper byte comes from `a`: lane j+1 goes in a, lane j in b
+            parts.append(Vector(nvvm.ConvertF32x2ToF8x2Op(i8x2, f[j + 1].value, f[j].value, dst_t,
+                                                          rnd=nvvm.FPRoundingMode.RN, sat=sat).result))
+    else:
+        parts = []
+        for j in range(0, n, 2):
+            parts.append(Vector(nvvm.ConvertF16x2ToF8x2Op(i8x2, v[j:j + 2].value, dst_t).result))
+    raw = _concat(parts)
+    return Vector(vector.BitCastOp(_vt(n, cls), raw.value).result)
+
+
+def _f32_pairs_to_16(v: Vector, cls):
+    """f32 lanes -> f16/bf16 two at a time (cvt.rn.f16x2.f32 /
+    cvt.rn.bf16x2.f32): LLVM turns a vector fptrunc into one cvt per lane."""
+    op = nvvm.ConvertF32x2ToBF16x2Op if cls is _n.BFloat16 else nvvm.ConvertF32x2ToF16x2Op
+    parts = []
+    for j in range(0, len(v), 2):
+        # the cvt's first source (src_hi) fills the upper half: lane j + 1
+        parts.append(Vector(op(_vt(2, cls), v[j + 1].value, v[j].value, rnd=nvvm.FPRoundingMode.RN).result))
+    return _concat(parts)
+
+
+def _concat(parts):
+    r = parts[0]
+    for p in parts[1:]:
+        r = r.concat(p)
+    return r
+
+
+@user_op
+def vector_of(values, dtype=None):
+    """A vector of the given scalars: ``vector_of([a, b], Float16)``."""
+    return Vector.from_elements(values, dtype)
+
+
+@user_op
+def full(n, value, dtype=Float32):
+    """An n-lane vector with every lane `value`."""
+    cls = _n.dtype(dtype)
+    return Vector(vector.BroadcastOp(_vt(n, cls), as_value(value, cls)).result)
+
+
+def zeros(n, dtype=Float32):
+    cls = _n.dtype(dtype)
+    return full(n, 0.0 if cls.is_float else 0, cls)

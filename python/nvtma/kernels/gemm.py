@@ -1,0 +1,487 @@
+"""Weight-streaming GEMM for small M: y[M, N] = x[M, K] · W[N, K]ᵀ (CUTLASS #3672).
+
+Decode and small-batch inference multiply a few rows of activations by a
+weight matrix far larger than L2: the time is the time to stream W from
+DRAM. The kernel swaps A and B so N fills the wgmma's M = 64 and the
+activations' M (1-256, padded to the tile) is the wgmma's N:
+
+* warp 0 (producer) streams W tiles [BN, 128 bytes of K] and x tiles
+  [BM, 128 bytes of K] through TMA into a `stages`-deep ring (W with its own
+  L2 promotion and evict-first hint, x with evict-last: every CTA rereads it);
+* `wgs` consumer warpgroups each own 64·R rows of the BN-row W tile and
+  issue R m64nBMkK wgmmas per K step (A = W, B = x, both K-major 128B-swizzled);
+* work units (N tile, K split) are spread over persistent CTAs; with
+  `splits` > 1 each unit writes an f32 partial to a workspace and the last
+  unit of a tile to arrive (an atomic counter, reset by that unit) sums
+  them, scales and writes y.
+
+W: bf16, or fp8 e4m3 with a per-tensor ([1]), per-row ([N]) or 128x128
+block ([ceil(N/128), ceil(K/128)]) scale. x: bf16 with bf16 W; fp8 e4m3 with
+a per-token scale ([M]) with fp8 W, or with 1x128 block scales ([M,
+ceil(K/128)]) for block-scaled W (DeepSeek-V3 / DeepGEMM layout); bf16 x is
+quantized to fp8 by ``quantize_x`` first. y: bf16 or f32. M, N, K are run
+time; K tails and M padding come from the TMA's zero fill.
+"""
+
+from __future__ import annotations
+
+from .. import cpasync, cuda, dsl, lang, wgmma
+from ..dsl import Float32, Int32
+
+G2S = cpasync.CopyBulkTensorTileG2SOp
+KBYTES = 128  # bytes of K per stage and row: one 128B swizzle span
+
+
+def _gemm_block(wgs, **_):
+    return (128 * (wgs + 1),)
+
+
+@dsl.kernel(block=_gemm_block, name="gemm")
+def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32", (None, None, None)),
+                counters: dsl.Tensor("i32", (None,)), splits: dsl.Int32, *scales, BM, BN, wgs, stages, w_scale,
+                x_scale, l2_w, l2_x, w_hint, x_hint):
+    N, K = w.shape
+    M = x.shape[0]
+    R = BN // (64 * wgs)              # m64 tiles per consumer warpgroup
+    fp8 = w.dtype is dsl.Float8E4M3FN
+    bk = KBYTES // max(w.dtype.width // 8, 1)   # K elements per stage
+    kblocks = (K + bk - 1) // bk
+    tiles = (N + BN - 1) // BN
+    units = tiles * splits
+
+    pool = lang.SMEMPool()
+    sw_ = "swizzle_128b"
+    w_ring = pool.alloc((stages, BN, bk), w.dtype, swizzle=sw_)
+    x_ring = pool.alloc((stages, BM, bk), x.dtype, swizzle=sw_)
+    w_atom = cpasync.make_tiled_tma_atom(G2S(), w, (BN, bk), swizzle=sw_, l2_promotion=l2_w,
+                                         internal_type="uint8" if fp8 else None)
+    x_atom = cpasync.make_tiled_tma_atom(G2S(), x, (BM, bk), swizzle=sw_, l2_promotion=l2_x,
+                                         internal_type="uint8" if fp8 else None)
+    # the epilogue tile: f32 partials (split K) or y itself, m-major for TMA stores
+    epi = pool.alloc((BM, BN), "f32")
+    epi_y = pool.alias(epi, (BM, BN), y.dtype)
+    y_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), y, (BM, BN))
+    ws_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), ws, (1, BM, BN))
+    pipe = lang.Pipeline(stages, full="tma", empty="mbar", init_empty=4 * wgs)
+    dsl.barrier()
+    stage_bytes = w_atom.tile_bytes + x_atom.tile_bytes
+
+    sched = lang.PersistentTileScheduler(units)
+
+    def k_range(split):
+        return (split * kblocks) // splits, ((split + 1) * kblocks) // splits
+
+    with lang.WarpgroupRole(0, regs=40):
+        with lang.WarpRole(0):
+            cpasync.prefetch_descriptor(w_atom)
+            cpasync.prefetch_descriptor(x_atom)
+            outer = dsl.range(sched.count, carry=(lang.PipelineState(stages),))
+            for i, (st,) in outer:
+                u = dsl.block_idx() + i * dsl.grid_dim()
+                tile, split = u // splits, u % splits
+                kb0, kb1 = k_range(split)
+                inner = dsl.range(kb0, kb1, carry=(st,))
+                for kb, (s,) in inner:
+                    pipe.producer_acquire(s)
+                    pipe.producer_commit(s, stage_bytes)
+                    cpasync.copy(w_atom, [tile * BN, kb * bk], w_ring.stage(s.index),
+                                 tma_bar_ptr=pipe.full.at(s.index), cache_hint=w_hint)
+                    cpasync.copy(x_atom, [0, kb * bk], x_ring.stage(s.index), tma_bar_ptr=pipe.full.at(s.index),
+                                 cache_hint=x_hint)
+                    dsl.yield_(s.advance())
+                dsl.yield_(inner.results[0])
+
+    with lang.WarpgroupRole((1, wgs + 1), regs=232, increase=True):
+        g = dsl.warpgroup_idx() - 1
+        lane, warp = dsl.lane_idx(), dsl.warp_idx() % 4
+        outer = dsl.range(sched.count, carry=(lang.PipelineState(stages),))
+        for i, (st,) in outer:
+            u = dsl.block_idx() + i * dsl.grid_dim()
+            tile, split = u // splits, u % splits
+            kb0, kb1 = k_range(split)
+            accs = tuple(wgmma.Accumulator(BM) for _ in range(R))
+            inner = dsl.range(kb0, kb1, carry=(st, accs))
+            for kb, (s, acc) in inner:
+                pipe.consumer_wait(s)
+                a_tile = w_ring.stage(s.index)
+                b = wgmma.SmemDescriptor(x_ring.stage(s.index))
+                a = wgmma.SmemDescriptor(a_tile)
+                wgmma.fence()
+                new = []
+                for r in range(R):
+                    rows = (g * R + r) * 64
+                    if w_scale == "block":
+                        t = wgmma.Accumulator(BM)
+                        for ks in range(KBYTES // 32):
+                            t = wgmma.mma_async(t, a.row_block(rows).k_block(ks), b.k_block(ks), scale_d=ks > 0)
+                        new.append(t)
+                    else:
+                        c = acc[r]
+                        for ks in range(KBYTES // 32):
+                            c = wgmma.mma_async(c, a.row_block(rows).k_block(ks), b.k_block(ks))
+                        new.append(c)
+                wgmma.commit_group()
+                wgmma.wait_group(0)
+                pipe.consumer_release(s)
+                if w_scale == "block":
+                    # promote this 128-wide K block: acc += partial · sw[n-block, kb] · sx[m, kb]
+                    sw_t, sx_t = scales
+                    nb = (tile * BN + g * R * 64) // 128
+                    swv = sw_t[nb, kb]
+                    sx = {}
+                    merged = []
+                    for r in range(R):
+                        vals = acc[r].values()
+                        part = new[r].values()
+                        out = []
+                        for j in range(new[r].count):
+                            m = wgmma.Accumulator.coords(j, lane, warp)[1]
+                            key = j % 2 + 8 * (j // 4)
+                            if key not in sx:
+                                sx[key] = sx_t[dsl.min(m, M - 1), kb] * swv
+                            out.append(dsl.fma(part[j], sx[key], vals[j]))
+                        merged.append(wgmma.Accumulator.from_values(BM, out))
+                    new = merged
+                dsl.yield_(s.advance(), tuple(new))
+            st_next, acc = inner.results
+            _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, split, splits, M, N, BN, BM, R, g,
+                      lane, warp, wgs, epi, epi_y, y_atom, ws_atom)
+            dsl.yield_(st_next)
+
+
+def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, split, splits, M, N, BN, BM, R, g, lane, warp,
+              wgs, epi, epi_y, y_atom, ws_atom):
+    """Writes this unit's tile through shared memory and TMA stores (the
+    accumulators hold W rows x x rows; y is x rows x W rows): y itself with
+    one split, else the f32 partial into workspace slice `split`; the last
+    unit of a tile to arrive sums the slices, scales and writes y."""
+    consumers = 128 * wgs
+
+    def scaled(v, n, m):
+        if w_scale == "tensor":
+            v = v * scales[0][0]
+        elif w_scale == "row":
+            v = v * scales[0][dsl.min(n, N - 1)]
+        if x_scale == "token":
+            v = v * scales[1][dsl.min(m, M - 1)]
+        return v
+
+    def each():
+        for r in range(R):
+            for j, v in enumerate(acc[r].values()):
+                row, col = wgmma.Accumulator.coords(j, lane, warp)
+                yield (g * R + r) * 64 + row, col, v
+
+    def store(atom, buf, coords):
+        cuda.fence_proxy_async()  # generic writes to the tile, then the TMA reads it
+        cuda.barrier_sync(1, consumers)
+        with lang.WarpRole(4):
+            cpasync.copy(atom, coords, buf)
+            cpasync.bulk_commit_group()
+            cpasync.bulk_wait_group(0, read=True)
+        cuda.barrier_sync(1, consumers)  # the tile is free again
+
+    n0 = tile * BN
+    with dsl.if_(splits == 1):
+        for nn, m, v in each():
+            epi_y[m, nn] = scaled(v, n0 + nn, m).to(y.dtype)
+        store(y_atom, epi_y, [0, n0])
+    with dsl.else_():
+        for nn, m, v in each():
+            epi[m, nn] = v
+        store(ws_atom, epi.reshape((1, BM, BN)), [split, 0, n0])
+        with lang.WarpRole(4):
+            cpasync.bulk_wait_group(0)  # the partial is in global memory,
+            cuda.fence_proxy_async("global")  # and ordered before the counter's release
+        cuda.thread_fence()
+        last = _last_arrival(counters, tile, splits, consumers)
+        with dsl.if_(last):
+            cuda.thread_fence()
+            ctid = dsl.thread_idx() - 128
+            for e in dsl.range(ctid, M * BN, consumers):
+                m, n = e // BN, n0 + e % BN
+                with dsl.if_(n < N):
+                    loop = dsl.range(splits, carry=(dsl.Float32(0.0),))
+                    for sp, (t,) in loop:
+                        dsl.yield_(t + ws[sp, m, n])
+                    y[m, n] = scaled(loop.results[0], n, m).to(y.dtype)
+
+
+def _last_arrival(counters, tile, splits, consumers):
+    """True in every consumer thread of the unit that completes `tile`'s
+    count of `splits`; that unit resets the counter for the next call.
+    One thread counts, the others learn the answer through shared memory."""
+    k = dsl.current_kernel()
+    key = ("gemm_last",)
+    if key not in k.scratch:
+        k.scratch[key] = lang.SMEMPool().alloc((1,), "i32")
+    flag = k.scratch[key]
+    cuda.barrier_sync(1, consumers)  # every warp's part of the partial is out
+    with dsl.if_(dsl.thread_idx() == 128):
+        old = cuda.atomic_add(counters, (tile,), Int32(1))
+        is_last = old == splits - 1
+        flag[0] = dsl.select(is_last, Int32(1), Int32(0))
+        with dsl.if_(is_last):
+            counters[tile] = Int32(0)
+    cuda.barrier_sync(1, consumers)
+    return flag[0] != 0
+
+
+# --------------------------------------------------------------------------- x quantization
+
+@dsl.kernel(block=(128,), name="quantize_x")
+def quantize_x_kernel(x: dsl.Tensor, xq: dsl.Tensor, sx: dsl.Tensor, *, granularity):
+    """x (bf16 [M, K]) -> e4m3 [M, K] and scales: per token (sx [M]) or per
+    1x128 block (sx [M, ceil(K/128)]); one warp per row (token) or block."""
+    M, K = x.shape
+    warp = dsl.block_idx() * 4 + dsl.warp_idx()
+    lane = dsl.lane_idx()
+    if granularity == "token":
+        with dsl.if_(warp < M):
+            amax = dsl.Float32(0.0)
+            loop = dsl.range(lane * 8, K, 256, carry=(amax,))
+            for c, (a,) in loop:
+                dsl.yield_(dsl.max(a, dsl.abs(x.load_vec(8, warp, c).to(Float32)).reduce("max")))
+            amax = cuda.warp_max(loop.results[0])
+            scale = dsl.max(amax, 1e-12) / 448.0
+            inv = 1.0 / scale
+            for c in dsl.range(lane * 8, K, 256):
+                xq.store_vec((x.load_vec(8, warp, c).to(Float32) * inv).to(dsl.Float8E4M3FN), warp, c)
+            with dsl.if_(lane == 0):
+                sx[warp] = scale
+    else:
+        kb = (K + 127) // 128
+        with dsl.if_(warp < M * kb):
+            row, blk = warp // kb, warp % kb
+            c = blk * 128 + lane * 4
+            ok = c < K
+            v = dsl.cond(ok, lambda: x.load_vec(4, row, dsl.min(c, K - 4)).to(Float32), lambda: dsl.zeros(4))
+            amax = cuda.warp_max(dsl.abs(v).reduce("max"))
+            scale = dsl.max(amax, 1e-12) / 448.0
+            with dsl.if_(ok):
+                xq.store_vec((v * (1.0 / scale)).to(dsl.Float8E4M3FN), row, c)
+            with dsl.if_(lane == 0):
+                sx[row, blk] = scale
+
+
+
+# --------------------------------------------------------------------------- specializations
+
+SMEM_BYTES = 227 * 1024
+
+
+def max_stages(BM, BN, w_dtype="f8E4M3FN"):
+    """The deepest ring that fits beside the epilogue tile (f32 BM x BN)."""
+    per_stage = (BM + BN) * KBYTES
+    return min(8, (SMEM_BYTES - 1024 - BM * BN * 4) // per_stage)
+
+
+def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16", w_scale="tensor", x_scale=None,
+              l2_w="l2_256b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last"):
+    """One GEMM kernel: BM (the activations' tile, a multiple of 8 up to 256),
+    BN (W rows per CTA tile: 64 · wgs · R), the ring depth, dtypes, scale modes,
+    and the L2 promotion / cache hint of each operand."""
+    fp8 = w_dtype == "f8E4M3FN"
+    if BM % 8 or not 8 <= BM <= 256:
+        raise ValueError(f"BM={BM}: a multiple of 8 in [8, 256]")
+    if BN % (64 * wgs) or BN > 256:
+        raise ValueError(f"BN={BN} with {wgs} consumer warpgroups: a multiple of {64 * wgs} up to 256")
+    if fp8 and w_scale not in ("tensor", "row", "block"):
+        raise ValueError(f"w_scale={w_scale!r} for fp8 W: tensor, row or block")
+    if not fp8 and (w_scale or x_scale):
+        raise ValueError("bf16 W takes no scales")
+    if fp8:
+        x_scale = x_scale or ("block" if w_scale == "block" else "token")
+        if (w_scale == "block") != (x_scale == "block"):
+            raise ValueError("block-scaled W pairs with 1x128 block-scaled x (x_scale='block')")
+    x_dtype = w_dtype
+    stages = stages or max_stages(BM, BN, w_dtype)
+    if stages < 2:
+        raise ValueError(f"BM={BM}, BN={BN}: no room for a 2-stage ring beside the epilogue tile")
+    dyn2 = (None, None)
+    types = [dsl.Tensor(w_dtype, dyn2), dsl.Tensor(x_dtype, dyn2), dsl.Tensor(y_dtype, dyn2),
+             dsl.Tensor("f32", (None, None, None)), dsl.Tensor("i32", (None,)), dsl.Int32]
+    if fp8:
+        types += [dsl.Tensor("f32", {"tensor": (1,), "row": (None,), "block": dyn2}[w_scale]),
+                  dsl.Tensor("f32", (None,) if x_scale == "token" else dyn2)]
+    sp = gemm_kernel.specialize(types, BM=BM, BN=BN, wgs=wgs, stages=stages, w_scale=w_scale if fp8 else None,
+                                x_scale=x_scale if fp8 else None, l2_w=l2_w, l2_x=l2_x, w_hint=w_hint,
+                                x_hint=x_hint)
+    sp.info = dict(BM=BM, BN=BN, wgs=wgs, stages=stages, w_dtype=w_dtype, w_scale=w_scale, x_scale=x_scale)
+    return sp
+
+
+def quantize_x_spec(granularity="token"):
+    """bf16 x [M, K] -> e4m3 x and its scales (per token, or per 1x128 block)."""
+    dyn2 = (None, None)
+    types = [dsl.Tensor("bf16", dyn2), dsl.Tensor("f8E4M3FN", dyn2),
+             dsl.Tensor("f32", (None,) if granularity == "token" else dyn2)]
+    return quantize_x_kernel.specialize(types, granularity=granularity)
+
+
+# --------------------------------------------------------------------------- host API
+
+F8 = "f8E4M3FN"
+
+
+def choose_config(M, N, K, w_dtype=F8, sms=132):
+    """The best-ranked of ``candidates``."""
+    return candidates(M, N, K, w_dtype, sms)[0]
+
+
+def candidates(M, N, K, w_dtype=F8, sms=132, top=None):
+    """(BM, BN, wgs, splits) for a problem: BM the smallest wgmma N holding M;
+    BN and the K split picked so the (N tile, K split) units fill the SMs in
+    as few, as full waves as possible (each wave streams its W share), with
+    a small cost for every extra split (the partials' round trip)."""
+    BM = next(b for b in (8, 16, 32, 64, 128, 256) if b >= M) if M <= 256 else None
+    if BM is None:
+        raise ValueError(f"M = {M}: this kernel is for M <= 256")
+    bk = KBYTES // (1 if w_dtype == F8 else 2)
+    kblocks = -(-K // bk)
+    best = {}
+    for BN, wgs in ((256, 2), (192, 1), (128, 2), (64, 1)):  # ties go to fewer x rereads
+        R = BN // (64 * wgs)
+        if R * BM // 2 > 128 or max_stages(BM, BN, w_dtype) < 3:
+            continue  # accumulator registers, or no room for a ring
+        tiles = -(-N // BN)
+        for splits in range(1, min(32, kblocks) + 1):
+            units = tiles * splits
+            waves = -(-units // sms)
+            cost = waves * -(-kblocks // splits) * BN * (1.0 + 0.02 * (splits > 1)) + 2.0 * BN * (splits > 1)
+            if BN not in best or cost < best[BN][0] - 1e-9:
+                best[BN] = (cost, BM, BN, wgs, splits)
+    ranked = [c[1:] for c in sorted(best.values(), key=lambda c: c[0])]
+    return ranked[:top] if top else ranked
+
+
+class Gemm:
+    """y = x · Wᵀ with W streamed from DRAM (see the module docstring).
+
+        g = Gemm()                                   # compiles on first use per config (or loads AOT)
+        y = g(x, w, w_scale=s, scale="tensor")       # fp8 W: x bf16 (quantized here) or e4m3 + x_scale
+        y = g(x16, w16)                              # bf16 W and x
+
+    Modules come from nvtma.compile when the MLIR extension is importable,
+    else from AOT artifacts in `artifacts` (a directory of ``spec.key``
+    subdirectories, see ``build_artifacts``)."""
+
+    def __init__(self, artifacts=None, **spec_options):
+        self.artifacts = artifacts
+        self.options = spec_options
+        self._mods = {}
+        self._ws = {}
+
+    def module(self, spec):
+        key = spec.key
+        mod = self._mods.get(key)
+        if mod is None:
+            from pathlib import Path
+            d = Path(self.artifacts) / key if self.artifacts else None
+            if d is not None and (d / "kernels.json").exists():
+                from .. import runtime
+                mod = runtime.load(d)
+            else:
+                mod = spec.compile()
+            self._mods[key] = mod
+        return mod
+
+    def _workspace(self, torch, device, splits, M, N, tiles):
+        key = (device, splits * M * N, tiles)
+        ws = self._ws.get(key)
+        if ws is None:
+            # counters start at 0 and every tile's last unit resets its own
+            ws = (torch.empty(max(splits, 1), M, N, device=device, dtype=torch.float32),
+                  torch.zeros(max(tiles, 1), device=device, dtype=torch.int32))
+            self._ws[key] = ws
+        return ws
+
+    def quantize(self, x, granularity="token"):
+        """bf16 x -> (e4m3 x, scales per token [M] or per 1x128 block [M, ceil(K/128)])."""
+        import torch
+        M, K = x.shape
+        xq = torch.empty(M, K, device=x.device, dtype=torch.float8_e4m3fn)
+        sx = torch.empty((M,) if granularity == "token" else (M, -(-K // 128)), device=x.device,
+                         dtype=torch.float32)
+        spec = quantize_x_spec(granularity)
+        warps = M if granularity == "token" else M * -(-K // 128)
+        self.module(spec).quantize_x(x, xq, sx, grid=(-(-warps // 4),))
+        return xq, sx
+
+    def plan(self, M, N, K, w_dtype=F8, scale=None, y_dtype="bf16", quantize=False, sms=132, config=None,
+             **spec_options):
+        """(gemm spec, splits, quantize spec or None) for a problem: what a call runs."""
+        fp8 = w_dtype == F8
+        BM, BN, wgs, splits = config or choose_config(M, N, K, w_dtype, sms)
+        opts = dict(self.options, **spec_options)
+        spec = gemm_spec(BM, BN, wgs, w_dtype=w_dtype, y_dtype=y_dtype, w_scale=scale if fp8 else None, **opts)
+        q = quantize_x_spec("block" if scale == "block" else "token") if fp8 and quantize else None
+        return spec, splits, q
+
+    def __call__(self, x, w, *, w_scale=None, scale=None, x_scale=None, out=None, out_dtype=None, config=None,
+                 **spec_options):
+        import torch
+        _check_inputs(torch, x, w, w_scale, scale, x_scale)
+        M, K = x.shape
+        N = w.shape[0]
+        fp8 = w.dtype == torch.float8_e4m3fn
+        if fp8 and x.dtype == torch.bfloat16:
+            x, x_scale = self.quantize(x, "block" if scale == "block" else "token")
+        sms = torch.cuda.get_device_properties(x.device).multi_processor_count
+        spec, splits, _ = self.plan(M, N, K, F8 if fp8 else "bf16", scale,
+                                    "f32" if out_dtype == torch.float32 else "bf16", sms=sms, config=config,
+                                    **spec_options)
+        BN = spec.consts["BN"]
+        y = out if out is not None else torch.empty(M, N, device=x.device, dtype=out_dtype or torch.bfloat16)
+        tiles = -(-N // BN)
+        ws, counters = self._workspace(torch, x.device, splits, M, N, tiles)
+        extra = [w_scale, x_scale] if fp8 else []
+        units = tiles * splits
+        self.module(spec).gemm(w, x, y, ws, counters, splits, *extra, grid=(min(units, sms),))
+        return y
+
+
+def _check_inputs(torch, x, w, w_scale, scale, x_scale):
+    """Typed errors for what the kernel cannot take (dtype, shape, stride, alignment, scales, device)."""
+    from ..runtime.errors import LaunchError
+
+    def bad(msg, arg, rule):
+        raise LaunchError(msg, arg=arg, rule=rule)
+    for name, t in (("x", x), ("w", w)):
+        if not isinstance(t, torch.Tensor) or t.dim() != 2:
+            bad(f"{name}: a 2-D torch tensor, got {getattr(t, 'shape', type(t).__name__)}", name, "shape")
+        if not t.is_cuda:
+            bad(f"{name}: on {t.device}, not a GPU", name, "device")
+        if t.stride(1) != 1 or (t.stride(0) * t.element_size()) % 16:
+            bad(f"{name}: rows must be contiguous with a 16-byte multiple pitch (strides {t.stride()})", name,
+                "stride")
+        if t.data_ptr() % 16:
+            bad(f"{name}: address not 16-byte aligned", name, "alignment")
+    if x.device != w.device:
+        bad(f"x on {x.device}, w on {w.device}", "w", "device")
+    M, K = x.shape
+    N, Kw = w.shape
+    if K != Kw:
+        bad(f"x is [{M}, {K}], w is [{N}, {Kw}]: K differs", "w", "shape")
+    if not 1 <= M <= 256:
+        bad(f"x has {M} rows: 1 to 256", "x", "shape")
+    if (K * w.element_size()) % 16 or (N * 2) % 16:
+        bad(f"K = {K} and N = {N} must be multiples of 16 bytes", "w", "shape")
+    if w.dtype == torch.float8_e4m3fn:
+        if scale not in ("tensor", "row", "block"):
+            bad(f"fp8 W needs scale='tensor', 'row' or 'block', got {scale!r}", "scale", "scale")
+        want = {"tensor": (1,), "row": (N,), "block": (-(-N // 128), -(-K // 128))}[scale]
+        if w_scale is None or tuple(w_scale.shape) != want or w_scale.dtype != torch.float32:
+            bad(f"w_scale for scale={scale!r}: f32 of shape {want}, got "
+                f"{None if w_scale is None else (tuple(w_scale.shape), w_scale.dtype)}", "w_scale", "scale")
+        if x.dtype == torch.float8_e4m3fn:
+            xw = (M,) if scale != "block" else (M, -(-K // 128))
+            if x_scale is None or tuple(x_scale.shape) != xw:
+                bad(f"fp8 x needs x_scale f32 {xw}", "x_scale", "scale")
+        elif x.dtype != torch.bfloat16:
+            bad(f"x: bf16 or e4m3 with fp8 W, got {x.dtype}", "x", "dtype")
+    elif w.dtype == torch.bfloat16:
+        if x.dtype != torch.bfloat16 or w_scale is not None or scale is not None:
+            bad("bf16 W takes bf16 x and no scales", "x", "dtype")
+    else:
+        bad(f"w: bf16 or float8_e4m3fn, got {w.dtype}", "w", "dtype")

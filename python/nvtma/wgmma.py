@@ -1,0 +1,286 @@
+"""Hopper warpgroup tensor-core MMA (wgmma), TIRx/CuTe style.
+
+    acc = wgmma.Accumulator(n=64)                     # 64 x 64 f32 tile, N/2 registers a thread
+    a = wgmma.SmemDescriptor(sA)                      # K-major operand tiles filled by TMA;
+    b = wgmma.SmemDescriptor(sB)                      # the swizzle comes from the atom that filled them
+    wgmma.fence()
+    for k in range(BK // 16):                         # unrolled at build time
+        acc = wgmma.mma_async(acc, a.k_block(k), b.k_block(k))
+    wgmma.commit_group()
+    wgmma.wait_group(0)
+
+Operands are K-major shared-memory tiles (TMA's natural layout), described
+by 64-bit matrix descriptors that ``SmemDescriptor`` derives from the
+buffer's recorded TMA swizzle and box layout, so the two always agree; A
+may also come from registers (``mma_async(acc, a_regs, b)``). Becomes
+``wgmma.mma_async.sync.aligned.m64nNkK.f32.<a>.<b>``.
+"""
+
+from __future__ import annotations
+
+from . import dsl
+from ._lazy import lazy
+from .dsl.errors import fail, user_op
+from .dsl.numeric import Float32, Int32, Numeric, Uint32, Uint64, Val, as_value
+from .dsl.tensor import SWIZZLE_BYTES
+
+ir = lazy("nvtma.ir")
+llvm = lazy("nvtma.dialects.llvm")
+nvvm = lazy("nvtma.dialects.nvvm")
+arith = lazy("nvtma.dialects.arith")
+
+__all__ = ["fence", "commit_group", "wait_group", "noop_barrier", "encode_matrix_descriptor", "descriptor_bits",
+           "SmemDescriptor", "Accumulator", "mma_async", "SWIZZLE_MODE"]
+
+# the descriptor's 2-bit layout field (PTX ISA, "Matrix Descriptor Format")
+SWIZZLE_MODE = {"none": 0, "swizzle_128b": 1, "swizzle_64b": 2, "swizzle_32b": 3}
+
+_K_BITS = 256  # a wgmma consumes 256 bits of K per row: k16 for 16-bit types, k32 for fp8
+_TYPES = {"f16": "f16", "bf16": "bf16", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2", "tf32": "tf32", "f32": "f32"}
+
+
+@user_op
+def fence():
+    """wgmma.fence.sync.aligned: orders register/shared writes before the next wgmma."""
+    nvvm.WgmmaFenceAlignedOp()
+
+
+@user_op
+def commit_group():
+    """wgmma.commit_group.sync.aligned."""
+    nvvm.WgmmaGroupSyncAlignedOp()
+
+
+@user_op
+def wait_group(n=0):
+    """wgmma.wait_group.sync.aligned n: at most `n` groups still in flight."""
+    nvvm.WgmmaWaitGroupSyncOp(n)
+
+
+def noop_barrier(*values):
+    """TIRx's wgmma.noop_barrier: keeps the compiler from moving accumulator
+    reads across wgmma.wait_group (the wait is already a barrier for LLVM here)."""
+    return values[0] if len(values) == 1 else values
+
+
+def descriptor_bits(start_address: int, leading_byte_offset: int, stride_byte_offset: int, swizzle="none",
+                    base_offset: int = 0) -> int:
+    """The 64-bit shared-memory matrix descriptor, as a Python int (PTX ISA
+    9.7.15.5.1: bits 0-13 start address >> 4, 16-29 leading byte offset >> 4,
+    32-45 stride byte offset >> 4, 49-51 base offset, 62-63 swizzle mode)."""
+    for name, v in (("start address", start_address), ("leading byte offset", leading_byte_offset),
+                    ("stride byte offset", stride_byte_offset)):
+        if v % 16 or not 0 <= v >> 4 < 1 << 14:
+            fail(f"matrix descriptor {name} {v}: a multiple of 16 below {16 << 14}", rule="descriptor")
+    if swizzle not in SWIZZLE_MODE:
+        fail(f"swizzle {swizzle!r}: one of {', '.join(SWIZZLE_MODE)}", rule="descriptor")
+    if not 0 <= base_offset < 8:
+        fail(f"base offset {base_offset}: 0-7", rule="descriptor")
+    return ((start_address >> 4) | (leading_byte_offset >> 4) << 16 | (stride_byte_offset >> 4) << 32
+            | base_offset << 49 | SWIZZLE_MODE[swizzle] << 62)
+
+
+@user_op
+def encode_matrix_descriptor(addr, leading_byte_offset, stride_byte_offset, swizzle="none"):
+    """The descriptor of a matrix at shared address `addr` (a !llvm.ptr<3>
+    value or a 32-bit shared address), as a run-time Uint64."""
+    fixed = descriptor_bits(0, leading_byte_offset, stride_byte_offset, swizzle)
+    a = addr
+    if isinstance(a, Val) and not isinstance(a, Numeric):
+        a = Uint32(llvm.PtrToIntOp(ir.IntegerType.get_signless(32), a.value).result)
+    a64 = (a if isinstance(a, Numeric) else Uint32(a)).to(Uint64)
+    return ((a64 >> 4) & 0x3FFF) | Uint64(fixed)
+
+
+class SmemDescriptor:
+    """The wgmma descriptors of a K-major shared tile [rows, K] filled by a
+    TMA atom (its swizzle and box layout recorded on the buffer). Encoded
+    once; ``k_block(k)`` advances it by K-block k (256 bits of K per row),
+    ``add_16B_offset(n)`` by n·16 bytes."""
+
+    def __init__(self, tile, *, swizzle=None, rows_per_box=None):
+        if not isinstance(tile, dsl.TensorValue) or tile.space != "shared":
+            fail("SmemDescriptor takes a shared-memory tile", rule="descriptor")
+        sw = swizzle or tile.swizzle
+        if sw is None:
+            fail("this tile's swizzle is unknown: fill it with a TMA atom first (cpasync.copy records it) or pass "
+                 "swizzle=", rule="descriptor")
+        if tile.info is not None and swizzle is not None and tile.swizzle not in (None, swizzle):
+            fail(f"swizzle {swizzle} but the tile holds {tile.swizzle} data", rule="descriptor")
+        shape = tile.static_shape
+        if len(shape) != 2:
+            fail(f"SmemDescriptor takes a [rows, K] tile, got shape {shape}", rule="descriptor")
+        self.tile = tile
+        self.swizzle = sw
+        self.dtype = tile.dtype
+        self.rows, self.k = shape
+        eb = max(self.dtype.width // 8, 1)
+        span = SWIZZLE_BYTES[sw]
+        box = tile.info.box if tile.info is not None and tile.info.box else None
+        self.row_bytes = (box[-1] if box else self.k) * eb   # bytes of a row inside one box
+        self.box_rows = box[0] if box else (rows_per_box or self.rows)
+        if span is None:
+            fail("wgmma operands from a non-swizzled TMA tile are not supported here: use swizzle_32b/64b/128b",
+                 rule="descriptor")
+        if self.row_bytes != span:
+            fail(f"a K-major {sw} tile needs rows of exactly {span} bytes per box, this one has {self.row_bytes} "
+                 "(make the atom's innermost box dim span the swizzle)", rule="descriptor")
+        self.k_per_block = _K_BITS // self.dtype.width
+        # stride byte offset: 8 rows of the swizzle span; leading byte offset unused for swizzled K-major
+        self.desc = encode_matrix_descriptor(_addr(tile), 16, 8 * span, sw)
+
+    @user_op
+    def k_block(self, kb):
+        """The descriptor of K-block `kb` (a Python int): columns
+        [kb·K_mma, (kb+1)·K_mma) of every row, as a SmemDescriptor (so
+        mma_async still knows the operand type)."""
+        eb = max(self.dtype.width // 8, 1)
+        k0 = kb * self.k_per_block
+        if not 0 <= k0 < self.k:
+            fail(f"K-block {kb} of a tile with K = {self.k}", rule="descriptor")
+        in_box = self.row_bytes // eb
+        byte = (k0 // in_box) * self.box_rows * self.row_bytes + (k0 % in_box) * eb
+        view = object.__new__(SmemDescriptor)
+        view.__dict__.update(self.__dict__)
+        view.desc = self.add_16B_offset(byte // 16)
+        return view
+
+    @user_op
+    def add_16B_offset(self, n):  # noqa: N802 (TIRx's name)
+        return self.desc + n if not isinstance(n, int) or n else self.desc
+
+    def row_block(self, r0):
+        """The descriptors of rows [r0, ...) (r0 a multiple of 8, whole swizzle
+        atoms; a Python int is checked, a run-time value trusted)."""
+        if isinstance(r0, int):
+            if r0 % 8 or not 0 <= r0 < self.box_rows:
+                fail(f"row block {r0}: a multiple of 8 inside the {self.box_rows}-row box", rule="descriptor")
+            units = r0 * self.row_bytes // 16
+        else:
+            units = (r0 * (self.row_bytes // 16)).to(Uint64)
+        view = object.__new__(SmemDescriptor)
+        view.__dict__.update(self.__dict__)
+        view.desc = self.add_16B_offset(units)
+        return view
+
+    @property
+    def operand_type(self):
+        return _TYPES[self.dtype.name]
+
+
+def _addr(tile):
+    from .cpasync import address_of
+    return address_of(tile, [0, 0])
+
+
+class Accumulator:
+    """A wgmma accumulator: the 64 x n f32 tile of a warpgroup, n/2
+    registers per thread, kept as one LLVM struct value so loops carry it
+    whole (``dsl.range(..., carry=(acc,))``).
+
+    Register i of thread t holds element (row, col) with, for w = t // 32
+    and l = t % 32: row = 16·w + l // 4 + 8·(i // 2 % 2), col = 8·(i // 4) +
+    2·(l % 4) + i % 2 (``coords(i)``)."""
+
+    def __init__(self, n, dtype=Float32, *, value=None, m=64):
+        if m != 64:
+            fail("wgmma tiles have m = 64", rule="wgmma")
+        if n % 8 or not 8 <= n <= 256:
+            fail(f"wgmma n = {n}: a multiple of 8 in [8, 256]", rule="wgmma")
+        self.n, self.dtype = n, dsl.dtype(dtype)
+        if self.dtype is not Float32:
+            fail("accumulators are f32 here", rule="wgmma")
+        self.count = n // 2
+        self.struct_t = llvm.StructType.get_literal([ir.F32Type.get()] * self.count)
+        if value is None:
+            zero = Float32(0.0).value
+            v = llvm.UndefOp(self.struct_t).result
+            for i in range(self.count):
+                v = llvm.InsertValueOp(v, zero, [i]).result
+            value = v
+        self.value = value
+
+    def __getitem__(self, i):
+        return Float32(llvm.ExtractValueOp(ir.F32Type.get(), self.value, [i]).result)
+
+    @staticmethod
+    def from_values(n, values):
+        """An accumulator holding `values` (n/2 Float32 per thread)."""
+        acc = Accumulator(n, value=0)
+        v = llvm.UndefOp(acc.struct_t).result
+        for i, x in enumerate(values):
+            v = llvm.InsertValueOp(v, as_value(x, Float32), [i]).result
+        acc.value = v
+        return acc
+
+    def values(self):
+        return [self[i] for i in range(self.count)]
+
+    @staticmethod
+    def coords(i, lane=None, warp=None):
+        """(row, col) in the 64 x n tile of register i (Python ints when lane and warp are)."""
+        lane = dsl.lane_idx() if lane is None else lane
+        warp = dsl.warp_idx() % 4 if warp is None else warp
+        row = warp * 16 + lane // 4 + 8 * (i // 2 % 2)
+        col = 8 * (i // 4) + 2 * (lane % 4) + i % 2
+        return row, col
+
+    def _flatten(self):
+        return [dsl.Val(self.value)], lambda v: Accumulator(self.n, self.dtype, value=v[0].value)
+
+
+_SCALE_IN = {1: "one", -1: "neg"}
+
+
+@user_op
+def mma_async(acc, a, b, *, a_type=None, b_type=None, scale_d=True, scale_a=1, scale_b=1):
+    """acc += A·Bᵀ over one K-block: A is 64 x K (a descriptor, or registers),
+    B is n x K (a descriptor), both K-major. Types come from SmemDescriptors
+    (or `a_type`/`b_type`: "f16", "bf16", "e4m3", "e5m2"). Issued by the whole
+    warpgroup; pair with fence/commit_group/wait_group. Returns the new accumulator."""
+    if not isinstance(acc, Accumulator):
+        fail("mma_async's first argument is a wgmma.Accumulator", rule="wgmma")
+    ta = a_type or (a.operand_type if isinstance(a, SmemDescriptor) else None)
+    tb = b_type or (b.operand_type if isinstance(b, SmemDescriptor) else None)
+    ta, tb = _TYPES.get(ta, ta), _TYPES.get(tb, tb)
+    if ta is None or tb is None:
+        fail("mma_async needs the operand types: pass SmemDescriptors or a_type=/b_type=", rule="wgmma")
+    fp8 = {"e4m3", "e5m2"}
+    if (ta in fp8) != (tb in fp8) or (ta not in fp8 and ta != tb):
+        fail(f"wgmma operand types {ta} and {tb} do not pair (f16/bf16 with themselves, fp8 with fp8)", rule="wgmma")
+    k = 32 if ta in fp8 else 16 if ta in ("f16", "bf16") else 8
+    bd = b.desc if isinstance(b, SmemDescriptor) else b
+    if isinstance(a, (list, tuple)) or hasattr(a, "lanes"):
+        return _mma_rs(acc, a, bd, ta, tb, k, scale_d, scale_a, scale_b)
+    ad = a.desc if isinstance(a, SmemDescriptor) else a
+    shape = ir.Attribute.parse(f"#nvvm.shape<m = 64, n = {acc.n}, k = {k}>")
+    kw = {}
+    r = nvvm.WgmmaMmaAsyncOp(acc.struct_t, acc.value, as_value(ad, Uint64), as_value(bd, Uint64), shape,
+                             getattr(nvvm.WGMMATypes, ta), getattr(nvvm.WGMMATypes, tb), nvvm.WGMMATypes.f32,
+                             nvvm.WGMMAScaleOut.one if scale_d else nvvm.WGMMAScaleOut.zero,
+                             getattr(nvvm.WGMMAScaleIn, _SCALE_IN[scale_a]),
+                             getattr(nvvm.WGMMAScaleIn, _SCALE_IN[scale_b]),
+                             nvvm.MMALayout.row, nvvm.MMALayout.col, **kw).result
+    return Accumulator(acc.n, acc.dtype, value=r)
+
+
+def _mma_rs(acc, a_regs, bd, ta, tb, k, scale_d, scale_a, scale_b):
+    """wgmma with A in registers (4 x 32-bit registers a thread for a 64 x k
+    block, ldmatrix's layout) through inline PTX: NVVM's op takes A only
+    from shared memory."""
+    regs = a_regs.lanes() if hasattr(a_regs, "lanes") else list(a_regs)
+    if len(regs) != 4:
+        fail(f"A from registers is 4 x 32-bit registers a thread, got {len(regs)}", rule="wgmma")
+    n = acc.count
+    d = ", ".join(f"${i}" for i in range(n))
+    a = ", ".join(f"${n + i}" for i in range(4))
+    b, sd = f"${n + 4}", f"${2 * n + 5}"
+    trans_b = ", 0" if ta in ("f16", "bf16") else ""  # B K-major: no transpose
+    ptx = (f"{{ .reg .pred p; setp.ne.b32 p, {sd}, 0; wgmma.mma_async.sync.aligned.m64n{acc.n}k{k}.f32.{ta}.{tb} "
+           f"{{{d}}}, {{{a}}}, {b}, p, {scale_a}, {scale_b}{trans_b}; }}")
+    ins = [as_value(r, Int32) for r in regs] + [as_value(bd, Uint64)]
+    ins += [llvm.ExtractValueOp(ir.F32Type.get(), acc.value, [i]).result for i in range(n)]
+    ins.append(as_value(1 if scale_d is True else 0 if scale_d is False else scale_d, Int32))
+    cons = ",".join(["=f"] * n + ["r"] * 4 + ["l"] + [str(i) for i in range(n)] + ["r"])
+    r = llvm.InlineAsmOp(acc.struct_t, ins, ptx, cons, has_side_effects=True).result
+    return Accumulator(acc.n, acc.dtype, value=r)

@@ -1,0 +1,162 @@
+// RUN: nvtma-opt %s -nvtma-check-target -split-input-file -verify-diagnostics
+
+// Chips and PTX versions LLVM's NVPTX backend cannot serve end the process
+// there ("LLVM ERROR", "Cannot select"); here they are diagnostics.
+// expected-error @+1 {{gpu.module @m: chip 'sm_91a' is not one LLVM's NVPTX backend can select; supported: sm_20,}}
+gpu.module @m [#nvvm.target<chip = "sm_91a", features = "+ptx86">] {
+  gpu.func @k() kernel {
+    gpu.return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{gpu.module @m: chip 'sm_95' is not one LLVM's NVPTX backend can select}}
+gpu.module @m [#nvvm.target<chip = "sm_95">] {
+  gpu.func @k() kernel {
+    gpu.return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{gpu.module @m: +ptx86 is too old for sm_100f, it needs +ptx88 or newer; supported: +ptx88, +ptx90}}
+gpu.module @m [#nvvm.target<chip = "sm_100f", features = "+ptx86">] {
+  gpu.func @k() kernel {
+    gpu.return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{gpu.module @m: +ptx78 is too old for sm_90a, it needs +ptx80 or newer}}
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx78">] {
+  gpu.func @k(%A: memref<256x256xf16>) kernel {
+    %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 64, 64>} : memref<256x256xf16> -> !nvtma.tma_atom<load, f16, box = [64, 64]>
+    gpu.return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{gpu.module @m: features '+ptx91' are not one PTX ISA version LLVM knows; supported for sm_90a: +ptx80,}}
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx91">] {
+  gpu.func @k() kernel {
+    gpu.return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{gpu.module @m: features '+ptx86,+sm_90a' are not one PTX ISA version LLVM knows}}
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86,+sm_90a">] {
+  gpu.func @k() kernel {
+    gpu.return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{gpu.module @m: triple 'x86_64-unknown-linux' is not an NVPTX triple}}
+gpu.module @m [#nvvm.target<triple = "x86_64-unknown-linux", chip = "sm_90a">] {
+  gpu.func @k() kernel {
+    gpu.return
+  }
+}
+
+// -----
+
+// Chips LLVM 22 does select, with the PTX version they need, pass.
+gpu.module @a [#nvvm.target<chip = "sm_100f", features = "+ptx88">] {
+}
+gpu.module @b [#nvvm.target<chip = "sm_110a", features = "+ptx90">] {
+}
+gpu.module @c [#nvvm.target<chip = "sm_120a">] {
+}
+gpu.module @d [#nvvm.target<chip = "sm_80", features = "+ptx70">] {
+}
+
+// -----
+
+// Targets that cannot run TMA: the atom's verifier refuses it first.
+gpu.module @m [#nvvm.target<chip = "sm_80", features = "+ptx80">] {
+  gpu.func @k(%A: memref<256x256xf16>) kernel {
+    // expected-error @+1 {{needs sm_90 or newer ('!nvtma.tma_atom<load, f16, box = [64, 64]>'), the gpu.module targets sm_80}}
+    %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 64, 64>} : memref<256x256xf16> -> !nvtma.tma_atom<load, f16, box = [64, 64]>
+    gpu.return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{nvtma needs sm_90 or newer (TMA), the target is sm_80}}
+gpu.module @m [#nvvm.target<chip = "sm_80", features = "+ptx80">] {
+  gpu.func @k() kernel {
+    nvtma.bulk_commit_group
+    gpu.return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{nvtma-check-target: gpu.module @m has no #nvvm.target chip and no sm= option was given}}
+gpu.module @m {
+  gpu.func @k(%A: memref<256x256xf16>) kernel {
+    %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 64, 64>} : memref<256x256xf16> -> !nvtma.tma_atom<load, f16, box = [64, 64]>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%g: !llvm.ptr<1>) kernel {
+    // expected-error @+1 {{needs PTX ISA 8.3 (+ptx83), the target has +ptx80}}
+    nvtma.fence_tma_desc_acquire %g : !llvm.ptr<1>
+    gpu.return
+  }
+}
+
+// -----
+
+// An IR target without +ptx gets the chip's oldest PTX ISA from LLVM (8.0
+// for sm_90a): too old for the tensormap proxy fences.
+gpu.module @m [#nvvm.target<chip = "sm_90a">] {
+  gpu.func @k() kernel {
+    // expected-error @+1 {{needs PTX ISA 8.3 (+ptx83), the target has +ptx80}}
+    nvtma.fence_tma_desc_release
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90", features = "+ptx86">] {
+  gpu.func @k(%A: memref<?x?xf16>, %g: !llvm.ptr<1>) kernel {
+    %a = nvtma.atom_from_descriptor %g : !llvm.ptr<1> -> !nvtma.tma_atom<load, f16, box = [64, 64]>
+    // expected-error @+1 {{tensormap.replace needs sm_90a (an architecture-specific target), the gpu.module targets sm_90}}
+    nvtma.update_tma_descriptor %a, %A, %g : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<?x?xf16>, !llvm.ptr<1>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%A: memref<256x256xf16>) kernel {
+    %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 64, 64>} : memref<256x256xf16> -> !nvtma.tma_atom<load, f16, box = [64, 64]>
+    // expected-error @+1 {{cannot allocate shared memory in a kernel body; use a gpu.func workgroup attribution or gpu.dynamic_shared_memory}}
+    %s = memref.alloca() : memref<64x64xf16, #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+// GPUFuncOpLowering asserts on a non-signless llvm.align.
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
+  // expected-error @+1 {{llvm.align must be a positive power of two of a signless integer type, got 1024 : ui32}}
+  gpu.func @k() workgroup(%s: memref<64xf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : ui32}) kernel {
+    gpu.return
+  }
+}

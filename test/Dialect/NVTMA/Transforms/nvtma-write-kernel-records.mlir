@@ -1,0 +1,87 @@
+// RUN: nvtma-opt %s -nvtma-write-kernel-records -split-input-file -verify-diagnostics | FileCheck %s
+
+// The records come from typed IR: each parameter (memrefs with shape,
+// strides and offset; scalars; descriptors with every static field of their
+// #nvtma.descriptor and, for a static tensor, the bytes with address 0) and
+// the launch configuration (contracts.md item 1).
+// CHECK: nvtma.kernels = "{\22kernels\22:{\22k\22:{
+// CHECK-SAME: \22launch\22:{\22block\22:[128,1,1],\22cluster\22:[2,1,1],\22smem\22:9216}
+// CHECK-SAME: \22module\22:\22m\22
+// CHECK-SAME: \22params\22:[{\22element\22:\22f16\22,\22element_bits\22:16,\22kind\22:\22memref\22,\22offset\22:0,\22shape\22:[256,512],\22strides\22:[512,1],\22type\22:\22memref<256x512xf16>\22}
+// CHECK-SAME: {\22bits\22:32,\22kind\22:\22scalar\22,\22type\22:\22i32\22}
+// CHECK-SAME: {\22atom\22:\22!nvtma.tma_atom<load_multicast, f16, box = [32, 64], tile = [64, 64], l2_promotion = l2_256b, multicast = 2>\22,\22binds\22:0,\22box_bytes\22:4096,\22box_dim\22:[64,32],
+// CHECK-SAME: \22kind\22:\22descriptor\22,\22l2_promotion\22:3,\22l2_promotion_name\22:\22l2_256b\22,\22mode\22:\22tiled\22,\22oob_fill\22:0,\22rank\22:2,\22swizzle\22:0,\22template\22:\22000000000000000010{{[0-9a-f]+}}\22,\22tile_bytes\22:8192,\22tma_format\22:6,\22tma_format_name\22:\22float16\22}]}
+// CHECK-SAME: \22version\22:1}
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
+  gpu.func @k(%A: memref<256x512xf16>, %n: i32,
+              %d: !llvm.ptr {llvm.align = 64 : i64, nvtma.descriptor = #nvtma.descriptor<binds = 0, atom = !nvtma.tma_atom<load_multicast, f16, box = [32, 64], tile = [64, 64], l2_promotion = l2_256b, multicast = 2>>})
+      kernel attributes {known_block_size = array<i32: 128, 1, 1>, known_cluster_size = array<i32: 2, 1, 1>, nvtma.dynamic_smem = 9216 : i64} {
+    gpu.return
+  }
+}
+
+// -----
+
+// Without launch attributes: null block and cluster, no dynamic shared
+// memory. A dynamic tensor has no template.
+// CHECK: \22launch\22:{\22block\22:null,\22cluster\22:null,\22smem\22:0}
+// CHECK-SAME: \22shape\22:[null,64],\22strides\22:[64,1]
+// CHECK-SAME: \22template\22:null
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
+  gpu.func @k(%A: memref<?x64xf32>,
+              %d: !llvm.ptr {llvm.align = 64 : i64, nvtma.descriptor = #nvtma.descriptor<binds = 0, atom = !nvtma.tma_atom<load, f32, box = [32, 32]>>}) kernel {
+    gpu.return
+  }
+}
+
+// -----
+
+// A module without kernels gets an empty record.
+// CHECK: nvtma.kernels = "{\22kernels\22:{},\22version\22:1}"
+module {
+}
+
+// -----
+
+gpu.module @m {
+  // expected-error @+1 {{known_block_size [64, 32, 1] holds 2048 threads, the limit is 1024}}
+  gpu.func @k() kernel attributes {known_block_size = array<i32: 64, 32, 1>} {
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m {
+  // expected-error @+1 {{known_cluster_size [4, 4, 2] holds 32 CTAs, the limit is 16}}
+  gpu.func @k() kernel attributes {known_cluster_size = array<i32: 4, 4, 2>} {
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m {
+  // expected-error @+1 {{nvtma.dynamic_smem is 300000 bytes, the range is 0..232448 (227 KiB)}}
+  gpu.func @k() kernel attributes {nvtma.dynamic_smem = 300000 : i64} {
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m {
+  // expected-error @+1 {{nvtma.dynamic_smem must be a signless integer (bytes of dynamic shared memory), got "4096"}}
+  gpu.func @k() kernel attributes {nvtma.dynamic_smem = "4096"} {
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m {
+  // expected-error @+1 {{descriptor parameter 1 binds argument 1, which is not a memref parameter}}
+  gpu.func @k(%n: i32, %d: !llvm.ptr {nvtma.descriptor = #nvtma.descriptor<binds = 1, atom = !nvtma.tma_atom<load, f32, box = [32, 32]>>}) kernel {
+    gpu.return
+  }
+}

@@ -1,0 +1,67 @@
+"""What the language tests share: compile a kernel to PTX, fold its
+constants, find the user's line an error must name."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+
+def ptx(kernel, **consts) -> str:
+    """The PTX of `kernel` built with these constants (assembled too, so
+    ptxas has accepted it)."""
+    import nvtma
+    return nvtma.compile(kernel.build(**consts).ir).ptx
+
+
+def instructions(text: str) -> set:
+    """The PTX instruction names (opcode with its modifiers) in `text`."""
+    return set(re.findall(r"^\s*(?:@!?%p\d+\s+)?([a-z][\w.:]*)", text, re.M))
+
+
+_CONST = re.compile(r"^\s*(%[\w-]+) = arith\.constant (\S+) : (\S+)", re.M)
+_STORE = re.compile(r"memref\.store (%[\w-]+), %arg0\[(%[\w-]+)\]")
+
+
+def folded_stores(kernel, **consts) -> dict:
+    """{i: value} for every constant the kernel stores to its first
+    parameter at constant index i, after MLIR's canonicalizer folded the
+    arithmetic: what the kernel computes at build time, as MLIR sees it."""
+    from nvtma import ir
+    from nvtma.passmanager import PassManager
+    with ir.Context():
+        m = ir.Module.parse(kernel.build(**consts).ir)
+        PassManager.parse("builtin.module(canonicalize)").run(m.operation)
+        text = str(m)
+    values = {name: (v, t) for name, v, t in _CONST.findall(text)}
+    out = {}
+    for val, idx in _STORE.findall(text):
+        if val in values and idx in values:
+            v, t = values[val]
+            out[int(values[idx][0])] = float(v) if t.startswith(("f", "bf")) else int(v)
+    return out
+
+
+def line_of(path, marker: str) -> int:
+    """The line of `path` that carries the comment `# <marker>`."""
+    lines = Path(path).read_text().splitlines()
+    hits = [i + 1 for i, ln in enumerate(lines) if ln.rstrip().endswith(f"# {marker}")]
+    assert len(hits) == 1, f"marker {marker!r} found {len(hits)} times in {path}"
+    return hits[0]
+
+
+def build_error(kernel, rule=None, **consts):
+    """The KernelBuildError building `kernel` raises (checking its rule)."""
+    from nvtma import dsl
+    with pytest.raises(dsl.KernelBuildError) as e:
+        kernel.build(**consts)
+    if rule is not None:
+        assert e.value.rule == rule, (e.value.rule, str(e.value))
+    return e.value
+
+
+def assert_names_line(err, path, marker):
+    """The error names the user's file and the line marked `marker`."""
+    want = f"{path}:{line_of(path, marker)}"
+    assert err.where == want, (err.where, want, str(err))
+    assert str(err).startswith(want)

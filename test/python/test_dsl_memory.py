@@ -1,0 +1,331 @@
+"""Memory in the kernel language: element and vector accesses of global
+and shared tensors, dynamic dims read at run time, shared buffers from
+lang.SMEMPool, the TMA swizzle and box layout a buffer records from the
+atom that fills it, and pointers (cpasync.address_of) the descriptor ops
+accept."""
+
+import re
+
+import pytest
+
+pytest.importorskip("nvtma._mlir_libs._nvtmaDialects")
+
+from dsl_testing import build_error, instructions, ptx  # noqa: E402
+from nvtma import cpasync, dsl, lang  # noqa: E402
+
+G2S = cpasync.CopyBulkTensorTileG2SOp
+S2G = cpasync.CopyBulkTensorTileS2GOp
+
+
+def flat_loads(ir_text: str, dtype: str) -> list:
+    """The constant element indices of the loads from shared 1-D views of
+    `dtype` (the swizzle-aware accesses), after folding."""
+    from nvtma import ir
+    from nvtma.passmanager import PassManager
+    with ir.Context():
+        m = ir.Module.parse(ir_text)
+        PassManager.parse("builtin.module(canonicalize)").run(m.operation)
+        text = str(m)
+    consts = dict(re.findall(r"(%[\w-]+) = arith\.constant (\d+) : index", text))
+    loads = re.findall(rf"memref\.load %[\w-]+\[(%[\w-]+)\] : memref<\d+x{dtype}, #gpu\.address_space<workgroup>>",
+                       text)
+    return [int(consts[i]) for i in loads if i in consts]
+
+
+def _swizzle_128b(byte: int) -> int:
+    """TMA's 128B swizzle of a byte offset in a 1024-aligned buffer (CUDA
+    programming guide, 'TMA Swizzle'): 16-byte chunk ^= row within 8 rows."""
+    return byte ^ (((byte >> 7) & 7) << 4)
+
+
+# --------------------------------------------------------------------------- element and vector accesses
+
+def test_element_and_vector_accesses_of_global_and_shared():
+    @dsl.kernel(block=(128,))
+    def k(x: dsl.Tensor("bf16", (64, 256)), y: dsl.Tensor("bf16", (64, 256)), f: dsl.Tensor("f32", (1024,))):
+        i = dsl.thread_idx()
+        pool = lang.SMEMPool()
+        s = pool.alloc((128, 8), "bf16")
+        v = x.load_vec(8, i // 32, (i % 32) * 8)     # 16 bytes
+        s.store_vec(v, i, 0)
+        dsl.barrier()
+        w = s.load_vec(8, 127 - i, 0)
+        y.store_vec(w, i // 32, (i % 32) * 8)
+        y[0, i] = s[i, 3] + x[1, i]
+        f.store_vec(f.load_vec(4, i * 4) * 2.0, i * 4)
+
+    ir = k.build().ir
+    assert "vector.load" in ir and "vector.store" in ir and "memref.load" in ir and "memref.store" in ir
+    assert "alignment = 16" in ir
+    ins = instructions(ptx(k))
+    assert {"ld.global.v4.b32", "st.shared.v4.b32", "ld.shared.v4.b32", "st.global.v4.b32"} <= ins, sorted(ins)
+    assert "ld.shared.b16" in ins and "st.global.b16" in ins
+
+
+@pytest.mark.parametrize("n,dtype,message", [(3, "f32", "12 bytes"), (32, "f32", "128 bytes")])
+def test_vector_width_is_checked(n, dtype, message):
+    @dsl.kernel(block=(32,))
+    def k(x: dsl.Tensor(dtype, (1024,))):
+        x.load_vec(n, 0)
+
+    assert message in str(build_error(k, "vector-width"))
+
+
+def test_wrong_index_count_is_a_build_error():
+    @dsl.kernel(block=(32,))
+    def k(x: dsl.Tensor("f32", (4, 4))):
+        x[1] = 0.0
+
+    assert "1 indices for a rank-2 tensor" in str(build_error(k, "index"))
+
+
+# --------------------------------------------------------------------------- dynamic dims
+
+def test_dynamic_dims_are_read_at_run_time():
+    seen = {}
+
+    @dsl.kernel(block=(32,))
+    def k(x: dsl.Tensor("f32", (None, 8, None)), y: dsl.Tensor("i64", (4,))):
+        shape = x.shape
+        seen["shape"] = tuple(type(d) if not isinstance(d, int) else d for d in shape)
+        with dsl.if_(dsl.thread_idx() == 0):
+            y[0] = shape[0].to(dsl.Int64)      # first read inside a branch ...
+        y[1] = x.shape[0].to(dsl.Int64)        # ... then outside it: each read is its own memref.dim
+        y[2] = x.shape[2].to(dsl.Int64)
+
+    ir = k.build().ir
+    assert seen["shape"] == (dsl.Index, 8, dsl.Index)
+    assert ir.count("memref.dim") >= 3
+    assert "-9223372036854775808" not in ir  # never the dynamic-size sentinel as a value
+    # the memref parameter is (ptr, ptr, offset, size0, size1, size2, stride0, ...): sizes 0 and 2 come
+    # from parameters 3 and 5
+    text = ptx(k)
+    assert re.search(r"ld\.param\.b64\s+%rd\d+, \[k_param_3\]", text)
+    assert re.search(r"ld\.param\.b64\s+%rd\d+, \[k_param_5\]", text)
+
+
+def test_len_of_a_dynamic_dim_is_refused():
+    @dsl.kernel(block=(32,))
+    def k(x: dsl.Tensor("f32", (None,))):
+        len(x)
+
+    assert "use t.shape[0]" in str(build_error(k, "shape"))
+
+
+# --------------------------------------------------------------------------- shared buffers
+
+def test_shared_buffers_are_aligned_and_recorded():
+    seen = {}
+
+    @dsl.kernel(block=(128,))
+    def k(a: dsl.Tensor("f16", (256, 256))):
+        pool = lang.SMEMPool()
+        small = pool.alloc((10,), "f32")                           # 40 bytes at 0
+        ring = pool.alloc((3, 64, 64), "f16", swizzle="swizzle_128b")  # 1024-aligned
+        tail = pool.alloc((16,), "i32")                            # 128-aligned after the ring
+        seen["offsets"] = (small.info.offset, ring.info.offset, tail.info.offset)
+        seen["stage"] = ring.stage(2).static_shape
+        seen["swizzle"] = ring.swizzle
+        tail[dsl.thread_idx() % 16] = small[3].to(dsl.Int32)   # used, so the window stays
+
+    built = k.build()
+    assert seen == {"offsets": (0, 1024, 1024 + 3 * 8192), "stage": (64, 64), "swizzle": "swizzle_128b"}
+    assert built.smem_bytes == 1024 + 3 * 8192 + 128  # rounded up to 128
+    c = k.compile()
+    assert c.records["kernels"]["k"]["launch"]["smem"] == built.smem_bytes
+    assert ".extern .shared .align 1024" in c.ptx
+
+
+def test_buffer_allocated_inside_a_loop_is_usable_after_it():
+    """Buffers are views built at the kernel's entry: cta_sum allocates its
+    scratch on first use, inside the loop here, and uses it again after."""
+    from nvtma import cuda
+
+    @dsl.kernel(block=(128,))
+    def k(x: dsl.Tensor("f32", (1024,)), n: dsl.Int32):
+        i = dsl.thread_idx()
+        for _ in dsl.range(n):
+            x[i] = cuda.cta_sum(x[i])
+        x[i] = cuda.cta_sum(x[i])
+
+    ptx(k)
+
+
+# --------------------------------------------------------------------------- swizzle and box layout
+
+def test_swizzle_comes_from_the_atom_and_reads_are_logical():
+    """s[r, c] is element (r, c) of the tile, wherever the 128B swizzle put it."""
+    seen = {}
+
+    @dsl.kernel(block=(128,))
+    def k(a: dsl.Tensor("bf16", (256, 256)), y: dsl.Tensor("bf16", (1024,))):
+        pool = lang.SMEMPool()
+        s = pool.alloc((64, 64), "bf16")            # no swizzle= : the atom says it
+        ld = cpasync.make_tiled_tma_atom(G2S(), a, (64, 64), swizzle="swizzle_128b")
+        bar = lang.TMABar(1)
+        dsl.barrier()
+        with lang.WarpRole(0):
+            bar.arrive_expect_tx(0, ld.tile_bytes)
+            cpasync.copy(ld, [0, 0], s, tma_bar_ptr=bar.at(0))
+        bar.wait(0, 0)
+        seen["swizzle"] = s.swizzle
+        for j, (r, c) in enumerate([(0, 0), (1, 8), (3, 17), (7, 63), (9, 40)]):
+            y[j] = s[r, c]
+        y[100] = s[dsl.thread_idx() % 64, 5]         # run-time index: the XOR is built
+
+    ir = k.build().ir
+    assert seen["swizzle"] == "swizzle_128b"
+    want = [_swizzle_128b((r * 64 + c) * 2) // 2 for r, c in [(0, 0), (1, 8), (3, 17), (7, 63), (9, 40)]]
+    assert want == [0, 64, 201, 455, 608]
+    assert flat_loads(ir, "bf16") == want
+    assert "arith.xori" in ir
+
+
+def test_multi_box_tiles_are_box_major():
+    """A [64, 128] bf16 tile with a 128B swizzle is two [64, 64] boxes
+    (a box row is at most the swizzle span), one after the other."""
+    seen = {}
+
+    @dsl.kernel(block=(128,))
+    def k(a: dsl.Tensor("bf16", (256, 256)), y: dsl.Tensor("bf16", (1024,))):
+        pool = lang.SMEMPool()
+        ld = cpasync.make_tiled_tma_atom(G2S(), a, (64, 128), swizzle="swizzle_128b")
+        s = pool.alloc_for(ld)
+        bar = lang.TMABar(1)
+        dsl.barrier()
+        with lang.WarpRole(0):
+            bar.arrive_expect_tx(0, ld.tile_bytes)
+            cpasync.copy(ld, [0, 0], s, tma_bar_ptr=bar.at(0))
+        bar.wait(0, 0)
+        seen["box"] = (ld.box, s.info.box)
+        y[0] = s[1, 8]
+        y[1] = s[1, 72]      # box 1, element (1, 8) in it
+
+    ir = k.build().ir
+    assert seen["box"] == ((64, 64), (64, 64))
+    assert flat_loads(ir, "bf16") == [_swizzle_128b(72 * 2) // 2, 64 * 64 + _swizzle_128b(72 * 2) // 2]
+
+
+def test_unswizzled_multi_box_tile():
+    @dsl.kernel(block=(128,))
+    def k(a: dsl.Tensor("f16", (256, 1024)), y: dsl.Tensor("f16", (1024,))):
+        pool = lang.SMEMPool()
+        ld = cpasync.make_tiled_tma_atom(G2S(), a, (4, 512))   # boxes of [4, 256]
+        s = pool.alloc_for(ld)
+        bar = lang.TMABar(1)
+        dsl.barrier()
+        with lang.WarpRole(0):
+            bar.arrive_expect_tx(0, ld.tile_bytes)
+            cpasync.copy(ld, [0, 0], s, tma_bar_ptr=bar.at(0))
+        bar.wait(0, 0)
+        y[0] = s[1, 300]
+
+    assert flat_loads(k.build().ir, "f16") == [4 * 256 + 1 * 256 + 44]
+
+
+def _copy_into(s_of_pool, atom_kw, before=None):
+    @dsl.kernel(block=(128,))
+    def k(a: dsl.Tensor("bf16", (256, 256)), y: dsl.Tensor("bf16", (64,))):
+        pool = lang.SMEMPool()
+        s = s_of_pool(pool)
+        ld = cpasync.make_tiled_tma_atom(G2S(), a, s.static_shape[-2:], **atom_kw)
+        bar = lang.TMABar(1)
+        if before:
+            before(s, y)
+        with lang.WarpRole(0):
+            cpasync.copy(ld, [0, 0], s if s.rank == 2 else s.stage(0), tma_bar_ptr=bar.at(0))
+
+    return k
+
+
+def test_swizzle_mismatch_is_a_build_error():
+    k = _copy_into(lambda p: p.alloc((64, 64), "bf16", swizzle="swizzle_64b"), dict(swizzle="swizzle_128b"))
+    err = build_error(k, "swizzle")
+    assert "uses swizzle_128b, but this buffer holds swizzle_64b-swizzled data" in str(err)
+
+
+def test_misaligned_swizzled_buffer_is_a_build_error():
+    def pool_fn(p):
+        p.alloc((8,), "f32")            # 32 bytes: the next buffer starts at 128
+        return p.alloc((64, 64), "bf16")
+
+    err = build_error(_copy_into(pool_fn, dict(swizzle="swizzle_128b")), "swizzle")
+    assert "needs the buffer (and each stage of it) 1024-byte aligned" in str(err)
+    assert "at shared offset 128" in str(err)
+
+
+def test_ring_stages_must_keep_the_swizzle_alignment():
+    # [2, 4, 64] bf16: 512-byte stages, so stage 1 would start mid-pattern
+    err = build_error(_copy_into(lambda p: p.alloc((2, 4, 64), "bf16"), dict(swizzle="swizzle_128b")), "swizzle")
+    assert "with 512-byte stages" in str(err)
+    # 8-row stages (1024 bytes) are fine
+    _copy_into(lambda p: p.alloc((2, 8, 64), "bf16"), dict(swizzle="swizzle_128b")).build()
+
+
+def test_accesses_traced_before_the_atom_set_the_swizzle_are_refused():
+    def write_first(s, y):
+        s[0, 1] = y[0]          # built as unswizzled: the atom below would contradict it
+
+    k = _copy_into(lambda p: p.alloc((64, 64), "bf16"), dict(swizzle="swizzle_128b"), before=write_first)
+    assert "already read or wrote this buffer as unswizzled data" in str(build_error(k, "swizzle"))
+
+
+def test_allocating_with_the_swizzle_makes_early_accesses_swizzled():
+    def write_first(s, y):
+        s[1, 8] = y[0]
+
+    k = _copy_into(lambda p: p.alloc((64, 64), "bf16", swizzle="swizzle_128b"), dict(swizzle="swizzle_128b"),
+                   before=write_first)
+    assert re.search(r"memref\.store %\w+, %view_\d+\[%c64\]", k.build().ir)
+
+
+# --------------------------------------------------------------------------- pointers
+
+def test_address_of_gives_shared_and_global_pointers():
+    seen = {}
+
+    @dsl.kernel(block=(32,))
+    def k(x: dsl.Tensor("f32", (16, 16))):
+        s = lang.SMEMPool().alloc((64,), "f32")
+        seen["shared"] = str(cpasync.address_of(s, [3]).type)
+        seen["global"] = str(cpasync.address_of(x, [2, 5]).type)
+
+    k.build()
+    assert seen == {"shared": "!llvm.ptr<3>", "global": "!llvm.ptr<1>"}
+
+
+def test_address_of_a_global_tensor_feeds_update_tma_descriptor():
+    """The descriptor-update chain CuTe writes with tma_desc_ptr=: copy the
+    atom's descriptor to a global workspace, point it at another tensor,
+    fence, then copy through it."""
+    @dsl.kernel(block=(32,))
+    def k(a: dsl.Tensor("f16", (256, 256)), b: dsl.Tensor("f16", (None, 256)), ws: dsl.Tensor("i8", (128,))):
+        pool = lang.SMEMPool()
+        ld = cpasync.make_tiled_tma_atom(G2S(), a, (64, 64))
+        s = pool.alloc_for(ld)
+        bar = lang.TMABar(1)
+        dsl.barrier()
+        desc = cpasync.address_of(ws)
+        with lang.WarpRole(0):
+            cpasync.copy_tensormap(ld, desc)
+            cpasync.update_tma_descriptor(ld, b, desc)
+            cpasync.fence_tma_desc_release()
+            cpasync.fence_tma_desc_acquire(desc)
+            bar.arrive_expect_tx(0, ld.tile_bytes)
+            cpasync.copy(ld, [0, 0], s, tma_bar_ptr=bar.at(0), tma_desc_ptr=desc)
+        bar.wait(0, 0)
+
+    ir = k.build().ir
+    assert "nvtma.update_tma_descriptor" in ir and "nvtma.atom_from_descriptor" in ir
+    text = ptx(k)
+    for want in ("tensormap.replace.tile.global_address.global.b1024.b64",
+                 "tensormap.replace.tile.global_dim.global.b1024.b32",
+                 "tensormap.replace.tile.global_stride.global.b1024.b64",
+                 "fence.proxy.tensormap::generic.release.gpu", "fence.proxy.tensormap::generic.acquire.gpu"):
+        assert want in text, want
+    # the copy goes through the workspace pointer (the one the acquire fence names), not the
+    # grid-constant descriptor parameter
+    copy = re.search(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\S* \[%r\w+\], \[(%rd\d+), ", text)
+    fence = re.search(r"fence\.proxy\.tensormap::generic\.acquire\.gpu \[(%rd\d+)\], 128", text)
+    assert copy and fence, text
+    assert copy.group(1) == fence.group(1)
