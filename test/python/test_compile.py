@@ -1,5 +1,6 @@
 """nvtma.compile: PTX, cubins, SASS, records, the cache and AOT artifacts."""
 
+import json
 import re
 import shutil
 import subprocess
