@@ -1,9 +1,11 @@
 """What every example does besides its kernel: compile (or load the AOT
 artifacts), print what was made, save, and run + check when a GPU is there.
 
-An example calls ``main(doc, make_spec, check, add_args)``:
-``make_spec(args) -> KernelSpec`` builds the IR, ``check(compiled, spec,
-args, torch) -> bool`` runs it on the GPU and compares with torch.
+An example calls ``main(doc, make_spec, check, add_args, ptx_ops=)``:
+``make_spec(args)`` gives the kernel (a dsl Specialization: ``.ir``,
+``.name``, ``.grid``), ``check(compiled, spec, args, torch) -> bool`` runs
+it on the GPU and compares with torch; ``ptx_ops`` are patterns of the PTX
+instructions worth reporting. It runs when a GPU is there (``--run`` insists).
 """
 
 import argparse
@@ -12,13 +14,16 @@ import re
 import nvtma
 
 
-def report(compiled, spec):
+def report(compiled, spec, ptx_ops=()):
     ptx = compiled.ptx
     print(f"compiled {spec.name} in {compiled.compile_seconds * 1e3:.1f} ms"
           f"{' (cache hit)' if compiled.from_cache else ''}")
     tensor = sorted(set(re.findall(r"cp\.(?:reduce\.)?async\.bulk\.tensor\.[\w:.]+", ptx)))
     print(f"  PTX: {len(ptx.splitlines())} lines; {', '.join(tensor) or 'no tensor copies'}; "
           f"{ptx.count('.param .align 64 .b8')} grid-constant descriptor params")
+    if ptx_ops:
+        found = sorted({m for p in ptx_ops for m in re.findall(p, ptx)})
+        print(f"  PTX instructions: {', '.join(found) or 'none'}")
     print(f"  cubin: {len(compiled.cubin)} bytes")
     for d in compiled.descriptor_records(spec.name):
         tmpl = bytes.fromhex(d["template"]) if d.get("template") else None
@@ -38,13 +43,15 @@ def report(compiled, spec):
         print(f"  SASS: skipped ({e})")
 
 
-def main(doc, make_spec, check, add_args=None, argv=None):
+def main(doc, make_spec, check, add_args=None, argv=None, ptx_ops=()):
     ap = argparse.ArgumentParser(description=doc.splitlines()[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=doc)
     ap.add_argument("--arch", default="sm_90a")
     ap.add_argument("--aot", metavar="DIR", help="write module.ptx, module.cubin and kernels.json here")
     ap.add_argument("--from", dest="load", metavar="DIR",
                     help="run the AOT artifacts in DIR (made with the same flags): needs only the runtime, not MLIR")
+    ap.add_argument("--run", action="store_true", help="run and check on the GPU (the default when one is there; "
+                    "an error without one)")
     if add_args:
         add_args(ap)
     a = ap.parse_args(argv)
@@ -59,7 +66,7 @@ def main(doc, make_spec, check, add_args=None, argv=None):
         except nvtma.CompileError as e:
             print(f"error: {e}")
             return 2
-        report(compiled, spec)
+        report(compiled, spec, ptx_ops)
         if a.aot:
             print(f"  wrote {compiled.save(a.aot)}/module.ptx, module.cubin, kernels.json")
     try:
@@ -68,7 +75,7 @@ def main(doc, make_spec, check, add_args=None, argv=None):
             raise ImportError
     except ImportError:
         print("no GPU (or no torch): compiled only")
-        return 0
+        return 1 if a.run else 0
     ok = check(compiled, spec, a, torch)
     print(f"ran on {torch.cuda.get_device_name()}: {'correct' if ok else 'WRONG'}")
     return 0 if ok else 1

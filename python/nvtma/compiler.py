@@ -199,7 +199,7 @@ def compile(module, arch: str = "sm_90a", *, ptx_version: int | None = None, opt
     text = _module_text(module)
     features = _ptx_features(arch, ptx_version)
     if isinstance(opt_level, bool) or not isinstance(opt_level, int) or not 0 <= opt_level <= 3:
-        raise CompileError(f"opt_level {opt_level!r}: pass 0, 1, 2 or 3")
+        raise CompileError(f"opt level {opt_level!r} is not one LLVM takes; supported: 0, 1, 2, 3")
     d = cache_dir() if cache is None or cache else None
     key = None
     if d is not None:

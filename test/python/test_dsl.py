@@ -35,16 +35,19 @@ def test_cute_style_unpacking_and_multicast_fields():
     def k(a: dsl.Tensor("bf16", (1024, 1024))):
         pool = lang.SMEMPool()
         s = pool.alloc((64, 64), "bf16", swizzle="swizzle_128b")
-        atom, tma_tensor = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), a, (64, 64), (64, 64),
-                                                       num_multicast=2, swizzle="swizzle_128b",
+        # the multicast op: num_multicast with the plain load op is an error (CuTe raises too)
+        atom, tma_tensor = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp(), a, (64, 64),
+                                                       (64, 64), num_multicast=2, swizzle="swizzle_128b",
                                                        l2_promotion="CU_TENSOR_MAP_L2_PROMOTION_L2_256B")
+        assert tma_tensor is a
         bar = lang.TMABar(1)
         rank = dsl.cluster_ctarank()
         mask = cpasync.create_tma_multicast_mask((2,), (rank,), 0)
-        bar.arrive_expect_tx(0, 64 * 64 * 2)
         dsl.cluster_sync()
-        cpasync.copy(atom, cpasync.tma_partition(atom, [0, 0]), s, tma_bar_ptr=bar.at(0), mcast_mask=mask,
-                     cta_rank=rank)
+        with lang.WarpRole(0):  # one warp issues: 4 warps each arming the barrier would be a build error
+            bar.arrive_expect_tx(0, 64 * 64 * 2)
+            cpasync.copy(atom, cpasync.tma_partition(atom, [0, 0]), s, tma_bar_ptr=bar.at(0), mcast_mask=mask,
+                         cta_rank=rank)
         bar.wait(0, 0)
         dsl.cluster_sync()
 
@@ -52,7 +55,8 @@ def test_cute_style_unpacking_and_multicast_fields():
     assert re.search(r"load_multicast, bf16, box = \[32, 64\], tile = \[64, 64\], swizzle = swizzle_128b, "
                      r"l2_promotion = l2_256b, multicast = 2", ir)
     assert "mask %" in ir and "cta %" in ir
-    k.compile()
+    c = k.compile()
+    assert "multicast::cluster" in c.ptx and "%cluster_ctarank" in c.ptx
 
 
 def test_runtime_loops_and_python_unrolling():
@@ -60,12 +64,13 @@ def test_runtime_loops_and_python_unrolling():
     def k(a: dsl.Tensor("f32", (256, 256)), n: dsl.Int32):
         for _ in range(3):        # Python loop: unrolled at build time
             dsl.barrier()
-        for i in dsl.range(n.to_index()):  # run-time loop
+        for i in dsl.range(n):    # run-time loop over an Int32 count (an Int32 counter)
             with dsl.if_(i < 5):
                 dsl.barrier()
 
     ir = k.build().ir
     assert ir.count("gpu.barrier") == 4 and ir.count("scf.for") == 1 and "scf.if" in ir
+    assert re.search(r"scf\.for %\w+ = %\w+ to %arg\d+ step %\w+\s+: i32", ir)
 
 
 def test_build_errors_are_typed():

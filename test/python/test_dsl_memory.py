@@ -279,6 +279,29 @@ def test_allocating_with_the_swizzle_makes_early_accesses_swizzled():
     assert re.search(r"memref\.store %\w+, %view_\d+\[%c64\]", k.build().ir)
 
 
+def test_threads_write_a_tile_the_store_atom_then_reads_swizzled():
+    """Written by threads first, stored by TMA after: allocated for the store
+    atom, the writes go through its swizzle, and the fence orders them."""
+    from nvtma import cuda
+
+    @dsl.kernel(block=(128,))
+    def k(y: dsl.Tensor("bf16", (256, 256))):
+        st = cpasync.make_tiled_tma_atom(S2G(), y, (64, 64), swizzle="swizzle_128b")
+        s = lang.SMEMPool().alloc_for(st)
+        s[1, 8] = dsl.BFloat16(1.0)
+        cuda.fence_proxy_async()
+        dsl.barrier()
+        with lang.WarpRole(0):
+            cpasync.copy(st, [0, 0], s)
+            cpasync.bulk_commit_group()
+            cpasync.bulk_wait_group(0)
+
+    ir = k.build().ir
+    assert re.search(r"memref\.store %\w+, %view_\d+\[%c64\]", ir)   # (1, 8) swizzled: element 64
+    text = ptx(k)
+    assert "cp.async.bulk.tensor.2d.global.shared::cta" in text and "fence.proxy.async.shared::cta" in text
+
+
 # --------------------------------------------------------------------------- pointers
 
 def test_address_of_gives_shared_and_global_pointers():

@@ -20,10 +20,25 @@ CASES = [
     ("reduce_add", [], [r"cp\.reduce\.async\.bulk\.tensor\.2d\.global\.shared::cta\.add"]),
     ("im2col", ["--pixels", "32"], [r"\.im2col\.mbarrier", "im2col 32 pixels x 64 channels"]),
     ("ws_pipeline", ["--l2-promotion", "l2_256b"], [r"l2_promotion l2_256b \(byte 10 = 0x06\)"]),
+    ("softmax", ["--rows", "1000", "--cols", "2048"],
+     [r"PTX instructions: .*shfl\.sync\.bfly\.b32", r"PTX instructions: .*ex2\.approx\.f32",
+      r"PTX instructions: .*cvt\.rn\.bf16x2\.f32", r"PTX instructions: .*ld\.global\.v4\.b32",
+      r"PTX instructions: .*st\.global\.v4\.b32", "no tensor copies"]),
+    ("wgmma_gemm", ["--n", "128", "--k", "256"],
+     [r"PTX instructions: .*wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.f16\.f16",
+      r"PTX instructions: .*wgmma\.wait_group", r"descriptor for argument 0: tiled box \[64, 64\] float16",
+      r"descriptor for argument 1: tiled box \[128, 64\] float16"]),
+    ("wgmma_gemm", ["--dtype", "e4m3", "--n", "64", "--k", "256"],
+     [r"PTX instructions: .*wgmma\.mma_async\.sync\.aligned\.m64n64k32\.f32\.e4m3\.e4m3",
+      r"descriptor for argument 0: tiled box \[64, 128\] uint8"]),
+    ("transpose", ["--rows", "512", "--cols", "256"],
+     [r"PTX instructions: .*cp\.async\.bulk\.tensor\.2d\.global\.shared::cta",
+      r"PTX instructions: .*fence\.proxy\.async\.shared::cta", r"\.mbarrier::complete_tx::bytes",
+      r"descriptor for argument 1: tiled box \[64, 64\] float16"]),
 ]
 
 
-@pytest.mark.parametrize("name,flags,want", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("name,flags,want", CASES, ids=[" ".join([c[0], *c[1][:2]]) for c in CASES])
 def test_example_compiles_and_saves(name, flags, want, tmp_path):
     import re
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="")  # the compile-only path, even on a GPU box

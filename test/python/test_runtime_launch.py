@@ -24,7 +24,7 @@ lib, last = cuda_stub.attach()
 def kernel(recs=None, name="k"):
     art = F.artifacts(recs)
     k = art.kernel(name)
-    cuda_stub.set_param_sizes(lib, k._buffer.sizes)
+    cuda_stub.set_param_sizes(lib, k._buffer.entry_sizes)
     return k
 
 def t(ptr=0x7F0000000000, shape=(256, 256), **kw):
@@ -279,3 +279,18 @@ def test_no_driver_is_a_launch_error():
     except OSError:
         pass
     assert r.stdout.strip() == "rule driver", r.stdout + r.stderr
+
+
+def test_memref_parameters_are_one_kernel_parameter_per_word():
+    """A lowered memref is 3 + 2·rank kernel parameters: cuLaunchKernel's
+    kernelParams needs one entry for each (one entry for the whole memref made
+    the driver read past the array: INVALID_VALUE or a crash on the H200)."""
+    import ctypes
+    from nvtma.runtime.launch import ParamBuffer, param_layout
+    layout = param_layout([{"kind": "memref", "shape": [None, None]}, {"kind": "scalar", "bits": 32, "type": "i32"},
+                           {"kind": "descriptor"}])
+    b = ParamBuffer(layout)
+    assert b.entry_sizes == [8] * 7 + [4, 128]
+    ptrs = list((ctypes.c_void_p * 9).from_address(b.address))
+    assert [p - ptrs[0] for p in ptrs[:7]] == [8 * j for j in range(7)]
+    assert ptrs[7] - ptrs[0] == b.offsets[1] - b.offsets[0] and ptrs[8] - ptrs[0] == b.offsets[2] - b.offsets[0]

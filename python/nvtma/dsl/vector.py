@@ -171,6 +171,15 @@ class Vector(Val):
             name = names.get(kind)
         if name is None:
             fail(f"reduce kind {kind!r}: add, mul, max or min", rule="vector")
+        n = len(self)
+        if cls.is_float and kind in ("add", "mul") and n > 1 and n & (n - 1) == 0:
+            # a halving tree (log2 n dependent steps, packed for 16-bit
+            # floats): vector.reduction lowers to a chain seeded with +0.0
+            v = self
+            while len(v) > 1:
+                h = len(v) // 2
+                v = v[0:h] + v[h:] if kind == "add" else v[0:h] * v[h:]
+            return v[0]
         k = getattr(vector.CombiningKind, name.upper())
         return cls(vector.ReductionOp(cls.mlir_type(), k, self.value).result)
 

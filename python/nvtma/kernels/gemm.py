@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from .. import cpasync, cuda, dsl, lang, wgmma
 from ..dsl import Float32, Int32
+from ..profile import Profiler
 
 G2S = cpasync.CopyBulkTensorTileG2SOp
 KBYTES = 128  # bytes of K per stage and row: one 128B swizzle span
@@ -39,7 +40,10 @@ def _gemm_block(wgs, **_):
 @dsl.kernel(block=_gemm_block, name="gemm")
 def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32", (None, None, None)),
                 counters: dsl.Tensor("i32", (None,)), splits: dsl.Int32, *scales, BM, BN, wgs, stages, w_scale,
-                x_scale, l2_w, l2_x, w_hint, x_hint):
+                x_scale, l2_w, l2_x, w_hint, x_hint, profile=None):
+    # profile: None, or events per warp (the last parameter is then the int64 profile buffer)
+    prof = Profiler(scales[-1] if profile else None, events_per_warp=profile or 1, scope="warpgroup")
+    scales = scales[:-1] if profile else scales
     N, K = w.shape
     M = x.shape[0]
     R = BN // (64 * wgs)              # m64 tiles per consumer warpgroup
@@ -72,7 +76,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         return (split * kblocks) // splits, ((split + 1) * kblocks) // splits
 
     with lang.WarpgroupRole(0, regs=40):
-        with lang.WarpRole(0):
+        with lang.WarpRole(0), prof.role("producer"):
             cpasync.prefetch_descriptor(w_atom)
             cpasync.prefetch_descriptor(x_atom)
             outer = dsl.range(sched.count, carry=(lang.PipelineState(stages),))
@@ -82,16 +86,20 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 kb0, kb1 = k_range(split)
                 inner = dsl.range(kb0, kb1, carry=(st,))
                 for kb, (s,) in inner:
+                    prof.push("acquire")
                     pipe.producer_acquire(s)
+                    prof.pop()
+                    prof.push("load")
                     pipe.producer_commit(s, stage_bytes)
                     cpasync.copy(w_atom, [tile * BN, kb * bk], w_ring.stage(s.index),
                                  tma_bar_ptr=pipe.full.at(s.index), cache_hint=w_hint)
                     cpasync.copy(x_atom, [0, kb * bk], x_ring.stage(s.index), tma_bar_ptr=pipe.full.at(s.index),
                                  cache_hint=x_hint)
+                    prof.pop()
                     dsl.yield_(s.advance())
                 dsl.yield_(inner.results[0])
 
-    with lang.WarpgroupRole((1, wgs + 1), regs=232, increase=True):
+    with lang.WarpgroupRole((1, wgs + 1), regs=232, increase=True), prof.role("consumer"):
         g = dsl.warpgroup_idx() - 1
         lane, warp = dsl.lane_idx(), dsl.warp_idx() % 4
         outer = dsl.range(sched.count, carry=(lang.PipelineState(stages),))
@@ -102,7 +110,10 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             accs = tuple(wgmma.Accumulator(BM) for _ in range(R))
             inner = dsl.range(kb0, kb1, carry=(st, accs))
             for kb, (s, acc) in inner:
+                prof.push("wait")
                 pipe.consumer_wait(s)
+                prof.pop()
+                prof.push("mma")
                 a_tile = w_ring.stage(s.index)
                 b = wgmma.SmemDescriptor(x_ring.stage(s.index))
                 a = wgmma.SmemDescriptor(a_tile)
@@ -122,6 +133,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                         new.append(c)
                 wgmma.commit_group()
                 wgmma.wait_group(0)
+                prof.pop()
                 pipe.consumer_release(s)
                 if w_scale == "block":
                     # promote this 128-wide K block: acc += partial · sw[n-block, kb] · sx[m, kb]
@@ -144,8 +156,10 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                     new = merged
                 dsl.yield_(s.advance(), tuple(new))
             st_next, acc = inner.results
+            prof.push("epilogue")
             _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, split, splits, M, N, BN, BM, R, g,
                       lane, warp, wgs, epi, epi_y, y_atom, ws_atom)
+            prof.pop()
             dsl.yield_(st_next)
 
 
@@ -277,10 +291,11 @@ def max_stages(BM, BN, w_dtype="f8E4M3FN"):
 
 
 def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16", w_scale="tensor", x_scale=None,
-              l2_w="l2_256b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last"):
+              l2_w="l2_256b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last", profile=None):
     """One GEMM kernel: BM (the activations' tile, a multiple of 8 up to 256),
     BN (W rows per CTA tile: 64 · wgs · R), the ring depth, dtypes, scale modes,
-    and the L2 promotion / cache hint of each operand."""
+    and the L2 promotion / cache hint of each operand. `profile` (events per
+    warp) builds the traced variant: an int64 profile buffer follows the scales."""
     fp8 = w_dtype == "f8E4M3FN"
     if BM % 8 or not 8 <= BM <= 256:
         raise ValueError(f"BM={BM}: a multiple of 8 in [8, 256]")
@@ -304,9 +319,11 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     if fp8:
         types += [dsl.Tensor("f32", {"tensor": (1,), "row": (None,), "block": dyn2}[w_scale]),
                   dsl.Tensor("f32", (None,) if x_scale == "token" else dyn2)]
+    if profile:
+        types.append(dsl.Tensor("i64", (None,)))
     sp = gemm_kernel.specialize(types, BM=BM, BN=BN, wgs=wgs, stages=stages, w_scale=w_scale if fp8 else None,
                                 x_scale=x_scale if fp8 else None, l2_w=l2_w, l2_x=l2_x, w_hint=w_hint,
-                                x_hint=x_hint)
+                                x_hint=x_hint, **({"profile": profile} if profile else {}))
     sp.info = dict(BM=BM, BN=BN, wgs=wgs, stages=stages, w_dtype=w_dtype, w_scale=w_scale, x_scale=x_scale)
     return sp
 

@@ -224,7 +224,8 @@ def validate_records(records, cubin: bytes | None = None) -> dict:
             continue
         from .launch import param_layout
         total = 0
-        for size, align in param_layout(params):
+        for entry in param_layout(params):
+            size, align = entry[0], entry[1]
             total = (total + align - 1) // align * align + size
         if total > PARAM_SPACE:
             _bad(f"{where} takes {total} bytes of parameters, a launch passes at most {PARAM_SPACE}")

@@ -159,7 +159,10 @@ def param_layout(params: list) -> list:
     for p in params:
         kind = p["kind"]
         if kind == "memref":
-            layout.append((8 * (3 + 2 * len(p["shape"])), 8))
+            # one slot written at once, but 3 + 2·rank kernel parameters (allocated and
+            # aligned pointer, offset, sizes, strides): one kernelParams entry each
+            n = 3 + 2 * len(p["shape"])
+            layout.append((8 * n, 8, n))
         elif kind == "descriptor":
             layout.append((DESCRIPTOR_BYTES, 64))
         elif kind == "scalar":
@@ -177,18 +180,26 @@ class ParamBuffer:
     void*[] array cuLaunchKernel takes. Writes are bounded by each slot's size."""
 
     def __init__(self, layout):
-        offs, cur = [], 0
-        for size, align in layout:
+        """`layout`: (size, align[, parts]) per slot; a slot of `parts` kernel
+        parameters (an expanded memref: 8-byte words) gets one kernelParams
+        entry per word."""
+        offs, cur, parts = [], 0, []
+        for entry in layout:
+            size, align = entry[0], entry[1]
             cur = (cur + align - 1) // align * align
             offs.append(cur)
+            parts.append(entry[2] if len(entry) > 2 else 1)
             cur += size
-        self.sizes = [s for s, _ in layout]
+        self.sizes = [e[0] for e in layout]
         self.raw = bytearray(cur + 64)
         addr = ctypes.addressof(ctypes.c_char.from_buffer(self.raw))
         self.shift = (-addr) % 64
         self.base = addr + self.shift
         self.offsets = [self.shift + o for o in offs]  # offsets into self.raw
-        self.ptrs = (ctypes.c_void_p * max(len(offs), 1))(*[addr + o for o in self.offsets])
+        ptrs = [addr + o + 8 * j for o, n in zip(self.offsets, parts) for j in range(n)]
+        # the size of what each kernelParams entry points at
+        self.entry_sizes = [8 if n > 1 else sz for sz, n in zip(self.sizes, parts) for _ in range(n)]
+        self.ptrs = (ctypes.c_void_p * max(len(ptrs), 1))(*ptrs)
         self.address = ctypes.addressof(self.ptrs)
 
     def write(self, i: int, data: bytes) -> None:

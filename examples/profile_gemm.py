@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""The weight-streaming GEMM (nvtma.kernels.gemm) traced from inside.
+
+The traced variant (gemm_spec(..., profile=EVENTS)) records, per k-block,
+the producer warp's wait for an empty slot ("acquire") and its TMA issue
+("load"), and each consumer warpgroup's wait for the tile ("wait"), its
+wgmmas ("mma") and its epilogue per work unit. The run prints a table
+(count, mean, p50, p99 per event) and writes a Chrome trace-event JSON
+(ui.perfetto.dev): a process per SM, a thread per warp and role.
+
+    python examples/profile_gemm.py --profile gemm.json              # compiles, lists the events
+    python examples/profile_gemm.py --profile gemm.json --run        # and runs, profiles, checks (GPU)
+    python examples/profile_gemm.py --aot DIR                        # traced + plain kernels, AOT
+    python examples/profile_gemm.py --profile gemm.json --run --from DIR   # GPU box, no MLIR needed
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+from nvtma import profile
+from nvtma.kernels import gemm
+
+
+def specs(a):
+    """(traced spec, plain spec, splits) for the problem: the config the GEMM's cost model picks."""
+    w_dtype = "bf16" if a.scale == "bf16" else gemm.F8
+    BM, BN, wgs, splits = gemm.choose_config(a.m, a.n, a.k, w_dtype, a.sms)
+    kw = dict(w_dtype=w_dtype, w_scale=None if a.scale == "bf16" else a.scale)
+    return (gemm.gemm_spec(BM, BN, wgs, profile=a.events, **kw), gemm.gemm_spec(BM, BN, wgs, **kw), splits)
+
+
+def _module(spec, where):
+    if where is not None:
+        from nvtma import runtime
+        return runtime.load(where)
+    return spec.compile()
+
+
+def _inputs(torch, a):
+    """x, w, the scale arguments, and the float32 reference y."""
+    g = torch.Generator(device="cuda").manual_seed(0)
+    x = torch.randn(a.m, a.k, generator=g, device="cuda")
+    w = torch.randn(a.n, a.k, generator=g, device="cuda") / 8
+    if a.scale == "bf16":
+        x, w = x.to(torch.bfloat16), w.to(torch.bfloat16)
+        return x, w, [], x.float() @ w.float().t()
+    f8 = torch.float8_e4m3fn
+    if a.scale == "block":
+        def blocks(t, rows):  # per (rows x 128) block of t: amax / 448
+            R, K = t.shape
+            kb, rb = -(-K // 128), -(-R // rows)
+            p = torch.nn.functional.pad(t, (0, kb * 128 - K, 0, rb * rows - R)).view(rb, rows, kb, 128)
+            s = p.abs().amax((1, 3)).clamp(min=1e-6) / 448
+            q = (p / s[:, None, :, None]).reshape(rb * rows, kb * 128)[:R, :K].to(f8)
+            deq = (torch.nn.functional.pad(q.float(), (0, kb * 128 - K, 0, rb * rows - R)).view(rb, rows, kb, 128)
+                   * s[:, None, :, None]).reshape(rb * rows, kb * 128)[:R, :K]
+            return q, s, deq
+        wq, sw, wd = blocks(w, 128)
+        xq, sx, xd = blocks(x, 1)
+        return xq, wq, [sw.contiguous(), sx.reshape(a.m, -1).contiguous()], xd @ wd.t()
+    sw = w.abs().amax().reshape(1) / 448 if a.scale == "tensor" else w.abs().amax(1).clamp(min=1e-6) / 448
+    wq = (w / (sw if a.scale == "tensor" else sw[:, None])).to(f8)
+    wd = wq.float() * (sw if a.scale == "tensor" else sw[:, None])
+    sx = x.abs().amax(1).clamp(min=1e-6) / 448
+    xq = (x / sx[:, None]).to(f8)
+    return xq, wq, [sw.contiguous(), sx], (xq.float() * sx[:, None]) @ wd.t()
+
+
+def _time(torch, fn, reps=50, trials=5):
+    """Best of `trials` averages of `reps` back-to-back launches, in ms."""
+    best = None
+    for _ in range(trials):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        for _ in range(reps):
+            fn()
+        e.record()
+        e.synchronize()
+        t = s.elapsed_time(e) / reps
+        best = t if best is None else min(best, t)
+    return best
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--m", type=int, default=16)
+    ap.add_argument("--n", type=int, default=8192)
+    ap.add_argument("--k", type=int, default=8192)
+    ap.add_argument("--scale", default="tensor", choices=["tensor", "row", "block", "bf16"],
+                    help="fp8 W with this scale, or bf16 W and x")
+    ap.add_argument("--events", type=int, default=256, help="events recorded per warp (more are counted, dropped)")
+    ap.add_argument("--sms", type=int, default=132, help="SMs the config is planned for (the GPU's, with --run)")
+    ap.add_argument("--profile", metavar="OUT.json", help="with --run, write the trace here")
+    ap.add_argument("--run", action="store_true")
+    ap.add_argument("--aot", metavar="DIR", help="write the traced (DIR/traced) and plain (DIR/plain) kernels")
+    ap.add_argument("--from", dest="load", metavar="DIR", help="load what --aot wrote instead of compiling")
+    a = ap.parse_args(argv)
+    torch = None
+    if a.run:
+        import torch
+        a.sms = torch.cuda.get_device_properties(0).multi_processor_count
+    traced, plain, splits = specs(a)
+    where = Path(a.load) if a.load else None
+    mod = _module(traced, where / "traced" if where else None)
+    names = profile.event_table(mod, "gemm")
+    c = traced.consts
+    print(f"gemm M={a.m} N={a.n} K={a.k} {a.scale}: BM={c['BM']} BN={c['BN']} wgs={c['wgs']} stages={c['stages']} "
+          f"splits={splits}; traced events {', '.join(names.events)} (roles "
+          f"{', '.join(r for r in names.roles if r)}), {names.events_per_warp} per warp, one lane per warpgroup")
+    if a.aot:
+        mod.save(Path(a.aot) / "traced")
+        _module(plain, None).save(Path(a.aot) / "plain")
+        print(f"wrote {a.aot}/traced and {a.aot}/plain")
+    if not a.run:
+        return 0
+    x, w, scales, want = _inputs(torch, a)
+    BN = c["BN"]
+    tiles = -(-a.n // BN)
+    grid = (min(tiles * splits, a.sms),)
+    y = torch.empty(a.m, a.n, device="cuda", dtype=torch.bfloat16)
+    ws = torch.empty(splits, a.m, a.n, device="cuda", dtype=torch.float32)
+    counters = torch.zeros(tiles, device="cuda", dtype=torch.int32)
+    buf = profile.alloc_buffer(grid, traced.block, names.events_per_warp)
+    mod.gemm(w, x, y, ws, counters, splits, *scales, buf, grid=grid)
+    torch.cuda.synchronize()
+    err = ((y.float() - want).abs().max() / want.abs().max()).item()
+    ok = err < 2e-2
+    prof = profile.collect(buf, names)
+    print(prof.table())
+    if a.profile:
+        print(f"wrote {prof.write_trace(a.profile)} (load it in ui.perfetto.dev or chrome://tracing)")
+    pmod = _module(plain, where / "plain" if where else None)
+    t_traced = _time(torch, lambda: mod.gemm(w, x, y, ws, counters, splits, *scales, buf, grid=grid))
+    t_plain = _time(torch, lambda: pmod.gemm(w, x, y, ws, counters, splits, *scales, grid=grid))
+    print(f"{'correct' if ok else 'WRONG'} (max error {err:.2e} of max |y|); {t_plain * 1e3:.1f} us plain, "
+          f"{t_traced * 1e3:.1f} us traced: overhead {100 * (t_traced / t_plain - 1):+.1f}% on "
+          f"{torch.cuda.get_device_name()}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

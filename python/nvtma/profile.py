@@ -1,0 +1,355 @@
+"""In-kernel profiling: timed ranges and marks per warp, with TVM TIRx's IKET names.
+
+    @dsl.kernel(block=(64,))
+    def k(x: dsl.Tensor("f16", (None,)), *prof):               # prof: () or (the int64 buffer,)
+        p = profile.Profiler(prof[0] if prof else None, events_per_warp=64)
+        with lang.WarpRole(0), p.role("producer"):
+            for i in dsl.range(n):
+                with p.range("acquire"):                         # a slice from entry to exit
+                    pipe.producer_acquire(st)
+                p.mark("issued")                                 # an instant
+    # host: buf = profile.alloc_buffer(grid, block, 64); k(x, buf, grid=grid)
+    #       profile.collect(buf, profile.event_table(module, "k")).write_trace("t.json")
+
+One elected lane per warp records (``scope="warpgroup"``: one per
+warpgroup), reading %globaltimer (ns, comparable across SMs) and %clock64
+(cycles, for fine durations) at both ends. Each warp writes its own slot of
+the buffer: a bounded number of records, then only a count of the dropped
+ones; a record or a slot that would fall outside the buffer is not written.
+Event and role names are build-time strings; their ids and the table
+(``nvtma_profile`` on the kernel's gpu.func) are fixed by the build.
+
+A Profiler made with no buffer (or ``enabled=False``) builds nothing: the
+kernel's IR and PTX are those of the same kernel without the calls.
+Layout and host side: nvtma.profile_report (re-exported here).
+"""
+
+from __future__ import annotations
+
+from . import cuda, dsl
+from ._lazy import lazy
+from .dsl.errors import fail, user_op
+from .dsl.numeric import Index, Int32, Int64
+from .profile_report import (HEADER_WORDS, KINDS, MAGIC, RECORD_WORDS, SCOPES, SLOT_HEADER_WORDS, VERSION,
+                             EventTable, Profile, ProfileError, alloc_buffer, buffer_words, check_trace, collect,
+                             event_table, event_tables, pack_meta, slot_words)
+from .profile_report import ATTRIBUTE, MAX_EVENTS_PER_WARP, MAX_NAMES, MAX_ROLES
+
+ir = lazy("nvtma.ir")
+memref = lazy("nvtma.dialects.memref")
+
+__all__ = ["Profiler", "ProfileError", "EventTable", "Profile", "buffer_words", "alloc_buffer", "collect",
+           "event_table", "event_tables", "check_trace"]
+
+_MAX_NAME = 128
+_COUNTERS = "__nvtma_profile_counters"
+_KIND = {k: i for i, k in enumerate(KINDS)}
+
+
+def _check_name(name, what):
+    if not isinstance(name, str) or not 1 <= len(name) <= _MAX_NAME or not name.isprintable():
+        fail(f"profile {what} name {name!r}: a printable string of 1-{_MAX_NAME} characters", rule="profile")
+    return name
+
+
+class _Range:
+    """What ``Profiler.range`` returns: a with-block timed as one slice."""
+
+    def __init__(self, prof, name, role, scope):
+        self.prof, self.name, self.role, self.scope = prof, name, role, scope
+
+    def __enter__(self):
+        p = self.prof
+        if p.enabled:
+            self.open = p.push(self.name, role=self.role, scope=self.scope)
+        return self
+
+    def __exit__(self, et, ev, tb):
+        p = self.prof
+        if p.enabled:
+            if et is not None:  # a build error inside: leave the stack as it is, record nothing
+                return False
+            p.pop(self.name)
+        return False
+
+
+class _Role:
+    def __init__(self, prof, name):
+        self.prof, self.name = prof, name
+
+    def __enter__(self):
+        self.prof._roles_stack.append(self.name)
+        return self
+
+    def __exit__(self, *exc):
+        self.prof._roles_stack.pop()
+        return False
+
+
+class _Open:
+    """A started range: its ids, scope and timer readings, and the block
+    they were read in (their uses must be where that block dominates)."""
+    __slots__ = ("name", "eid", "rid", "scope", "depth", "t0", "c0", "block", "ended")
+
+    def __init__(self, name, eid, rid, scope, depth, t0, c0, block):
+        self.name, self.eid, self.rid, self.scope, self.depth = name, eid, rid, scope, depth
+        self.t0, self.c0, self.block, self.ended = t0, c0, block, False
+
+
+class Profiler:
+    """Records timed events of this kernel into `buffer` (a 1-D int64/uint64
+    global tensor parameter sized with ``profile.buffer_words(grid, block,
+    events_per_warp)``). Make it at the kernel's top level, where every
+    thread runs (each warp zeroes its counter). `scope`: who records by
+    default, one lane of every warp ("warp") or of the first warp of every
+    warpgroup ("warpgroup"); each call may override it."""
+
+    def __init__(self, buffer=None, *, events_per_warp=64, scope="warp", enabled=None):
+        self.enabled = (buffer is not None) if enabled is None else bool(enabled)
+        if isinstance(events_per_warp, bool) or not isinstance(events_per_warp, int) or \
+                not 1 <= events_per_warp <= MAX_EVENTS_PER_WARP:
+            fail(f"events_per_warp {events_per_warp!r}: an int in 1..{MAX_EVENTS_PER_WARP}", rule="profile")
+        self.scope = self._check_scope(scope)
+        self.events_per_warp = events_per_warp
+        self._events = {}
+        self._roles = {"": 0}
+        self._roles_stack = []
+        self._stack = []
+        if not self.enabled:
+            return
+        if buffer is None:
+            fail("Profiler(enabled=True) needs the buffer (a 1-D int64 global tensor parameter)", rule="profile")
+        if not isinstance(buffer, dsl.TensorValue) or buffer.rank != 1 or buffer.space != "global" or \
+                buffer.dtype not in (dsl.Int64, dsl.Uint64):
+            what = buffer.value.type if isinstance(buffer, dsl.TensorValue) else type(buffer).__name__
+            fail(f"the profile buffer is {what}: a 1-D int64 or uint64 global tensor parameter", rule="profile")
+        k = dsl.current_kernel()
+        if ("profile",) in k.scratch:
+            fail("a kernel has one Profiler (its warps' counters and slots are the kernel's)", rule="profile")
+        if k.scope or ir.InsertionPoint.current.block != k.entry:
+            fail("make the Profiler at the kernel's top level, where every thread runs (each warp zeroes its "
+                 "event counter there)", rule="profile")
+        k.scratch[("profile",)] = self
+        self.k = k
+        self.buf = buffer
+        threads = k.block[0] * k.block[1] * k.block[2]
+        self.warps = (threads + 31) // 32
+        self._setup()
+        self._publish()
+
+    # ------------------------------------------------------------------ setup
+    @user_op
+    def _setup(self):
+        E, sw = self.events_per_warp, slot_words(self.events_per_warp)
+        self.counters = self._counters()
+        self.warp = dsl.warp_idx()
+        gx, gy = dsl.grid_dim("x"), dsl.grid_dim("y")
+        cta = dsl.block_idx("x") + gx * (dsl.block_idx("y") + gy * dsl.block_idx("z"))
+        slot = cta.to(Index) * self.warps + self.warp.to(Index)
+        self.base = slot * sw + HEADER_WORDS
+        words = self.buf.shape[0]
+        self.fits = self.base + sw <= words
+        self.meta0 = dsl.smid().to(Int64) | (self.warp.to(Int64) << 16)
+        with self._leader("warp"):
+            self.counters[self.warp] = Int32(0)
+            with dsl.if_(self.fits):
+                self.buf[self.base] = Int64(0)
+            with dsl.if_((cta == 0) & (self.warp == 0) & (words >= HEADER_WORDS)):
+                ctas = gx * gy * dsl.grid_dim("z")
+                head = [MAGIC, VERSION, E, self.warps, ctas, RECORD_WORDS, sw, 0]
+                for i, v in enumerate(head):
+                    self.buf[i] = v.to(Int64) if isinstance(v, dsl.Val) else Int64(v)
+        # the next event's leader may be another lane of the warp
+        cuda.warp_sync()
+
+    def _counters(self):
+        """Each warp's event count: a static shared array, so that profiling
+        leaves the kernel's dynamic shared-memory layout as it is."""
+        t = ir.MemRefType.get([self.warps], ir.IntegerType.get_signless(32),
+                              memory_space=ir.Attribute.parse("#gpu.address_space<workgroup>"))
+        with ir.InsertionPoint(self.k.func):
+            memref.GlobalOp(_COUNTERS, t, sym_visibility="private", initial_value=ir.UnitAttr.get(), alignment=16)
+        return dsl.TensorValue(memref.GetGlobalOp(t, _COUNTERS).result)
+
+    def _publish(self):
+        """The name table, as JSON text on the kernel's gpu.func."""
+        t = EventTable(self.k.kernel.name, tuple(self._events), tuple(self._roles), self.events_per_warp,
+                       self.warps, self.scope)
+        self.k.func.operation.attributes[ATTRIBUTE] = ir.StringAttr.get(t.to_json())
+
+    @staticmethod
+    def _check_scope(scope):
+        if scope not in SCOPES:
+            fail(f"profile scope {scope!r}: 'warp' or 'warpgroup'", rule="profile")
+        return scope
+
+    def _ids(self, name, role):
+        """(event id, role id) of build-time names, new ones appended to the table."""
+        _check_name(name, "event")
+        role = role if role is not None else (self._roles_stack[-1] if self._roles_stack else "")
+        if role:
+            _check_name(role, "role")
+        if not self.enabled:
+            return 0, 0
+        new = False
+        if name not in self._events:
+            if len(self._events) >= MAX_NAMES:
+                fail(f"more than {MAX_NAMES} profile event names in one kernel", rule="profile")
+            self._events[name] = len(self._events)
+            new = True
+        if role not in self._roles:
+            if len(self._roles) >= MAX_ROLES:
+                fail(f"more than {MAX_ROLES - 1} profile roles in one kernel", rule="profile")
+            self._roles[role] = len(self._roles)
+            new = True
+        if new:
+            self._publish()
+        return self._events[name], self._roles[role]
+
+    # ------------------------------------------------------------------ recording
+    def _leader(self, scope):
+        """The branch one lane of each recording warp runs: elect.sync where
+        the whole warp is active, directly where one lane is; for
+        "warpgroup", only in the warpgroup's first warp."""
+        return _Leader(self, scope)
+
+    @staticmethod
+    def _now():
+        return cuda.globaltimer(), cuda.clock64()
+
+    def _emit(self, kind, eid, rid, depth, scope, t0, c0, t1, c1):
+        E = self.events_per_warp
+        const = pack_meta(role=rid, event=eid, kind=_KIND[kind], depth=min(depth, 15), scope=SCOPES.index(scope))
+        with self._leader(scope):
+            meta = self.meta0 | Int64(const)
+            clocks = (c0 << 32) | ((c1 - c0) & 0xFFFFFFFF)
+            n = self.counters[self.warp]
+            with dsl.if_((n < E) & self.fits):
+                at = self.base + SLOT_HEADER_WORDS + n.to(Index) * RECORD_WORDS
+                self.buf.store_vec(dsl.Vector.from_elements([meta, t0, t1, clocks], self.buf.dtype), at)
+            self.counters[self.warp] = n + 1
+            with dsl.if_(self.fits):
+                self.buf[self.base] = (n + 1).to(Int64)
+
+    def _reaches(self, block):
+        """Whether `block` is the insertion block or encloses it (values read
+        there are usable here)."""
+        b = ir.InsertionPoint.current.block
+        while b is not None:
+            if b == block:
+                return True
+            op = b.owner
+            if op is None or op.operation.name == "gpu.func":
+                return False
+            b = op.operation.block
+        return False
+
+    # ------------------------------------------------------------------ the API
+    def role(self, name):
+        """``with prof.role("producer"):`` events inside default to this role."""
+        _check_name(name, "role")
+        return _Role(self, name)
+
+    def range(self, name, *, role=None, scope=None):
+        """``with prof.range("load"):`` one slice from entry to exit (nested ranges nest)."""
+        scope = self._check_scope(scope or self.scope)
+        self._ids(name, role)
+        return _Range(self, name, role, scope)
+
+    @user_op
+    def mark(self, name, *, role=None, scope=None):
+        """An instant event here (IKET's mark)."""
+        scope = self._check_scope(scope or self.scope)
+        eid, rid = self._ids(name, role)
+        if not self.enabled:
+            return
+        t, c = self._now()
+        self._emit("mark", eid, rid, len(self._stack), scope, t, c, t, c)
+
+    @user_op
+    def push(self, name, *, role=None, scope=None):
+        """Opens a nested range (IKET's range_push); ``pop`` closes the innermost."""
+        scope = self._check_scope(scope or self.scope)
+        eid, rid = self._ids(name, role)
+        if not self.enabled:
+            return None
+        t, c = self._now()
+        o = _Open(name, eid, rid, scope, len(self._stack), t, c, ir.InsertionPoint.current.block)
+        self._stack.append(o)
+        return o
+
+    @user_op
+    def pop(self, name=None):
+        """Closes the innermost pushed range (checked against `name` if given)."""
+        if name is not None:
+            _check_name(name, "event")
+        if not self.enabled:
+            return
+        if not self._stack:
+            fail(f"profile pop({name!r}) with no pushed range open", rule="profile")
+        o = self._stack[-1]
+        if name is not None and name != o.name:
+            fail(f"profile pop({name!r}) closes {o.name!r}, the innermost open range", rule="profile")
+        self._end(o, "range")
+        self._stack.pop()
+
+    @user_op
+    def start(self, name, *, role=None, scope=None):
+        """Starts a span that need not nest (IKET's range_start); returns the
+        handle ``end`` takes."""
+        scope = self._check_scope(scope or self.scope)
+        eid, rid = self._ids(name, role)
+        if not self.enabled:
+            return _Open(name, 0, 0, scope, 0, None, None, None)
+        t, c = self._now()
+        return _Open(name, eid, rid, scope, len(self._stack), t, c, ir.InsertionPoint.current.block)
+
+    @user_op
+    def end(self, handle):
+        """Ends a span ``start`` returned (IKET's range_end)."""
+        if not isinstance(handle, _Open):
+            fail(f"profile end() takes what start() returned, got {type(handle).__name__}", rule="profile")
+        if not self.enabled:
+            return
+        if handle.block is None:
+            fail(f"profile end({handle.name!r}): the span was started by a disabled Profiler", rule="profile")
+        self._end(handle, "span")
+
+    def _end(self, o, kind):
+        if o.ended:
+            fail(f"profile range {o.name!r} ended twice", rule="profile")
+        if not self._reaches(o.block):
+            fail(f"profile range {o.name!r} ends outside the block it started in (a branch or loop body that "
+                 "does not contain the start): end it where it started or inside that block", rule="profile")
+        t, c = self._now()
+        self._emit(kind, o.eid, o.rid, o.depth, o.scope, o.t0, o.c0, t, c)
+        o.ended = True
+
+    # TIRx's IKET spellings
+    range_push = push
+    range_pop = pop
+    range_start = start
+    range_end = end
+
+
+class _Leader:
+    def __init__(self, prof, scope):
+        self.prof, self.scope = prof, scope
+        self.ctx = []
+
+    def __enter__(self):
+        warps, lanes = dsl.active_threads()
+        if self.scope == "warpgroup":
+            c = dsl.if_(self.prof.warp % 4 == 0, scope="warp")
+            c.__enter__()
+            self.ctx.append(c)
+        if lanes > 1:
+            c = dsl.if_(dsl.elect_sync())
+            c.__enter__()
+            self.ctx.append(c)
+        return self
+
+    def __exit__(self, et, ev, tb):
+        for c in reversed(self.ctx):
+            c.__exit__(et, ev, tb)
+        return False

@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""The kernels the profiling GPU tests run (test_gpu_profile.py): the
+warp-specialized pipeline plain, traced per phase and traced one slice per
+tile, and the weight-streaming GEMM plain and traced. Ahead of time, for a
+machine without the MLIR extension:
+
+    python test/python/profile_cases.py DIR      # DIR/<spec.key>/ each, next to build_gpu_artifacts.py's
+"""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+# the GEMM case: M, N, K, fp8 W with a per-tensor scale; 2 K splits, 2 consumer warpgroups
+GEMM = dict(M=16, N=4096, K=8192, BM=16, BN=128, wgs=2, splits=2, events=256)
+
+
+def ws_pipeline():
+    """examples/ws_pipeline.py as a module (its kernel and parameter types)."""
+    name = "nvtma_example_ws_pipeline"
+    mod = sys.modules.get(name)
+    if mod is None:
+        spec = importlib.util.spec_from_file_location(name, REPO / "examples" / "ws_pipeline.py")
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+    return mod
+
+
+def ws_specs():
+    ws = ws_pipeline()
+    k = ws.ws_copy
+    return {"plain": k.specialize(None, promo="l2_256b"),
+            "phases": k.specialize(ws.PROFILED, promo="l2_256b", phases=True),
+            "tile": k.specialize(ws.PROFILED, promo="l2_256b", phases=False)}
+
+
+def gemm_specs():
+    from nvtma.kernels import gemm
+    g = GEMM
+    return {"plain": gemm.gemm_spec(g["BM"], g["BN"], g["wgs"]),
+            "traced": gemm.gemm_spec(g["BM"], g["BN"], g["wgs"], profile=g["events"])}
+
+
+def all_specs():
+    return list(ws_specs().values()) + list(gemm_specs().values())
+
+
+def main():
+    out = Path(sys.argv[1])
+    specs = all_specs()
+    for spec in specs:
+        spec.compile().save(out / spec.key)
+    print(f"{len(specs)} profiling kernels -> {out}")
+
+
+if __name__ == "__main__":
+    main()

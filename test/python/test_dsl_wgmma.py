@@ -1,0 +1,235 @@
+"""nvtma.wgmma: the shared-memory matrix descriptor, checked field by field
+against the PTX ISA, and the wgmma.mma_async the DSL emits for bf16 and
+e4m3 operands from shared memory or (A) registers."""
+
+import re
+
+import pytest
+
+pytest.importorskip("nvtma._mlir_libs._nvtmaDialects")
+
+from dsl_testing import build_error, ptx  # noqa: E402
+from nvtma import cpasync, cuda, dsl, lang, wgmma  # noqa: E402
+
+# --------------------------------------------------------------------------- the descriptor, bit by bit
+#
+# PTX ISA (8.x), "Asynchronous Warpgroup Level Matrix Shared Memory Layout:
+# Matrix Descriptor" (section 9.7.15.5.1, anchor
+# #asynchronous-warpgroup-level-matrix-shared-memory-layout-matrix-descriptor):
+#   bits  0-13  matrix start address,      encoded as (addr & 0x3FFFF) >> 4
+#   bits 16-29  leading dimension byte offset, >> 4
+#   bits 32-45  stride dimension byte offset,  >> 4
+#   bits 49-51  matrix base offset (swizzled layouts whose start is not at
+#               the swizzle pattern's repeat boundary)
+#   bits 62-63  swizzle mode: 0 none, 1 128-byte, 2 64-byte, 3 32-byte
+# every other bit is reserved (0).
+
+
+def _field(d, lo, hi):
+    return (d >> lo) & ((1 << (hi - lo + 1)) - 1)
+
+
+RESERVED = [(14, 15), (30, 31), (46, 48), (52, 61)]
+
+
+@pytest.mark.parametrize("addr,lbo,sbo,swizzle,base", [
+    (0x1230, 16, 1024, "swizzle_128b", 0),
+    (0x3FFF0, 0x3FFF0, 0x3FFF0, "swizzle_32b", 7),
+    (0, 0, 0, "none", 0),
+    (0x400, 256, 512, "swizzle_64b", 3),
+])
+def test_descriptor_fields(addr, lbo, sbo, swizzle, base):
+    d = wgmma.descriptor_bits(addr, lbo, sbo, swizzle, base)
+    assert 0 <= d < 1 << 64
+    assert _field(d, 0, 13) == addr >> 4
+    assert _field(d, 16, 29) == lbo >> 4
+    assert _field(d, 32, 45) == sbo >> 4
+    assert _field(d, 49, 51) == base
+    assert _field(d, 62, 63) == {"none": 0, "swizzle_128b": 1, "swizzle_64b": 2, "swizzle_32b": 3}[swizzle]
+    for lo, hi in RESERVED:
+        assert _field(d, lo, hi) == 0, (lo, hi)
+
+
+def test_each_field_moves_only_its_bits():
+    zero = wgmma.descriptor_bits(0, 0, 0, "none")
+    assert zero == 0
+    assert wgmma.descriptor_bits(16, 0, 0) == 1 << 0
+    assert wgmma.descriptor_bits(0, 16, 0) == 1 << 16
+    assert wgmma.descriptor_bits(0, 0, 16) == 1 << 32
+    assert wgmma.descriptor_bits(0, 0, 0, base_offset=1) == 1 << 49
+    assert wgmma.descriptor_bits(0, 0, 0, "swizzle_128b") == 1 << 62
+    assert wgmma.descriptor_bits(0, 0, 0, "swizzle_64b") == 2 << 62
+    assert wgmma.descriptor_bits(0, 0, 0, "swizzle_32b") == 3 << 62
+
+
+@pytest.mark.parametrize("args,message", [
+    ((8, 16, 16), "start address 8: a multiple of 16"),
+    ((1 << 18, 16, 16), f"start address {1 << 18}: a multiple of 16 below {1 << 18}"),
+    ((0, 24, 16), "leading byte offset 24"),
+    ((0, 16, -16), "stride byte offset -16"),
+    ((0, 16, 16, "swizzle_256b"), "swizzle 'swizzle_256b'"),
+    ((0, 16, 16, "none", 8), "base offset 8: 0-7"),
+])
+def test_descriptor_refuses_bad_fields(args, message):
+    with pytest.raises(dsl.KernelBuildError, match=re.escape(message)) as e:
+        wgmma.descriptor_bits(*args)
+    assert e.value.rule == "descriptor"
+
+
+# --------------------------------------------------------------------------- mma_async
+
+def _gemm(dtype="bf16", K=64, *, swizzle="swizzle_128b", rega=False, n=64):
+    @dsl.kernel(block=(128,))
+    def gemm(a: dsl.Tensor(dtype, (64, 256)), b: dsl.Tensor(dtype, (n, 256)), c: dsl.Tensor("f32", (64, n)),
+             *, K=K, rega=rega):
+        pool = lang.SMEMPool()
+        la = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), a, (64, K), swizzle=swizzle)
+        lb = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), b, (n, K), swizzle=swizzle)
+        sa, sb = pool.alloc_for(la), pool.alloc_for(lb)
+        bar = lang.TMABar(1)
+        dsl.barrier()
+        with lang.WarpRole(0):
+            bar.arrive_expect_tx(0, la.tile_bytes + lb.tile_bytes)
+            cpasync.copy(la, [0, 0], sa, tma_bar_ptr=bar.at(0))
+            cpasync.copy(lb, [0, 0], sb, tma_bar_ptr=bar.at(0))
+        bar.wait(0, 0)
+        da, db = wgmma.SmemDescriptor(sa), wgmma.SmemDescriptor(sb)
+        acc = wgmma.Accumulator(n)
+        wgmma.fence()
+        for kb in range(K // da.k_per_block):
+            if rega:
+                # A from registers: ldmatrix gives each warp its 16 rows x 16 k of the block
+                lane, w = dsl.lane_idx(), dsl.warp_idx()
+                regs = cuda.ldmatrix(sa, 16 * w + lane % 16, kb * 16 + (lane // 16) * 8)
+                acc = wgmma.mma_async(acc, regs, db.k_block(kb), a_type=dtype)
+            else:
+                acc = wgmma.mma_async(acc, da.k_block(kb), db.k_block(kb))
+        wgmma.commit_group()
+        wgmma.wait_group(0)
+        for i in range(acc.count):
+            r, col = acc.coords(i)
+            c[r, col] = acc[i]
+
+    return gemm
+
+
+def test_bf16_m64n64k16_from_shared_memory():
+    g = _gemm("bf16", 64)
+    ir = g.build().ir
+    # the descriptor's constant part: SBO 1024 bytes (8 rows of 128 B), LBO 16, 128B swizzle
+    fixed = wgmma.descriptor_bits(0, 16, 1024, "swizzle_128b")
+    assert fixed == 0x4000004000010000
+    assert f"arith.constant {fixed} : i64" in ir
+    # K-blocks of 16 bf16 = 32 bytes = 2 units of 16 bytes along a 128-byte swizzled row
+    steps = {int(v) for v in re.findall(r"arith\.constant (\d+) : i64", ir)}
+    assert {2, 4, 6} <= steps
+    text = ptx(g)
+    mma = re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.bf16\.bf16\s+\{([^}]*)\},\s*(%rd\d+),\s*"
+                     r"(%rd\d+)", text)
+    assert len(mma) == 4, text
+    assert all(len(d.split(",")) == 32 for d, _, _ in mma)   # 64 x 64 f32 over 128 threads
+    for fence in (r"wgmma\.fence\.sync\.aligned;", r"wgmma\.commit_group\.sync\.aligned;",
+                  r"wgmma\.wait_group\.sync\.aligned\s+0;"):
+        assert re.search(fence, text), fence
+
+
+def test_e4m3_m64n64k32_from_shared_memory():
+    g = _gemm("f8E4M3FN", 128)
+    text = ptx(g)
+    assert len(re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n64k32\.f32\.e4m3\.e4m3\s+\{[^}]*\},\s*%rd\d+,"
+                          r"\s*%rd\d+", text)) == 4
+
+
+def test_multi_box_k_tile_advances_box_by_box():
+    """K = 128 bf16 with a 128B swizzle is two [64, 64] boxes, box after box:
+    K-block 4 starts the second box, 64 rows x 128 B = 8192 bytes on."""
+    ir = _gemm("bf16", 128).build().ir
+    steps = {int(v) for v in re.findall(r"arith\.constant (\d+) : i64", ir)}
+    assert {2, 4, 6, 512, 514, 516, 518} <= steps
+
+
+def test_a_from_registers():
+    text = ptx(_gemm("bf16", 64, rega=True))
+    regs_a = re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.bf16\.bf16\s+\{[^}]*\},\s*"
+                        r"\{(%r\d+), (%r\d+), (%r\d+), (%r\d+)\},\s*%rd\d+", text)
+    assert len(regs_a) == 4, text
+    assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in text
+
+
+def test_accumulator_layout():
+    """The m64nNk16 f32 D fragment (PTX ISA, "Register Fragments" of wgmma):
+    thread t of warp w holds rows 16w + t/4 and +8, columns 8·j + 2·(t%4) + {0, 1}."""
+    coords = wgmma.Accumulator.coords
+    assert coords(0, lane=0, warp=0) == (0, 0)
+    assert coords(1, lane=0, warp=0) == (0, 1)
+    assert coords(2, lane=0, warp=0) == (8, 0)
+    assert coords(3, lane=0, warp=0) == (8, 1)
+    assert coords(4, lane=0, warp=0) == (0, 8)
+    assert coords(0, lane=5, warp=2) == (32 + 1, 2)
+    assert coords(31, lane=31, warp=3) == (48 + 7 + 8, 8 * 7 + 6 + 1)
+    cells = {coords(i, lane=ln, warp=w) for w in range(4) for ln in range(32) for i in range(32)}
+    assert cells == {(r, c) for r in range(64) for c in range(64)}  # a bijection onto the tile
+
+
+# --------------------------------------------------------------------------- refusals
+
+def _descriptor_of(make_tile, **kw):
+    @dsl.kernel(block=(128,))
+    def k(a: dsl.Tensor("bf16", (64, 256))):
+        wgmma.SmemDescriptor(make_tile(a), **kw)
+
+    return k
+
+
+def _loaded_tile(a, tile=(64, 64), swizzle="swizzle_128b"):
+    ld = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), a, tile, swizzle=swizzle)
+    s = lang.SMEMPool().alloc_for(ld)
+    bar = lang.TMABar(1)
+    with lang.WarpRole(0):
+        cpasync.copy(ld, [0, 0], s, tma_bar_ptr=bar.at(0))
+    return s
+
+
+@pytest.mark.parametrize("make_tile,message", [
+    (lambda a: lang.SMEMPool().alloc((64, 64), "bf16"), "this tile's swizzle is unknown"),
+    (lambda a: _loaded_tile(a, (64, 32)), "needs rows of exactly 128 bytes per box, this one has 64"),
+    (lambda a: _loaded_tile(a, (64, 64), "none"), "non-swizzled TMA tile"),
+    (lambda a: a, "takes a shared-memory tile"),
+    (lambda a: lang.SMEMPool().alloc((2, 64, 64), "bf16", swizzle="swizzle_128b"), "takes a [rows, K] tile"),
+], ids=["unknown-swizzle", "row-bytes", "unswizzled", "global", "rank-3"])
+def test_smem_descriptor_refusals(make_tile, message):
+    assert message in str(build_error(_descriptor_of(make_tile), "descriptor"))
+
+
+def test_smem_descriptor_refuses_a_contradicting_swizzle():
+    k = _descriptor_of(lambda a: _loaded_tile(a), swizzle="swizzle_64b")
+    assert "swizzle swizzle_64b but the tile holds swizzle_128b data" in str(build_error(k, "descriptor"))
+
+
+@pytest.mark.parametrize("case,message", [
+    ("pair", "wgmma operand types bf16 and e4m3 do not pair"),
+    ("n", "wgmma n = 12: a multiple of 8 in [8, 256]"),
+    ("acc", "mma_async's first argument is a wgmma.Accumulator"),
+    ("types", "mma_async needs the operand types"),
+    ("regs", "A from registers is 4 x 32-bit registers a thread, got 2"),
+    ("kblock", "K-block 4 of a tile with K = 64"),
+])
+def test_mma_misuse(case, message):
+    @dsl.kernel(block=(128,))
+    def k(a: dsl.Tensor("bf16", (64, 256)), *, case):
+        s = _loaded_tile(a)
+        d = wgmma.SmemDescriptor(s)
+        if case == "pair":
+            wgmma.mma_async(wgmma.Accumulator(64), d, d, b_type="e4m3")
+        elif case == "n":
+            wgmma.Accumulator(12)
+        elif case == "acc":
+            wgmma.mma_async(None, d, d)
+        elif case == "types":
+            wgmma.mma_async(wgmma.Accumulator(64), d.desc, d.desc)
+        elif case == "regs":
+            wgmma.mma_async(wgmma.Accumulator(64), [dsl.Int32(0)] * 2, d, a_type="bf16")
+        elif case == "kblock":
+            d.k_block(4)
+
+    assert message in str(build_error(k, rule=None, case=case))

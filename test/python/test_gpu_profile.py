@@ -1,0 +1,157 @@
+"""In-kernel profiling on the GPU: the traced warp-specialized pipeline and
+GEMM give monotonic per-warp timelines with the expected events per role and
+a trace viewers load; one range per tile costs at most 3% of the pipeline's
+time (measured, printed: run with -s to see the numbers)."""
+
+import pytest
+
+import profile_cases
+from conftest import build
+
+pytestmark = pytest.mark.gpu
+torch = pytest.importorskip("torch")
+
+from nvtma import profile  # noqa: E402
+
+
+def _time(fn, reps=100, trials=7):
+    """Best of `trials` means of `reps` back-to-back launches, in ms."""
+    fn()
+    torch.cuda.synchronize()
+    best = None
+    for _ in range(trials):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        for _ in range(reps):
+            fn()
+        e.record()
+        e.synchronize()
+        t = s.elapsed_time(e) / reps
+        best = t if best is None else min(best, t)
+    return best
+
+
+def _check_timelines(prof, sms):
+    """Per warp, records are written at each range's end: ends never go back,
+    no range ends before it starts; SM ids are real."""
+    for (cta, warp), evs in prof.by_warp().items():
+        ends = [e.end_ns for e in evs]
+        assert ends == sorted(ends), f"CTA {cta} warp {warp}: end times go back"
+        for e in evs:
+            assert e.start_ns <= e.end_ns and 0 <= e.cycles < 1 << 31, e
+            assert 0 <= e.sm < sms and e.warp == warp, e
+    times = prof.times()
+    for evs in prof.by_warp().values():
+        ends = [times[id(e)][1] for e in evs]
+        assert all(b >= a - 1e-6 for a, b in zip(ends, ends[1:]))
+
+
+def _counts(prof):
+    out = {}
+    for e in prof.events:
+        out[(e.role, e.name)] = out.get((e.role, e.name), 0) + 1
+    return out
+
+
+def _ws():
+    ws = profile_cases.ws_pipeline()
+    specs = profile_cases.ws_specs()
+    x = torch.randn(ws.R, ws.C, device="cuda", dtype=torch.float16)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    return ws, specs, x, sms, (sms * 3,)
+
+
+def test_ws_pipeline_trace(tmp_path):
+    ws, specs, x, sms, grid = _ws()
+    mod = build(specs["phases"])
+    names = profile.event_table(mod, "ws_copy")
+    buf = profile.alloc_buffer(grid, ws.ws_copy.block, names.events_per_warp)
+    y = torch.empty_like(x)
+    mod.ws_copy(x, y, buf, grid=grid)
+    torch.cuda.synchronize()
+    assert torch.equal(x, y)
+    prof = profile.collect(buf, names)
+    tiles = (ws.R // 64) * (ws.C // 128)
+    assert prof.dropped == 0 and prof.ctas == grid[0] and prof.ctas_without_slot == 0
+    want = {(r, n): tiles for r, ns in (("producer", ("tile", "acquire", "issue")),
+                                       ("consumer", ("tile", "wait", "store"))) for n in ns}
+    assert _counts(prof) == want
+    _check_timelines(prof, sms)
+    # every tile slice holds its two phases (recorded just before it, starting no earlier)
+    for evs in prof.by_warp().values():
+        for i, e in enumerate(evs):
+            if e.name == "tile":
+                a, b = evs[i - 2], evs[i - 1]
+                assert a.name in ("acquire", "wait") and b.name in ("issue", "store")
+                assert e.start_ns <= a.start_ns <= a.end_ns <= b.start_ns <= b.end_ns <= e.end_ns
+    path = prof.write_trace(tmp_path / "ws.json")
+    import json
+    trace = json.loads(path.read_text())
+    profile.check_trace(trace)
+    assert sum(1 for ev in trace["traceEvents"] if ev["ph"] == "X") == 6 * tiles
+    print(f"\nws_pipeline ({grid[0]} CTAs):\n{prof.table()}")
+
+
+def test_ws_pipeline_overhead_one_range_per_tile():
+    ws, specs, x, sms, grid = _ws()
+    plain, traced = build(specs["plain"]), build(specs["tile"])
+    names = profile.event_table(traced, "ws_copy")
+    assert names.events == ("tile",)
+    buf = profile.alloc_buffer(grid, ws.ws_copy.block, names.events_per_warp)
+    y = torch.empty_like(x)
+    t_plain, t_traced = [], []
+    for _ in range(3):  # interleaved, so clocks and thermals hit both alike
+        t_plain.append(_time(lambda: plain.ws_copy(x, y, grid=grid)))
+        t_traced.append(_time(lambda: traced.ws_copy(x, y, buf, grid=grid)))
+    a, b = min(t_plain), min(t_traced)
+    prof = profile.collect(buf, names)
+    assert _counts(prof) == {("producer", "tile"): (ws.R // 64) * (ws.C // 128),
+                             ("consumer", "tile"): (ws.R // 64) * (ws.C // 128)}
+    ratio = b / a
+    print(f"\nws_pipeline overhead, one range per tile per warp: {a * 1e3:.2f} us plain, {b * 1e3:.2f} us traced, "
+          f"ratio {ratio:.4f} ({100 * (ratio - 1):+.2f}%)")
+    assert ratio <= 1.03, f"profiling costs {100 * (ratio - 1):.2f}% of the kernel's time ({a:.4f} -> {b:.4f} ms)"
+
+
+def test_gemm_trace_and_overhead(tmp_path):
+    g = profile_cases.GEMM
+    specs = profile_cases.gemm_specs()
+    traced, plain = build(specs["traced"]), build(specs["plain"])
+    names = profile.event_table(traced, "gemm")
+    M, N, K, splits, wgs = g["M"], g["N"], g["K"], g["splits"], g["wgs"]
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    x = torch.randn(M, K, generator=gen, device="cuda")
+    w = torch.randn(N, K, generator=gen, device="cuda") / 8
+    sw = w.abs().amax().reshape(1) / 448
+    wq = (w / sw).to(torch.float8_e4m3fn)
+    sx = x.abs().amax(1).clamp(min=1e-6) / 448
+    xq = (x / sx[:, None]).to(torch.float8_e4m3fn)
+    want = (xq.float() * sx[:, None]) @ (wq.float() * sw).t()
+    tiles = N // g["BN"]
+    grid = (tiles * splits,)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    assert grid[0] <= sms
+    y = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+    ws = torch.empty(splits, M, N, device="cuda", dtype=torch.float32)
+    counters = torch.zeros(tiles, device="cuda", dtype=torch.int32)
+    buf = profile.alloc_buffer(grid, specs["traced"].block, names.events_per_warp)
+    traced.gemm(wq, xq, y, ws, counters, splits, sw, sx, buf, grid=grid)
+    torch.cuda.synchronize()
+    err = ((y.float() - want).abs().max() / want.abs().max()).item()
+    assert err < 1.5e-2
+    prof = profile.collect(buf, names)
+    kb = K // 128 // splits                       # k-blocks per work unit
+    units = tiles * splits
+    assert prof.dropped == 0
+    assert _counts(prof) == {("producer", "acquire"): units * kb, ("producer", "load"): units * kb,
+                             ("consumer", "wait"): units * kb * wgs, ("consumer", "mma"): units * kb * wgs,
+                             ("consumer", "epilogue"): units * wgs}
+    # warpgroup scope: warp 0 (producer) and the first warp of each consumer warpgroup
+    assert {w for (_, w) in prof.by_warp()} == {0} | {4 * (i + 1) for i in range(wgs)}
+    _check_timelines(prof, sms)
+    profile.check_trace(prof.chrome_trace())
+    prof.write_trace(tmp_path / "gemm.json")
+    a = _time(lambda: plain.gemm(wq, xq, y, ws, counters, splits, sw, sx, grid=grid))
+    b = _time(lambda: traced.gemm(wq, xq, y, ws, counters, splits, sw, sx, buf, grid=grid))
+    print(f"\ngemm M={M} N={N} K={K} ({grid[0]} CTAs):\n{prof.table()}\ngemm overhead, ranges per k-block: "
+          f"{a * 1e3:.2f} us plain, {b * 1e3:.2f} us traced ({100 * (b / a - 1):+.2f}%)")

@@ -1,0 +1,223 @@
+"""In-kernel profiling in the DSL: a disabled Profiler builds nothing (the
+same IR and PTX as the kernel without the calls), an enabled one reads
+%globaltimer and %clock64 and writes its warp's slot of the buffer behind
+bounds checks, its name table travels with the IR and the saved artifact,
+misuse is a typed build error; the traced examples compile."""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("nvtma._mlir_libs._nvtmaDialects")
+
+from dsl_testing import line_of  # noqa: E402
+from helpers import REPO  # noqa: E402
+
+import nvtma  # noqa: E402
+from nvtma import dsl, lang, profile  # noqa: E402
+
+F32 = dsl.Tensor("f32", (None,))
+BUF = dsl.Tensor("i64", (None,))
+E = 16
+
+
+@dsl.kernel(block=(128,))
+def traced(x: dsl.Tensor("f32", (None,)), *prof, calls=True, enabled=None, scope="warp"):
+    if calls:
+        p = profile.Profiler(prof[0] if prof else None, events_per_warp=E, enabled=enabled, scope=scope)
+    n = x.shape[0]
+    with lang.WarpRole(0):
+        if calls:
+            with p.role("producer"), p.range("loop"):
+                for i in dsl.range(n):
+                    if calls:
+                        with p.range("body"):
+                            x[i] = x[i] * 2.0
+                        p.mark("tick")
+        else:
+            for i in dsl.range(n):
+                x[i] = x[i] * 2.0
+    if calls:
+        s = p.start("span", role="all")
+        p.push("pushed")
+    with dsl.if_(dsl.thread_idx() == 5):
+        x[0] = x[0] + 1.0
+    if calls:
+        p.pop("pushed")
+        p.end(s)
+
+
+def _ir(built):
+    """The IR without source locations (the kernel's lines differ between the variants)."""
+    from nvtma import ir
+    with ir.Context():
+        return ir.Module.parse(built.ir).operation.get_asm(enable_debug_info=False)
+
+
+def _ptx(types, **consts):
+    return nvtma.compile(traced.build(types, **consts).ir, cache=False).ptx
+
+
+def test_disabled_profiler_builds_nothing():
+    # no buffer: the Profiler is off; the IR and PTX are the kernel's without the calls
+    off, none = traced.build([F32], calls=True), traced.build([F32], calls=False)
+    assert _ir(off) == _ir(none)
+    assert _ptx([F32], calls=True) == _ptx([F32], calls=False)
+    # a buffer passed but enabled=False: the same PTX as no calls with the same parameters
+    assert _ptx([F32, BUF], calls=True, enabled=False) == _ptx([F32, BUF], calls=False)
+    assert "nvtma_profile" not in off.ir
+    # and the enabled build does differ (the comparison above could fail)
+    assert _ptx([F32, BUF], calls=True) != _ptx([F32, BUF], calls=False)
+
+
+def test_enabled_profiler_reads_timers_and_writes_behind_bounds_checks():
+    ptx = _ptx([F32, BUF])
+    assert ptx.count("%globaltimer") >= 2 and ptx.count("%clock64") >= 2
+    assert "st.global.v2.b64" in ptx          # a record: two 16-byte stores
+    assert "elect.sync" in ptx and "bar.warp.sync" in ptx
+    # the buffer is parameters 5-9 (allocated, aligned, offset, size, stride): its size bounds every slot
+    size = re.findall(r"ld\.param\.b64\s+(%rd\d+), \[traced_param_8\];", ptx)
+    assert size, "the buffer's size is not read"
+    assert re.search(rf"setp\.\w+\.s64\s+%p\d+, (%rd\d+, {size[0]}|{size[0]}, %rd\d+);", ptx), \
+        "no bounds check against the buffer's size"
+    # the per-warp count against events_per_warp (n < 16, as n > 15)
+    assert re.search(rf"setp\.(gt|ge|lt|le)\.s(32|64)\s+%p\d+, %r(d)?\d+, ({E - 1}|{E});", ptx)
+    # the header's magic word (stored as one 64-bit or two 32-bit halves)
+    m = profile.MAGIC
+    assert str(m) in ptx or (str(m & 0xFFFFFFFF) in ptx and str(m >> 32) in ptx)
+    # the counters live in shared memory
+    assert "st.shared.b32" in ptx and re.search(r"ld\.shared\.(s|b|u)32", ptx)
+
+
+def test_warpgroup_scope_records_from_one_warp_per_warpgroup():
+    ir = traced.build([F32, BUF], scope="warpgroup").ir
+    assert "arith.remsi" in ir or "arith.remui" in ir or "arith.andi" in ir  # warp % 4
+    ptx = _ptx([F32, BUF], scope="warpgroup")
+    assert "%globaltimer" in ptx
+    assert profile.event_table(traced.build([F32, BUF], scope="warpgroup")).scope == "warpgroup"
+
+
+def test_name_table_travels_with_the_ir_and_the_artifact(tmp_path):
+    built = traced.build([F32, BUF])
+    t = profile.event_table(built, "traced")
+    assert t.events == ("loop", "body", "tick", "span", "pushed")   # ids in first-use order
+    assert t.roles == ("", "producer", "all") and t.events_per_warp == E and t.warps == 4
+    c = nvtma.compile(built.ir, cache=False)
+    c.save(tmp_path / "a")
+    from nvtma import runtime
+    assert profile.event_table(runtime.load(tmp_path / "a"), "traced") == t
+    assert profile.event_table(c) == t
+
+
+@dsl.kernel(block=(64,))
+def odd_names(x: dsl.Tensor("i64", (None,))):
+    p = profile.Profiler(x, events_per_warp=2)
+    p.mark('a "quoted" \\ naïve name')
+
+
+def test_names_with_quotes_and_unicode_round_trip():
+    assert profile.event_table(odd_names.build()).events == ('a "quoted" \\ naïve name',)
+
+
+# --------------------------------------------------------------------------- misuse
+
+@dsl.kernel(block=(64,))
+def misuse(x: dsl.Tensor("f32", (None,)), b: dsl.Tensor("i64", (None,)), *, case):
+    if case == "dtype":
+        profile.Profiler(x)  # mark: dtype
+    elif case == "nested":
+        with dsl.if_(dsl.thread_idx() < 32):
+            profile.Profiler(b)  # mark: nested
+    elif case == "twice":
+        profile.Profiler(b)
+        profile.Profiler(b)  # mark: twice
+    else:
+        p = profile.Profiler(b)
+        if case == "pop-empty":
+            p.pop()  # mark: pop-empty
+        elif case == "pop-name":
+            p.push("a")
+            p.pop("b")  # mark: pop-name
+        elif case == "escape":
+            with dsl.if_(dsl.thread_idx() < 32):
+                s = p.start("s")
+            p.end(s)  # mark: escape
+        elif case == "twice-ended":
+            s = p.start("s")
+            p.end(s)
+            p.end(s)  # mark: twice-ended
+        elif case == "name":
+            p.mark("")  # mark: name
+        elif case == "scope":
+            p.mark("m", scope="cta")  # mark: scope
+        elif case == "role":
+            with p.role(7):  # mark: role
+                pass
+
+
+@pytest.mark.parametrize("case,words", [
+    ("dtype", "1-D int64 or uint64 global tensor"), ("nested", "top level"), ("twice", "one Profiler"),
+    ("pop-empty", "no pushed range"), ("pop-name", "closes 'a'"), ("escape", "outside the block"),
+    ("twice-ended", "ended twice"), ("name", "printable string"), ("scope", "'warp' or 'warpgroup'"),
+    ("role", "role name 7")])
+def test_misuse_is_a_build_error_at_the_users_line(case, words):
+    with pytest.raises(dsl.KernelBuildError) as e:
+        misuse.build(case=case)
+    assert e.value.rule == "profile", str(e.value)
+    assert words in str(e.value)
+    assert e.value.where == f"{__file__}:{line_of(__file__, f'mark: {case}')}", str(e.value)
+
+
+def test_bad_constructor_arguments():
+    for kw in [dict(events_per_warp=0), dict(events_per_warp=True), dict(scope="block")]:
+        with pytest.raises(dsl.KernelBuildError) as e:
+            profile.Profiler(None, **kw)
+        assert e.value.rule == "profile"
+
+
+# --------------------------------------------------------------------------- the traced examples
+
+def _run(args, timeout=300):
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    p = subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, timeout=timeout)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return p.stdout
+
+
+def test_ws_pipeline_profile_compiles_and_saves(tmp_path):
+    out = _run([str(REPO / "examples" / "ws_pipeline.py"), "--profile", str(tmp_path / "t.json"), "--aot",
+                str(tmp_path / "a")])
+    assert "profile: events tile, acquire, issue, wait, store for roles producer, consumer, 64 per warp" in out
+    from nvtma import runtime
+    mod = runtime.load(tmp_path / "a")
+    assert profile.event_table(mod, "ws_copy").roles == ("", "producer", "consumer")
+    assert "%globaltimer" in mod.ptx
+    # one slice per tile: only "tile"
+    out = _run([str(REPO / "examples" / "ws_pipeline.py"), "--profile", str(tmp_path / "t.json"), "--per-tile"])
+    assert "profile: events tile for roles producer, consumer" in out
+
+
+def test_gemm_traced_variant():
+    from nvtma.kernels import gemm
+    sp = gemm.gemm_spec(16, 128, 2, profile=128)
+    t = profile.event_table(sp)
+    assert t.events == ("acquire", "load", "wait", "mma", "epilogue") and t.roles == ("", "producer", "consumer")
+    assert t.scope == "warpgroup" and t.warps == 12 and t.events_per_warp == 128
+    plain = gemm.gemm_spec(16, 128, 2)
+    assert "nvtma_profile" not in plain.ir and "profile" not in plain.consts
+    assert sp.smem == plain.smem  # the counters are static shared memory: the dynamic layout is kept
+    assert len(sp.kernel.signature()) == 6 and len(sp.param_types) == len(plain.param_types) + 1
+    ptx = nvtma.compile(sp.ir, cache=False).ptx
+    assert ptx.count("%globaltimer") >= 2 and "wgmma.mma_async" in ptx
+
+
+def test_profile_gemm_example_compiles(tmp_path):
+    out = _run([str(REPO / "examples" / "profile_gemm.py"), "--m", "8", "--n", "4096", "--k", "4096",
+                "--profile", str(tmp_path / "g.json"), "--aot", str(tmp_path / "a")])
+    assert "traced events acquire, load, wait, mma, epilogue (roles producer, consumer)" in out
+    out = _run([str(REPO / "examples" / "profile_gemm.py"), "--m", "8", "--n", "4096", "--k", "4096",
+                "--from", str(tmp_path / "a")])
+    assert "traced events acquire, load, wait, mma, epilogue" in out
