@@ -41,7 +41,7 @@ sys.modules["torch"] = torch
 
 def kernel(recs=None):
     k = F.artifacts(recs).kernel("k")
-    cuda_stub.set_param_sizes(lib, k._buffer.sizes)
+    cuda_stub.set_param_sizes(lib, k._buffer.entry_sizes)
     return k
 
 def params():

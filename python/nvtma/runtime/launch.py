@@ -234,6 +234,11 @@ class Kernel:
         self.rec_smem = int(launch.get("smem") or 0)
         self._layout = param_layout(self.params)
         self._buffer = ParamBuffer(self._layout)
+        from .cubin import expected_sizes
+        if self._buffer.entry_sizes != expected_sizes(self.params):  # kernelParams must match the cubin's table
+            raise LaunchError(f"kernel {name}: {len(self._buffer.entry_sizes)} kernelParams entries of sizes "
+                              f"{self._buffer.entry_sizes[:16]}, the kernel takes {expected_sizes(self.params)[:16]}",
+                              rule="artifact")
         self._slots = []
         index = 0
         for i, p in enumerate(self.params):
