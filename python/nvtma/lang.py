@@ -22,6 +22,7 @@ from ._lazy import lazy
 from .dsl.errors import fail, user_op
 from .dsl.kernel import active_threads, narrowed
 from .dsl.tensor import SWIZZLE_BYTES, SmemInfo, TensorValue
+from .profile import Profiler  # noqa: F401 (in-kernel profiling, nvtma.profile; here beside the roles it times)
 
 ir = lazy("nvtma.ir")
 arith = lazy("nvtma.dialects.arith")
@@ -32,7 +33,7 @@ _d = lazy("nvtma.dialects.nvtma")
 
 __all__ = ["SMEMPool", "MBarrier", "TMABar", "PipelineState", "Pipeline", "WarpRole", "WarpgroupRole",
            "elect_sync", "PersistentTileScheduler", "ClusterPersistentScheduler2D", "GroupMajor3D",
-           "FlashAttentionLinearScheduler", "Tile", "SmemDescriptor", "swizzle_align"]
+           "FlashAttentionLinearScheduler", "Tile", "SmemDescriptor", "swizzle_align", "Profiler"]
 
 
 def swizzle_align(swizzle) -> int:

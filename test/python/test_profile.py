@@ -172,6 +172,7 @@ def test_misuse_is_a_build_error_at_the_users_line(case, words):
 
 
 def test_bad_constructor_arguments():
+    assert lang.Profiler is profile.Profiler
     for kw in [dict(events_per_warp=0), dict(events_per_warp=True), dict(scope="block")]:
         with pytest.raises(dsl.KernelBuildError) as e:
             profile.Profiler(None, **kw)
