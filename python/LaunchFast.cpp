@@ -15,6 +15,14 @@
 // it is pushed around the launch if another one is current (a second call
 // only in that case).
 //
+// The Packer type is the launch's fast path over torch tensors: for each
+// tensor argument it keeps the last shape, strides, dtype, device and
+// address the Python side packed, and when an exact torch.Tensor repeats all
+// but the address it writes only the address (the memref's two pointers and
+// each bound descriptor's address field, after the TMA address checks).
+// Anything else answers -1 and Python takes its full, checked path, then
+// commits the new state here.
+//
 // Limited API (abi3): one build serves every CPython >= 3.10.
 //
 //===----------------------------------------------------------------------===//
@@ -141,13 +149,12 @@ PyObject *init(PyObject *, PyObject *) {
 
 // launch(func, gx, gy, gz, bx, by, bz, smem, stream, params, ctx, cx, cy, cz) -> CUresult
 // cx == 0: no cluster (cuLaunchKernel); ctx == 0: launch in whatever is current.
+PyObject *doLaunch(uint64_t func, const unsigned *dims, unsigned smem, uint64_t stream, uint64_t params, uint64_t ctx,
+                   const unsigned *cluster);
+
 PyObject *launch(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
   if (nargs != 14) {
     PyErr_SetString(PyExc_TypeError, "launch takes 14 arguments");
-    return nullptr;
-  }
-  if (!initialized && !resolve()) {
-    PyErr_SetString(PyExc_RuntimeError, initError);
     return nullptr;
   }
   uint64_t func, stream, params, ctx;
@@ -162,6 +169,33 @@ PyObject *launch(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
   for (int i = 0; i < 3; ++i)
     if (!asU32(args[11 + i], cluster[i]))
       return nullptr;
+  return doLaunch(func, dims, smem, stream, params, ctx, cluster);
+}
+
+// launch_cfg(func, cfg, stream, params, ctx) -> CUresult, with cfg the
+// 10-tuple (gx, gy, gz, bx, by, bz, smem, cx, cy, cz) a kernel keeps per
+// configuration: one tuple instead of ten arguments on the fast path.
+PyObject *launchCfg(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 5 || !PyTuple_Check(args[1]) || PyTuple_Size(args[1]) != 10) {
+    PyErr_SetString(PyExc_TypeError, "launch_cfg(func, cfg 10-tuple, stream, params, ctx)");
+    return nullptr;
+  }
+  uint64_t func, stream, params, ctx;
+  unsigned v[10];
+  if (!asU64(args[0], func) || !asU64(args[2], stream) || !asU64(args[3], params) || !asU64(args[4], ctx))
+    return nullptr;
+  for (int i = 0; i < 10; ++i)
+    if (!asU32(PyTuple_GetItem(args[1], i), v[i]))
+      return nullptr;
+  return doLaunch(func, v, v[6], stream, params, ctx, v + 7);
+}
+
+PyObject *doLaunch(uint64_t func, const unsigned *dims, unsigned smem, uint64_t stream, uint64_t params, uint64_t ctx,
+                   const unsigned *cluster) {
+  if (!initialized && !resolve()) {
+    PyErr_SetString(PyExc_RuntimeError, initError);
+    return nullptr;
+  }
 
   Handle f = reinterpret_cast<Handle>(func), s = reinterpret_cast<Handle>(stream);
   void **kp = reinterpret_cast<void **>(params);
@@ -200,10 +234,415 @@ PyObject *launch(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
   return PyLong_FromLong(r);
 }
 
+
+// ---------------------------------------------------------------------------
+// Packer
+
+constexpr int kMaxRank = 16;
+constexpr int kMaxDescs = 8;
+constexpr uint64_t kAddressLimit = uint64_t(1) << 57;
+
+enum SlotKind { Memref = 0, Scalar = 1, Other = 2 };
+
+struct Slot {
+  int kind = Other;
+  Py_ssize_t offset = 0;
+  int ndesc = 0;
+  Py_ssize_t descOffset[kMaxDescs];
+  uint64_t descAlign[kMaxDescs];
+  bool valid = false;
+  int rank = 0;
+  long long shape[kMaxRank];
+  long long strides[kMaxRank];
+  PyObject *dtype = nullptr; // owned
+  long device = -1;
+  uint64_t ptr = 0;
+  PyObject *value = nullptr; // owned (scalars)
+};
+
+constexpr int kMaxDevices = 64;
+
+struct Packer {
+  PyObject_HEAD
+  PyObject *buffer; // the bytearray the parameters live in (owned)
+  Py_ssize_t size;
+  Py_ssize_t nslots;
+  Slot *slots;
+  // launch(): what Python resolved once (any of them unset: Python launches)
+  uint64_t func;
+  uint64_t params;
+  PyObject *tensorType;   // owned
+  PyObject *streamGetter; // owned: torch's current-stream getter
+  PyObject *streamObj;    // owned: the last explicit stream= object
+  uint64_t streamHandle;
+  uint64_t ctx[kMaxDevices];
+  unsigned smemAllowed[kMaxDevices];
+};
+
+PyObject *strShape, *strStride, *strDtype, *strGetDevice, *strDataPtr;
+
+void clearSlot(Slot &s) {
+  Py_CLEAR(s.dtype);
+  Py_CLEAR(s.value);
+  s.valid = false;
+}
+
+void packerDealloc(PyObject *self) {
+  Packer *p = reinterpret_cast<Packer *>(self);
+  for (Py_ssize_t i = 0; i < p->nslots; ++i)
+    clearSlot(p->slots[i]);
+  delete[] p->slots;
+  Py_XDECREF(p->buffer);
+  Py_XDECREF(p->tensorType);
+  Py_XDECREF(p->streamGetter);
+  Py_XDECREF(p->streamObj);
+  PyTypeObject *tp = Py_TYPE(self);
+  freefunc f = reinterpret_cast<freefunc>(PyType_GetSlot(tp, Py_tp_free));
+  f(self);
+  Py_DECREF(tp);
+}
+
+// Packer(buffer: bytearray, slots: tuple) with slots[i] one of
+//   (0, offset, ((desc_offset, align), ...))   a tensor argument
+//   (1,)                                        a scalar
+//   (2,)                                        anything else (never fast)
+PyObject *packerNew(PyTypeObject *type, PyObject *args, PyObject *) {
+  PyObject *buffer, *spec;
+  if (!PyArg_ParseTuple(args, "OO", &buffer, &spec))
+    return nullptr;
+  if (!PyByteArray_Check(buffer) || !PyTuple_Check(spec)) {
+    PyErr_SetString(PyExc_TypeError, "Packer(bytearray, tuple)");
+    return nullptr;
+  }
+  allocfunc alloc = reinterpret_cast<allocfunc>(PyType_GetSlot(type, Py_tp_alloc));
+  Packer *p = reinterpret_cast<Packer *>(alloc(type, 0));
+  if (!p)
+    return nullptr;
+  Py_INCREF(buffer);
+  p->buffer = buffer;
+  p->func = p->params = p->streamHandle = 0;
+  p->tensorType = p->streamGetter = p->streamObj = nullptr;
+  for (int d = 0; d < kMaxDevices; ++d) {
+    p->ctx[d] = 0;
+    p->smemAllowed[d] = 48 * 1024;
+  }
+  p->size = PyByteArray_Size(buffer);
+  p->nslots = PyTuple_Size(spec);
+  p->slots = new Slot[p->nslots];
+  for (Py_ssize_t i = 0; i < p->nslots; ++i) {
+    PyObject *t = PyTuple_GetItem(spec, i);
+    Slot &s = p->slots[i];
+    if (!t || !PyTuple_Check(t) || PyTuple_Size(t) < 1)
+      goto bad;
+    s.kind = static_cast<int>(PyLong_AsLong(PyTuple_GetItem(t, 0)));
+    if (s.kind == Memref) {
+      if (PyTuple_Size(t) != 3)
+        goto bad;
+      s.offset = PyLong_AsSsize_t(PyTuple_GetItem(t, 1));
+      PyObject *descs = PyTuple_GetItem(t, 2);
+      if (!PyTuple_Check(descs) || PyTuple_Size(descs) > kMaxDescs)
+        goto bad;
+      s.ndesc = static_cast<int>(PyTuple_Size(descs));
+      for (int d = 0; d < s.ndesc; ++d) {
+        PyObject *pair = PyTuple_GetItem(descs, d);
+        if (!PyTuple_Check(pair) || PyTuple_Size(pair) != 2)
+          goto bad;
+        s.descOffset[d] = PyLong_AsSsize_t(PyTuple_GetItem(pair, 0));
+        s.descAlign[d] = PyLong_AsUnsignedLongLong(PyTuple_GetItem(pair, 1));
+        if (s.descOffset[d] < 0 || s.descOffset[d] + 8 > p->size || !s.descAlign[d])
+          goto bad;
+      }
+      if (s.offset < 0 || s.offset + 16 > p->size)
+        goto bad;
+    } else if (s.kind != Scalar) {
+      s.kind = Other;
+    }
+  }
+  if (PyErr_Occurred())
+    goto fail;
+  return reinterpret_cast<PyObject *>(p);
+bad:
+  PyErr_SetString(PyExc_ValueError, "Packer: malformed slot table");
+fail:
+  Py_DECREF(p);
+  return nullptr;
+}
+
+// The long of a call's result, or false (the error cleared) if it is not one.
+bool callLong(PyObject *obj, PyObject *name, long long &out) {
+  PyObject *r = PyObject_CallMethodObjArgs(obj, name, nullptr);
+  if (!r) {
+    PyErr_Clear();
+    return false;
+  }
+  out = PyLong_AsLongLong(r);
+  Py_DECREF(r);
+  if (out == -1 && PyErr_Occurred()) {
+    PyErr_Clear();
+    return false;
+  }
+  return true;
+}
+
+// A tuple of ints equal to `want` (n entries)?
+bool sameInts(PyObject *tuple, const long long *want, int n) {
+  if (!tuple || !PyTuple_Check(tuple) || PyTuple_Size(tuple) != n)
+    return false;
+  for (int i = 0; i < n; ++i) {
+    long long v = PyLong_AsLongLong(PyTuple_GetItem(tuple, i));
+    if (v == -1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      return false;
+    }
+    if (v != want[i])
+      return false;
+  }
+  return true;
+}
+
+bool readInts(PyObject *tuple, long long *out, int &n) {
+  if (!PyTuple_Check(tuple) || PyTuple_Size(tuple) > kMaxRank)
+    return false;
+  n = static_cast<int>(PyTuple_Size(tuple));
+  for (int i = 0; i < n; ++i) {
+    out[i] = PyLong_AsLongLong(PyTuple_GetItem(tuple, i));
+    if (out[i] == -1 && PyErr_Occurred())
+      return false;
+  }
+  return true;
+}
+
+// The fast path's packing: the device, or -1 (take the full path).
+long fastPack(Packer *p, PyObject *args, PyObject *tensorType) {
+  if (!PyTuple_Check(args) || PyTuple_Size(args) != p->nslots || !tensorType)
+    return -1;
+  char *base = PyByteArray_AsString(p->buffer);
+  long device = -1;
+  for (Py_ssize_t i = 0; i < p->nslots; ++i) {
+    Slot &s = p->slots[i];
+    PyObject *a = PyTuple_GetItem(args, i);
+    if (!s.valid)
+      return -1;
+    if (s.kind == Scalar) {
+      if (a != s.value)
+        return -1;
+      continue;
+    }
+    if (s.kind != Memref || reinterpret_cast<PyObject *>(Py_TYPE(a)) != tensorType)
+      return -1;
+    PyObject *shape = PyObject_GetAttr(a, strShape);
+    bool same = sameInts(shape, s.shape, s.rank);
+    Py_XDECREF(shape);
+    if (!same) {
+      PyErr_Clear();
+      return -1;
+    }
+    PyObject *strides = PyObject_CallMethodObjArgs(a, strStride, nullptr);
+    same = sameInts(strides, s.strides, s.rank);
+    Py_XDECREF(strides);
+    if (!same) {
+      PyErr_Clear();
+      return -1;
+    }
+    PyObject *dtype = PyObject_GetAttr(a, strDtype);
+    same = dtype == s.dtype;
+    Py_XDECREF(dtype);
+    long long dev, ptr;
+    if (!same || !callLong(a, strGetDevice, dev) || dev != s.device || !callLong(a, strDataPtr, ptr)) {
+      PyErr_Clear();
+      return -1;
+    }
+    uint64_t addr = static_cast<uint64_t>(ptr);
+    if (addr != s.ptr) {
+      for (int d = 0; d < s.ndesc; ++d)
+        if (!addr || addr % s.descAlign[d] || addr >= kAddressLimit)
+          return -1; // Python names the broken rule
+      std::memcpy(base + s.offset, &addr, 8);
+      std::memcpy(base + s.offset + 8, &addr, 8);
+      for (int d = 0; d < s.ndesc; ++d)
+        std::memcpy(base + s.descOffset[d], &addr, 8);
+      s.ptr = addr;
+    }
+    device = static_cast<long>(dev);
+  }
+  return device;
+}
+
+// fast(args, tensor_type) -> device (>= 0) or -1 (take the full path)
+PyObject *packerFast(PyObject *self, PyObject *const *argv, Py_ssize_t nargs) {
+  if (nargs != 2)
+    return PyLong_FromLong(-1);
+  return PyLong_FromLong(fastPack(reinterpret_cast<Packer *>(self), argv[0], argv[1]));
+}
+
+// launch(args, cfg, stream) -> CUresult, or None when Python must launch
+// (metadata changed, an unknown device/stream, an smem attribute to set...).
+// cfg is the kernel's 10-tuple (gx, gy, gz, bx, by, bz, smem, cx, cy, cz).
+PyObject *packerLaunch(PyObject *self, PyObject *const *argv, Py_ssize_t nargs) {
+  Packer *p = reinterpret_cast<Packer *>(self);
+  if (nargs != 3 || !p->func || !PyTuple_Check(argv[1]) || PyTuple_Size(argv[1]) != 10)
+    Py_RETURN_NONE;
+  long dev = fastPack(p, argv[0], p->tensorType);
+  if (dev < 0 || dev >= kMaxDevices || !p->ctx[dev])
+    Py_RETURN_NONE;
+  unsigned v[10];
+  for (int i = 0; i < 10; ++i)
+    if (!asU32(PyTuple_GetItem(argv[1], i), v[i])) {
+      PyErr_Clear();
+      Py_RETURN_NONE;
+    }
+  if (v[6] > p->smemAllowed[dev])
+    Py_RETURN_NONE;
+  uint64_t stream;
+  if (argv[2] == Py_None) {
+    if (!p->streamGetter)
+      Py_RETURN_NONE;
+    PyObject *d = PyLong_FromLong(dev);
+    PyObject *r = d ? PyObject_CallFunctionObjArgs(p->streamGetter, d, nullptr) : nullptr;
+    Py_XDECREF(d);
+    if (!r || !asU64(r, stream)) {
+      Py_XDECREF(r);
+      PyErr_Clear();
+      Py_RETURN_NONE;
+    }
+    Py_DECREF(r);
+  } else if (argv[2] == p->streamObj) {
+    stream = p->streamHandle;
+  } else {
+    Py_RETURN_NONE;
+  }
+  return doLaunch(p->func, v, v[6], stream, p->params, p->ctx[dev], v + 7);
+}
+
+// configure(func, params, tensor_type, stream_getter|None)
+PyObject *packerConfigure(PyObject *self, PyObject *args) {
+  Packer *p = reinterpret_cast<Packer *>(self);
+  PyObject *func, *params, *tt, *getter;
+  if (!PyArg_ParseTuple(args, "OOOO", &func, &params, &tt, &getter))
+    return nullptr;
+  uint64_t f, pa;
+  if (!asU64(func, f) || !asU64(params, pa))
+    return nullptr;
+  p->func = f;
+  p->params = pa;
+  Py_XDECREF(p->tensorType);
+  Py_XDECREF(p->streamGetter);
+  p->tensorType = tt == Py_None ? nullptr : tt;
+  p->streamGetter = getter == Py_None ? nullptr : getter;
+  Py_XINCREF(p->tensorType);
+  Py_XINCREF(p->streamGetter);
+  Py_RETURN_NONE;
+}
+
+// set_device(device, ctx, smem_allowed)
+PyObject *packerSetDevice(PyObject *self, PyObject *args) {
+  Packer *p = reinterpret_cast<Packer *>(self);
+  long dev;
+  unsigned long long ctx;
+  unsigned smem;
+  if (!PyArg_ParseTuple(args, "lKI", &dev, &ctx, &smem))
+    return nullptr;
+  if (dev >= 0 && dev < kMaxDevices) {
+    p->ctx[dev] = ctx;
+    p->smemAllowed[dev] = smem;
+  }
+  Py_RETURN_NONE;
+}
+
+// set_stream(obj, handle): the explicit stream= object launch() recognizes
+PyObject *packerSetStream(PyObject *self, PyObject *args) {
+  Packer *p = reinterpret_cast<Packer *>(self);
+  PyObject *obj;
+  unsigned long long h;
+  if (!PyArg_ParseTuple(args, "OK", &obj, &h))
+    return nullptr;
+  Py_XDECREF(p->streamObj);
+  Py_INCREF(obj);
+  p->streamObj = obj;
+  p->streamHandle = h;
+  Py_RETURN_NONE;
+}
+
+// commit(i, shape, strides, dtype, device, ptr): tensor slot i as just packed
+// commit(i, value): scalar slot i
+PyObject *packerCommit(PyObject *self, PyObject *args) {
+  Packer *p = reinterpret_cast<Packer *>(self);
+  Py_ssize_t n = PyTuple_Size(args);
+  if (n < 2) {
+    PyErr_SetString(PyExc_TypeError, "commit(i, ...)");
+    return nullptr;
+  }
+  Py_ssize_t i = PyLong_AsSsize_t(PyTuple_GetItem(args, 0));
+  if (i < 0 || i >= p->nslots) {
+    if (!PyErr_Occurred())
+      PyErr_SetString(PyExc_IndexError, "commit: no such slot");
+    return nullptr;
+  }
+  Slot &s = p->slots[i];
+  clearSlot(s);
+  if (s.kind == Scalar && n == 2) {
+    s.value = PyTuple_GetItem(args, 1);
+    Py_INCREF(s.value);
+    s.valid = true;
+    Py_RETURN_NONE;
+  }
+  if (s.kind != Memref || n != 6) {
+    PyErr_SetString(PyExc_TypeError, "commit: wrong arguments for this slot");
+    return nullptr;
+  }
+  int rank, srank;
+  if (!readInts(PyTuple_GetItem(args, 1), s.shape, rank) || !readInts(PyTuple_GetItem(args, 2), s.strides, srank) ||
+      rank != srank) {
+    if (!PyErr_Occurred())
+      PyErr_SetString(PyExc_ValueError, "commit: shape and strides of one rank, at most 16");
+    return nullptr;
+  }
+  s.rank = rank;
+  s.dtype = PyTuple_GetItem(args, 3);
+  Py_INCREF(s.dtype);
+  s.device = PyLong_AsLong(PyTuple_GetItem(args, 4));
+  s.ptr = PyLong_AsUnsignedLongLong(PyTuple_GetItem(args, 5));
+  if (PyErr_Occurred()) {
+    clearSlot(s);
+    return nullptr;
+  }
+  s.valid = true;
+  Py_RETURN_NONE;
+}
+
+PyObject *packerReset(PyObject *self, PyObject *) {
+  Packer *p = reinterpret_cast<Packer *>(self);
+  for (Py_ssize_t i = 0; i < p->nslots; ++i)
+    clearSlot(p->slots[i]);
+  Py_RETURN_NONE;
+}
+
+PyMethodDef packerMethods[] = {
+    {"fast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(packerFast)), METH_FASTCALL,
+     "fast(args, tensor_type) -> device, or -1 for the full path"},
+    {"commit", packerCommit, METH_VARARGS, "commit(i, shape, strides, dtype, device, ptr) | commit(i, value)"},
+    {"reset", packerReset, METH_NOARGS, "forget every slot"},
+    {"launch", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(packerLaunch)), METH_FASTCALL,
+     "launch(args, cfg, stream) -> CUresult, or None: Python launches"},
+    {"configure", packerConfigure, METH_VARARGS, "configure(func, params, tensor_type, stream_getter)"},
+    {"set_device", packerSetDevice, METH_VARARGS, "set_device(device, ctx, smem_allowed)"},
+    {"set_stream", packerSetStream, METH_VARARGS, "set_stream(obj, handle)"},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyType_Slot packerSlots[] = {{Py_tp_new, reinterpret_cast<void *>(packerNew)},
+                             {Py_tp_dealloc, reinterpret_cast<void *>(packerDealloc)},
+                             {Py_tp_methods, packerMethods},
+                             {Py_tp_doc, const_cast<char *>("the launch fast path over torch tensors")},
+                             {0, nullptr}};
+
+PyType_Spec packerSpec = {"nvtma._lib._launch_fast.Packer", sizeof(Packer), 0, Py_TPFLAGS_DEFAULT, packerSlots};
+
 PyMethodDef methods[] = {
     {"init", init, METH_NOARGS, "resolve the driver's launch entry points: '' or the reason they are missing"},
     {"launch", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(launch)), METH_FASTCALL,
      "launch(func, gx, gy, gz, bx, by, bz, smem, stream, params, ctx, cx, cy, cz) -> CUresult"},
+    {"launch_cfg", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(launchCfg)), METH_FASTCALL,
+     "launch_cfg(func, (gx, gy, gz, bx, by, bz, smem, cx, cy, cz), stream, params, ctx) -> CUresult"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef moduleDef = {PyModuleDef_HEAD_INIT, "_launch_fast", nullptr, -1, methods,
@@ -211,4 +650,21 @@ PyModuleDef moduleDef = {PyModuleDef_HEAD_INIT, "_launch_fast", nullptr, -1, met
 
 } // namespace
 
-PyMODINIT_FUNC PyInit__launch_fast(void) { return PyModule_Create(&moduleDef); }
+PyMODINIT_FUNC PyInit__launch_fast(void) {
+  PyObject *m = PyModule_Create(&moduleDef);
+  if (!m)
+    return nullptr;
+  strShape = PyUnicode_InternFromString("shape");
+  strStride = PyUnicode_InternFromString("stride");
+  strDtype = PyUnicode_InternFromString("dtype");
+  strGetDevice = PyUnicode_InternFromString("get_device");
+  strDataPtr = PyUnicode_InternFromString("data_ptr");
+  PyObject *packer = PyType_FromSpec(&packerSpec);
+  if (!strShape || !strStride || !strDtype || !strGetDevice || !strDataPtr || !packer ||
+      PyModule_AddObject(m, "Packer", packer) < 0) {
+    Py_XDECREF(packer);
+    Py_DECREF(m);
+    return nullptr;
+  }
+  return m;
+}

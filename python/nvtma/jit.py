@@ -60,11 +60,64 @@ def _hashable(v, name):
     return v
 
 
+def _dtype_name(d) -> str:
+    """An annotation's element type as its MLIR spelling (DSL type classes carry it as .name)."""
+    return d if isinstance(d, str) else getattr(d, "name", None) or str(d)
+
+
+def _is_tensor_ann(ann) -> bool:
+    return hasattr(ann, "shape") and hasattr(ann, "dtype") and not isinstance(ann, type)
+
+
+def _extra_types(kernel, extra, tensor_cls):
+    """Types of the arguments a *args parameter takes: tensors at their
+    exact dtype and shape, Python ints/floats as Int32/Float32."""
+    types, key = [], []
+    for i, a in enumerate(extra):
+        name = f"args[{i}]"
+        if isinstance(a, bool) or isinstance(a, (int, float)):
+            from . import dsl
+            t = dsl.Float32 if isinstance(a, float) else dsl.Int32
+            types.append(t)
+            key.append(("scalar", t.__name__))
+            continue
+        elem, shape = _elem_of(a, name)
+        if tensor_cls is None:
+            from .dsl import Tensor as tensor_cls
+        types.append(tensor_cls(elem, tuple(shape)))
+        key.append(("tensor", elem, tuple(shape)))
+    return types, key
+
+
+def _signature(kernel) -> list:
+    """kernel.signature(), with annotations that are still strings (a module
+    under `from __future__ import annotations`) evaluated."""
+    sig = kernel.signature()
+    if not any(isinstance(ann, str) for _, ann in sig):
+        return sig
+    try:
+        resolved = inspect.signature(kernel.fn, eval_str=True).parameters
+    except Exception:
+        return sig
+    out = []
+    for name, ann in sig:
+        if isinstance(ann, str) and name in resolved:
+            ann = resolved[name].annotation
+            if isinstance(ann, type) and ann.__name__ == "Tensor":  # a bare dsl.Tensor: any tensor
+                ann = ann()
+        out.append((name, ann))
+    return out
+
+
 def specialize(kernel, args, consts) -> tuple:
     """(param_types, key): the concrete parameter types for these arguments
     and the memo key (param types + constants)."""
-    sig = kernel.signature()
-    if len(args) != len(sig):
+    sig = _signature(kernel)
+    try:
+        var = any(p.kind == p.VAR_POSITIONAL for p in inspect.signature(kernel.fn).parameters.values())
+    except (TypeError, ValueError):
+        var = False
+    if len(args) < len(sig) or (len(args) > len(sig) and not var):
         raise LaunchError(f"kernel {kernel.name} takes {len(sig)} arguments ({', '.join(n for n, _ in sig)}), "
                           f"got {len(args)}", rule="arg-count")
     names = set(kernel.constants())
@@ -73,29 +126,35 @@ def specialize(kernel, args, consts) -> tuple:
         raise LaunchError(f"kernel {kernel.name} has no build-time constant {unknown[0]!r} "
                           f"(constants: {', '.join(sorted(names)) or 'none'})", arg=unknown[0], rule="constant")
     types, key = [], []
+    tensor_cls = None
     for (name, ann), a in zip(sig, args):
-        if hasattr(ann, "shape") and hasattr(ann, "dtype"):  # dsl.Tensor
+        if _is_tensor_ann(ann):  # dsl.Tensor
+            tensor_cls = type(ann)
             elem, shape = _elem_of(a, name)
-            if ann.dtype is not None and not _args.element_compatible(elem, ann.dtype):
-                raise LaunchError(f"{name}: element type {elem}, the kernel takes {ann.dtype}", arg=name,
-                                  rule="dtype")
+            want = _dtype_name(ann.dtype) if ann.dtype is not None else None
+            if want is not None and not _args.element_compatible(elem, want):
+                raise LaunchError(f"{name}: element type {elem}, the kernel takes {want}", arg=name, rule="dtype")
             dtype = ann.dtype if ann.dtype is not None else elem
-            if ann.shape is None:
-                spec_shape = (None,) * len(shape)
+            if ann.shape is None:  # the whole shape from the argument (a specialization per shape)
+                spec_shape = tuple(shape)
             else:
                 if len(ann.shape) != len(shape):
                     raise LaunchError(f"{name}: rank {len(shape)}, the kernel takes rank {len(ann.shape)}",
                                       arg=name, rule="rank")
-                for i, (want, got) in enumerate(zip(ann.shape, shape)):
-                    if want is not None and want != got:
-                        raise LaunchError(f"{name}: dim {i} is {got}, the kernel takes {want}", arg=name,
+                for i, (w, got) in enumerate(zip(ann.shape, shape)):
+                    if w is not None and w != got:
+                        raise LaunchError(f"{name}: dim {i} is {got}, the kernel takes {w}", arg=name,
                                           rule="shape")
                 spec_shape = tuple(ann.shape)
-            types.append(type(ann)(dtype, spec_shape))
-            key.append(("tensor", dtype, spec_shape))
+            types.append(tensor_cls(dtype, spec_shape))
+            key.append(("tensor", _dtype_name(dtype), spec_shape))
         else:  # a scalar type class
             types.append(ann)
             key.append(("scalar", getattr(ann, "__name__", repr(ann))))
+    if len(args) > len(sig):
+        t, k = _extra_types(kernel, args[len(sig):], tensor_cls)
+        types += t
+        key += k
     const_key = tuple(sorted((k, _hashable(v, k)) for k, v in consts.items()))
     return types, (tuple(key), const_key)
 
@@ -113,11 +172,30 @@ def _source_id(kernel) -> str | None:
     h = hashlib.sha256()
     h.update(f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', '')}\0".encode())
     h.update(text)
-    pkg = Path(os.path.abspath(__file__)).parent
-    for name in sorted(p.name for p in pkg.glob("*.py")):
-        if name.startswith(("dsl", "cpasync", "lang", "kernels")):
-            h.update(name.encode() + (pkg / name).read_bytes())
+    h.update(_package_sources())
     return h.hexdigest()
+
+
+_sources_digest = None
+
+
+def _package_sources() -> bytes:
+    """A digest of nvtma's Python sources that shape traced IR (the DSL, its
+    helpers, the kernel library), once per process."""
+    global _sources_digest
+    if _sources_digest is None:
+        pkg = Path(os.path.abspath(__file__)).parent
+        h = hashlib.sha256()
+        for p in sorted(pkg.rglob("*.py")):
+            rel = p.relative_to(pkg).as_posix()
+            if rel.split("/")[0] in ("runtime", "_mlir_libs", "__pycache__") or rel in ("jit.py", "autotune.py"):
+                continue
+            try:
+                h.update(rel.encode() + b"\0" + p.read_bytes())
+            except OSError:  # a dangling link in a dev tree
+                continue
+        _sources_digest = h.digest()
+    return _sources_digest
 
 
 def compiled(kernel, param_types, key, consts):
@@ -203,8 +281,8 @@ def custom_op(name: str, kernel, *, mutates_args, fake=None, grid=None, consts=N
     if hasattr(kernel, "signature") and hasattr(kernel, "build"):
         consts = dict(consts or {})
         params = []
-        for pname, ann in kernel.signature():
-            if hasattr(ann, "shape") and hasattr(ann, "dtype"):
+        for pname, ann in _signature(kernel):
+            if _is_tensor_ann(ann):
                 t = torch.Tensor
             else:
                 t = float if "float" in getattr(ann, "__name__", "").lower() else int

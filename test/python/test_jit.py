@@ -105,9 +105,12 @@ def test_specialization_from_the_arguments():
     with pytest.raises(LaunchError) as e:
         jit.specialize(k, (Fake(),), {})
     assert e.value.rule == "arg-count"
-    anyrank = FakeKernel(shape=None)
-    t, _ = jit.specialize(anyrank, (Fake((4, 8, 16)), Fake((4, 8, 16))), {})
-    assert t[0].shape == (None, None, None)
+    anyshape = FakeKernel(shape=None)   # shape=None: the whole shape from the argument
+    t, _ = jit.specialize(anyshape, (Fake((4, 8, 16)), Fake((4, 8, 16))), {})
+    assert t[0].shape == (4, 8, 16)
+    dyn = FakeKernel(shape=(None, 256))  # None entries: dynamic dims
+    t, _ = jit.specialize(dyn, (Fake((100, 256)), Fake((100, 256))), {})
+    assert t[0].shape == (None, 256)
     typed = FakeKernel(dtype="bf16")
     with pytest.raises(LaunchError) as e:
         jit.specialize(typed, (Fake(typestr="<f4"), Fake()), {})
@@ -224,3 +227,18 @@ def test_custom_op_from_a_dsl_kernel_signature():
         return y
     g = make_fx(f, tracing_mode="fake")(torch.randn(4, 4), torch.randn(4, 4))
     assert "dsl_copy" in g.code
+
+
+@needs_compiler
+def test_a_kernel_of_the_dsl_library():
+    """The real @dsl.kernel object (string annotations, DSL type classes,
+    records that carry the launch configuration)."""
+    from nvtma import jit
+    from nvtma.kernels import copy as C
+    k = C.tile_copy_kernel
+    consts = dict(box=(64, 64), swizzle="none", l2_promotion="l2_128b", oob_fill="none", prefetch=False)
+    types, key = jit.specialize(k, (Fake((128, 128)), Fake((128, 128))), consts)
+    assert key[0][0] == ("tensor", "f16", (128, 128))
+    rk, mod = jit.compiled(k, types, key, consts)
+    assert rk.rec_block == (128, 1, 1) and rk.rec_cluster is None
+    assert jit.compiled(k, types, key, consts)[0] is rk

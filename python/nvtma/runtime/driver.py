@@ -165,10 +165,18 @@ def wait_stream(ours: int, theirs: int) -> None:
 # --------------------------------------------------------------------------- the launch call
 
 _launch = None
+_ext = None
 
 
 def _extension():
     """The abi3 launcher module, or None where it is not built."""
+    global _ext
+    if _ext is None:
+        _ext = _load_extension() or False
+    return _ext or None
+
+
+def _load_extension():
     if os.environ.get("NVTMA_LAUNCHER") == "bindings":
         return None
     path = Path(os.path.abspath(__file__)).parent.parent / "_lib" / "_launch_fast.abi3.so"
@@ -200,6 +208,24 @@ def launcher():
         else:
             _launch = _bindings_launch
     return _launch
+
+
+_launch_cfg = None
+
+
+def launcher_cfg():
+    """launch_cfg(func, cfg, stream, params, ctx) -> CUresult, cfg being
+    (gx, gy, gz, bx, by, bz, smem, cx, cy, cz): the fast path's form."""
+    global _launch_cfg
+    if _launch_cfg is None:
+        launch = launcher()
+        ext = _extension()
+        if ext is not None and launch is ext.launch:
+            _launch_cfg = ext.launch_cfg
+        else:
+            def _launch_cfg(func, cfg, stream, params, ctx):
+                return launch(func, *cfg[:7], stream, params, ctx, *cfg[7:])
+    return _launch_cfg
 
 
 def launcher_name() -> str:

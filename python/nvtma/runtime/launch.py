@@ -234,6 +234,11 @@ class Kernel:
         self.rec_smem = int(launch.get("smem") or 0)
         self._layout = param_layout(self.params)
         self._buffer = ParamBuffer(self._layout)
+        from .cubin import expected_sizes
+        if self._buffer.entry_sizes != expected_sizes(self.params):  # kernelParams must match the cubin's table
+            raise LaunchError(f"kernel {name}: {len(self._buffer.entry_sizes)} kernelParams entries of sizes "
+                              f"{self._buffer.entry_sizes[:16]}, the kernel takes {expected_sizes(self.params)[:16]}",
+                              rule="artifact")
         self._slots = []
         index = 0
         for i, p in enumerate(self.params):
@@ -258,7 +263,21 @@ class Kernel:
         self._last_cfg = None  # (grid, block, cluster, smem, cfg): identity fast path
         self._stream_obj = None
         self._stream_h = 0
-        self._launch = None
+        self._launch_cfg = None
+        self._params = self._buffer.address
+        # the C fast path (LaunchFast.cpp's Packer) where the extension is built
+        self._cpack = self._cfast = self._claunch = self._cconf = None
+        self._fp = None  # (grid, block, cluster, smem, cfg, C launch): the C fast path's key
+        ext = driver._extension()
+        if ext is not None and hasattr(ext, "Packer"):
+            spec = []
+            for s in self._slots:
+                if s.kind == _MEMREF:
+                    spec.append((0, s.offset, tuple((d.offset, d.align) for d in s.descs)))
+                else:
+                    spec.append((1,) if s.kind == _SCALAR else (2,))
+            self._cpack = ext.Packer(self._buffer.raw, tuple(spec))
+            self._cfast = self._cpack.fast
 
     # ------------------------------------------------------------------ packing
     def _pack(self, args, stream_arg, encoder: str = "nvtma"):
@@ -269,6 +288,8 @@ class Kernel:
             for s in self._slots:  # a half-packed buffer must not pass for a packed one
                 s.meta = None
                 s.value = None
+            if self._cpack is not None:
+                self._cpack.reset()
             raise
 
     def _pack_all(self, args, stream_arg, encoder):
@@ -283,7 +304,10 @@ class Kernel:
         keep = None
         waits = None
         reencode = encoder != "nvtma"
-        for s, a in zip(self._slots, args):
+        cp = self._cpack
+        if cp is not None:
+            cp.reset()
+        for i, (s, a) in enumerate(zip(self._slots, args)):
             kind = s.kind
             if kind == _MEMREF:
                 if tt is not None and isinstance(a, tt):
@@ -293,8 +317,10 @@ class Kernel:
                     if meta != s.meta or reencode:
                         info = _args.from_torch(a, s.name)
                         self._write_memref(s, info, meta, encoder)
-                    elif ptr != s.ptr:
+                    else:  # the C fast path may have written another address since
                         self._write_pointer(s, ptr)
+                    if cp is not None and not reencode and a.__class__ is tt:
+                        cp.commit(i, meta[0], meta[1], meta[2], dev, ptr)
                 else:
                     if hasattr(a, "__dlpack__") and not hasattr(a, "__cuda_array_interface__"):
                         dev = _args.dlpack_device(a, s.name)
@@ -321,6 +347,8 @@ class Kernel:
                     raw[s.offset:s.offset + len(b)] = b
                     s.value = a
                     s.meta = True
+                if cp is not None:
+                    cp.commit(i, a)
             else:
                 if isinstance(a, int) and not isinstance(a, bool):
                     ptr = a
@@ -446,26 +474,34 @@ class Kernel:
     # ------------------------------------------------------------------ launch
     def _function(self) -> int:
         if not self._func:
+            self._launch_cfg = driver.launcher_cfg()
             self._func = self.artifacts._kernel_handle(self.name)
-            self._launch = driver.launcher()
         return self._func
 
     def __call__(self, *args, grid=None, block=None, cluster=None, smem=None, stream=None, encoder: str = "nvtma"):
         """Launches the kernel. Arguments and configuration are checked and
         packed before the driver is touched, so misuse raises LaunchError even
         without a GPU."""
-        if grid is None:
-            raise LaunchError(f"kernel {self.name}: pass grid=", arg="grid", rule="launch-config")
-        if callable(grid):
-            grid = grid(*args)
+        fp = self._fp
+        if fp is not None and grid is fp[0] and block is fp[1] and cluster is fp[2] and smem is fp[3] \
+                and encoder == "nvtma":
+            rc = fp[5](args, fp[4], stream)   # the whole launch in C when nothing but addresses changed
+            if rc == 0:
+                return
+            if rc is not None:
+                raise LaunchError(f"kernel {self.name}: the launch failed ({driver.error_name(rc)})", rule="driver")
         last = self._last_cfg
         if last is not None and grid is last[0] and block is last[1] and cluster is last[2] and smem is last[3]:
             cfg = last[4]
         else:
-            cfg = self._config(grid, block, cluster, smem)
-            self._last_cfg = (grid, block, cluster, smem, cfg)
+            cfg = self._config_for(args, grid, block, cluster, smem)
         keep = None
-        device = self._pack_fast(args) if encoder == "nvtma" else -1
+        if encoder != "nvtma":
+            device = -1
+        elif self._cfast is not None:
+            device = self._cfast(args, _args._torch_tensor)
+        else:
+            device = self._pack_fast(args)
         if device >= 0:
             if stream is None:
                 s = (_raw_stream or _default_stream_getter())(device)
@@ -476,16 +512,38 @@ class Kernel:
         else:
             device, s, keep = self._pack(args, stream, encoder)
         func = self._func or self._function()
-        dyn = cfg[6]
-        if dyn > DEFAULT_SMEM and self._smem_set.get(device, 0) < dyn:
-            driver.set_max_dynamic_smem(func, dyn, device)
-            self._smem_set[device] = dyn
+        if cfg[6] > DEFAULT_SMEM and self._smem_set.get(device, 0) < cfg[6]:
+            driver.set_max_dynamic_smem(func, cfg[6], device)
+            self._smem_set[device] = cfg[6]
         ctx = _contexts.get(device) or driver.primary_context(device)
-        rc = self._launch(func, cfg[0], cfg[1], cfg[2], cfg[3], cfg[4], cfg[5], dyn, s, self._buffer.address, ctx,
-                          cfg[7], cfg[8], cfg[9])
+        rc = self._launch_cfg(func, cfg, s, self._params, ctx)
         if rc:
             raise LaunchError(f"kernel {self.name}: the launch failed ({driver.error_name(rc)})", rule="driver")
         del keep
+        cp = self._cpack
+        if cp is not None and device >= 0:
+            # what the C launch needs to repeat this launch by itself
+            conf = (_args._torch_tensor, _raw_stream)
+            if conf != self._cconf:
+                cp.configure(func, self._params, conf[0], conf[1])
+                self._cconf = conf
+                self._claunch = cp.launch
+            cp.set_device(device, ctx, max(self._smem_set.get(device, 0), DEFAULT_SMEM))
+            if stream is not None and stream is self._stream_obj:
+                cp.set_stream(stream, s)
+            last = self._last_cfg
+            if last is not None and last[4] is cfg and encoder == "nvtma":
+                self._fp = (*last, cp.launch)
+
+    def _config_for(self, args, grid, block, cluster, smem):
+        if grid is None:
+            raise LaunchError(f"kernel {self.name}: pass grid=", arg="grid", rule="launch-config")
+        if callable(grid):
+            return self._config(grid(*args), block, cluster, smem)
+        cfg = self._config(grid, block, cluster, smem)
+        self._last_cfg = (grid, block, cluster, smem, cfg)
+        self._fp = None
+        return cfg
 
     def _pack_fast(self, args) -> int:
         """The common case in a few attribute reads: every tensor argument an

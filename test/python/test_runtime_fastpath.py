@@ -1,0 +1,145 @@
+"""The launch fast path (LaunchFast.cpp's Packer and the Python fallback):
+addresses rewritten in place, anything else sent to the full checked path,
+errors still typed. torch is stood in for by a class with the five members
+the fast path reads, so this runs without torch and without a GPU (a
+stand-in libcuda records each launch)."""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import cuda_stub
+
+HERE = Path(__file__).resolve().parent
+
+PRELUDE = """
+import sys, types, struct
+import cuda_stub, runtime_fixtures as F
+from nvtma.runtime import LaunchError, args as A
+lib, last = cuda_stub.attach()
+
+class DType:
+    def __str__(self): return "torch.float16"
+F16 = DType()
+
+class T:  # the members of torch.Tensor the runtime reads
+    def __init__(self, ptr, shape=(256, 256), dev=0):
+        self.ptr, self.shape, self.dev, self.dtype = ptr, tuple(shape), dev, F16
+        self.strides = tuple(int(__import__("math").prod(shape[i + 1:])) for i in range(len(shape)))
+    def stride(self): return self.strides
+    def get_device(self): return self.dev
+    def data_ptr(self): return self.ptr
+
+torch = types.ModuleType("torch")
+torch.Tensor = T
+torch._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda d: 0x5000 + d, _cuda_getDevice=lambda: 0)
+sys.modules["torch"] = torch
+
+def kernel(recs=None):
+    k = F.artifacts(recs).kernel("k")
+    cuda_stub.set_param_sizes(lib, k._buffer.entry_sizes)
+    return k
+
+def params():
+    return bytes(last.params[:last.params_bytes_n])
+
+N = 8 * 7
+def addrs():
+    p = params()
+    return (struct.unpack_from("<Q", p, 0)[0], struct.unpack_from("<Q", p, N)[0],
+            struct.unpack_from("<Q", p, 2 * N + 4)[0], struct.unpack_from("<Q", p, 2 * N + 4 + 128)[0])
+
+def expect(rule, fn, *a, **kw):
+    try:
+        fn(*a, **kw)
+    except LaunchError as e:
+        assert e.rule == rule, (rule, e.rule, str(e))
+        return
+    raise AssertionError(f"no LaunchError({rule})")
+"""
+
+
+@pytest.fixture(scope="module")
+def stub(tmp_path_factory):
+    d = cuda_stub.build(tmp_path_factory.mktemp("stubcuda"))
+    if d is None:
+        pytest.skip("no C compiler for the stub libcuda")
+    pytest.importorskip("cuda.bindings")
+    return d
+
+
+@pytest.fixture(params=["extension", "bindings"])
+def launcher(request):
+    return request.param
+
+
+def run(stub, launcher, code):
+    env = cuda_stub.env_with_stub(stub)
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE)] + [p for p in sys.path if p])
+    if launcher == "bindings":
+        env["NVTMA_LAUNCHER"] = "bindings"   # no abi3 extension: the Python fast path
+    src = PRELUDE + textwrap.dedent(code) + "\nprint('OK')\n"
+    r = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip().endswith("OK"), r.stdout + r.stderr
+
+
+def test_alternating_outputs_take_the_fast_path(stub, launcher):
+    run(stub, launcher, """
+        k = kernel()
+        full = []
+        real = k._pack
+        k._pack = lambda *a, **kw: full.append(1) or real(*a, **kw)
+        x, y1, y2 = T(0x7F0000000000), T(0x7F0000100000), T(0x7F0000200000)
+        k(x, y1, 7, grid=(4,), block=(128,))
+        assert len(full) == 1 and addrs() == (x.ptr, y1.ptr, x.ptr, y1.ptr)
+        assert last.stream == 0x5000
+        for i in range(10):
+            y = (y1, y2)[i % 2]
+            k(x, y, 7, grid=(4,), block=(128,))
+            assert addrs() == (x.ptr, y.ptr, x.ptr, y.ptr), i
+        assert len(full) <= 2, f"{len(full)} full-path packs for address-only changes"
+        assert last.count == 11
+    """)
+
+
+def test_everything_else_takes_the_checked_path(stub, launcher):
+    run(stub, launcher, """
+        k = kernel()
+        x, y = T(0x7F0000000000), T(0x7F0000100000)
+        k(x, y, 7, grid=(4,), block=(128,))
+        k(x, y, 7, grid=(4,), block=(128,))
+        expect("shape", k, x, T(0x7F0000200000, (128, 256)), 7, grid=(4,), block=(128,))
+        expect("alignment", k, x, T(0x7F0000200008), 7, grid=(4,), block=(128,))
+        expect("address-range", k, x, T(1 << 57), 7, grid=(4,), block=(128,))
+        expect("device", k, x, T(0x7F0000200000, dev=1), 7, grid=(4,), block=(128,))
+        n = last.count
+        k(x, y, 7, grid=(4,), block=(128,))     # a good launch after the errors
+        assert last.count == n + 1 and addrs() == (x.ptr, y.ptr, x.ptr, y.ptr)
+        k(x, y, 9, grid=(4,), block=(128,))     # another scalar
+        assert struct.unpack_from("<i", params(), 2 * N)[0] == 9
+        x1, y1 = T(0x7F1000000000, dev=1), T(0x7F1000100000, dev=1)
+        k(x1, y1, 9, grid=(4,), block=(128,))
+        k(x1, y1, 9, grid=(4,), block=(128,))
+        assert last.stream == 0x5001 and last.ctx == 0x1001
+        s = types.SimpleNamespace(cuda_stream=0xCAFE0, device_index=1)
+        k(x1, y1, 9, grid=(4,), block=(128,), stream=s)
+        k(x1, T(0x7F1000200000, dev=1), 9, grid=(4,), block=(128,), stream=s)
+        assert last.stream == 0xCAFE0 and addrs()[1] == 0x7F1000200000
+    """)
+
+
+def test_dynamic_smem_attribute_before_the_fast_path(stub, launcher):
+    run(stub, launcher, """
+        k = kernel(F.records(launch={"block": [128, 1, 1], "cluster": None, "smem": 100000}))
+        x, y = T(0x7F0000000000), T(0x7F0000100000)
+        k(x, y, 7, grid=(4,))
+        k(x, y, 7, grid=(4,))
+        assert last.smem == 100000 and last.smem_attr[0] == 100000
+        x1, y1 = T(0x7F1000000000, dev=1), T(0x7F1000100000, dev=1)
+        k(x1, y1, 7, grid=(4,))   # another device: its own attribute
+        assert last.smem_attr[1] == 100000 and last.ctx == 0x1001
+    """)
