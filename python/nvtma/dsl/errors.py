@@ -35,7 +35,8 @@ def user_frame():
     f = sys._getframe(1)
     while f is not None:
         fn = f.f_code.co_filename
-        if (not fn.startswith(_PKG) or fn.startswith(_USER_DIRS)) and "importlib" not in fn:
+        if (not fn.startswith(_PKG) or fn.startswith(_USER_DIRS)) and "importlib" not in fn \
+                and not fn.endswith("contextlib.py"):  # lang.WarpRole & co are contextmanagers
             return f
         f = f.f_back
     return None

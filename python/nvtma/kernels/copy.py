@@ -153,8 +153,9 @@ def pipelined_copy_kernel(src: dsl.Tensor, dst: dsl.Tensor, *, box, stages, l2_l
     full = lang.TMABar(stages)
     dsl.barrier()
     sched = lang.PersistentTileScheduler((rows // by) * tiles_x)
-    n = sched.count
-    bid, grid = dsl.block_idx(), dsl.grid_dim()
+    # unsigned tile arithmetic: the values are non-negative and udiv/urem are cheaper
+    n = dsl.Uint32(sched.count)
+    bid, grid = dsl.Uint32(dsl.block_idx()), dsl.Uint32(dsl.grid_dim())
 
     def coords(i):
         t = bid + i * grid

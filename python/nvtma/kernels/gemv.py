@@ -34,7 +34,8 @@ def gemv_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, *scale, tile, stage
     empty = lang.MBarrier(stages, consumers * 32)   # every consumer thread arrives
     dsl.barrier()
 
-    bid, grid = dsl.block_idx(), dsl.grid_dim()
+    # the tile arithmetic is on non-negative values: unsigned division and remainder are cheaper
+    bid, grid = dsl.Uint32(dsl.block_idx()), dsl.Uint32(dsl.grid_dim())
 
     def share(total):  # this CTA's even share [bid·T/grid, (bid+1)·T/grid) of `total` items
         return (bid * total) // grid, ((bid + 1) * total) // grid
