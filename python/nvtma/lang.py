@@ -31,8 +31,8 @@ nvgpu = lazy("nvtma.dialects.nvgpu")
 nvvm = lazy("nvtma.dialects.nvvm")
 _d = lazy("nvtma.dialects.nvtma")
 
-__all__ = ["SMEMPool", "MBarrier", "TMABar", "PipelineState", "Pipeline", "WarpRole", "WarpgroupRole",
-           "elect_sync", "PersistentTileScheduler", "ClusterPersistentScheduler2D", "GroupMajor3D",
+__all__ = ["SMEMPool", "TMEMPool", "MBarrier", "TMABar", "TCGen05Bar", "PipelineState", "Pipeline", "WarpRole",
+           "WarpgroupRole", "elect_sync", "PersistentTileScheduler", "ClusterPersistentScheduler2D", "GroupMajor3D",
            "FlashAttentionLinearScheduler", "Tile", "SmemDescriptor", "swizzle_align", "Profiler"]
 
 
@@ -98,6 +98,16 @@ class SMEMPool:
         shape = ((stages,) if stages else ()) + tuple(info.smem_layout)
         return self.alloc(shape, info.dtype, swizzle=info.swizzle)
 
+    def alloc_tcgen05_mma_AB(self, shape, dtype="float16", swizzle_mode="auto", align=1024):
+        """A K-major tcgen05.mma operand buffer ([stages,] rows, K): the
+        swizzle is the widest whose span divides a row (swizzle_mode="auto")
+        or the one given; the TMA atom that fills it must use the same."""
+        from . import tcgen05
+        shape = tuple(int(d) for d in shape)
+        if swizzle_mode == "auto":
+            swizzle_mode = tcgen05.infer_swizzle(shape[-1], dtype)
+        return self.alloc(shape, dtype, swizzle=swizzle_mode, align=align)
+
     def stage(self, buf, s, dtype=None):
         """Slice `s` of a [stages, ...] buffer (buf.stage(s))."""
         return buf.stage(s)
@@ -121,6 +131,127 @@ def _view(k, off, shape, cls, info):
         view = memref.ViewOp(ir.MemRefType.get(list(shape), cls.mlir_type(), memory_space=space), base, shift, [])
         flat = memref.ViewOp(ir.MemRefType.get([n], cls.mlir_type(), memory_space=space), base, shift, [])
     return TensorValue(view.result, info=info, flat=TensorValue(flat.result), flat_offset=0)
+
+
+# --------------------------------------------------------------------------- tensor memory (sm_100a)
+
+class TMEMPool:
+    """Bump allocator over Tensor Memory columns (TIRx's TMEMPool; sm_100a,
+    compiled, not run). ``TMEMPool(cols=256)`` allocates now: warp `warp`
+    runs tcgen05.alloc (then relinquish_alloc_permit), the address is
+    published through shared memory behind a CTA barrier. ``TMEMPool()``
+    waits for ``commit()``, which allocates the power of two the allocs
+    need. Create and commit it where every thread runs (not in a role);
+    ``dealloc()`` at the end, likewise. With cta_group=2 one warp of each
+    CTA of the pair allocates and the pair syncs before dealloc."""
+
+    def __init__(self, cols=None, *, cta_group=1, warp=0, relinquish=True, pool=None):
+        from . import tcgen05
+        tcgen05.require_arch("TMEMPool")
+        if cta_group not in (1, 2):
+            fail(f"TMEMPool cta_group {cta_group!r}: 1 or 2", rule="cta-group")
+        self.cta_group, self.warp, self.relinquish = cta_group, warp, relinquish
+        self.slot = (pool or SMEMPool()).alloc((1,), "u32")
+        self.used = 0
+        self.cols = None
+        self.base = None
+        if cols is not None:
+            self._allocate(cols)
+
+    def _top_level(self, what):
+        if dsl.current_kernel().scope:
+            fail(f"TMEMPool.{what} synchronizes the CTA: call it where every thread runs, not inside a warp role "
+                 "or branch", rule="tmem")
+
+    def _allocate(self, cols):
+        from . import tcgen05
+        if not isinstance(cols, int) or cols < 32 or cols > 512 or cols & (cols - 1):
+            fail(f"TMEMPool of {cols!r} columns: a power of two in [32, 512]", rule="tmem")
+        if self.used > cols:
+            fail(f"TMEMPool of {cols} columns, but its buffers take {self.used}", rule="tmem")
+        self._top_level("allocation")
+        with WarpRole(self.warp):
+            tcgen05.alloc(self.slot, cols, cta_group=self.cta_group)
+            if self.relinquish:
+                tcgen05.relinquish_alloc_permit(cta_group=self.cta_group)
+        with _loc():
+            tcgen05.fence_before_thread_sync()
+            dsl.barrier()
+            tcgen05.fence_after_thread_sync()
+            self.base = dsl.Uint32(self.slot[0])
+        self.cols = cols
+
+    def commit(self):
+        """Allocates (a pool made without cols=): the smallest power of two >= 32 the buffers fit."""
+        if self.base is not None:
+            return
+        n = 32
+        while n < self.used:
+            n *= 2
+        self._allocate(n)
+
+    def _take(self, layout, dtype, role, cols=None):
+        from . import tcgen05
+        n = cols if cols is not None else layout.total_cols
+        if cols is not None and cols < layout.total_cols:
+            fail(f"cols={cols} for a TMEM {role} that takes {layout.total_cols} columns", rule="tmem")
+        off = self.used
+        limit = self.cols or 512
+        if off + n > limit:
+            fail(f"TMEM {role} of {n} columns at column {off}: the pool has {limit}", rule="tmem")
+        self.used = off + n
+        return tcgen05.TmemBuffer(self, off, layout, dtype, role)
+
+    def alloc(self, shape, dtype="float32", *, layout=None, cols=None):
+        """A ([stages,] rows, cols) buffer of 32-bit-packed rows, one lane per row (or `layout`, a TmemLayout)."""
+        from . import tcgen05
+        lay = layout or tcgen05.tmem_layout("plain", shape, dtype)
+        return self._take(lay, dtype, "buffer", cols)
+
+    def alloc_tcgen05_mma_D(self, shape, dtype="float32", *, M, cta_group, ws=False, sparse=False, group=None,
+                            cols=None):
+        """The accumulator of an MMA with instruction M and cta_group: this
+        CTA's ([stages,] M / cta_group, N) f32 tile, N columns a stage."""
+        from . import tcgen05
+        if ws or group is not None:
+            fail("TMEM operands for .ws MMAs and grouped column layouts are not supported here", rule="tmem")
+        return self._take(tcgen05.tmem_layout("D", shape, dtype, M=M, cta_group=cta_group), dtype, "D", cols)
+
+    alloc_tcgen05_mma_C = alloc_tcgen05_mma_D
+
+    def alloc_tcgen05_mma_A(self, shape, dtype="bfloat16", *, M, cta_group, ws=False, sparse=False, cols=None):
+        """An A operand in TMEM: this CTA's ([stages,] M / cta_group, K) tile,
+        K·bits/32 columns a stage."""
+        from . import tcgen05
+        if ws:
+            fail("TMEM operands for .ws MMAs are not supported here", rule="tmem")
+        return self._take(tcgen05.tmem_layout("A", shape, dtype, M=M, cta_group=cta_group), dtype, "A", cols)
+
+    def alloc_sf(self, shape, dtype, *, sf_per_mma, sf_reuse=1):
+        """Block scale factors ([stages,] rows, SF_K·sf_reuse): 4 one-byte
+        factors per 32-bit column (an MMA picks its byte with the descriptor's
+        scale-factor data ID), in 128-bit (4-column) units."""
+        from . import tcgen05
+        return self._take(tcgen05.tmem_layout("SF", shape, dtype, sf_per_mma=sf_per_mma, sf_reuse=sf_reuse),
+                          dtype, "SF")
+
+    def dealloc(self):
+        """Frees the columns: tcgen05 work fenced, the CTA (or the pair) synced, then tcgen05.dealloc."""
+        from . import tcgen05
+        if self.base is None:
+            fail("TMEMPool.dealloc before anything was allocated", rule="tmem")
+        self._top_level("dealloc")
+        with _loc():
+            tcgen05.fence_before_thread_sync()
+            if self.cta_group == 2:
+                dsl.cluster_sync()
+            else:
+                dsl.barrier()
+            tcgen05.fence_after_thread_sync()
+        with WarpRole(self.warp):
+            tcgen05.dealloc(self.base, self.cols, cta_group=self.cta_group)
+
+    free = dealloc
 
 
 # --------------------------------------------------------------------------- barriers
@@ -232,6 +363,33 @@ class TMABar(MBarrier):
         return super().arrive(stage, count)
 
 
+class TCGen05Bar(MBarrier):
+    """An mbarrier that tcgen05.commit signals (sm_100a): ``arrive(stage)``
+    makes it track every tcgen05 op the issuing thread started before. One
+    thread commits: elected from the calling warp, or the thread where
+    `pred` holds (``pred=dsl.elect_sync()``: one leader predicate for
+    several commits). `cta_group`/`multicast_mask` (or per arrive) for 2-CTA
+    MMAs: the mask signals the barrier in each masked CTA of the cluster."""
+
+    def __init__(self, depth=1, count=1, *, cta_group=1, multicast_mask=None, **kwargs):
+        from . import tcgen05
+        tcgen05.require_arch("TCGen05Bar")
+        super().__init__(depth, count, **kwargs)
+        self.cta_group, self.multicast_mask = cta_group, multicast_mask
+
+    @user_op
+    def arrive(self, stage, count=None, *, pred=None, cta_group=None, multicast_mask=None):
+        from . import tcgen05
+        if count is not None:
+            fail("TCGen05Bar.arrive is one tcgen05.commit arrival; plain arrivals with a count are MBarrier's",
+                 rule="mbarrier")
+        tcgen05.commit(self, stage, cta_group=cta_group or self.cta_group,
+                       multicast_mask=multicast_mask if multicast_mask is not None else self.multicast_mask,
+                       pred=pred)
+
+    commit = arrive
+
+
 # --------------------------------------------------------------------------- pipelines
 
 class PipelineState:
@@ -281,14 +439,15 @@ def _flip(phase):
 class Pipeline:
     """A full/empty mbarrier pair per stage (TIRx's Pipeline).
 
-    ``full``/``empty`` tags: "tma" (TMABar, armed with expect_tx) or "mbar"
-    (plain arrivals); ``init_full``/``init_empty`` their arrival counts.
+    ``full``/``empty`` tags: "tma" (TMABar, armed with expect_tx), "mbar"
+    (plain arrivals) or "tcgen05" (TCGen05Bar, tcgen05.commit; sm_100a);
+    ``init_full``/``init_empty`` their arrival counts.
     Producers ``producer_acquire`` (wait for a free slot) and
     ``producer_commit`` (arm full with the bytes their TMA loads bring);
     consumers ``consumer_wait`` and ``consumer_release``. The empty side
     starts free: the first pass over the ring does not wait."""
 
-    _KINDS = {"tma": TMABar, "mbar": MBarrier}
+    _KINDS = {"tma": TMABar, "mbar": MBarrier, "tcgen05": TCGen05Bar}
 
     def __init__(self, stages, *, full="tma", empty="mbar", init_full=1, init_empty=1, consumers=None,
                  empty_phase_offset=0, leader=None, pool=None):
@@ -296,7 +455,7 @@ class Pipeline:
             init_empty = consumers
         for tag in (full, empty):
             if tag not in self._KINDS:
-                fail(f"Pipeline barrier tag {tag!r}: 'tma' or 'mbar' ('tcgen05' needs sm_100)", rule="pipeline")
+                fail(f"Pipeline barrier tag {tag!r}: 'tma', 'mbar' or 'tcgen05' (sm_100a)", rule="pipeline")
         self.stages = stages
         self.full = self._KINDS[full](stages, init_full, leader=leader)
         self.empty = self._KINDS[empty](stages, init_empty, phase_offset=empty_phase_offset, leader=leader)
