@@ -94,8 +94,8 @@ def _one_warp(what):
 # ----------------------------------------------------------------------------- shared-memory descriptor
 
 # PTX ISA 9.7.16.4.1, Table 40: the 3-bit swizzling mode at bits 61-63 (not
-# wgmma's 2-bit field at 62-63)
-SWIZZLE_MODE = {"none": 0, "swizzle_128b_base32b": 1, "swizzle_128b": 2, "swizzle_64b": 4, "swizzle_32b": 6}
+# wgmma's 2-bit field at 62-63), keyed by the TMA swizzle that lays the data out
+SWIZZLE_MODE = {"none": 0, "swizzle_128b_atom_32b": 1, "swizzle_128b": 2, "swizzle_64b": 4, "swizzle_32b": 6}
 _VERSION = 1 << 46  # bits 46-48: "fixed constant value of 0b001"
 
 
@@ -151,6 +151,8 @@ def encode_matrix_descriptor(addr, leading_byte_offset, stride_byte_offset, swiz
     for name, v in (("leading byte offset", leading_byte_offset), ("stride byte offset", stride_byte_offset)):
         if isinstance(v, int):
             _encode_field(name, v)
+    if not isinstance(base_offset, int) or not 0 <= base_offset < 8:
+        fail(f"base offset {base_offset!r}: 0-7", rule="descriptor")
     a = _shared_u32(addr)
 
     def enc(v):  # matrix-descriptor-encode; the op keeps the low 14 bits
@@ -409,8 +411,8 @@ class SmemDescriptor:
         if sw is None:
             fail("this tile's swizzle is unknown: allocate it with SMEMPool.alloc_tcgen05_mma_AB, fill it with a "
                  "TMA atom first, or pass swizzle=", rule="descriptor")
-        if sw == "none" or SWIZZLE_BYTES.get(sw) is None:
-            fail("tcgen05 operands from a non-swizzled tile are not supported here: use swizzle_32b/64b/128b",
+        if SWIZZLE_BYTES.get(sw) is None:
+            fail(f"tcgen05.SmemDescriptor takes swizzle_32b/64b/128b K-major tiles, this one is {sw}",
                  rule="descriptor")
         shape = tile.static_shape
         if len(shape) != 2:

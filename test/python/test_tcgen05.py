@@ -52,7 +52,7 @@ def test_smem_descriptor_literals():
     assert tcgen05.descriptor_bits(0, 0, 0) == 1 << 46
 
 
-@pytest.mark.parametrize("swizzle,code", [("none", 0), ("swizzle_128b_base32b", 1), ("swizzle_128b", 2),
+@pytest.mark.parametrize("swizzle,code", [("none", 0), ("swizzle_128b_atom_32b", 1), ("swizzle_128b", 2),
                                           ("swizzle_64b", 4), ("swizzle_32b", 6)])
 def test_smem_descriptor_swizzle_codes(swizzle, code):
     d = tcgen05.descriptor_bits(0, 0, 0, swizzle)
@@ -639,3 +639,14 @@ def test_example_instructions_in_order():
     assert len(set(mmas[1:])) == 1 and mmas[0] != mmas[1]     # accumulate off, then on
     idesc = tcgen05.instr_descriptor_bits("f32", "bf16", "bf16", 128, 128)
     assert f", {idesc};" in ptx
+
+
+def test_docs_say_compiled_not_run():
+    """Nothing sm_100 has run here, and the docs say so where they show it."""
+    readme = (REPO / "README.md").read_text()
+    lines = [ln for ln in readme.splitlines() if "tcgen05" in ln]
+    assert lines and all("compiled, not run" in ln for ln in lines), lines
+    dsl_md = (REPO / "docs" / "dsl.md").read_text()
+    section = dsl_md[dsl_md.index("## Blackwell (compiled, not run)"):]
+    assert "**Compiled, not run.**" in section[:400]
+    assert "compiled, not run (no sm_100 GPU here)" in (REPO / "examples" / "tcgen05_gemm.py").read_text()
