@@ -159,7 +159,8 @@ class TMEMPool:
             self._allocate(cols)
 
     def _top_level(self, what):
-        if dsl.current_kernel().scope:
+        k = dsl.current_kernel()
+        if k.scope or ir.InsertionPoint.current.block != k.entry:
             fail(f"TMEMPool.{what} synchronizes the CTA: call it where every thread runs, not inside a warp role "
                  "or branch", rule="tmem")
 

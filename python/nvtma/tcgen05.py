@@ -756,17 +756,18 @@ def st(taddr, values, *, shape="32x32b", unpack=False, offset=None):
     require_arch("tcgen05.st")
     _whole_warp("tcgen05.st")
     if isinstance(values, dsl.Vector):
-        if values.dtype.width != 32:
-            values = values.bitcast(Int32) if (len(values) * values.dtype.width) % 32 == 0 else values
-        if values.dtype.width != 32:
-            fail(f"tcgen05.st stores 32-bit registers, got {values.dtype.__name__} lanes", rule="tcgen05")
-        v = values.bitcast(Int32) if values.dtype is not Int32 and not isinstance(values, Numeric) else values
-        n, val = len(v), v.value
+        bits = len(values) * values.dtype.width
+        if bits % 32:
+            fail(f"tcgen05.st stores 32-bit registers, got {len(values)} x {values.dtype.__name__} ({bits} bits)",
+                 rule="tcgen05")
+        values = values.bitcast(Int32) if values.dtype is not Int32 else values   # f32, f16 pairs, ...
+    if isinstance(values, dsl.Vector):
+        n, val = len(values), values.value
     else:
         sv = values if isinstance(values, Numeric) else Int32(values)
         if sv.width != 32:
             fail(f"tcgen05.st stores 32-bit registers, got {type(sv).__name__}", rule="tcgen05")
-        n, val = 1, as_value(sv.bitcast(Int32) if type(sv) is not Int32 else sv)
+        n, val = 1, as_value(sv.bitcast(Int32) if sv.is_float else sv, Int32)
     per = _LDST.get(shape, (None, 1))[1]
     if n % per:
         fail(f"tcgen05.st.{shape} moves {per} registers per repeat, got {n}", rule="tcgen05")

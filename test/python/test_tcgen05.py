@@ -433,6 +433,27 @@ def test_block16_assembles_at_ptx88():
     assert any(o.startswith("UTCOMMA") for o in re.findall(r"\b(UTC[A-Z0-9_.]*)", _sass(c)))
 
 
+@dsl.kernel(block=(128,), arch="sm_100a")
+def _stores_to_tmem(x: dsl.Tensor("f32", (128, 16))):
+    v = x.load_vec(8, dsl.thread_idx(), 0)
+    tcgen05.st(dsl.Uint32(0), v)                          # 8 f32 -> 8 registers
+    tcgen05.st(dsl.Uint32(0), v.to(dsl.BFloat16))         # 8 bf16 -> 4 registers
+    tcgen05.st(dsl.Uint32(0), v[0:2].to(dsl.BFloat16))    # 2 bf16 -> 1 register
+    tcgen05.st(dsl.Uint32(0), x[0, 0])                    # one f32
+    r = tcgen05.ld(dsl.Uint32(0), shape="16x256b", num=2)  # 8 registers
+    tcgen05.wait_ld()
+    tcgen05.st(dsl.Uint32(0), r, shape="16x256b", unpack=True)
+    tcgen05.wait_st()
+
+
+def test_st_takes_any_32_bit_multiple():
+    ptx = _compile(_stores_to_tmem).ptx
+    got = re.findall(r"tcgen05\.st\.sync\.aligned\.(\w+)\.x(\d+)(\.unpack::16b)?\.b32", ptx)
+    assert sorted(got) == sorted([("32x32b", "8", ""), ("32x32b", "4", ""), ("32x32b", "1", ""),
+                                  ("32x32b", "1", ""), ("16x256b", "2", ".unpack::16b")]), got
+    assert "tcgen05.ld.sync.aligned.16x256b.x2.b32" in ptx
+
+
 # --------------------------------------------------------------------------- the arch rule
 
 def _arch_kernel(use):
@@ -516,6 +537,8 @@ MISUSE = {
         scale_b=dsl.Uint32(0))), "tcgen05"),
     "TMEMPool in a warp role": (_in_warp0(lambda out: lang.TMEMPool(cols=32)), "tmem"),
     "TMEMPool of 384 columns": (lambda out: lang.TMEMPool(cols=384), "tmem"),
+    "TMEMPool in a branch": (lambda out: _in_branch(out, lambda: lang.TMEMPool(cols=32)), "tmem"),
+    "dealloc in a loop": (lambda out: _dealloc_in_loop(lang.TMEMPool(cols=32)), "tmem"),
     "TMEM past 512 columns": (lambda out: _three_accumulators(lang.TMEMPool()), "tmem"),
     "TMEM past the pool": (lambda out: _pool_d(256, cols=128), "tmem"),
     "D address before commit": (lambda out: _pool_d()[1].addr, "tmem"),
@@ -529,6 +552,16 @@ MISUSE = {
                                                                tcgen05.shift(dsl.Uint32(0), cta_group=2)]),
                                         "cta-group"),
 }
+
+
+def _in_branch(out, fn):
+    with dsl.if_(out[0] > 0):
+        fn()
+
+
+def _dealloc_in_loop(pool):
+    for _ in dsl.range(2):
+        pool.dealloc()
 
 
 def _three_accumulators(pool):
@@ -650,3 +683,42 @@ def test_docs_say_compiled_not_run():
     section = dsl_md[dsl_md.index("## Blackwell (compiled, not run)"):]
     assert "**Compiled, not run.**" in section[:400]
     assert "compiled, not run (no sm_100 GPU here)" in (REPO / "examples" / "tcgen05_gemm.py").read_text()
+
+
+# --------------------------------------------------------------------------- on an sm_100 GPU (none is lent here)
+
+def _sm100():
+    try:
+        from cuda.bindings import driver as d
+        if d.cuInit(0)[0] != d.CUresult.CUDA_SUCCESS:
+            return False
+        _, dev = d.cuDeviceGet(0)
+        attr = d.CUdevice_attribute
+        _, major = d.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)
+        _, minor = d.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev)
+        return (major, minor) == (10, 0)
+    except Exception:
+        return False
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _sm100(), reason="needs an sm_100 GPU (none is lent here: the tcgen05 path is compiled, "
+                                         "not run)")
+@pytest.mark.parametrize("cta_group,n,k", [(1, 128, 64), (1, 64, 192), (2, 256, 128)])
+def test_example_gemm_on_sm100(cta_group, n, k):
+    """Never run so far: the one-tile GEMM against torch, for the day an sm_100 GPU is lent."""
+    torch = pytest.importorskip("torch")
+    sys.path.insert(0, str(REPO / "examples"))
+    try:
+        import tcgen05_gemm
+    finally:
+        sys.path.pop(0)
+    _, spec = tcgen05_gemm.build(cta_group, n, k, "bf16")
+    compiled = spec.compile()
+    m = 128 * cta_group
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+    d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float32)
+    getattr(compiled, spec.name)(a, b, d, grid=(cta_group,))
+    torch.cuda.synchronize()
+    torch.testing.assert_close(d, a.float() @ b.float().T, rtol=1e-3, atol=1e-3)
