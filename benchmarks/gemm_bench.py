@@ -141,7 +141,7 @@ def run(d: Path, quick, sweep):
             if mode == "block":
                 kb = -(-K // 128)
                 xdq = (torch.nn.functional.pad(xq.float(), (0, kb * 128 - K)).view(M, kb, 128)
-                       * gemm.block_scales_view(sx, M)[:, :, None]).reshape(M, kb * 128)[:, :K]
+                       * sx[:, :, None]).reshape(M, kb * 128)[:, :K]
             else:
                 xdq = xq.float() * sx[:, None]
             xin = xq

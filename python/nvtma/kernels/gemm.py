@@ -64,8 +64,9 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     if w_scale == "block":
         # the x scales of each K block ([ceil(K/128), M padded to 4], transposed so
         # a stage's BM scales are one TMA row), loaded with the stage
-        sx_ring = pool.alloc((stages, 1, BM), "f32")
-        sx_atom = cpasync.make_tiled_tma_atom(G2S(), scales[1], (1, BM), l2_promotion=l2_x)
+        bms = max(BM, 32)  # TMA writes shared memory in 128-byte aligned pieces
+        sx_ring = pool.alloc((stages, 1, bms), "f32")
+        sx_atom = cpasync.make_tiled_tma_atom(G2S(), scales[1], (1, bms), l2_promotion=l2_x)
     # the epilogue tile: f32 partials (split K) or y itself, m-major for TMA stores
     epi = pool.alloc((BM, BN), "f32")
     epi_y = pool.alias(epi, (BM, BN), y.dtype)
@@ -119,8 +120,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             # stage's wgmmas overlap the next stage's wait; block scaling waits at once)
             inner = dsl.range(kb0, kb1, carry=(st, accs, Int32(-1)))
             for kb, (s, acc, prev) in inner:
-                if w_scale == "block":  # the W block's scale, loaded before the wait hides its latency
-                    swv = scales[0][(tile * BN + g * R * 64) // 128, kb]
+                if w_scale == "block":  # the W blocks' scales, loaded before the wait hides their latency
+                    swv = [scales[0][(tile * BN + (g * R + r) * 64) // 128, kb] for r in range(R)]
                 prof.push("wait")
                 pipe.consumer_wait(s)
                 prof.pop()
@@ -160,7 +161,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                         out = []
                         for j in range(new[r].count):
                             m = wgmma.Accumulator.coords(j, lane, warp)[1]
-                            out.append(dsl.fma(part[j], sxs[0, m] * swv, vals[j]))
+                            out.append(dsl.fma(part[j], sxs[0, m] * swv[r], vals[j]))
                         merged.append(wgmma.Accumulator.from_values(BM, out))
                     new = merged
                     pipe.consumer_release(s)  # after the scales were read from the slot
@@ -220,27 +221,35 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, split, split
     with dsl.else_():
         fill(epi, lambda v, nn, m: v)
         quads = BN // 4
-        # each thread adds 4 consecutive columns of a row: coalesced, 16-byte reductions
-        for e in dsl.range(ctid, M * quads, consumers):
-            m, q = e // quads, e % quads
-            n = n0 + q * 4
-            with dsl.if_(n < N):
+        per = -(-BM * quads // consumers)  # 4-column pieces of the tile a thread handles (unrolled)
+
+        def pieces():
+            for i in range(per):
+                e = ctid + i * consumers
+                m, q = e // quads, e % quads
+                n = n0 + q * 4
+                yield m, q, n, (m < M) & (n < N)
+
+        # each thread adds 4 consecutive columns of a row: coalesced 16-byte reductions, no waiting
+        for m, q, n, ok in pieces():
+            with dsl.if_(ok):
                 cuda.red_add(ws, (m, n), epi.load_vec(4, m, q * 4))
         cuda.thread_fence()
         cuda.barrier_sync(1, consumers)  # the tile is free again, every reduction issued and fenced
         last = _last_arrival(counters, tile, splits, consumers)
         with dsl.if_(last):
             cuda.thread_fence()
+            # every load first (clamped in-bounds addresses), then the stores: one memory latency
+            got = []
+            for m, q, n, ok in pieces():
+                mc, nc = dsl.min(m, M - 1), dsl.min(n, N - 4)
+                got.append((m, n, ok, ws.load_vec(4, mc, nc)))
             zero = dsl.zeros(4)
-            for e in dsl.range(ctid, M * quads, consumers):
-                m, q = e // quads, e % quads
-                n = n0 + q * 4
-                with dsl.if_(n < N):
-                    v = ws.load_vec(4, m, n)
+            for m, n, ok, v in got:
+                with dsl.if_(ok):
                     ws.store_vec(zero, m, n)
                     for t in range(4):
-                        with dsl.if_(n + t < N):
-                            y[m, n + t] = scaled(v[t], n + t, m).to(y.dtype)
+                        y[m, n + t] = scaled(v[t], n + t, m).to(y.dtype)
 
 
 def _last_arrival(counters, tile, splits, consumers):
@@ -302,12 +311,12 @@ def quantize_x_kernel(x: dsl.Tensor, xq: dsl.Tensor, sx: dsl.Tensor, *, granular
 
 # --------------------------------------------------------------------------- specializations
 
-SMEM_BYTES = 227 * 1024
+SMEM_BYTES = 227 * 1024 - 2048  # dynamic shared memory; the rest for static (mbarriers, counters)
 
 
 def max_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
     """The deepest ring that fits beside the epilogue tile (f32 BM x BN)."""
-    per_stage = (BM + BN) * KBYTES + (BM * 4 if block_scaled else 0)
+    per_stage = (BM + BN) * KBYTES + (max(BM, 32) * 4 if block_scaled else 0)
     return min(8, (SMEM_BYTES - 1024 - BM * BN * 4) // per_stage)
 
 
@@ -443,19 +452,19 @@ class Gemm:
         return ws
 
     def quantize(self, x, granularity="token"):
-        """bf16 x -> (e4m3 x, scales): per token [M], or per 1x128 block as the
-        transposed [ceil(K/128), M padded to 4] the kernel takes."""
+        """bf16 x -> (e4m3 x, scales): per token [M], or per 1x128 block [M,
+        ceil(K/128)] (a view of the transposed storage the kernel loads)."""
         import torch
         M, K = x.shape
         xq = torch.empty(M, K, device=x.device, dtype=torch.float8_e4m3fn)
-        # block scales come out transposed and padded, [ceil(K/128), M rounded up to 4]: what the
-        # kernel's TMA loads (the x_scale_blocks view gives them as [M, ceil(K/128)])
+        # block scales are stored transposed and padded, [ceil(K/128), M rounded up to 4] (what the
+        # kernel's TMA loads); the caller gets the [M, ceil(K/128)] view of them
         sx = (torch.empty(M, device=x.device, dtype=torch.float32) if granularity == "token" else
               torch.zeros(-(-K // 128), -(-M // 4) * 4, device=x.device, dtype=torch.float32))
         spec = quantize_x_spec(granularity)
         warps = M if granularity == "token" else M * -(-K // 128)
         self.module(spec).quantize_x(x, xq, sx, grid=(-(-warps // 4),))
-        return xq, sx
+        return xq, (sx if granularity == "token" else sx[:, :M].t())
 
     def plan(self, M, N, K, w_dtype=F8, scale=None, y_dtype="bf16", quantize=False, sms=132, config=None,
              **spec_options):
@@ -481,7 +490,7 @@ class Gemm:
                                     "f32" if out_dtype == torch.float32 else "bf16", sms=sms, config=config,
                                     **spec_options)
         BN = spec.consts["BN"]
-        if fp8 and scale == "block" and tuple(x_scale.shape) == (M, -(-K // 128)):
+        if fp8 and scale == "block":
             x_scale = block_scales_for_kernel(x_scale)
         y = out if out is not None else torch.empty(M, N, device=x.device, dtype=out_dtype or torch.bfloat16)
         tiles = -(-N // BN)
@@ -494,17 +503,17 @@ class Gemm:
 
 def block_scales_for_kernel(x_scale):
     """1x128 x scales [M, ceil(K/128)] (DeepGEMM's layout) as the kernel's
-    transposed [ceil(K/128), M padded to 4]."""
+    transposed [ceil(K/128), M padded to 4]: the storage itself when they are
+    a view of such storage (what ``Gemm.quantize`` returns), else a copy."""
     import torch
     M, kb = x_scale.shape
-    t = torch.zeros(kb, -(-M // 4) * 4, device=x_scale.device, dtype=torch.float32)
+    m4 = -(-M // 4) * 4
+    if (x_scale.stride() == (1, m4) and x_scale.storage_offset() == 0
+            and x_scale.untyped_storage().nbytes() >= kb * m4 * 4):
+        return x_scale.as_strided((kb, m4), (m4, 1))
+    t = torch.zeros(kb, m4, device=x_scale.device, dtype=torch.float32)
     t[:, :M] = x_scale.t()
     return t
-
-
-def block_scales_view(x_scale_t, M):
-    """The [M, ceil(K/128)] view of the kernel's transposed block scales."""
-    return x_scale_t[:, :M].t()
 
 
 def _check_inputs(torch, x, w, w_scale, scale, x_scale):
@@ -542,7 +551,7 @@ def _check_inputs(torch, x, w, w_scale, scale, x_scale):
                 f"{None if w_scale is None else (tuple(w_scale.shape), w_scale.dtype)}", "w_scale", "scale")
         if x.dtype == torch.float8_e4m3fn:
             kb = -(-K // 128)
-            xw = [(M,)] if scale != "block" else [(M, kb), (kb, -(-M // 4) * 4)]
+            xw = [(M,)] if scale != "block" else [(M, kb)]
             if x_scale is None or tuple(x_scale.shape) not in xw or x_scale.dtype != torch.float32:
                 bad(f"fp8 x needs x_scale f32 of shape {' or '.join(map(str, xw))}", "x_scale", "scale")
         elif x.dtype != torch.bfloat16:
