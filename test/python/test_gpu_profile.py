@@ -40,10 +40,7 @@ def _check_timelines(prof, sms):
         for e in evs:
             assert e.start_ns <= e.end_ns and 0 <= e.cycles < 1 << 31, e
             assert 0 <= e.sm < sms and e.warp == warp, e
-    times = prof.times()
-    for evs in prof.by_warp().values():
-        ends = [times[id(e)][1] for e in evs]
-        assert all(b >= a - 1e-6 for a, b in zip(ends, ends[1:]))
+    # the trace's clock64-derived times are for display; ordering is checked on %globaltimer above
 
 
 def _counts(prof):
