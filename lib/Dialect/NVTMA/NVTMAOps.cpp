@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "nvtma/Dialect/NVTMA/NVTMADialect.h"
+#include "nvtma/TensorMap/TensorMap.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
@@ -81,14 +82,6 @@ static LogicalResult verifyArch(Operation *op, TmaAtomType atom) {
                           [&] { return op->emitOpError(); });
 }
 
-/// The largest box dim <= cap that divides `extent` (CuTe's rule).
-static int64_t largestBoxDividing(int64_t extent, int64_t cap) {
-  for (int64_t b = std::min(extent, cap); b > 1; --b)
-    if (extent % b == 0)
-      return b;
-  return 1;
-}
-
 //===----------------------------------------------------------------------===//
 // MakeTiledTmaAtomOp
 //===----------------------------------------------------------------------===//
@@ -126,28 +119,25 @@ LogicalResult MakeTiledTmaAtomOp::verify() {
     return emitOpError() << "cta_tiler [" << tiler
                          << "] differs from the atom's tile ["
                          << atom.getTile() << "]";
-  // CuTe's rule: the tile, split over the multicast CTAs along its outermost
-  // dim, in the largest boxes <= 256 elements (innermost: <= the swizzle
-  // span).
+  // CuTe's rule (nvtma::tensormap::cuteBox, the one copy of it): the tile,
+  // split over the multicast CTAs along its outermost dim, in the largest
+  // boxes <= 256 elements (innermost: <= the swizzle span).
   SmallVector<int64_t> expect(tiler.begin(), tiler.end());
   if (tiler.front() % atom.getMulticast())
     return emitOpError() << "tile dim 0 (" << tiler.front()
                          << ") does not split over " << atom.getMulticast()
                          << " multicast CTAs";
-  expect.front() /= atom.getMulticast();
   if (!atom.isIm2col() && atom.getKind() != CopyKind::Gather4Load) {
-    int64_t bits = getElementBitWidth(atom.getElementType());
-    for (auto [i, e] : llvm::enumerate(expect)) {
-      int64_t cap = 256;
-      if (i + 1 == expect.size() && atom.getSwizzle() != Swizzle::NONE &&
-          atom.getInterleave() == Interleave::NONE) {
-        int64_t span = static_cast<uint32_t>(atom.getSwizzle()) == 1   ? 32
-                       : static_cast<uint32_t>(atom.getSwizzle()) == 2 ? 64
-                                                                       : 128;
-        cap = std::min<int64_t>(cap, span * 8 / bits);
-      }
-      e = largestBoxDividing(e, cap);
-    }
+    ::nvtma::tensormap::Diagnostic diag;
+    if (!::nvtma::tensormap::cuteBox(
+            tiler.data(), tiler.size(), atom.getMulticast(),
+            static_cast<::nvtma::tensormap::Swizzle>(atom.getSwizzle()),
+            getElementBitWidth(atom.getElementType()),
+            static_cast<::nvtma::tensormap::Interleave>(atom.getInterleave()),
+            expect.data(), &diag))
+      return emitOpError() << diag.message;
+  } else {
+    expect.front() /= atom.getMulticast();
   }
   if (ArrayRef<int64_t>(expect) != atom.getBox())
     return emitOpError() << "box [" << atom.getBox()

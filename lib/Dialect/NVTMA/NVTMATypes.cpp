@@ -22,6 +22,24 @@ namespace tmap = ::nvtma::tensormap;
 #define GET_TYPEDEF_CLASSES
 #include "nvtma/Dialect/NVTMA/NVTMAOpsTypes.cpp.inc"
 
+// The ODS enums are generated from nvtma/TensorMap/Schema.def at configure
+// time; a stale generated file fails here, case by case.
+namespace {
+#define NVTMA_ENUM(Name, OdsName, CudaPrefix, Description)                     \
+  using OdsOf##Name = ::mlir::nvtma::OdsName;                                  \
+  static_assert(getMaxEnumValFor##OdsName() + 1 ==                             \
+                    0
+#define NVTMA_CASE(Enum, Symbol, Value, Spelling, CudaSuffix) +1
+#define NVTMA_ENUM_END(Name)                                                   \
+  , "the ODS enum has another number of cases than Schema.def's " #Name);
+#include "nvtma/TensorMap/Schema.def"
+#define NVTMA_CASE(Enum, Symbol, Value, Spelling, CudaSuffix)                  \
+  static_assert(static_cast<uint32_t>(OdsOf##Enum::Symbol) == (Value) &&       \
+                    static_cast<uint32_t>(tmap::Enum::Symbol) == (Value),      \
+                "ODS and Schema.def disagree on " #Enum "::" #Symbol);
+#include "nvtma/TensorMap/Schema.def"
+} // namespace
+
 void NVTMADialect::registerTypes() {
   addTypes<
 #define GET_TYPEDEF_LIST
