@@ -126,7 +126,7 @@ static void expandIndexOps(Operation *root) {
   root->walk([](TmaPartitionOp op) {
     OpBuilder b(op);
     Location loc = op.getLoc();
-    ArrayRef<int64_t> tile = op.getAtom().getType().getTile();
+    ArrayRef<int64_t> tile = op.getAtom().getType().getTileShape();
     SmallVector<Value> coords;
     for (auto [i, t] : llvm::enumerate(op.getTileCoords())) {
       Value extent = arith::ConstantIndexOp::create(b, loc, tile[i]);
@@ -182,7 +182,7 @@ struct CopyOpLowering : ConvertOpToLLVMPattern<CopyOp> {
     Location loc = op.getLoc();
     TmaAtomType atom = op.getAtom().getType();
     const LLVMTypeConverter &converter = *getTypeConverter();
-    ArrayRef<int64_t> box = atom.getBox(), tile = atom.getTile();
+    ArrayRef<int64_t> box = atom.getBox(), tile = atom.getTileShape();
     unsigned n = box.size();
 
     // The box grid: every box of the tile, or for multicast the CTA's slice

@@ -115,10 +115,10 @@ LogicalResult MakeTiledTmaAtomOp::verify() {
                                  : std::to_string(strides.back()));
 
   ArrayRef<int64_t> tiler = getCtaTiler();
-  if (tiler != atom.getTile())
+  if (tiler != atom.getTileShape())
     return emitOpError() << "cta_tiler [" << tiler
                          << "] differs from the atom's tile ["
-                         << atom.getTile() << "]";
+                         << atom.getTileShape() << "]";
   // CuTe's rule (nvtma::tensormap::cuteBox, the one copy of it): the tile,
   // split over the multicast CTAs along its outermost dim, in the largest
   // boxes <= 256 elements (innermost: <= the swizzle span).
@@ -166,7 +166,7 @@ void TmaPartitionOp::build(OpBuilder &b, OperationState &state, Value atom,
 
 LogicalResult TmaPartitionOp::verify() {
   auto atom = getAtom().getType();
-  size_t n = atom.getTile().size();
+  size_t n = atom.getTileShape().size();
   if (getTileCoords().size() != n)
     return emitOpError() << "has " << getTileCoords().size()
                          << " tile coordinates, the atom's tile has " << n
@@ -261,7 +261,7 @@ LogicalResult CopyOp::verify() {
   // The TMA writes each box densely: a tile split only along its outermost
   // dim is a dense tile; one split along inner dims needs a blocked buffer,
   // one box after another: [number of boxes, box...].
-  ArrayRef<int64_t> box = atom.getBox(), tile = atom.getTile();
+  ArrayRef<int64_t> box = atom.getBox(), tile = atom.getTileShape();
   int64_t numBoxes = 1;
   bool innerSplit = false;
   for (size_t i = 0; i < box.size(); ++i) {

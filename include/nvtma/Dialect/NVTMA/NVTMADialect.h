@@ -24,6 +24,12 @@
 #include "nvtma/Dialect/NVTMA/NVTMAOpsDialect.h.inc"
 #include "nvtma/Dialect/NVTMA/NVTMAOpsEnums.h.inc"
 
+namespace mlir::nvtma {
+/// `[1, 2, 3]` (the atom type's list fields).
+FailureOr<SmallVector<int64_t>> parseIntList(AsmParser &parser);
+void printIntList(AsmPrinter &printer, ArrayRef<int64_t> values);
+} // namespace mlir::nvtma
+
 #define GET_TYPEDEF_CLASSES
 #include "nvtma/Dialect/NVTMA/NVTMAOpsTypes.h.inc"
 

@@ -101,7 +101,7 @@ llvm::json::Object describeDescriptor(DescriptorAttr desc, MemRefType tensor) {
   o["mode"] = atom.isIm2col() ? "im2col" : "tiled";
   o["rank"] = p.rank;
   o["tma_format"] = static_cast<int64_t>(p.dataType);
-  o["tma_format_name"] = stringifyTmaFormat(atom.getTmaFormat());
+  o["tma_format_name"] = stringifyTmaFormat(atom.getFormat());
   o["element_bits"] = getElementBitWidth(atom.getElementType());
   o["interleave"] = static_cast<int64_t>(p.interleave);
   o["swizzle"] = static_cast<int64_t>(p.swizzle);
