@@ -495,3 +495,61 @@ def test_tensormap_needs_no_mlir_and_no_ctypes_mirror():
     r = subprocess.run([sys.executable, "-c", "import sys, nvtma.tensormap as t; t.cute_box([64, 64], 1, 'none', 16);"
                         "print(any('_mlir' in m for m in sys.modules))"], capture_output=True, text=True)
     assert r.stdout.strip() == "False", r.stderr
+
+
+_GOOD = dict(mode="tiled", dtype="float16", rank=2, global_address=16, global_dim=[256, 256], global_strides=[512],
+             box_dim=[64, 64], element_strides=[1, 1])
+
+
+def _bad_cli_inputs(tmp):
+    binary = tmp / "binary.json"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    locked = tmp / "locked.json"
+    locked.write_text("00" * 128)
+    locked.chmod(0)
+    import os
+    unreadable = [] if os.geteuid() == 0 else [("encode", str(locked)), ("decode", str(locked))]
+    return unreadable + [
+        ("encode", "{not json"),
+        ("encode", "[]"),
+        ("encode", "null"),
+        ("encode", json.dumps(dict(_GOOD, mode=[]))),              # unhashable mode
+        ("encode", json.dumps(dict(_GOOD, mode="gather"))),
+        ("encode", json.dumps(dict(_GOOD, bogus=1))),               # unknown argument
+        ("encode", json.dumps({k: v for k, v in _GOOD.items() if k != "box_dim"})),  # missing argument
+        ("encode", json.dumps(dict(_GOOD, global_dim="99"))),
+        ("encode", json.dumps(dict(_GOOD, rank=2.7))),
+        ("encode", json.dumps(dict(_GOOD, dtype=True))),
+        ("encode", json.dumps(dict(_GOOD, global_address=None))),
+        ("encode", json.dumps(dict(_GOOD, global_dim=[256, {"a": 1}]))),
+        ("encode", json.dumps(dict(_GOOD, sm=100))),
+        ("encode", '{"mode": "tiled", "global_address": NaN}'),
+        ("encode", json.dumps(_GOOD), "--sm", "99999999999999999999"),
+        ("encode", json.dumps(_GOOD), "--sm", "80"),
+        ("encode", json.dumps(_GOOD), "--out", str(tmp)),            # a directory
+        ("encode", json.dumps(_GOOD), "--out", str(tmp / "no" / "such" / "dir" / "x.bin")),
+        ("encode", str(binary)),
+        ("encode", "-"),                                             # empty stdin
+        ("encode", "-", "[" * 100000 + "]" * 100000),               # RecursionError in json
+        ("decode", "abcd"),
+        ("decode", ""),
+        ("decode", "zz" * 128),
+        ("decode", "00" * 128),
+        ("decode", str(tmp)),
+        ("decode", str(binary)),
+        ("decode", "ff" * 200),
+    ]
+
+
+def test_cli_bad_inputs_end_in_one_message_not_a_traceback(tmp_path):
+    """Every bad input ends nvtma-tensormap with a non-zero status and a
+    one-line message (issue 16: 11 CLI inputs ended in tracebacks)."""
+    for args in _bad_cli_inputs(tmp_path):
+        stdin = args[2] if args[:2] == ("encode", "-") and len(args) == 3 else ""
+        if stdin:
+            args = args[:2]
+        r = _cli(*args, stdin=stdin)
+        assert r.returncode != 0, args
+        assert "Traceback" not in r.stderr, (args, r.stderr[-2000:])
+        lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+        assert len(lines) == 1 and lines[0].startswith("nvtma-tensormap"), (args, r.stderr[-2000:])
