@@ -56,7 +56,10 @@ class TensorMapError(ValueError):
 # --------------------------------------------------------------------------- the extension
 
 def _load_extension():
-    path = Path(os.path.abspath(__file__)).parent / "_lib" / "_tensormap_fast.abi3.so"  # not resolve(): dev trees
+    # NVTMA_TENSORMAP_EXT: another build of the extension (the fuzzers load
+    # a sanitizer build this way).
+    env = os.environ.get("NVTMA_TENSORMAP_EXT")
+    path = Path(env) if env else Path(os.path.abspath(__file__)).parent / "_lib" / "_tensormap_fast.abi3.so"
     if not path.exists():
         raise ImportError(f"{path} is missing: nvtma.tensormap needs its extension; reinstall nvtma")
     spec = importlib.util.spec_from_file_location("nvtma._lib._tensormap_fast", path)

@@ -104,6 +104,9 @@ LogicalResult MakeTiledTmaAtomOp::verify() {
                          << ", the atom describes rank " << rank;
   SmallVector<int64_t> strides;
   int64_t offset;
+  if (!hasComputableStrides(tensor))
+    return emitOpError() << "tensor " << tensor
+                         << " has more elements than int64 counts";
   if (failed(tensor.getStridesAndOffset(strides, offset)))
     return emitOpError() << "tensor layout " << tensor.getLayout()
                          << " is not strided";
@@ -289,6 +292,9 @@ LogicalResult CopyOp::verify() {
   // (a stage slice of a larger buffer, say) will do; the offset may vary.
   SmallVector<int64_t> smemStrides;
   int64_t smemOffset;
+  if (!hasComputableStrides(smem))
+    return emitOpError() << "smem " << smem
+                         << " has more elements than int64 counts";
   bool dense = succeeded(smem.getStridesAndOffset(smemStrides, smemOffset));
   int64_t expect = 1;
   for (int64_t i = smem.getRank() - 1; dense && i >= 0; --i) {
@@ -340,7 +346,7 @@ LogicalResult UpdateTmaDescriptorOp::verify() {
                          << atom.getElementType();
   SmallVector<int64_t> strides;
   int64_t offset;
-  if (failed(tensor.getStridesAndOffset(strides, offset)) ||
+  if (failed(getStridesAndOffsetChecked(tensor, strides, offset)) ||
       strides.back() != 1)
     return emitOpError() << "tensor must be strided with a contiguous "
                             "innermost dim";
@@ -442,7 +448,8 @@ LogicalResult AddressOfOp::verify() {
                          << type.getMemorySpace();
   SmallVector<int64_t> strides;
   int64_t offset;
-  if (failed(type.getStridesAndOffset(strides, offset)))
-    return emitOpError() << "memref layout is not strided";
+  if (failed(getStridesAndOffsetChecked(type, strides, offset)))
+    return emitOpError() << "memref layout is not strided, or its size "
+                            "overflows int64";
   return success();
 }

@@ -12,6 +12,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -57,6 +58,27 @@ int64_t mlir::nvtma::getElementBitWidth(Type type) {
   if (isa<IndexType>(type))
     return 64;
   return 0;
+}
+
+bool mlir::nvtma::hasComputableStrides(MemRefType type) {
+  if (!type.getLayout().isIdentity())
+    return true;
+  // makeCanonicalStridedLayoutExpr's running product: every positive
+  // static size (dynamic and zero ones are skipped, not stopped at).
+  int64_t running = 1;
+  for (int64_t size : type.getShape())
+    if (size > 0 && llvm::MulOverflow(running, size, running))
+      return false;
+  return true;
+}
+
+LogicalResult
+mlir::nvtma::getStridesAndOffsetChecked(MemRefType type,
+                                        SmallVectorImpl<int64_t> &strides,
+                                        int64_t &offset) {
+  if (!hasComputableStrides(type))
+    return failure();
+  return type.getStridesAndOffset(strides, offset);
 }
 
 static bool isIm2colKind(CopyKind k) {

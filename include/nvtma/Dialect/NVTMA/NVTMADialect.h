@@ -65,6 +65,17 @@ LogicalResult verifyDescriptor(TmaAtomType atom, ArrayRef<int64_t> globalShape,
 /// std::nullopt when there is no NVVM target.
 std::optional<std::pair<unsigned, bool>> getTargetSM(Operation *op);
 
+/// Whether MLIR can compute the strides of `type`: for an identity layout
+/// it multiplies the static sizes from the innermost in int64 and asserts
+/// (ending the process) on overflow, e.g. memref<256x1099511627776x256x4096xf16>.
+bool hasComputableStrides(MemRefType type);
+
+/// getStridesAndOffset that cannot assert: fails for memrefs whose strides
+/// MLIR cannot compute (see hasComputableStrides) and non-strided layouts.
+LogicalResult getStridesAndOffsetChecked(MemRefType type,
+                                         SmallVectorImpl<int64_t> &strides,
+                                         int64_t &offset);
+
 /// Number of bytes of an element of `type` (fractions for sub-byte types are
 /// rounded up; only used for diagnostics and byte counts of whole tiles).
 int64_t getElementBitWidth(Type type);
