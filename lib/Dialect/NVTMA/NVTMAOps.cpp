@@ -212,29 +212,37 @@ LogicalResult CreateTmaMulticastMaskOp::verify() {
   return success();
 }
 
-OpFoldResult CreateTmaMulticastMaskOp::fold(FoldAdaptor adaptor) {
-  ArrayRef<int64_t> shape = getClusterShape();
-  SmallVector<int64_t> coords;
-  for (Attribute a : adaptor.getCtaCoords()) {
-    auto i = dyn_cast_or_null<IntegerAttr>(a);
-    if (!i)
-      return {};
-    coords.push_back(i.getInt());
-  }
-  uint32_t mask = 0;
-  int64_t stride = 1, base = 0, modeStride = 1;
+MulticastMaskLayout mlir::nvtma::getMulticastMaskLayout(ArrayRef<int64_t> shape,
+                                                     int64_t mode) {
+  // CTA ranks count x fastest: rank = x + X * (y + Y * z).
+  MulticastMaskLayout layout;
+  int64_t stride = 1, modeStride = 1;
   for (auto [d, extent] : llvm::enumerate(shape)) {
-    if (coords[d] < 0 || coords[d] >= extent)
-      return {};
-    if (int64_t(d) == getMode())
+    if (int64_t(d) == mode) {
       modeStride = stride;
-    else
-      base += coords[d] * stride;
+      layout.strides.push_back(0);
+    } else {
+      layout.strides.push_back(stride);
+    }
     stride *= extent;
   }
-  for (int64_t k = 0; k < shape[getMode()]; ++k)
-    mask |= 1u << (base + k * modeStride);
-  return IntegerAttr::get(IntegerType::get(getContext(), 16), mask);
+  for (int64_t k = 0; k < shape[mode]; ++k)
+    layout.pattern |= 1u << (k * modeStride);
+  return layout;
+}
+
+OpFoldResult CreateTmaMulticastMaskOp::fold(FoldAdaptor adaptor) {
+  ArrayRef<int64_t> shape = getClusterShape();
+  MulticastMaskLayout layout = getMulticastMaskLayout(shape, getMode());
+  int64_t base = 0;
+  for (auto [d, a] : llvm::enumerate(adaptor.getCtaCoords())) {
+    auto i = dyn_cast_or_null<IntegerAttr>(a);
+    if (!i || i.getInt() < 0 || i.getInt() >= shape[d])
+      return {};
+    base += i.getInt() * layout.strides[d];
+  }
+  return IntegerAttr::get(IntegerType::get(getContext(), 16),
+                          uint16_t(layout.pattern << base));
 }
 
 //===----------------------------------------------------------------------===//
@@ -452,4 +460,52 @@ LogicalResult AddressOfOp::verify() {
     return emitOpError() << "memref layout is not strided, or its size "
                             "overflows int64";
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Memory effects of the copies
+//===----------------------------------------------------------------------===//
+
+using EffectList =
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>;
+
+/// `effect` on the operand in `range`, if there is one.
+template <typename EffectT>
+static void addOptional(EffectList &effects, MutableOperandRange range) {
+  if (!range.empty())
+    effects.emplace_back(EffectT::get(), &range[0]);
+}
+
+void CopyOp::getEffects(EffectList &effects) {
+  TmaAtomType atom = getAtom().getType();
+  effects.emplace_back(MemoryEffects::Read::get(), &getAtomMutable());
+  if (atom.isLoad()) {
+    // Global memory (through the descriptor) into smem, completing on the
+    // mbarrier.
+    effects.emplace_back(MemoryEffects::Read::get());
+    effects.emplace_back(MemoryEffects::Write::get(), &getSmemMutable());
+    addOptional<MemoryEffects::Write>(effects, getBarriersMutable());
+    return;
+  }
+  effects.emplace_back(MemoryEffects::Read::get(), &getSmemMutable());
+  if (atom.getKind() == CopyKind::Reduce)
+    effects.emplace_back(MemoryEffects::Read::get());
+  effects.emplace_back(MemoryEffects::Write::get());
+}
+
+void BulkCopyOp::getEffects(EffectList &effects) {
+  effects.emplace_back(MemoryEffects::Read::get(), &getSrcMutable());
+  effects.emplace_back(MemoryEffects::Write::get(), &getDstMutable());
+  addOptional<MemoryEffects::Write>(effects, getBarriersMutable());
+  addOptional<MemoryEffects::Write>(effects, getRemoteBarrierMutable());
+}
+
+void CpAsyncOp::getEffects(EffectList &effects) {
+  effects.emplace_back(MemoryEffects::Read::get(), &getSrcMutable());
+  effects.emplace_back(MemoryEffects::Write::get(), &getDstMutable());
+}
+
+void DsmemStoreOp::getEffects(EffectList &effects) {
+  effects.emplace_back(MemoryEffects::Write::get(), &getDstMutable());
+  effects.emplace_back(MemoryEffects::Write::get(), &getRemoteBarrierMutable());
 }

@@ -76,6 +76,17 @@ LogicalResult getStridesAndOffsetChecked(MemRefType type,
                                          SmallVectorImpl<int64_t> &strides,
                                          int64_t &offset);
 
+/// The mask create_tma_multicast_mask makes: `pattern` (one bit per CTA
+/// along `mode`) shifted left by sum(coords[d] * strides[d]), the rank of the
+/// CTA whose coordinate along `mode` is 0 (strides[mode] is 0). The folder
+/// and the lowering both build the mask from this.
+struct MulticastMaskLayout {
+  uint32_t pattern = 0;
+  SmallVector<int64_t> strides;
+};
+MulticastMaskLayout getMulticastMaskLayout(ArrayRef<int64_t> clusterShape,
+                                           int64_t mode);
+
 /// Number of bytes of an element of `type` (fractions for sub-byte types are
 /// rounded up; only used for diagnostics and byte counts of whole tiles).
 int64_t getElementBitWidth(Type type);
