@@ -35,7 +35,7 @@ int main() {
 
   Params p;
   p.mode = Mode::Tiled;
-  p.dataType = DataType::Float16;
+  p.dataType = DataType::FLOAT16;
   p.rank = 2;
   p.globalAddress = 0x7f0000000000ull;
   p.globalDim[0] = 16384;
@@ -44,7 +44,7 @@ int main() {
   p.boxDim[0] = 64;
   p.boxDim[1] = 128;
   p.elementStrides[0] = p.elementStrides[1] = 1;
-  p.swizzle = Swizzle::B128;
+  p.swizzle = Swizzle::SWIZZLE_128B;
   p.l2Promotion = L2Promotion::L2_256B;
 
   alignas(64) uint8_t ours[128];

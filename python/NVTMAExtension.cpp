@@ -28,6 +28,9 @@
 #include "mlir/Bindings/Python/Nanobind.h"
 #include "mlir/Bindings/Python/NanobindAdaptors.h"
 
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
 #include <string>
 #include <string_view>
 
@@ -43,7 +46,10 @@ void appendTo(MlirStringRef s, void *out) {
 /// alive (and keeps them off stderr).
 class DiagnosticCollector {
 public:
-  explicit DiagnosticCollector(MlirContext ctx) : ctx(ctx) {
+  /// `withLocations` = false: messages only (for diagnostics on an unknown
+  /// location, like those of a type built from Python).
+  explicit DiagnosticCollector(MlirContext ctx, bool withLocations = true)
+      : ctx(ctx), withLocations(withLocations) {
     id = mlirContextAttachDiagnosticHandler(ctx, handle, this, nullptr);
   }
   ~DiagnosticCollector() { mlirContextDetachDiagnosticHandler(ctx, id); }
@@ -59,22 +65,26 @@ private:
     if (!text.empty())
       text += "\n";
     text.append(depth * 2, ' ');
-    std::string loc;
-    mlirLocationPrint(mlirDiagnosticGetLocation(d), appendTo, &loc);
-    if (loc.size() > 5 && loc.compare(0, 4, "loc(") == 0 && loc.back() == ')')
-      loc = loc.substr(4, loc.size() - 5);
-    text += loc;
-    switch (mlirDiagnosticGetSeverity(d)) {
-    case MlirDiagnosticError: text += ": error: "; break;
-    case MlirDiagnosticWarning: text += ": warning: "; break;
-    case MlirDiagnosticNote: text += ": note: "; break;
-    default: text += ": remark: "; break;
+    if (withLocations) {
+      std::string loc;
+      mlirLocationPrint(mlirDiagnosticGetLocation(d), appendTo, &loc);
+      if (loc.size() > 5 && loc.compare(0, 4, "loc(") == 0 &&
+          loc.back() == ')')
+        loc = loc.substr(4, loc.size() - 5);
+      text += loc;
+      switch (mlirDiagnosticGetSeverity(d)) {
+      case MlirDiagnosticError: text += ": error: "; break;
+      case MlirDiagnosticWarning: text += ": warning: "; break;
+      case MlirDiagnosticNote: text += ": note: "; break;
+      default: text += ": remark: "; break;
+      }
     }
     mlirDiagnosticPrint(d, appendTo, &text);
     for (intptr_t i = 0, e = mlirDiagnosticGetNumNotes(d); i < e; ++i)
       add(mlirDiagnosticGetNote(d, i), depth + 1);
   }
   MlirContext ctx;
+  bool withLocations;
   MlirDiagnosticHandlerID id;
 };
 
@@ -178,6 +188,40 @@ nb::tuple lowerToPtx(MlirContext ctx, const std::string &text,
   return nb::make_tuple(records, objects);
 }
 
+MlirStringRef ref(const std::string &s) {
+  return mlirStringRefCreate(s.data(), s.size());
+}
+
+/// !nvtma.tma_atom from its fields (nvtma.dialects.nvtma.tma_atom_type);
+/// ValueError with the diagnostics when they do not make an atom.
+MlirType tmaAtomType(MlirContext ctx, const std::string &kind,
+                     MlirType elementType, const std::string &tmaFormat,
+                     const std::vector<int64_t> &box,
+                     const std::vector<int64_t> &tile,
+                     const std::string &swizzle, const std::string &l2Promotion,
+                     const std::string &interleave, const std::string &oobFill,
+                     const std::vector<int64_t> &elementStrides,
+                     unsigned multicast, unsigned ctaGroup,
+                     const std::string &reduction,
+                     const std::vector<int64_t> &lowerCorner,
+                     const std::vector<int64_t> &upperCorner) {
+  std::string text;
+  {
+    DiagnosticCollector diags(ctx, /*withLocations=*/false);
+    MlirType t = nvtmaTmaAtomTypeGet(
+        ctx, ref(kind), elementType, ref(tmaFormat), box.size(), box.data(),
+        tile.size(), tile.data(), ref(swizzle), ref(l2Promotion),
+        ref(interleave), ref(oobFill), elementStrides.size(),
+        elementStrides.data(), multicast, ctaGroup, ref(reduction),
+        lowerCorner.size(), lowerCorner.data(), upperCorner.size(),
+        upperCorner.data());
+    if (!mlirTypeIsNull(t))
+      return t;
+    text = diags.text;
+  }
+  throw nb::value_error(text.c_str());
+}
+
 } // namespace
 
 NB_MODULE(_nvtmaDialects, m) {
@@ -200,6 +244,27 @@ NB_MODULE(_nvtmaDialects, m) {
         "line is the stage: 'parse:' (also input over the nesting / literal "
         "bounds), 'target:' (a chip, PTX version, opt level or format LLVM "
         "cannot serve), 'pipeline:' or 'lower:'; the diagnostics follow.");
+
+  m.def("tma_atom_type", &tmaAtomType, nb::arg("context"), nb::arg("kind"),
+        nb::arg("element_type"), nb::arg("tma_format"), nb::arg("box"),
+        nb::arg("tile"), nb::arg("swizzle"), nb::arg("l2_promotion"),
+        nb::arg("interleave"), nb::arg("oob_fill"),
+        nb::arg("element_strides"), nb::arg("multicast"),
+        nb::arg("cta_group"), nb::arg("reduction"), nb::arg("lower_corner"),
+        nb::arg("upper_corner"),
+        "!nvtma.tma_atom from its fields (empty tma_format / tile / "
+        "element_strides: the default); ValueError with the diagnostics.");
+  m.def(
+      "tma_atom_bytes",
+      [](MlirType t) {
+        if (!nvtmaTypeIsATmaAtom(t))
+          throw nb::type_error("not an !nvtma.tma_atom");
+        return nb::make_tuple(nvtmaTmaAtomTypeGetBoxBytes(t),
+                              nvtmaTmaAtomTypeGetTileBytes(t));
+      },
+      nb::arg("type"),
+      "(box bytes, tile bytes) of an !nvtma.tma_atom: what one TMA "
+      "instruction and one nvtma.copy move.");
 
   auto nvtma = m.def_submodule("nvtma");
   nvtma.def(

@@ -39,6 +39,27 @@ MLIR_CAPI_EXPORTED MlirLogicalResult nvtmaVerifyPipelineOptions(
     MlirStringRef chip, MlirStringRef features, MlirStringRef format,
     int optLevel, MlirStringCallback error, void *userData);
 
+/* The !nvtma.tma_atom type. Enum fields take the dialect's spellings
+   ("swizzle_128b"); an empty tmaFormat, tile or elementStrides takes its
+   default. Returns a null type, with the reason emitted as an error
+   diagnostic on `context` (unknown spelling, or the verifier's rule), when
+   the fields do not make an atom. */
+MLIR_CAPI_EXPORTED MlirType nvtmaTmaAtomTypeGet(
+    MlirContext context, MlirStringRef kind, MlirType elementType,
+    MlirStringRef tmaFormat, intptr_t numBox, const int64_t *box,
+    intptr_t numTile, const int64_t *tile, MlirStringRef swizzle,
+    MlirStringRef l2Promotion, MlirStringRef interleave, MlirStringRef oobFill,
+    intptr_t numElementStrides, const int64_t *elementStrides,
+    unsigned multicast, unsigned ctaGroup, MlirStringRef reduction,
+    intptr_t numLowerCorner, const int64_t *lowerCorner,
+    intptr_t numUpperCorner, const int64_t *upperCorner);
+
+MLIR_CAPI_EXPORTED bool nvtmaTypeIsATmaAtom(MlirType type);
+
+/* Bytes one TMA instruction / one nvtma.copy of the atom moves. */
+MLIR_CAPI_EXPORTED int64_t nvtmaTmaAtomTypeGetBoxBytes(MlirType type);
+MLIR_CAPI_EXPORTED int64_t nvtmaTmaAtomTypeGetTileBytes(MlirType type);
+
 #ifdef __cplusplus
 }
 #endif

@@ -141,3 +141,86 @@ MlirLogicalResult nvtmaVerifyPipelineOptions(MlirStringRef chip,
   error(mlirStringRefCreate(message.data(), message.size()), userData);
   return mlirLogicalResultFailure();
 }
+
+namespace {
+
+/// The enum value spelled `spelling`, or an error diagnostic naming the field
+/// and every spelling it takes.
+template <typename EnumT>
+std::optional<EnumT> symbolize(MLIRContext *ctx, StringRef field,
+                               MlirStringRef spelling,
+                               std::optional<EnumT> (*symbolizeFn)(StringRef),
+                               StringRef (*stringifyFn)(EnumT), unsigned max) {
+  StringRef s(spelling.data, spelling.length);
+  if (std::optional<EnumT> v = symbolizeFn(s))
+    return v;
+  InFlightDiagnostic diag = emitError(UnknownLoc::get(ctx));
+  diag << field << " '" << s << "' is not one of ";
+  for (unsigned i = 0; i <= max; ++i)
+    diag << (i ? ", " : "") << stringifyFn(static_cast<EnumT>(i));
+  return std::nullopt;
+}
+
+ArrayRef<int64_t> ints(intptr_t n, const int64_t *v) {
+  return n > 0 ? ArrayRef<int64_t>(v, n) : ArrayRef<int64_t>();
+}
+
+} // namespace
+
+MlirType nvtmaTmaAtomTypeGet(
+    MlirContext context, MlirStringRef kind, MlirType elementType,
+    MlirStringRef tmaFormat, intptr_t numBox, const int64_t *box,
+    intptr_t numTile, const int64_t *tile, MlirStringRef swizzle,
+    MlirStringRef l2Promotion, MlirStringRef interleave, MlirStringRef oobFill,
+    intptr_t numElementStrides, const int64_t *elementStrides,
+    unsigned multicast, unsigned ctaGroup, MlirStringRef reduction,
+    intptr_t numLowerCorner, const int64_t *lowerCorner,
+    intptr_t numUpperCorner, const int64_t *upperCorner) {
+  using namespace mlir::nvtma;
+  MLIRContext *ctx = unwrap(context);
+  ctx->getOrLoadDialect<NVTMADialect>();
+  auto k = symbolize<CopyKind>(ctx, "kind", kind, symbolizeCopyKind,
+                               stringifyCopyKind, getMaxEnumValForCopyKind());
+  std::optional<TmaFormat> format;
+  if (tmaFormat.length) {
+    format = symbolize<TmaFormat>(ctx, "tma_format", tmaFormat,
+                                  symbolizeTmaFormat, stringifyTmaFormat,
+                                  getMaxEnumValForTmaFormat());
+    if (!format)
+      return MlirType{nullptr};
+  }
+  auto sw = symbolize<Swizzle>(ctx, "swizzle", swizzle, symbolizeSwizzle,
+                               stringifySwizzle, getMaxEnumValForSwizzle());
+  auto l2 = symbolize<L2Promotion>(ctx, "l2_promotion", l2Promotion,
+                                   symbolizeL2Promotion, stringifyL2Promotion,
+                                   getMaxEnumValForL2Promotion());
+  auto il = symbolize<Interleave>(ctx, "interleave", interleave,
+                                  symbolizeInterleave, stringifyInterleave,
+                                  getMaxEnumValForInterleave());
+  auto oob = symbolize<OOBFill>(ctx, "oob_fill", oobFill, symbolizeOOBFill,
+                                stringifyOOBFill, getMaxEnumValForOOBFill());
+  auto red = symbolize<ReductionKind>(ctx, "reduction", reduction,
+                                      symbolizeReductionKind,
+                                      stringifyReductionKind,
+                                      getMaxEnumValForReductionKind());
+  if (!k || !sw || !l2 || !il || !oob || !red)
+    return MlirType{nullptr};
+  auto emit = [ctx] { return emitError(UnknownLoc::get(ctx)); };
+  return wrap(TmaAtomType::getChecked(
+      emit, ctx, *k, unwrap(elementType), format, ints(numBox, box),
+      ints(numTile, tile), *sw, *l2, *il, *oob,
+      ints(numElementStrides, elementStrides), multicast, ctaGroup, *red,
+      ints(numLowerCorner, lowerCorner), ints(numUpperCorner, upperCorner)));
+}
+
+bool nvtmaTypeIsATmaAtom(MlirType type) {
+  return isa<mlir::nvtma::TmaAtomType>(unwrap(type));
+}
+
+int64_t nvtmaTmaAtomTypeGetBoxBytes(MlirType type) {
+  return cast<mlir::nvtma::TmaAtomType>(unwrap(type)).getBoxBytes();
+}
+
+int64_t nvtmaTmaAtomTypeGetTileBytes(MlirType type) {
+  return cast<mlir::nvtma::TmaAtomType>(unwrap(type)).getTileBytes();
+}

@@ -28,6 +28,7 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 
 using namespace nvtma::tensormap;
@@ -38,19 +39,58 @@ constexpr uint64_t kMaxGlobalDim = uint64_t(1) << 32;
 constexpr uint64_t kMaxGlobalStride = uint64_t(1) << 40; // exclusive
 constexpr uint64_t kMaxAddress = uint64_t(1) << 57;      // exclusive
 constexpr uint64_t kSharedMemoryPerSM = 228 * 1024;
-constexpr unsigned kNumDataTypes = 16;
 
-/// Per-dtype hardware format code and tf32 flag, for types 0..12.
-constexpr uint8_t kFormatCode[] = {0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 8, 7, 8};
-constexpr uint8_t kElementBits[kNumDataTypes] = {8,  16, 32, 32, 64, 64, 16, 32,
-                                                 64, 16, 32, 32, 32, 4,  8,  8};
-// CUDA's CU_TENSOR_MAP_DATA_TYPE_* spellings, for diagnostics.
-const char *const kDataTypeNames[kNumDataTypes] = {
-    "UINT8",    "UINT16",       "UINT32",       "INT32",
-    "UINT64",   "INT64",        "FLOAT16",      "FLOAT32",
-    "FLOAT64",  "BFLOAT16",     "FLOAT32_FTZ",  "TFLOAT32",
-    "TFLOAT32_FTZ", "16U4_ALIGN8B", "16U4_ALIGN16B", "16U6_ALIGN16B"};
-constexpr unsigned kSwizzleSpan[] = {0, 32, 64, 128, 128, 128, 128};
+// Per-type tables, indexed by CUtensorMapDataType value (Schema.def lists
+// the values densely from 0).
+#define NVTMA_DATA_TYPE(Symbol, Value, Spelling, CudaSuffix, Bits, FormatCode,  \
+                        Tf32)                                                  \
+  +1
+constexpr unsigned kNumDataTypes = 0
+#include "nvtma/TensorMap/Schema.def"
+    ;
+
+struct TypeInfo {
+  uint8_t bits;
+  int8_t formatCode; ///< -1: no observed encoding
+  bool tf32;
+  const char *cudaSuffix;
+};
+constexpr TypeInfo kTypes[] = {
+#define NVTMA_DATA_TYPE(Symbol, Value, Spelling, CudaSuffix, Bits, FormatCode,  \
+                        Tf32)                                                  \
+  {Bits, FormatCode, Tf32 != 0, CudaSuffix},
+#include "nvtma/TensorMap/Schema.def"
+};
+static_assert(sizeof(kTypes) / sizeof(kTypes[0]) == kNumDataTypes);
+
+constexpr unsigned kSwizzleSpan[] = {
+#define NVTMA_SWIZZLE(Symbol, Value, Spelling, CudaSuffix, SpanBytes) SpanBytes,
+#include "nvtma/TensorMap/Schema.def"
+};
+constexpr unsigned kNumSwizzles = sizeof(kSwizzleSpan) / sizeof(unsigned);
+
+/// One past the largest value of each enum: its valid range, dense from 0.
+#define NVTMA_ENUM(Name, OdsName, CudaPrefix, Description)                     \
+  constexpr uint32_t kEnd##Name = 0
+#define NVTMA_CASE(Enum, Symbol, Value, Spelling, CudaSuffix) +1
+#define NVTMA_ENUM_END(Name) ;
+#include "nvtma/TensorMap/Schema.def"
+
+// Dense values are what the tables above and the range checks assume.
+#define NVTMA_ENUM(Name, OdsName, CudaPrefix, Description)                     \
+  constexpr uint32_t kDense##Name[] = {
+#define NVTMA_CASE(Enum, Symbol, Value, Spelling, CudaSuffix) Value,
+#define NVTMA_ENUM_END(Name)                                                   \
+  }                                                                            \
+  ;                                                                            \
+  static_assert(isDense(kDense##Name), #Name " values are not 0, 1, ...");
+template <size_t N> constexpr bool isDense(const uint32_t (&v)[N]) {
+  for (size_t i = 0; i < N; ++i)
+    if (v[i] != i)
+      return false;
+  return true;
+}
+#include "nvtma/TensorMap/Schema.def"
 
 const char *const kRuleNames[] = {
     "ok",
@@ -85,6 +125,9 @@ const char *const kRuleNames[] = {
     "im2col-box-area",
     "encoding-unverified",
     "descriptor-layout",
+    "tile-dim-range",
+    "tile-multicast-split",
+    "element-bits-range",
 };
 static_assert(sizeof(kRuleNames) / sizeof(kRuleNames[0]) ==
                   static_cast<size_t>(Rule::NumRules),
@@ -109,11 +152,11 @@ static_assert(sizeof(kRuleNames) / sizeof(kRuleNames[0]) ==
 }
 
 bool isPacked(DataType t) {
-  return t == DataType::U4x16Align8B || t == DataType::U4x16Align16B ||
-         t == DataType::U6x16Align16B;
+  return t == DataType::U4X16_ALIGN8B || t == DataType::U4X16_ALIGN16B ||
+         t == DataType::U6X16_ALIGN16B;
 }
 bool isPacked16B(DataType t) {
-  return t == DataType::U4x16Align16B || t == DataType::U6x16Align16B;
+  return t == DataType::U4X16_ALIGN16B || t == DataType::U6X16_ALIGN16B;
 }
 bool isFloat(DataType t) {
   auto v = static_cast<uint32_t>(t);
@@ -128,7 +171,7 @@ unsigned cornerBits(uint32_t rank) {
 /// The spatial dimension the j-th corner offset applies to: W, H, D are
 /// dims 1.. normally, dims 0.. when the layout is interleaved.
 unsigned cornerDim(const Params &p, unsigned j) {
-  return p.interleave == Interleave::None ? j + 1 : j;
+  return p.interleave == Interleave::NONE ? j + 1 : j;
 }
 
 int32_t wrapToInt32(uint64_t v) {
@@ -149,26 +192,26 @@ bool checkEnums(const Params &p, Diagnostic *diag) {
   if (v(p.mode) > 1)
     return fail(diag, Rule::ModeRange, -1, v(p.mode),
                 "mode is %u, expected 0 (tiled) or 1 (im2col)", v(p.mode));
-  if (v(p.dataType) >= kNumDataTypes)
+  if (v(p.dataType) >= kEndDataType)
     return fail(diag, Rule::DataTypeRange, -1, v(p.dataType),
-                "data type is %u, not a CUtensorMapDataType (0..15)",
-                v(p.dataType));
-  if (v(p.interleave) > 2)
+                "data type is %u, not a CUtensorMapDataType (0..%u)",
+                v(p.dataType), kEndDataType - 1);
+  if (v(p.interleave) >= kEndInterleave)
     return fail(diag, Rule::InterleaveRange, -1, v(p.interleave),
-                "interleave is %u, not a CUtensorMapInterleave (0..2)",
-                v(p.interleave));
-  if (v(p.swizzle) > 6)
+                "interleave is %u, not a CUtensorMapInterleave (0..%u)",
+                v(p.interleave), kEndInterleave - 1);
+  if (v(p.swizzle) >= kEndSwizzle)
     return fail(diag, Rule::SwizzleRange, -1, v(p.swizzle),
-                "swizzle is %u, not a CUtensorMapSwizzle (0..6)",
-                v(p.swizzle));
-  if (v(p.l2Promotion) > 3)
+                "swizzle is %u, not a CUtensorMapSwizzle (0..%u)",
+                v(p.swizzle), kEndSwizzle - 1);
+  if (v(p.l2Promotion) >= kEndL2Promotion)
     return fail(diag, Rule::L2PromotionRange, -1, v(p.l2Promotion),
-                "l2 promotion is %u, not a CUtensorMapL2promotion (0..3)",
-                v(p.l2Promotion));
-  if (v(p.oobFill) > 1)
+                "l2 promotion is %u, not a CUtensorMapL2promotion (0..%u)",
+                v(p.l2Promotion), kEndL2Promotion - 1);
+  if (v(p.oobFill) >= kEndOOBFill)
     return fail(diag, Rule::OOBFillRange, -1, v(p.oobFill),
-                "oob fill is %u, not a CUtensorMapFloatOOBfill (0..1)",
-                v(p.oobFill));
+                "oob fill is %u, not a CUtensorMapFloatOOBfill (0..%u)",
+                v(p.oobFill), kEndOOBFill - 1);
   return true;
 }
 
@@ -181,8 +224,81 @@ const char *nvtma::tensormap::ruleName(Rule rule) {
 
 unsigned nvtma::tensormap::elementBits(DataType type) {
   auto i = static_cast<uint32_t>(type);
-  return i < kNumDataTypes ? kElementBits[i] : 0;
+  return i < kNumDataTypes ? kTypes[i].bits : 0;
 }
+
+unsigned nvtma::tensormap::swizzleSpanBytes(Swizzle swizzle) {
+  auto i = static_cast<uint32_t>(swizzle);
+  return i < kNumSwizzles ? kSwizzleSpan[i] : 0;
+}
+
+bool nvtma::tensormap::cuteBox(const int64_t *tile, unsigned rank,
+                               unsigned numMulticast, Swizzle swizzle,
+                               unsigned bits, Interleave interleave,
+                               int64_t *box, Diagnostic *diag) {
+  if (rank < 1 || rank > kMaxRank)
+    return fail(diag, Rule::RankRange, -1, rank,
+                "the tile has %u dims, the range is 1..%u", rank, kMaxRank);
+  if (static_cast<uint32_t>(swizzle) >= kEndSwizzle)
+    return fail(diag, Rule::SwizzleRange, -1, static_cast<uint32_t>(swizzle),
+                "swizzle is %u, not a CUtensorMapSwizzle (0..%u)",
+                static_cast<uint32_t>(swizzle), kEndSwizzle - 1);
+  if (static_cast<uint32_t>(interleave) >= kEndInterleave)
+    return fail(diag, Rule::InterleaveRange, -1,
+                static_cast<uint32_t>(interleave),
+                "interleave is %u, not a CUtensorMapInterleave (0..%u)",
+                static_cast<uint32_t>(interleave), kEndInterleave - 1);
+  if (bits == 0 || bits > 64)
+    return fail(diag, Rule::ElementBitsRange, -1, bits,
+                "an element of %u bits: the range is 1..64", bits);
+  if (numMulticast < 1 || numMulticast > 16)
+    return fail(diag, Rule::TileMulticastSplit, -1, numMulticast,
+                "%u multicast CTAs: a cluster holds 1..16", numMulticast);
+  for (unsigned i = 0; i < rank; ++i)
+    if (tile[i] < 1)
+      return fail(diag, Rule::TileDimRange, int(i), tile[i],
+                  "tile dim %u is %lld, it must be positive", i,
+                  (long long)tile[i]);
+  if (tile[0] % numMulticast)
+    return fail(diag, Rule::TileMulticastSplit, 0, tile[0],
+                "tile dim 0 (%lld) does not split over %u multicast CTAs",
+                (long long)tile[0], numMulticast);
+  const unsigned span = swizzleSpanBytes(swizzle);
+  for (unsigned i = 0; i < rank; ++i) {
+    int64_t extent = i == 0 ? tile[0] / numMulticast : tile[i];
+    int64_t cap = 256;
+    // The span limits the innermost dim only where the driver checks it:
+    // not for interleaved layouts.
+    if (i + 1 == rank && span && interleave == Interleave::NONE)
+      cap = std::min<int64_t>(cap, std::max<int64_t>(1, span * 8 / bits));
+    int64_t b = std::min(extent, cap);
+    while (b > 1 && extent % b)
+      --b;
+    box[i] = b;
+  }
+  return true;
+}
+
+namespace {
+#define NVTMA_ENUM(Name, OdsName, CudaPrefix, Description)                     \
+  constexpr EnumCase kCases##Name[] = {
+#define NVTMA_CASE(Enum, Symbol, Value, Spelling, CudaSuffix)                  \
+  {#Symbol, Value, Spelling, CudaSuffix},
+#define NVTMA_ENUM_END(Name) };
+#include "nvtma/TensorMap/Schema.def"
+
+constexpr EnumInfo kEnums[] = {
+#define NVTMA_ENUM(Name, OdsName, CudaPrefix, Description)                     \
+  {#Name,         #OdsName,                                                    \
+   CudaPrefix,    Description,                                                 \
+   kCases##Name,  sizeof(kCases##Name) / sizeof(EnumCase)},
+#include "nvtma/TensorMap/Schema.def"
+};
+} // namespace
+
+size_t nvtma::tensormap::numEnums() { return sizeof(kEnums) / sizeof(EnumInfo); }
+
+const EnumInfo &nvtma::tensormap::enumInfo(size_t i) { return kEnums[i]; }
 
 uint64_t nvtma::tensormap::boxBytes(const Params &p) {
   uint64_t bits = elementBits(p.dataType);
@@ -209,19 +325,19 @@ bool nvtma::tensormap::validate(const Params &p, const Target &target,
   if (isPacked(type) && !sm100)
     return fail(diag, Rule::DataTypeArch, -1, static_cast<uint32_t>(type),
                 "packed data type %s needs sm_100, the target is sm_%u",
-                kDataTypeNames[static_cast<uint32_t>(type)], target.sm);
+                kTypes[static_cast<uint32_t>(type)].cudaSuffix, target.sm);
 
   const uint32_t minRank = im2col ? 3 : 1;
   if (p.rank < minRank || p.rank > kMaxRank)
     return fail(diag, Rule::RankRange, -1, p.rank,
                 "rank is %u, %s needs %u..5", p.rank,
                 im2col ? "im2col" : "a tiled map", minRank);
-  if (p.interleave != Interleave::None && p.rank < 3)
+  if (p.interleave != Interleave::NONE && p.rank < 3)
     return fail(diag, Rule::InterleaveRank, -1, p.rank,
                 "rank is %u, an interleaved layout needs rank >= 3", p.rank);
 
   const bool align32 =
-      p.interleave == Interleave::B32 || isPacked16B(type);
+      p.interleave == Interleave::INTERLEAVE_32B || isPacked16B(type);
   const uint64_t align = align32 ? 32 : 16;
   if (p.globalAddress % align)
     return fail(diag, Rule::AddressAlign, -1,
@@ -248,7 +364,7 @@ bool nvtma::tensormap::validate(const Params &p, const Target &target,
                 "global dim 0 is %llu, a 16-byte-aligned packed type needs a "
                 "multiple of 128",
                 (unsigned long long)p.globalDim[0]);
-  if (type == DataType::U4x16Align8B && p.globalDim[0] % 2)
+  if (type == DataType::U4X16_ALIGN8B && p.globalDim[0] % 2)
     return fail(diag, Rule::GlobalDimPacked, 0,
                 static_cast<int64_t>(p.globalDim[0]),
                 "global dim 0 is %llu, 16U4_ALIGN8B needs a multiple of 2",
@@ -311,32 +427,32 @@ bool nvtma::tensormap::validate(const Params &p, const Target &target,
     return fail(diag, Rule::SwizzleArch, -1, swz,
                 "128B-atom swizzle %u needs sm_100, the target is sm_%u", swz,
                 target.sm);
-  if (p.interleave == Interleave::None && swz && inner / 8 > kSwizzleSpan[swz])
+  if (p.interleave == Interleave::NONE && swz && inner / 8 > kSwizzleSpan[swz])
     return fail(diag, Rule::SwizzleSpan, -1, static_cast<int64_t>(inner / 8),
                 "the inner box is %llu bytes, swizzle %uB spans only %u",
                 (unsigned long long)(inner / 8), kSwizzleSpan[swz],
                 kSwizzleSpan[swz]);
-  if (type == DataType::U6x16Align16B &&
+  if (type == DataType::U6X16_ALIGN16B &&
       !(swz == 0 || swz == 3 || swz == 4 || swz == 6))
     return fail(diag, Rule::SwizzlePacked, -1, swz,
                 "swizzle %u is not one 16U6_ALIGN16B supports (none, 128B, "
                 "128B_ATOM_32B, 128B_ATOM_64B)",
                 swz);
-  if (type == DataType::U6x16Align16B && p.interleave != Interleave::None)
+  if (type == DataType::U6X16_ALIGN16B && p.interleave != Interleave::NONE)
     return fail(diag, Rule::SwizzlePacked, -1,
                 static_cast<uint32_t>(p.interleave),
                 "16U6_ALIGN16B needs interleave none, got %u",
                 static_cast<uint32_t>(p.interleave));
-  if (type == DataType::U4x16Align16B && !(swz == 0 || swz == 3 || swz == 4))
+  if (type == DataType::U4X16_ALIGN16B && !(swz == 0 || swz == 3 || swz == 4))
     return fail(diag, Rule::SwizzlePacked, -1, swz,
                 "swizzle %u is not one 16U4_ALIGN16B supports (none, 128B, "
                 "128B_ATOM_32B)",
                 swz);
-  if (p.oobFill == OOBFill::NanRequestZeroFMA && !isFloat(type))
+  if (p.oobFill == OOBFill::NAN_REQUEST_ZERO_FMA && !isFloat(type))
     return fail(diag, Rule::OOBFillDataType, -1, static_cast<uint32_t>(type),
                 "NaN out-of-bounds fill needs a floating-point type, data type "
                 "is %s",
-                kDataTypeNames[static_cast<uint32_t>(type)]);
+                kTypes[static_cast<uint32_t>(type)].cudaSuffix);
 
   if (im2col) {
     const unsigned cb = cornerBits(p.rank);
@@ -384,19 +500,19 @@ bool nvtma::tensormap::encode(const Params &p, const Target &target,
   const auto type = static_cast<uint32_t>(p.dataType);
   const auto swz = static_cast<uint32_t>(p.swizzle);
   // Only sm_90 driver output has been observed; refuse what it cannot show.
-  if (isPacked(p.dataType) || swz >= 4)
-    return fail(diag, Rule::EncodingUnverified, -1, isPacked(p.dataType) ? type : swz,
+  const bool unobserved = kTypes[type].formatCode < 0;
+  if (unobserved || swz >= 4)
+    return fail(diag, Rule::EncodingUnverified, -1, unobserved ? type : swz,
                 "the encoding of %s %u has not been observed from a driver; "
                 "nvtma will not guess its bits",
-                isPacked(p.dataType) ? "data type" : "swizzle",
-                isPacked(p.dataType) ? type : swz);
+                unobserved ? "data type" : "swizzle", unobserved ? type : swz);
   std::memset(out, 0, kDescriptorBytes);
   store<uint64_t>(out, 0, p.globalAddress);
   uint32_t word = (p.mode == Mode::Im2col ? 1u : 0u) | (p.rank - 1) << 4 |
-                  uint32_t(kFormatCode[type]) << 7 |
+                  uint32_t(kTypes[type].formatCode) << 7 |
                   static_cast<uint32_t>(p.interleave) << 11 | swz << 13 |
                   static_cast<uint32_t>(p.oobFill) << 15 |
-                  uint32_t(type == 11 || type == 12) << 16 |
+                  uint32_t(kTypes[type].tf32) << 16 |
                   static_cast<uint32_t>(p.l2Promotion) << 17;
   store<uint32_t>(out, 8, word);
   uint16_t strideHigh = 0;
@@ -454,10 +570,10 @@ bool nvtma::tensormap::decode(const uint8_t in[kDescriptorBytes], Params &p,
   const bool tf32 = (word >> 16) & 1;
   // Format codes 7 and 8 are shared: the tf32 bit picks TFLOAT32(_FTZ) over
   // FLOAT32 / FLOAT32_FTZ.
-  constexpr int kTypeOfCode[] = {0, 1, 2, 3, 4, 5, 6, 7, 10, 8, 9};
-  int type = code < 11 ? kTypeOfCode[code] : -1;
-  if (tf32)
-    type = code == 7 ? 11 : code == 8 ? 12 : -1;
+  int type = -1;
+  for (unsigned t = 0; t < kNumDataTypes && type < 0; ++t)
+    if (kTypes[t].formatCode == int(code) && kTypes[t].tf32 == tf32)
+      type = int(t);
   if (type < 0)
     return fail(diag, Rule::DescriptorLayout, 8, code,
                 "format code %u%s is not one the driver writes", code,

@@ -1,4 +1,9 @@
-"""Console scripts: nvtma-opt, nvtma-tensormap, nvtma-compile."""
+"""Console scripts: nvtma-opt, nvtma-tensormap, nvtma-compile.
+
+Bad input ends them with a non-zero status and a message (``<tool>: error:
+...``), never a traceback; NVTMA_TRACEBACK=1 shows the traceback of an
+unexpected error.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,32 @@ import json
 import os
 import sys
 from pathlib import Path
+
+
+def _fail(prog: str, message, status: int = 1) -> int:
+    text = str(message).strip() or type(message).__name__
+    print(f"{prog}: error: {text}", file=sys.stderr)
+    return status
+
+
+def _guarded(prog: str, main, argv) -> int:
+    """Runs a tool's main: expected failures are one message; anything else
+    is reported as an internal error (the traceback with NVTMA_TRACEBACK=1)."""
+    try:
+        return main(argv)
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        return _fail(prog, "interrupted", 130)
+    except (OSError, UnicodeError) as e:  # unreadable input, unwritable output
+        name = f" {e.filename!r}" if getattr(e, "filename", None) else ""
+        return _fail(prog, f"{getattr(e, 'strerror', None) or e}{name}")
+    except RecursionError:
+        return _fail(prog, "the input nests too deeply")
+    except Exception as e:  # noqa: BLE001 - a CLI must not end in a traceback
+        if os.environ.get("NVTMA_TRACEBACK", "0") not in ("", "0"):
+            raise
+        return _fail(prog, f"internal error ({type(e).__name__}: {e}); set NVTMA_TRACEBACK=1 for the traceback")
 
 
 def _bin(name: str) -> str:
@@ -19,7 +50,10 @@ def _bin(name: str) -> str:
 def nvtma_opt() -> None:
     """mlir-opt with nvtma, its passes and the nvtma-to-ptx pipeline."""
     exe = _bin("nvtma-opt")
-    os.execv(exe, [exe] + sys.argv[1:])
+    try:
+        os.execv(exe, [exe] + sys.argv[1:])
+    except OSError as e:
+        sys.exit(f"nvtma-opt: error: cannot run {exe}: {e.strerror or e}")
 
 
 def _is_file(src: str) -> bool:
@@ -47,6 +81,10 @@ def _read_hex(src: str) -> bytes:
 
 def tensormap_main(argv=None) -> int:
     """nvtma-tensormap decode <hex|file> | encode <json|file|->"""
+    return _guarded("nvtma-tensormap", _tensormap_main, argv)
+
+
+def _tensormap_main(argv) -> int:
     from . import tensormap as tm
     ap = argparse.ArgumentParser(prog="nvtma-tensormap", description="Encode and decode CUDA TMA descriptors "
                                  "(CUtensorMap) byte-exactly like the driver, without a GPU.")
@@ -73,13 +111,16 @@ def tensormap_main(argv=None) -> int:
             print("nvtma-tensormap: the JSON must be an object of encode arguments", file=sys.stderr)
             return 2
         mode = args.pop("mode", "tiled")
-        fn = {"tiled": tm.encode_tiled, "im2col": tm.encode_im2col}.get(mode)
+        fn = {"tiled": tm.encode_tiled, "im2col": tm.encode_im2col}.get(mode) if isinstance(mode, str) else None
         if fn is None:
             print(f"nvtma-tensormap: mode {mode!r} is not tiled or im2col", file=sys.stderr)
             return 2
+        if "sm" in args:
+            print("nvtma-tensormap: give the target with --sm, not in the JSON", file=sys.stderr)
+            return 2
         try:
             raw = fn(**args, sm=a.sm)
-        except TypeError as ex:
+        except TypeError as ex:  # a missing or unknown argument name
             print(f"nvtma-tensormap: {ex}", file=sys.stderr)
             return 2
         if a.out:
@@ -93,18 +134,23 @@ def tensormap_main(argv=None) -> int:
 
 def compile_main(argv=None) -> int:
     """nvtma-compile kernel.mlir -o outdir [--arch sm_90a]: AOT artifacts."""
+    return _guarded("nvtma-compile", _compile_main, argv)
+
+
+def _compile_main(argv) -> int:
     ap = argparse.ArgumentParser(prog="nvtma-compile", description="Compile nvtma IR ahead of time to "
                                  "module.ptx, module.cubin and kernels.json (load with nvtma.runtime.load).")
     ap.add_argument("input", help=".mlir file, or - for stdin")
     ap.add_argument("-o", "--output", required=True, help="output directory")
     ap.add_argument("--arch", default="sm_90a")
     ap.add_argument("--ptx-version", type=int, default=None)
+    ap.add_argument("-O", "--opt-level", type=int, default=3, help="LLVM opt level, 0..3")
     ap.add_argument("--no-cubin", action="store_true", help="PTX only")
     a = ap.parse_args(argv)
     from .compiler import CompileError, compile
     text = sys.stdin.read() if a.input == "-" else Path(a.input).read_text()
     try:
-        out = compile(text, arch=a.arch, ptx_version=a.ptx_version, cubin=not a.no_cubin)
+        out = compile(text, arch=a.arch, ptx_version=a.ptx_version, opt_level=a.opt_level, cubin=not a.no_cubin)
     except CompileError as ex:
         print(f"nvtma-compile: error: {ex}", file=sys.stderr)
         return 1

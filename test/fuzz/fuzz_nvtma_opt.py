@@ -1,18 +1,32 @@
 #!/usr/bin/env python3
-"""Mutation fuzzer for nvtma-opt.
+"""Fuzzer for nvtma-opt: mutated lit inputs and structured kernels.
 
-Takes valid nvtma IR (the lit inputs, split at `// -----`, and the kernels
-of nvtma.kernels), mutates it (token swaps, enum and integer perturbations,
-dropped operands and lines, truncation) and runs nvtma-opt on each mutant,
-with and without the nvtma-to-ptx pipeline. A signal, an LLVM/MLIR crash
-banner ("Stack dump", "LLVM ERROR", "PLEASE submit a bug report") or a hang
-is a bug: the input is saved to --crashes. Diagnostics and non-zero exits
-are the expected outcome for garbage.
+Two generators feed nvtma-opt, each input under one of several pass
+pipelines (none, nvtma-to-ptx with a random target, the nvtma passes one by
+one):
+  - mutation: valid nvtma IR (the lit inputs split at `// -----`) mutated by
+    token swaps, enum and integer perturbations, dropped operands and lines,
+    truncation, and the inputs that once ended the process: chips and PTX
+    versions LLVM cannot select, deep nesting, huge literals, dense index
+    arrays;
+  - structured (--generator atoms): kernels built from random TMA atoms
+    (every field, extreme values) and the ops that use them, under random
+    targets.
+
+A signal, an LLVM/MLIR crash banner ("Stack dump", "LLVM ERROR", "PLEASE
+submit a bug report"), a sanitizer report, a hang (--timeout seconds per
+input) or an output that differs between two runs (timing properties
+ignored) is a bug: the input is saved to --crashes. Diagnostics and non-zero
+exits are the expected outcome for garbage.
+
+Inputs run --batch at a time through one nvtma-opt (-split-input-file); a
+batch that fails is replayed one input at a time to name the culprit.
 
     python test/fuzz/fuzz_nvtma_opt.py --iterations 2000 --seed 1 --crashes /tmp/crashes
+    python test/fuzz/fuzz_nvtma_opt.py --generator atoms --iterations 2000 --opt build/asan/bin/nvtma-opt
 
 Under AddressSanitizer/UBSan (cmake -DNVTMA_ENABLE_SANITIZERS=ON, then
---opt build-asan/bin/nvtma-opt), sanitizer reports count as crashes. The
+--opt build/asan/bin/nvtma-opt), sanitizer reports count as crashes. The
 MLIR/LLVM wheels are not sanitizer builds, so LLVM's allocator annotations in
 header code compiled into nvtma-opt disagree with the uninstrumented
 libLLVM: the fuzzer sets ASAN_OPTIONS=allow_user_poisoning=0 (unless you set
@@ -35,6 +49,10 @@ REPO = Path(__file__).resolve().parents[2]
 CRASH_MARKERS = ("Stack dump", "LLVM ERROR", "PLEASE submit a bug report", "Assertion", "Segmentation fault",
                  # a -DNVTMA_ENABLE_SANITIZERS=ON build of nvtma-opt
                  "ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
+# Fields of the output that legitimately differ between runs.
+TIMING = re.compile(r"(LLVMIRToISATimeInMs|ISAToBinaryTimeInMs)\s*=\s*\d+\s*:\s*i64")
+SPLIT = "// -----"
+
 ENUMS = ["none", "l2_64b", "l2_128b", "l2_256b", "swizzle_32b", "swizzle_64b", "swizzle_128b",
          "swizzle_128b_atom_32b", "swizzle_128b_atom_32b_flip_8b", "swizzle_128b_atom_64b", "interleave_16b",
          "interleave_32b", "nan_request_zero_fma", "float16", "bfloat16", "float32", "tfloat32", "uint8", "int64",
@@ -42,7 +60,13 @@ ENUMS = ["none", "l2_64b", "l2_128b", "l2_256b", "swizzle_32b", "swizzle_64b", "
          "and", "g2s", "s2g", "s2s_cluster", "g2s_multicast", "s2g_bytemask"]
 INTS = [0, 1, 2, 3, 4, 7, 8, 15, 16, 17, 31, 32, 63, 64, 65, 127, 128, 129, 255, 256, 257, 512, 1024, 4096, 65536,
         2 ** 31 - 1, 2 ** 31, 2 ** 32, 2 ** 32 + 1, 2 ** 40, 2 ** 63 - 1, -1, -128, -32768, -2 ** 31]
-TYPES = ["f16", "bf16", "f32", "f64", "i8", "i16", "i32", "i64", "i4", "i1", "index", "f8E4M3FN", "ui32"]
+TYPES = ["f16", "bf16", "f32", "f64", "i8", "i16", "i32", "i64", "i4", "i1", "index", "f8E4M3FN", "ui32", "i6"]
+# Chips and PTX versions, LLVM 22's and others (issue 16: sm_91a, sm_92, sm_95
+# "Cannot select"; sm_100f, sm_110a with the default +ptx86: LLVM ERROR).
+CHIPS = ["sm_90", "sm_90a", "sm_100", "sm_100a", "sm_100f", "sm_101a", "sm_103f", "sm_110a", "sm_120a", "sm_121f",
+         "sm_80", "sm_89", "sm_91a", "sm_92", "sm_95", "sm_99", "sm_100x", "sm_", "sm_9000", "gfx90a", ""]
+FEATURES = ["+ptx80", "+ptx83", "+ptx86", "+ptx87", "+ptx88", "+ptx90", "+ptx78", "+ptx91", "+ptx99", "+ptx",
+            "", "+ptx86,+ptx88", "+sm_90a", "-ptx86", "+ptx0086"]
 
 
 def seeds() -> list[str]:
@@ -51,33 +75,28 @@ def seeds() -> list[str]:
         if "fuzz" in p.parts:
             continue
         text = p.read_text()
-        for chunk in text.split("// -----"):
+        for chunk in text.split(SPLIT):
             lines = [ln for ln in chunk.splitlines() if not ln.strip().startswith("// RUN")]
-            if "nvtma." in chunk:
+            if "nvtma." in chunk or "gpu.module" in chunk:
                 out.append("\n".join(lines))
-    sys.path.insert(0, str(REPO / "python"))
-    try:
-        from nvtma import kernels as K
-        for spec in (K.tile_copy((300, 500), "f32", (32, 32), "swizzle_128b"), K.pipelined_copy(1024, 1024),
-                     K.multicast_copy(256, 256, "f16", (64, 64), 2), K.reduce_add(128, 128),
-                     K.im2col_dump(2, 8, 8, 64), K.update_descriptor(128, 128), K.bulk_roundtrip(4096),
-                     K.box_dump((20, 40), "f32", (8, 32), "none", (16, 20))):
-            out.append(spec.ir)
-    except Exception:
-        pass
     return out
+
+
+def _huge(rng: random.Random) -> str:
+    n = rng.choice([129, 200, 1000, 20000, 100000])
+    return ("0x" + "f" * n) if rng.random() < 0.3 else "9" * n
 
 
 def mutate(text: str, rng: random.Random) -> str:
     for _ in range(rng.choice([1, 1, 2, 3])):
-        kind = rng.randrange(8)
+        kind = rng.randrange(13)
         if kind == 0:  # integer perturbation
             nums = list(re.finditer(r"(?<![%\w#])-?\d+", text))
             if nums:
                 m = rng.choice(nums)
                 text = text[:m.start()] + str(rng.choice(INTS)) + text[m.end():]
         elif kind == 1:  # enum keyword swap
-            words = [m for m in re.finditer(r"\b(" + "|".join(map(re.escape, ENUMS)) + r")\b", text)]
+            words = list(re.finditer(r"\b(" + "|".join(map(re.escape, ENUMS)) + r")\b", text))
             if words:
                 m = rng.choice(words)
                 text = text[:m.start()] + rng.choice(ENUMS) + text[m.end():]
@@ -107,60 +126,266 @@ def mutate(text: str, rng: random.Random) -> str:
             if len(names) > 1:
                 a, b = rng.sample(names, 2)
                 text = text.replace(a, "\0").replace(b, a).replace("\0", b)
-        else:  # swap two tokens
+        elif kind == 7:  # swap two tokens
             toks = re.split(r"(\s+)", text)
             if len(toks) > 4:
                 i, j = rng.randrange(0, len(toks), 2), rng.randrange(0, len(toks), 2)
                 toks[i], toks[j] = toks[j], toks[i]
                 text = "".join(toks)
+        elif kind == 8:  # a target LLVM may not serve
+            target = f'#nvvm.target<chip = "{rng.choice(CHIPS)}", features = "{rng.choice(FEATURES)}"' + (
+                f", O = {rng.choice([0, 3, 4, -1, 99])}>" if rng.random() < 0.3 else ">")
+            if "#nvvm.target<" in text:
+                text = re.sub(r"#nvvm\.target<[^>]*>", target, text, count=1)
+            else:
+                text = re.sub(r"(gpu\.module @\w+)", lambda m: f"{m.group(1)} [{target}]", text, count=1)
+        elif kind == 9:  # deep nesting
+            depth = rng.choice([255, 256, 257, 300, 5000, 20000])
+            if rng.random() < 0.5:
+                text = f"module attributes {{a = {'[' * depth}{']' * depth}}} {{}}\n" + text
+            else:
+                text = text + "\nfunc.func @deep(%c: i1) {\n" + "scf.if %c {\n" * depth + "}\n" * depth + \
+                    "return\n}\n"
+        elif kind == 10:  # huge literal
+            nums = list(re.finditer(r"(?<![%\w#])\d+", text))
+            if nums:
+                m = rng.choice(nums)
+                text = text[:m.start()] + _huge(rng) + text[m.end():]
+        elif kind == 11:  # dense index arrays
+            text = text.replace("array<i64", "array<index", 1) if rng.random() < 0.7 else text + "\narray<index"
+        else:  # launch attributes with odd values
+            attrs = rng.choice([
+                "known_block_size = array<i32: 4096, 1, 1>", "known_cluster_size = array<i32: 8, 8, 8>",
+                "nvtma.dynamic_smem = 999999999 : i64", "nvtma.dynamic_smem = -1 : i64",
+                "nvtma.dynamic_smem = \"x\"", "known_block_size = array<i32: 0, 1, 1>",
+                "known_block_size = array<i32: 128>", "nvtma.descriptor_params = [1]", "nvtma.kernels = 3"])
+            text = re.sub(r"\) kernel \{", f") kernel attributes {{{attrs}}} {{", text, count=1)
     return text
 
 
-def run_one(opt: str, text: str, args: list, timeout: float):
+# --------------------------------------------------------------------------- structured atoms and ops
+
+KINDS = ["load", "load_multicast", "store", "reduce", "im2col_load", "im2col_load_multicast", "im2col_store",
+         "gather4_load"]
+SWIZZLES = ["none", "swizzle_32b", "swizzle_64b", "swizzle_128b", "swizzle_128b_atom_32b",
+            "swizzle_128b_atom_32b_flip_8b", "swizzle_128b_atom_64b"]
+FORMATS = ["uint8", "uint16", "uint32", "int32", "uint64", "int64", "float16", "float32", "float64", "bfloat16",
+           "float32_ftz", "tfloat32", "tfloat32_ftz", "u4x16_align8b", "u4x16_align16b", "u6x16_align16b"]
+ELEMS = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64, "i8": 8, "i16": 16, "i32": 32, "i64": 64, "i4": 4, "i6": 6,
+         "f8E4M3FN": 8, "ui32": 32}
+DIMS = [1, 2, 3, 4, 8, 16, 32, 48, 64, 100, 128, 256, 257, 512, 0, -1, 2 ** 31, 2 ** 40]
+
+
+def _pick(rng, good, bad, p_bad=0.15):
+    return rng.choice(bad) if rng.random() < p_bad else good
+
+
+def atom(rng: random.Random, rank: int | None = None):
+    """(type text, kind, element, rank, tile): a random atom, mostly valid."""
+    kind = rng.choice(KINDS)
+    elem = rng.choice(list(ELEMS))
+    im2col = kind.startswith("im2col")
+    if rank is None:
+        rank = rng.randint(3, 5) if im2col else (2 if kind == "gather4_load" else rng.randint(1, 5))
+    bits = ELEMS[elem]
+    if im2col:
+        box = [rng.choice([8, 16, 32, 64, 128]), _pick(rng, max(1, 128 // max(bits, 1)) * rng.choice([1, 2]), DIMS)]
+    elif kind == "gather4_load":
+        box = [4, rng.choice([16, 32, 64, 128])]
+    else:
+        box = [_pick(rng, rng.choice([1, 2, 8, 16, 32, 64, 128, 256]), DIMS) for _ in range(rank)]
+        box[-1] = _pick(rng, max(1, (rng.choice([16, 32, 64, 128]) * 8) // max(bits, 1)), DIMS)
+    fields = []
+    if rng.random() < 0.2:
+        fields.append(f"tma_format = {rng.choice(FORMATS)}")
+    fields.append("box = [" + ", ".join(map(str, box)) + "]")
+    tile = list(box)
+    if rng.random() < 0.3:
+        tile = [b * rng.choice([1, 1, 2, 4]) if b > 0 else b for b in box]
+        if rng.random() < 0.1:
+            tile[0] += 1
+        fields.append("tile = [" + ", ".join(map(str, tile)) + "]")
+    for key, values in (("swizzle", SWIZZLES), ("l2_promotion", ["none", "l2_64b", "l2_128b", "l2_256b"]),
+                        ("interleave", ["none", "interleave_16b", "interleave_32b"]),
+                        ("oob_fill", ["none", "nan_request_zero_fma"])):
+        if rng.random() < 0.35:
+            fields.append(f"{key} = {rng.choice(values)}")
+    if rng.random() < 0.2:
+        n = rank if rng.random() < 0.8 else rank + 1
+        fields.append("element_strides = [" + ", ".join(str(_pick(rng, rng.randint(1, 8), [0, 9, -1, 2 ** 32]))
+                                                         for _ in range(n)) + "]")
+    if "multicast" in kind or rng.random() < 0.05:
+        fields.append(f"multicast = {_pick(rng, rng.choice([1, 2, 4]), [0, 17, 2 ** 32 - 1])}")
+    if rng.random() < 0.1:
+        fields.append(f"cta_group = {rng.choice([1, 2, 3])}")
+    if kind == "reduce" and rng.random() < 0.6:
+        fields.append(f"reduction = {rng.choice(['add', 'min', 'max', 'inc', 'dec', 'and', 'or', 'xor'])}")
+    if im2col:
+        n = rank - 2
+        lo = [_pick(rng, rng.randint(-4, 0), [-2 ** 15, 2 ** 15, -2 ** 40]) for _ in range(n)]
+        up = [_pick(rng, rng.randint(-4, 0), [-2 ** 15, 2 ** 15, 2 ** 40]) for _ in range(n)]
+        fields += ["lower_corner = [" + ", ".join(map(str, lo)) + "]",
+                   "upper_corner = [" + ", ".join(map(str, up)) + "]"]
+    if rng.random() < 0.3:
+        rng.shuffle(fields)  # any order parses
+    return f"!nvtma.tma_atom<{kind}, {elem}, " + ", ".join(fields) + ">", kind, elem, rank, tile
+
+
+def structured_kernel(rng: random.Random) -> str:
+    """A gpu.module with a kernel using one or two random atoms."""
+    chip = rng.choice(["sm_90a"] * 5 + ["sm_100a"] * 3 + CHIPS)
+    feats = rng.choice(["+ptx86"] * 6 + FEATURES)
+    target = f'[#nvvm.target<chip = "{chip}", features = "{feats}">]' if rng.random() < 0.9 else ""
+    t, kind, elem, rank, tile = atom(rng)
+    shape = [_pick(rng, rng.choice([64, 128, 256, 1000, 4096]), ["?", 0, 2 ** 40]) for _ in range(rank)]
+    mem = "memref<" + "x".join(map(str, shape)) + f"x{elem}>"
+    smem_shape = [t_ if isinstance(t_, int) and t_ > 0 else 1 for t_ in tile] if rng.random() < 0.85 else \
+        [rng.choice([1, 64, 128])] * rank
+    smem = "memref<" + "x".join(map(str, smem_shape)) + f"x{elem}, #gpu.address_space<workgroup>>"
+    bars = "!nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>"
+    coords = rank if kind != "gather4_load" else 5
+    if rng.random() < 0.1:
+        coords += rng.choice([-1, 1])
+    coord_list = ", ".join(["%c0"] * max(coords, 0))
+    launch = rng.choice(["", "", " attributes {known_block_size = array<i32: 128, 1, 1>}",
+                         " attributes {known_cluster_size = array<i32: 2, 1, 1>, nvtma.dynamic_smem = 4096 : i64}",
+                         " attributes {known_block_size = array<i32: 2048, 1, 1>}"])
+    body = [f"%c0 = arith.constant 0 : index", "%c1 = arith.constant 1 : index",
+            f"%a = nvtma.make_tiled_tma_atom %A {{cta_tiler = array<i64: {', '.join(map(str, tile))}>}} : {mem} -> {t}"]
+    is_load = kind in ("load", "load_multicast", "im2col_load", "im2col_load_multicast", "gather4_load")
+    copy = f"nvtma.copy %a[{coord_list}], %s"
+    extra = []
+    if is_load:
+        copy += ", barrier %bars[%c0]"
+    if kind.startswith("im2col") and is_load:
+        body.append("%o = arith.constant 0 : i16")
+        copy += " offsets[" + ", ".join(["%o"] * (rank - 2)) + "]"
+    if "multicast" in kind:
+        body.append("%m = arith.constant 3 : i16")
+        copy += " mask %m cta %c0"
+    copy += f" : {t}, {smem}" + (f", {bars}" if is_load else "")
+    body.append(copy)
+    if rng.random() < 0.3:
+        extra.append(f"nvtma.prefetch_descriptor %a : {t}")
+    if rng.random() < 0.15:
+        extra.append(f"nvtma.update_tma_descriptor %a, %A, %g : {t}, {mem}, !llvm.ptr<1>")
+        extra.append("nvtma.fence_tma_desc_release")
+    if rng.random() < 0.15:
+        extra.append(f"%mm = nvtma.create_tma_multicast_mask [%c0, %c1] {{cluster_shape = array<i64: "
+                     f"{rng.choice([1, 2, 4, 17])}, {rng.choice([1, 2, 2 ** 40])}>, mode = {rng.choice([0, 1, 2])} : i64}} : i16")
+    if rng.random() < 0.1:
+        extra.append(f"%pc:{len(tile)} = nvtma.tma_partition %a[" + ", ".join(["%c1"] * len(tile)) + f"] : {t} -> "
+                     + ", ".join(["index"] * len(tile)))
+    if not is_load:
+        extra += ["nvtma.bulk_commit_group", f"nvtma.bulk_wait_group {rng.choice([0, 1, 7])}"]
+    rng.shuffle(extra)
+    body += extra
+    body.append("gpu.return")
+    wg = f"workgroup(%s: {smem}) " if rng.random() < 0.95 else ""
+    lines = ["module attributes {gpu.container_module} {", f"  gpu.module @m {target} {{",
+             f"    gpu.func @k(%A: {mem}, %bars: {bars}, %g: !llvm.ptr<1>) {wg}kernel{launch} {{"]
+    lines += ["      " + b for b in body]
+    lines += ["    }", "  }", "}"]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- running
+
+def pipelines(rng: random.Random) -> list[str]:
+    r = rng.randrange(10)
+    if r < 3:
+        return []
+    if r < 6:
+        return ["--nvtma-to-ptx"]
+    if r == 6:
+        opts = [f"chip={rng.choice(CHIPS) or 'sm_90a'}"]
+        if rng.random() < 0.5:
+            opts.append(f"features={rng.choice([f for f in FEATURES if f and ',' not in f])}")
+        if rng.random() < 0.3:
+            opts.append(f"O={rng.choice([0, 2, 3, 4, 99])}")
+        return [f"--nvtma-to-ptx={' '.join(opts)}"]
+    if r == 7:
+        return ["--nvtma-check-target", "--nvtma-materialize-descriptors", "--nvtma-write-kernel-records"]
+    if r == 8:
+        return ["--nvtma-materialize-descriptors", "--convert-nvtma-to-nvvm"]
+    return ["--canonicalize", "--cse"]
+
+
+def run_batch(opt: str, texts: list[str], args: list[str], timeout: float):
+    """(status, normalized output, stderr tail) of one nvtma-opt run."""
     try:
-        r = subprocess.run([opt, "-", *args], input=text, capture_output=True, text=True, timeout=timeout)
+        r = subprocess.run([opt, "-", "-split-input-file", *args], input=f"\n{SPLIT}\n".join(texts),
+                           capture_output=True, text=True, errors="replace", timeout=timeout)
     except subprocess.TimeoutExpired:
-        return "hang", ""
+        return "hang", "", ""
     if r.returncode < 0:
-        return f"signal {-r.returncode}", r.stderr[-2000:]
+        return f"signal {-r.returncode}", "", r.stderr[-2000:]
     if any(m in r.stderr for m in CRASH_MARKERS):
-        return "crash banner", r.stderr[-2000:]
-    return ("ok" if r.returncode == 0 else "diagnosed"), ""
+        return "crash banner", "", r.stderr[-2000:]
+    return "ran", TIMING.sub("<time>", r.stdout + "\n" + r.stderr), ""
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--iterations", type=int, default=300)
+    ap.add_argument("--iterations", type=int, default=300, help="inputs to run")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--generator", choices=["mutation", "atoms"], default="mutation")
     ap.add_argument("--seconds", type=float, default=None, help="stop after this many seconds")
+    ap.add_argument("--batch", type=int, default=16, help="inputs per nvtma-opt process")
     ap.add_argument("--crashes", default="fuzz-crashes")
     ap.add_argument("--opt", default=os.environ.get("NVTMA_OPT", "nvtma-opt"))
-    os.environ.setdefault("ASAN_OPTIONS", "allow_user_poisoning=0")
-    ap.add_argument("--timeout", type=float, default=20.0)
+    ap.add_argument("--timeout", type=float, default=10.0, help="seconds per input")
+    ap.add_argument("--no-determinism", action="store_true", help="run each batch once")
     a = ap.parse_args(argv)
-    rng = random.Random(a.seed)
-    corpus = seeds()
-    counts = {"ok": 0, "diagnosed": 0}
-    bugs = []
+    os.environ.setdefault("ASAN_OPTIONS", "allow_user_poisoning=0:detect_leaks=0")
+    os.environ.setdefault("UBSAN_OPTIONS", "print_stacktrace=1")
+    rng = random.Random(f"{a.generator}:{a.seed}")
+    corpus = seeds() if a.generator == "mutation" else []
+    bugs, done, diagnosed = [], 0, 0
     t0 = time.time()
-    n = 0
-    pipelines = [[], ["--nvtma-to-ptx"], ["--convert-nvtma-to-nvvm"]]
-    for n in range(1, a.iterations + 1):
-        if a.seconds and time.time() - t0 > a.seconds:
-            n -= 1
-            break
-        text = mutate(rng.choice(corpus), rng)
-        args = rng.choice(pipelines)
-        status, err = run_one(a.opt, text, args, a.timeout)
-        if status in counts:
-            counts[status] += 1
-            continue
-        bugs.append(status)
+
+    def record(status, texts, args, err):
         d = Path(a.crashes)
         d.mkdir(parents=True, exist_ok=True)
-        (d / f"crash-{a.seed}-{n}.mlir").write_text(f"// nvtma-opt {' '.join(args)}: {status}\n{text}")
-        (d / f"crash-{a.seed}-{n}.log").write_text(err)
-    print(json.dumps(dict(inputs=n, seconds=round(time.time() - t0, 1), **counts, bugs=len(bugs),
+        name = f"{a.generator}-{a.seed}-{done}"
+        (d / f"{name}.mlir").write_text(f"// nvtma-opt {' '.join(args)}: {status}\n" + f"\n{SPLIT}\n".join(texts))
+        (d / f"{name}.log").write_text(err)
+        bugs.append(status)
+
+    while done < a.iterations:
+        if a.seconds and time.time() - t0 > a.seconds:
+            break
+        n = min(a.batch, a.iterations - done)
+        if a.generator == "mutation":
+            texts = [mutate(rng.choice(corpus), rng) for _ in range(n)]
+        else:
+            texts = [structured_kernel(rng) for _ in range(n)]
+        # `// -----` inside an input would split it differently.
+        texts = [t.replace(SPLIT, "//") for t in texts]
+        args = pipelines(rng)
+        first = run_batch(a.opt, texts, args, a.timeout * n)
+        second = first if a.no_determinism or first[0] != "ran" else run_batch(a.opt, texts, args, a.timeout * n)
+        if first[0] == "ran" and second[0] == "ran" and first[1] == second[1]:
+            done += n
+            diagnosed += first[1].count("error:")
+            continue
+        # Replay one by one: which input crashed, hung or differed?
+        for text in texts:
+            one = run_batch(a.opt, [text], args, a.timeout)
+            again = one if one[0] != "ran" or a.no_determinism else run_batch(a.opt, [text], args, a.timeout)
+            if one[0] != "ran":
+                record(one[0], [text], args, one[2])
+            elif again[0] != "ran":
+                record(again[0], [text], args, again[2])
+            elif one[1] != again[1]:
+                record("nondeterministic output", [text], args, f"--- run 1\n{one[1][-3000:]}\n--- run 2\n"
+                       f"{again[1][-3000:]}")
+            done += 1
+        if first[0] == "ran" and second[0] == "ran" and first[1] != second[1] and not bugs:
+            # The batch differed but no input alone does: report the batch.
+            record("nondeterministic output (batch)", texts, args, "")
+    print(json.dumps(dict(fuzzer=f"nvtma-opt/{a.generator}", opt=a.opt, inputs=done,
+                          seconds=round(time.time() - t0, 1), diagnostics=diagnosed, bugs=len(bugs),
                           kinds=sorted(set(bugs)))))
     return 1 if bugs else 0
 

@@ -260,3 +260,36 @@ def test_records_carry_the_launch_configuration():
     assert ".extern .shared .align 1024 .b8 __dynamic_shmem__0[];" in c.ptx
     plain = nvtma.compile(_PLAIN, cubin=False, cache=False)
     assert plain.kernels["k"]["launch"] == {"block": None, "cluster": None, "smem": 0}
+
+
+def test_nvtma_compile_cli_bad_inputs_end_in_a_message_not_a_traceback(tmp_path):
+    """issue 16: the CLIs end bad input with a non-zero status and a message
+    (the first line names the tool), never a traceback."""
+    good = tmp_path / "k.mlir"
+    good.write_text(_PLAIN)
+    binary = tmp_path / "b.mlir"
+    binary.write_bytes(b"\xff\xfe\x00\x80 garbage")
+    deep = tmp_path / "deep.mlir"
+    deep.write_text(_DEEP_BRACKETS)
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    cases = [
+        ([str(tmp_path / "missing.mlir"), "-o", str(tmp_path / "o1")], None),
+        ([str(tmp_path), "-o", str(tmp_path / "o2")], None),                      # a directory
+        ([str(binary), "-o", str(tmp_path / "o3")], None),                        # not UTF-8
+        ([str(deep), "-o", str(tmp_path / "o4")], None),                          # nesting bound
+        ([str(good), "-o", str(a_file)], None),                                   # output is a file
+        ([str(good), "-o", str(tmp_path / "o5"), "--arch", "sm_91a"], None),
+        ([str(good), "-o", str(tmp_path / "o6"), "--arch", "gfx90a"], None),
+        ([str(good), "-o", str(tmp_path / "o7"), "--ptx-version", "99"], None),
+        ([str(good), "-o", str(tmp_path / "o8"), "-O", "4"], None),
+        (["-", "-o", str(tmp_path / "o9")], ""),                                   # empty stdin
+        (["-", "-o", str(tmp_path / "o10")], "module { garbage"),
+    ]
+    for args, stdin in cases:
+        r = subprocess.run([sys.executable, "-c", "import sys; from nvtma._tools import compile_main as m; "
+                            "sys.exit(m())", *args, "--no-cubin"], capture_output=True, text=True, input=stdin,
+                           timeout=120)
+        assert r.returncode != 0, (args, r.stdout)
+        assert "Traceback" not in r.stderr, (args, r.stderr[-2000:])
+        assert r.stderr.startswith("nvtma-compile: error: "), (args, r.stderr[-500:])

@@ -67,3 +67,51 @@ def test_enums_are_exposed():
     assert d.L2Promotion.L2_256B.value == 3
     assert d.Swizzle.SWIZZLE_128B_ATOM_64B.value == 6
     assert d.TmaFormat.BFLOAT16.value == 9
+
+
+def test_tma_atom_type_through_the_bindings_takes_every_field():
+    """contracts.md item 4: tma_atom_type builds the type through the C API
+    (no string spelling); element_strides and cta_group, which the old
+    string path dropped, reach the type; spellings of the defaults are the
+    same type."""
+    from nvtma import tensormap as tm
+    with ir.Context():
+        t = d.tma_atom_type("load_multicast", "bf16", [32, 64], tile=[64, 64], multicast=2, cta_group=2,
+                            element_strides=[1, 2], swizzle=tm.Swizzle.SWIZZLE_128B,
+                            l2_promotion=d.L2Promotion.L2_256B, oob_fill="nan_request_zero_fma",
+                            tma_format="bfloat16")
+        assert str(t) == ("!nvtma.tma_atom<load_multicast, bf16, box = [32, 64], tile = [64, 64], "
+                          "swizzle = swizzle_128b, l2_promotion = l2_256b, oob_fill = nan_request_zero_fma, "
+                          "element_strides = [1, 2], multicast = 2, cta_group = 2>")
+        assert ir.Type.parse(str(t)) == t
+        assert d.tma_atom_bytes(t) == (32 * 64 * 2, 64 * 64 * 2)
+        plain = d.tma_atom_type("load", ir.F16Type.get(), [64, 64])
+        spelled = d.tma_atom_type("load", "f16", (64, 64), tma_format="float16", tile=[64, 64],
+                                  element_strides=[1, 1], swizzle="none", l2_promotion="l2_128b")
+        assert plain == spelled and str(plain) == "!nvtma.tma_atom<load, f16, box = [64, 64]>"
+        im2col = d.tma_atom_type("im2col_load", "f16", [128, 64], lower_corner=[-1, -1], upper_corner=[-1, -1])
+        assert "lower_corner = [-1, -1], upper_corner = [-1, -1]" in str(im2col)
+        red = d.tma_atom_type("reduce", "i32", [32, 32], reduction=d.ReductionKind.MAX)
+        assert "reduction = max" in str(red)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(box=[64, 512]), "box-dim-range: box dim 0 is 512 elements, the range is 1..256"),
+    (dict(swizzle="swizzle_16b"), "swizzle 'swizzle_16b' is not one of none, swizzle_32b"),
+    (dict(kind="copy"), "kind 'copy' is not one of load, load_multicast"),
+    (dict(tma_format="float7"), "tma_format 'float7' is not one of uint8"),
+    (dict(box=[64, 64.0]), "box: 64.0 is not an integer"),
+    (dict(box="64"), "box: '64' is not a list of integers"),
+    (dict(multicast=-1), "multicast is -1"),
+    (dict(multicast=True), "multicast: True is not an integer"),
+    (dict(element_strides=[1, 1, 1]), "element_strides has 3 entries, the tensor rank is 2"),
+    (dict(swizzle=3), "swizzle: 3 is not a spelling"),
+])
+def test_tma_atom_type_errors_are_mlir_errors(kwargs, message):
+    args = dict(kind="load", element_type="i8", box=[64, 64])
+    args.update(kwargs)
+    with ir.Context():
+        with pytest.raises(ir.MLIRError) as e:
+            d.tma_atom_type(**args)
+    assert message in str(e.value), str(e.value)
+    assert "unknown:" not in str(e.value)

@@ -298,3 +298,258 @@ def test_decode_refuses_ranks_past_five_before_reading_them(rank_field):
                        r"a descriptor has rank 1\.\.5") as e:
         tm.decode(bytes(raw))
     assert e.value.rule == "descriptor-layout"
+
+
+# ----------------------------------------------------------------------------- typed errors (issue 16, item 10)
+
+_TILED = dict(dtype="float16", rank=2, global_address=0x7F0000000000, global_dim=[256, 256], global_strides=[512],
+              box_dim=[64, 64], element_strides=[1, 1])
+_IM2COL = dict(dtype="float16", rank=3, global_address=0x7F0000000000, global_dim=[64, 32, 4],
+               global_strides=[128, 4096], pixel_box_lower_corner=[0], pixel_box_upper_corner=[0],
+               channels_per_pixel=64, pixels_per_column=32, element_strides=[1, 1, 1])
+_NAN, _INF = float("nan"), float("inf")
+
+
+@pytest.mark.parametrize("fn,change,argument", [
+    # each of these was silently coerced, or raised something else
+    ("tiled", dict(global_dim="99"), "global_dim"),            # became dims (9, 9)
+    ("tiled", dict(box_dim=b"@@"), "box_dim"),                 # became (64, 64)
+    ("tiled", dict(rank=2.7), "rank"),                         # truncated to 2
+    ("tiled", dict(rank=True), "rank"),
+    ("tiled", dict(rank="2"), "rank"),
+    ("tiled", dict(dtype=True), "dtype"),                      # became UINT16
+    ("tiled", dict(dtype=6.0), "dtype"),
+    ("tiled", dict(dtype=None), "dtype"),
+    ("tiled", dict(dtype=b"float16"), "dtype"),
+    ("tiled", dict(dtype="abc"), "dtype"),
+    ("tiled", dict(sm=2 ** 32 + 90), "sm_4294967386"),          # became sm_90
+    ("tiled", dict(sm=True), "sm"),
+    ("tiled", dict(sm="90"), "sm"),
+    ("tiled", dict(global_address="abc"), "global_address"),  # ValueError
+    ("tiled", dict(global_address=_NAN), "global_address"),   # ValueError
+    ("tiled", dict(global_address=_INF), "global_address"),   # OverflowError
+    ("tiled", dict(global_address=None), "global_address"),   # TypeError
+    ("tiled", dict(global_address=16.0), "global_address"),
+    ("tiled", dict(global_dim=[256, _NAN]), "global_dim[1]"),
+    ("tiled", dict(global_dim=[256, None]), "global_dim[1]"),
+    ("tiled", dict(global_dim=[True, 256]), "global_dim[0]"),
+    ("tiled", dict(global_dim={256: 1, 128: 2}), "global_dim"),
+    ("tiled", dict(global_dim=iter([256, 256])), "global_dim"),
+    ("tiled", dict(global_dim=256), "global_dim"),
+    ("tiled", dict(element_strides=[1, 1.0]), "element_strides[1]"),
+    ("tiled", dict(box_dim=[64, -64]), "box_dim[1]"),
+    ("tiled", dict(global_strides=[2 ** 64]), "global_strides[0]"),
+    ("tiled", dict(interleave=3.0), "interleave"),
+    ("tiled", dict(swizzle=None), "swizzle"),
+    ("tiled", dict(l2_promotion=True), "l2_promotion"),
+    ("tiled", dict(oob_fill=b"none"), "oob_fill"),
+    ("tiled", dict(swizzle="SWIZZLE_128B", interleave="swizzle_128b"), "interleave"),
+    ("im2col", dict(channels_per_pixel="64"), "channels_per_pixel"),
+    ("im2col", dict(pixels_per_column=32.0), "pixels_per_column"),
+    ("im2col", dict(pixel_box_lower_corner=[_NAN]), "pixel_box_lower_corner[0]"),
+    ("im2col", dict(pixel_box_upper_corner=[2 ** 31]), "pixel_box_upper_corner[0]"),
+    ("im2col", dict(rank=4.0), "rank"),
+])
+def test_bad_encode_arguments_are_tensormap_errors(fn, change, argument):
+    """No silent coercion of strings, bytes, floats or bools, and no
+    ValueError / OverflowError / TypeError: a TensorMapError naming the
+    argument and the rule (issue 16)."""
+    kwargs = dict(_TILED if fn == "tiled" else _IM2COL)
+    kwargs.update(change)
+    encode = tm.encode_tiled if fn == "tiled" else tm.encode_im2col
+    validate = tm.validate_tiled if fn == "tiled" else tm.validate_im2col
+    for call in (encode, validate):
+        with pytest.raises(tm.TensorMapError) as e:
+            call(**kwargs)
+        assert type(e.value) is tm.TensorMapError
+        assert argument in str(e.value), str(e.value)
+        assert e.value.rule in ("argument", "argument-count", "rank-range", "target-arch"), e.value.rule
+
+
+def test_the_fast_path_takes_only_what_the_checked_path_takes():
+    """The abi3 fast path used to accept bools and floats as enum keys and
+    ints (True == 1 and 6.0 == 6 as dict keys); it declines them now and the
+    checked path refuses them."""
+    assert tm._fast_module()
+    for change in (dict(dtype=True), dict(dtype=6.0), dict(swizzle=0.0), dict(rank=True),
+                   dict(global_dim=[256, True]), dict(sm=90.0)):
+        kwargs = dict(_TILED, **change)
+        assert tm._ext.encode_tiled(*[kwargs.get(k, d) for k, d in (
+            ("dtype", None), ("rank", None), ("global_address", None), ("global_dim", None),
+            ("global_strides", None), ("box_dim", None), ("element_strides", None), ("interleave", "none"),
+            ("swizzle", "none"), ("l2_promotion", "l2_128b"), ("oob_fill", "none"), ("sm", 90))]) is None
+        with pytest.raises(tm.TensorMapError):
+            tm.encode_tiled(**kwargs)
+
+
+@pytest.mark.parametrize("value", [128, None, 1.5, [0] * 128, "zz" * 128])
+def test_decode_takes_bytes_or_hex_only(value):
+    """decode(128) used to decode 128 zero bytes (bytes(128))."""
+    with pytest.raises(tm.TensorMapError):
+        tm.decode(value)
+    with pytest.raises(tm.TensorMapError):
+        tm.replace_address(value, 0x7F0000000000)
+
+
+def test_numpy_and_torch_style_integers_are_accepted():
+    class Index:  # what numpy integers and torch.Size entries offer
+        def __init__(self, v):
+            self.v = v
+
+        def __index__(self):
+            return self.v
+
+    a = tm.encode_tiled(**_TILED)
+    b = tm.encode_tiled(**dict(_TILED, global_dim=(Index(256), Index(256)), rank=Index(2),
+                                global_address=Index(0x7F0000000000), global_strides=range(512, 513)))
+    assert a == b
+
+
+# ----------------------------------------------------------------------------- the one schema (issue 15)
+
+def _python_schema():
+    return [dict(name=cls.__name__, cases=[(m.name, int(m), m.dialect, m.cuda_suffix) for m in cls])
+            for cls in (tm.DataType, tm.Interleave, tm.Swizzle, tm.L2Promotion, tm.OOBFill)]
+
+
+def test_schema_from_cpp_python_and_ods_agree():
+    """The descriptor enums are written once (Schema.def); the C++ library's
+    table (through the extension), Python's enums and the dialect's ODS enums
+    (Python bindings generated from the ODS the schema generated) agree
+    case by case."""
+    cpp = tm.schema()
+    assert [e["name"] for e in cpp] == ["DataType", "Interleave", "Swizzle", "L2Promotion", "OOBFill"]
+    assert _python_schema() == [dict(name=e["name"], cases=[(c["symbol"], c["value"], c["spelling"],
+                                                             c["cuda_suffix"]) for c in e["cases"]]) for e in cpp]
+    for e in cpp:
+        cls = getattr(tm, e["name"])
+        assert cls.__doc__ == e["description"]
+        for c in e["cases"]:
+            assert c["spelling"] == c["symbol"].lower()
+            assert cls.coerce(e["cuda_prefix"] + c["cuda_suffix"], "x") == c["value"]
+    # CUDA's own spellings of the packed types
+    assert tm.DataType.U4X16_ALIGN8B.cuda_name == "CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B"
+    assert tm.Swizzle.SWIZZLE_128B_ATOM_64B.cuda_name == "CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B"
+    ods = pytest.importorskip("nvtma.dialects.nvtma", reason="the MLIR extension is not built")
+    for e in cpp:
+        cls = getattr(ods, e["ods_name"])
+        assert [(m.name, int(m), str(m)) for m in cls] == \
+            [(c["symbol"], c["value"], c["spelling"]) for c in e["cases"]], e["ods_name"]
+
+
+def test_cuda_bindings_enum_values_match_the_schema():
+    driver = pytest.importorskip("cuda.bindings.driver")
+    for name, cuda in (("DataType", "CUtensorMapDataType"), ("Interleave", "CUtensorMapInterleave"),
+                       ("Swizzle", "CUtensorMapSwizzle"), ("L2Promotion", "CUtensorMapL2promotion"),
+                       ("OOBFill", "CUtensorMapFloatOOBfill")):
+        theirs = {m.name: int(m.value) for m in getattr(driver, cuda)}
+        for m in getattr(tm, name):
+            assert theirs.get(m.cuda_name) == int(m), (m, theirs)
+
+
+@pytest.mark.parametrize("swizzle,span", [("none", None), ("swizzle_32b", 32), ("swizzle_64b", 64),
+                                          ("swizzle_128b", 128), ("swizzle_128b_atom_64b", 128),
+                                          (tm.Swizzle.SWIZZLE_64B, 64), ("CU_TENSOR_MAP_SWIZZLE_32B", 32)])
+def test_swizzle_span_bytes(swizzle, span):
+    assert tm.swizzle_span_bytes(swizzle) == span
+    assert tm.Swizzle.coerce(swizzle, "s").span_bytes == (span or 0)
+
+
+@pytest.mark.parametrize("tile,mc,swizzle,bits,interleave,box", [
+    ((64, 64), 1, "swizzle_128b", 16, "none", [64, 64]),
+    ((64, 128), 1, "swizzle_128b", 16, "none", [64, 64]),      # innermost <= 128 B / 2 B
+    ((64, 128), 1, "swizzle_64b", 16, "none", [64, 32]),
+    ((64, 128), 1, "swizzle_32b", 32, "none", [64, 8]),
+    ((64, 64), 2, "swizzle_128b", 16, "none", [32, 64]),       # split over 2 multicast CTAs
+    ((512, 64), 1, "none", 16, "none", [256, 64]),             # <= 256 per dim
+    ((300, 64), 1, "none", 16, "none", [150, 64]),             # the largest that divides
+    ((8, 4, 128), 1, "swizzle_32b", 8, "interleave_32b", [8, 4, 128]),  # no span rule when interleaved
+    ((8, 4, 128), 1, "swizzle_32b", 8, "none", [8, 4, 32]),
+    ((64, 256), 1, "swizzle_128b", 4, "none", [64, 256]),       # 4-bit elements: 256 per 128 B
+])
+def test_cute_box(tile, mc, swizzle, bits, interleave, box):
+    assert tm.cute_box(tile, mc, swizzle, bits, interleave) == box
+
+
+@pytest.mark.parametrize("args,rule", [
+    (((64, 64), 3, "none", 16), "tile-multicast-split"),
+    (((0, 64), 1, "none", 16), "tile-dim-range"),
+    (((64,) * 6, 1, "none", 16), "rank-range"),
+    (((), 1, "none", 16), "rank-range"),
+    (((64, 64), 1, "none", 0), "element-bits-range"),
+    (((64, 64), 0, "none", 16), "tile-multicast-split"),
+    (((64, 64), 1, "swizzle_16b", 16), "argument"),
+    (((64, 64.0), 1, "none", 16), "argument"),
+    (("64", 1, "none", 16), "argument"),
+])
+def test_cute_box_errors(args, rule):
+    with pytest.raises(tm.TensorMapError) as e:
+        tm.cute_box(*args)
+    assert e.value.rule == rule, str(e.value)
+
+
+def test_tensormap_needs_no_mlir_and_no_ctypes_mirror():
+    import inspect
+    src = inspect.getsource(tm)
+    assert "ctypes" not in src and "_fields_" not in src
+    r = subprocess.run([sys.executable, "-c", "import sys, nvtma.tensormap as t; t.cute_box([64, 64], 1, 'none', 16);"
+                        "print(any('_mlir' in m for m in sys.modules))"], capture_output=True, text=True)
+    assert r.stdout.strip() == "False", r.stderr
+
+
+_GOOD = dict(mode="tiled", dtype="float16", rank=2, global_address=16, global_dim=[256, 256], global_strides=[512],
+             box_dim=[64, 64], element_strides=[1, 1])
+
+
+def _bad_cli_inputs(tmp):
+    binary = tmp / "binary.json"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    locked = tmp / "locked.json"
+    locked.write_text("00" * 128)
+    locked.chmod(0)
+    import os
+    unreadable = [] if os.geteuid() == 0 else [("encode", str(locked)), ("decode", str(locked))]
+    return unreadable + [
+        ("encode", "{not json"),
+        ("encode", "[]"),
+        ("encode", "null"),
+        ("encode", json.dumps(dict(_GOOD, mode=[]))),              # unhashable mode
+        ("encode", json.dumps(dict(_GOOD, mode="gather"))),
+        ("encode", json.dumps(dict(_GOOD, bogus=1))),               # unknown argument
+        ("encode", json.dumps({k: v for k, v in _GOOD.items() if k != "box_dim"})),  # missing argument
+        ("encode", json.dumps(dict(_GOOD, global_dim="99"))),
+        ("encode", json.dumps(dict(_GOOD, rank=2.7))),
+        ("encode", json.dumps(dict(_GOOD, dtype=True))),
+        ("encode", json.dumps(dict(_GOOD, global_address=None))),
+        ("encode", json.dumps(dict(_GOOD, global_dim=[256, {"a": 1}]))),
+        ("encode", json.dumps(dict(_GOOD, sm=100))),
+        ("encode", '{"mode": "tiled", "global_address": NaN}'),
+        ("encode", json.dumps(_GOOD), "--sm", "99999999999999999999"),
+        ("encode", json.dumps(_GOOD), "--sm", "80"),
+        ("encode", json.dumps(_GOOD), "--out", str(tmp)),            # a directory
+        ("encode", json.dumps(_GOOD), "--out", str(tmp / "no" / "such" / "dir" / "x.bin")),
+        ("encode", str(binary)),
+        ("encode", "-"),                                             # empty stdin
+        ("encode", "-", "[" * 100000 + "]" * 100000),               # RecursionError in json
+        ("decode", "abcd"),
+        ("decode", ""),
+        ("decode", "zz" * 128),
+        ("decode", "00" * 128),
+        ("decode", str(tmp)),
+        ("decode", str(binary)),
+        ("decode", "ff" * 200),
+    ]
+
+
+def test_cli_bad_inputs_end_in_one_message_not_a_traceback(tmp_path):
+    """Every bad input ends nvtma-tensormap with a non-zero status and a
+    one-line message (issue 16: 11 CLI inputs ended in tracebacks)."""
+    for args in _bad_cli_inputs(tmp_path):
+        stdin = args[2] if args[:2] == ("encode", "-") and len(args) == 3 else ""
+        if stdin:
+            args = args[:2]
+        r = _cli(*args, stdin=stdin)
+        assert r.returncode != 0, args
+        assert "Traceback" not in r.stderr, (args, r.stderr[-2000:])
+        lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+        assert len(lines) == 1 and lines[0].startswith("nvtma-tensormap"), (args, r.stderr[-2000:])

@@ -24,41 +24,15 @@
 
 namespace nvtma::tensormap {
 
-/// CUtensorMapDataType.
-enum class DataType : uint32_t {
-  UInt8 = 0,
-  UInt16 = 1,
-  UInt32 = 2,
-  Int32 = 3,
-  UInt64 = 4,
-  Int64 = 5,
-  Float16 = 6,
-  Float32 = 7,
-  Float64 = 8,
-  BFloat16 = 9,
-  Float32Ftz = 10,
-  TFloat32 = 11,
-  TFloat32Ftz = 12,
-  U4x16Align8B = 13,
-  U4x16Align16B = 14,
-  U6x16Align16B = 15,
-};
-/// CUtensorMapInterleave.
-enum class Interleave : uint32_t { None = 0, B16 = 1, B32 = 2 };
-/// CUtensorMapSwizzle.
-enum class Swizzle : uint32_t {
-  None = 0,
-  B32 = 1,
-  B64 = 2,
-  B128 = 3,
-  B128Atom32B = 4,
-  B128Atom32BFlip8B = 5,
-  B128Atom64B = 6,
-};
-/// CUtensorMapL2promotion.
-enum class L2Promotion : uint32_t { None = 0, L2_64B = 1, L2_128B = 2, L2_256B = 3 };
-/// CUtensorMapFloatOOBfill.
-enum class OOBFill : uint32_t { None = 0, NanRequestZeroFMA = 1 };
+// The descriptor enums: CUDA's names and values, from Schema.def.
+#define NVTMA_ENUM(Name, OdsName, CudaPrefix, Description)                     \
+  enum class Name : uint32_t {
+#define NVTMA_CASE(Enum, Symbol, Value, Spelling, CudaSuffix) Symbol = Value,
+#define NVTMA_ENUM_END(Name)                                                   \
+  }                                                                            \
+  ;
+#include "nvtma/TensorMap/Schema.def"
+
 /// Which driver entry point the parameters are for.
 enum class Mode : uint32_t { Tiled = 0, Im2col = 1 };
 
@@ -69,7 +43,7 @@ constexpr unsigned kDescriptorBytes = 128;
 /// values coming from C or Python are diagnosed instead of being undefined.
 struct Params {
   Mode mode = Mode::Tiled;
-  DataType dataType = DataType::Float16;
+  DataType dataType = DataType::FLOAT16;
   uint32_t rank = 0;
   uint64_t globalAddress = 0;
   uint64_t globalDim[kMaxRank] = {};
@@ -80,10 +54,10 @@ struct Params {
   uint32_t channelsPerPixel = 0;             ///< im2col only
   uint32_t pixelsPerColumn = 0;              ///< im2col only
   uint32_t elementStrides[kMaxRank] = {};
-  Interleave interleave = Interleave::None;
-  Swizzle swizzle = Swizzle::None;
+  Interleave interleave = Interleave::NONE;
+  Swizzle swizzle = Swizzle::NONE;
   L2Promotion l2Promotion = L2Promotion::L2_128B;
-  OOBFill oobFill = OOBFill::None;
+  OOBFill oobFill = OOBFill::NONE;
 };
 
 /// The GPU the descriptor is for: 90 (Hopper) or 100 (Blackwell). Rules that
@@ -126,6 +100,9 @@ enum class Rule : uint32_t {
   Im2colBoxArea,
   EncodingUnverified,
   DescriptorLayout,
+  TileDimRange,
+  TileMulticastSplit,
+  ElementBitsRange,
   NumRules,
 };
 
@@ -144,6 +121,44 @@ const char *ruleName(Rule rule);
 /// Size in bits of one element of `type` as laid out in global memory
 /// (packed types: 4 or 8 bits per value). 0 for an unknown type.
 unsigned elementBits(DataType type);
+
+/// Bytes of a row that `swizzle` permutes: 32, 64 or 128; 0 for NONE and
+/// for values that are not a CUtensorMapSwizzle.
+unsigned swizzleSpanBytes(Swizzle swizzle);
+
+/// CuTe's TMA box for a tile (make_tiled_tma_atom's rule): the tile, split
+/// over `numMulticast` CTAs along its outermost dim, cut into the largest
+/// boxes of at most 256 elements per dim whose extents divide it; the
+/// innermost box dim also fits the swizzle span, except for interleaved
+/// layouts (the driver checks no span there). `tile` and `box` have `rank`
+/// entries, outermost first (MLIR's order). Returns false, with `diag`
+/// filled, for a rank outside 1..5, a non-positive extent, a tile that does
+/// not split over the CTAs, or an unknown element size or enum.
+bool cuteBox(const int64_t *tile, unsigned rank, unsigned numMulticast,
+             Swizzle swizzle, unsigned elementBits, Interleave interleave,
+             int64_t *box, Diagnostic *diag = nullptr);
+
+/// One case of a descriptor enum, as Schema.def writes it.
+struct EnumCase {
+  const char *symbol;     ///< "U4X16_ALIGN8B"
+  uint32_t value;         ///< 13
+  const char *spelling;   ///< "u4x16_align8b" (the dialect's)
+  const char *cudaSuffix; ///< "16U4_ALIGN8B" (CUDA's name without prefix)
+};
+
+/// One descriptor enum.
+struct EnumInfo {
+  const char *name;        ///< "DataType" (C++ and Python)
+  const char *odsName;     ///< "TmaFormat" (the dialect's)
+  const char *cudaPrefix;  ///< "CU_TENSOR_MAP_DATA_TYPE_"
+  const char *description;
+  const EnumCase *cases;
+  size_t numCases;
+};
+
+/// The descriptor enums of Schema.def, in its order.
+size_t numEnums();
+const EnumInfo &enumInfo(size_t i);
 
 /// Bytes of shared memory one copy with these parameters fills (the value the
 /// driver stores in the descriptor, and checks against 228 KiB).

@@ -5,30 +5,24 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Three steps:
-//   1. materialize: each nvtma.make_tiled_tma_atom of a gpu.func kernel
-//      becomes a grid-constant descriptor parameter, recorded as JSON;
-//   2. expand: index-only ops (tma_partition, create_tma_multicast_mask)
-//      become arith;
-//   3. convert: every other nvtma op becomes NVVM / LLVM ops, one pattern
-//      per op, with the nvgpu mbarrier lowering in the same conversion.
+// The lowering patterns of convert-nvtma-to-nvvm, one per op (the copy
+// kinds share one base), run in one conversion with the nvgpu mbarrier
+// lowering. Descriptors are kernel parameters by now
+// (nvtma-materialize-descriptors) and the target was checked
+// (nvtma-check-target): nothing here checks or records anything.
 //
 //===----------------------------------------------------------------------===//
 
 #include "nvtma/Conversion/NVTMAToNVVM.h"
 #include "nvtma/Dialect/NVTMA/NVTMADialect.h"
-#include "nvtma/TensorMap/TensorMap.h"
 
 #include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Conversion/NVGPUToNVVM/NVGPUToNVVM.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Transforms/DialectConversion.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MathExtras.h"
-#include "llvm/Support/JSON.h"
 
 namespace mlir::nvtma {
 #define GEN_PASS_DEF_CONVERTNVTMATONVVM
@@ -37,7 +31,6 @@ namespace mlir::nvtma {
 
 using namespace mlir;
 using namespace mlir::nvtma;
-namespace tmap = ::nvtma::tensormap;
 
 //===----------------------------------------------------------------------===//
 // Helpers
@@ -119,74 +112,41 @@ static Value mbarrierPtr(OpBuilder &b, Location loc,
 }
 
 //===----------------------------------------------------------------------===//
-// Step 2: index-only ops to arith
-//===----------------------------------------------------------------------===//
-
-static void expandIndexOps(Operation *root) {
-  root->walk([](TmaPartitionOp op) {
-    OpBuilder b(op);
-    Location loc = op.getLoc();
-    ArrayRef<int64_t> tile = op.getAtom().getType().getTile();
-    SmallVector<Value> coords;
-    for (auto [i, t] : llvm::enumerate(op.getTileCoords())) {
-      Value extent = arith::ConstantIndexOp::create(b, loc, tile[i]);
-      coords.push_back(arith::MulIOp::create(b, loc, t, extent));
-    }
-    op.replaceAllUsesWith(coords);
-    op.erase();
-  });
-  root->walk([](CreateTmaMulticastMaskOp op) {
-    OpBuilder b(op);
-    Location loc = op.getLoc();
-    ArrayRef<int64_t> shape = op.getClusterShape();
-    int64_t mode = op.getMode();
-    // mask = (sum_k 1 << k*modeStride) << (rank of the CTA with coord 0
-    // along `mode`).
-    Value base = arith::ConstantIndexOp::create(b, loc, 0);
-    int64_t stride = 1, modeStride = 1;
-    for (auto [d, c] : llvm::enumerate(op.getCtaCoords())) {
-      if (int64_t(d) == mode) {
-        modeStride = stride;
-      } else {
-        Value s = arith::ConstantIndexOp::create(b, loc, stride);
-        base = arith::AddIOp::create(b, loc, base,
-                                     arith::MulIOp::create(b, loc, c, s));
-      }
-      stride *= shape[d];
-    }
-    uint32_t pattern = 0;
-    for (int64_t k = 0; k < shape[mode]; ++k)
-      pattern |= 1u << (k * modeStride);
-    Value base32 = arith::IndexCastOp::create(b, loc, b.getI32Type(), base);
-    Value pat = arith::ConstantIntOp::create(b, loc, b.getI32Type(), pattern);
-    Value mask32 = arith::ShLIOp::create(b, loc, pat, base32);
-    op.replaceAllUsesWith(
-        arith::TruncIOp::create(b, loc, b.getI16Type(), mask32).getResult());
-    op.erase();
-  });
-}
-
-//===----------------------------------------------------------------------===//
-// Step 3: patterns, one per op
+// Patterns
 //===----------------------------------------------------------------------===//
 
 namespace {
 
-/// Lowers nvtma.copy: one cp.async.bulk.tensor per box of the tile.
-struct CopyOpLowering : ConvertOpToLLVMPattern<CopyOp> {
+/// What every box of one nvtma.copy needs.
+struct BoxCopy {
+  TmaAtomType atom;
+  Value desc;     ///< the descriptor (generic pointer)
+  Value dst;      ///< this box's bytes in shared memory
+  SmallVector<Value> coords; ///< PTX order: innermost first
+  Value barrier, mask, hint; ///< loads: mbarrier, multicast mask; any: hint
+  SmallVector<Value> offsets; ///< im2col loads, PTX order
+};
+
+/// The shared half of nvtma.copy's lowering: one TMA instruction per box of
+/// the atom's tile (for multicast, the CTA's slice of the outermost dim),
+/// issued by one elected lane. A derived pattern handles the atoms
+/// `handles` accepts and emits the instruction for one box.
+struct TmaCopyLowering : ConvertOpToLLVMPattern<CopyOp> {
   using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+
+  virtual bool handles(TmaAtomType atom) const = 0;
+  virtual void emitBox(OpBuilder &b, Location loc, const BoxCopy &box) const = 0;
 
   LogicalResult
   matchAndRewrite(CopyOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
+                  ConversionPatternRewriter &rewriter) const final {
     TmaAtomType atom = op.getAtom().getType();
+    if (!handles(atom))
+      return rewriter.notifyMatchFailure(op, "another copy kind");
+    Location loc = op.getLoc();
     const LLVMTypeConverter &converter = *getTypeConverter();
-    ArrayRef<int64_t> box = atom.getBox(), tile = atom.getTile();
+    ArrayRef<int64_t> box = atom.getBox(), tile = atom.getTileShape();
     unsigned n = box.size();
-
-    // The box grid: every box of the tile, or for multicast the CTA's slice
-    // of the outermost dim.
     SmallVector<int64_t> grid(n);
     for (unsigned i = 0; i < n; ++i)
       grid[i] = tile[i] / box[i];
@@ -196,7 +156,17 @@ struct CopyOpLowering : ConvertOpToLLVMPattern<CopyOp> {
     for (int64_t g : grid)
       numBoxes *= g;
 
-    Value desc = adaptor.getAtom();
+    BoxCopy copy;
+    copy.atom = atom;
+    copy.desc = adaptor.getAtom();
+    copy.mask = adaptor.getMask();
+    copy.hint = adaptor.getCacheHint();
+    if (op.getBarriers())
+      copy.barrier = mbarrierPtr(rewriter, loc, converter,
+                                 op.getBarriers().getType(),
+                                 adaptor.getBarriers(), adaptor.getBarrierId());
+    for (Value o : llvm::reverse(adaptor.getOffsets()))
+      copy.offsets.push_back(o);
     Value smem = memrefBase(rewriter, loc, converter, op.getSmem().getType(),
                             adaptor.getSmem());
     SmallVector<Value> coords;
@@ -206,17 +176,8 @@ struct CopyOpLowering : ConvertOpToLLVMPattern<CopyOp> {
     Value sliceRank;
     if (adaptor.getCtaRank())
       sliceRank = toI32(rewriter, loc, adaptor.getCtaRank());
-    Value barrier;
-    if (op.getBarriers())
-      barrier = mbarrierPtr(rewriter, loc, converter,
-                            op.getBarriers().getType(), adaptor.getBarriers(),
-                            adaptor.getBarrierId());
-    SmallVector<Value> offsets;
-    for (Value o : adaptor.getOffsets())
-      offsets.push_back(o);
-    Value mask = adaptor.getMask();
-    Value hint = adaptor.getCacheHint();
-    int64_t boxBytes = atom.getBoxBytes();
+    const bool gather4 = atom.getKind() == CopyKind::Gather4Load;
+    const int64_t boxBytes = atom.getBoxBytes();
 
     inElectedLane(rewriter, loc, [&](OpBuilder &b) {
       for (int64_t linear = 0; linear < numBoxes; ++linear) {
@@ -227,64 +188,132 @@ struct CopyOpLowering : ConvertOpToLLVMPattern<CopyOp> {
           r /= grid[i];
         }
         SmallVector<Value> boxCoords(coords);
-        for (unsigned i = 0; i < n && atom.getKind() != CopyKind::Gather4Load;
-             ++i)
+        for (unsigned i = 0; i < n && !gather4; ++i)
           if (g[i])
             boxCoords[i] = LLVM::AddOp::create(
                 b, loc, boxCoords[i], i32Const(b, loc, g[i] * box[i]));
-        Value dst = offsetBytes(b, loc, smem, linear * boxBytes);
+        copy.dst = offsetBytes(b, loc, smem, linear * boxBytes);
         if (sliceRank) {
           Value rows = LLVM::MulOp::create(b, loc, sliceRank,
                                            i32Const(b, loc, box[0]));
           boxCoords[0] = LLVM::AddOp::create(b, loc, boxCoords[0], rows);
           Value bytes = LLVM::MulOp::create(b, loc, sliceRank,
                                             i32Const(b, loc, boxBytes));
-          dst = LLVM::GEPOp::create(b, loc, dst.getType(), b.getI8Type(), dst,
-                                    ValueRange{bytes});
+          copy.dst = LLVM::GEPOp::create(b, loc, copy.dst.getType(),
+                                         b.getI8Type(), copy.dst,
+                                         ValueRange{bytes});
         }
         // The descriptor lists dims innermost first; gather4 takes
         // {column, row0..row3}.
-        SmallVector<Value> ptxCoords;
-        if (atom.getKind() == CopyKind::Gather4Load) {
-          ptxCoords.push_back(boxCoords[4]);
-          ptxCoords.append(boxCoords.begin(), boxCoords.begin() + 4);
+        copy.coords.clear();
+        if (gather4) {
+          copy.coords.push_back(boxCoords[4]);
+          copy.coords.append(boxCoords.begin(), boxCoords.begin() + 4);
         } else {
-          ptxCoords.assign(boxCoords.rbegin(), boxCoords.rend());
+          copy.coords.assign(boxCoords.rbegin(), boxCoords.rend());
         }
-        SmallVector<Value> ptxOffsets(offsets.rbegin(), offsets.rend());
-        if (atom.isLoad()) {
-          auto mode = atom.isIm2col() ? NVVM::TMALoadMode::IM2COL
-                      : atom.getKind() == CopyKind::Gather4Load
-                          ? NVVM::TMALoadMode::TILE_GATHER4
-                          : NVVM::TMALoadMode::TILE;
-          NVVM::CTAGroupKindAttr group;
-          if (atom.getCtaGroup() == 2)
-            group = NVVM::CTAGroupKindAttr::get(b.getContext(),
-                                                NVVM::CTAGroupKind::CTA_2);
-          // The shared::cluster form: the shared::cta form needs PTX 8.6.
-          NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-              b, loc, castPtr(b, loc, dst, 7), desc, ptxCoords, barrier,
-              ptxOffsets, mask, hint, mode, /*isCTAOnly=*/false, group,
-              Value());
-        } else if (atom.getKind() == CopyKind::Reduce) {
-          auto red = static_cast<NVVM::TMAReduxKind>(
-              static_cast<uint32_t>(atom.getReduction()));
-          NVVM::CpAsyncBulkTensorReduceOp::create(
-              b, loc, desc, dst,
-              NVVM::TMAReduxKindAttr::get(b.getContext(), red),
-              NVVM::TMAStoreModeAttr::get(b.getContext(),
-                                          NVVM::TMAStoreMode::TILE),
-              ptxCoords, hint);
-        } else {
-          NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
-              b, loc, desc, dst, ptxCoords, hint,
-              atom.isIm2col() ? NVVM::TMAStoreMode::IM2COL
-                              : NVVM::TMAStoreMode::TILE,
-              Value());
-        }
+        emitBox(b, loc, copy);
       }
     });
     rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// Loads (tile, multicast, im2col, gather4):
+/// cp.async.bulk.tensor.Nd.shared::cluster.global.{tile,im2col,tile::gather4}.
+struct TmaLoadLowering : TmaCopyLowering {
+  using TmaCopyLowering::TmaCopyLowering;
+  bool handles(TmaAtomType atom) const override { return atom.isLoad(); }
+  void emitBox(OpBuilder &b, Location loc, const BoxCopy &c) const override {
+    auto mode = c.atom.isIm2col() ? NVVM::TMALoadMode::IM2COL
+                : c.atom.getKind() == CopyKind::Gather4Load
+                    ? NVVM::TMALoadMode::TILE_GATHER4
+                    : NVVM::TMALoadMode::TILE;
+    NVVM::CTAGroupKindAttr group;
+    if (c.atom.getCtaGroup() == 2)
+      group = NVVM::CTAGroupKindAttr::get(b.getContext(),
+                                          NVVM::CTAGroupKind::CTA_2);
+    // The shared::cluster form: the shared::cta form needs PTX 8.6.
+    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+        b, loc, castPtr(b, loc, c.dst, 7), c.desc, c.coords, c.barrier,
+        c.offsets, c.mask, c.hint, mode, /*isCTAOnly=*/false, group, Value());
+  }
+};
+
+/// Stores (tile, im2col):
+/// cp.async.bulk.tensor.Nd.global.shared::cta.{tile,im2col}.bulk_group.
+struct TmaStoreLowering : TmaCopyLowering {
+  using TmaCopyLowering::TmaCopyLowering;
+  bool handles(TmaAtomType atom) const override {
+    return !atom.isLoad() && atom.getKind() != CopyKind::Reduce;
+  }
+  void emitBox(OpBuilder &b, Location loc, const BoxCopy &c) const override {
+    NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+        b, loc, c.desc, c.dst, c.coords, c.hint,
+        c.atom.isIm2col() ? NVVM::TMAStoreMode::IM2COL
+                          : NVVM::TMAStoreMode::TILE,
+        Value());
+  }
+};
+
+/// Reductions: cp.reduce.async.bulk.tensor.Nd.global.shared::cta.<op>.
+struct TmaReduceLowering : TmaCopyLowering {
+  using TmaCopyLowering::TmaCopyLowering;
+  bool handles(TmaAtomType atom) const override {
+    return atom.getKind() == CopyKind::Reduce;
+  }
+  void emitBox(OpBuilder &b, Location loc, const BoxCopy &c) const override {
+    // ReductionKind keeps NVVM's TMAReduxKind values.
+    auto red = static_cast<NVVM::TMAReduxKind>(
+        static_cast<uint32_t>(c.atom.getReduction()));
+    NVVM::CpAsyncBulkTensorReduceOp::create(
+        b, loc, c.desc, c.dst, NVVM::TMAReduxKindAttr::get(b.getContext(), red),
+        NVVM::TMAStoreModeAttr::get(b.getContext(), NVVM::TMAStoreMode::TILE),
+        c.coords, c.hint);
+  }
+};
+
+/// nvtma.tma_partition: tile_coords[i] * tile[i].
+struct TmaPartitionLowering : ConvertOpToLLVMPattern<TmaPartitionOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(TmaPartitionOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    ArrayRef<int64_t> tile = op.getAtom().getType().getTileShape();
+    SmallVector<Value> coords;
+    for (auto [i, t] : llvm::enumerate(adaptor.getTileCoords())) {
+      Value extent = LLVM::ConstantOp::create(
+          rewriter, loc, t.getType(), rewriter.getIntegerAttr(t.getType(), tile[i]));
+      coords.push_back(LLVM::MulOp::create(rewriter, loc, t, extent));
+    }
+    rewriter.replaceOp(op, coords);
+    return success();
+  }
+};
+
+/// nvtma.create_tma_multicast_mask: the pattern of getMulticastMaskLayout,
+/// shifted to the group's first CTA.
+struct CreateTmaMulticastMaskLowering
+    : ConvertOpToLLVMPattern<CreateTmaMulticastMaskOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(CreateTmaMulticastMaskOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MulticastMaskLayout layout =
+        getMulticastMaskLayout(op.getClusterShape(), op.getMode());
+    Value base = i32Const(rewriter, loc, 0);
+    for (auto [c, stride] : llvm::zip(adaptor.getCtaCoords(), layout.strides))
+      if (stride)
+        base = LLVM::AddOp::create(
+            rewriter, loc, base,
+            LLVM::MulOp::create(rewriter, loc, toI32(rewriter, loc, c),
+                                i32Const(rewriter, loc, stride)));
+    Value mask = LLVM::ShlOp::create(
+        rewriter, loc, i32Const(rewriter, loc, layout.pattern), base);
+    rewriter.replaceOpWithNewOp<LLVM::TruncOp>(op, rewriter.getI16Type(), mask);
     return success();
   }
 };
@@ -301,7 +330,7 @@ struct AtomFromDescriptorLowering
   }
 };
 
-/// nvtma.prefetch_descriptor -> prefetch.tensormap.
+/// nvtma.prefetch_descriptor -> prefetch.tensormap (nvvm.prefetch).
 struct PrefetchDescriptorLowering
     : ConvertOpToLLVMPattern<PrefetchDescriptorOp> {
   using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
@@ -311,7 +340,9 @@ struct PrefetchDescriptorLowering
     Location loc = op.getLoc();
     Value desc = adaptor.getAtom();
     inElectedLane(rewriter, loc, [&](OpBuilder &b) {
-      inlinePtx(b, loc, "prefetch.tensormap [$0];", "l", {desc});
+      NVVM::PrefetchOp::create(b, loc, /*cacheLevel=*/nullptr,
+                               /*evictPriority=*/nullptr, desc,
+                               /*predicate=*/Value(), /*tensormap=*/true);
     });
     rewriter.eraseOp(op);
     return success();
@@ -617,7 +648,11 @@ void mlir::nvtma::populateNVTMAToNVVMConversionPatterns(
     return LLVM::LLVMPointerType::get(ctx);
   });
   patterns.add<
-      CopyOpLowering,              // nvtma.copy
+      TmaLoadLowering,             // nvtma.copy of a load atom
+      TmaStoreLowering,            // nvtma.copy of a store atom
+      TmaReduceLowering,           // nvtma.copy of a reduce atom
+      TmaPartitionLowering,        // nvtma.tma_partition
+      CreateTmaMulticastMaskLowering, // nvtma.create_tma_multicast_mask
       AtomFromDescriptorLowering,  // nvtma.atom_from_descriptor
       PrefetchDescriptorLowering,  // nvtma.prefetch_descriptor
       CopyTensormapLowering,       // nvtma.copy_tensormap
@@ -658,10 +693,6 @@ struct ConvertNVTMAToNVVMPass
     if (unmaterialized.wasInterrupted())
       return signalPassFailure();
 
-    // Step 2.
-    expandIndexOps(module);
-
-    // Step 3.
     LowerToLLVMOptions options(ctx);
     LLVMTypeConverter converter(ctx, options);
     nvgpu::populateCommonGPUTypeAndAttributeConversions(converter);

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "nvtma/Dialect/NVTMA/NVTMADialect.h"
+#include "nvtma/TensorMap/TensorMap.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
@@ -81,14 +82,6 @@ static LogicalResult verifyArch(Operation *op, TmaAtomType atom) {
                           [&] { return op->emitOpError(); });
 }
 
-/// The largest box dim <= cap that divides `extent` (CuTe's rule).
-static int64_t largestBoxDividing(int64_t extent, int64_t cap) {
-  for (int64_t b = std::min(extent, cap); b > 1; --b)
-    if (extent % b == 0)
-      return b;
-  return 1;
-}
-
 //===----------------------------------------------------------------------===//
 // MakeTiledTmaAtomOp
 //===----------------------------------------------------------------------===//
@@ -111,6 +104,9 @@ LogicalResult MakeTiledTmaAtomOp::verify() {
                          << ", the atom describes rank " << rank;
   SmallVector<int64_t> strides;
   int64_t offset;
+  if (!hasComputableStrides(tensor))
+    return emitOpError() << "tensor " << tensor
+                         << " has more elements than int64 counts";
   if (failed(tensor.getStridesAndOffset(strides, offset)))
     return emitOpError() << "tensor layout " << tensor.getLayout()
                          << " is not strided";
@@ -122,32 +118,29 @@ LogicalResult MakeTiledTmaAtomOp::verify() {
                                  : std::to_string(strides.back()));
 
   ArrayRef<int64_t> tiler = getCtaTiler();
-  if (tiler != atom.getTile())
+  if (tiler != atom.getTileShape())
     return emitOpError() << "cta_tiler [" << tiler
                          << "] differs from the atom's tile ["
-                         << atom.getTile() << "]";
-  // CuTe's rule: the tile, split over the multicast CTAs along its outermost
-  // dim, in the largest boxes <= 256 elements (innermost: <= the swizzle
-  // span).
+                         << atom.getTileShape() << "]";
+  // CuTe's rule (nvtma::tensormap::cuteBox, the one copy of it): the tile,
+  // split over the multicast CTAs along its outermost dim, in the largest
+  // boxes <= 256 elements (innermost: <= the swizzle span).
   SmallVector<int64_t> expect(tiler.begin(), tiler.end());
   if (tiler.front() % atom.getMulticast())
     return emitOpError() << "tile dim 0 (" << tiler.front()
                          << ") does not split over " << atom.getMulticast()
                          << " multicast CTAs";
-  expect.front() /= atom.getMulticast();
   if (!atom.isIm2col() && atom.getKind() != CopyKind::Gather4Load) {
-    int64_t bits = getElementBitWidth(atom.getElementType());
-    for (auto [i, e] : llvm::enumerate(expect)) {
-      int64_t cap = 256;
-      if (i + 1 == expect.size() && atom.getSwizzle() != Swizzle::NONE &&
-          atom.getInterleave() == Interleave::NONE) {
-        int64_t span = static_cast<uint32_t>(atom.getSwizzle()) == 1   ? 32
-                       : static_cast<uint32_t>(atom.getSwizzle()) == 2 ? 64
-                                                                       : 128;
-        cap = std::min<int64_t>(cap, span * 8 / bits);
-      }
-      e = largestBoxDividing(e, cap);
-    }
+    ::nvtma::tensormap::Diagnostic diag;
+    if (!::nvtma::tensormap::cuteBox(
+            tiler.data(), tiler.size(), atom.getMulticast(),
+            static_cast<::nvtma::tensormap::Swizzle>(atom.getSwizzle()),
+            getElementBitWidth(atom.getElementType()),
+            static_cast<::nvtma::tensormap::Interleave>(atom.getInterleave()),
+            expect.data(), &diag))
+      return emitOpError() << diag.message;
+  } else {
+    expect.front() /= atom.getMulticast();
   }
   if (ArrayRef<int64_t>(expect) != atom.getBox())
     return emitOpError() << "box [" << atom.getBox()
@@ -176,7 +169,7 @@ void TmaPartitionOp::build(OpBuilder &b, OperationState &state, Value atom,
 
 LogicalResult TmaPartitionOp::verify() {
   auto atom = getAtom().getType();
-  size_t n = atom.getTile().size();
+  size_t n = atom.getTileShape().size();
   if (getTileCoords().size() != n)
     return emitOpError() << "has " << getTileCoords().size()
                          << " tile coordinates, the atom's tile has " << n
@@ -219,29 +212,37 @@ LogicalResult CreateTmaMulticastMaskOp::verify() {
   return success();
 }
 
-OpFoldResult CreateTmaMulticastMaskOp::fold(FoldAdaptor adaptor) {
-  ArrayRef<int64_t> shape = getClusterShape();
-  SmallVector<int64_t> coords;
-  for (Attribute a : adaptor.getCtaCoords()) {
-    auto i = dyn_cast_or_null<IntegerAttr>(a);
-    if (!i)
-      return {};
-    coords.push_back(i.getInt());
-  }
-  uint32_t mask = 0;
-  int64_t stride = 1, base = 0, modeStride = 1;
+MulticastMaskLayout mlir::nvtma::getMulticastMaskLayout(ArrayRef<int64_t> shape,
+                                                     int64_t mode) {
+  // CTA ranks count x fastest: rank = x + X * (y + Y * z).
+  MulticastMaskLayout layout;
+  int64_t stride = 1, modeStride = 1;
   for (auto [d, extent] : llvm::enumerate(shape)) {
-    if (coords[d] < 0 || coords[d] >= extent)
-      return {};
-    if (int64_t(d) == getMode())
+    if (int64_t(d) == mode) {
       modeStride = stride;
-    else
-      base += coords[d] * stride;
+      layout.strides.push_back(0);
+    } else {
+      layout.strides.push_back(stride);
+    }
     stride *= extent;
   }
-  for (int64_t k = 0; k < shape[getMode()]; ++k)
-    mask |= 1u << (base + k * modeStride);
-  return IntegerAttr::get(IntegerType::get(getContext(), 16), mask);
+  for (int64_t k = 0; k < shape[mode]; ++k)
+    layout.pattern |= 1u << (k * modeStride);
+  return layout;
+}
+
+OpFoldResult CreateTmaMulticastMaskOp::fold(FoldAdaptor adaptor) {
+  ArrayRef<int64_t> shape = getClusterShape();
+  MulticastMaskLayout layout = getMulticastMaskLayout(shape, getMode());
+  int64_t base = 0;
+  for (auto [d, a] : llvm::enumerate(adaptor.getCtaCoords())) {
+    auto i = dyn_cast_or_null<IntegerAttr>(a);
+    if (!i || i.getInt() < 0 || i.getInt() >= shape[d])
+      return {};
+    base += i.getInt() * layout.strides[d];
+  }
+  return IntegerAttr::get(IntegerType::get(getContext(), 16),
+                          uint16_t(layout.pattern << base));
 }
 
 //===----------------------------------------------------------------------===//
@@ -271,7 +272,7 @@ LogicalResult CopyOp::verify() {
   // The TMA writes each box densely: a tile split only along its outermost
   // dim is a dense tile; one split along inner dims needs a blocked buffer,
   // one box after another: [number of boxes, box...].
-  ArrayRef<int64_t> box = atom.getBox(), tile = atom.getTile();
+  ArrayRef<int64_t> box = atom.getBox(), tile = atom.getTileShape();
   int64_t numBoxes = 1;
   bool innerSplit = false;
   for (size_t i = 0; i < box.size(); ++i) {
@@ -299,6 +300,9 @@ LogicalResult CopyOp::verify() {
   // (a stage slice of a larger buffer, say) will do; the offset may vary.
   SmallVector<int64_t> smemStrides;
   int64_t smemOffset;
+  if (!hasComputableStrides(smem))
+    return emitOpError() << "smem " << smem
+                         << " has more elements than int64 counts";
   bool dense = succeeded(smem.getStridesAndOffset(smemStrides, smemOffset));
   int64_t expect = 1;
   for (int64_t i = smem.getRank() - 1; dense && i >= 0; --i) {
@@ -350,7 +354,7 @@ LogicalResult UpdateTmaDescriptorOp::verify() {
                          << atom.getElementType();
   SmallVector<int64_t> strides;
   int64_t offset;
-  if (failed(tensor.getStridesAndOffset(strides, offset)) ||
+  if (failed(getStridesAndOffsetChecked(tensor, strides, offset)) ||
       strides.back() != 1)
     return emitOpError() << "tensor must be strided with a contiguous "
                             "innermost dim";
@@ -452,7 +456,56 @@ LogicalResult AddressOfOp::verify() {
                          << type.getMemorySpace();
   SmallVector<int64_t> strides;
   int64_t offset;
-  if (failed(type.getStridesAndOffset(strides, offset)))
-    return emitOpError() << "memref layout is not strided";
+  if (failed(getStridesAndOffsetChecked(type, strides, offset)))
+    return emitOpError() << "memref layout is not strided, or its size "
+                            "overflows int64";
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Memory effects of the copies
+//===----------------------------------------------------------------------===//
+
+using EffectList =
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>;
+
+/// `effect` on the operand in `range`, if there is one.
+template <typename EffectT>
+static void addOptional(EffectList &effects, MutableOperandRange range) {
+  if (!range.empty())
+    effects.emplace_back(EffectT::get(), &range[0]);
+}
+
+void CopyOp::getEffects(EffectList &effects) {
+  TmaAtomType atom = getAtom().getType();
+  effects.emplace_back(MemoryEffects::Read::get(), &getAtomMutable());
+  if (atom.isLoad()) {
+    // Global memory (through the descriptor) into smem, completing on the
+    // mbarrier.
+    effects.emplace_back(MemoryEffects::Read::get());
+    effects.emplace_back(MemoryEffects::Write::get(), &getSmemMutable());
+    addOptional<MemoryEffects::Write>(effects, getBarriersMutable());
+    return;
+  }
+  effects.emplace_back(MemoryEffects::Read::get(), &getSmemMutable());
+  if (atom.getKind() == CopyKind::Reduce)
+    effects.emplace_back(MemoryEffects::Read::get());
+  effects.emplace_back(MemoryEffects::Write::get());
+}
+
+void BulkCopyOp::getEffects(EffectList &effects) {
+  effects.emplace_back(MemoryEffects::Read::get(), &getSrcMutable());
+  effects.emplace_back(MemoryEffects::Write::get(), &getDstMutable());
+  addOptional<MemoryEffects::Write>(effects, getBarriersMutable());
+  addOptional<MemoryEffects::Write>(effects, getRemoteBarrierMutable());
+}
+
+void CpAsyncOp::getEffects(EffectList &effects) {
+  effects.emplace_back(MemoryEffects::Read::get(), &getSrcMutable());
+  effects.emplace_back(MemoryEffects::Write::get(), &getDstMutable());
+}
+
+void DsmemStoreOp::getEffects(EffectList &effects) {
+  effects.emplace_back(MemoryEffects::Write::get(), &getDstMutable());
+  effects.emplace_back(MemoryEffects::Write::get(), &getRemoteBarrierMutable());
 }

@@ -12,6 +12,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -21,6 +22,24 @@ namespace tmap = ::nvtma::tensormap;
 
 #define GET_TYPEDEF_CLASSES
 #include "nvtma/Dialect/NVTMA/NVTMAOpsTypes.cpp.inc"
+
+// The ODS enums are generated from nvtma/TensorMap/Schema.def at configure
+// time; a stale generated file fails here, case by case.
+namespace {
+#define NVTMA_ENUM(Name, OdsName, CudaPrefix, Description)                     \
+  using OdsOf##Name = ::mlir::nvtma::OdsName;                                  \
+  static_assert(getMaxEnumValFor##OdsName() + 1 ==                             \
+                    0
+#define NVTMA_CASE(Enum, Symbol, Value, Spelling, CudaSuffix) +1
+#define NVTMA_ENUM_END(Name)                                                   \
+  , "the ODS enum has another number of cases than Schema.def's " #Name);
+#include "nvtma/TensorMap/Schema.def"
+#define NVTMA_CASE(Enum, Symbol, Value, Spelling, CudaSuffix)                  \
+  static_assert(static_cast<uint32_t>(OdsOf##Enum::Symbol) == (Value) &&       \
+                    static_cast<uint32_t>(tmap::Enum::Symbol) == (Value),      \
+                "ODS and Schema.def disagree on " #Enum "::" #Symbol);
+#include "nvtma/TensorMap/Schema.def"
+} // namespace
 
 void NVTMADialect::registerTypes() {
   addTypes<
@@ -39,6 +58,27 @@ int64_t mlir::nvtma::getElementBitWidth(Type type) {
   if (isa<IndexType>(type))
     return 64;
   return 0;
+}
+
+bool mlir::nvtma::hasComputableStrides(MemRefType type) {
+  if (!type.getLayout().isIdentity())
+    return true;
+  // makeCanonicalStridedLayoutExpr's running product: every positive
+  // static size (dynamic and zero ones are skipped, not stopped at).
+  int64_t running = 1;
+  for (int64_t size : type.getShape())
+    if (size > 0 && llvm::MulOverflow(running, size, running))
+      return false;
+  return true;
+}
+
+LogicalResult
+mlir::nvtma::getStridesAndOffsetChecked(MemRefType type,
+                                        SmallVectorImpl<int64_t> &strides,
+                                        int64_t &offset) {
+  if (!hasComputableStrides(type))
+    return failure();
+  return type.getStridesAndOffset(strides, offset);
 }
 
 static bool isIm2colKind(CopyKind k) {
@@ -98,26 +138,43 @@ bool TmaAtomType::isLoad() const {
 bool TmaAtomType::isIm2col() const { return isIm2colKind(getKind()); }
 bool TmaAtomType::isMulticast() const { return isMulticastKind(getKind()); }
 
+TmaFormat TmaAtomType::getFormat() const {
+  if (std::optional<TmaFormat> f = getTmaFormat())
+    return *f;
+  // The builder stored no tma_format only where the element type has one.
+  return *getDefaultFormat(getElementType());
+}
+
+ArrayRef<int64_t> TmaAtomType::getTileShape() const {
+  return getTile().empty() ? getBox() : getTile();
+}
+
+SmallVector<int64_t> TmaAtomType::getElementStridesOrOnes() const {
+  if (!getElementStrides().empty())
+    return SmallVector<int64_t>(getElementStrides());
+  return SmallVector<int64_t>(getTensorRank(), 1);
+}
+
 unsigned TmaAtomType::getTensorRank() const {
   return isIm2col() ? getLowerCorner().size() + 2 : getBox().size();
 }
 
 int64_t TmaAtomType::getBoxBytes() const {
-  int64_t bits = formatBits(getTmaFormat());
+  int64_t bits = formatBits(getFormat());
   for (int64_t b : getBox())
     bits *= b;
   return bits / 8;
 }
 
 int64_t TmaAtomType::getTileBytes() const {
-  int64_t bits = formatBits(getTmaFormat());
-  for (int64_t b : getTile())
+  int64_t bits = formatBits(getFormat());
+  for (int64_t b : getTileShape())
     bits *= b;
   return bits / 8;
 }
 
 unsigned TmaAtomType::getRequiredSM() const {
-  if (isPackedFormat(getTmaFormat()) || getCtaGroup() == 2 ||
+  if (isPackedFormat(getFormat()) || getCtaGroup() == 2 ||
       getKind() == CopyKind::Gather4Load ||
       static_cast<uint32_t>(getSwizzle()) >= 4)
     return 100;
@@ -137,7 +194,7 @@ struct AtomFields {
   OOBFill oobFill;
 
   static AtomFields of(TmaAtomType t) {
-    return {t.getKind(),           t.getTmaFormat(),  t.getBox(),
+    return {t.getKind(),           t.getFormat(),     t.getBox(),
             t.getElementStrides(), t.getLowerCorner(), t.getUpperCorner(),
             t.getSwizzle(),        t.getL2Promotion(), t.getInterleave(),
             t.getOobFill()};
@@ -329,11 +386,20 @@ mlir::nvtma::getTargetSM(Operation *op) {
 
 LogicalResult TmaAtomType::verify(
     function_ref<InFlightDiagnostic()> emitError, CopyKind kind,
-    Type elementType, TmaFormat tmaFormat, ArrayRef<int64_t> box,
-    ArrayRef<int64_t> tile, Swizzle swizzle, L2Promotion l2Promotion,
-    Interleave interleave, OOBFill oobFill, ArrayRef<int64_t> elementStrides,
-    unsigned multicast, unsigned ctaGroup, ReductionKind reduction,
-    ArrayRef<int64_t> lowerCorner, ArrayRef<int64_t> upperCorner) {
+    Type elementType, std::optional<TmaFormat> tmaFormatOrDefault,
+    ArrayRef<int64_t> box, ArrayRef<int64_t> tileOrEmpty, Swizzle swizzle,
+    L2Promotion l2Promotion, Interleave interleave, OOBFill oobFill,
+    ArrayRef<int64_t> elementStrides, unsigned multicast, unsigned ctaGroup,
+    ReductionKind reduction, ArrayRef<int64_t> lowerCorner,
+    ArrayRef<int64_t> upperCorner) {
+  // Absent fields take their defaults (the builder stores them absent).
+  std::optional<TmaFormat> format =
+      tmaFormatOrDefault ? tmaFormatOrDefault : getDefaultFormat(elementType);
+  if (!format)
+    return emitError() << "element type " << elementType
+                       << " has no default tma_format; give one";
+  TmaFormat tmaFormat = *format;
+  ArrayRef<int64_t> tile = tileOrEmpty.empty() ? box : tileOrEmpty;
   const bool im2col = isIm2colKind(kind);
   int64_t elemBits = getElementBitWidth(elementType);
   if (!elemBits)
@@ -371,7 +437,7 @@ LogicalResult TmaAtomType::verify(
                          << i << " (" << b << ")";
   }
   unsigned rank = im2col ? lowerCorner.size() + 2 : box.size();
-  if (elementStrides.size() != rank)
+  if (!elementStrides.empty() && elementStrides.size() != rank)
     return emitError() << "element_strides has " << elementStrides.size()
                        << " entries, the tensor rank is " << rank;
   if (multicast < 1 || multicast > 16)
@@ -432,161 +498,24 @@ LogicalResult TmaAtomType::verify(
 }
 
 //===----------------------------------------------------------------------===//
-// TmaAtomType assembly: <kind, element-type (, key = value)*>, defaults elided
+// Int lists of the atom's declarative assembly format
 //===----------------------------------------------------------------------===//
 
-static ParseResult parseIntList(AsmParser &parser,
-                                SmallVectorImpl<int64_t> &out) {
-  out.clear();
-  return parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
-    int64_t v;
-    if (parser.parseInteger(v))
-      return failure();
-    out.push_back(v);
-    return success();
-  });
-}
-
-template <typename EnumT>
-static ParseResult
-parseEnumKeyword(AsmParser &parser, EnumT &out, StringRef what,
-                 std::optional<EnumT> (*symbolize)(StringRef)) {
-  StringRef kw;
-  SMLoc loc = parser.getCurrentLocation();
-  if (parser.parseKeyword(&kw))
+FailureOr<SmallVector<int64_t>> mlir::nvtma::parseIntList(AsmParser &parser) {
+  SmallVector<int64_t> out;
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+        int64_t v;
+        if (parser.parseInteger(v))
+          return failure();
+        out.push_back(v);
+        return success();
+      }))
     return failure();
-  std::optional<EnumT> v = symbolize(kw);
-  if (!v)
-    return parser.emitError(loc) << "'" << kw << "' is not a " << what;
-  out = *v;
-  return success();
+  return out;
 }
 
-Type TmaAtomType::parse(AsmParser &parser) {
-  MLIRContext *ctx = parser.getContext();
-  SMLoc loc = parser.getCurrentLocation();
-  CopyKind kind;
-  Type elementType;
-  if (parser.parseLess() ||
-      parseEnumKeyword(parser, kind, "copy kind", symbolizeCopyKind) ||
-      parser.parseComma() || parser.parseType(elementType))
-    return {};
-  std::optional<TmaFormat> format;
-  SmallVector<int64_t> box, tile, elementStrides, lower, upper;
-  bool hasTile = false, hasStrides = false;
-  Swizzle swizzle = Swizzle::NONE;
-  L2Promotion l2 = L2Promotion::L2_128B;
-  Interleave interleave = Interleave::NONE;
-  OOBFill oob = OOBFill::NONE;
-  unsigned multicast = 1, ctaGroup = 1;
-  ReductionKind reduction = ReductionKind::ADD;
-  llvm::StringSet<> seen;
-  while (succeeded(parser.parseOptionalComma())) {
-    StringRef key;
-    SMLoc keyLoc = parser.getCurrentLocation();
-    if (parser.parseKeyword(&key) || parser.parseEqual())
-      return {};
-    if (!seen.insert(key).second) {
-      parser.emitError(keyLoc) << "'" << key << "' given twice";
-      return {};
-    }
-    ParseResult r = success();
-    if (key == "tma_format") {
-      TmaFormat f;
-      r = parseEnumKeyword(parser, f, "tma_format", symbolizeTmaFormat);
-      format = f;
-    } else if (key == "box") {
-      r = parseIntList(parser, box);
-    } else if (key == "tile") {
-      r = parseIntList(parser, tile);
-      hasTile = true;
-    } else if (key == "swizzle") {
-      r = parseEnumKeyword(parser, swizzle, "swizzle", symbolizeSwizzle);
-    } else if (key == "l2_promotion") {
-      r = parseEnumKeyword(parser, l2, "l2_promotion", symbolizeL2Promotion);
-    } else if (key == "interleave") {
-      r = parseEnumKeyword(parser, interleave, "interleave",
-                           symbolizeInterleave);
-    } else if (key == "oob_fill") {
-      r = parseEnumKeyword(parser, oob, "oob_fill", symbolizeOOBFill);
-    } else if (key == "element_strides") {
-      r = parseIntList(parser, elementStrides);
-      hasStrides = true;
-    } else if (key == "multicast") {
-      r = parser.parseInteger(multicast);
-    } else if (key == "cta_group") {
-      r = parser.parseInteger(ctaGroup);
-    } else if (key == "reduction") {
-      r = parseEnumKeyword(parser, reduction, "reduction kind",
-                           symbolizeReductionKind);
-    } else if (key == "lower_corner") {
-      r = parseIntList(parser, lower);
-    } else if (key == "upper_corner") {
-      r = parseIntList(parser, upper);
-    } else {
-      parser.emitError(keyLoc)
-          << "unknown tma_atom field '" << key
-          << "'; expected tma_format, box, tile, swizzle, l2_promotion, "
-             "interleave, oob_fill, element_strides, multicast, cta_group, "
-             "reduction, lower_corner or upper_corner";
-      return {};
-    }
-    if (failed(r))
-      return {};
-  }
-  if (parser.parseGreater())
-    return {};
-  if (!format) {
-    format = getDefaultFormat(elementType);
-    if (!format) {
-      parser.emitError(loc) << "element type " << elementType
-                            << " has no default tma_format; give one";
-      return {};
-    }
-  }
-  if (!hasTile)
-    tile = box;
-  if (!hasStrides) {
-    unsigned rank = isIm2colKind(kind) ? lower.size() + 2 : box.size();
-    elementStrides.assign(rank, 1);
-  }
-  return getChecked([&] { return parser.emitError(loc); }, ctx, kind,
-                    elementType, *format, box, tile, swizzle, l2, interleave,
-                    oob, elementStrides, multicast, ctaGroup, reduction, lower,
-                    upper);
-}
-
-void TmaAtomType::print(AsmPrinter &printer) const {
-  auto list = [&](StringRef key, ArrayRef<int64_t> v) {
-    printer << ", " << key << " = [";
-    llvm::interleaveComma(v, printer);
-    printer << "]";
-  };
-  printer << "<" << stringifyCopyKind(getKind()) << ", " << getElementType();
-  if (getDefaultFormat(getElementType()) != getTmaFormat())
-    printer << ", tma_format = " << stringifyTmaFormat(getTmaFormat());
-  list("box", getBox());
-  if (getTile() != getBox())
-    list("tile", getTile());
-  if (getSwizzle() != Swizzle::NONE)
-    printer << ", swizzle = " << stringifySwizzle(getSwizzle());
-  if (getL2Promotion() != L2Promotion::L2_128B)
-    printer << ", l2_promotion = " << stringifyL2Promotion(getL2Promotion());
-  if (getInterleave() != Interleave::NONE)
-    printer << ", interleave = " << stringifyInterleave(getInterleave());
-  if (getOobFill() != OOBFill::NONE)
-    printer << ", oob_fill = " << stringifyOOBFill(getOobFill());
-  if (llvm::any_of(getElementStrides(), [](int64_t s) { return s != 1; }))
-    list("element_strides", getElementStrides());
-  if (getMulticast() != 1)
-    printer << ", multicast = " << getMulticast();
-  if (getCtaGroup() != 1)
-    printer << ", cta_group = " << getCtaGroup();
-  if (getKind() == CopyKind::Reduce && getReduction() != ReductionKind::ADD)
-    printer << ", reduction = " << stringifyReductionKind(getReduction());
-  if (!getLowerCorner().empty()) {
-    list("lower_corner", getLowerCorner());
-    list("upper_corner", getUpperCorner());
-  }
-  printer << ">";
+void mlir::nvtma::printIntList(AsmPrinter &printer, ArrayRef<int64_t> v) {
+  printer << '[';
+  llvm::interleaveComma(v, printer);
+  printer << ']';
 }

@@ -20,7 +20,7 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
     // CHECK: llvm.addrspacecast %{{.*}} : !llvm.ptr<3> to !llvm.ptr<7>
     // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[D0]], %{{.*}}, box[%{{.*}}, %{{.*}}] : !llvm.ptr<7>, !llvm.ptr
     nvtma.copy %a[%i, %c0], %s, barrier %bars[%c0] : !nvtma.tma_atom<load, f16, box = [64, 64], swizzle = swizzle_128b, l2_promotion = l2_256b>, !smem, !bars
-    // CHECK: llvm.inline_asm has_side_effects {{.*}}"prefetch.tensormap [$0];", "l" %[[D0]]
+    // CHECK: nvvm.prefetch tensormap, %[[D0]] : !llvm.ptr
     nvtma.prefetch_descriptor %a : !nvtma.tma_atom<load, f16, box = [64, 64], swizzle = swizzle_128b, l2_promotion = l2_256b>
     // CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[D1]], %{{.*}}, box[%{{.*}}, %{{.*}}] : !llvm.ptr, <3>
     nvtma.copy %b[%i, %c0], %s : !nvtma.tma_atom<store, f16, box = [64, 64]>, !smem
@@ -120,16 +120,25 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
 
 // -----
 
-// Index-only ops become arithmetic.
+// Index-only ops become integer arithmetic: tile coordinates times the
+// tile, and the multicast pattern (3: two CTAs along x) shifted to the
+// group's first CTA (rank y * 2).
 // CHECK-LABEL: gpu.func @index_ops
 gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
   gpu.func @index_ops(%a: !nvtma.tma_atom<load, f16, box = [64, 32]>, %i: index, %j: index, %x: index) kernel {
-    // CHECK: arith.muli %{{.*}}, %{{.*}} : index
-    // CHECK: arith.muli %{{.*}}, %{{.*}} : index
+    // CHECK: %[[C64:.*]] = llvm.mlir.constant(64 : i64) : i64
+    // CHECK: llvm.mul %{{.*}}, %[[C64]] : i64
+    // CHECK: %[[C32:.*]] = llvm.mlir.constant(32 : i64) : i64
+    // CHECK: llvm.mul %{{.*}}, %[[C32]] : i64
     %c:2 = nvtma.tma_partition %a[%i, %j] : !nvtma.tma_atom<load, f16, box = [64, 32]> -> index, index
     %c0 = arith.constant 0 : index
-    // CHECK: arith.shli
-    // CHECK: arith.trunci %{{.*}} : i32 to i16
+    // CHECK: %[[TWO:.*]] = llvm.mlir.constant(2 : i32) : i32
+    // CHECK: %[[Y:.*]] = llvm.trunc %{{.*}} : i64 to i32
+    // CHECK: %[[YS:.*]] = llvm.mul %[[Y]], %[[TWO]] : i32
+    // CHECK: %[[BASE:.*]] = llvm.add %{{.*}}, %[[YS]] : i32
+    // CHECK: %[[PAT:.*]] = llvm.mlir.constant(3 : i32) : i32
+    // CHECK: %[[M:.*]] = llvm.shl %[[PAT]], %[[BASE]] : i32
+    // CHECK: llvm.trunc %[[M]] : i32 to i16
     %m = nvtma.create_tma_multicast_mask [%x, %c0] {cluster_shape = array<i64: 2, 2>, mode = 0 : i64} : i16
     gpu.return
   }

@@ -25,3 +25,26 @@ func.func @no_fold(%x: index) -> i16 {
   %m = nvtma.create_tma_multicast_mask [%x, %c0] {cluster_shape = array<i64: 2, 2>, mode = 0 : i64} : i16
   return %m : i16
 }
+
+// The copies declare what they write (smem, global memory, the mbarrier):
+// without results they would otherwise be trivially dead and erased; the
+// pure ops around them fold away.
+// CHECK-LABEL: func.func @copies_are_not_dead
+// CHECK-NOT: nvtma.tma_partition
+// CHECK: nvtma.copy %{{.*}}, barrier
+// CHECK: nvtma.copy
+// CHECK: nvtma.bulk_copy s2g
+// CHECK: nvtma.cp_async
+// CHECK: nvtma.dsmem_store
+func.func @copies_are_not_dead(%ld: !nvtma.tma_atom<load, f16, box = [64, 64]>, %st: !nvtma.tma_atom<store, f16, box = [64, 64]>,
+    %s: memref<64x64xf16, #gpu.address_space<workgroup>>, %bars: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>,
+    %g: !llvm.ptr<1>, %sp: !llvm.ptr<3>, %c: !llvm.ptr<7>, %n: i32, %v: i32) {
+  %c0 = arith.constant 0 : index
+  %unused:2 = nvtma.tma_partition %ld[%c0, %c0] : !nvtma.tma_atom<load, f16, box = [64, 64]> -> index, index
+  nvtma.copy %ld[%c0, %c0], %s, barrier %bars[%c0] : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<64x64xf16, #gpu.address_space<workgroup>>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+  nvtma.copy %st[%c0, %c0], %s : !nvtma.tma_atom<store, f16, box = [64, 64]>, memref<64x64xf16, #gpu.address_space<workgroup>>
+  nvtma.bulk_copy s2g %g, %sp, %n : !llvm.ptr<1>, !llvm.ptr<3>
+  nvtma.cp_async %sp, %g {size = 16 : i32} : !llvm.ptr<3>, !llvm.ptr<1>
+  nvtma.dsmem_store %v, %c, %c : i32, !llvm.ptr<7>, !llvm.ptr<7>
+  return
+}

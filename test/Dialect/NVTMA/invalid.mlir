@@ -1,46 +1,54 @@
 // RUN: nvtma-opt %s -split-input-file -verify-diagnostics
 
-// expected-error @+1 {{'float7' is not a tma_format}}
+// The declarative parser names the field and the spellings it takes.
+// expected-error @+2 {{expected one of [uint8, uint16, uint32, int32, uint64, int64, float16, float32, float64, bfloat16, float32_ftz, tfloat32, tfloat32_ftz, u4x16_align8b, u4x16_align16b, u6x16_align16b] for CUtensorMapDataType: the descriptor's element format, got: float7}}
+// expected-error @+1 {{failed to parse NVTMA_TmaAtomType parameter 'tma_format'}}
 func.func @f(%a: !nvtma.tma_atom<load, f16, tma_format = float7, box = [64, 64]>) { return }
 
 // -----
 
-// expected-error @+1 {{'swizzle_16b' is not a swizzle}}
+// expected-error @+2 {{expected one of [none, swizzle_32b, swizzle_64b, swizzle_128b, swizzle_128b_atom_32b, swizzle_128b_atom_32b_flip_8b, swizzle_128b_atom_64b] for CUtensorMapSwizzle: shared-memory bank swizzle, got: swizzle_16b}}
+// expected-error @+1 {{failed to parse NVTMA_TmaAtomType parameter 'swizzle'}}
 func.func @f(%a: !nvtma.tma_atom<load, f16, box = [64, 64], swizzle = swizzle_16b>) { return }
 
 // -----
 
-// expected-error @+1 {{'l2_512b' is not a l2_promotion}}
+// expected-error @+2 {{expected one of [none, l2_64b, l2_128b, l2_256b] for CUtensorMapL2promotion: granularity of L2 fills from DRAM, got: l2_512b}}
+// expected-error @+1 {{failed to parse NVTMA_TmaAtomType parameter 'l2_promotion'}}
 func.func @f(%a: !nvtma.tma_atom<load, f16, box = [64, 64], l2_promotion = l2_512b>) { return }
 
 // -----
 
-// expected-error @+1 {{'interleave_64b' is not a interleave}}
+// expected-error @+2 {{expected one of [none, interleave_16b, interleave_32b] for CUtensorMapInterleave: interleaved global layout, got: interleave_64b}}
+// expected-error @+1 {{failed to parse NVTMA_TmaAtomType parameter 'interleave'}}
 func.func @f(%a: !nvtma.tma_atom<load, f16, box = [4, 8, 16], interleave = interleave_64b>) { return }
 
 // -----
 
-// expected-error @+1 {{'zero' is not a oob_fill}}
+// expected-error @+2 {{expected one of [none, nan_request_zero_fma] for CUtensorMapFloatOOBfill: value read out of bounds, got: zero}}
+// expected-error @+1 {{failed to parse NVTMA_TmaAtomType parameter 'oob_fill'}}
 func.func @f(%a: !nvtma.tma_atom<load, f16, box = [64, 64], oob_fill = zero>) { return }
 
 // -----
 
-// expected-error @+1 {{'copy' is not a copy kind}}
+// expected-error @+2 {{expected one of [load, load_multicast, store, reduce, im2col_load, im2col_load_multicast, im2col_store, gather4_load] for what a TMA atom copies, got: copy}}
+// expected-error @+1 {{failed to parse NVTMA_TmaAtomType parameter 'kind'}}
 func.func @f(%a: !nvtma.tma_atom<copy, f16, box = [64, 64]>) { return }
 
 // -----
 
-// expected-error @+1 {{'mul' is not a reduction kind}}
+// expected-error @+2 {{expected one of [add, min, max, inc, dec, and, or, xor] for reduction of cp.reduce.async.bulk.tensor, got: mul}}
+// expected-error @+1 {{failed to parse NVTMA_TmaAtomType parameter 'reduction'}}
 func.func @f(%a: !nvtma.tma_atom<reduce, f32, box = [32, 32], reduction = mul>) { return }
 
 // -----
 
-// expected-error @+1 {{unknown tma_atom field 'boxes'}}
+// expected-error @+1 {{duplicate or unknown struct parameter name: boxes}}
 func.func @f(%a: !nvtma.tma_atom<load, f16, boxes = [64, 64]>) { return }
 
 // -----
 
-// expected-error @+1 {{'box' given twice}}
+// expected-error @+1 {{duplicate or unknown struct parameter name: box}}
 func.func @f(%a: !nvtma.tma_atom<load, f16, box = [64, 64], box = [32, 32]>) { return }
 
 // -----

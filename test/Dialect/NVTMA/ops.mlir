@@ -11,6 +11,10 @@
 func.func @atom_types(
     // CHECK-SAME: !nvtma.tma_atom<load, f16, box = [64, 64]>
     %a0: !nvtma.tma_atom<load, f16, box = [64, 64], l2_promotion = l2_128b, swizzle = none>,
+    // Every field spelled at its default is the same type as none spelled:
+    // the one builder stores the minimal form (issue 15).
+    // CHECK-SAME: !nvtma.tma_atom<load, f16, box = [64, 64]>
+    %d0: !nvtma.tma_atom<load, f16, element_strides = [1, 1], tile = [64, 64], tma_format = float16, box = [64, 64], interleave = none, oob_fill = none, multicast = 1, cta_group = 1, reduction = add>,
     // CHECK-SAME: !nvtma.tma_atom<load, f16, box = [64, 64], l2_promotion = none>
     %a1: !nvtma.tma_atom<load, f16, box = [64, 64], l2_promotion = none>,
     // CHECK-SAME: !nvtma.tma_atom<load, f16, box = [64, 64], l2_promotion = l2_64b>
@@ -215,4 +219,12 @@ gpu.module @packed [#nvvm.target<chip = "sm_100a", features = "+ptx86">] {
     %c = nvtma.make_tiled_tma_atom %C {cta_tiler = array<i64: 64, 64>} : memref<8x64x64x64xi4> -> !nvtma.tma_atom<im2col_load, i4, tma_format = u4x16_align8b, box = [64, 64], lower_corner = [0, 0], upper_corner = [0, 0]>
     gpu.return
   }
+}
+
+// Two spellings of one atom are one type (the return's verifier compares
+// them).
+// CHECK-LABEL: func.func @one_type
+// CHECK-SAME: (%{{.*}}: !nvtma.tma_atom<load, f16, box = [64, 64]>) -> !nvtma.tma_atom<load, f16, box = [64, 64]>
+func.func @one_type(%a: !nvtma.tma_atom<load, f16, tma_format = float16, tile = [64, 64], box = [64, 64]>) -> !nvtma.tma_atom<load, f16, box = [64, 64], element_strides = [1, 1]> {
+  return %a : !nvtma.tma_atom<load, f16, box = [64, 64], tile = [64, 64]>
 }

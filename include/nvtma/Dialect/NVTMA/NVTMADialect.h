@@ -24,6 +24,12 @@
 #include "nvtma/Dialect/NVTMA/NVTMAOpsDialect.h.inc"
 #include "nvtma/Dialect/NVTMA/NVTMAOpsEnums.h.inc"
 
+namespace mlir::nvtma {
+/// `[1, 2, 3]` (the atom type's list fields).
+FailureOr<SmallVector<int64_t>> parseIntList(AsmParser &parser);
+void printIntList(AsmPrinter &printer, ArrayRef<int64_t> values);
+} // namespace mlir::nvtma
+
 #define GET_TYPEDEF_CLASSES
 #include "nvtma/Dialect/NVTMA/NVTMAOpsTypes.h.inc"
 
@@ -58,6 +64,28 @@ LogicalResult verifyDescriptor(TmaAtomType atom, ArrayRef<int64_t> globalShape,
 /// "sm_90a"), and whether it has the architecture-specific "a" suffix.
 /// std::nullopt when there is no NVVM target.
 std::optional<std::pair<unsigned, bool>> getTargetSM(Operation *op);
+
+/// Whether MLIR can compute the strides of `type`: for an identity layout
+/// it multiplies the static sizes from the innermost in int64 and asserts
+/// (ending the process) on overflow, e.g. memref<256x1099511627776x256x4096xf16>.
+bool hasComputableStrides(MemRefType type);
+
+/// getStridesAndOffset that cannot assert: fails for memrefs whose strides
+/// MLIR cannot compute (see hasComputableStrides) and non-strided layouts.
+LogicalResult getStridesAndOffsetChecked(MemRefType type,
+                                         SmallVectorImpl<int64_t> &strides,
+                                         int64_t &offset);
+
+/// The mask create_tma_multicast_mask makes: `pattern` (one bit per CTA
+/// along `mode`) shifted left by sum(coords[d] * strides[d]), the rank of the
+/// CTA whose coordinate along `mode` is 0 (strides[mode] is 0). The folder
+/// and the lowering both build the mask from this.
+struct MulticastMaskLayout {
+  uint32_t pattern = 0;
+  SmallVector<int64_t> strides;
+};
+MulticastMaskLayout getMulticastMaskLayout(ArrayRef<int64_t> clusterShape,
+                                           int64_t mode);
 
 /// Number of bytes of an element of `type` (fractions for sub-byte types are
 /// rounded up; only used for diagnostics and byte counts of whole tiles).

@@ -5,8 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Descriptor enums keep CUDA's CUtensorMap* case names and values; their
-// spellings are identifier-safe so they round-trip unquoted (`l2_256b`).
+// Descriptor enums keep CUDA's CUtensorMap* case names and values (they
+// come from the one schema, nvtma/TensorMap/Schema.def); their spellings
+// are identifier-safe so they round-trip unquoted (`l2_256b`).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,72 +17,9 @@
 include "mlir/IR/EnumAttr.td"
 include "nvtma/Dialect/NVTMA/NVTMADialect.td"
 
-def NVTMA_TmaFormat : I32EnumAttr<"TmaFormat",
-    "CUtensorMapDataType: the descriptor's element format", [
-  I32EnumAttrCase<"UINT8", 0, "uint8">,
-  I32EnumAttrCase<"UINT16", 1, "uint16">,
-  I32EnumAttrCase<"UINT32", 2, "uint32">,
-  I32EnumAttrCase<"INT32", 3, "int32">,
-  I32EnumAttrCase<"UINT64", 4, "uint64">,
-  I32EnumAttrCase<"INT64", 5, "int64">,
-  I32EnumAttrCase<"FLOAT16", 6, "float16">,
-  I32EnumAttrCase<"FLOAT32", 7, "float32">,
-  I32EnumAttrCase<"FLOAT64", 8, "float64">,
-  I32EnumAttrCase<"BFLOAT16", 9, "bfloat16">,
-  I32EnumAttrCase<"FLOAT32_FTZ", 10, "float32_ftz">,
-  I32EnumAttrCase<"TFLOAT32", 11, "tfloat32">,
-  I32EnumAttrCase<"TFLOAT32_FTZ", 12, "tfloat32_ftz">,
-  I32EnumAttrCase<"U4X16_ALIGN8B", 13, "u4x16_align8b">,
-  I32EnumAttrCase<"U4X16_ALIGN16B", 14, "u4x16_align16b">,
-  I32EnumAttrCase<"U6X16_ALIGN16B", 15, "u6x16_align16b">,
-]> {
-  let cppNamespace = "::mlir::nvtma";
-  let genSpecializedAttr = 0;
-}
-
-def NVTMA_Swizzle : I32EnumAttr<"Swizzle",
-    "CUtensorMapSwizzle: shared-memory bank swizzle", [
-  I32EnumAttrCase<"NONE", 0, "none">,
-  I32EnumAttrCase<"SWIZZLE_32B", 1, "swizzle_32b">,
-  I32EnumAttrCase<"SWIZZLE_64B", 2, "swizzle_64b">,
-  I32EnumAttrCase<"SWIZZLE_128B", 3, "swizzle_128b">,
-  I32EnumAttrCase<"SWIZZLE_128B_ATOM_32B", 4, "swizzle_128b_atom_32b">,
-  I32EnumAttrCase<"SWIZZLE_128B_ATOM_32B_FLIP_8B", 5, "swizzle_128b_atom_32b_flip_8b">,
-  I32EnumAttrCase<"SWIZZLE_128B_ATOM_64B", 6, "swizzle_128b_atom_64b">,
-]> {
-  let cppNamespace = "::mlir::nvtma";
-  let genSpecializedAttr = 0;
-}
-
-def NVTMA_Interleave : I32EnumAttr<"Interleave",
-    "CUtensorMapInterleave: interleaved global layout", [
-  I32EnumAttrCase<"NONE", 0, "none">,
-  I32EnumAttrCase<"INTERLEAVE_16B", 1, "interleave_16b">,
-  I32EnumAttrCase<"INTERLEAVE_32B", 2, "interleave_32b">,
-]> {
-  let cppNamespace = "::mlir::nvtma";
-  let genSpecializedAttr = 0;
-}
-
-def NVTMA_L2Promotion : I32EnumAttr<"L2Promotion",
-    "CUtensorMapL2promotion: granularity of L2 fills from DRAM", [
-  I32EnumAttrCase<"NONE", 0, "none">,
-  I32EnumAttrCase<"L2_64B", 1, "l2_64b">,
-  I32EnumAttrCase<"L2_128B", 2, "l2_128b">,
-  I32EnumAttrCase<"L2_256B", 3, "l2_256b">,
-]> {
-  let cppNamespace = "::mlir::nvtma";
-  let genSpecializedAttr = 0;
-}
-
-def NVTMA_OOBFill : I32EnumAttr<"OOBFill",
-    "CUtensorMapFloatOOBfill: value read out of bounds", [
-  I32EnumAttrCase<"NONE", 0, "none">,
-  I32EnumAttrCase<"NAN_REQUEST_ZERO_FMA", 1, "nan_request_zero_fma">,
-]> {
-  let cppNamespace = "::mlir::nvtma";
-  let genSpecializedAttr = 0;
-}
+// TmaFormat, Interleave, Swizzle, L2Promotion, OOBFill: generated from
+// nvtma/TensorMap/Schema.def (see NVTMASchemaEnums.td.in).
+include "nvtma/Dialect/NVTMA/NVTMASchemaEnums.td"
 
 def NVTMA_CopyKind : I32EnumAttr<"CopyKind", "what a TMA atom copies", [
   I32EnumAttrCase<"Load", 0, "load">,

@@ -122,7 +122,8 @@ def NVTMA_CreateTmaMulticastMaskOp
 // Tensor copies
 //===----------------------------------------------------------------------===//
 
-def NVTMA_CopyOp : NVTMA_Op<"copy", [AttrSizedOperandSegments]> {
+def NVTMA_CopyOp : NVTMA_Op<"copy", [AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "issue the TMA copies of one tile";
   let description = [{
     Copies the atom's `tile` between global coordinates `coordinates`
@@ -141,6 +142,10 @@ def NVTMA_CopyOp : NVTMA_Op<"copy", [AttrSizedOperandSegments]> {
     One thread issues them: the lowering elects one lane of the calling warp
     (`elect.sync`), so call it from one warp and do not wrap it in an
     elect yourself.
+
+    Memory effects: it reads the descriptor; a load reads global memory and
+    writes `smem` and the mbarrier, a store reads `smem` and writes global
+    memory, a reduction reads `smem` and reads and writes global memory.
 
     Becomes `cp.async.bulk.tensor.Nd.shared::cluster.global.tile`
     (`.multicast::cluster`, `.im2col`, `.tile::gather4`),
@@ -272,7 +277,8 @@ def NVTMA_CpFenceTmaDescReleaseOp : NVTMA_Op<"cp_fence_tma_desc_release"> {
 // Non-tensor copies
 //===----------------------------------------------------------------------===//
 
-def NVTMA_BulkCopyOp : NVTMA_Op<"bulk_copy", [AttrSizedOperandSegments]> {
+def NVTMA_BulkCopyOp : NVTMA_Op<"bulk_copy", [AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "non-tensor bulk async copy";
   let description = [{
     Copies `size` bytes (a multiple of 16; addresses 16-byte aligned):
@@ -308,7 +314,8 @@ def NVTMA_BulkCopyOp : NVTMA_Op<"bulk_copy", [AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
-def NVTMA_CpAsyncOp : NVTMA_Op<"cp_async"> {
+def NVTMA_CpAsyncOp : NVTMA_Op<"cp_async", [
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "non-bulk async copy of 4, 8 or 16 bytes to shared memory";
   let description = [{
     CuTe's `CopyG2SOp`. `cache_mode` `always` caches at all levels (`.ca`,
@@ -328,7 +335,8 @@ def NVTMA_CpAsyncOp : NVTMA_Op<"cp_async"> {
   let hasVerifier = 1;
 }
 
-def NVTMA_DsmemStoreOp : NVTMA_Op<"dsmem_store"> {
+def NVTMA_DsmemStoreOp : NVTMA_Op<"dsmem_store", [
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "store to another CTA's shared memory, completing on its mbarrier";
   let description = [{
     CuTe's `CopyDsmemStoreOp`: an asynchronous store of a 32- or 64-bit

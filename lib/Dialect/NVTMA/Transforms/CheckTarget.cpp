@@ -146,6 +146,29 @@ LogicalResult checkSharedAlloc(Operation *op) {
   return success();
 }
 
+/// MLIR asserts when it computes the strides of an identity-layout memref
+/// whose size overflows int64, which the memref lowering does.
+LogicalResult checkMemRefSizes(Operation *op) {
+  auto check = [&](Type t) -> LogicalResult {
+    auto m = dyn_cast<MemRefType>(t);
+    if (!m || hasComputableStrides(m))
+      return success();
+    return op->emitOpError() << "uses " << m
+                             << ", which has more elements than int64 "
+                                "counts; LLVM's memref lowering cannot "
+                                "describe it";
+  };
+  for (Type t : op->getResultTypes())
+    if (failed(check(t)))
+      return failure();
+  for (Region &region : op->getRegions())
+    for (Block &block : region)
+      for (BlockArgument arg : block.getArguments())
+        if (failed(check(arg.getType())))
+          return failure();
+  return success();
+}
+
 struct CheckTarget : mlir::nvtma::impl::NVTMACheckTargetBase<CheckTarget> {
   using Base::Base;
 
@@ -160,6 +183,7 @@ struct CheckTarget : mlir::nvtma::impl::NVTMACheckTargetBase<CheckTarget> {
           ok &= succeeded(checkAlignments(func));
         if (isa<memref::AllocaOp, memref::AllocOp>(op))
           ok &= succeeded(checkSharedAlloc(op));
+        ok &= succeeded(checkMemRefSizes(op));
       });
       SmallVector<Arch> arches;
       if (ArrayAttr targets = module.getTargetsAttr())

@@ -64,7 +64,7 @@ llvm::json::Object describeArg(Type type) {
   if (auto m = dyn_cast<MemRefType>(type)) {
     SmallVector<int64_t> strides;
     int64_t offset = 0;
-    (void)m.getStridesAndOffset(strides, offset);
+    (void)getStridesAndOffsetChecked(m, strides, offset);
     o["kind"] = "memref";
     o["element"] = typeString(m.getElementType());
     o["element_bits"] = getElementBitWidth(m.getElementType());
@@ -91,7 +91,7 @@ llvm::json::Object describeDescriptor(DescriptorAttr desc, MemRefType tensor) {
   TmaAtomType atom = desc.getAtom();
   SmallVector<int64_t> strides;
   int64_t offset = 0;
-  (void)tensor.getStridesAndOffset(strides, offset);
+  (void)getStridesAndOffsetChecked(tensor, strides, offset);
   tmap::Params p;
   fillDescriptorParams(atom, tensor.getShape(), strides, p);
   llvm::json::Object o;
@@ -101,7 +101,7 @@ llvm::json::Object describeDescriptor(DescriptorAttr desc, MemRefType tensor) {
   o["mode"] = atom.isIm2col() ? "im2col" : "tiled";
   o["rank"] = p.rank;
   o["tma_format"] = static_cast<int64_t>(p.dataType);
-  o["tma_format_name"] = stringifyTmaFormat(atom.getTmaFormat());
+  o["tma_format_name"] = stringifyTmaFormat(atom.getFormat());
   o["element_bits"] = getElementBitWidth(atom.getElementType());
   o["interleave"] = static_cast<int64_t>(p.interleave);
   o["swizzle"] = static_cast<int64_t>(p.swizzle);

@@ -53,7 +53,8 @@ def NVTMACheckTarget : Pass<"nvtma-check-target", "ModuleOp"> {
       needs (sm_100 atoms, `tensormap.replace` on an `a` chip, the tensormap
       proxy fences on PTX 8.3);
     - constructs upstream lowerings assert on: a non-positive or
-      non-power-of-two `llvm.align`, shared memory allocated in a kernel body.
+      non-power-of-two `llvm.align`, shared memory allocated in a kernel body,
+      a memref whose element count overflows int64.
 
     ```mlir
     // error: chip 'sm_91a' is not one LLVM's NVPTX backend can select; supported: ...
