@@ -7,15 +7,16 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import spec_key  # noqa: E402
+from conftest import build, spec_key  # noqa: E402
 from gpu_cases import all_specs  # noqa: E402
+import test_gpu_launch_abi  # noqa: E402  (kernels given as IR text: the lowering's ABI)
 
 
 def main():
     out = Path(sys.argv[1])
-    specs = all_specs()
+    specs = all_specs() + list(test_gpu_launch_abi.SPECS)
     for spec in specs:
-        spec.compile().save(out / spec_key(spec))
+        build(spec).save(out / spec_key(spec))
     print(f"{len(specs)} kernels -> {out}")
 
 
