@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from . import dsl
 from ._lazy import lazy
+from .dsl import types
 from .dsl.errors import fail, user_op
 
 ir = lazy("nvtma.ir")
@@ -404,11 +405,11 @@ def address_of(buf, indices=None):
     !llvm.ptr<1> for a global tensor (what the descriptor and bulk ops take)."""
     space = {"shared": 3, "cluster": 7}.get(buf.space, 1)
     generic_global = buf.space == "global"
-    ptr_t = ir.Type.parse("!llvm.ptr" if generic_global else f"!llvm.ptr<{space}>")
+    ptr_t = types.ptr(0 if generic_global else space)
     idx = [dsl.as_value(i, dsl.Index) for i in (indices or [0] * buf.rank)]
     p = _d.AddressOfOp(ptr_t, buf.value, idx).result
     if generic_global:
-        p = llvm.AddrSpaceCastOp(ir.Type.parse("!llvm.ptr<1>"), p).result
+        p = llvm.AddrSpaceCastOp(types.ptr(1), p).result
     return dsl.Val(p)
 
 
@@ -419,13 +420,14 @@ def bulk_copy(op, dst, src, size, *, tma_bar_ptr=None, mask=None, remote_barrier
                    remote_barrier=None if remote_barrier is None else dsl.as_value(remote_barrier))
 
     def as_space(p, space):
-        t = ir.Type.parse(f"!llvm.ptr<{space}>")
+        t = types.ptr(space)
         v = dsl.as_value(p)
         return v if v.type == t else llvm.AddrSpaceCastOp(t, v).result
 
     want = {"g2s": (3, 1), "g2s_multicast": (3, 1), "s2g": (1, 3), "s2g_bytemask": (1, 3), "s2s_cluster": (7, 3)}
     dsp, ssp = want[op.kind]
-    attr = ir.Attribute.parse(f"#nvtma.bulk_copy_kind<{op.kind}>")
+    attr = {"g2s": _d.BulkCopyKind.G2S, "g2s_multicast": _d.BulkCopyKind.G2SMulticast, "s2g": _d.BulkCopyKind.S2G,
+            "s2g_bytemask": _d.BulkCopyKind.S2GByteMask, "s2s_cluster": _d.BulkCopyKind.S2SCluster}[op.kind]
     if _single_issuer_mode("cpasync.bulk_copy") == "direct":
         fail("cpasync.bulk_copy elects its issuing lane itself: call it from a whole warp", rule="single-issuer")
     _d.BulkCopyOp(attr, as_space(dst, dsp), as_space(src, ssp), dsl.as_value(size, dsl.Int32), **kw)
@@ -461,7 +463,7 @@ def cp_async(dst, src, size=16, *, op=None):
     if mode == "cache_global" and size != 16:
         fail("cp.async.cg copies 16 bytes", rule="cp-async")
     d, s = dsl.as_value(dst), dsl.as_value(src)
-    _d.CpAsyncOp(d, s, size, cache_mode=ir.Attribute.parse(f"#nvtma.load_cache_mode<{mode}>"))
+    _d.CpAsyncOp(d, s, size, cache_mode=_d.LoadCacheMode.GLOBAL if mode == "cache_global" else _d.LoadCacheMode.ALWAYS)
 
 
 @user_op

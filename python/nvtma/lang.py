@@ -19,6 +19,7 @@ import contextlib
 
 from . import dsl
 from ._lazy import lazy
+from .dsl import types
 from .dsl.errors import fail, user_op
 from .dsl.kernel import active_threads, narrowed
 from .dsl.tensor import SWIZZLE_BYTES, SmemInfo, TensorValue
@@ -119,7 +120,6 @@ class SMEMPool:
 def _view(k, off, shape, cls, info):
     """[shape] of `cls` at byte `off` of the kernel's shared memory, with a
     flat 1-D view for swizzle/box-aware element access."""
-    space = ir.Attribute.parse("#gpu.address_space<workgroup>")
     base = k.smem()
     n = 1
     for d in shape:
@@ -128,8 +128,8 @@ def _view(k, off, shape, cls, info):
     # a branch or loop (cta_reduce's scratch) is used after it too
     with ir.InsertionPoint.after(base.owner):
         shift = arith.ConstantOp(ir.IndexType.get(), off).result
-        view = memref.ViewOp(ir.MemRefType.get(list(shape), cls.mlir_type(), memory_space=space), base, shift, [])
-        flat = memref.ViewOp(ir.MemRefType.get([n], cls.mlir_type(), memory_space=space), base, shift, [])
+        view = memref.ViewOp(types.shared_memref(shape, cls.mlir_type()), base, shift, [])
+        flat = memref.ViewOp(types.shared_memref([n], cls.mlir_type()), base, shift, [])
     return TensorValue(view.result, info=info, flat=TensorValue(flat.result), flat_offset=0)
 
 
@@ -268,9 +268,7 @@ class MBarrier:
         self.count = count
         self.phase_offset = phase_offset
         with _loc():
-            t = ir.Type.parse("!nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>, "
-                              f"num_barriers = {depth}>")
-            self.group = nvgpu.MBarrierCreateOp(t).result
+            self.group = nvgpu.MBarrierCreateOp(types.mbarrier_group(depth)).result
             with dsl.if_(leader if leader is not None else dsl.thread_idx() == 0):
                 for s in range(depth):
                     nvgpu.MBarrierInitOp(self.group, dsl.as_value(count), dsl.as_value(s))
@@ -289,7 +287,7 @@ class MBarrier:
                                   count=dsl.as_value(count, dsl.Int32))
             return
         nvgpu.MBarrierArriveOp(self.group, dsl.as_value(stage, dsl.Index),
-                               results=[ir.Type.parse("!nvgpu.mbarrier.token")])
+                               results=[types.mbarrier_token()])
 
     @user_op
     def wait(self, stage, phase):
@@ -318,8 +316,7 @@ class _RemoteMBarrier:
 
     @user_op
     def ptr(self, stage):
-        t = ir.Type.parse("!llvm.ptr<7>")
-        return dsl.Val(nvvm.MapaOp(t, self.local.ptr(stage).value, dsl.as_value(self.rank, dsl.Int32)).result)
+        return dsl.Val(nvvm.MapaOp(types.ptr(7), self.local.ptr(stage).value, dsl.as_value(self.rank, dsl.Int32)).result)
 
     @user_op
     def arrive(self, stage, count=None):

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from . import cuda, dsl
 from ._lazy import lazy
+from .dsl import types
 from .dsl.errors import fail, user_op
 from .dsl.numeric import Index, Int32, Int64
 from .profile_report import (HEADER_WORDS, KINDS, MAGIC, RECORD_WORDS, SCOPES, SLOT_HEADER_WORDS, VERSION,
@@ -169,7 +170,7 @@ class Profiler:
         """Each warp's event count: a static shared array, so that profiling
         leaves the kernel's dynamic shared-memory layout as it is."""
         t = ir.MemRefType.get([self.warps], ir.IntegerType.get_signless(32),
-                              memory_space=ir.Attribute.parse("#gpu.address_space<workgroup>"))
+                              memory_space=types.workgroup())
         with ir.InsertionPoint(self.k.func):
             memref.GlobalOp(_COUNTERS, t, sym_visibility="private", initial_value=ir.UnitAttr.get(), alignment=16)
         return dsl.TensorValue(memref.GetGlobalOp(t, _COUNTERS).result)

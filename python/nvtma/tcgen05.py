@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from . import dsl
 from ._lazy import lazy
+from .dsl import types
 from .dsl.errors import fail, user_op
 from .dsl.numeric import Boolean, Int16, Int32, Numeric, Uint8, Uint32, Uint64, Val, as_value
 from .dsl.tensor import SWIZZLE_BYTES
@@ -484,7 +485,7 @@ def _tmem_ptr(taddr):
     if isinstance(taddr, TmemBuffer):
         taddr = taddr.addr
     v = as_value(taddr, Uint32) if not isinstance(taddr, int) else as_value(Uint32(taddr))
-    return llvm.IntToPtrOp(ir.Type.parse("!llvm.ptr<6>"), v).result
+    return llvm.IntToPtrOp(types.ptr(6), v).result
 
 
 # ----------------------------------------------------------------------------- allocation

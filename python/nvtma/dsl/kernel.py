@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from .._lazy import lazy
 from . import numeric as _n
 from .errors import KernelBuildError, _Depth, fail
+from . import types
 from .tensor import Tensor, TensorValue
 
 ir = lazy("nvtma.ir")
@@ -61,8 +62,7 @@ class _KernelState:
         if self.smem_base is None:
             first = self.entry.operations[0] if len(self.entry.operations) else None
             ip = ir.InsertionPoint(first) if first is not None else ir.InsertionPoint(self.entry)
-            t = ir.MemRefType.get([ir.ShapedType.get_dynamic_size()], ir.IntegerType.get_signless(8),
-                                  memory_space=ir.Attribute.parse("#gpu.address_space<workgroup>"))
+            t = types.shared_memref([ir.ShapedType.get_dynamic_size()], ir.IntegerType.get_signless(8))
             with ip, ir.Location.unknown():
                 self.smem_base = gpu.DynamicSharedMemoryOp(t).result
         return self.smem_base

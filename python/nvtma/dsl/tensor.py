@@ -57,11 +57,6 @@ class Tensor:
         dyn = ir.ShapedType.get_dynamic_size()
         return ir.MemRefType.get([dyn if d is None else d for d in self.shape], self.element.mlir_type())
 
-    def mlir(self) -> str:
-        """The memref spelling (for messages and records)."""
-        dims = "x".join("?" if d is None else str(d) for d in self.shape)
-        return f"memref<{dims}x{self.element.name}>"
-
 
 class SmemInfo:
     """One shared-memory allocation, shared by the buffer and its stage views."""
