@@ -405,35 +405,23 @@ def _addrspace(ptr):
     return 3 if "<3>" in s else 1 if "<1>" in s else 0
 
 
-@user_op
-def atomic_add(target, idx=None, val=None, *, scope="gpu"):
-    """target[idx] += val atomically; returns the old value. `target` a tensor
+def _atomic_op(kind, doc):
+    @user_op
+    def op(target, idx=None, val=None, *, scope="gpu"):
+        if val is None:  # op(pointer, val)
+            idx, val = None, idx
+        return _atomic(kind, target, idx, val, scope)
+    op.__name__ = op.__qualname__ = f"atomic_{kind}"
+    op.__doc__ = doc
+    return op
+
+
+atomic_add = _atomic_op("add", """target[idx] += val atomically; returns the old value. `target` a tensor
     (global or shared) or a pointer; f32/f64/f16/bf16/ints, or a 2-lane
-    f16/bf16 Vector (atom.add.noftz.f16x2)."""
-    if val is None:
-        idx, val = None, idx
-    return _atomic("add", target, idx, val, scope)
-
-
-@user_op
-def atomic_max(target, idx=None, val=None, *, scope="gpu"):
-    if val is None:
-        idx, val = None, idx
-    return _atomic("max", target, idx, val, scope)
-
-
-@user_op
-def atomic_min(target, idx=None, val=None, *, scope="gpu"):
-    if val is None:
-        idx, val = None, idx
-    return _atomic("min", target, idx, val, scope)
-
-
-@user_op
-def atomic_exch(target, idx=None, val=None, *, scope="gpu"):
-    if val is None:
-        idx, val = None, idx
-    return _atomic("exch", target, idx, val, scope)
+    f16/bf16 Vector (atom.add.noftz.f16x2). `scope`: cta, cluster, gpu, sys.""")
+atomic_max = _atomic_op("max", "target[idx] = max(target[idx], val) atomically; returns the old value.")
+atomic_min = _atomic_op("min", "target[idx] = min(target[idx], val) atomically; returns the old value.")
+atomic_exch = _atomic_op("exch", "target[idx] = val atomically; returns the old value.")
 
 
 @user_op

@@ -625,10 +625,23 @@ def _float_fn(name, x, fn):
     return r if cls is Float32 else convert(r, cls)
 
 
-@user_op
-def exp2(x):
-    """2**x (ex2.approx.f32: 2 ulp)."""
-    return _float_fn("exp2", x, lambda v: _intrinsic("llvm.nvvm.ex2.approx.f32", v))
+def _unary(name, intrinsic, doc, asm=None):
+    """A float function of one value: an NVVM intrinsic (or inline PTX)."""
+    @user_op
+    def fn(x):
+        return _float_fn(name, x, (lambda v: _asm_f32(asm, v)) if asm else (lambda v: _intrinsic(intrinsic, v)))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+exp2 = _unary("exp2", "llvm.nvvm.ex2.approx.f32", "2**x (ex2.approx.f32: 2 ulp).")
+log2 = _unary("log2", "llvm.nvvm.lg2.approx.f", "log2 x (lg2.approx.f32).")
+sqrt = _unary("sqrt", "llvm.sqrt.f32", "sqrt.rn.f32 (IEEE).")
+rsqrt = _unary("rsqrt", "llvm.nvvm.rsqrt.approx.f", "1/sqrt(x) (rsqrt.approx.f32).")
+tanh = _unary("tanh", None, "tanh.approx.f32.", asm="tanh.approx.f32 $0, $1;")
+sin = _unary("sin", "llvm.nvvm.sin.approx.f", "sin.approx.f32.")
+cos = _unary("cos", "llvm.nvvm.cos.approx.f", "cos.approx.f32.")
 
 
 @user_op
@@ -638,42 +651,9 @@ def exp(x):
 
 
 @user_op
-def log2(x):
-    """log2 x (lg2.approx.f32)."""
-    return _float_fn("log2", x, lambda v: _intrinsic("llvm.nvvm.lg2.approx.f", v))
-
-
-@user_op
 def log(x):
+    """ln x as log2(x)·ln 2."""
     return log2(x) * 0.6931471805599453
-
-
-@user_op
-def sqrt(x):
-    """sqrt.rn.f32 (IEEE)."""
-    return _float_fn("sqrt", x, lambda v: _intrinsic("llvm.sqrt.f32", v))
-
-
-@user_op
-def rsqrt(x):
-    """1/sqrt(x) (rsqrt.approx.f32)."""
-    return _float_fn("rsqrt", x, lambda v: _intrinsic("llvm.nvvm.rsqrt.approx.f", v))
-
-
-@user_op
-def tanh(x):
-    """tanh.approx.f32."""
-    return _float_fn("tanh", x, lambda v: _asm_f32("tanh.approx.f32 $0, $1;", v))
-
-
-@user_op
-def sin(x):
-    return _float_fn("sin", x, lambda v: _intrinsic("llvm.nvvm.sin.approx.f", v))
-
-
-@user_op
-def cos(x):
-    return _float_fn("cos", x, lambda v: _intrinsic("llvm.nvvm.cos.approx.f", v))
 
 
 @user_op
