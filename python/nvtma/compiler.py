@@ -159,9 +159,9 @@ def _lower(text: str, arch: str, features: str, opt_level: int):
             raise CompileError(f"{what}:\n{diags}") from None
     records = json.loads(records) if records else {"kernels": {}}
     if not objects:
-        raise CompileError("the module has no gpu.module to compile")
+        raise CompileError("the module has no GPU module to compile")
     if len(objects) > 1:
-        raise CompileError(f"{len(objects)} gpu.modules: compile one gpu.module per nvtma.compile call")
+        raise CompileError(f"{len(objects)} GPU modules: compile one per nvtma.compile call")
     return objects[0].decode(), records
 
 

@@ -17,7 +17,7 @@ warpgroup), reading %globaltimer (ns, comparable across SMs) and %clock64
 the buffer: a bounded number of records, then only a count of the dropped
 ones; a record or a slot that would fall outside the buffer is not written.
 Event and role names are build-time strings; their ids and the table
-(``nvtma_profile`` on the kernel's gpu.func) are fixed by the build.
+(``nvtma_profile`` on the kernel function) are fixed by the build.
 
 A Profiler made with no buffer (or ``enabled=False``) builds nothing: the
 kernel's IR and PTX are those of the same kernel without the calls.
@@ -37,6 +37,7 @@ from .profile_report import (HEADER_WORDS, KINDS, MAGIC, RECORD_WORDS, SCOPES, S
 from .profile_report import ATTRIBUTE, MAX_EVENTS_PER_WARP, MAX_NAMES, MAX_ROLES
 
 ir = lazy("nvtma.ir")
+gpu = lazy("nvtma.dialects.gpu")
 memref = lazy("nvtma.dialects.memref")
 
 __all__ = ["Profiler", "ProfileError", "EventTable", "Profile", "buffer_words", "alloc_buffer", "collect",
@@ -176,7 +177,7 @@ class Profiler:
         return dsl.TensorValue(memref.GetGlobalOp(t, _COUNTERS).result)
 
     def _publish(self):
-        """The name table, as JSON text on the kernel's gpu.func."""
+        """The name table, as JSON text on the kernel function."""
         t = EventTable(self.k.kernel.name, tuple(self._events), tuple(self._roles), self.events_per_warp,
                        self.warps, self.scope)
         self.k.func.operation.attributes[ATTRIBUTE] = ir.StringAttr.get(t.to_json())
@@ -243,7 +244,7 @@ class Profiler:
             if b == block:
                 return True
             op = b.owner
-            if op is None or op.operation.name == "gpu.func":
+            if op is None or isinstance(op.opview, gpu.GPUFuncOp):
                 return False
             b = op.operation.block
         return False

@@ -50,7 +50,7 @@ SCOPE_FIELD = (56, 4)
 
 KINDS = ("range", "mark", "span")   # nested ranges (range/push-pop), instants, start/end spans (may overlap)
 SCOPES = ("warp", "warpgroup")
-ATTRIBUTE = "nvtma_profile"         # the gpu.func attribute holding the name table (JSON text)
+ATTRIBUTE = "nvtma_profile"         # the kernel function attribute holding the name table (JSON text)
 
 
 def slot_words(events_per_warp: int) -> int:

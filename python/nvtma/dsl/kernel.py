@@ -1,4 +1,4 @@
-"""``@dsl.kernel``: a Python function becomes a gpu.func kernel.
+"""``@dsl.kernel``: a Python function becomes a GPU kernel (an MLIR gpu function).
 
     @dsl.kernel(block=(128,), cluster=(2, 1, 1))
     def copy(src: dsl.Tensor("f16", (None, 4096)), dst: dsl.Tensor("f16", (None, 4096)), *, BM=64):

@@ -313,7 +313,7 @@ def parse_manifest(data: bytes) -> dict:
 # --------------------------------------------------------------------------- the artifacts
 
 class CompiledArtifacts:
-    """IR, PTX, cubin and the kernel records of one gpu.module."""
+    """IR, PTX, cubin and the kernel records of one GPU module."""
 
     def __init__(self, *, ir: str | None, ptx: str, cubin: bytes | None, records: dict, arch: str,
                  validate: bool = True):
