@@ -30,7 +30,7 @@ from .runtime import cache as _cache
 from .runtime.artifacts import CompiledArtifacts
 from .runtime.errors import LaunchError
 
-__all__ = ["compile", "CompiledModule", "CompileError", "cache_dir", "ptx_to_cubin"]
+__all__ = ["compile", "CompiledModule", "CompileError", "cache_dir", "ptx_to_cubin", "link_device_libraries"]
 
 _ARCH_RE = re.compile(r"^sm_(\d+)([af]?)$")
 
@@ -135,6 +135,75 @@ def ptx_to_cubin(ptx: str, arch: str) -> bytes:
     raise CompileError("cannot assemble PTX to a cubin:\n  " + "\n  ".join(errors))
 
 
+# ----------------------------------------------------------------------------- device libraries
+
+# a gpu.module header as nvtma prints it, with its discardable attributes
+_GPU_MODULE_RE = re.compile(r"^(?P<head>[ \t]*gpu\.module @(?:[\w$.-]+|\"[^\"\n]*\"))(?P<targets> \[[^\n]*\])?"
+                            r"(?P<tail> attributes \{[^\n]*\} \{)$", re.M)
+_LINK_RE = re.compile(r"nvtma\.link = \[([^\]]*)\]")
+
+
+def _device_library(name: str, arch: str) -> Path:
+    if name == "nvshmem":
+        from .nvshmem import bitcode_library
+        try:
+            return bitcode_library(arch)
+        except FileNotFoundError as e:
+            raise CompileError(f"NVSHMEM kernels need NVSHMEM's device library: {e}") from None
+    raise CompileError(f"nvtma.link names device library {name!r}; nvtma links 'nvshmem'")
+
+
+def _default_target(arch: str, features: str, opt_level: int) -> str:
+    """The #nvvm.target the pipeline would attach (the attach pass run on an
+    empty gpu.module of our own)."""
+    from . import ir
+    from .passmanager import PassManager
+    opts = f"chip={arch}" + (f" features={features}" if features else "") + f" O={opt_level}"
+    with ir.Context():
+        m = ir.Module.parse("gpu.module @m {}")
+        try:
+            PassManager.parse(f"builtin.module(nvtma-attach-missing-target{{{opts}}})").run(m.operation)
+        except ir.MLIRError as e:
+            raise CompileError(f"unsupported target:\n{e}") from None
+        return str(m.body.operations[0].attributes["targets"][0])
+
+
+def link_device_libraries(text: str, arch: str, features: str, opt_level: int) -> tuple[str, str]:
+    """(text, stamp): each gpu.module that asks for device libraries
+    (``nvtma.link = ["nvshmem"]``, set by nvtma.nvshmem's helpers) gets the
+    #nvvm.target the pipeline would give it, plus ``link = [<bitcode>]``:
+    gpu-module-to-binary then links the functions the kernel calls from
+    that LLVM bitcode before LLVM makes PTX, and ptx_to_cubin needs nothing
+    more. `stamp` names each file (path, size, mtime) for the cache key.
+    IR that asks for none comes back unchanged, with stamp ""."""
+    if "nvtma.link = [" not in text:
+        return text, ""
+    stamp = []
+
+    def rewrite(m):
+        link = _LINK_RE.search(m.group("tail"))
+        if link is None:
+            return m.group(0)
+        if m.group("targets"):
+            raise CompileError(f"{m.group('head').strip()} has its own target and nvtma.link: list the bitcode "
+                               "in its #nvvm.target's link parameter instead")
+        paths = []
+        for name in re.findall(r'"([^"]*)"', link.group(1)):
+            p = _device_library(name, arch)
+            st = p.stat()
+            stamp.append(f"{name}={p}:{st.st_size}:{st.st_mtime_ns}")
+            paths.append(json.dumps(str(p)))
+        target = _default_target(arch, features, opt_level)
+        target = target[:-1] + f", link = [{', '.join(paths)}]>"
+        return f"{m.group('head')} [{target}]{m.group('tail')}"
+
+    out = _GPU_MODULE_RE.sub(rewrite, text)
+    if not stamp:
+        raise CompileError("nvtma.link must be an attribute of a gpu.module (gpu.module @k attributes "
+                           "{nvtma.link = [\"nvshmem\"]} { ... })")
+    return out, " ".join(stamp)
+
+
 # ----------------------------------------------------------------------------- MLIR pipeline
 
 def _lower(text: str, arch: str, features: str, opt_level: int):
@@ -191,8 +260,10 @@ def compile(module, arch: str = "sm_90a", *, ptx_version: int | None = None, opt
             cubin: bool = True, cache: bool | None = None) -> CompiledModule:
     """Compile nvtma IR (a Module, its text, or a kernel) for `arch`.
 
-    Runs the `nvtma-to-ptx` pipeline in-process, then assembles the PTX to a
-    cubin (nvJitLink, else ptxas) unless ``cubin=False``. Raises CompileError
+    Runs the `nvtma-to-ptx` pipeline in-process (linking the device
+    libraries a gpu.module's ``nvtma.link`` names: link_device_libraries),
+    then assembles the PTX to a cubin (nvJitLink, else ptxas) unless
+    ``cubin=False``. Raises CompileError
     with MLIR's diagnostics on invalid IR.
     """
     t0 = time.perf_counter()
@@ -200,16 +271,18 @@ def compile(module, arch: str = "sm_90a", *, ptx_version: int | None = None, opt
     features = _ptx_features(arch, ptx_version)
     if isinstance(opt_level, bool) or not isinstance(opt_level, int) or not 0 <= opt_level <= 3:
         raise CompileError(f"opt level {opt_level!r} is not one LLVM takes; supported: 0, 1, 2, 3")
+    linked, libs = link_device_libraries(text, arch, features, opt_level)
     d = cache_dir() if cache is None or cache else None
     key = None
     if d is not None:
-        key = _cache.compile_key(text, arch, features, opt_level, "cubin" if cubin else "ptx", d)
+        key = _cache.compile_key(text, arch, features, opt_level, ("cubin" if cubin else "ptx")
+                                 + (f" {libs}" if libs else ""), d)
         hit = load_cached(d, key, want_cubin=cubin)
         if hit is not None:
             hit.compile_seconds = time.perf_counter() - t0
             hit.from_cache = True
             return hit
-    ptx, records = _lower(text, arch, features, opt_level)
+    ptx, records = _lower(linked, arch, features, opt_level)
     blob = ptx_to_cubin(ptx, arch) if cubin else None
     try:
         out = CompiledModule(ir=text, ptx=ptx, cubin=blob, records=records, arch=arch)
