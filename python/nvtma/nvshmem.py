@@ -28,6 +28,7 @@ init, collective launch) is ``nvtma.runtime.nvshmem``.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from pathlib import Path
@@ -76,6 +77,20 @@ for _g in ("", "_warp", "_block"):
     _SIGNATURES[f"{_x}_putmem_nbi{_g}"] = (None, ("ptr", "ptr", "i64", "i32"))
     # (void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
     _SIGNATURES[f"{_x}_putmem_signal_nbi{_g}"] = (None, ("ptr", "ptr", "i64", "ptr", "i64", "i32", "i32"))
+
+
+def _op(fn):
+    """user_op that first checks it is inside a kernel (a KernelBuildError,
+    not MLIR's missing-context error, outside one)."""
+    inner = user_op(fn)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from .dsl.kernel import current_kernel
+        current_kernel()
+        return inner(*args, **kwargs)
+
+    return wrapper
 
 
 def _mlir_type(spelling):
@@ -163,13 +178,13 @@ def _cmp(cmp):
 
 # --------------------------------------------------------------------------- who am I
 
-@user_op
+@_op
 def my_pe():
     """This PE's number, 0 .. n_pes() - 1 (nvshmem_my_pe)."""
     return Int32(_call("nvshmem_my_pe"))
 
 
-@user_op
+@_op
 def n_pes():
     """How many PEs run the program (nvshmem_n_pes)."""
     return Int32(_call("nvshmem_n_pes"))
@@ -177,14 +192,14 @@ def n_pes():
 
 # --------------------------------------------------------------------------- ordering and synchronization
 
-@user_op
+@_op
 def quiet():
     """Wait until every put, get and signal this thread issued is complete
     (nvshmem_quiet)."""
     _call("nvshmem_quiet")
 
 
-@user_op
+@_op
 def fence():
     """Order this thread's puts and signals to each PE (nvshmem_fence)."""
     _call("nvshmem_fence")
@@ -215,7 +230,7 @@ class _Grouped:
 
 
 def _barrier(name):
-    @user_op
+    @_op
     def op():
         _call(name)
     op.__name__ = name
@@ -233,7 +248,7 @@ barrier_all = _Grouped(_barrier("nvshmem_barrier_all"), _barrier("nvshmemx_barri
 
 # --------------------------------------------------------------------------- signals and waits
 
-@user_op
+@_op
 def signal_op(sig_addr, signal, sig_op, pe):
     """Update the 64-bit signal word `sig_addr` on PE `pe`: 'set' it to
     `signal` or 'add' `signal` (nvshmemx_signal_op)."""
@@ -241,7 +256,7 @@ def signal_op(sig_addr, signal, sig_op, pe):
           _int(pe, Int32, "pe"))
 
 
-@user_op
+@_op
 def signal_wait_until(sig_addr, cmp, value):
     """Wait until the local signal word `sig_addr` compares `cmp` ('eq',
     'ne', 'gt', 'le', 'lt', 'ge') to `value`; returns the word
@@ -254,7 +269,7 @@ _WAIT = {("i", 32): "nvshmem_int32_wait_until", ("u", 32): "nvshmem_uint32_wait_
          ("i", 64): "nvshmem_int64_wait_until", ("u", 64): "nvshmem_uint64_wait_until"}
 
 
-@user_op
+@_op
 def wait_until(ivar, cmp, value):
     """Wait until the local symmetric variable `ivar` (a 32/64-bit integer
     tensor: its first element, or a pointer with `dtype=`) compares `cmp` to
@@ -282,13 +297,13 @@ def _rma(kind):
         name = f"{x}_{kind}{g}"
 
         if kind == "putmem_signal_nbi":
-            @user_op
+            @_op
             def op(dest, source, nbytes, sig_addr, signal, sig_op, pe):
                 _call(name, _pointer(dest, "dest"), _pointer(source, "source"), _int(nbytes, Int64, "nbytes"),
                       _pointer(sig_addr, "sig_addr"), _int(signal, Uint64, "signal"), _sig_op(sig_op),
                       _int(pe, Int32, "pe"))
         else:
-            @user_op
+            @_op
             def op(dest, source, nbytes, pe):
                 _call(name, _pointer(dest, "dest"), _pointer(source, "source"), _int(nbytes, Int64, "nbytes"),
                       _int(pe, Int32, "pe"))

@@ -271,6 +271,14 @@ def _stream(stream):
 
 # --------------------------------------------------------------------------- symmetric tensors
 
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        raise NvshmemError("symmetric tensors are torch tensors: install torch") from None
+    return torch
+
+
 class _Symmetric:
     """Symmetric-heap bytes with the CUDA array interface (torch.as_tensor
     takes them without a copy and keeps this object alive)."""
@@ -285,8 +293,8 @@ def tensor(shape, dtype, *, zero: bool = True):
     """A torch tensor on NVSHMEM's symmetric heap (collective: every PE
     allocates the same shape in the same order). Free it with free() (also
     collective) or at finalize(); it must not outlive finalize()."""
-    import torch
     lib = _require()
+    torch = _torch()
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     if any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in shape):
         raise NvshmemError(f"shape {shape!r} is not a tuple of sizes", arg="shape")
@@ -315,8 +323,7 @@ def free(t) -> None:
     ptr = t.data_ptr() if hasattr(t, "data_ptr") else int(t)
     if ptr not in _state["buffers"]:
         raise NvshmemError(f"address 0x{ptr:x} is not the start of a tensor() allocation", arg="tensor")
-    import torch
-    torch.cuda.synchronize(_state["device"])
+    _torch().cuda.synchronize(_state["device"])
     lib.nvshmem_free(ctypes.c_void_p(ptr))
     del _state["buffers"][ptr]
 
