@@ -156,7 +156,8 @@ def worker(rank, world, a):
 
     local = int(os.environ.get("LOCAL_RANK", rank))
     torch.cuda.set_device(local)
-    os.environ.setdefault("NVSHMEM_DISABLE_NVLS", "1")  # no NVLink multicast (KINDS.md)
+    os.environ.setdefault("NVSHMEM_DISABLE_NVLS", "1")       # no NVLink multicast on shared machines
+    os.environ.setdefault("NVSHMEM_REMOTE_TRANSPORT", "none")  # one node: NVLink / P2P only, no NIC probing
     if not dist.is_initialized():
         dist.init_process_group("nccl", rank=rank, world_size=world, device_id=torch.device("cuda", local))
     me, n = shm.init()

@@ -354,6 +354,7 @@ def one_pe():
         pytest.skip("no GPU")
     mods = _modules()
     os.environ.setdefault("NVSHMEM_DISABLE_NVLS", "1")
+    os.environ.setdefault("NVSHMEM_REMOTE_TRANSPORT", "none")
     try:
         pes = host.init(0, 1)
     except host.NvshmemError as e:
