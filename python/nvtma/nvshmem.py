@@ -272,8 +272,8 @@ _WAIT = {("i", 32): "nvshmem_int32_wait_until", ("u", 32): "nvshmem_uint32_wait_
 @_op
 def wait_until(ivar, cmp, value):
     """Wait until the local symmetric variable `ivar` (a 32/64-bit integer
-    tensor: its first element, or a pointer with `dtype=`) compares `cmp` to
-    `value` (nvshmem_{int,uint}{32,64}_wait_until)."""
+    tensor: its first element; or a pointer, typed by `value`, a DSL
+    integer) compares `cmp` to `value` (nvshmem_{int,uint}{32,64}_wait_until)."""
     from . import dsl
     if isinstance(ivar, dsl.TensorValue):
         cls = ivar.dtype
