@@ -331,6 +331,54 @@ def test_the_host_library_binds_when_there():
     assert len(uid) == 128 and struct.unpack_from("<i", uid)[0] == (1 << 16) + 128
 
 
+@needs_mlir
+def test_launch_is_cooperative_after_module_init_through_the_driver_stub(tmp_path):
+    """host.launch on the stand-in libcuda (no GPU): the module's CUlibrary
+    goes to nvshmemx_culibrary_init once, the launch is one cuLaunchKernelEx
+    with one attribute (cooperative) and the kernel's record's block."""
+    _bitcode_or_skip()
+    sys.path.insert(0, str(Path(__file__).parent))
+    import cuda_stub
+    import nvshmem_cases
+    stub = cuda_stub.build(tmp_path / "stub")
+    if stub is None:
+        pytest.skip("no C compiler")
+    nvshmem_cases.specs()["probe"].compile().save(tmp_path / "probe")
+    code = f"""
+import nvtma.runtime
+import cuda_stub
+from helpers import FakeCudaArray as A
+from nvtma.runtime import nvshmem as host
+lib, last = cuda_stub.attach()
+inits = []
+class FakeNvshmem:
+    def nvshmemx_culibrary_init(self, h):
+        inits.append(h.value)
+        return 0
+host._lib = FakeNvshmem()
+host._state.update(pes=(0, 1), device=0)
+mod = nvtma.runtime.load({str(tmp_path / "probe")!r})
+args = (A(0x7F0000100000, (1024,), "<i4"), A(0x7F0000200000, (1024,), "<i4"), A(0x7F0000300000, (2,), "<u8"),
+        A(0x7F0000400000, (8,), "<i4"), 5)
+host.launch(mod.probe, *args, grid=(1,))
+host.launch(mod.probe, *args, grid=(1,))
+assert len(inits) == 1 and inits[0], inits
+assert last.ex_count == 2 and last.num_attrs == 1, (last.ex_count, last.num_attrs)
+assert list(last.grid) == [1, 1, 1] and list(last.block) == [128, 1, 1]
+try:
+    host.launch(mod.probe, *args, grid=(1,), stream="no")
+except nvtma.runtime.LaunchError as e:
+    assert e.rule == "stream", e.rule
+else:
+    raise AssertionError("a bad stream launched")
+print("OK")
+"""
+    env = cuda_stub.env_with_stub(stub)
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent)] + [p for p in sys.path if p])
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert r.stdout.strip().endswith("OK"), r.stdout + r.stderr
+
+
 # --------------------------------------------------------------------------- GPU: one PE
 
 def _modules():
