@@ -277,8 +277,9 @@ def structured_kernel(rng: random.Random) -> str:
         extra.append(f"nvtma.update_tma_descriptor %a, %A, %g : {t}, {mem}, !llvm.ptr<1>")
         extra.append("nvtma.fence_tma_desc_release")
     if rng.random() < 0.15:
-        extra.append(f"%mm = nvtma.create_tma_multicast_mask [%c0, %c1] {{cluster_shape = array<i64: "
-                     f"{rng.choice([1, 2, 4, 17])}, {rng.choice([1, 2, 2 ** 40])}>, mode = {rng.choice([0, 1, 2])} : i64}} : i16")
+        shape = f"{rng.choice([1, 2, 4, 17])}, {rng.choice([1, 2, 2 ** 40])}"
+        extra.append(f"%mm = nvtma.create_tma_multicast_mask [%c0, %c1] {{cluster_shape = array<i64: {shape}>, "
+                     f"mode = {rng.choice([0, 1, 2])} : i64}} : i16")
     if rng.random() < 0.1:
         extra.append(f"%pc:{len(tile)} = nvtma.tma_partition %a[" + ", ".join(["%c1"] * len(tile)) + f"] : {t} -> "
                      + ", ".join(["index"] * len(tile)))
