@@ -137,7 +137,8 @@ def tiled_case(rng: random.Random):
               global_address=scalar(rng, 0x7F0000000000), global_dim=sequence(rng, dims),
               global_strides=sequence(rng, strides), box_dim=sequence(rng, [64] + [8] * (rank - 1)),
               element_strides=sequence(rng, [1] * rank), interleave=enum_value(rng, "interleave", "none"),
-              swizzle=enum_value(rng, "swizzle", "swizzle_128b"), l2_promotion=enum_value(rng, "l2_promotion", "l2_128b"),
+              swizzle=enum_value(rng, "swizzle", "swizzle_128b"),
+              l2_promotion=enum_value(rng, "l2_promotion", "l2_128b"),
               oob_fill=enum_value(rng, "oob_fill", "none"))
     if rng.random() < 0.3:
         kw["sm"] = scalar(rng, rng.choice([90, 100]))

@@ -9,9 +9,10 @@ one):
     truncation, and the inputs that once ended the process: chips and PTX
     versions LLVM cannot select, deep nesting, huge literals, dense index
     arrays;
-  - structured (--generator atoms): kernels built from random TMA atoms
-    (every field, extreme values) and the ops that use them, under random
-    targets.
+  - structured (--generator atoms): kernels built from TMA atoms and the
+    ops that use them: mostly valid ones (built by the dialect's rules, so
+    that the lowering runs), some with random fields and extreme values
+    under random targets, some of the valid ones mutated.
 
 A signal, an LLVM/MLIR crash banner ("Stack dump", "LLVM ERROR", "PLEASE
 submit a bug report"), a sanitizer report, a hang (--timeout seconds per
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import re
@@ -46,9 +48,12 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-CRASH_MARKERS = ("Stack dump", "LLVM ERROR", "PLEASE submit a bug report", "Assertion", "Segmentation fault",
-                 # a -DNVTMA_ENABLE_SANITIZERS=ON build of nvtma-opt
-                 "ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
+# What a crash prints, at the start of a line: diagnostics echo the input's
+# source lines, and an input may contain these words.
+CRASH_MARKERS = re.compile(
+    r"^(Stack dump:|LLVM ERROR:|PLEASE submit a bug report|.*: Assertion `.*' failed|Segmentation fault"
+    # a -DNVTMA_ENABLE_SANITIZERS=ON build of nvtma-opt
+    r"|==\d+==ERROR: (AddressSanitizer|LeakSanitizer)|\S+:\d+:\d+: runtime error:)", re.M)
 # Fields of the output that legitimately differ between runs.
 TIMING = re.compile(r"(LLVMIRToISATimeInMs|ISAToBinaryTimeInMs)\s*=\s*\d+\s*:\s*i64")
 SPLIT = "// -----"
@@ -251,6 +256,7 @@ def structured_kernel(rng: random.Random) -> str:
                          " attributes {known_cluster_size = array<i32: 2, 1, 1>, nvtma.dynamic_smem = 4096 : i64}",
                          " attributes {known_block_size = array<i32: 2048, 1, 1>}"])
     body = [f"%c0 = arith.constant 0 : index", "%c1 = arith.constant 1 : index",
+            f"%bars = nvgpu.mbarrier.create -> {bars}",
             f"%a = nvtma.make_tiled_tma_atom %A {{cta_tiler = array<i64: {', '.join(map(str, tile))}>}} : {mem} -> {t}"]
     is_load = kind in ("load", "load_multicast", "im2col_load", "im2col_load_multicast", "gather4_load")
     copy = f"nvtma.copy %a[{coord_list}], %s"
@@ -271,8 +277,9 @@ def structured_kernel(rng: random.Random) -> str:
         extra.append(f"nvtma.update_tma_descriptor %a, %A, %g : {t}, {mem}, !llvm.ptr<1>")
         extra.append("nvtma.fence_tma_desc_release")
     if rng.random() < 0.15:
-        extra.append(f"%mm = nvtma.create_tma_multicast_mask [%c0, %c1] {{cluster_shape = array<i64: "
-                     f"{rng.choice([1, 2, 4, 17])}, {rng.choice([1, 2, 2 ** 40])}>, mode = {rng.choice([0, 1, 2])} : i64}} : i16")
+        shape = f"{rng.choice([1, 2, 4, 17])}, {rng.choice([1, 2, 2 ** 40])}"
+        extra.append(f"%mm = nvtma.create_tma_multicast_mask [%c0, %c1] {{cluster_shape = array<i64: {shape}>, "
+                     f"mode = {rng.choice([0, 1, 2])} : i64}} : i16")
     if rng.random() < 0.1:
         extra.append(f"%pc:{len(tile)} = nvtma.tma_partition %a[" + ", ".join(["%c1"] * len(tile)) + f"] : {t} -> "
                      + ", ".join(["index"] * len(tile)))
@@ -283,10 +290,139 @@ def structured_kernel(rng: random.Random) -> str:
     body.append("gpu.return")
     wg = f"workgroup(%s: {smem}) " if rng.random() < 0.95 else ""
     lines = ["module attributes {gpu.container_module} {", f"  gpu.module @m {target} {{",
-             f"    gpu.func @k(%A: {mem}, %bars: {bars}, %g: !llvm.ptr<1>) {wg}kernel{launch} {{"]
+             f"    gpu.func @k(%A: {mem}, %g: !llvm.ptr<1>) {wg}kernel{launch} {{"]
     lines += ["      " + b for b in body]
     lines += ["    }", "  }", "}"]
     return "\n".join(lines)
+
+
+def _cute_box(tile, multicast, swizzle, bits):
+    """CuTe's box rule (nvtma::tensormap::cuteBox), for non-interleaved
+    atoms."""
+    span = {"none": 0, "swizzle_32b": 32, "swizzle_64b": 64}.get(swizzle, 128)
+    box = []
+    for i, extent in enumerate(tile):
+        extent = extent // multicast if i == 0 else extent
+        cap = 256
+        if i == len(tile) - 1 and span:
+            cap = min(cap, max(1, span * 8 // bits))
+        b = min(extent, cap)
+        while b > 1 and extent % b:
+            b -= 1
+        box.append(b)
+    return box
+
+
+def valid_kernel(rng: random.Random) -> str:
+    """A kernel that should lower to PTX: atoms built by the dialect's rules
+    (the CuTe box, spans, formats, targets), the copies that fit them."""
+    kind = rng.choice(["load", "load", "load_multicast", "store", "store", "reduce", "im2col_load", "im2col_store",
+                       "gather4_load"])
+    elem = "i32" if kind == "reduce" else rng.choice(["f16", "bf16", "f32", "i8", "f8E4M3FN", "f64", "i64"])
+    bits = ELEMS[elem]
+    chip = "sm_100a" if kind == "gather4_load" or rng.random() < 0.2 else "sm_90a"
+    fields = {}
+    swizzle = rng.choice(["none", "swizzle_32b", "swizzle_64b", "swizzle_128b"])
+    multicast = 1
+    if kind == "gather4_load":
+        rank, tile = 2, [4, rng.choice([16, 32, 64]) * 128 // bits // 8 * 8 or 16]
+        box, swizzle = list(tile), "none"
+    elif kind.startswith("im2col"):
+        rank = rng.randint(3, 5)
+        channels = rng.choice([1, 2, 4]) * 128 // bits
+        box = [rng.choice([8, 16, 32, 64]), channels]
+        tile = list(box)
+        swizzle = "none" if channels * bits // 8 > 128 else swizzle
+        if channels * bits // 8 > {"none": 1 << 30, "swizzle_32b": 32, "swizzle_64b": 64}.get(swizzle, 128):
+            swizzle = "none"
+        n = rank - 2
+        fields["lower_corner"] = [rng.randint(-2, 0) for _ in range(n)]
+        fields["upper_corner"] = [rng.randint(-2, 0) for _ in range(n)]
+    else:
+        rank = rng.randint(1, 5)
+        unit = max(1, 128 // bits)  # 16 bytes of elements
+        tile = [rng.choice([1, 2, 4, 8, 16, 32, 64]) for _ in range(rank - 1)] + [unit * rng.choice([1, 2, 4, 8])]
+        if kind == "load_multicast":
+            multicast = rng.choice([2, 4])
+            tile[0] = max(tile[0], 1) * multicast
+        box = _cute_box(tile, multicast, swizzle, bits)
+        if (box[-1] * bits // 8) % 16:
+            swizzle = "none"
+            box = _cute_box(tile, multicast, swizzle, bits)
+        if any((t % b) for t, b in zip(tile, box)) or (box[-1] * bits // 8) % 16 or \
+                math.prod(tile) * bits // 8 > 96 * 1024:
+            return valid_kernel(rng)
+    if swizzle != "none":
+        fields["swizzle"] = swizzle
+    if rng.random() < 0.3:
+        fields["l2_promotion"] = rng.choice(["none", "l2_64b", "l2_256b"])
+    if elem in ("f16", "bf16", "f32", "f64") and rng.random() < 0.2 and kind.endswith("load"):
+        fields["oob_fill"] = "nan_request_zero_fma"
+    if multicast > 1:
+        fields["multicast"] = multicast
+    if kind == "reduce" and rng.random() < 0.7:
+        fields["reduction"] = rng.choice(["add", "min", "max", "inc", "dec", "and", "or", "xor"])
+    parts = [f"box = [{', '.join(map(str, box))}]"]
+    if tile != box:
+        parts.append(f"tile = [{', '.join(map(str, tile))}]")
+    for k, v in fields.items():
+        parts.append(f"{k} = [{', '.join(map(str, v))}]" if isinstance(v, list) else f"{k} = {v}")
+    t = f"!nvtma.tma_atom<{kind}, {elem}, " + ", ".join(parts) + ">"
+    shape = [rng.choice([64, 128, 256, 1024]) * (1 if i else 1) for i in range(rank)]
+    if kind.startswith("im2col"):
+        shape[-1] = box[1] * rng.choice([1, 2])
+    mem = "memref<" + "x".join(map(str, shape)) + f"x{elem}>"
+    boxes = math.prod(t_ // b for t_, b in zip(tile, box))
+    inner_split = any(t_ != b for t_, b in list(zip(tile, box))[1:])
+    smem_shape = [boxes] + box if inner_split else tile
+    if kind.startswith("im2col"):
+        smem_shape = box
+    smem = "memref<" + "x".join(map(str, smem_shape)) + f"x{elem}, #gpu.address_space<workgroup>>"
+    bars = "!nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>"
+    is_load = kind.endswith("load") or kind == "load_multicast"
+    coords = 5 if kind == "gather4_load" else rank
+    body = ["%c0 = arith.constant 0 : index", "%c1 = arith.constant 1 : index",
+            f"%bars = nvgpu.mbarrier.create -> {bars}",
+            "%tid = gpu.thread_id x", "%i = arith.remui %tid, %c1 : index",
+            f"%a = nvtma.make_tiled_tma_atom %A {{cta_tiler = array<i64: {', '.join(map(str, tile))}>}} : {mem} -> {t}"]
+    if rng.random() < 0.5:
+        body.append(f"%p:{len(tile)} = nvtma.tma_partition %a[" + ", ".join(["%i"] * len(tile)) + f"] : {t} -> " +
+                    ", ".join(["index"] * len(tile)))
+        coord_list = ", ".join(f"%p#{k}" for k in range(len(tile))) if coords == len(tile) else \
+            ", ".join(["%c0"] * coords)
+    else:
+        coord_list = ", ".join(["%i"] * coords)
+    copy = f"nvtma.copy %a[{coord_list}], %s"
+    if is_load:
+        copy += ", barrier %bars[%c0]"
+        if kind == "im2col_load":
+            body.append("%o = arith.constant 0 : i16")
+            copy += " offsets[" + ", ".join(["%o"] * (rank - 2)) + "]"
+        if multicast > 1:
+            body.append(f"%m = nvtma.create_tma_multicast_mask [%i] {{cluster_shape = array<i64: {multicast}>, "
+                        "mode = 0 : i64} : i16")
+            copy += " mask %m cta %i"
+        if rng.random() < 0.2:
+            body.append("%h = arith.constant 1152921504606846976 : i64")
+            copy += " cache_hint %h"
+    copy += f" : {t}, {smem}" + (f", {bars}" if is_load else "")
+    body.append(copy)
+    if rng.random() < 0.3:
+        body.append(f"nvtma.prefetch_descriptor %a : {t}")
+    if not is_load:
+        body += ["nvtma.bulk_commit_group", f"nvtma.bulk_wait_group {rng.choice([0, 1])}"]
+    if rng.random() < 0.2:
+        body.append(f"nvtma.copy_tensormap %a, %g : {t}, !llvm.ptr<1>")
+    body.append("gpu.return")
+    launch = rng.choice(["", " attributes {known_block_size = array<i32: 128, 1, 1>}",
+                         f" attributes {{known_cluster_size = array<i32: {multicast}, 1, 1>, "
+                         "nvtma.dynamic_smem = 1024 : i64}"])
+    lines = ["module attributes {gpu.container_module} {",
+             f'  gpu.module @m [#nvvm.target<chip = "{chip}", features = "+ptx86">] {{',
+             f"    gpu.func @k(%A: {mem}, %g: !llvm.ptr<1>) workgroup(%s: {smem}) kernel{launch} {{"]
+    lines += ["      " + b for b in body] + ["    }", "  }", "}"]
+    text = "\n".join(lines)
+    return mutate(text, rng) if rng.random() < 0.25 else text
 
 
 # --------------------------------------------------------------------------- running
@@ -320,7 +456,7 @@ def run_batch(opt: str, texts: list[str], args: list[str], timeout: float):
         return "hang", "", ""
     if r.returncode < 0:
         return f"signal {-r.returncode}", "", r.stderr[-2000:]
-    if any(m in r.stderr for m in CRASH_MARKERS):
+    if CRASH_MARKERS.search(r.stderr):
         return "crash banner", "", r.stderr[-2000:]
     return "ran", TIMING.sub("<time>", r.stdout + "\n" + r.stderr), ""
 
@@ -359,7 +495,7 @@ def main(argv=None) -> int:
         if a.generator == "mutation":
             texts = [mutate(rng.choice(corpus), rng) for _ in range(n)]
         else:
-            texts = [structured_kernel(rng) for _ in range(n)]
+            texts = [valid_kernel(rng) if rng.random() < 0.7 else structured_kernel(rng) for _ in range(n)]
         # `// -----` inside an input would split it differently.
         texts = [t.replace(SPLIT, "//") for t in texts]
         args = pipelines(rng)

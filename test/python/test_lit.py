@@ -47,7 +47,11 @@ def _invalid_inputs():
     return out
 
 
-@pytest.mark.parametrize("path,flags", _invalid_inputs(), ids=lambda v: str(v.relative_to(REPO)) if hasattr(v, "relative_to") else None)
+def _id(value):
+    return str(value.relative_to(REPO)) if hasattr(value, "relative_to") else None
+
+
+@pytest.mark.parametrize("path,flags", _invalid_inputs(), ids=_id)
 def test_diagnostics_are_deterministic(path, flags):
     """Every negative case, run twice, prints byte-identical diagnostics: an
     uninitialized read in a verifier once printed a different number on
