@@ -319,7 +319,9 @@ class Profile:
         by clock_ghz() when timebase="auto"), each warp's times come from its
         %clock64 readings, anchored at its earliest %globaltimer start: fine
         and monotonic within a warp, aligned across SMs to the timer's
-        resolution. timebase="globaltimer" uses the raw timer."""
+        resolution. timebase="globaltimer" uses the raw timer. Times count
+        from the buffer's earliest %globaltimer start: the timer counts ns
+        since 1970 (~2^60), where a float keeps only 256 ns."""
         if timebase not in ("auto", "clock", "globaltimer"):
             raise ProfileError(f"timebase {timebase!r}: 'auto', 'clock' or 'globaltimer'", rule="trace")
         ghz = clock_ghz if clock_ghz is not None or timebase == "globaltimer" else self.clock_ghz()
@@ -327,14 +329,15 @@ class Profile:
             raise ProfileError("timebase='clock' needs clock_ghz (no warp spans long enough to measure it)",
                                rule="trace")
         out = {}
+        origin = min((e.start_ns for e in self.events), default=0)  # integer ns, subtracted before any float
         for evs in self.by_warp().values():
             if timebase == "globaltimer" or not ghz:
                 for e in evs:
-                    out[id(e)] = (float(e.start_ns), float(e.end_ns))
+                    out[id(e)] = (float(e.start_ns - origin), float(e.end_ns - origin))
                 continue
             a = min(evs, key=lambda e: (e.start_ns, e.seq))
             for e in evs:
-                s = a.start_ns + _wrap32(e.start_clock - a.start_clock) / ghz
+                s = (a.start_ns - origin) + _wrap32(e.start_clock - a.start_clock) / ghz
                 out[id(e)] = (s, s + e.cycles / ghz)
         return out
 

@@ -197,6 +197,25 @@ def test_clock_timebase_is_fine_and_measured():
         pr.collect(buffer({(0, 0): recs[:1]}, E=64, ctas=1), table(E=64)).times(timebase="clock")
 
 
+def test_nesting_survives_epoch_timestamps():
+    # %globaltimer counts ns since 1970 (~2^60, where a float keeps 256 ns):
+    # a store ending 8 cycles before its tile must still nest in the trace,
+    # and durations must keep their cycles (the H200 run that found this
+    # had every time a multiple of 256 ns and 'store' overrunning 'tile')
+    ghz, epoch, recs = 2.0, 1_796_000_000_123_456_789, []
+    for i in range(12):                        # tile i: 1500 ns = 3000 cycles; store inside it ends 8 cycles early
+        c0, ns0 = 10_000 + i * 3000, epoch + i * 1500
+        recs.append(rec(2, 2, ns0 + 400, ns0 + 1496, sm=5, warp=1, depth=1, clock0=c0 + 800, cycles=2192))
+        recs.append(rec(0, 2, ns0, ns0 + 1500, sm=5, warp=1, clock0=c0, cycles=3000))
+    p = pr.collect(buffer({(0, 1): recs}, E=64, ctas=1), table(E=64))
+    assert p.clock_ghz() == pytest.approx(ghz, rel=0.01)
+    trace = p.chrome_trace()
+    pr.check_trace(trace)
+    rows = {r["name"]: r for r in p.summary()}
+    assert rows["load"]["p50_ns"] == pytest.approx(1096, abs=1) and rows["tile"]["p50_ns"] == pytest.approx(1500, abs=1)
+    assert min(e["ts"] for e in trace["traceEvents"] if e["ph"] == "X") == 0.0
+
+
 def test_summary_count_mean_percentiles():
     recs = {(0, 0): [rec(0, 1, 1000 + 10 * i, 1000 + 10 * i + d) for i, d in enumerate(range(1, 51))],
             (0, 1): [rec(0, 1, 5000 + 10 * i, 5000 + 10 * i + d, warp=1) for i, d in enumerate(range(51, 101))]}
