@@ -14,6 +14,23 @@ import re
 import nvtma
 
 
+def gpu_ms(torch, fn, reps=50, trials=5):
+    """GPU time of fn() in ms: after one warm-up call, the best of `trials`
+    means over `reps` back-to-back calls, between CUDA events."""
+    fn()
+    torch.cuda.synchronize()
+    best = float("inf")
+    for _ in range(trials):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        for _ in range(reps):
+            fn()
+        e.record()
+        e.synchronize()
+        best = min(best, s.elapsed_time(e) / reps)
+    return best
+
+
 def report(compiled, spec, ptx_ops=()):
     ptx = compiled.ptx
     print(f"compiled {spec.name} in {compiled.compile_seconds * 1e3:.1f} ms"

@@ -28,6 +28,7 @@ import os
 import sys
 import time
 
+from _example import gpu_ms
 from nvtma import cpasync, dsl, nvshmem
 
 BLOCK = 256      # threads per CTA
@@ -137,18 +138,6 @@ def _modules(a):
     return {name: spec.compile() for name, spec in specs().items()}
 
 
-def _time(fn, iters, torch):
-    fn()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(iters):
-        fn()
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end) / 1e3 / iters
-
-
 def worker(rank, world, a):
     import torch
     import torch.distributed as dist
@@ -205,10 +194,10 @@ def worker(rank, world, a):
     ok_r = err <= 2 ** -6 * max(scale, 1.0) * max(n - 1, 1)
 
     gbytes = count * 2 / 1e9
-    t_ng = _time(nv_gather, a.iters, torch)
-    t_cg = _time(lambda: dist.all_gather_into_tensor(want, x), a.iters, torch)
-    t_nr = _time(nv_reduce, a.iters, torch)
-    t_cr = _time(lambda: dist.all_reduce(ref), a.iters, torch)
+    t_ng = gpu_ms(torch, nv_gather, a.iters, 1) / 1e3
+    t_cg = gpu_ms(torch, lambda: dist.all_gather_into_tensor(want, x), a.iters, 1) / 1e3
+    t_nr = gpu_ms(torch, nv_reduce, a.iters, 1) / 1e3
+    t_cr = gpu_ms(torch, lambda: dist.all_reduce(ref), a.iters, 1) / 1e3
     if me == 0:
         bus_g, bus_r = (n - 1) / n if n > 1 else 1.0, 2 * (n - 1) / n if n > 1 else 1.0
         print(f"{n} PE(s) on {torch.cuda.get_device_name()}, {count} bf16 per PE, grid {grid}x{BLOCK}")

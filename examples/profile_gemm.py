@@ -18,6 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from _example import gpu_ms
 from nvtma import profile
 from nvtma.kernels import gemm
 
@@ -75,21 +76,6 @@ def workspace(torch, spec, splits, M, N, tiles):
             torch.zeros(max(tiles, 1), device="cuda", dtype=torch.int32))
 
 
-def _time(torch, fn, reps=50, trials=5):
-    """Best of `trials` averages of `reps` back-to-back launches, in ms."""
-    best = None
-    for _ in range(trials):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        for _ in range(reps):
-            fn()
-        e.record()
-        e.synchronize()
-        t = s.elapsed_time(e) / reps
-        best = t if best is None else min(best, t)
-    return best
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -139,8 +125,8 @@ def main(argv=None):
     if a.profile:
         print(f"wrote {prof.write_trace(a.profile)} (load it in ui.perfetto.dev or chrome://tracing)")
     pmod = _module(plain, where / "plain" if where else None)
-    t_traced = _time(torch, lambda: mod.gemm(w, x, y, ws, counters, splits, *scales, buf, grid=grid))
-    t_plain = _time(torch, lambda: pmod.gemm(w, x, y, ws, counters, splits, *scales, grid=grid))
+    t_traced = gpu_ms(torch, lambda: mod.gemm(w, x, y, ws, counters, splits, *scales, buf, grid=grid))
+    t_plain = gpu_ms(torch, lambda: pmod.gemm(w, x, y, ws, counters, splits, *scales, grid=grid))
     print(f"{'correct' if ok else 'WRONG'} (max error {err:.2e} of max |y|); {t_plain * 1e3:.1f} us plain, "
           f"{t_traced * 1e3:.1f} us traced: overhead {100 * (t_traced / t_plain - 1):+.1f}% on "
           f"{torch.cuda.get_device_name()}")

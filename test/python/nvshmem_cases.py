@@ -19,6 +19,8 @@ def example():
     name = "nvtma_example_nvshmem_allgather"
     mod = sys.modules.get(name)
     if mod is None:
+        if str(REPO / "examples") not in sys.path:  # its `from _example import ...`
+            sys.path.insert(0, str(REPO / "examples"))
         spec = importlib.util.spec_from_file_location(name, REPO / "examples" / "nvshmem_allgather.py")
         mod = importlib.util.module_from_spec(spec)
         sys.modules[name] = mod

@@ -25,6 +25,7 @@ import stat
 from pathlib import Path
 
 from . import cubin as _cubin
+from .cache import read_upto
 from .errors import LaunchError
 
 FORMAT_VERSION = 2
@@ -276,14 +277,7 @@ def read_regular(directory: Path, name: str, limit: int) -> bytes:
             _bad(f"{name} is not a regular file")
         if st.st_size > limit:
             _bad(f"{name} has {st.st_size} bytes, the limit is {limit}")
-        chunks, left = [], limit + 1
-        while left > 0:
-            b = os.read(fd, min(left, 1 << 20))
-            if not b:
-                break
-            chunks.append(b)
-            left -= len(b)
-        data = b"".join(chunks)
+        data = read_upto(fd, limit + 1)
         if len(data) > limit:
             _bad(f"{name} grew past {limit} bytes while read")
         return data

@@ -148,6 +148,19 @@ def directory() -> Path | None:
 
 # --------------------------------------------------------------------------- per-user key
 
+def read_upto(fd: int, n: int) -> bytes:
+    """At most `n` bytes from `fd` (fewer at end of file), in 1 MiB reads:
+    a file that grows while read cannot make us hold more than `n`."""
+    chunks, left = [], n
+    while left > 0:
+        b = os.read(fd, min(left, 1 << 20))
+        if not b:
+            break
+        chunks.append(b)
+        left -= len(b)
+    return b"".join(chunks)
+
+
 def _read_private(path: Path, limit: int) -> bytes | None:
     """A regular file owned by this user, not a symlink, not group/world
     writable; None otherwise."""
@@ -159,14 +172,7 @@ def _read_private(path: Path, limit: int) -> bytes | None:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022 or st.st_size > limit:
             return None
-        chunks, left = [], st.st_size + 1
-        while left > 0:
-            b = os.read(fd, min(left, 1 << 20))
-            if not b:
-                break
-            chunks.append(b)
-            left -= len(b)
-        data = b"".join(chunks)
+        data = read_upto(fd, st.st_size + 1)
         return data if len(data) <= limit else None
     except OSError:
         return None
