@@ -107,7 +107,8 @@ int64_t readOptLevel(nb::handle h, std::string &repr) {
 /// the `nvtma.kernels` record (JSON) and every gpu.binary object.
 nb::tuple lowerToPtx(MlirContext ctx, const std::string &text,
                      const std::string &chip, const std::string &features,
-                     nb::handle optLevelArg, const std::string &format) {
+                     nb::handle optLevelArg, const std::string &format,
+                     const std::vector<std::string> &link) {
   DiagnosticCollector diags(ctx);
   auto fail = [&](const char *stage) {
     throw nb::value_error((std::string(stage) + "\n" + diags.text).c_str());
@@ -144,19 +145,16 @@ nb::tuple lowerToPtx(MlirContext ctx, const std::string &text,
     MlirPassManager pm;
     ~PassManagerGuard() { mlirPassManagerDestroy(pm); }
   } pmGuard{pm};
-  // The options were checked above, so they hold no pipeline syntax.
-  std::string pipeline = "builtin.module(nvtma-to-ptx{chip=" + chip +
-                         (features.empty() ? "" : " features=" + features) +
-                         " format=" + format +
-                         " O=" + std::to_string(optLevel) + "})";
-  std::string pipelineErrors;
-  if (mlirLogicalResultIsFailure(mlirParsePassPipeline(
-          mlirPassManagerGetAsOpPassManager(pm),
-          mlirStringRefCreate(pipeline.data(), pipeline.size()), appendTo,
-          &pipelineErrors))) {
-    diags.text += pipelineErrors;
-    fail("pipeline:");
-  }
+  // The options were checked above; the link paths go in as they are.
+  std::vector<MlirStringRef> linkRefs;
+  for (const std::string &path : link)
+    linkRefs.push_back(mlirStringRefCreate(path.data(), path.size()));
+  nvtmaAddNVTMAToPTXPipeline(
+      mlirPassManagerGetAsOpPassManager(pm),
+      mlirStringRefCreate(chip.data(), chip.size()),
+      mlirStringRefCreate(features.data(), features.size()),
+      mlirStringRefCreate(format.data(), format.size()), int(optLevel),
+      intptr_t(linkRefs.size()), linkRefs.data());
   MlirOperation op = mlirModuleGetOperation(module);
   if (mlirLogicalResultIsFailure(mlirPassManagerRunOnOp(pm, op)))
     fail("lower:");
@@ -238,12 +236,13 @@ NB_MODULE(_nvtmaDialects, m) {
 
   m.def("lower_to_ptx", &lowerToPtx, nb::arg("context"), nb::arg("text"),
         nb::arg("chip"), nb::arg("features") = "", nb::arg("opt_level") = 3,
-        nb::arg("format") = "isa",
-        "Screens and parses `text`, runs nvtma-to-ptx for the target, returns "
+        nb::arg("format") = "isa", nb::arg("link") = std::vector<std::string>(),
+        "Screens and parses `text`, runs nvtma-to-ptx for the target (`link`: "
+        "LLVM bitcode for gpu.modules marked nvtma.link), returns "
         "(nvtma.kernels JSON, [gpu objects]). Raises ValueError whose first "
         "line is the stage: 'parse:' (also input over the nesting / literal "
         "bounds), 'target:' (a chip, PTX version, opt level or format LLVM "
-        "cannot serve), 'pipeline:' or 'lower:'; the diagnostics follow.");
+        "cannot serve) or 'lower:'; the diagnostics follow.");
 
   m.def("tma_atom_type", &tmaAtomType, nb::arg("context"), nb::arg("kind"),
         nb::arg("element_type"), nb::arg("tma_format"), nb::arg("box"),

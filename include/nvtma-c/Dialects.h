@@ -9,6 +9,7 @@
 #define NVTMA_C_DIALECTS_H
 
 #include "mlir-c/IR.h"
+#include "mlir-c/Pass.h"
 #include "mlir-c/Support.h"
 
 #ifdef __cplusplus
@@ -38,6 +39,16 @@ MLIR_CAPI_EXPORTED MlirLogicalResult nvtmaScreenInput(MlirStringRef text,
 MLIR_CAPI_EXPORTED MlirLogicalResult nvtmaVerifyPipelineOptions(
     MlirStringRef chip, MlirStringRef features, MlirStringRef format,
     int optLevel, MlirStringCallback error, void *userData);
+
+/* Adds the nvtma-to-ptx pipeline to `pm` (a builtin.module pass manager),
+   its options given directly rather than as pipeline text, so a `link` path
+   (LLVM bitcode for gpu.modules marked nvtma.link) may hold any character.
+   The chip, features, format and opt level must have passed
+   nvtmaVerifyPipelineOptions. */
+MLIR_CAPI_EXPORTED void nvtmaAddNVTMAToPTXPipeline(
+    MlirOpPassManager pm, MlirStringRef chip, MlirStringRef features,
+    MlirStringRef format, int optLevel, intptr_t numLink,
+    const MlirStringRef *link);
 
 /* The !nvtma.tma_atom type. Enum fields take the dialect's spellings
    ("swizzle_128b"); an empty tmaFormat, tile or elementStrides takes its

@@ -14,6 +14,7 @@
 #include "nvtma/InitAll.h"
 
 #include "mlir/CAPI/IR.h"
+#include "mlir/CAPI/Pass.h"
 #include "mlir/CAPI/Registration.h"
 #include "mlir/CAPI/Support.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -140,6 +141,20 @@ MlirLogicalResult nvtmaVerifyPipelineOptions(MlirStringRef chip,
     return mlirLogicalResultSuccess();
   error(mlirStringRefCreate(message.data(), message.size()), userData);
   return mlirLogicalResultFailure();
+}
+
+void nvtmaAddNVTMAToPTXPipeline(MlirOpPassManager pm, MlirStringRef chip,
+                                MlirStringRef features, MlirStringRef format,
+                                int optLevel, intptr_t numLink,
+                                const MlirStringRef *link) {
+  mlir::nvtma::PipelineOptions options;
+  options.chip = std::string(chip.data, chip.length);
+  options.features = std::string(features.data, features.length);
+  options.format = std::string(format.data, format.length);
+  options.optLevel = optLevel;
+  for (intptr_t i = 0; i < numLink; ++i)
+    options.link.emplace_back(link[i].data, link[i].length);
+  mlir::nvtma::buildNVTMAToPTXPipeline(*unwrap(pm), options);
 }
 
 namespace {

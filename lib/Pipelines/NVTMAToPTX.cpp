@@ -46,6 +46,10 @@ struct PipelineCLOptions : PassPipelineOptions<PipelineCLOptions> {
       llvm::cl::init("isa")};
   Option<int> optLevel{*this, "O", llvm::cl::desc("NVVM opt level (0..3)"),
                        llvm::cl::init(3)};
+  ListOption<std::string> link{
+      *this, "link",
+      llvm::cl::desc("LLVM bitcode linked into gpu.modules marked nvtma.link "
+                     "(their device libraries, e.g. NVSHMEM's)")};
 };
 
 constexpr const char *kFormats[] = {"isa", "bin", "fatbin", "llvm",
@@ -73,6 +77,7 @@ void mlir::nvtma::buildNVTMAToPTXPipeline(OpPassManager &pm,
   target.chip = o.chip;
   target.features = o.features;
   target.optLevel = o.optLevel;
+  target.link.assign(o.link.begin(), o.link.end());
   pm.addPass(createNVTMAAttachMissingTarget(target));
   pm.addPass(createNVTMACheckTarget());
   // Subviews (stage slices of shared buffers) become reinterpret casts with
@@ -120,6 +125,7 @@ void mlir::nvtma::registerNVTMAPipelines() {
         o.features = cl.features;
         o.format = cl.format;
         o.optLevel = cl.optLevel;
+        o.link.assign(cl.link.begin(), cl.link.end());
         std::string error;
         if (!verifyPipelineOptions(o, error))
           return errorHandler("nvtma-to-ptx: " + error);

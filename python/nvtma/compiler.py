@@ -30,7 +30,7 @@ from .runtime import cache as _cache
 from .runtime.artifacts import CompiledArtifacts
 from .runtime.errors import LaunchError
 
-__all__ = ["compile", "CompiledModule", "CompileError", "cache_dir", "ptx_to_cubin", "link_device_libraries"]
+__all__ = ["compile", "CompiledModule", "CompileError", "cache_dir", "ptx_to_cubin", "device_libraries"]
 
 _ARCH_RE = re.compile(r"^sm_(\d+)([af]?)$")
 
@@ -137,9 +137,6 @@ def ptx_to_cubin(ptx: str, arch: str) -> bytes:
 
 # ----------------------------------------------------------------------------- device libraries
 
-# a gpu.module header as nvtma prints it, with its discardable attributes
-_GPU_MODULE_RE = re.compile(r"^(?P<head>[ \t]*gpu\.module @(?:[\w$.-]+|\"[^\"\n]*\"))(?P<targets> \[[^\n]*\])?"
-                            r"(?P<tail> attributes \{[^\n]*\} \{)$", re.M)
 _LINK_RE = re.compile(r"nvtma\.link = \[([^\]]*)\]")
 
 
@@ -153,60 +150,30 @@ def _device_library(name: str, arch: str) -> Path:
     raise CompileError(f"nvtma.link names device library {name!r}; nvtma links 'nvshmem'")
 
 
-def _default_target(arch: str, features: str, opt_level: int) -> str:
-    """The #nvvm.target the pipeline would attach (the attach pass run on an
-    empty gpu.module of our own)."""
-    from . import ir
-    from .passmanager import PassManager
-    opts = f"chip={arch}" + (f" features={features}" if features else "") + f" O={opt_level}"
-    with ir.Context():
-        m = ir.Module.parse("gpu.module @m {}")
-        try:
-            PassManager.parse(f"builtin.module(nvtma-attach-missing-target{{{opts}}})").run(m.operation)
-        except ir.MLIRError as e:
-            raise CompileError(f"unsupported target:\n{e}") from None
-        return str(m.body.operations[0].attributes["targets"][0])
-
-
-def link_device_libraries(text: str, arch: str, features: str, opt_level: int) -> tuple[str, str]:
-    """(text, stamp): each gpu.module that asks for device libraries
-    (``nvtma.link = ["nvshmem"]``, set by nvtma.nvshmem's helpers) gets the
-    #nvvm.target the pipeline would give it, plus ``link = [<bitcode>]``:
-    gpu-module-to-binary then links the functions the kernel calls from
-    that LLVM bitcode before LLVM makes PTX, and ptx_to_cubin needs nothing
-    more. `stamp` names each file (path, size, mtime) for the cache key.
-    IR that asks for none comes back unchanged, with stamp ""."""
-    if "nvtma.link = [" not in text:
-        return text, ""
-    stamp = []
-
-    def rewrite(m):
-        link = _LINK_RE.search(m.group("tail"))
-        if link is None:
-            return m.group(0)
-        if m.group("targets"):
-            raise CompileError(f"{m.group('head').strip()} has its own target and nvtma.link: list the bitcode "
-                               "in its #nvvm.target's link parameter instead")
-        paths = []
-        for name in re.findall(r'"([^"]*)"', link.group(1)):
+def device_libraries(text: str, arch: str) -> tuple[list, str]:
+    """(paths, stamp): the LLVM bitcode of the device libraries that the IR's
+    gpu.modules ask for (``nvtma.link = ["nvshmem"]``, set by nvtma.nvshmem's
+    helpers), for the pipeline's `link` option: nvtma-attach-missing-target
+    gives such a module its #nvvm.target with ``link = [<bitcode>]``, and
+    gpu-module-to-binary links the functions the kernel calls before LLVM
+    makes PTX, so ptx_to_cubin needs nothing more. `stamp` names each file
+    (path, size, mtime) for the cache key. IR that asks for none: ([], "")."""
+    if "nvtma.link" not in text:
+        return [], ""
+    paths, stamp = [], []
+    for names in _LINK_RE.findall(text):
+        for name in re.findall(r'"([^"]*)"', names):
             p = _device_library(name, arch)
-            st = p.stat()
-            stamp.append(f"{name}={p}:{st.st_size}:{st.st_mtime_ns}")
-            paths.append(json.dumps(str(p)))
-        target = _default_target(arch, features, opt_level)
-        target = target[:-1] + f", link = [{', '.join(paths)}]>"
-        return f"{m.group('head')} [{target}]{m.group('tail')}"
-
-    out = _GPU_MODULE_RE.sub(rewrite, text)
-    if not stamp:
-        raise CompileError("nvtma.link must be an attribute of a gpu.module (gpu.module @k attributes "
-                           "{nvtma.link = [\"nvshmem\"]} { ... })")
-    return out, " ".join(stamp)
+            if str(p) not in paths:
+                st = p.stat()
+                paths.append(str(p))
+                stamp.append(f"{name}={p}:{st.st_size}:{st.st_mtime_ns}")
+    return paths, " ".join(stamp)
 
 
 # ----------------------------------------------------------------------------- MLIR pipeline
 
-def _lower(text: str, arch: str, features: str, opt_level: int):
+def _lower(text: str, arch: str, features: str, opt_level: int, link=()):
     # Screen, target check, parse, pipeline and PTX extraction in one C-API
     # call: walking the result with Python IR objects would import every
     # dialect's generated op classes (and numpy), ~150 ms of a cold compile.
@@ -218,12 +185,12 @@ def _lower(text: str, arch: str, features: str, opt_level: int):
 
     with Context() as ctx:
         try:
-            records, objects = lower_to_ptx(ctx, text, arch, features, opt_level)
+            records, objects = lower_to_ptx(ctx, text, arch, features, opt_level, link=list(link))
         except ValueError as e:
             stage, _, diags = str(e).partition("\n")
-            what = {"parse:": "the IR does not parse or verify", "pipeline:": "bad pass pipeline",
+            what = {"parse:": "the IR does not parse or verify",
                     "target:": "unsupported target"}.get(stage, "lowering failed")
-            if stage not in ("parse:", "pipeline:", "target:"):
+            if stage not in ("parse:", "target:"):
                 diags = str(e)
             raise CompileError(f"{what}:\n{diags}") from None
     records = json.loads(records) if records else {"kernels": {}}
@@ -261,7 +228,7 @@ def compile(module, arch: str = "sm_90a", *, ptx_version: int | None = None, opt
     """Compile nvtma IR (a Module, its text, or a kernel) for `arch`.
 
     Runs the `nvtma-to-ptx` pipeline in-process (linking the device
-    libraries a gpu.module's ``nvtma.link`` names: link_device_libraries),
+    libraries a gpu.module's ``nvtma.link`` names: device_libraries),
     then assembles the PTX to a cubin (nvJitLink, else ptxas) unless
     ``cubin=False``. Raises CompileError
     with MLIR's diagnostics on invalid IR.
@@ -271,7 +238,7 @@ def compile(module, arch: str = "sm_90a", *, ptx_version: int | None = None, opt
     features = _ptx_features(arch, ptx_version)
     if isinstance(opt_level, bool) or not isinstance(opt_level, int) or not 0 <= opt_level <= 3:
         raise CompileError(f"opt level {opt_level!r} is not one LLVM takes; supported: 0, 1, 2, 3")
-    linked, libs = link_device_libraries(text, arch, features, opt_level)
+    link, libs = device_libraries(text, arch)
     d = cache_dir() if cache is None or cache else None
     key = None
     if d is not None:
@@ -282,7 +249,7 @@ def compile(module, arch: str = "sm_90a", *, ptx_version: int | None = None, opt
             hit.compile_seconds = time.perf_counter() - t0
             hit.from_cache = True
             return hit
-    ptx, records = _lower(linked, arch, features, opt_level)
+    ptx, records = _lower(text, arch, features, opt_level, link)
     blob = ptx_to_cubin(ptx, arch) if cubin else None
     try:
         out = CompiledModule(ir=text, ptx=ptx, cubin=blob, records=records, arch=arch)

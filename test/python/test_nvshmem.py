@@ -128,14 +128,14 @@ def test_each_helper_is_one_declared_llvm_call_and_the_module_asks_for_nvshmem()
 
 @needs_mlir
 def test_a_kernel_without_nvshmem_is_built_and_compiled_as_before(monkeypatch):
-    """No mark, no declarations; link_device_libraries leaves its IR alone
-    and nvtma.compile gives the same PTX whatever NVSHMEM's state."""
+    """No mark, no declarations, no device libraries to link, and
+    nvtma.compile gives the same PTX whatever NVSHMEM's state."""
     import nvtma
-    from nvtma.compiler import link_device_libraries
+    from nvtma.compiler import device_libraries
     _, plain = _kernels()
     text = plain.build().ir
     assert "nvtma.link" not in text and "llvm.func" not in text
-    assert link_device_libraries(text, "sm_90a", "", 3) == (text, "")
+    assert device_libraries(text, "sm_90a") == ([], "")
     before = nvtma.compile(text, cache=False).ptx
     monkeypatch.setenv("NVTMA_NVSHMEM_BITCODE", "/nonexistent/libnvshmem_device.bc")
     after = nvtma.compile(text, cache=False).ptx
@@ -215,17 +215,17 @@ def test_the_cache_key_names_the_linked_bitcode(tmp_path, monkeypatch):
     bc = _bitcode_or_skip()
     import shutil
 
-    from nvtma.compiler import link_device_libraries
+    from nvtma.compiler import device_libraries
     every_helper, _ = _kernels()
     text = every_helper.build().ir
-    out, stamp = link_device_libraries(text, "sm_90a", "", 3)
-    assert f'link = ["{bc}"]' in out and 'chip = "sm_90a"' in out
+    paths, stamp = device_libraries(text, "sm_90a")
+    assert paths == [str(bc)]
     assert stamp.startswith(f"nvshmem={bc}:{bc.stat().st_size}:")
     copy = tmp_path / "lib" / bc.name
     copy.parent.mkdir()
     shutil.copy(bc, copy)
     monkeypatch.setenv("NVTMA_NVSHMEM_BITCODE", str(copy))
-    assert link_device_libraries(text, "sm_90a", "", 3)[1] != stamp
+    assert device_libraries(text, "sm_90a")[1] != stamp
 
 
 @needs_mlir
@@ -245,7 +245,11 @@ def test_missing_bitcode_is_a_compile_error(monkeypatch, tmp_path):
         nvtma.compile(text.replace('nvtma.link = ["nvshmem"]', 'nvtma.link = ["rocshmem"]'), cache=False)
     own = text.replace("gpu.module @kernels attributes", 'gpu.module @kernels [#nvvm.target<chip = "sm_90a">] '
                        "attributes")
-    with pytest.raises(nvtma.CompileError, match="has its own target and nvtma.link"):
+    fake = tmp_path / "bc" / "libnvshmem_device.bc"  # refused before anything reads it
+    fake.parent.mkdir()
+    fake.write_bytes(b"BC")
+    monkeypatch.setenv("NVTMA_NVSHMEM_BITCODE", str(fake))
+    with pytest.raises(nvtma.CompileError, match="has its own #nvvm.target and nvtma.link"):
         nvtma.compile(own, cache=False)
 
 

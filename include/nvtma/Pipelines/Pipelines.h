@@ -9,6 +9,7 @@
 #define NVTMA_PIPELINES_PIPELINES_H
 
 #include <string>
+#include <vector>
 
 namespace mlir {
 class OpPassManager;
@@ -22,6 +23,8 @@ struct PipelineOptions {
   /// gpu-module-to-binary format: isa (PTX), bin, fatbin, llvm, offloading.
   std::string format = "isa";
   int optLevel = 3;
+  /// LLVM bitcode linked into gpu.modules marked nvtma.link.
+  std::vector<std::string> link;
 };
 
 /// Checks `options` against the target table (nvtma/Target/TargetInfo.h) and

@@ -37,20 +37,51 @@ struct AttachMissingTarget
 
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
-    auto attr = NVVM::NVVMTargetAttr::get(
-        ctx, target.optLevel, "nvptx64-nvidia-cuda", target.chip->name,
-        target.features);
+    auto targetWith = [&](ArrayAttr files) {
+      return NVVM::NVVMTargetAttr::get(ctx, target.optLevel,
+                                       "nvptx64-nvidia-cuda",
+                                       target.chip->name, target.features,
+                                       /*targetFlags=*/nullptr, files);
+    };
+    SmallVector<Attribute> files;
+    for (const std::string &path : link)
+      files.push_back(StringAttr::get(ctx, path));
+    NVVM::NVVMTargetAttr plain = targetWith(nullptr);
+    NVVM::NVVMTargetAttr linked =
+        files.empty() ? plain : targetWith(ArrayAttr::get(ctx, files));
+    bool failed = false;
     getOperation().walk([&](gpu::GPUModuleOp module) {
+      Attribute wants = module->getAttr(kLinkAttr);
       SmallVector<Attribute> targets;
       if (ArrayAttr old = module.getTargetsAttr()) {
-        if (llvm::any_of(old, llvm::IsaPred<NVVM::NVVMTargetAttr>))
+        if (llvm::any_of(old, llvm::IsaPred<NVVM::NVVMTargetAttr>)) {
+          if (wants) {
+            module.emitError() << "has its own #nvvm.target and " << kLinkAttr
+                               << " = " << wants
+                               << ": list the bitcode in that target's link "
+                                  "parameter instead";
+            failed = true;
+          }
           return;
+        }
         targets.append(old.begin(), old.end());
       }
-      targets.push_back(attr);
+      if (wants && files.empty()) {
+        module.emitError() << "asks for device libraries " << kLinkAttr
+                           << " = " << wants
+                           << ", but no bitcode was given to link (the "
+                              "pipeline's link option)";
+        failed = true;
+        return;
+      }
+      targets.push_back(wants ? linked : plain);
       module.setTargetsAttr(ArrayAttr::get(ctx, targets));
     });
+    if (failed)
+      signalPassFailure();
   }
+
+  static constexpr llvm::StringLiteral kLinkAttr = "nvtma.link";
 
   ::nvtma::target::Resolved target;
 };

@@ -26,6 +26,12 @@ def NVTMAAttachMissingTarget
     empty `features` mean `+ptx86`, or the chip's oldest PTX ISA where that
     is newer.
 
+    A gpu.module that asks for device libraries (`nvtma.link = ["nvshmem"]`,
+    set by nvtma.nvshmem's helpers) gets `link = [...]`: the `link` option's
+    LLVM bitcode, which gpu-module-to-binary links in before LLVM makes PTX.
+    Such a module without `link` files, or with a target of its own, is an
+    error.
+
     ```mlir
     // nvtma-opt --nvtma-attach-missing-target="chip=sm_100a"
     gpu.module @k [#nvvm.target<O = 3, chip = "sm_100a", features = "+ptx86">] { ... }
@@ -37,6 +43,8 @@ def NVTMAAttachMissingTarget
     Option<"features", "features", "std::string", "\"\"",
            "target features: one +ptxNN (empty: the default PTX ISA)">,
     Option<"optLevel", "O", "int", "3", "NVVM opt level (0..3)">,
+    ListOption<"link", "link", "std::string",
+               "LLVM bitcode for gpu.modules marked nvtma.link">,
   ];
 }
 
