@@ -22,6 +22,7 @@
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/Diagnostics.h"
 #include "mlir-c/Dialect/GPU.h"
+#include "mlir-c/Dialect/LLVM.h"
 #include "mlir-c/IR.h"
 #include "mlir-c/Pass.h"
 
@@ -233,6 +234,58 @@ NB_MODULE(_nvtmaDialects, m) {
       nb::arg("registry"),
       "Adds nvtma and the dialects, interfaces, NVVM target and LLVM IR "
       "translations its lowering needs to `registry`.");
+
+  // Upstream types and attributes the DSL builds that MLIR's Python
+  // bindings do not construct (built here rather than parsed from text).
+  m.def(
+      "workgroup_address_space",
+      [](MlirContext ctx) { return nvtmaGPUWorkgroupAddressSpaceGet(ctx); },
+      nb::arg("context").none() = nb::none(), "#gpu.address_space<workgroup>");
+  m.def(
+      "mbarrier_group_type",
+      [](unsigned n, MlirContext ctx) {
+        return nvtmaNVGPUMBarrierGroupTypeGet(ctx, n);
+      },
+      nb::arg("num_barriers"), nb::arg("context").none() = nb::none(),
+      "!nvgpu.mbarrier.group of `num_barriers` in workgroup memory");
+  m.def(
+      "mbarrier_token_type",
+      [](MlirContext ctx) { return nvtmaNVGPUMBarrierTokenTypeGet(ctx); },
+      nb::arg("context").none() = nb::none(), "!nvgpu.mbarrier.token");
+  m.def(
+      "mma_shape",
+      [](int m, int n, int k, MlirContext ctx) {
+        return nvtmaNVVMMMAShapeAttrGet(ctx, m, n, k);
+      },
+      nb::arg("m"), nb::arg("n"), nb::arg("k"),
+      nb::arg("context").none() = nb::none(), "#nvvm.shape<m, n, k>");
+  m.def(
+      "ld_st_matrix_shape",
+      [](int m, int n, MlirContext ctx) {
+        return nvtmaNVVMLdStMatrixShapeAttrGet(ctx, m, n);
+      },
+      nb::arg("m"), nb::arg("n"), nb::arg("context").none() = nb::none(),
+      "#nvvm.ld_st_matrix_shape<m, n>");
+  m.def(
+      "loop_unroll_annotation",
+      [](int64_t count, MlirContext ctx) {
+        return nvtmaLLVMLoopUnrollAnnotationGet(ctx, count);
+      },
+      nb::arg("count"), nb::arg("context").none() = nb::none(),
+      "#llvm.loop_annotation<unroll = ...>: count 0 unrolls fully, 1 "
+      "disables unrolling, n > 1 unrolls n times");
+  m.def(
+      "llvm_void_type",
+      [](MlirContext ctx) { return mlirLLVMVoidTypeGet(ctx); },
+      nb::arg("context").none() = nb::none(), "!llvm.void");
+  m.def(
+      "llvm_function_type",
+      [](MlirType result, const std::vector<MlirType> &params, bool varArg) {
+        return mlirLLVMFunctionTypeGet(result, intptr_t(params.size()),
+                                       params.data(), varArg);
+      },
+      nb::arg("result"), nb::arg("params"), nb::arg("var_arg") = false,
+      "!llvm.func<result (params...)>");
 
   m.def("lower_to_ptx", &lowerToPtx, nb::arg("context"), nb::arg("text"),
         nb::arg("chip"), nb::arg("features") = "", nb::arg("opt_level") = 3,

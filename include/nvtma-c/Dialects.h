@@ -65,6 +65,28 @@ MLIR_CAPI_EXPORTED MlirType nvtmaTmaAtomTypeGet(
     intptr_t numLowerCorner, const int64_t *lowerCorner,
     intptr_t numUpperCorner, const int64_t *upperCorner);
 
+/* Types and attributes of upstream dialects the DSL builds, which MLIR's
+   Python bindings do not construct. */
+
+/* #gpu.address_space<workgroup> */
+MLIR_CAPI_EXPORTED MlirAttribute
+nvtmaGPUWorkgroupAddressSpaceGet(MlirContext context);
+/* !nvgpu.mbarrier.group of `numBarriers` in workgroup memory */
+MLIR_CAPI_EXPORTED MlirType nvtmaNVGPUMBarrierGroupTypeGet(MlirContext context,
+                                                           unsigned numBarriers);
+/* !nvgpu.mbarrier.token */
+MLIR_CAPI_EXPORTED MlirType nvtmaNVGPUMBarrierTokenTypeGet(MlirContext context);
+/* #nvvm.shape<m, n, k> */
+MLIR_CAPI_EXPORTED MlirAttribute nvtmaNVVMMMAShapeAttrGet(MlirContext context,
+                                                          int m, int n, int k);
+/* #nvvm.ld_st_matrix_shape<m, n> */
+MLIR_CAPI_EXPORTED MlirAttribute
+nvtmaNVVMLdStMatrixShapeAttrGet(MlirContext context, int m, int n);
+/* #llvm.loop_annotation<unroll = ...>: count 0 for full unrolling, 1 to
+   disable unrolling, n > 1 to unroll n times. */
+MLIR_CAPI_EXPORTED MlirAttribute
+nvtmaLLVMLoopUnrollAnnotationGet(MlirContext context, int64_t count);
+
 MLIR_CAPI_EXPORTED bool nvtmaTypeIsATmaAtom(MlirType type);
 
 /* Bytes one TMA instruction / one nvtma.copy of the atom moves. */

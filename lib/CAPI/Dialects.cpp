@@ -13,6 +13,11 @@
 #include "nvtma/Support/InputScreen.h"
 #include "nvtma/InitAll.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/CAPI/IR.h"
 #include "mlir/CAPI/Pass.h"
 #include "mlir/CAPI/Registration.h"
@@ -141,6 +146,53 @@ MlirLogicalResult nvtmaVerifyPipelineOptions(MlirStringRef chip,
     return mlirLogicalResultSuccess();
   error(mlirStringRefCreate(message.data(), message.size()), userData);
   return mlirLogicalResultFailure();
+}
+
+MlirAttribute nvtmaGPUWorkgroupAddressSpaceGet(MlirContext context) {
+  return wrap(mlir::gpu::AddressSpaceAttr::get(
+      unwrap(context), mlir::gpu::AddressSpace::Workgroup));
+}
+
+MlirType nvtmaNVGPUMBarrierGroupTypeGet(MlirContext context,
+                                       unsigned numBarriers) {
+  mlir::MLIRContext *ctx = unwrap(context);
+  return wrap(mlir::nvgpu::MBarrierGroupType::get(
+      ctx,
+      mlir::gpu::AddressSpaceAttr::get(ctx,
+                                       mlir::gpu::AddressSpace::Workgroup),
+      numBarriers));
+}
+
+MlirType nvtmaNVGPUMBarrierTokenTypeGet(MlirContext context) {
+  return wrap(mlir::nvgpu::MBarrierTokenType::get(unwrap(context)));
+}
+
+MlirAttribute nvtmaNVVMMMAShapeAttrGet(MlirContext context, int m, int n,
+                                       int k) {
+  return wrap(mlir::NVVM::MMAShapeAttr::get(unwrap(context), m, n, k));
+}
+
+MlirAttribute nvtmaNVVMLdStMatrixShapeAttrGet(MlirContext context, int m,
+                                              int n) {
+  return wrap(mlir::NVVM::LdStMatrixShapeAttr::get(unwrap(context), m, n));
+}
+
+MlirAttribute nvtmaLLVMLoopUnrollAnnotationGet(MlirContext context,
+                                               int64_t count) {
+  mlir::MLIRContext *ctx = unwrap(context);
+  mlir::Builder b(ctx);
+  mlir::BoolAttr yes = b.getBoolAttr(true);
+  auto unroll = mlir::LLVM::LoopUnrollAttr::get(
+      ctx, /*disable=*/count == 1 ? yes : nullptr,
+      /*count=*/count > 1 ? b.getI32IntegerAttr(int32_t(count)) : nullptr,
+      /*runtimeDisable=*/nullptr, /*full=*/count == 0 ? yes : nullptr,
+      /*followupUnrolled=*/{}, /*followupRemainder=*/{}, /*followupAll=*/{});
+  return wrap(mlir::LLVM::LoopAnnotationAttr::get(
+      ctx, /*disableNonforced=*/nullptr, /*vectorize=*/{}, /*interleave=*/{},
+      unroll, /*unrollAndJam=*/{}, /*licm=*/{}, /*distribute=*/{},
+      /*pipeline=*/{}, /*peeled=*/{}, /*unswitch=*/{},
+      /*mustProgress=*/nullptr, /*isVectorized=*/nullptr, /*startLoc=*/{},
+      /*endLoc=*/{}, /*parallelAccesses=*/{}));
 }
 
 void nvtmaAddNVTMAToPTXPipeline(MlirOpPassManager pm, MlirStringRef chip,

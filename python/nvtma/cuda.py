@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from . import dsl
 from ._lazy import lazy
+from .dsl import types
 from .dsl.errors import fail, user_op
 from .dsl.numeric import Boolean, Float16, Float32, Int32, Int64, Numeric, Uint32, Uint64, Val, as_value
 
@@ -554,7 +555,7 @@ def ldmatrix(smem, row, col, num=4, trans=False):
     else:
         res_t = llvm.StructType.get_literal([_i32()] * num)
     layout = nvvm.MMALayout.col if trans else nvvm.MMALayout.row
-    r = nvvm.LdMatrixOp(res_t, ptr, num, layout, ir.Attribute.parse("#nvvm.ld_st_matrix_shape<m = 8, n = 8>"),
+    r = nvvm.LdMatrixOp(res_t, ptr, num, layout, types.ld_st_matrix_shape(8, 8),
                         nvvm.LdStMatrixEltType.B16).result
     if num == 1:
         return Vector.from_elements([Uint32(r)], Uint32)
@@ -569,7 +570,7 @@ def stmatrix(smem, row, col, regs, trans=False):
     if len(vals) not in (1, 2, 4):
         fail(f"stmatrix of {len(vals)} registers: 1, 2 or 4", rule="stmatrix")
     layout = nvvm.MMALayout.col if trans else nvvm.MMALayout.row
-    nvvm.StMatrixOp(ptr, vals, layout, ir.Attribute.parse("#nvvm.ld_st_matrix_shape<m = 8, n = 8>"),
+    nvvm.StMatrixOp(ptr, vals, layout, types.ld_st_matrix_shape(8, 8),
                     nvvm.LdStMatrixEltType.B16)
 
 

@@ -34,6 +34,7 @@ import re
 from pathlib import Path
 
 from ._lazy import lazy
+from .dsl import types
 from .dsl.errors import fail, user_op
 from .dsl.numeric import Boolean, Int32, Int64, Numeric, Uint64, Val, as_value
 
@@ -109,7 +110,7 @@ def _declare(name: str):
         return
     module = k.func.operation.parent
     result, params = _SIGNATURES[name]
-    ftype = ir.Type.parse(f"!llvm.func<{result or 'void'} ({', '.join(params)})>")
+    ftype = types.llvm_function(_mlir_type(result) if result else None, [_mlir_type(p) for p in params])
     with ir.InsertionPoint(k.func.operation), ir.Location.unknown():  # before the kernel, in call order
         llvm.LLVMFuncOp(name, ir.TypeAttr.get(ftype))
     links = module.attributes[LINK_ATTR] if LINK_ATTR in module.attributes else None

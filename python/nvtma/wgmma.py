@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from . import dsl
 from ._lazy import lazy
+from .dsl import types
 from .dsl.errors import fail, user_op
 from .dsl.numeric import Float32, Int32, Numeric, Uint32, Uint64, Val, as_value
 from .dsl.tensor import SWIZZLE_BYTES
@@ -253,7 +254,7 @@ def mma_async(acc, a, b, *, a_type=None, b_type=None, scale_d=True, scale_a=1, s
     if isinstance(a, (list, tuple)) or hasattr(a, "lanes"):
         return _mma_rs(acc, a, bd, ta, tb, k, scale_d, scale_a, scale_b)
     ad = a.desc if isinstance(a, SmemDescriptor) else a
-    shape = ir.Attribute.parse(f"#nvvm.shape<m = 64, n = {acc.n}, k = {k}>")
+    shape = types.mma_shape(64, acc.n, k)
     kw = {}
     r = nvvm.WgmmaMmaAsyncOp(acc.struct_t, acc.value, as_value(ad, Uint64), as_value(bd, Uint64), shape,
                              getattr(nvvm.WGMMATypes, ta), getattr(nvvm.WGMMATypes, tb), nvvm.WGMMATypes.f32,

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from .._lazy import lazy
 from . import numeric as _n
+from . import types as _types
 from .errors import fail, user_code, user_location, user_op
 from .kernel import narrowed
 from .numeric import Boolean, Index, Numeric, Val, as_value, wrap
@@ -124,13 +125,10 @@ def _loop_annotation(unroll):
     if unroll is None:
         return None
     if unroll is True or unroll == "full":
-        text = "#llvm.loop_annotation<unroll = <full = true>>"
-    elif isinstance(unroll, int) and unroll >= 1:
-        text = f"#llvm.loop_annotation<unroll = <count = {unroll}>>" if unroll > 1 else \
-            "#llvm.loop_annotation<unroll = <disable = true>>"
-    else:
-        fail(f"unroll={unroll!r}: a positive int, True/'full', or None", rule="unroll")
-    return ir.Attribute.parse(text)
+        return _types.loop_unroll(0)
+    if isinstance(unroll, int) and not isinstance(unroll, bool) and 1 <= unroll < 1 << 31:
+        return _types.loop_unroll(unroll)
+    fail(f"unroll={unroll!r}: a positive int, True/'full', or None", rule="unroll")
 
 
 class range:  # noqa: N801,A001 (mirrors Python's range)

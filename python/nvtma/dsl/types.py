@@ -1,7 +1,8 @@
-"""The MLIR types and attributes the language builds, in one place: built
-through the bindings where they have a builder; the few dialect types
-without one (nvgpu's mbarrier group, GPU address spaces) are spelled here
-and nowhere else."""
+"""The MLIR types and attributes the language builds, in one place: through
+MLIR's Python bindings where they have a builder, else through nvtma's
+extension (the C++ builders of nvgpu's mbarrier types, GPU address spaces,
+NVVM shapes, LLVM loop annotations and function types): never parsed from
+text."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from .._lazy import lazy
 
 ir = lazy("nvtma.ir")
 llvm = lazy("nvtma.dialects.llvm")
+_ext = lazy("nvtma._mlir_libs._nvtmaDialects")
 
-__all__ = ["ptr", "workgroup", "mbarrier_group", "mbarrier_token", "shared_memref"]
+__all__ = ["ptr", "workgroup", "mbarrier_group", "mbarrier_token", "shared_memref", "mma_shape",
+           "ld_st_matrix_shape", "loop_unroll", "llvm_function"]
 
 
 def ptr(space: int = 0):
@@ -20,7 +23,7 @@ def ptr(space: int = 0):
 
 def workgroup():
     """#gpu.address_space<workgroup>: shared memory."""
-    return ir.Attribute.parse("#gpu.address_space<workgroup>")
+    return _ext.workgroup_address_space(ir.Context.current)
 
 
 def shared_memref(shape, element_type):
@@ -29,8 +32,30 @@ def shared_memref(shape, element_type):
 
 def mbarrier_group(n: int):
     """!nvgpu.mbarrier.group of `n` barriers in shared memory."""
-    return ir.Type.parse(f"!nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>, num_barriers = {n}>")
+    return _ext.mbarrier_group_type(n, ir.Context.current)
 
 
 def mbarrier_token():
-    return ir.Type.parse("!nvgpu.mbarrier.token")
+    return _ext.mbarrier_token_type(ir.Context.current)
+
+
+def mma_shape(m: int, n: int, k: int):
+    """#nvvm.shape<m, n, k>"""
+    return _ext.mma_shape(m, n, k, ir.Context.current)
+
+
+def ld_st_matrix_shape(m: int, n: int):
+    """#nvvm.ld_st_matrix_shape<m, n>"""
+    return _ext.ld_st_matrix_shape(m, n, ir.Context.current)
+
+
+def loop_unroll(count: int):
+    """#llvm.loop_annotation<unroll = ...>: 0 unrolls fully, 1 not at all,
+    n > 1 n times."""
+    return _ext.loop_unroll_annotation(count, ir.Context.current)
+
+
+def llvm_function(result, params):
+    """!llvm.func<result (params...)>; `result` None is void."""
+    ctx = ir.Context.current
+    return _ext.llvm_function_type(_ext.llvm_void_type(ctx) if result is None else result, list(params))
