@@ -65,3 +65,15 @@ def assert_names_line(err, path, marker):
     want = f"{path}:{line_of(path, marker)}"
     assert err.where == want, (err.where, want, str(err))
     assert str(err).startswith(want)
+
+
+def tma_load_and_wait(ld, s):
+    """One TMA load of atom `ld`'s tile at [0, 0] into shared tile `s`,
+    issued by warp 0 and waited for by every thread."""
+    from nvtma import cpasync, dsl, lang
+    bar = lang.TMABar(1)
+    dsl.barrier()
+    with lang.WarpRole(0):
+        bar.arrive_expect_tx(0, ld.tile_bytes)
+        cpasync.copy(ld, [0, 0], s, tma_bar_ptr=bar.at(0))
+    bar.wait(0, 0)

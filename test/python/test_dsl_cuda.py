@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("nvtma._mlir_libs._nvtmaDialects")
 
-from dsl_testing import build_error, instructions, ptx  # noqa: E402
+from dsl_testing import build_error, instructions, ptx, tma_load_and_wait  # noqa: E402
 from nvtma import cuda, dsl, lang  # noqa: E402
 
 t = dsl.thread_idx
@@ -156,12 +156,7 @@ def test_ldmatrix_of_a_swizzled_tile_addresses_the_swizzled_row():
         pool = lang.SMEMPool()
         ld = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), a, (64, 64), swizzle="swizzle_128b")
         s = pool.alloc_for(ld)
-        bar = lang.TMABar(1)
-        dsl.barrier()
-        with lang.WarpRole(0):
-            bar.arrive_expect_tx(0, ld.tile_bytes)
-            cpasync.copy(ld, [0, 0], s, tma_bar_ptr=bar.at(0))
-        bar.wait(0, 0)
+        tma_load_and_wait(ld, s)
         regs = cuda.ldmatrix(s, dsl.lane_idx(), 8, num=1)
         y[dsl.lane_idx()] = regs[0].bitcast(dsl.Int32)
 

@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("nvtma._mlir_libs._nvtmaDialects")
 
-from dsl_testing import build_error, instructions, ptx  # noqa: E402
+from dsl_testing import build_error, instructions, ptx, tma_load_and_wait  # noqa: E402
 from nvtma import cpasync, dsl, lang  # noqa: E402
 
 G2S = cpasync.CopyBulkTensorTileG2SOp
@@ -162,12 +162,7 @@ def test_swizzle_comes_from_the_atom_and_reads_are_logical():
         pool = lang.SMEMPool()
         s = pool.alloc((64, 64), "bf16")            # no swizzle= : the atom says it
         ld = cpasync.make_tiled_tma_atom(G2S(), a, (64, 64), swizzle="swizzle_128b")
-        bar = lang.TMABar(1)
-        dsl.barrier()
-        with lang.WarpRole(0):
-            bar.arrive_expect_tx(0, ld.tile_bytes)
-            cpasync.copy(ld, [0, 0], s, tma_bar_ptr=bar.at(0))
-        bar.wait(0, 0)
+        tma_load_and_wait(ld, s)
         seen["swizzle"] = s.swizzle
         for j, (r, c) in enumerate([(0, 0), (1, 8), (3, 17), (7, 63), (9, 40)]):
             y[j] = s[r, c]
@@ -191,12 +186,7 @@ def test_multi_box_tiles_are_box_major():
         pool = lang.SMEMPool()
         ld = cpasync.make_tiled_tma_atom(G2S(), a, (64, 128), swizzle="swizzle_128b")
         s = pool.alloc_for(ld)
-        bar = lang.TMABar(1)
-        dsl.barrier()
-        with lang.WarpRole(0):
-            bar.arrive_expect_tx(0, ld.tile_bytes)
-            cpasync.copy(ld, [0, 0], s, tma_bar_ptr=bar.at(0))
-        bar.wait(0, 0)
+        tma_load_and_wait(ld, s)
         seen["box"] = (ld.box, s.info.box)
         y[0] = s[1, 8]
         y[1] = s[1, 72]      # box 1, element (1, 8) in it
@@ -212,12 +202,7 @@ def test_unswizzled_multi_box_tile():
         pool = lang.SMEMPool()
         ld = cpasync.make_tiled_tma_atom(G2S(), a, (4, 512))   # boxes of [4, 256]
         s = pool.alloc_for(ld)
-        bar = lang.TMABar(1)
-        dsl.barrier()
-        with lang.WarpRole(0):
-            bar.arrive_expect_tx(0, ld.tile_bytes)
-            cpasync.copy(ld, [0, 0], s, tma_bar_ptr=bar.at(0))
-        bar.wait(0, 0)
+        tma_load_and_wait(ld, s)
         y[0] = s[1, 300]
 
     assert flat_loads(k.build().ir, "f16") == [4 * 256 + 1 * 256 + 44]

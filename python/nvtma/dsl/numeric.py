@@ -14,6 +14,7 @@ memref indices and of loop counters over them.
 from __future__ import annotations
 
 import builtins
+import functools
 import math as _pymath
 import struct
 
@@ -693,19 +694,14 @@ def _minmax(a, b, which):
 
 @user_op
 def min(a, b, *more):  # noqa: A001
-    """The smaller value (floats: minNum, a NaN loses)."""
-    r = _minmax(a, b, "min")
-    for c in more:
-        r = _minmax(r, c, "min")
-    return r
+    """The smallest value (floats: minNum, a NaN loses)."""
+    return functools.reduce(lambda r, c: _minmax(r, c, "min"), more, _minmax(a, b, "min"))
 
 
 @user_op
 def max(a, b, *more):  # noqa: A001
-    r = _minmax(a, b, "max")
-    for c in more:
-        r = _minmax(r, c, "max")
-    return r
+    """The largest value (floats: maxNum, a NaN loses)."""
+    return functools.reduce(lambda r, c: _minmax(r, c, "max"), more, _minmax(a, b, "max"))
 
 
 @user_op
