@@ -14,8 +14,10 @@
 One elected lane per warp records (``scope="warpgroup"``: one per
 warpgroup), reading %globaltimer (ns, comparable across SMs) and %clock64
 (cycles, for fine durations) at both ends. Each warp writes its own slot of
-the buffer: a bounded number of records, then only a count of the dropped
-ones; a record or a slot that would fall outside the buffer is not written.
+the buffer: a bounded number of records (past them, events are only
+counted), and once, at the kernel's end, its count; a record or a slot that
+would fall outside the buffer is not written. An event costs its timer reads,
+a shared-memory count and one 32-byte record: no global count per event.
 Event and role names are build-time strings; their ids and the table
 (``nvtma_profile`` on the kernel function) are fixed by the build.
 
@@ -30,7 +32,7 @@ from . import cuda, dsl
 from ._lazy import lazy
 from .dsl import types
 from .dsl.errors import fail, user_op
-from .dsl.numeric import Index, Int32, Int64
+from .dsl.numeric import Index, Int32, Int64, Uint32
 from .profile_report import (HEADER_WORDS, KINDS, MAGIC, RECORD_WORDS, SCOPES, SLOT_HEADER_WORDS, VERSION,
                              EventTable, Profile, ProfileError, alloc_buffer, buffer_words, check_trace, collect,
                              event_table, event_tables, pack_meta, slot_words)
@@ -152,20 +154,32 @@ class Profiler:
         cta = dsl.block_idx("x").to(Index) + gx * (dsl.block_idx("y").to(Index) + gy * dsl.block_idx("z").to(Index))
         slot = cta * self.warps + self.warp.to(Index)
         self.base = slot * sw + HEADER_WORDS
+        self.records = self.base + SLOT_HEADER_WORDS
         words = self.buf.shape[0]
         self.fits = self.base + sw <= words
         self.meta0 = dsl.smid().to(Int64) | (self.warp.to(Int64) << 16)
         with self._leader("warp"):
-            self.counters[self.warp] = Int32(0)
-            with dsl.if_(self.fits):
-                self.buf[self.base] = Int64(0)
+            # a warp without a slot starts full: its events write nothing, so
+            # that an event's one bounds check is its count against E
+            self.counters[self.warp] = dsl.select(self.fits, Int32(0), Int32(E))
             with dsl.if_((cta == 0) & (self.warp == 0) & (words >= HEADER_WORDS)):
                 ctas = gx * gy * gz
                 head = [MAGIC, VERSION, E, self.warps, ctas, RECORD_WORDS, sw, 0]
-                for i, v in enumerate(head):
-                    self.buf[i] = v.to(Int64) if isinstance(v, dsl.Val) else Int64(v)
+                head = [v.to(Int64) if isinstance(v, dsl.Val) else Int64(v) for v in head]
+                for i in range(0, HEADER_WORDS, 2):
+                    self.buf.store_vec(dsl.Vector.from_elements(head[i:i + 2], self.buf.dtype), i)
         # the next event's leader may be another lane of the warp
         cuda.warp_sync()
+        self.k.at_exit.append(self._flush)
+
+    def _flush(self):
+        """The kernel's end (a hook of the kernel builder): each warp writes
+        its count, the events it tried to record, once."""
+        cuda.warp_sync()  # the last event's leader may be another lane
+        with self._leader("warp"), dsl.if_(self.fits):
+            n = self.counters[self.warp].to(Uint32).to(Int64)
+            # the count and the pad word: one 16-byte store
+            self.buf.store_vec(dsl.Vector.from_elements([n, Int64(0)], self.buf.dtype), self.base)
 
     def _counters(self):
         """Each warp's event count: a static shared array, so that profiling
@@ -229,12 +243,13 @@ class Profiler:
             meta = self.meta0 | Int64(const)
             clocks = (c0 << 32) | ((c1 - c0) & 0xFFFFFFFF)
             n = self.counters[self.warp]
-            with dsl.if_((n < E) & self.fits):
-                at = self.base + SLOT_HEADER_WORDS + n.to(Index) * RECORD_WORDS
-                self.buf.store_vec(dsl.Vector.from_elements([meta, t0, t1, clocks], self.buf.dtype), at)
             self.counters[self.warp] = n + 1
-            with dsl.if_(self.fits):
-                self.buf[self.base] = (n + 1).to(Int64)
+            # unsigned: a count past 2^31 writes nothing, and the record's
+            # offset is a zero-extended product (no 64-bit index math)
+            n = n.to(Uint32)
+            with dsl.if_(n < E):
+                at = self.records + n.to(Index) * RECORD_WORDS
+                self.buf.store_vec(dsl.Vector.from_elements([meta, t0, t1, clocks], self.buf.dtype), at)
 
     def _reaches(self, block):
         """Whether `block` is the insertion block or encloses it (values read

@@ -10,12 +10,14 @@ and a summary table. Pure Python: it runs where only the runtime is installed.
 
 The buffer (int64 words) is a header, then one slot per warp of every CTA:
 a count word (events the warp tried to record; past `events_per_warp` they
-are dropped and counted), a pad word, then `events_per_warp` records of 4
-words: meta (SM, warp, role, event id, kind, depth, scope as bit fields),
-start and end in %globaltimer ns, and (start %clock64 low 32 bits) << 32 |
-(end - start cycles). The event and role names are build-time strings;
-their table rides on the kernel's IR (the ``nvtma_profile`` attribute of
-its gpu.func), so the compiled module and its saved artifact carry it.
+are dropped and counted; written once, at the kernel's end, so it never
+vouches for an earlier launch's records), a pad word, then `events_per_warp`
+records of 4 words: meta (SM, warp, role, event id, kind, depth, scope as bit
+fields), start and end in %globaltimer ns, and (start %clock64 low 32 bits)
+<< 32 | (end - start cycles). The event and role names are build-time
+strings; their table rides on the kernel's IR (the ``nvtma_profile``
+attribute of its gpu.func), so the compiled module and its saved artifact
+carry it.
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ def traced(x: dsl.Tensor("f32", (None,)), *prof, calls=True, enabled=None, scope
         x[0] = x[0] + 1.0
     if calls:
         p.pop("pushed")
-        p.end(s)
+        p.end(s)  # mark: last-line
 
 
 def _ir(built):
@@ -83,13 +83,46 @@ def test_enabled_profiler_reads_timers_and_writes_behind_bounds_checks():
     assert size, "the buffer's size is not read"
     assert re.search(rf"setp\.\w+\.s64\s+%p\d+, (%rd\d+, {size[0]}|{size[0]}, %rd\d+);", ptx), \
         "no bounds check against the buffer's size"
-    # the per-warp count against events_per_warp (n < 16, as n > 15)
-    assert re.search(rf"setp\.(gt|ge|lt|le)\.s(32|64)\s+%p\d+, %r(d)?\d+, ({E - 1}|{E});", ptx)
+    # the per-warp count against events_per_warp (n < 16, as n > 15), in 32 bits
+    assert re.search(rf"setp\.(gt|ge|lt|le)\.[su]32\s+%p\d+, %r\d+, ({E - 1}|{E});", ptx)
     # the header's magic word (stored as one 64-bit or two 32-bit halves)
     m = profile.MAGIC
     assert str(m) in ptx or (str(m & 0xFFFFFFFF) in ptx and str(m >> 32) in ptx)
     # the counters live in shared memory
     assert "st.shared.b32" in ptx and re.search(r"ld\.shared\.(s|b|u)32", ptx)
+
+
+def test_an_event_writes_one_record_and_the_count_is_written_once_at_the_end():
+    on, off = _ptx([F32, BUF]), _ptx([F32, BUF], calls=False)
+    # 16-byte stores only: the header (4), the count (1, once per warp), two per
+    # event site (5: the ranges loop and body, the mark, the pop, the span's end)
+    assert on.count("st.global.v2.b64") - off.count("st.global.v2.b64") == 4 + 1 + 2 * 5
+    # no int64 word split in two 4-byte stores (of a 64-bit register's halves or
+    # of constants): the 4-byte stores left are the kernel's own f32 ones
+    split = re.findall(r"st\.global\.b32\s+\[[^\]]+\], (?:%rd\d+|-?\d+);", on)
+    assert not split, split
+    # the count: the last thing the kernel does, after a warp sync, behind the
+    # slot's bounds check
+    from nvtma import ir
+    with ir.Context():
+        m = ir.Module.parse(traced.build([F32, BUF]).ir)
+        func = next(op for op in m.body.operations[0].regions[0].blocks[0].operations
+                    if op.operation.name == "gpu.func")
+        body = func.regions[0].blocks[0]
+        ops = [op.operation.name for op in body.operations]
+        assert ops[-4:] == ["nvvm.bar.warp.sync", "nvvm.elect.sync", "scf.if", "gpu.return"], ops[-6:]
+        flush = body.operations[len(ops) - 2].operation.get_asm(enable_debug_info=False)
+    assert re.search(r"vector\.store %\w+, %arg1\[%\w+\] \{alignment = 16 : i64\} : memref<\?xi64>, vector<2xi64>",
+                     flush), flush
+
+
+def test_the_end_of_kernel_code_has_the_kernels_location():
+    # built by the kernel builder after the function returned: located at the
+    # function's last line, not at whoever called build()
+    k = dsl.kernel(block=(128,))(traced.fn)
+    text = k.build([F32, BUF]).ir  # mark: build-call
+    assert f'test_profile.py":{line_of(__file__, "mark: build-call")}:' not in text
+    assert f'test_profile.py":{line_of(__file__, "mark: last-line")}:' in text
 
 
 def test_warpgroup_scope_records_from_one_warp_per_warpgroup():

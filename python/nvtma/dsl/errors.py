@@ -52,7 +52,10 @@ def fail(message: str, rule: str = "build"):
 
 
 def user_location():
-    """An MLIR file:line location of the user's frame (unknown outside one)."""
+    """An MLIR file:line location of the user's frame (unknown outside one;
+    the pinned one inside ``pinned_location``)."""
+    if _Pinned.where is not None:
+        return ir.Location.file(*_Pinned.where, 1)
     f = user_frame()
     if f is None:
         return ir.Location.unknown()
@@ -79,6 +82,25 @@ def user_op(fn):
 
 class _Depth:
     n = 0
+
+
+class _Pinned:
+    where = None
+
+
+class pinned_location:
+    """Ops built inside carry (file, line) `where`, not the caller's line: for
+    code the DSL builds on its own once the kernel function has returned (the
+    kernel's exit hooks), whose caller is not the kernel's author."""
+
+    def __init__(self, where):
+        self.where = where
+
+    def __enter__(self):
+        self.saved, _Pinned.where = _Pinned.where, self.where
+
+    def __exit__(self, *exc):
+        _Pinned.where = self.saved
 
 
 class user_code:

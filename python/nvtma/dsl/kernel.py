@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from .._lazy import lazy
 from . import numeric as _n
-from .errors import KernelBuildError, _Depth, fail
+from .errors import KernelBuildError, _Depth, fail, pinned_location
 from . import types
 from .tensor import Tensor, TensorValue
 
@@ -47,6 +47,7 @@ class _KernelState:
         self.smem_flat = {}        # element type -> 1-D view of all of shared memory
         self.scratch = {}          # named helper allocations (cta_reduce scratch ...)
         self.scope = []            # (warps, lanes) the enclosing branches leave active
+        self.at_exit = []          # built once at the kernel's end, where every thread runs (profile counts)
 
     def active(self, block):
         """(warps, lanes per warp) that may be running the code being built."""
@@ -272,7 +273,10 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
             try:
                 with ir.InsertionPoint(entry):
                     self.fn(*args, **consts)
-                    with _def_location(self.fn, end=True):
+                    end = _def_location(self.fn, end=True)
+                    with end, pinned_location(_def_line(self.fn, end=True)):
+                        for hook in state.at_exit:
+                            hook()
                         gpu.ReturnOp([])
             except ir.MLIRError as e:  # an op the dialect rejected while tracing
                 raise KernelBuildError(f"{self.name}: {_diagnostics(e)}", rule="verify") from None
@@ -383,12 +387,17 @@ def _def_site(fn):
         return None
 
 
-def _def_location(fn, end=False):
+def _def_line(fn, end=False):
+    """(file, line) of the function's first line, or of its last."""
     code = fn.__code__
     line = code.co_firstlineno
     if end:
         line = max((ln for _, _, ln in code.co_lines() if ln is not None), default=line)
-    return ir.Location.file(code.co_filename, line, 1)
+    return code.co_filename, line
+
+
+def _def_location(fn, end=False):
+    return ir.Location.file(*_def_line(fn, end), 1)
 
 
 def _diagnostics(e) -> str:
