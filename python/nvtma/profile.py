@@ -91,13 +91,14 @@ class _Role:
 
 
 class _Open:
-    """A started range: its ids, scope and timer readings, and the block
-    they were read in (their uses must be where that block dominates)."""
-    __slots__ = ("name", "eid", "rid", "scope", "depth", "t0", "c0", "block", "ended")
+    """A started range: its ids, scope and timer readings, the warp's count
+    read with them and how many event sites were built before it, and the
+    block they were read in (their uses must be where that block dominates)."""
+    __slots__ = ("name", "eid", "rid", "scope", "depth", "t0", "c0", "n0", "sites", "block", "ended")
 
-    def __init__(self, name, eid, rid, scope, depth, t0, c0, block):
+    def __init__(self, name, eid, rid, scope, depth, t0, c0, block, n0=None, sites=0):
         self.name, self.eid, self.rid, self.scope, self.depth = name, eid, rid, scope, depth
-        self.t0, self.c0, self.block, self.ended = t0, c0, block, False
+        self.t0, self.c0, self.n0, self.sites, self.block, self.ended = t0, c0, n0, sites, block, False
 
 
 class Profiler:
@@ -120,6 +121,7 @@ class Profiler:
         self._roles = {"": 0}
         self._roles_stack = []
         self._stack = []
+        self._sites = 0          # event sites built so far
         if not self.enabled:
             return
         if buffer is None:
@@ -236,13 +238,16 @@ class Profiler:
     def _now():
         return cuda.globaltimer(), cuda.clock64()
 
-    def _emit(self, kind, eid, rid, depth, scope, t0, c0, t1, c1):
+    def _emit(self, kind, eid, rid, depth, scope, t0, c0, t1, c1, n=None):
+        """One record; `n`: the warp's count if read earlier (at the range's
+        start, so that its latency hides behind the range's body)."""
         E = self.events_per_warp
         const = pack_meta(role=rid, event=eid, kind=_KIND[kind], depth=min(depth, 15), scope=SCOPES.index(scope))
+        self._sites += 1
         with self._leader(scope):
             meta = self.meta0 | Int64(const)
             clocks = (c0 << 32) | ((c1 - c0) & 0xFFFFFFFF)
-            n = self.counters[self.warp]
+            n = self.counters[self.warp] if n is None else n
             self.counters[self.warp] = n + 1
             # unsigned: a count past 2^31 writes nothing, and the record's
             # offset is a zero-extended product (no 64-bit index math)
@@ -293,8 +298,7 @@ class Profiler:
         eid, rid = self._ids(name, role)
         if not self.enabled:
             return None
-        t, c = self._now()
-        o = _Open(name, eid, rid, scope, len(self._stack), t, c, ir.InsertionPoint.current.block)
+        o = self._open(name, eid, rid, scope)
         self._stack.append(o)
         return o
 
@@ -321,8 +325,7 @@ class Profiler:
         eid, rid = self._ids(name, role)
         if not self.enabled:
             return _Open(name, 0, 0, scope, 0, None, None, None)
-        t, c = self._now()
-        return _Open(name, eid, rid, scope, len(self._stack), t, c, ir.InsertionPoint.current.block)
+        return self._open(name, eid, rid, scope)
 
     @user_op
     def end(self, handle):
@@ -335,6 +338,14 @@ class Profiler:
             fail(f"profile end({handle.name!r}): the span was started by a disabled Profiler", rule="profile")
         self._end(handle, "span")
 
+    def _open(self, name, eid, rid, scope):
+        t, c = self._now()
+        # every lane reads the count (one shared-memory broadcast); unused,
+        # the load is dead code and goes
+        n0 = self.counters[self.warp]
+        return _Open(name, eid, rid, scope, len(self._stack), t, c, ir.InsertionPoint.current.block, n0,
+                     self._sites)
+
     def _end(self, o, kind):
         if o.ended:
             fail(f"profile range {o.name!r} ended twice", rule="profile")
@@ -342,7 +353,10 @@ class Profiler:
             fail(f"profile range {o.name!r} ends outside the block it started in (a branch or loop body that "
                  "does not contain the start): end it where it started or inside that block", rule="profile")
         t, c = self._now()
-        self._emit(kind, o.eid, o.rid, o.depth, o.scope, o.t0, o.c0, t, c)
+        # the count read at the start is still the warp's if no event site was
+        # built since and the end runs once per start (in the start's block)
+        fresh = self._sites == o.sites and ir.InsertionPoint.current.block == o.block
+        self._emit(kind, o.eid, o.rid, o.depth, o.scope, o.t0, o.c0, t, c, o.n0 if fresh else None)
         o.ended = True
 
     # TIRx's IKET spellings

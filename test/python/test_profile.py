@@ -116,6 +116,28 @@ def test_an_event_writes_one_record_and_the_count_is_written_once_at_the_end():
                      flush), flush
 
 
+@dsl.kernel(block=(32,))
+def one_range(x: dsl.Tensor("f32", (None,)), b: dsl.Tensor("i64", (None,)), *, nested):
+    p = profile.Profiler(b, events_per_warp=4)
+    with p.range("r"):
+        x[0] = x[0] + 1.0
+        if nested:
+            p.mark("m")
+
+
+def test_a_range_reads_its_count_at_its_start_unless_events_nest():
+    # the count's shared-memory load waits behind the range's body, not at
+    # its end; with an event inside, the end reads it again
+    def order(nested):
+        ptx = nvtma.compile(one_range.build(nested=nested).ir, cache=False).ptx
+        return [m.group(0) for m in re.finditer(r"%globaltimer|ld\.shared\.\w+", ptx)]
+    ld = "ld.shared.b32"
+    # start, the count, end; then the kernel's end reads the count to store it
+    assert order(False) == ["%globaltimer", ld, "%globaltimer", ld]
+    # the mark and the range's end read the count after their timers
+    assert order(True) == ["%globaltimer", "%globaltimer", ld, "%globaltimer", ld, ld]
+
+
 def test_the_end_of_kernel_code_has_the_kernels_location():
     # built by the kernel builder after the function returned: located at the
     # function's last line, not at whoever called build()
