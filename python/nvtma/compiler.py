@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 from .runtime import cache as _cache
@@ -104,6 +105,7 @@ def ptx_to_cubin(ptx: str, arch: str) -> bytes:
             data = ptx.encode()
             nvjitlink.add_data(handle, nvjitlink.InputType.PTX, data, len(data), "nvtma.ptx")
             nvjitlink.complete(handle)
+            _performance_advice(nvjitlink, handle)
             size = nvjitlink.get_linked_cubin_size(handle)
             buf = bytearray(size)
             nvjitlink.get_linked_cubin(handle, buf)
@@ -133,6 +135,28 @@ def ptx_to_cubin(ptx: str, arch: str) -> bytes:
                 return out.read_bytes()
             errors.append(f"ptxas: {r.stderr.strip()}")
     raise CompileError("cannot assemble PTX to a cubin:\n  " + "\n  ".join(errors))
+
+
+class PerformanceWarning(UserWarning):
+    """ptxas reports that it compiled a kernel slower than it was written."""
+
+
+def _performance_advice(nvjitlink, handle):
+    """Warns of ptxas's serialized wgmma: every wgmma of the kernel then waits
+    for the one before, whatever the kernel's commit/wait groups say (the
+    usual cause, a call in the kernel, is most often a 64-bit division or
+    remainder by a run-time value: divide in 32 bits)."""
+    try:
+        n = nvjitlink.get_info_log_size(handle)
+        b = bytearray(n)
+        nvjitlink.get_info_log(handle, b)
+    except Exception:
+        return
+    for line in b.decode(errors="replace").splitlines():
+        if "wgmma.mma_async instructions are serialized" in line:
+            hint = (" (a call: most often a 64-bit division or remainder by a run-time value; divide in 32 bits)"
+                    if "Extern calls" in line else "")
+            warnings.warn(f"ptxas: {line.split(':', 1)[-1].strip()}{hint}", PerformanceWarning, stacklevel=4)
 
 
 # ----------------------------------------------------------------------------- device libraries

@@ -546,13 +546,19 @@ def _ceil_div(a, b):
     return (a + b - 1) // b
 
 
+def _i32(v):
+    return v.to(dsl.Int32) if isinstance(v, dsl.Index) else v
+
+
 class _Persistent:
     """Tiles linear, linear + step, ... of `total` for this CTA (or cluster)."""
 
     def __init__(self, total, start, step):
         self.total = total
-        self.start = start
-        self.step = step
+        # 32-bit: grid coordinates fit, and a 64-bit division by the run-time step is a call in
+        # the SASS, which makes ptxas serialize every wgmma of the kernel and ignore setmaxnreg
+        self.start = _i32(start)
+        self.step = _i32(step)
 
     @property
     def count(self):

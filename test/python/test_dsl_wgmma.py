@@ -233,3 +233,67 @@ def test_mma_misuse(case, message):
             d.k_block(4)
 
     assert message in str(build_error(k, rule=None, case=case))
+
+
+# --------------------------------------------------------------------------- serialized wgmma
+
+def _gemm_dividing(divide):
+    @dsl.kernel(block=(128,))
+    def gemm(a: dsl.Tensor("bf16", (64, 256)), b: dsl.Tensor("bf16", (64, 256)), c: dsl.Tensor("f32", (64, 64)),
+             d: dsl.Int64, *, divide=divide):
+        pool = lang.SMEMPool()
+        la = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), a, (64, 64), swizzle="swizzle_128b")
+        lb = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), b, (64, 64), swizzle="swizzle_128b")
+        sa, sb = pool.alloc_for(la), pool.alloc_for(lb)
+        bar = lang.TMABar(1)
+        dsl.barrier()
+        with lang.WarpRole(0):
+            bar.arrive_expect_tx(0, la.tile_bytes + lb.tile_bytes)
+            cpasync.copy(la, [0, 0], sa, tma_bar_ptr=bar.at(0))
+            cpasync.copy(lb, [0, 0], sb, tma_bar_ptr=bar.at(0))
+        bar.wait(0, 0)
+        da, db = wgmma.SmemDescriptor(sa), wgmma.SmemDescriptor(sb)
+        acc = wgmma.Accumulator(64)
+        wgmma.fence()
+        for kb in range(4):
+            acc = wgmma.mma_async(acc, da.k_block(kb), db.k_block(kb))
+        wgmma.commit_group()
+        wgmma.wait_group(0)
+        q = dsl.block_idx().to(dsl.Int64) + 7
+        q = q // d if divide else q.to(dsl.Int32) // d.to(dsl.Int32)
+        for i in range(acc.count):
+            r, col = acc.coords(i)
+            c[r, col] = acc[i] + q.to(dsl.Float32)
+
+    return gemm
+
+
+def test_a_kernel_whose_wgmmas_ptxas_serializes_gets_a_performance_warning():
+    """A 64-bit division by a run-time value is a call in the SASS, and a call
+    makes ptxas wait after every wgmma of the kernel: nvtma.compile says so
+    (nvJitLink's advisory, with the usual cause); in 32 bits, no warning."""
+    import warnings
+
+    import nvtma
+    from nvtma.compiler import PerformanceWarning
+    with pytest.warns(PerformanceWarning, match="serialized.*64-bit division"):
+        nvtma.compile(_gemm_dividing(True).build().ir, cache=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerformanceWarning)
+        nvtma.compile(_gemm_dividing(False).build().ir, cache=False)
+
+
+@pytest.mark.parametrize("BM,BN,wgs,scale", [(8, 64, 1, "tensor"), (64, 128, 2, "row"), (128, 128, 2, "block")])
+def test_the_gemm_divides_in_32_bits_and_keeps_its_wgmmas_pipelined(BM, BN, wgs, scale):
+    """The shipped GEMM has no 64-bit division or remainder (each is a call
+    that serializes its wgmmas; they were there, and every wgmma waited for
+    the one before), and ptxas does not warn."""
+    import warnings
+
+    from nvtma.compiler import PerformanceWarning
+    from nvtma.kernels import gemm
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerformanceWarning)
+        text = gemm.gemm_spec(BM, BN, wgs, w_scale=scale).compile().ptx
+    assert not re.search(r"\b(div|rem)\.[su]64\b", text)
+    assert re.search(r"wgmma\.wait_group\.sync\.aligned\s+[01];", text)

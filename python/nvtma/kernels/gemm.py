@@ -44,8 +44,10 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     # profile: None, or events per warp (the last parameter is then the int64 profile buffer)
     prof = Profiler(scales[-1] if profile else None, events_per_warp=profile or 1, scope="warpgroup")
     scales = scales[:-1] if profile else scales
-    N, K = w.shape
-    M = x.shape[0]
+    # 32-bit problem arithmetic: a 64-bit division by a run-time value (the K split, the grid) is a
+    # call in the SASS, and a call makes ptxas serialize every wgmma and ignore setmaxnreg
+    N, K = (d.to(Int32) for d in w.shape)
+    M = x.shape[0].to(Int32)
     R = BN // (64 * wgs)              # m64 tiles per consumer warpgroup
     fp8 = w.dtype is dsl.Float8E4M3FN
     bk = KBYTES // max(w.dtype.width // 8, 1)   # K elements per stage
@@ -67,10 +69,12 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         bms = max(BM, 32)  # TMA writes shared memory in 128-byte aligned pieces
         sx_ring = pool.alloc((stages, 1, bms), "f32")
         sx_atom = cpasync.make_tiled_tma_atom(G2S(), scales[1], (1, bms), l2_promotion=l2_x)
-    # the epilogue tile: f32 partials (split K) or y itself, m-major for TMA stores
-    epi = pool.alloc((BM, BN), "f32")
-    epi_y = pool.alias(epi, (BM, BN), y.dtype)
-    y_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), y, (BM, BN))
+    # the epilogue tile, EM of the BM rows at a time: f32 partials (split K) or y itself, m-major
+    # for TMA stores (a whole BM x BN f32 tile would take the ring's room: 64 KB at 128 x 128)
+    EM = epi_rows(BM, BN)
+    epi = pool.alloc((EM, BN), "f32")
+    epi_y = pool.alias(epi, (EM, BN), y.dtype)
+    y_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), y, (EM, BN))
     pipe = lang.Pipeline(stages, full="tma", empty="mbar", init_empty=4 * wgs)
     dsl.barrier()
     stage_bytes = w_atom.tile_bytes + x_atom.tile_bytes + (sx_atom.tile_bytes if w_scale == "block" else 0)
@@ -86,7 +90,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             cpasync.prefetch_descriptor(x_atom)
             outer = dsl.range(sched.count, carry=(lang.PipelineState(stages),))
             for i, (st,) in outer:
-                u = dsl.block_idx() + i * dsl.grid_dim()
+                u = dsl.block_idx().to(Int32) + i * dsl.grid_dim().to(Int32)
                 tile, split = u // splits, u % splits
                 kb0, kb1 = k_range(split)
                 inner = dsl.range(kb0, kb1, carry=(st,))
@@ -112,7 +116,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         lane, warp = dsl.lane_idx(), dsl.warp_idx() % 4
         outer = dsl.range(sched.count, carry=(lang.PipelineState(stages),))
         for i, (st,) in outer:
-            u = dsl.block_idx() + i * dsl.grid_dim()
+            u = dsl.block_idx().to(Int32) + i * dsl.grid_dim().to(Int32)
             tile, split = u // splits, u % splits
             kb0, kb1 = k_range(split)
             accs = tuple(wgmma.Accumulator(BM) for _ in range(R))
@@ -177,20 +181,20 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 with dsl.if_(prev >= 0):
                     pipe.consumer_release(lang.PipelineState(stages, index=prev))
             prof.push("epilogue")
-            _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, split, splits, M, N, BN, BM, R, g,
+            _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, split, splits, M, N, BN, BM, EM, R, g,
                       lane, warp, wgs, epi, epi_y, y_atom)
             prof.pop()
             dsl.yield_(st_next)
 
 
-def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, split, splits, M, N, BN, BM, R, g, lane, warp,
-              wgs, epi, epi_y, y_atom):
-    """Writes this unit's tile through shared memory (the accumulators hold
-    W rows x x rows; y is x rows x W rows): with one split, y itself by a TMA
-    store; else the f32 partial is added into the workspace [M, N] with
-    vector reductions (red.global.add.v4.f32, no waiting), and the last unit
-    of the tile to arrive reads the sum once, scales it, writes y and zeroes
-    the workspace for the next call."""
+def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, split, splits, M, N, BN, BM, EM, R, g, lane,
+              warp, wgs, epi, epi_y, y_atom):
+    """Writes this unit's tile through shared memory, EM rows of x at a time
+    (the accumulators hold W rows x x rows; y is x rows x W rows): with one
+    split, y itself by TMA stores; else the f32 partial is added into the
+    workspace [M, N] with vector reductions (red.global.add.v4.f32, no
+    waiting), and the last unit of the tile to arrive reads the sum once,
+    scales it, writes y and zeroes the workspace for the next call."""
     consumers = 128 * wgs
     ctid = dsl.thread_idx() - 128
 
@@ -203,50 +207,58 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, split, split
             v = v * scales[1][dsl.min(m, M - 1)]
         return v
 
-    def each():
+    def each(c):
+        """(W row, x row, value) of the accumulators whose x row is in chunk c
+        (a register's x row is 8·(j // 4) + a lane offset below 8: chunks of
+        whole 8-row groups are known at build time)."""
         for r in range(R):
             for j, v in enumerate(acc[r].values()):
-                row, col = wgmma.Accumulator.coords(j, lane, warp)
-                yield (g * R + r) * 64 + row, col, v
+                if c * EM <= 8 * (j // 4) < (c + 1) * EM:
+                    row, col = wgmma.Accumulator.coords(j, lane, warp)
+                    yield (g * R + r) * 64 + row, col, v
 
-    def fill(buf, value):
-        for nn, m, v in each():
-            buf[m, nn] = value(v, nn, m)
+    def fill(buf, value, c):
+        for nn, m, v in each(c):
+            buf[m - c * EM, nn] = value(v, nn, m)
         cuda.fence_proxy_async()  # generic writes to the tile before the TMA (or the others) read it
         cuda.barrier_sync(1, consumers)
 
     n0 = tile * BN
+    chunks = BM // EM
     with dsl.if_(splits == 1):
-        fill(epi_y, lambda v, nn, m: scaled(v, n0 + nn, m).to(y.dtype))
-        with lang.WarpRole(4):
-            cpasync.copy(y_atom, [0, n0], epi_y)
-            cpasync.bulk_commit_group()
-            cpasync.bulk_wait_group(0, read=True)
-        cuda.barrier_sync(1, consumers)  # the tile is free again
+        for c in range(chunks):
+            with dsl.if_(M > c * EM):  # the same in every thread: chunks wholly past M are skipped
+                fill(epi_y, lambda v, nn, m: scaled(v, n0 + nn, m).to(y.dtype), c)
+                with lang.WarpRole(4):
+                    cpasync.copy(y_atom, [c * EM, n0], epi_y)  # rows past M are clipped by the TMA
+                    cpasync.bulk_commit_group()
+                    cpasync.bulk_wait_group(0, read=True)
+                cuda.barrier_sync(1, consumers)  # the tile is free again
     with dsl.else_():
-        fill(epi, lambda v, nn, m: v)
         quads = BN // 4
-        per = -(-BM * quads // consumers)  # 4-column pieces of the tile a thread handles (unrolled)
 
-        def pieces():
-            for i in range(per):
+        def pieces(rows, m0=0):
+            for i in range(-(-rows * quads // consumers)):  # 4-column pieces a thread handles (unrolled)
                 e = ctid + i * consumers
                 m, q = e // quads, e % quads
                 n = n0 + q * 4
-                yield m, q, n, (m < M) & (n < N)
+                yield m, q, n, (m < rows) & (m0 + m < M) & (n < N)
 
-        # each thread adds 4 consecutive columns of a row: coalesced 16-byte reductions, no waiting
-        for m, q, n, ok in pieces():
-            with dsl.if_(ok):
-                cuda.red_add(ws, (m, n), epi.load_vec(4, m, q * 4))
-        cuda.thread_fence()
-        cuda.barrier_sync(1, consumers)  # the tile is free again, every reduction issued and fenced
+        for c in range(chunks):
+            fill(epi, lambda v, nn, m: v, c)
+            # each thread adds 4 consecutive columns of a row: coalesced 16-byte reductions, no waiting
+            for m, q, n, ok in pieces(EM, c * EM):
+                with dsl.if_(ok):
+                    cuda.red_add(ws, (c * EM + m, n), epi.load_vec(4, m, q * 4))
+            if c == chunks - 1:
+                cuda.thread_fence()  # every reduction of this thread before the unit counts as arrived
+            cuda.barrier_sync(1, consumers)  # the tile is free again (and, last, every reduction fenced)
         last = _last_arrival(counters, tile, splits, consumers)
         with dsl.if_(last):
             cuda.thread_fence()
             # every load first (clamped in-bounds addresses), then the stores: one memory latency
             got = []
-            for m, q, n, ok in pieces():
+            for m, q, n, ok in pieces(BM):
                 mc, nc = dsl.min(m, M - 1), dsl.min(n, N - 4)
                 got.append((m, n, ok, ws.load_vec(4, mc, nc)))
             zero = dsl.zeros(4)
@@ -319,10 +331,18 @@ def quantize_x_kernel(x: dsl.Tensor, xq: dsl.Tensor, sx: dsl.Tensor, *, granular
 SMEM_BYTES = 227 * 1024 - 2048  # dynamic shared memory; the rest for static (mbarriers, counters)
 
 
+EPI_BYTES = 16 * 1024  # the epilogue tile's budget (f32 EM x BN)
+
+
+def epi_rows(BM, BN):
+    """EM, the x rows of the epilogue tile: whole 8-row groups within EPI_BYTES."""
+    return max(8, min(BM, EPI_BYTES // (4 * BN) // 8 * 8))
+
+
 def max_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
-    """The deepest ring that fits beside the epilogue tile (f32 BM x BN)."""
+    """The deepest ring that fits beside the epilogue tile (f32 EM x BN)."""
     per_stage = (BM + BN) * KBYTES + (max(BM, 32) * 4 if block_scaled else 0)
-    return min(8, (SMEM_BYTES - 1024 - BM * BN * 4) // per_stage)
+    return min(8, (SMEM_BYTES - 1024 - epi_rows(BM, BN) * BN * 4) // per_stage)
 
 
 def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16", w_scale="tensor", x_scale=None,
