@@ -3,6 +3,7 @@
 
     python3 benchmarks/gemm_bench.py build DIR [--quick]   # here (needs MLIR): AOT artifacts
     python3 benchmarks/gemm_bench.py run DIR [--quick] [--sweep]   # on the GPU: one JSON line per measurement
+    python3 benchmarks/gemm_bench.py table RESULTS.jsonl   # gemm.MEASURED from a run's fastest configs
 
 For every (N, K) of the issue and M in {1, 8, 16, 32, 64, 128, 256}: W as
 e4m3 with per-tensor, per-row and 128x128 block scales, and as bf16; x as
@@ -224,11 +225,29 @@ def run(d: Path, quick, sweep):
                          us=round(ms * 1e3, 2), W_TBps=round(N * K / ms / 1e9, 3))
 
 
+def table(results: Path, *_):
+    """gemm.MEASURED from a run's lines: (N, K, BM, mode) -> (BN, wgs, splits)
+    of the fastest config, from the M that is BM itself where measured."""
+    best = {}
+    for line in results.read_text().splitlines():
+        r = json.loads(line)
+        if r.get("bench") != "gemm" or "us" not in r or not r.get("correct"):
+            continue
+        BM, BN, wgs, splits = r["config"]
+        key = (r["N"], r["K"], BM, r["mode"])
+        if key not in best or r["M"] == BM:
+            best[key] = (BN, wgs, splits)
+    print("MEASURED = {")
+    for key in sorted(best):
+        print(f"    {key!r}: {best[key]!r},")
+    print("}")
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
-    ap.add_argument("cmd", choices=["build", "run"])
+    ap.add_argument("cmd", choices=["build", "run", "table"], help="table DIR: MEASURED from the results file DIR")
     ap.add_argument("dir", type=Path)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--sweep", action="store_true")
     a = ap.parse_args()
-    (build if a.cmd == "build" else run)(a.dir, a.quick, a.sweep)
+    {"build": build, "run": run, "table": table}[a.cmd](a.dir, a.quick, a.sweep)

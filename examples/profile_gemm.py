@@ -112,11 +112,11 @@ def main(argv=None):
     x, w, scales, want = _inputs(torch, a)
     BN = c["BN"]
     tiles = -(-a.n // BN)
-    grid = (min(tiles * splits, a.sms),)
+    parts, grid = gemm.parts_for(splits, a.n, a.k, BN, "bf16" if a.scale == "bf16" else gemm.F8, a.sms)
     y = torch.empty(a.m, a.n, device="cuda", dtype=torch.bfloat16)
     ws, counters = workspace(torch, traced, splits, a.m, a.n, tiles)
     buf = profile.alloc_buffer(grid, traced.block, names.events_per_warp)
-    mod.gemm(w, x, y, ws, counters, splits, *scales, buf, grid=grid)
+    mod.gemm(w, x, y, ws, counters, parts, *scales, buf, grid=grid)
     torch.cuda.synchronize()
     err = ((y.float() - want).abs().max() / want.abs().max()).item()
     ok = err < 2e-2
@@ -125,8 +125,8 @@ def main(argv=None):
     if a.profile:
         print(f"wrote {prof.write_trace(a.profile)} (load it in ui.perfetto.dev or chrome://tracing)")
     pmod = _module(plain, where / "plain" if where else None)
-    t_traced = gpu_ms(torch, lambda: mod.gemm(w, x, y, ws, counters, splits, *scales, buf, grid=grid))
-    t_plain = gpu_ms(torch, lambda: pmod.gemm(w, x, y, ws, counters, splits, *scales, grid=grid))
+    t_traced = gpu_ms(torch, lambda: mod.gemm(w, x, y, ws, counters, parts, *scales, buf, grid=grid))
+    t_plain = gpu_ms(torch, lambda: pmod.gemm(w, x, y, ws, counters, parts, *scales, grid=grid))
     print(f"{'correct' if ok else 'WRONG'} (max error {err:.2e} of max |y|); {t_plain * 1e3:.1f} us plain, "
           f"{t_traced * 1e3:.1f} us traced: overhead {100 * (t_traced / t_plain - 1):+.1f}% on "
           f"{torch.cuda.get_device_name()}")

@@ -39,14 +39,14 @@ def run(d):
             if sc == "None":
                 xb, wb = x.bfloat16(), w.bfloat16()
                 want = xb.float() @ wb.float().t()
-                mod.gemm(wb, xb, y, ws, cnt, 1, grid=(N // BN,))
+                mod.gemm(wb, xb, y, ws, cnt, N // BN, grid=(N // BN,))
             else:
                 sw = (w.abs().amax(1) if sc == "row" else w.abs().amax().reshape(1)).clamp(min=1e-6) / 448
                 wq = (w / (sw[:, None] if sc == "row" else sw)).to(torch.float8_e4m3fn)
                 sx = x.abs().amax(1).clamp(min=1e-6) / 448
                 xq = (x / sx[:, None]).to(torch.float8_e4m3fn)
                 want = (xq.float() * sx[:, None]) @ (wq.float() * (sw[:, None] if sc == "row" else sw)).t()
-                mod.gemm(wq, xq, y, ws, cnt, 1, sw, sx, grid=(N // BN,))
+                mod.gemm(wq, xq, y, ws, cnt, N // BN, sw, sx, grid=(N // BN,))
             torch.cuda.synchronize()
             err = ((y.float() - want).abs().max() / want.abs().max()).item()
             print(f"{sub.name:40s} M={M:3d} N={N:4d} K={K}: err {err:.2e} {'ok' if err < 1.5e-2 else 'WRONG'}", flush=True)

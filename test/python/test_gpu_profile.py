@@ -148,7 +148,8 @@ def test_gemm_trace_and_overhead(tmp_path):
     xq = (x / sx[:, None]).to(torch.float8_e4m3fn)
     want = (xq.float() * sx[:, None]) @ (wq.float() * sw).t()
     tiles = N // g["BN"]
-    grid = (tiles * splits,)
+    parts = tiles * splits                        # the kernel's shares of K steps: split K
+    grid = (parts,)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     assert grid[0] <= sms
     y = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
@@ -157,13 +158,13 @@ def test_gemm_trace_and_overhead(tmp_path):
     ws = torch.zeros(*shape, device="cuda", dtype=torch.float32)
     counters = torch.zeros(tiles, device="cuda", dtype=torch.int32)
     buf = profile.alloc_buffer(grid, specs["traced"].block, names.events_per_warp)
-    traced.gemm(wq, xq, y, ws, counters, splits, sw, sx, buf, grid=grid)
+    traced.gemm(wq, xq, y, ws, counters, parts, sw, sx, buf, grid=grid)
     torch.cuda.synchronize()
     err = ((y.float() - want).abs().max() / want.abs().max()).item()
     assert err < 1.5e-2
     prof = profile.collect(buf, names)
-    kb = K // 128 // splits                       # k-blocks per work unit
-    units = tiles * splits
+    kb = K // 128 // splits                       # k-blocks per share (one segment each)
+    units = parts
     assert prof.dropped == 0
     assert _counts(prof) == {("producer", "acquire"): units * kb, ("producer", "load"): units * kb,
                              ("consumer", "wait"): units * kb * wgs, ("consumer", "mma"): units * kb * wgs,
@@ -173,7 +174,7 @@ def test_gemm_trace_and_overhead(tmp_path):
     _check_timelines(prof, sms)
     profile.check_trace(prof.chrome_trace())
     prof.write_trace(tmp_path / "gemm.json")
-    a, b, ratio = _overhead(lambda: plain.gemm(wq, xq, y, ws, counters, splits, sw, sx, grid=grid),
-                            lambda: traced.gemm(wq, xq, y, ws, counters, splits, sw, sx, buf, grid=grid))
+    a, b, ratio = _overhead(lambda: plain.gemm(wq, xq, y, ws, counters, parts, sw, sx, grid=grid),
+                            lambda: traced.gemm(wq, xq, y, ws, counters, parts, sw, sx, buf, grid=grid))
     print(f"\ngemm M={M} N={N} K={K} ({grid[0]} CTAs):\n{prof.table()}\ngemm overhead, ranges per k-block: "
           f"{a * 1e3:.2f} us plain, {b * 1e3:.2f} us traced, median ratio {ratio:.4f} ({100 * (ratio - 1):+.2f}%)")

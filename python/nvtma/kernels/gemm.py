@@ -10,10 +10,12 @@ activations' M (1-256, padded to the tile) is the wgmma's N:
   L2 promotion and evict-first hint, x with evict-last: every CTA rereads it);
 * `wgs` consumer warpgroups each own 64·R rows of the BN-row W tile and
   issue R m64nBMkK wgmmas per K step (A = W, B = x, both K-major 128B-swizzled);
-* work units (N tile, K split) are spread over persistent CTAs; with
-  `splits` > 1 each unit writes an f32 partial to a workspace and the last
-  unit of a tile to arrive (an atomic counter, reset by that unit) sums
-  them, scales and writes y.
+* the work, (N tile, K step) pairs, is cut into `parts` shares of equal
+  length spread over persistent CTAs: tiles x s shares split each tile's K s
+  ways, one share per SM streams K (every CTA the same share of W, whatever
+  the tile count); a share covering part of a tile's K adds an f32 partial
+  into a workspace, and the share completing the tile (an atomic count of K
+  steps, reset by it) sums them, scales and writes y.
 
 W: bf16, or fp8 e4m3 with a per-tensor ([1]), per-row ([N]) or 128x128
 block ([ceil(N/128), ceil(K/128)]) scale. x: bf16 with bf16 W; fp8 e4m3 with
@@ -39,7 +41,7 @@ def _gemm_block(wgs, **_):
 
 @dsl.kernel(block=_gemm_block, name="gemm")
 def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32", (None, None)),
-                counters: dsl.Tensor("i32", (None,)), splits: dsl.Int32, *scales, BM, BN, wgs, stages, w_scale,
+                counters: dsl.Tensor("i32", (None,)), parts: dsl.Int32, *scales, BM, BN, wgs, stages, w_scale,
                 x_scale, l2_w, l2_x, w_hint, x_hint, profile=None):
     # profile: None, or events per warp (the last parameter is then the int64 profile buffer)
     prof = Profiler(scales[-1] if profile else None, events_per_warp=profile or 1, scope="warpgroup")
@@ -53,7 +55,6 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     bk = KBYTES // max(w.dtype.width // 8, 1)   # K elements per stage
     kblocks = (K + bk - 1) // bk
     tiles = (N + BN - 1) // BN
-    units = tiles * splits
 
     pool = lang.SMEMPool()
     sw_ = "swizzle_128b"
@@ -79,20 +80,32 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     dsl.barrier()
     stage_bytes = w_atom.tile_bytes + x_atom.tile_bytes + (sx_atom.tile_bytes if w_scale == "block" else 0)
 
-    sched = lang.PersistentTileScheduler(units)
+    # the work, tiles x kblocks K steps, cut into `parts` shares of (nearly) equal length: with
+    # parts = tiles x s each tile is split s ways (split K), with parts = the grid every CTA streams
+    # the same share of W (stream K); a share is one or more segments [kb0, kb1) of tiles
+    steps = tiles * kblocks
+    per, extra = steps // parts, steps % parts
+    sched = lang.PersistentTileScheduler(parts)
 
-    def k_range(split):
-        return (split * kblocks) // splits, ((split + 1) * kblocks) // splits
+    def segments(i, state, body):
+        """state = body(tile, kb0, kb1, state) over the segments of this CTA's
+        i-th share; the final state."""
+        p = dsl.block_idx().to(Int32) + i * dsl.grid_dim().to(Int32)
+        it0 = p * per + dsl.min(p, extra)
+        it1 = it0 + per + dsl.select(p < extra, Int32(1), Int32(0))
+        loop = dsl.while_(lambda it, st: it < it1, carry=(it0, state))
+        for it, st in loop:
+            tile = it // kblocks
+            kb0 = it - tile * kblocks
+            kb1 = dsl.min(kblocks, kb0 + (it1 - it))
+            dsl.yield_(it + (kb1 - kb0), body(tile, kb0, kb1, st))
+        return loop.results[1]
 
     with lang.WarpgroupRole(0, regs=40):
         with lang.WarpRole(0), prof.role("producer"):
             cpasync.prefetch_descriptor(w_atom)
             cpasync.prefetch_descriptor(x_atom)
-            outer = dsl.range(sched.count, carry=(lang.PipelineState(stages),))
-            for i, (st,) in outer:
-                u = dsl.block_idx().to(Int32) + i * dsl.grid_dim().to(Int32)
-                tile, split = u // splits, u % splits
-                kb0, kb1 = k_range(split)
+            def load(tile, kb0, kb1, st):
                 inner = dsl.range(kb0, kb1, carry=(st,))
                 for kb, (s,) in inner:
                     prof.push("acquire")
@@ -109,16 +122,17 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                                      cache_hint=x_hint)
                     prof.pop()
                     dsl.yield_(s.advance())
-                dsl.yield_(inner.results[0])
+                return inner.results[0]
+
+            outer = dsl.range(sched.count, carry=(lang.PipelineState(stages),))
+            for i, (st,) in outer:
+                dsl.yield_(segments(i, st, load))
 
     with lang.WarpgroupRole((1, wgs + 1), regs=232, increase=True), prof.role("consumer"):
         g = dsl.warpgroup_idx() - 1
         lane, warp = dsl.lane_idx(), dsl.warp_idx() % 4
-        outer = dsl.range(sched.count, carry=(lang.PipelineState(stages),))
-        for i, (st,) in outer:
-            u = dsl.block_idx().to(Int32) + i * dsl.grid_dim().to(Int32)
-            tile, split = u // splits, u % splits
-            kb0, kb1 = k_range(split)
+
+        def compute(tile, kb0, kb1, st):
             accs = tuple(wgmma.Accumulator(BM) for _ in range(R))
             # keep one stage of wgmmas in flight only with a deep ring: the slot is then freed a
             # stage later, which costs a quarter of a 4-stage ring (measured: M = 128 lost 9%)
@@ -181,20 +195,25 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 with dsl.if_(prev >= 0):
                     pipe.consumer_release(lang.PipelineState(stages, index=prev))
             prof.push("epilogue")
-            _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, split, splits, M, N, BN, BM, EM, R, g,
-                      lane, warp, wgs, epi, epi_y, y_atom)
+            _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN, BM, EM, R,
+                      g, lane, warp, wgs, epi, epi_y, y_atom)
             prof.pop()
-            dsl.yield_(st_next)
+            return st_next
+
+        outer = dsl.range(sched.count, carry=(lang.PipelineState(stages),))
+        for i, (st,) in outer:
+            dsl.yield_(segments(i, st, compute))
 
 
-def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, split, splits, M, N, BN, BM, EM, R, g, lane,
+def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN, BM, EM, R, g, lane,
               warp, wgs, epi, epi_y, y_atom):
-    """Writes this unit's tile through shared memory, EM rows of x at a time
-    (the accumulators hold W rows x x rows; y is x rows x W rows): with one
-    split, y itself by TMA stores; else the f32 partial is added into the
-    workspace [M, N] with vector reductions (red.global.add.v4.f32, no
-    waiting), and the last unit of the tile to arrive reads the sum once,
-    scales it, writes y and zeroes the workspace for the next call."""
+    """Writes this segment's tile through shared memory, EM rows of x at a
+    time (the accumulators hold W rows x x rows; y is x rows x W rows): a
+    segment of all K writes y itself by TMA stores; else its f32 partial is
+    added into the workspace [M, N] with vector reductions
+    (red.global.add.v4.f32, no waiting), and the segment that completes the
+    tile's K steps reads the sum once, scales it, writes y and zeroes the
+    workspace for the next call."""
     consumers = 128 * wgs
     ctid = dsl.thread_idx() - 128
 
@@ -225,7 +244,7 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, split, split
 
     n0 = tile * BN
     chunks = BM // EM
-    with dsl.if_(splits == 1):
+    with dsl.if_((kb0 == 0) & (kb1 == kblocks)):
         for c in range(chunks):
             with dsl.if_(M > c * EM):  # the same in every thread: chunks wholly past M are skipped
                 fill(epi_y, lambda v, nn, m: scaled(v, n0 + nn, m).to(y.dtype), c)
@@ -253,7 +272,7 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, split, split
             if c == chunks - 1:
                 cuda.thread_fence()  # every reduction of this thread before the unit counts as arrived
             cuda.barrier_sync(1, consumers)  # the tile is free again (and, last, every reduction fenced)
-        last = _last_arrival(counters, tile, splits, consumers)
+        last = _last_arrival(counters, tile, kb1 - kb0, kblocks, consumers)
         with dsl.if_(last):
             cuda.thread_fence()
             # every load first (clamped in-bounds addresses), then the stores: one memory latency
@@ -269,18 +288,18 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, split, split
                         y[m, n + t] = scaled(v[t], n + t, m).to(y.dtype)
 
 
-def _last_arrival(counters, tile, splits, consumers):
-    """True in every consumer thread of the unit that completes `tile`'s
-    count of `splits`; that unit resets the counter for the next call.
-    One thread counts, the others learn the answer through shared memory."""
+def _last_arrival(counters, tile, steps, kblocks, consumers):
+    """True in every consumer thread of the segment whose `steps` K steps
+    complete `tile`'s `kblocks`; that segment resets the counter for the next
+    call. One thread counts, the others learn the answer through shared memory."""
     k = dsl.current_kernel()
     key = ("gemm_last",)
     if key not in k.scratch:
         k.scratch[key] = lang.SMEMPool().alloc((1,), "i32")
     flag = k.scratch[key]
     with dsl.if_(dsl.thread_idx() == 128):
-        old = cuda.atomic_add(counters, (tile,), Int32(1))
-        is_last = old == splits - 1
+        old = cuda.atomic_add(counters, (tile,), steps)
+        is_last = old + steps == kblocks
         flag[0] = dsl.select(is_last, Int32(1), Int32(0))
         with dsl.if_(is_last):
             counters[tile] = Int32(0)
@@ -396,8 +415,8 @@ def quantize_x_spec(granularity="token"):
 F8 = "f8E4M3FN"
 
 
-# (N, K, BM, W scaling or "bf16") -> (BN, consumer warpgroups, K splits): the fastest of the cost
-# model's candidates measured on the H200 (benchmarks/gemm_bench.py, 132 SMs, 2026-12-01); other
+# (N, K, BM, W scaling or "bf16") -> (BN, consumer warpgroups, K splits or 0 for stream K): the
+# fastest of the cost model's candidates measured on the H200 (benchmarks/gemm_bench.py, 132 SMs, 2026-12-01); other
 # problems, and other GPUs, use the cost model
 MEASURED = {
     (2112, 7168, 8, "bf16"): (64, 1, 4),
@@ -525,7 +544,7 @@ MEASURED = {
 
 def choose_config(M, N, K, w_dtype=F8, sms=132, scale=None):
     """(BM, BN, wgs, splits): measured on the H200 for the benchmark's
-    problems, else the best-ranked of ``candidates``."""
+    problems, else the best-ranked of ``candidates`` (splits 0: stream K)."""
     cands = candidates(M, N, K, w_dtype, sms)
     hit = MEASURED.get((N, K, cands[0][0], "bf16" if w_dtype != F8 else scale or "tensor")) if sms == 132 else None
     return (cands[0][0], *hit) if hit else cands[0]
@@ -555,13 +574,23 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None):
                 best[BN] = (cost, BM, BN, wgs, splits)
     ranked = [c[1:] for c in sorted(best.values(), key=lambda c: c[0])]
     ranked = ranked[:top] if top else ranked
-    # the same kernels with twice and half the K splits (a run-time argument)
+    # the same kernels with twice and half the K splits, and streaming K (splits 0: every CTA
+    # the same share of the tiles' K steps), all run-time arguments
     more = []
     for BM_, BN, wgs, splits in ranked[:2]:
-        for sp in (splits * 2, splits // 2):
-            if 1 <= sp <= kblocks and (BM_, BN, wgs, sp) not in ranked + more:
+        for sp in (splits * 2, splits // 2, 0):
+            if (sp == 0 or 1 <= sp <= kblocks) and (BM_, BN, wgs, sp) not in ranked + more:
                 more.append((BM_, BN, wgs, sp))
     return ranked + more
+
+
+def parts_for(splits, N, K, BN, w_dtype=F8, sms=132):
+    """The kernel's `parts` argument and grid for a config's splits: tiles x
+    splits shares (split K), or with splits 0 one share per SM (stream K)."""
+    tiles = -(-N // BN)
+    steps = tiles * -(-K // (KBYTES // (1 if w_dtype == F8 else 2)))
+    parts = tiles * splits if splits else min(sms, steps)
+    return parts, (min(parts, sms),)
 
 
 class Gemm:
@@ -651,8 +680,8 @@ class Gemm:
         tiles = -(-N // BN)
         ws, counters = self._workspace(torch, x.device, M, N, tiles)
         extra = [w_scale, x_scale] if fp8 else []
-        units = tiles * splits
-        self.module(spec).gemm(w, x, y, ws, counters, splits, *extra, grid=(min(units, sms),))
+        parts, grid = parts_for(splits, N, K, BN, F8 if fp8 else "bf16", sms)
+        self.module(spec).gemm(w, x, y, ws, counters, parts, *extra, grid=grid)
         return y
 
 
