@@ -40,7 +40,7 @@ __all__ = ["FULL_MASK", "any_sync", "all_sync", "ballot_sync", "elect_sync", "wa
            "globaltimer", "nano_sleep", "ffs_u32", "ldmatrix", "stmatrix", "half2float", "bfloat162float",
            "float22half2", "float22bfloat162_rn", "bfloat1622float2", "fp8x4_e4m3_from_float4", "uint_as_float",
            "float_as_uint", "make_float2", "fmul2_rn", "fadd2_rn", "hmin2", "hmax2", "fdividef", "ldg",
-           "mbarrier_wait", "cvta_generic_to_shared"]
+           "mbarrier_wait", "cvta_generic_to_shared", "griddepcontrol_wait", "griddepcontrol_launch_dependents"]
 
 _i32 = lambda: ir.IntegerType.get_signless(32)  # noqa: E731
 
@@ -463,6 +463,31 @@ def fence_proxy_async(space="shared::cta"):
         fail(f"fence_proxy_async space {space!r}: one of {', '.join(kinds)}", rule="fence")
     kind, sp = kinds[space]
     nvvm.FenceProxyOp(kind, **({"space": sp} if sp is not None else {}))
+
+
+def _griddepcontrol(kind, what):
+    arch = dsl.current_kernel().kernel.arch
+    if int("".join(ch for ch in arch[3:] if ch.isdigit()) or 0) < 90:
+        fail(f"{what} is griddepcontrol (programmatic dependent launch): sm_90 and later, not {arch}", rule="arch")
+    nvvm.griddepcontrol(getattr(nvvm.GridDepActionKind, kind))
+
+
+@user_op
+def griddepcontrol_wait():
+    """griddepcontrol.wait: wait until the grids this one depends on (the
+    stream's earlier kernels, when this one was launched with programmatic
+    dependent launch: ``@dsl.kernel(pdl=True)``) have completed and their
+    writes are visible. Before it, read nothing they write."""
+    _griddepcontrol("wait", "griddepcontrol_wait")
+    dsl.current_kernel().scratch[("griddepcontrol", "wait")] = True
+
+
+@user_op
+def griddepcontrol_launch_dependents():
+    """griddepcontrol.launch_dependents: this CTA no longer holds back the
+    launch of the stream's next kernel (a programmatic dependent launch), so
+    its CTAs may start as this grid's leave the SMs."""
+    _griddepcontrol("launch_dependents", "griddepcontrol_launch_dependents")
 
 
 @user_op

@@ -70,6 +70,13 @@ LogicalResult NVTMADialect::verifyOperationAttribute(Operation *op,
                              << " (227 KiB)";
     return success();
   }
+  if (name == getPdlAttrName()) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << name << " is a unit attribute (the kernel is "
+                             << "launched with programmatic dependent launch), "
+                             << "got " << attr.getValue();
+    return success();
+  }
   if (name == getDescriptorParamsAttrName()) {
     auto list = dyn_cast<ArrayAttr>(attr.getValue());
     if (!list || !llvm::all_of(list, llvm::IsaPred<DescriptorAttr>))

@@ -128,12 +128,15 @@ def _dim3(v, what, name):
 
 class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
     """Decorator: ``@dsl.kernel`` or ``@dsl.kernel(block=(128,), cluster=(2,),
-    arch="sm_90a", ptx=86, name=None)``."""
+    arch="sm_90a", ptx=86, name=None, pdl=False)``. `pdl`: the kernel is
+    launched with programmatic dependent launch (its CTAs may start while the
+    stream's earlier kernels finish); it must call
+    ``cuda.griddepcontrol_wait()`` before it reads what they write."""
 
-    def __init__(self, fn=None, *, block=(128,), cluster=None, arch="sm_90a", ptx=86, name=None):
+    def __init__(self, fn=None, *, block=(128,), cluster=None, arch="sm_90a", ptx=86, name=None, pdl=False):
         self.name = name
-        # block and cluster may be functions of the build-time constants
-        self._block, self._cluster = block, cluster
+        # block, cluster and pdl may be functions of the build-time constants
+        self._block, self._cluster, self._pdl = block, cluster, pdl
         if not callable(block) and not callable(cluster):
             self.launch_dims({})
         self.arch = arch
@@ -263,6 +266,9 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
                                      known_block_size=list(block))
                 if cluster is not None:
                     func.operation.attributes["known_cluster_size"] = ir.DenseI32ArrayAttr.get(list(cluster))
+                pdl = self._pdl(**consts) if callable(self._pdl) else self._pdl
+                if pdl:
+                    func.operation.attributes["nvtma.pdl"] = ir.UnitAttr.get()
                 entry = func.regions[0].blocks.append(*types)
             state = _KernelState(func, entry, self, block)
             args = []
@@ -283,6 +289,10 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
             finally:
                 _KernelState.current = prev
                 _Depth.n = depth
+            if pdl and ("griddepcontrol", "wait") not in state.scratch:
+                raise KernelBuildError(f"{self.name} is launched with programmatic dependent launch (pdl=True) but "
+                                       "never calls cuda.griddepcontrol_wait(): it could read what the stream's "
+                                       "earlier kernels have not yet written", where=_def_site(self.fn), rule="pdl")
             smem = (state.smem_bytes + 127) // 128 * 128
             if smem:
                 func.operation.attributes["nvtma.dynamic_smem"] = ir.IntegerAttr.get(

@@ -39,10 +39,14 @@ def _gemm_block(wgs, **_):
     return (128 * (wgs + 1),)
 
 
-@dsl.kernel(block=_gemm_block, name="gemm")
+def _gemm_pdl(pdl=False, **_):
+    return pdl
+
+
+@dsl.kernel(block=_gemm_block, name="gemm", pdl=_gemm_pdl)
 def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32", (None, None)),
                 counters: dsl.Tensor("i32", (None,)), parts: dsl.Int32, *scales, BM, BN, wgs, stages, w_scale,
-                x_scale, l2_w, l2_x, w_hint, x_hint, profile=None):
+                x_scale, l2_w, l2_x, w_hint, x_hint, pdl=False, profile=None):
     # profile: None, or events per warp (the last parameter is then the int64 profile buffer)
     prof = Profiler(scales[-1] if profile else None, events_per_warp=profile or 1, scope="warpgroup")
     scales = scales[:-1] if profile else scales
@@ -87,12 +91,14 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     per, extra = steps // parts, steps % parts
     sched = lang.PersistentTileScheduler(parts)
 
+    def share(p):
+        it0 = p * per + dsl.min(p, extra)
+        return it0, it0 + per + dsl.select(p < extra, Int32(1), Int32(0))
+
     def segments(i, state, body):
         """state = body(tile, kb0, kb1, state) over the segments of this CTA's
         i-th share; the final state."""
-        p = dsl.block_idx().to(Int32) + i * dsl.grid_dim().to(Int32)
-        it0 = p * per + dsl.min(p, extra)
-        it1 = it0 + per + dsl.select(p < extra, Int32(1), Int32(0))
+        it0, it1 = share(dsl.block_idx().to(Int32) + i * dsl.grid_dim().to(Int32))
         loop = dsl.while_(lambda it, st: it < it1, carry=(it0, state))
         for it, st in loop:
             tile = it // kblocks
@@ -105,32 +111,65 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         with lang.WarpRole(0), prof.role("producer"):
             cpasync.prefetch_descriptor(w_atom)
             cpasync.prefetch_descriptor(x_atom)
-            def load(tile, kb0, kb1, st):
-                inner = dsl.range(kb0, kb1, carry=(st,))
-                for kb, (s,) in inner:
-                    prof.push("acquire")
-                    pipe.producer_acquire(s)
-                    prof.pop()
-                    prof.push("load")
-                    pipe.producer_commit(s, stage_bytes)
-                    cpasync.copy(w_atom, [tile * BN, kb * bk], w_ring.stage(s.index),
-                                 tma_bar_ptr=pipe.full.at(s.index), cache_hint=w_hint)
-                    cpasync.copy(x_atom, [0, kb * bk], x_ring.stage(s.index), tma_bar_ptr=pipe.full.at(s.index),
-                                 cache_hint=x_hint)
-                    if w_scale == "block":
-                        cpasync.copy(sx_atom, [kb, 0], sx_ring.stage(s.index), tma_bar_ptr=pipe.full.at(s.index),
-                                     cache_hint=x_hint)
-                    prof.pop()
-                    dsl.yield_(s.advance())
-                return inner.results[0]
 
-            outer = dsl.range(sched.count, carry=(lang.PipelineState(stages),))
-            for i, (st,) in outer:
-                dsl.yield_(segments(i, st, load))
+            def load_w(s, tile, kb):
+                pipe.producer_commit(s, stage_bytes)
+                cpasync.copy(w_atom, [tile * BN, kb * bk], w_ring.stage(s.index), tma_bar_ptr=pipe.full.at(s.index),
+                             cache_hint=w_hint)
+
+            def acquire_and_load(s, tile, kb, x=True):
+                prof.push("acquire")
+                pipe.producer_acquire(s)
+                prof.pop()
+                prof.push("load")
+                load_w(s, tile, kb)
+                if x:
+                    load_x(s, kb)
+                prof.pop()
+
+            def load_x(s, kb):
+                cpasync.copy(x_atom, [0, kb * bk], x_ring.stage(s.index), tma_bar_ptr=pipe.full.at(s.index),
+                             cache_hint=x_hint)
+                if w_scale == "block":
+                    cpasync.copy(sx_atom, [kb, 0], sx_ring.stage(s.index), tma_bar_ptr=pipe.full.at(s.index),
+                                 cache_hint=x_hint)
+
+            pre = 0
+            if pdl:
+                # programmatic dependent launch: W is no earlier kernel's output, so the first stages of
+                # this CTA's first segment take their W before the wait for those kernels, x after it
+                p = dsl.block_idx().to(Int32)
+                it0, it1 = share(p)
+                tile0 = it0 // kblocks
+                kbs = it0 - tile0 * kblocks
+                pre = dsl.select(p < parts, dsl.min(dsl.min(kblocks - kbs, it1 - it0), Int32(stages)), Int32(0))
+                for j in dsl.range(pre):  # the fresh ring's first slots: free, no acquire
+                    load_w(lang.PipelineState(stages, index=j), tile0, kbs + j)
+                cuda.griddepcontrol_wait()
+
+            def load(tile, kb0, kb1, state):
+                inner = dsl.range(kb0, kb1, carry=state)
+                for kb, (s, n) in inner:
+                    if pdl:
+                        with dsl.if_(n >= pre):  # its W not loaded before the wait
+                            acquire_and_load(s, tile, kb, x=False)
+                        load_x(s, kb)
+                    else:
+                        acquire_and_load(s, tile, kb)
+                    dsl.yield_(s.advance(), n + 1)
+                return inner.results
+
+            outer = dsl.range(sched.count, carry=((lang.PipelineState(stages), Int32(0)),))
+            for i, (state,) in outer:
+                dsl.yield_(segments(i, state, load))
+            if pdl:
+                cuda.griddepcontrol_launch_dependents()  # every load issued: the next kernel may start
 
     with lang.WarpgroupRole((1, wgs + 1), regs=232, increase=True), prof.role("consumer"):
         g = dsl.warpgroup_idx() - 1
         lane, warp = dsl.lane_idx(), dsl.warp_idx() % 4
+        if pdl:
+            cuda.griddepcontrol_wait()  # the workspace, counters and y are the earlier kernels' too
 
         def compute(tile, kb0, kb1, st):
             accs = tuple(wgmma.Accumulator(BM) for _ in range(R))
@@ -365,11 +404,14 @@ def max_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
 
 
 def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16", w_scale="tensor", x_scale=None,
-              l2_w="l2_256b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last", profile=None):
+              l2_w="l2_256b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last", pdl=False, profile=None):
     """One GEMM kernel: BM (the activations' tile, a multiple of 8 up to 256),
     BN (W rows per CTA tile: 64 · wgs · R), the ring depth, dtypes, scale modes,
     and the L2 promotion / cache hint of each operand. `profile` (events per
-    warp) builds the traced variant: an int64 profile buffer follows the scales."""
+    warp) builds the traced variant: an int64 profile buffer follows the scales.
+    `pdl` builds it for programmatic dependent launch: its first W stages load
+    before it waits for the stream's earlier kernels, and it lets the next
+    kernel launch once its own loads are issued."""
     fp8 = w_dtype == "f8E4M3FN"
     if BM % 8 or not 8 <= BM <= 256:
         raise ValueError(f"BM={BM}: a multiple of 8 in [8, 256]")
@@ -397,7 +439,8 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
         types.append(dsl.Tensor("i64", (None,)))
     sp = gemm_kernel.specialize(types, BM=BM, BN=BN, wgs=wgs, stages=stages, w_scale=w_scale if fp8 else None,
                                 x_scale=x_scale if fp8 else None, l2_w=l2_w, l2_x=l2_x, w_hint=w_hint,
-                                x_hint=x_hint, **({"profile": profile} if profile else {}))
+                                x_hint=x_hint, **({"profile": profile} if profile else {}),
+                                **({"pdl": True} if pdl else {}))
     sp.info = dict(BM=BM, BN=BN, wgs=wgs, stages=stages, w_dtype=w_dtype, w_scale=w_scale, x_scale=x_scale)
     return sp
 

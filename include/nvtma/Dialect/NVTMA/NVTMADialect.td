@@ -70,6 +70,12 @@ def NVTMA_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getDynamicSmemAttrName() {
       return "nvtma.dynamic_smem";
     }
+    /// A unit attribute on a kernel written for programmatic dependent
+    /// launch (it waits with griddepcontrol.wait before it reads what the
+    /// stream's earlier kernels write); the kernel record's launch "pdl".
+    static constexpr ::llvm::StringLiteral getPdlAttrName() {
+      return "nvtma.pdl";
+    }
   }];
 }
 

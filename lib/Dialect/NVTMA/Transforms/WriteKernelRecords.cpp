@@ -8,8 +8,8 @@
 // The kernel records (module attribute `nvtma.kernels`, JSON; the
 // runtime's kernels.json) are written here and only here, from typed IR:
 // the gpu.func signature, the #nvtma.descriptor of each descriptor parameter
-// and the launch attributes known_block_size, known_cluster_size and
-// nvtma.dynamic_smem. Nothing reads them back in the compiler.
+// and the launch attributes known_block_size, known_cluster_size,
+// nvtma.dynamic_smem and nvtma.pdl. Nothing reads them back in the compiler.
 //
 //===----------------------------------------------------------------------===//
 
@@ -185,6 +185,8 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func) {
           NVTMADialect::getDynamicSmemAttrName()))
     smem = a.getInt();
   launch["smem"] = smem;
+  if (func->hasAttr(NVTMADialect::getPdlAttrName()))
+    launch["pdl"] = true;
   llvm::json::Object record;
   record["module"] = func->getParentOfType<gpu::GPUModuleOp>().getName();
   record["params"] = std::move(params);

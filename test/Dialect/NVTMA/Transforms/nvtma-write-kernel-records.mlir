@@ -85,3 +85,22 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// A kernel written for programmatic dependent launch says so in its record.
+// CHECK: \22launch\22:{\22block\22:[128,1,1],\22cluster\22:null,\22pdl\22:true,\22smem\22:0}
+gpu.module @m {
+  gpu.func @k() kernel attributes {known_block_size = array<i32: 128, 1, 1>, nvtma.pdl} {
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m {
+  // expected-error @+1 {{nvtma.pdl is a unit attribute (the kernel is launched with programmatic dependent launch), got true}}
+  gpu.func @k() kernel attributes {nvtma.pdl = true} {
+    gpu.return
+  }
+}
