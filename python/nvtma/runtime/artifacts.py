@@ -452,8 +452,8 @@ class CompiledArtifacts:
             raise AttributeError(f"no kernel {name!r}; kernels: {', '.join(self.kernels) or 'none'}")
         k = self._kernels.get(name)
         if k is None:
-            from .launch import Kernel
-            k = self._kernels[name] = Kernel(self, name)
+            from .launch import new_kernel
+            k = self._kernels[name] = new_kernel(self, name)
         return k
 
     def __getattr__(self, name):
