@@ -459,7 +459,10 @@ class CompiledArtifacts:
     def __getattr__(self, name):
         if name.startswith("_") or name not in self.__dict__.get("records", {}).get("kernels", {}):
             raise AttributeError(name)
-        return self.kernel(name)
+        k = self.kernel(name)
+        if not hasattr(type(self), name):  # never shadow a method
+            self.__dict__[name] = k  # `compiled.k` is a plain attribute read from now on
+        return k
 
     def __call__(self, *args, **kwargs):
         if len(self.kernels) != 1:
