@@ -23,6 +23,13 @@
 // Anything else answers -1 and Python takes its full, checked path, then
 // commits the new state here.
 //
+// The Launcher type is the base of the runtime's Kernel: a call enters C
+// first. When the launch configuration keywords are the very objects of the
+// last launch Python armed it with, and the Packer's fast path takes the
+// arguments, the launch is made here without a Python frame; anything else
+// (another keyword, a miss, a driver not yet resolved) calls Kernel.__call__
+// with the same arguments. A failed launch raises through Python as well.
+//
 // Limited API (abi3): one build serves every CPython >= 3.10.
 //
 //===----------------------------------------------------------------------===//
@@ -30,9 +37,11 @@
 #define Py_LIMITED_API 0x030A0000
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h> // PyMemberDef: in Python.h from 3.12 on
 
 #include <dlfcn.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -190,13 +199,8 @@ PyObject *launchCfg(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
   return doLaunch(func, v, v[6], stream, params, ctx, v + 7);
 }
 
-PyObject *doLaunch(uint64_t func, const unsigned *dims, unsigned smem, uint64_t stream, uint64_t params, uint64_t ctx,
+CUresult launchRaw(uint64_t func, const unsigned *dims, unsigned smem, uint64_t stream, uint64_t params, uint64_t ctx,
                    const unsigned *cluster) {
-  if (!initialized && !resolve()) {
-    PyErr_SetString(PyExc_RuntimeError, initError);
-    return nullptr;
-  }
-
   Handle f = reinterpret_cast<Handle>(func), s = reinterpret_cast<Handle>(stream);
   void **kp = reinterpret_cast<void **>(params);
   Handle pushed = nullptr;
@@ -205,11 +209,11 @@ PyObject *doLaunch(uint64_t func, const unsigned *dims, unsigned smem, uint64_t 
     Handle cur = nullptr;
     CUresult r = drv.getCurrent(&cur);
     if (r)
-      return PyLong_FromLong(r);
+      return r;
     if (cur != reinterpret_cast<Handle>(ctx)) {
       r = drv.push(reinterpret_cast<Handle>(ctx));
       if (r)
-        return PyLong_FromLong(r);
+        return r;
       push = true;
     }
   }
@@ -231,9 +235,17 @@ PyObject *doLaunch(uint64_t func, const unsigned *dims, unsigned smem, uint64_t 
     if (!r)
       r = p;
   }
-  return PyLong_FromLong(r);
+  return r;
 }
 
+PyObject *doLaunch(uint64_t func, const unsigned *dims, unsigned smem, uint64_t stream, uint64_t params, uint64_t ctx,
+                   const unsigned *cluster) {
+  if (!initialized && !resolve()) {
+    PyErr_SetString(PyExc_RuntimeError, initError);
+    return nullptr;
+  }
+  return PyLong_FromLong(launchRaw(func, dims, smem, stream, params, ctx, cluster));
+}
 
 // ---------------------------------------------------------------------------
 // Packer
@@ -280,6 +292,7 @@ struct Packer {
 };
 
 PyObject *strShape, *strStride, *strDtype, *strGetDevice, *strDataPtr;
+PyTypeObject *packerType;
 
 void clearSlot(Slot &s) {
   Py_CLEAR(s.dtype);
@@ -412,15 +425,16 @@ bool readInts(PyObject *tuple, long long *out, int &n) {
   return true;
 }
 
-// The fast path's packing: the device, or -1 (take the full path).
-long fastPack(Packer *p, PyObject *args, PyObject *tensorType) {
-  if (!PyTuple_Check(args) || PyTuple_Size(args) != p->nslots || !tensorType)
+// The fast path's packing of argv[0..n): the device, or -1 (take the full
+// path).
+long fastPack(Packer *p, PyObject *const *argv, Py_ssize_t n, PyObject *tensorType) {
+  if (n != p->nslots || !tensorType)
     return -1;
   char *base = PyByteArray_AsString(p->buffer);
   long device = -1;
-  for (Py_ssize_t i = 0; i < p->nslots; ++i) {
+  for (Py_ssize_t i = 0; i < n; ++i) {
     Slot &s = p->slots[i];
-    PyObject *a = PyTuple_GetItem(args, i);
+    PyObject *a = argv[i];
     if (!s.valid)
       return -1;
     if (s.kind == Scalar) {
@@ -468,50 +482,58 @@ long fastPack(Packer *p, PyObject *args, PyObject *tensorType) {
   return device;
 }
 
-// fast(args, tensor_type) -> device (>= 0) or -1 (take the full path)
-PyObject *packerFast(PyObject *self, PyObject *const *argv, Py_ssize_t nargs) {
-  if (nargs != 2)
-    return PyLong_FromLong(-1);
-  return PyLong_FromLong(fastPack(reinterpret_cast<Packer *>(self), argv[0], argv[1]));
+// A tuple's items into out[0..max): their number, or -1 if more.
+Py_ssize_t tupleItems(PyObject *tuple, PyObject **out, Py_ssize_t max) {
+  Py_ssize_t n = PyTuple_Size(tuple);
+  if (n < 0 || n > max) {
+    PyErr_Clear();
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < n; ++i)
+    out[i] = PyTuple_GetItem(tuple, i);
+  return n;
 }
 
-// launch(args, cfg, stream) -> CUresult, or None when Python must launch
-// (metadata changed, an unknown device/stream, an smem attribute to set...).
-// cfg is the kernel's 10-tuple (gx, gy, gz, bx, by, bz, smem, cx, cy, cz).
-PyObject *packerLaunch(PyObject *self, PyObject *const *argv, Py_ssize_t nargs) {
-  Packer *p = reinterpret_cast<Packer *>(self);
-  if (nargs != 3 || !p->func || !PyTuple_Check(argv[1]) || PyTuple_Size(argv[1]) != 10)
-    Py_RETURN_NONE;
-  long dev = fastPack(p, argv[0], p->tensorType);
-  if (dev < 0 || dev >= kMaxDevices || !p->ctx[dev])
-    Py_RETURN_NONE;
-  unsigned v[10];
-  for (int i = 0; i < 10; ++i)
-    if (!asU32(PyTuple_GetItem(argv[1], i), v[i])) {
-      PyErr_Clear();
-      Py_RETURN_NONE;
-    }
-  if (v[6] > p->smemAllowed[dev])
-    Py_RETURN_NONE;
-  uint64_t stream;
-  if (argv[2] == Py_None) {
+constexpr Py_ssize_t kMaxArgs = 64;
+
+// fast(args, tensor_type) -> device (>= 0) or -1 (take the full path)
+PyObject *packerFast(PyObject *self, PyObject *const *argv, Py_ssize_t nargs) {
+  PyObject *items[kMaxArgs];
+  Py_ssize_t n = nargs == 2 && PyTuple_Check(argv[0]) ? tupleItems(argv[0], items, kMaxArgs) : -1;
+  if (n < 0)
+    return PyLong_FromLong(-1);
+  return PyLong_FromLong(fastPack(reinterpret_cast<Packer *>(self), items, n, argv[1]));
+}
+
+// One launch of argv[0..n) with the configuration cfg, from C: the CUresult,
+// or -1 when Python must launch (metadata changed, an unknown device or
+// stream, an smem attribute to set, no driver yet...). stream is the
+// stream= argument (None: torch's current stream on the tensors' device).
+int packerLaunch(Packer *p, PyObject *const *argv, Py_ssize_t n, const unsigned *cfg, PyObject *stream) {
+  if (!p->func || !initialized)
+    return -1;
+  long dev = fastPack(p, argv, n, p->tensorType);
+  if (dev < 0 || dev >= kMaxDevices || !p->ctx[dev] || cfg[6] > p->smemAllowed[dev])
+    return -1;
+  uint64_t handle;
+  if (stream == Py_None) {
     if (!p->streamGetter)
-      Py_RETURN_NONE;
-    PyObject *d = PyLong_FromLong(dev);
+      return -1;
+    PyObject *d = PyLong_FromLong(dev); // a small int: no allocation
     PyObject *r = d ? PyObject_CallFunctionObjArgs(p->streamGetter, d, nullptr) : nullptr;
+    bool ok = r && asU64(r, handle);
     Py_XDECREF(d);
-    if (!r || !asU64(r, stream)) {
-      Py_XDECREF(r);
+    Py_XDECREF(r);
+    if (!ok) {
       PyErr_Clear();
-      Py_RETURN_NONE;
+      return -1;
     }
-    Py_DECREF(r);
-  } else if (argv[2] == p->streamObj) {
-    stream = p->streamHandle;
+  } else if (stream == p->streamObj) {
+    handle = p->streamHandle;
   } else {
-    Py_RETURN_NONE;
+    return -1;
   }
-  return doLaunch(p->func, v, v[6], stream, p->params, p->ctx[dev], v + 7);
+  return launchRaw(p->func, cfg, cfg[6], handle, p->params, p->ctx[dev], cfg + 7);
 }
 
 // configure(func, params, tensor_type, stream_getter|None)
@@ -622,8 +644,6 @@ PyMethodDef packerMethods[] = {
      "fast(args, tensor_type) -> device, or -1 for the full path"},
     {"commit", packerCommit, METH_VARARGS, "commit(i, shape, strides, dtype, device, ptr) | commit(i, value)"},
     {"reset", packerReset, METH_NOARGS, "forget every slot"},
-    {"launch", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(packerLaunch)), METH_FASTCALL,
-     "launch(args, cfg, stream) -> CUresult, or None: Python launches"},
     {"configure", packerConfigure, METH_VARARGS, "configure(func, params, tensor_type, stream_getter)"},
     {"set_device", packerSetDevice, METH_VARARGS, "set_device(device, ctx, smem_allowed)"},
     {"set_stream", packerSetStream, METH_VARARGS, "set_stream(obj, handle)"},
@@ -636,6 +656,297 @@ PyType_Slot packerSlots[] = {{Py_tp_new, reinterpret_cast<void *>(packerNew)},
                              {0, nullptr}};
 
 PyType_Spec packerSpec = {"nvtma._lib._launch_fast.Packer", sizeof(Packer), 0, Py_TPFLAGS_DEFAULT, packerSlots};
+
+// ---------------------------------------------------------------------------
+// Launcher
+
+// PEP 590's protocol, stable since 3.8 but in the limited API only from 3.12.
+#ifndef Py_TPFLAGS_HAVE_VECTORCALL
+#define Py_TPFLAGS_HAVE_VECTORCALL (1UL << 11)
+#endif
+constexpr size_t kArgumentsOffset = size_t(1) << (8 * sizeof(size_t) - 1);
+using Vectorcall = PyObject *(*)(PyObject *, PyObject *const *, size_t, PyObject *);
+
+enum Keyword { Grid, Block, Cluster, Smem, Stream, Encoder, NumKeywords };
+PyObject *keywordNames[NumKeywords];
+PyObject *strNvtma;
+
+struct Launcher {
+  PyObject_HEAD
+  Vectorcall vectorcall;
+  PyObject *packer; // owned: the kernel's Packer
+  PyObject *slow;   // owned: slow(self, *args, **kwargs), Kernel.__call__
+  PyObject *fail;   // owned: fail(self, rc) raises the launch's LaunchError
+  bool armed;
+  PyObject *key[Stream]; // owned: grid, block, cluster, smem of the armed launch
+  unsigned cfg[10];      // (gx, gy, gz, bx, by, bz, smem, cx, cy, cz)
+};
+
+// The call's keywords, matched against the armed ones. Absent ones are None
+// (Kernel.__call__'s defaults), but for encoder: nullptr, its default being
+// "nvtma".
+struct Keywords {
+  PyObject *value[NumKeywords];
+  Keywords() {
+    for (PyObject *&v : value)
+      v = Py_None;
+    value[Encoder] = nullptr;
+  }
+  bool set(PyObject *name, PyObject *v) {
+    for (int k = 0; k < NumKeywords; ++k)
+      if (name == keywordNames[k]) {
+        value[k] = v;
+        return true;
+      }
+    if (!PyUnicode_Check(name)) // a keyword spelled at run time: not interned
+      return false;
+    for (int k = 0; k < NumKeywords; ++k)
+      if (PyUnicode_Compare(name, keywordNames[k]) == 0) {
+        value[k] = v;
+        return true;
+      }
+    PyErr_Clear();
+    return false; // Kernel.__call__ raises the TypeError
+  }
+  bool match(const Launcher *l) const {
+    for (int k = 0; k < Stream; ++k)
+      if (value[k] != l->key[k])
+        return false;
+    PyObject *e = value[Encoder];
+    if (!e || e == strNvtma)
+      return true;
+    if (!PyUnicode_CheckExact(e))
+      return false;
+    int c = PyUnicode_Compare(e, strNvtma);
+    PyErr_Clear();
+    return c == 0;
+  }
+};
+
+void launcherDisarm(Launcher *l) {
+  l->armed = false;
+  for (PyObject *&k : l->key)
+    Py_CLEAR(k);
+}
+
+// The C launch: Py_None on success, the raised LaunchError, or nullptr with
+// no error set when Python must take the call.
+PyObject *launcherFast(Launcher *l, PyObject *self, PyObject *const *argv, Py_ssize_t n, const Keywords &kw) {
+  if (!l->armed || !kw.match(l))
+    return nullptr;
+  // the getters may run Python code that re-arms or rebinds this launcher
+  unsigned cfg[10];
+  std::memcpy(cfg, l->cfg, sizeof cfg);
+  PyObject *packer = l->packer;
+  Py_INCREF(packer);
+  int rc = packerLaunch(reinterpret_cast<Packer *>(packer), argv, n, cfg, kw.value[Stream]);
+  Py_DECREF(packer);
+  if (rc < 0)
+    return nullptr;
+  if (rc == 0)
+    Py_RETURN_NONE;
+  PyObject *r = PyLong_FromLong(rc);
+  PyObject *fail = l->fail;
+  Py_INCREF(fail);
+  PyObject *e = r ? PyObject_CallFunctionObjArgs(fail, self, r, nullptr) : nullptr;
+  Py_DECREF(fail);
+  Py_XDECREF(r);
+  if (e) { // fail() raises; should it not, the launch still failed
+    Py_DECREF(e);
+    PyErr_Format(PyExc_RuntimeError, "the launch failed (CUresult %d)", rc);
+  }
+  return nullptr;
+}
+
+PyObject *launcherSlow(Launcher *l, PyObject *self, PyObject *args, PyObject *kwargs) {
+  if (!l->slow) {
+    PyErr_SetString(PyExc_TypeError, "Launcher: no kernel bound");
+    return nullptr;
+  }
+  Py_ssize_t n = PyTuple_Size(args);
+  PyObject *all = PyTuple_New(n + 1);
+  if (!all)
+    return nullptr;
+  Py_INCREF(self);
+  PyTuple_SetItem(all, 0, self);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject *a = PyTuple_GetItem(args, i);
+    Py_INCREF(a);
+    PyTuple_SetItem(all, i + 1, a);
+  }
+  PyObject *slow = l->slow;
+  Py_INCREF(slow);
+  PyObject *r = PyObject_Call(slow, all, kwargs);
+  Py_DECREF(slow);
+  Py_DECREF(all);
+  return r;
+}
+
+// tp_call: what CPython < 3.12 uses for a Python subclass (Kernel).
+PyObject *launcherCall(PyObject *self, PyObject *args, PyObject *kwargs) {
+  Launcher *l = reinterpret_cast<Launcher *>(self);
+  if (l->armed) {
+    PyObject *argv[kMaxArgs];
+    Py_ssize_t n = tupleItems(args, argv, kMaxArgs);
+    Keywords kw;
+    bool ok = n >= 0;
+    if (ok && kwargs) {
+      Py_ssize_t pos = 0;
+      PyObject *k, *v;
+      while (ok && PyDict_Next(kwargs, &pos, &k, &v))
+        ok = kw.set(k, v);
+    }
+    if (ok) {
+      PyObject *r = launcherFast(l, self, argv, n, kw);
+      if (r || PyErr_Occurred())
+        return r;
+    }
+  }
+  return launcherSlow(l, self, args, kwargs);
+}
+
+// The vectorcall entry (CPython >= 3.12 gives it to the subclass too).
+PyObject *launcherVectorcall(PyObject *self, PyObject *const *argv, size_t nargsf, PyObject *kwnames) {
+  Launcher *l = reinterpret_cast<Launcher *>(self);
+  Py_ssize_t n = static_cast<Py_ssize_t>(nargsf & ~kArgumentsOffset);
+  Py_ssize_t nkw = kwnames ? PyTuple_Size(kwnames) : 0;
+  if (l->armed) {
+    Keywords kw;
+    bool ok = true;
+    for (Py_ssize_t i = 0; ok && i < nkw; ++i)
+      ok = kw.set(PyTuple_GetItem(kwnames, i), argv[n + i]);
+    if (ok) {
+      PyObject *r = launcherFast(l, self, argv, n, kw);
+      if (r || PyErr_Occurred())
+        return r;
+    }
+  }
+  PyObject *args = PyTuple_New(n), *kwargs = nkw ? PyDict_New() : nullptr;
+  bool ok = args && (kwargs || !nkw);
+  for (Py_ssize_t i = 0; ok && i < n; ++i) {
+    Py_INCREF(argv[i]);
+    PyTuple_SetItem(args, i, argv[i]);
+  }
+  for (Py_ssize_t i = 0; ok && i < nkw; ++i)
+    ok = PyDict_SetItem(kwargs, PyTuple_GetItem(kwnames, i), argv[n + i]) == 0;
+  PyObject *r = ok ? launcherSlow(l, self, args, kwargs) : nullptr;
+  Py_XDECREF(args);
+  Py_XDECREF(kwargs);
+  return r;
+}
+
+PyObject *launcherNew(PyTypeObject *type, PyObject *, PyObject *) {
+  allocfunc alloc = reinterpret_cast<allocfunc>(PyType_GetSlot(type, Py_tp_alloc));
+  Launcher *l = reinterpret_cast<Launcher *>(alloc(type, 0));
+  if (!l)
+    return nullptr;
+  l->vectorcall = launcherVectorcall;
+  l->packer = l->slow = l->fail = nullptr;
+  l->armed = false;
+  for (PyObject *&k : l->key)
+    k = nullptr;
+  return reinterpret_cast<PyObject *>(l);
+}
+
+int launcherTraverse(PyObject *self, visitproc visit, void *arg) {
+  Launcher *l = reinterpret_cast<Launcher *>(self);
+  Py_VISIT(l->packer);
+  Py_VISIT(l->slow);
+  Py_VISIT(l->fail);
+  for (PyObject *k : l->key)
+    Py_VISIT(k);
+  return 0;
+}
+
+int launcherClear(PyObject *self) {
+  Launcher *l = reinterpret_cast<Launcher *>(self);
+  launcherDisarm(l);
+  Py_CLEAR(l->packer);
+  Py_CLEAR(l->slow);
+  Py_CLEAR(l->fail);
+  return 0;
+}
+
+void launcherDealloc(PyObject *self) {
+  PyObject_GC_UnTrack(self);
+  launcherClear(self);
+  PyTypeObject *tp = Py_TYPE(self);
+  freefunc f = reinterpret_cast<freefunc>(PyType_GetSlot(tp, Py_tp_free));
+  f(self);
+  Py_DECREF(tp);
+}
+
+// _fast_bind(packer, slow, fail)
+PyObject *launcherBind(PyObject *self, PyObject *args) {
+  Launcher *l = reinterpret_cast<Launcher *>(self);
+  PyObject *packer, *slow, *fail;
+  if (!PyArg_ParseTuple(args, "OOO", &packer, &slow, &fail))
+    return nullptr;
+  if (Py_TYPE(packer) != packerType || !PyCallable_Check(slow) || !PyCallable_Check(fail)) {
+    PyErr_SetString(PyExc_TypeError, "_fast_bind(Packer, callable, callable)");
+    return nullptr;
+  }
+  Py_INCREF(packer);
+  Py_INCREF(slow);
+  Py_INCREF(fail);
+  launcherClear(self);
+  l->packer = packer;
+  l->slow = slow;
+  l->fail = fail;
+  Py_RETURN_NONE;
+}
+
+// _fast_arm(grid, block, cluster, smem, cfg): the next calls with these very
+// objects (and no stream, or the Packer's stream object) launch from C.
+PyObject *launcherArm(PyObject *self, PyObject *args) {
+  Launcher *l = reinterpret_cast<Launcher *>(self);
+  PyObject *key[Stream], *cfg;
+  if (!PyArg_ParseTuple(args, "OOOOO!", &key[0], &key[1], &key[2], &key[3], &PyTuple_Type, &cfg))
+    return nullptr;
+  launcherDisarm(l);
+  if (PyTuple_Size(cfg) != 10 || !l->packer) {
+    PyErr_SetString(PyExc_TypeError, "_fast_arm: a bound launcher and a 10-tuple cfg");
+    return nullptr;
+  }
+  for (int i = 0; i < 10; ++i)
+    if (!asU32(PyTuple_GetItem(cfg, i), l->cfg[i]))
+      return nullptr;
+  for (int k = 0; k < Stream; ++k) {
+    Py_INCREF(key[k]);
+    l->key[k] = key[k];
+  }
+  l->armed = true;
+  Py_RETURN_NONE;
+}
+
+PyObject *launcherDisarmPy(PyObject *self, PyObject *) {
+  launcherDisarm(reinterpret_cast<Launcher *>(self));
+  Py_RETURN_NONE;
+}
+
+PyMethodDef launcherMethods[] = {
+    {"_fast_bind", launcherBind, METH_VARARGS, "_fast_bind(packer, slow, fail)"},
+    {"_fast_arm", launcherArm, METH_VARARGS, "_fast_arm(grid, block, cluster, smem, cfg)"},
+    {"_fast_disarm", launcherDisarmPy, METH_NOARGS, "launch every call through Python again"},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyMemberDef launcherMembers[] = {
+    {const_cast<char *>("__vectorcalloffset__"), T_PYSSIZET, offsetof(Launcher, vectorcall), READONLY, nullptr},
+    {nullptr, 0, 0, 0, nullptr}};
+
+PyType_Slot launcherSlots[] = {{Py_tp_new, reinterpret_cast<void *>(launcherNew)},
+                               {Py_tp_dealloc, reinterpret_cast<void *>(launcherDealloc)},
+                               {Py_tp_traverse, reinterpret_cast<void *>(launcherTraverse)},
+                               {Py_tp_clear, reinterpret_cast<void *>(launcherClear)},
+                               {Py_tp_call, reinterpret_cast<void *>(launcherCall)},
+                               {Py_tp_methods, launcherMethods},
+                               {Py_tp_members, launcherMembers},
+                               {Py_tp_doc, const_cast<char *>("a kernel whose calls enter C first")},
+                               {0, nullptr}};
+
+PyType_Spec launcherSpec = {"nvtma._lib._launch_fast.Launcher", sizeof(Launcher), 0,
+                            Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+                            launcherSlots};
 
 PyMethodDef methods[] = {
     {"init", init, METH_NOARGS, "resolve the driver's launch entry points: '' or the reason they are missing"},
@@ -659,10 +970,26 @@ PyMODINIT_FUNC PyInit__launch_fast(void) {
   strDtype = PyUnicode_InternFromString("dtype");
   strGetDevice = PyUnicode_InternFromString("get_device");
   strDataPtr = PyUnicode_InternFromString("data_ptr");
+  const char *names[NumKeywords] = {"grid", "block", "cluster", "smem", "stream", "encoder"};
+  for (int k = 0; k < NumKeywords; ++k)
+    if (!(keywordNames[k] = PyUnicode_InternFromString(names[k]))) {
+      Py_DECREF(m);
+      return nullptr;
+    }
+  strNvtma = PyUnicode_InternFromString("nvtma");
   PyObject *packer = PyType_FromSpec(&packerSpec);
-  if (!strShape || !strStride || !strDtype || !strGetDevice || !strDataPtr || !packer ||
+  packerType = reinterpret_cast<PyTypeObject *>(packer);
+  Py_XINCREF(packer); // packerType keeps one
+  PyObject *launcher = PyType_FromSpec(&launcherSpec);
+  if (!strShape || !strStride || !strDtype || !strGetDevice || !strDataPtr || !strNvtma || !packer || !launcher ||
       PyModule_AddObject(m, "Packer", packer) < 0) {
     Py_XDECREF(packer);
+    Py_XDECREF(launcher);
+    Py_DECREF(m);
+    return nullptr;
+  }
+  if (PyModule_AddObject(m, "Launcher", launcher) < 0) {
+    Py_DECREF(launcher);
     Py_DECREF(m);
     return nullptr;
   }

@@ -49,6 +49,8 @@ void nvtmaStubSetParamSizes(unsigned n, const unsigned *sizes) {
   for (unsigned i = 0; i < nparams_hint; ++i) param_sizes[i] = sizes[i];
 }
 void nvtmaStubSetCurrent(uint64_t ctx) { current_ctx = ctx; }
+static CUresult launch_result = 0;
+void nvtmaStubFailLaunches(CUresult r) { launch_result = r; } /* every launch answers r (0: launches again) */
 
 CUresult cuInit(unsigned f) { (void)f; return 0; }
 CUresult cuDriverGetVersion(int *v) { *v = 13000; return 0; }
@@ -115,6 +117,7 @@ static void record(uint64_t f, const unsigned *g, const unsigned *b, unsigned sm
 static CUresult cuLaunchKernel(uint64_t f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                unsigned bz, unsigned smem, uint64_t stream, void **params, void **extra) {
   (void)extra;
+  if (launch_result) return launch_result;
   unsigned g[3] = {gx, gy, gz}, b[3] = {bx, by, bz};
   record(f, g, b, smem, stream, params);
   memset(last.cluster, 0, sizeof last.cluster); last.num_attrs = 0;
@@ -124,6 +127,7 @@ typedef struct { int id; char pad[4]; union { char pad[64]; struct { unsigned x,
 typedef struct { unsigned gx, gy, gz, bx, by, bz, smem; uint64_t stream; Attr *attrs; unsigned n; } Config;
 static CUresult cuLaunchKernelEx(const Config *c, uint64_t f, void **params, void **extra) {
   (void)extra;
+  if (launch_result) return launch_result;
   unsigned g[3] = {c->gx, c->gy, c->gz}, b[3] = {c->bx, c->by, c->bz};
   record(f, g, b, c->smem, c->stream, params);
   last.ex_count++; last.num_attrs = c->n;

@@ -141,6 +141,17 @@ def test_params_must_match_the_cubins_table():
         CompiledArtifacts(ir=None, ptx="", cubin=b"\x7fELF" + b"\0" * 10, records=F.records(), arch="sm_90a")
 
 
+
+def test_kernel_attribute_is_cached_and_never_shadows_a_method():
+    art = F.artifacts(F.records(name="tile_copy"))
+    k = art.tile_copy
+    assert art.tile_copy is k is art.kernel("tile_copy") and vars(art)["tile_copy"] is k
+    assert not hasattr(art, "other")
+    named = F.artifacts(F.records(name="manifest"))   # a kernel named like a method
+    k = named.__getattr__("manifest")
+    assert named.kernel("manifest") is k and "manifest" not in vars(named) and callable(named.manifest)
+    assert isinstance(named.manifest(), dict)
+
 def test_records_checksum(tmp_path):
     d = saved(tmp_path)
     edit_manifest(d, lambda m: m["records"]["kernels"]["k"]["params"][2].update(type="u32"), fix_checksum=False)

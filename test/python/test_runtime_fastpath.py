@@ -60,6 +60,24 @@ def expect(rule, fn, *a, **kw):
         assert e.rule == rule, (rule, e.rule, str(e))
         return
     raise AssertionError(f"no LaunchError({rule})")
+
+# A kernel object's own entry (LaunchFast.cpp's Launcher): with the extension
+# a repeated launch never enters Kernel.__call__ (counted by a profile hook
+# here); without it each launch does. Both must launch the same.
+FAST = __import__("os").environ.get("NVTMA_LAUNCHER") != "bindings"
+
+def counted(k):
+    from nvtma.runtime.launch import Kernel
+    code, calls = Kernel.__call__.__code__, []
+    sys.setprofile(lambda frame, event, arg: calls.append(1) if event == "call" and frame.f_code is code else None)
+    return calls
+
+def in_python(calls, n):
+    # n launches since the last look: none through Kernel.__call__ with the
+    # extension, all without; n None: at least one (a miss, a new config)
+    got = len(calls)
+    calls.clear()
+    assert (got > 0) if n is None else got == (0 if FAST else n), (got, n)
 """
 
 
@@ -142,4 +160,132 @@ def test_dynamic_smem_attribute_before_the_fast_path(stub, launcher):
         x1, y1 = T(0x7F1000000000, dev=1), T(0x7F1000100000, dev=1)
         k(x1, y1, 7, grid=(4,))   # another device: its own attribute
         assert last.smem_attr[1] == 100000 and last.ctx == 0x1001
+    """)
+
+
+def test_repeated_launches_skip_python(stub, launcher):
+    run(stub, launcher, """
+        k = kernel()
+        from nvtma.runtime.launch import Kernel
+        assert isinstance(k, Kernel) and type(k).__name__ == ("FastKernel" if FAST else "Kernel")
+        x, y1, y2 = T(0x7F0000000000), T(0x7F0000100000), T(0x7F0000200000)
+        g = (4,)
+        k(x, y1, 7, grid=g, block=(128,))
+        calls = counted(k)
+        n = last.count
+        for i in range(20):
+            y = (y1, y2)[i % 2]
+            k(x, y, 7, grid=g, block=(128,))
+            assert addrs() == (x.ptr, y.ptr, x.ptr, y.ptr) and last.stream == 0x5000, i
+        k(x, y1, 7, grid=g, block=(128,), encoder="nvtma")
+        k(x, y2, 7, **{"gr" + "id": g, "block": (128,)})   # keywords spelled at run time
+        assert last.count == n + 22 and addrs()[1] == y2.ptr
+        in_python(calls, 22)
+    """)
+
+
+def test_metadata_changed_in_place_is_repacked(stub, launcher):
+    run(stub, launcher, """
+        recs = F.records([F.DYN, dict(F.DYN), F.SCALAR, F.DESC, dict(F.DESC, binds=1)])
+        k = kernel(recs)
+        x, y = T(0x7F0000000000), T(0x7F0000100000)
+        for _ in range(3):
+            k(x, y, 7, grid=(4,), block=(128,))
+        calls = counted(k)
+        before = params()
+        y.shape, y.strides = (128, 512), (1024, 1)   # the same object, resized in place
+        k(x, y, 7, grid=(4,), block=(128,))
+        in_python(calls, None)
+        fresh = kernel(recs)
+        fresh(x, y, 7, grid=(4,), block=(128,))
+        assert params() != before
+        k(x, y, 7, grid=(4,), block=(128,))
+        assert params() == bytes(last.params[:last.params_bytes_n])
+        after = params()
+        fresh(x, y, 7, grid=(4,), block=(128,))
+        assert params() == after, "the kernel launched stale descriptors"
+        y.strides = (2048, 1)                         # strides alone
+        k(x, y, 7, grid=(4,), block=(128,))
+        in_python(calls, None)
+        assert struct.unpack_from("<q", params(), N + 40)[0] == 2048   # the memref's stride 0
+        class F32:
+            def __str__(self): return "torch.float32"
+        y.dtype = F32()
+        expect("dtype", k, x, y, 7, grid=(4,), block=(128,))
+        y.dtype = F16
+        y.dev = 1
+        expect("device", k, x, y, 7, grid=(4,), block=(128,))
+        y.dev = 0
+        k(x, y, 7, grid=(4,), block=(128,))
+        calls.clear()
+        k(x, y, 7, grid=(4,), block=(128,))
+        in_python(calls, 1)
+    """)
+
+
+def test_other_keywords_take_the_python_path(stub, launcher):
+    run(stub, launcher, """
+        k = kernel()
+        x, y = T(0x7F0000000000), T(0x7F0000100000)
+        g = (4,)
+        k(x, y, 7, grid=g, block=(128,))
+        k(x, y, 7, grid=g, block=(128,))
+        calls = counted(k)
+        k(x, y, 7, grid=(2, 2), block=(128,))          # another grid: Python, then armed with it
+        assert tuple(last.grid) == (2, 2, 1)
+        in_python(calls, None)
+        k(x, y, 7, grid=(2, 2), block=(128,))
+        in_python(calls, 1)
+        try:
+            k(x, y, 7, grid=(2, 2), block=(128,), gird=3)
+        except TypeError as e:
+            assert "gird" in str(e)
+        else:
+            raise AssertionError("an unknown keyword launched")
+        gl = [4, 2]                                      # a list may change between launches
+        k(x, y, 7, grid=gl, block=(128,))
+        gl[0] = 8
+        k(x, y, 7, grid=gl, block=(128,))
+        assert tuple(last.grid) == (8, 2, 1)
+        expect("launch-config", k, x, y, 7, grid=(4,), block=(64, 64))
+        calls.clear()
+        s1 = types.SimpleNamespace(cuda_stream=0xCAFE0, device_index=0)
+        s2 = types.SimpleNamespace(cuda_stream=0xCAFF0, device_index=0)
+        k(x, y, 7, grid=g, block=(128,), stream=s1)
+        assert last.stream == 0xCAFE0
+        in_python(calls, None)
+        k(x, y, 7, grid=g, block=(128,), stream=s1)
+        assert last.stream == 0xCAFE0
+        in_python(calls, 1)
+        k(x, y, 7, grid=g, block=(128,), stream=s2)
+        assert last.stream == 0xCAFF0
+        in_python(calls, None)
+        k(x, y, 7, grid=g, block=(128,), stream=None)
+        assert last.stream == 0x5000
+        in_python(calls, 1)
+        k(x, y, 9, grid=g, block=(128,))                # another scalar
+        assert struct.unpack_from("<i", params(), 2 * N)[0] == 9
+        in_python(calls, None)
+        k(x, y, 9, grid=g, block=(128,))
+        in_python(calls, 1)
+        k(x, y, 9, grid=g, block=(128,), encoder=None)  # not the default encoder: Kernel.__call__ decides
+        in_python(calls, None)
+    """)
+
+
+def test_a_failed_launch_raises_launch_error(stub, launcher):
+    run(stub, launcher, """
+        k = kernel()
+        x, y1, y2 = T(0x7F0000000000), T(0x7F0000100000), T(0x7F0000200000)
+        k(x, y1, 7, grid=(4,), block=(128,))
+        k(x, y1, 7, grid=(4,), block=(128,))
+        calls = counted(k)
+        lib.nvtmaStubFailLaunches(999)
+        n = last.count
+        expect("driver", k, x, y2, 7, grid=(4,), block=(128,))
+        in_python(calls, 1)
+        lib.nvtmaStubFailLaunches(0)
+        k(x, y2, 7, grid=(4,), block=(128,))
+        assert last.count == n + 1 and addrs()[1] == y2.ptr
+        in_python(calls, 1)
     """)

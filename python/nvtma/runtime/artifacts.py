@@ -452,14 +452,17 @@ class CompiledArtifacts:
             raise AttributeError(f"no kernel {name!r}; kernels: {', '.join(self.kernels) or 'none'}")
         k = self._kernels.get(name)
         if k is None:
-            from .launch import Kernel
-            k = self._kernels[name] = Kernel(self, name)
+            from .launch import new_kernel
+            k = self._kernels[name] = new_kernel(self, name)
         return k
 
     def __getattr__(self, name):
         if name.startswith("_") or name not in self.__dict__.get("records", {}).get("kernels", {}):
             raise AttributeError(name)
-        return self.kernel(name)
+        k = self.kernel(name)
+        if not hasattr(type(self), name):  # never shadow a method
+            self.__dict__[name] = k  # `compiled.k` is a plain attribute read from now on
+        return k
 
     def __call__(self, *args, **kwargs):
         if len(self.kernels) != 1:

@@ -17,6 +17,11 @@
   kept: when it repeats, only a changed pointer is written, and a bound
   descriptor only gets its address field replaced (after the TMA address
   checks); descriptors are re-encoded only when the metadata changes.
+* **entry**: with the abi3 extension a kernel is a FastKernel, whose call
+  enters C and repeats the last launch's configuration there when the
+  keywords are the same objects and only addresses changed; anything else
+  is ``Kernel.__call__``. Configuration keywords are recognized by identity
+  only when they cannot change (ints, tuples, None).
 """
 
 from __future__ import annotations
@@ -121,6 +126,9 @@ def dim3(v, what: str) -> tuple:
 
 def _as_key(v):
     return tuple(v) if isinstance(v, list) else v
+
+
+_IMMUTABLE = (tuple, int, type(None))  # dim3 takes ints only: a tuple of them cannot change
 
 
 # --------------------------------------------------------------------------- the kernel
@@ -266,8 +274,7 @@ class Kernel:
         self._launch_cfg = None
         self._params = self._buffer.address
         # the C fast path (LaunchFast.cpp's Packer) where the extension is built
-        self._cpack = self._cfast = self._claunch = self._cconf = None
-        self._fp = None  # (grid, block, cluster, smem, cfg, C launch): the C fast path's key
+        self._cpack = self._cfast = self._cconf = None
         ext = driver._extension()
         if ext is not None and hasattr(ext, "Packer"):
             spec = []
@@ -482,14 +489,6 @@ class Kernel:
         """Launches the kernel. Arguments and configuration are checked and
         packed before the driver is touched, so misuse raises LaunchError even
         without a GPU."""
-        fp = self._fp
-        if fp is not None and grid is fp[0] and block is fp[1] and cluster is fp[2] and smem is fp[3] \
-                and encoder == "nvtma":
-            rc = fp[5](args, fp[4], stream)   # the whole launch in C when nothing but addresses changed
-            if rc == 0:
-                return
-            if rc is not None:
-                raise LaunchError(f"kernel {self.name}: the launch failed ({driver.error_name(rc)})", rule="driver")
         last = self._last_cfg
         if last is not None and grid is last[0] and block is last[1] and cluster is last[2] and smem is last[3]:
             cfg = last[4]
@@ -518,7 +517,7 @@ class Kernel:
         ctx = _contexts.get(device) or driver.primary_context(device)
         rc = self._launch_cfg(func, cfg, s, self._params, ctx)
         if rc:
-            raise LaunchError(f"kernel {self.name}: the launch failed ({driver.error_name(rc)})", rule="driver")
+            self._launch_failed(rc)
         del keep
         cp = self._cpack
         if cp is not None and device >= 0:
@@ -527,13 +526,23 @@ class Kernel:
             if conf != self._cconf:
                 cp.configure(func, self._params, conf[0], conf[1])
                 self._cconf = conf
-                self._claunch = cp.launch
             cp.set_device(device, ctx, max(self._smem_set.get(device, 0), DEFAULT_SMEM))
             if stream is not None and stream is self._stream_obj:
                 cp.set_stream(stream, s)
             last = self._last_cfg
             if last is not None and last[4] is cfg and encoder == "nvtma":
-                self._fp = (*last, cp.launch)
+                self._arm(*last)
+
+    def _launch_failed(self, rc: int):
+        raise LaunchError(f"kernel {self.name}: the launch failed ({driver.error_name(rc)})", rule="driver")
+
+    # A FastKernel's C entry (new_kernel): armed with the configuration of a
+    # launch the fast path can repeat, disarmed when it changes.
+    def _arm(self, grid, block, cluster, smem, cfg):
+        pass
+
+    def _disarm(self):
+        pass
 
     def _config_for(self, args, grid, block, cluster, smem):
         if grid is None:
@@ -541,8 +550,12 @@ class Kernel:
         if callable(grid):
             return self._config(grid(*args), block, cluster, smem)
         cfg = self._config(grid, block, cluster, smem)
-        self._last_cfg = (grid, block, cluster, smem, cfg)
-        self._fp = None
+        self._disarm()
+        # recognized by identity from now on: only objects that cannot change
+        if all(type(v) in _IMMUTABLE for v in (grid, block, cluster, smem)):
+            self._last_cfg = (grid, block, cluster, smem, cfg)
+        else:
+            self._last_cfg = None
         return cfg
 
     def _pack_fast(self, args) -> int:
@@ -586,6 +599,40 @@ class Kernel:
 
 
 _contexts = driver._contexts
+_kernel_class = None
+
+
+def new_kernel(artifacts, name: str) -> Kernel:
+    """A Kernel; where the abi3 extension is built, a FastKernel."""
+    global _kernel_class
+    if _kernel_class is None:
+        _kernel_class = _fast_kernel_class()
+    return _kernel_class(artifacts, name)
+
+
+def _fast_kernel_class():
+    launcher = getattr(driver._extension(), "Launcher", None)
+    if launcher is None:
+        return Kernel
+
+    class FastKernel(launcher, Kernel):
+        """A Kernel whose calls enter C first (LaunchFast.cpp's Launcher): when
+        grid, block, cluster and smem are the very objects of the last launch,
+        the stream is the default or the last stream= object and the Packer's
+        fast path takes the arguments, the launch is made without a Python
+        frame; any other call is Kernel.__call__."""
+
+        __slots__ = ()
+        _arm = launcher._fast_arm
+        _disarm = launcher._fast_disarm
+
+        def __init__(self, artifacts, name):
+            Kernel.__init__(self, artifacts, name)
+            if self._cpack is not None:
+                self._fast_bind(self._cpack, Kernel.__call__, Kernel._launch_failed)
+
+    FastKernel.__qualname__ = "FastKernel"
+    return FastKernel
 
 
 def _mismatch(name, dev, device):
