@@ -60,6 +60,7 @@ struct LaunchAttribute {
     struct {
       unsigned x, y, z;
     } clusterDim;
+    int programmaticStreamSerializationAllowed;
   } value;
 };
 static_assert(sizeof(LaunchAttribute) == 72, "CUlaunchAttribute layout");
@@ -73,7 +74,10 @@ struct LaunchConfig {
   unsigned numAttrs;
 };
 
-constexpr int kClusterDimension = 4; // CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+constexpr int kClusterDimension = 4;           // CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+constexpr int kProgrammaticSerialization = 6;  // CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+// A launch configuration's flags (its 11th value): bit 0, programmatic dependent launch.
+constexpr unsigned kFlagPdl = 1;
 
 using GetProcAddressV2 = CUresult (*)(const char *, void **, int, uint64_t, int *);
 using GetProcAddressV1 = CUresult (*)(const char *, void **, int, uint64_t);
@@ -156,18 +160,19 @@ PyObject *init(PyObject *, PyObject *) {
   return PyUnicode_FromString(initError);
 }
 
-// launch(func, gx, gy, gz, bx, by, bz, smem, stream, params, ctx, cx, cy, cz) -> CUresult
-// cx == 0: no cluster (cuLaunchKernel); ctx == 0: launch in whatever is current.
+// launch(func, gx, gy, gz, bx, by, bz, smem, stream, params, ctx, cx, cy, cz[, flags]) -> CUresult
+// cx == 0: no cluster; flags & 1: programmatic dependent launch (else
+// cuLaunchKernel); ctx == 0: launch in whatever is current.
 PyObject *doLaunch(uint64_t func, const unsigned *dims, unsigned smem, uint64_t stream, uint64_t params, uint64_t ctx,
-                   const unsigned *cluster);
+                   const unsigned *cluster, unsigned flags);
 
 PyObject *launch(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
-  if (nargs != 14) {
-    PyErr_SetString(PyExc_TypeError, "launch takes 14 arguments");
+  if (nargs != 14 && nargs != 15) {
+    PyErr_SetString(PyExc_TypeError, "launch takes 14 or 15 arguments");
     return nullptr;
   }
   uint64_t func, stream, params, ctx;
-  unsigned dims[6], smem, cluster[3];
+  unsigned dims[6], smem, cluster[3], flags = 0;
   if (!asU64(args[0], func))
     return nullptr;
   for (int i = 0; i < 6; ++i)
@@ -178,29 +183,32 @@ PyObject *launch(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
   for (int i = 0; i < 3; ++i)
     if (!asU32(args[11 + i], cluster[i]))
       return nullptr;
-  return doLaunch(func, dims, smem, stream, params, ctx, cluster);
+  if (nargs == 15 && !asU32(args[14], flags))
+    return nullptr;
+  return doLaunch(func, dims, smem, stream, params, ctx, cluster, flags);
 }
 
 // launch_cfg(func, cfg, stream, params, ctx) -> CUresult, with cfg the
-// 10-tuple (gx, gy, gz, bx, by, bz, smem, cx, cy, cz) a kernel keeps per
-// configuration: one tuple instead of ten arguments on the fast path.
+// tuple (gx, gy, gz, bx, by, bz, smem, cx, cy, cz[, flags]) a kernel keeps
+// per configuration: one tuple instead of ten arguments on the fast path.
 PyObject *launchCfg(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
-  if (nargs != 5 || !PyTuple_Check(args[1]) || PyTuple_Size(args[1]) != 10) {
-    PyErr_SetString(PyExc_TypeError, "launch_cfg(func, cfg 10-tuple, stream, params, ctx)");
+  Py_ssize_t n = nargs == 5 && PyTuple_Check(args[1]) ? PyTuple_Size(args[1]) : 0;
+  if (n != 10 && n != 11) {
+    PyErr_SetString(PyExc_TypeError, "launch_cfg(func, cfg 10- or 11-tuple, stream, params, ctx)");
     return nullptr;
   }
   uint64_t func, stream, params, ctx;
-  unsigned v[10];
+  unsigned v[11] = {};
   if (!asU64(args[0], func) || !asU64(args[2], stream) || !asU64(args[3], params) || !asU64(args[4], ctx))
     return nullptr;
-  for (int i = 0; i < 10; ++i)
+  for (Py_ssize_t i = 0; i < n; ++i)
     if (!asU32(PyTuple_GetItem(args[1], i), v[i]))
       return nullptr;
-  return doLaunch(func, v, v[6], stream, params, ctx, v + 7);
+  return doLaunch(func, v, v[6], stream, params, ctx, v + 7, v[10]);
 }
 
 CUresult launchRaw(uint64_t func, const unsigned *dims, unsigned smem, uint64_t stream, uint64_t params, uint64_t ctx,
-                   const unsigned *cluster) {
+                   const unsigned *cluster, unsigned flags) {
   Handle f = reinterpret_cast<Handle>(func), s = reinterpret_cast<Handle>(stream);
   void **kp = reinterpret_cast<void **>(params);
   Handle pushed = nullptr;
@@ -218,16 +226,25 @@ CUresult launchRaw(uint64_t func, const unsigned *dims, unsigned smem, uint64_t 
     }
   }
   CUresult r;
-  if (!cluster[0]) {
+  if (!cluster[0] && !(flags & kFlagPdl)) {
     r = drv.launch(f, dims[0], dims[1], dims[2], dims[3], dims[4], dims[5], smem, s, kp, nullptr);
   } else {
-    LaunchAttribute attr;
-    std::memset(&attr, 0, sizeof attr);
-    attr.id = kClusterDimension;
-    attr.value.clusterDim.x = cluster[0];
-    attr.value.clusterDim.y = cluster[1];
-    attr.value.clusterDim.z = cluster[2];
-    LaunchConfig cfg{dims[0], dims[1], dims[2], dims[3], dims[4], dims[5], smem, s, &attr, 1};
+    LaunchAttribute attrs[2];
+    std::memset(attrs, 0, sizeof attrs);
+    unsigned n = 0;
+    if (cluster[0]) {
+      attrs[n].id = kClusterDimension;
+      attrs[n].value.clusterDim.x = cluster[0];
+      attrs[n].value.clusterDim.y = cluster[1];
+      attrs[n].value.clusterDim.z = cluster[2];
+      ++n;
+    }
+    if (flags & kFlagPdl) {
+      attrs[n].id = kProgrammaticSerialization;
+      attrs[n].value.programmaticStreamSerializationAllowed = 1;
+      ++n;
+    }
+    LaunchConfig cfg{dims[0], dims[1], dims[2], dims[3], dims[4], dims[5], smem, s, attrs, n};
     r = drv.launchEx(&cfg, f, kp, nullptr);
   }
   if (push) {
@@ -239,12 +256,12 @@ CUresult launchRaw(uint64_t func, const unsigned *dims, unsigned smem, uint64_t 
 }
 
 PyObject *doLaunch(uint64_t func, const unsigned *dims, unsigned smem, uint64_t stream, uint64_t params, uint64_t ctx,
-                   const unsigned *cluster) {
+                   const unsigned *cluster, unsigned flags) {
   if (!initialized && !resolve()) {
     PyErr_SetString(PyExc_RuntimeError, initError);
     return nullptr;
   }
-  return PyLong_FromLong(launchRaw(func, dims, smem, stream, params, ctx, cluster));
+  return PyLong_FromLong(launchRaw(func, dims, smem, stream, params, ctx, cluster, flags));
 }
 
 // ---------------------------------------------------------------------------
@@ -533,7 +550,7 @@ int packerLaunch(Packer *p, PyObject *const *argv, Py_ssize_t n, const unsigned 
   } else {
     return -1;
   }
-  return launchRaw(p->func, cfg, cfg[6], handle, p->params, p->ctx[dev], cfg + 7);
+  return launchRaw(p->func, cfg, cfg[6], handle, p->params, p->ctx[dev], cfg + 7, cfg[10]);
 }
 
 // configure(func, params, tensor_type, stream_getter|None)
@@ -679,7 +696,7 @@ struct Launcher {
   PyObject *fail;   // owned: fail(self, rc) raises the launch's LaunchError
   bool armed;
   PyObject *key[Stream]; // owned: grid, block, cluster, smem of the armed launch
-  unsigned cfg[10];      // (gx, gy, gz, bx, by, bz, smem, cx, cy, cz)
+  unsigned cfg[11];      // (gx, gy, gz, bx, by, bz, smem, cx, cy, cz, flags)
 };
 
 // The call's keywords, matched against the armed ones. Absent ones are None
@@ -735,7 +752,7 @@ PyObject *launcherFast(Launcher *l, PyObject *self, PyObject *const *argv, Py_ss
   if (!l->armed || !kw.match(l))
     return nullptr;
   // the getters may run Python code that re-arms or rebinds this launcher
-  unsigned cfg[10];
+  unsigned cfg[11];
   std::memcpy(cfg, l->cfg, sizeof cfg);
   PyObject *packer = l->packer;
   Py_INCREF(packer);
@@ -904,11 +921,13 @@ PyObject *launcherArm(PyObject *self, PyObject *args) {
   if (!PyArg_ParseTuple(args, "OOOOO!", &key[0], &key[1], &key[2], &key[3], &PyTuple_Type, &cfg))
     return nullptr;
   launcherDisarm(l);
-  if (PyTuple_Size(cfg) != 10 || !l->packer) {
-    PyErr_SetString(PyExc_TypeError, "_fast_arm: a bound launcher and a 10-tuple cfg");
+  Py_ssize_t n = PyTuple_Size(cfg);
+  if ((n != 10 && n != 11) || !l->packer) {
+    PyErr_SetString(PyExc_TypeError, "_fast_arm: a bound launcher and a 10- or 11-tuple cfg");
     return nullptr;
   }
-  for (int i = 0; i < 10; ++i)
+  l->cfg[10] = 0;
+  for (Py_ssize_t i = 0; i < n; ++i)
     if (!asU32(PyTuple_GetItem(cfg, i), l->cfg[i]))
       return nullptr;
   for (int k = 0; k < Stream; ++k) {

@@ -35,6 +35,7 @@ static struct {
   unsigned char params[MAXP * 128];
   uint64_t smem_attr[4];
   uint64_t event_records, stream_waits, pushes, libraries;
+  unsigned pdl;
 } last;
 static uint64_t current_ctx = 0;
 static uint64_t stack[16];
@@ -120,10 +121,10 @@ static CUresult cuLaunchKernel(uint64_t f, unsigned gx, unsigned gy, unsigned gz
   if (launch_result) return launch_result;
   unsigned g[3] = {gx, gy, gz}, b[3] = {bx, by, bz};
   record(f, g, b, smem, stream, params);
-  memset(last.cluster, 0, sizeof last.cluster); last.num_attrs = 0;
+  memset(last.cluster, 0, sizeof last.cluster); last.num_attrs = 0; last.pdl = 0;
   return 0;
 }
-typedef struct { int id; char pad[4]; union { char pad[64]; struct { unsigned x, y, z; } dim; } v; } Attr;
+typedef struct { int id; char pad[4]; union { char pad[64]; struct { unsigned x, y, z; } dim; int flag; } v; } Attr;
 typedef struct { unsigned gx, gy, gz, bx, by, bz, smem; uint64_t stream; Attr *attrs; unsigned n; } Config;
 static CUresult cuLaunchKernelEx(const Config *c, uint64_t f, void **params, void **extra) {
   (void)extra;
@@ -131,12 +132,14 @@ static CUresult cuLaunchKernelEx(const Config *c, uint64_t f, void **params, voi
   unsigned g[3] = {c->gx, c->gy, c->gz}, b[3] = {c->bx, c->by, c->bz};
   record(f, g, b, c->smem, c->stream, params);
   last.ex_count++; last.num_attrs = c->n;
-  memset(last.cluster, 0, sizeof last.cluster);
-  for (unsigned i = 0; i < c->n; ++i)
+  memset(last.cluster, 0, sizeof last.cluster); last.pdl = 0;
+  for (unsigned i = 0; i < c->n; ++i) {
     if (c->attrs[i].id == 4) {
       last.cluster[0] = c->attrs[i].v.dim.x; last.cluster[1] = c->attrs[i].v.dim.y;
       last.cluster[2] = c->attrs[i].v.dim.z;
     }
+    if (c->attrs[i].id == 6) last.pdl = (unsigned)c->attrs[i].v.flag;  /* programmatic serialization */
+  }
   return 0;
 }
 static CUresult cuGetErrorName(CUresult e, const char **s) {
@@ -185,7 +188,8 @@ class Last(ctypes.Structure):
                 ("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3), ("cluster", ctypes.c_uint * 3),
                 ("smem", ctypes.c_uint), ("num_attrs", ctypes.c_uint), ("params", ctypes.c_ubyte * (64 * 128)),
                 ("smem_attr", ctypes.c_uint64 * 4), ("event_records", ctypes.c_uint64),
-                ("stream_waits", ctypes.c_uint64), ("pushes", ctypes.c_uint64), ("libraries", ctypes.c_uint64)]
+                ("stream_waits", ctypes.c_uint64), ("pushes", ctypes.c_uint64), ("libraries", ctypes.c_uint64),
+                ("pdl", ctypes.c_uint)]
 
 
 def build(directory) -> Path | None:

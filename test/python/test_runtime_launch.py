@@ -145,6 +145,32 @@ def test_grid_block_cluster_smem_reach_the_driver(stub):
     """)
 
 
+def test_a_pdl_kernel_is_launched_with_programmatic_serialization(stub):
+    """A record with launch.pdl launches through cuLaunchKernelEx with the
+    programmatic-stream-serialization attribute, also beside a cluster and on
+    the repeated (C) path; a record without it does not; pdl must be a bool."""
+    run(stub, """
+        k = kernel(F.records(launch={"block": [128, 1, 1], "cluster": None, "smem": 0, "pdl": True}))
+        for _ in range(3):
+            k(t(), t(), 7, grid=(4,))
+            assert last.pdl == 1 and last.num_attrs == 1, (last.pdl, last.num_attrs)
+        k = kernel(F.records(launch={"block": [128, 1, 1], "cluster": [2, 1, 1], "smem": 0, "pdl": True}))
+        k(t(), t(), 7, grid=(4,))
+        assert last.pdl == 1 and last.num_attrs == 2 and list(last.cluster) == [2, 1, 1]
+        k = kernel(F.records(launch={"block": [128, 1, 1], "cluster": None, "smem": 0}))
+        ex = last.ex_count
+        k(t(), t(), 7, grid=(4,))
+        assert last.pdl == 0 and last.ex_count == ex   # plain cuLaunchKernel
+        from nvtma.runtime import artifacts
+        try:
+            artifacts.validate_records(F.records(launch={"block": [128, 1, 1], "pdl": 1}))
+        except LaunchError as e:
+            assert e.rule == "artifact" and "launch.pdl" in str(e), str(e)
+        else:
+            raise AssertionError("launch.pdl = 1 accepted")
+    """)
+
+
 def test_parameters_packed_and_descriptors_reencoded_only_on_change(stub):
     run(stub, """
         from nvtma import tensormap as tm

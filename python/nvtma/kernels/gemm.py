@@ -404,14 +404,16 @@ def max_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
 
 
 def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16", w_scale="tensor", x_scale=None,
-              l2_w="l2_256b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last", pdl=False, profile=None):
+              l2_w="l2_256b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last", pdl=True, profile=None):
     """One GEMM kernel: BM (the activations' tile, a multiple of 8 up to 256),
     BN (W rows per CTA tile: 64 · wgs · R), the ring depth, dtypes, scale modes,
     and the L2 promotion / cache hint of each operand. `profile` (events per
     warp) builds the traced variant: an int64 profile buffer follows the scales.
-    `pdl` builds it for programmatic dependent launch: its first W stages load
-    before it waits for the stream's earlier kernels, and it lets the next
-    kernel launch once its own loads are issued."""
+    `pdl` (the default) builds it for programmatic dependent launch: its first
+    W stages load before it waits for the stream's earlier kernels, and it lets
+    the next kernel launch once its own loads are issued (measured on the
+    H200 in CUDA graphs of back-to-back calls: up to 22% less time per call on
+    the small shapes, 1% at 16384 x 16384)."""
     fp8 = w_dtype == "f8E4M3FN"
     if BM % 8 or not 8 <= BM <= 256:
         raise ValueError(f"BM={BM}: a multiple of 8 in [8, 256]")

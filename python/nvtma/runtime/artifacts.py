@@ -172,6 +172,8 @@ def _check_launch(launch, where):
             _bad(f"{where}.launch.{key} {v} has more than {total} in all")
     if launch.get("smem") is not None:
         _int(launch["smem"], f"{where}.launch.smem", 0, 227 * 1024)
+    if "pdl" in launch and not isinstance(launch["pdl"], bool):
+        _bad(f"{where}.launch.pdl is {_short(launch['pdl'])}, expected true or false")
 
 
 def validate_records(records, cubin: bytes | None = None) -> dict:

@@ -193,9 +193,9 @@ def _load_extension():
 
 
 def launcher():
-    """launch(func, gx, gy, gz, bx, by, bz, smem, stream, params, ctx, cx, cy, cz) -> CUresult,
-    with cx == 0 meaning no cluster and ctx the context to make current for a
-    NULL stream."""
+    """launch(func, gx, gy, gz, bx, by, bz, smem, stream, params, ctx, cx, cy, cz[, flags]) -> CUresult,
+    with cx == 0 meaning no cluster, flags bit 0 programmatic dependent launch
+    and ctx the context to make current for a NULL stream."""
     global _launch
     if _launch is None:
         init()
@@ -215,7 +215,7 @@ _launch_cfg = None
 
 def launcher_cfg():
     """launch_cfg(func, cfg, stream, params, ctx) -> CUresult, cfg being
-    (gx, gy, gz, bx, by, bz, smem, cx, cy, cz): the fast path's form."""
+    (gx, gy, gz, bx, by, bz, smem, cx, cy, cz[, flags]): the fast path's form."""
     global _launch_cfg
     if _launch_cfg is None:
         launch = launcher()
@@ -232,7 +232,7 @@ def launcher_name() -> str:
     return "abi3 extension" if launcher() is not _bindings_launch else "cuda.bindings"
 
 
-def _bindings_launch(func, gx, gy, gz, bx, by, bz, smem, stream, params, ctx, cx, cy, cz):
+def _bindings_launch(func, gx, gy, gz, bx, by, bz, smem, stream, params, ctx, cx, cy, cz, flags=0):
     d = drv()
     pushed = False
     if ctx:
@@ -241,7 +241,7 @@ def _bindings_launch(func, gx, gy, gz, bx, by, bz, smem, stream, params, ctx, cx
             check(d.cuCtxPushCurrent(d.CUcontext(ctx)), "cuCtxPushCurrent")
             pushed = True
     try:
-        if not cx:
+        if not cx and not flags & 1:
             err = d.cuLaunchKernel(d.CUfunction(func), gx, gy, gz, bx, by, bz, smem, d.CUstream(stream), params, 0)
         else:
             cfg = d.CUlaunchConfig()
@@ -249,11 +249,19 @@ def _bindings_launch(func, gx, gy, gz, bx, by, bz, smem, stream, params, ctx, cx
             cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = bx, by, bz
             cfg.sharedMemBytes = smem
             cfg.hStream = d.CUstream(stream)
-            a = d.CUlaunchAttribute()
-            a.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-            a.value.clusterDim.x, a.value.clusterDim.y, a.value.clusterDim.z = cx, cy, cz
-            cfg.attrs = [a]
-            cfg.numAttrs = 1
+            attrs = []
+            if cx:
+                a = d.CUlaunchAttribute()
+                a.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+                a.value.clusterDim.x, a.value.clusterDim.y, a.value.clusterDim.z = cx, cy, cz
+                attrs.append(a)
+            if flags & 1:
+                a = d.CUlaunchAttribute()
+                a.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+                a.value.programmaticStreamSerializationAllowed = 1
+                attrs.append(a)
+            cfg.attrs = attrs
+            cfg.numAttrs = len(attrs)
             err = d.cuLaunchKernelEx(cfg, d.CUfunction(func), params, 0)
     finally:
         if pushed:

@@ -240,6 +240,8 @@ class Kernel:
         self.rec_block = tuple(launch["block"]) if launch.get("block") else None
         self.rec_cluster = tuple(launch["cluster"]) if launch.get("cluster") else None
         self.rec_smem = int(launch.get("smem") or 0)
+        # programmatic dependent launch: the kernel waits for the stream's earlier work itself
+        self.flags = 1 if launch.get("pdl") else 0
         self._layout = param_layout(self.params)
         self._buffer = ParamBuffer(self._layout)
         from .cubin import expected_sizes
@@ -473,7 +475,7 @@ class Kernel:
             raise LaunchError(f"smem is {smem} bytes, the kernel needs {self.rec_smem}", arg="smem",
                               rule="launch-config")
         c3 = cluster3 if cluster3 is not None and cluster3 != (1, 1, 1) else (0, 0, 0)
-        cfg = (*grid3, *block3, smem, *c3)
+        cfg = (*grid3, *block3, smem, *c3, self.flags)
         if key is not None and len(self._configs) < 256:
             self._configs[key] = cfg
         return cfg
