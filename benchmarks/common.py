@@ -66,3 +66,29 @@ def all_specs():
     specs += [gemv_spec(c, p) for c in GEMV_CONFIGS for p in PROMOTIONS]
     specs.append(launch_spec())
     return specs
+
+
+def graph_ms(torch, stream, call, nbufs, calls=20, reps=10, before=None):
+    """GPU ms per call: CUDA events around replays of a CUDA graph of `calls`
+    calls ``call(i % nbufs)`` on `stream` (each i called once first, outside
+    the graph), the best of `reps` replays; ``before()`` runs ahead of each."""
+    with torch.cuda.stream(stream):
+        for i in range(nbufs):
+            call(i)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=stream):
+        for i in range(calls):
+            call(i % nbufs)
+    best = float("inf")
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for _ in range(reps):
+        if before is not None:
+            before()
+        with torch.cuda.stream(stream):
+            s.record()
+            graph.replay()
+            e.record()
+        e.synchronize()
+        best = min(best, s.elapsed_time(e) / calls)
+    return best

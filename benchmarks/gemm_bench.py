@@ -19,7 +19,6 @@ reports the fastest (the `config` field), checked against a float32 reference.
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -73,31 +72,15 @@ def build(d: Path, quick, sweep):
 
 def run(d: Path, quick, sweep):
     import torch
+    import common
     from nvtma.kernels import gemm
     dev = torch.device("cuda")
     props = torch.cuda.get_device_properties(dev)
     g = gemm.Gemm(artifacts=d)
     stream = torch.cuda.Stream()
 
-    def graph_ms(call, nbufs, calls=20, reps=10):
-        with torch.cuda.stream(stream):
-            for i in range(nbufs):
-                call(i)
-        torch.cuda.synchronize()
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, stream=stream):
-            for i in range(calls):
-                call(i % nbufs)
-        best = float("inf")
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        for _ in range(reps):
-            with torch.cuda.stream(stream):
-                s.record()
-                graph.replay()
-                e.record()
-            e.synchronize()
-            best = min(best, s.elapsed_time(e) / calls)
-        return best
+    def graph_ms(call, nbufs):
+        return common.graph_ms(torch, stream, call, nbufs)
 
     def emit(**kw):
         print(json.dumps(kw), flush=True)

@@ -12,6 +12,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # benchmarks/: common
+
 CFGS = [(128, 128, 2), (256, 128, 2), (128, 256, 2), (64, 128, 2)]
 PROBLEMS = [(16384, 16384, 128), (16384, 16384, 256), (4096, 7168, 128), (4096, 7168, 256), (24576, 1536, 128),
             (16384, 16384, 64)]
@@ -36,6 +38,7 @@ def build(d, ptxas):
 
 def run(d):
     import torch
+    import common
     from nvtma import runtime
     from nvtma.kernels import gemm
     dev = torch.device("cuda")
@@ -65,24 +68,7 @@ def run(d):
 
                 def call(i):
                     k(wbufs[i % nbufs], x, y, wsp, cnt, parts, sw, sx, grid=grid)
-                with torch.cuda.stream(stream):
-                    for i in range(nbufs):
-                        call(i)
-                torch.cuda.synchronize()
-                g = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(g, stream=stream):
-                    for i in range(20):
-                        call(i)
-                best = float("inf")
-                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                for _ in range(10):
-                    y.zero_()
-                    with torch.cuda.stream(stream):
-                        s.record()
-                        g.replay()
-                        e.record()
-                    e.synchronize()
-                    best = min(best, s.elapsed_time(e) / 20)
+                best = common.graph_ms(torch, stream, call, nbufs, before=y.zero_)
                 err = ((y.float() - want).abs().max() / want.abs().max()).item()
                 res[name] = dict(us=round(best * 1e3, 2), W_TBps=round(N * K / best / 1e9, 3), err=round(err, 5))
             print(json.dumps(dict(bench="gemm-assembler", N=N, K=K, M=M, config=[BM, BN, wgs, 1], **res)), flush=True)

@@ -9,12 +9,5 @@ OUT=$W/o NVTMA_STEPS="profile sanitize" timeout 470 .ci/gpu-run .dev > $W/run.lo
 cp $W/o/gpu_profile_tests.log $W/o/ws_pipeline_profile.log $W/o/profile_gemm.log $OUT/ 2>/dev/null
 for t in memcheck racecheck synccheck; do echo "== $t"; grep -E "SUMMARY|passed|failed|Race reported|ERROR" $W/o/sanitize_$t.log | tail -6; done > $OUT/sanitize.txt
 export PYTHONPATH="$PWD/.dev/pkg:$PWD/test/TensorMap" NVTMA_CACHE=0
-ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-for p in ${NCU:-}; do
-  echo "== ncu $p"
-  timeout 60 $ncu --profile-from-start off --section SpeedOfLight --section MemoryWorkloadAnalysis \
-    --section WarpStateStats --section SchedulerStats --section Occupancy \
-    python3 benchmarks/diag/ncu_gemm.py .dev/gemm_art ${p//_/ } 2>&1 | grep -v "^==PROF==" \
-    | grep -E "config|Context|Duration|Throughput|Spilling Requests|Hit Rate|Eligible|Issued|stalled|Occupancy|Registers Per|cycles being"
-done > $OUT/ncu.txt 2>&1
+benchmarks/diag/ncu_gemm.sh ${NCU:-} > $OUT/ncu.txt 2>&1
 cat $OUT/sanitize.txt; grep -E "overhead|passed|failed" $OUT/gpu_profile_tests.log | tail -6; tail -3 $OUT/ws_pipeline_profile.log $OUT/profile_gemm.log

@@ -8,13 +8,7 @@ W=/tmp/w; rm -rf $W; mkdir -p $W/o
 OUT=$W/o NVTMA_STEPS="${STEPS:-tests gemm profile examples}" NVTMA_GEMM_BENCH_FLAGS="--sweep" timeout 520 .ci/gpu-run .dev \
   > $W/run.log 2>&1
 export PYTHONPATH="$PWD/.dev/pkg:$PWD/test/TensorMap" NVTMA_CACHE=0
-ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-for p in ${NCU:-}; do
-  echo "== ncu $p"
-  timeout 60 $ncu --profile-from-start off --section SpeedOfLight --section MemoryWorkloadAnalysis \
-    --section WarpStateStats --section SchedulerStats --section Occupancy \
-    python3 benchmarks/diag/ncu_gemm.py .dev/gemm_art ${p//_/ } 2>&1 | grep -v "^==PROF==" | tail -150
-done > $W/o/ncu.txt 2>&1
+benchmarks/diag/ncu_gemm.sh ${NCU:-} > $W/o/ncu.txt 2>&1
 { cat $W/o/machine.txt; for f in gpu_tests gpu_runtime_tests gpu_gemm_tests gpu_profile_tests ws_pipeline_profile \
     profile_gemm examples; do [ -f $W/o/$f.log ] && { echo "== $f"; tail -40 $W/o/$f.log; }; done
   echo "== launch"; cat $W/o/launch_bench.json 2>/dev/null; echo "== run"; tail -30 $W/run.log; } > $OUT/summary.txt 2>&1

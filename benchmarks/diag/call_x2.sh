@@ -14,13 +14,8 @@ export PYTHONPATH="$PWD/.dev/pkg:$PWD/test/TensorMap" NVTMA_GPU_ARTIFACTS="$PWD/
     echo "== example, --nprocs 2 --count $c"
     timeout 200 python3 examples/nvshmem_allgather.py --nprocs 2 --count $c --from .dev/gpu_art/nvshmem 2>&1 | tail -8
   done; } > $W/o/nvshmem2.log 2>&1
-ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-for p in "4096 7168 1 tensor" "16384 16384 128 tensor" "4096 7168 64 tensor" "7168 2048 1 bf16"; do
-  echo "== ncu $p"
-  timeout 150 $ncu --profile-from-start off --section SpeedOfLight --section MemoryWorkloadAnalysis \
-    --section WarpStateStats --section SchedulerStats --section LaunchStats --section Occupancy \
-    python3 benchmarks/diag/ncu_gemm.py .dev/gemm_art $p 2>&1 | grep -v "^==PROF==" | tail -400
-done > $W/o/ncu_gemm.txt 2>&1
+benchmarks/diag/ncu_gemm.sh "4096_7168_1_tensor" "16384_16384_128_tensor" "4096_7168_64_tensor" "7168_2048_1_bf16" \
+  > $W/o/ncu_gemm.txt 2>&1
 { cat $W/o/machine.txt; for f in gpu_tests gpu_runtime_tests nvshmem nvshmem2; do echo "== $f"; tail -25 $W/o/$f.log; done
   echo "== launch"; cat $W/o/launch_bench.json; echo "== run"; tail -20 $W/run.log; } > $OUT/summary.txt 2>&1
 cp $W/o/ncu_gemm.txt $W/o/nvshmem2.log $OUT/ 2>/dev/null

@@ -12,6 +12,8 @@ import json
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # benchmarks/: common
+
 # (N, K, M, mode, (BM, BN, wgs, splits))
 PROBLEMS = [(4096, 7168, 1, "tensor", (8, 64, 1, 2)), (4096, 7168, 1, "tensor", (8, 64, 1, 0)),
             (7168, 2048, 1, "tensor", (8, 64, 1, 1)), (7168, 2048, 1, "tensor", (8, 64, 1, 0)),
@@ -36,6 +38,7 @@ def build(d):
 
 def run(d):
     import torch
+    import common
     from cuda.bindings import driver as drv
     from nvtma import runtime
     from nvtma.kernels import gemm
@@ -93,25 +96,7 @@ def run(d):
                 err, = drv.cuLaunchKernelEx(lc, f, k._buffer.address, 0)
                 assert err == drv.CUresult.CUDA_SUCCESS, err
 
-            with torch.cuda.stream(stream):
-                for i in range(nbufs):
-                    call(i)
-            torch.cuda.synchronize()
-            graph = torch.cuda.CUDAGraph()
-            calls = 20
-            with torch.cuda.graph(graph, stream=stream):
-                for i in range(calls):
-                    call(i)
-            best = float("inf")
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            for _ in range(10):
-                y.zero_()
-                with torch.cuda.stream(stream):
-                    s.record()
-                    graph.replay()
-                    e.record()
-                e.synchronize()
-                best = min(best, s.elapsed_time(e) / calls)
+            best = common.graph_ms(torch, stream, call, nbufs, before=y.zero_)
             err = ((y.float() - want).abs().max() / want.abs().max()).item()
             res[label] = dict(us=round(best * 1e3, 2), W_TBps=round(wbytes / best / 1e9, 3), err=round(err, 5))
         print(json.dumps(dict(bench="gemm-pdl", N=N, K=K, M=M, mode=mode, config=[BM, BN, wgs, splits], **res)),

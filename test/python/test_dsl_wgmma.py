@@ -78,10 +78,12 @@ def test_descriptor_refuses_bad_fields(args, message):
 
 # --------------------------------------------------------------------------- mma_async
 
-def _gemm(dtype="bf16", K=64, *, swizzle="swizzle_128b", rega=False, n=64):
+def _gemm(dtype="bf16", K=64, *, swizzle="swizzle_128b", rega=False, n=64, divide=None):
+    """One 64 x n x K tile; `divide` adds a quotient to c, divided in 64
+    ("i64") or 32 bits ("i32")."""
     @dsl.kernel(block=(128,))
     def gemm(a: dsl.Tensor(dtype, (64, 256)), b: dsl.Tensor(dtype, (n, 256)), c: dsl.Tensor("f32", (64, n)),
-             *, K=K, rega=rega):
+             *, K=K, rega=rega, divide=divide):
         pool = lang.SMEMPool()
         la = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), a, (64, K), swizzle=swizzle)
         lb = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), b, (n, K), swizzle=swizzle)
@@ -106,9 +108,13 @@ def _gemm(dtype="bf16", K=64, *, swizzle="swizzle_128b", rega=False, n=64):
                 acc = wgmma.mma_async(acc, da.k_block(kb), db.k_block(kb))
         wgmma.commit_group()
         wgmma.wait_group(0)
+        q = None
+        if divide:  # by a value read from memory: nothing bounds it (grid values LLVM narrows to 32 bits)
+            t = dsl.Int64 if divide == "i64" else dsl.Int32
+            q = ((dsl.block_idx().to(t) + 7) // (c[0, 0].to(t) + 1)).to(dsl.Int32)
         for i in range(acc.count):
             r, col = acc.coords(i)
-            c[r, col] = acc[i]
+            c[r, col] = acc[i] if q is None else acc[i] + q.to(dsl.Float32)
 
     return gemm
 
@@ -237,37 +243,6 @@ def test_mma_misuse(case, message):
 
 # --------------------------------------------------------------------------- serialized wgmma
 
-def _gemm_dividing(divide):
-    @dsl.kernel(block=(128,))
-    def gemm(a: dsl.Tensor("bf16", (64, 256)), b: dsl.Tensor("bf16", (64, 256)), c: dsl.Tensor("f32", (64, 64)),
-             d: dsl.Int64, *, divide=divide):
-        pool = lang.SMEMPool()
-        la = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), a, (64, 64), swizzle="swizzle_128b")
-        lb = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), b, (64, 64), swizzle="swizzle_128b")
-        sa, sb = pool.alloc_for(la), pool.alloc_for(lb)
-        bar = lang.TMABar(1)
-        dsl.barrier()
-        with lang.WarpRole(0):
-            bar.arrive_expect_tx(0, la.tile_bytes + lb.tile_bytes)
-            cpasync.copy(la, [0, 0], sa, tma_bar_ptr=bar.at(0))
-            cpasync.copy(lb, [0, 0], sb, tma_bar_ptr=bar.at(0))
-        bar.wait(0, 0)
-        da, db = wgmma.SmemDescriptor(sa), wgmma.SmemDescriptor(sb)
-        acc = wgmma.Accumulator(64)
-        wgmma.fence()
-        for kb in range(4):
-            acc = wgmma.mma_async(acc, da.k_block(kb), db.k_block(kb))
-        wgmma.commit_group()
-        wgmma.wait_group(0)
-        q = dsl.block_idx().to(dsl.Int64) + 7
-        q = q // d if divide else q.to(dsl.Int32) // d.to(dsl.Int32)
-        for i in range(acc.count):
-            r, col = acc.coords(i)
-            c[r, col] = acc[i] + q.to(dsl.Float32)
-
-    return gemm
-
-
 def test_a_kernel_whose_wgmmas_ptxas_serializes_gets_a_performance_warning():
     """A 64-bit division by a run-time value is a call in the SASS, and a call
     makes ptxas wait after every wgmma of the kernel: nvtma.compile says so
@@ -277,10 +252,10 @@ def test_a_kernel_whose_wgmmas_ptxas_serializes_gets_a_performance_warning():
     import nvtma
     from nvtma.compiler import PerformanceWarning
     with pytest.warns(PerformanceWarning, match="serialized.*64-bit division"):
-        nvtma.compile(_gemm_dividing(True).build().ir, cache=False)
+        nvtma.compile(_gemm(divide="i64").build().ir, cache=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PerformanceWarning)
-        nvtma.compile(_gemm_dividing(False).build().ir, cache=False)
+        nvtma.compile(_gemm(divide="i32").build().ir, cache=False)
 
 
 @pytest.mark.parametrize("BM,BN,wgs,scale", [(8, 64, 1, "tensor"), (64, 128, 2, "row"), (128, 128, 2, "block")])
