@@ -117,6 +117,13 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 cpasync.copy(w_atom, [tile * BN, kb * bk], w_ring.stage(s.index), tma_bar_ptr=pipe.full.at(s.index),
                              cache_hint=w_hint)
 
+            def load_x(s, kb):
+                cpasync.copy(x_atom, [0, kb * bk], x_ring.stage(s.index), tma_bar_ptr=pipe.full.at(s.index),
+                             cache_hint=x_hint)
+                if w_scale == "block":
+                    cpasync.copy(sx_atom, [kb, 0], sx_ring.stage(s.index), tma_bar_ptr=pipe.full.at(s.index),
+                                 cache_hint=x_hint)
+
             def acquire_and_load(s, tile, kb, x=True):
                 prof.push("acquire")
                 pipe.producer_acquire(s)
@@ -126,13 +133,6 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 if x:
                     load_x(s, kb)
                 prof.pop()
-
-            def load_x(s, kb):
-                cpasync.copy(x_atom, [0, kb * bk], x_ring.stage(s.index), tma_bar_ptr=pipe.full.at(s.index),
-                             cache_hint=x_hint)
-                if w_scale == "block":
-                    cpasync.copy(sx_atom, [kb, 0], sx_ring.stage(s.index), tma_bar_ptr=pipe.full.at(s.index),
-                                 cache_hint=x_hint)
 
             pre = 0
             if pdl:
