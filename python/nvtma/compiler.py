@@ -125,7 +125,10 @@ def ptx_to_cubin(ptx: str, arch: str) -> bytes:
     except Exception as e:  # no cuda-bindings or no libnvJitLink
         errors.append(f"nvJitLink unavailable: {e}")
     ptxas = find_tool("ptxas")
-    if ptxas:
+    refused = ptxas and "wgmma.mma_async" in ptx and _ptxas_refuses(ptx, _ptxas_release(ptxas))
+    if refused:
+        errors.append(f"ptxas ({ptxas}): {refused}")
+    elif ptxas:
         with tempfile.TemporaryDirectory() as d:
             src, out = Path(d, "k.ptx"), Path(d, "k.cubin")
             src.write_text(ptx)
@@ -135,6 +138,27 @@ def ptx_to_cubin(ptx: str, arch: str) -> bytes:
                 return out.read_bytes()
             errors.append(f"ptxas: {r.stderr.strip()}")
     raise CompileError("cannot assemble PTX to a cubin:\n  " + "\n  ".join(errors))
+
+
+def _ptxas_release(exe):
+    """(major, minor) of a ptxas ("release 13.0, V13.0.88"), or None."""
+    try:
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r"release (\d+)\.(\d+)", out)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def _ptxas_refuses(ptx, release):
+    """Why this ptxas must not assemble this PTX, or None. CUDA 13.0's ptxas
+    miscompiles the wgmma descriptors of nvtma's two-warpgroup GEMM (a 64-bit
+    add of the descriptor's constant loses its high word: wrong results,
+    benchmarks/diag/ptxas_variants.py); 13.5's and nvJitLink 13.5 are right."""
+    if release == (13, 0) and "wgmma.mma_async" in ptx:
+        return ("CUDA 13.0's ptxas miscompiles wgmma descriptor arithmetic (wrong results), so it does not "
+                "assemble kernels with wgmma: install nvidia-nvjitlink (an nvtma dependency) or a newer ptxas")
+    return None
 
 
 class PerformanceWarning(UserWarning):

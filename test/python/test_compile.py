@@ -293,3 +293,25 @@ def test_nvtma_compile_cli_bad_inputs_end_in_a_message_not_a_traceback(tmp_path)
         assert r.returncode != 0, (args, r.stdout)
         assert "Traceback" not in r.stderr, (args, r.stderr[-2000:])
         assert r.stderr.startswith("nvtma-compile: error: "), (args, r.stderr[-500:])
+
+
+def test_a_ptxas_known_to_miscompile_wgmma_is_not_the_fallback_for_wgmma_kernels(monkeypatch, tmp_path):
+    """Without nvJitLink, PTX goes to the ptxas on PATH; CUDA 13.0's
+    miscompiles wgmma descriptor arithmetic (the two-warpgroup GEMM's results
+    were wrong on the H200), so it is refused for kernels with wgmma, with the
+    reason, and still used for the others."""
+    from nvtma import compiler
+    import cuda.bindings
+    monkeypatch.setitem(sys.modules, "cuda.bindings.nvjitlink", None)   # "no nvJitLink"
+    monkeypatch.delattr(cuda.bindings, "nvjitlink", raising=False)
+    fake = tmp_path / "ptxas"
+    fake.write_text("#!/bin/sh\necho 'Cuda compilation tools, release 13.0, V13.0.88'\nexit 3\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PTXAS", str(fake))
+    assert compiler._ptxas_release(str(fake)) == (13, 0)
+    with pytest.raises(compiler.CompileError, match=r"ptxas .*13\.0's ptxas miscompiles wgmma"):
+        compiler.ptx_to_cubin(".version 8.6\n.target sm_90a\n// wgmma.mma_async.sync.aligned\n", "sm_90a")
+    with pytest.raises(compiler.CompileError) as e:   # no wgmma: this ptxas is run (and fails here)
+        compiler.ptx_to_cubin(".version 8.6\n.target sm_90a\n", "sm_90a")
+    assert "miscompiles" not in str(e.value) and "nvJitLink unavailable" in str(e.value) and "ptxas:" in str(e.value)
+    assert compiler._ptxas_refuses("wgmma.mma_async", (13, 5)) is None
