@@ -556,7 +556,7 @@ class _Persistent:
     def __init__(self, total, start, step):
         self.total = total
         # 32-bit: grid coordinates fit, and a 64-bit division by the run-time step is a call in
-        # the SASS, which makes ptxas serialize every wgmma of the kernel and ignore setmaxnreg
+        # the SASS, which makes ptxas serialize every wgmma of the kernel
         self.start = _i32(start)
         self.step = _i32(step)
 

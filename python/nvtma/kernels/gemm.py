@@ -51,7 +51,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     prof = Profiler(scales[-1] if profile else None, events_per_warp=profile or 1, scope="warpgroup")
     scales = scales[:-1] if profile else scales
     # 32-bit problem arithmetic: a 64-bit division by a run-time value (the K split, the grid) is a
-    # call in the SASS, and a call makes ptxas serialize every wgmma and ignore setmaxnreg
+    # call in the SASS, and a call makes ptxas serialize every wgmma of the kernel
     N, K = (d.to(Int32) for d in w.shape)
     M = x.shape[0].to(Int32)
     R = BN // (64 * wgs)              # m64 tiles per consumer warpgroup
