@@ -287,6 +287,23 @@ NB_MODULE(_nvtmaDialects, m) {
       nb::arg("result"), nb::arg("params"), nb::arg("var_arg") = false,
       "!llvm.func<result (params...)>");
 
+  m.def(
+      "attribute_names",
+      [](MlirContext ctx) {
+        auto str = [](MlirStringRef s) { return std::string(s.data, s.length); };
+        nb::dict names;
+        names["container_module"] = str(nvtmaGPUContainerModuleAttrName());
+        names["known_cluster_size"] = str(nvtmaGPUKnownClusterSizeAttrName(ctx));
+        names["dynamic_smem"] = str(nvtmaDynamicSmemAttrName());
+        names["pdl"] = str(nvtmaPdlAttrName());
+        names["loop_annotation"] = str(nvtmaLLVMLoopAnnotationAttrName(ctx));
+        return names;
+      },
+      nb::arg("context").none() = nb::none(),
+      "The attribute names the kernel language sets, from the dialects that "
+      "define them: container_module, known_cluster_size, dynamic_smem, pdl, "
+      "loop_annotation.");
+
   m.def("lower_to_ptx", &lowerToPtx, nb::arg("context"), nb::arg("text"),
         nb::arg("chip"), nb::arg("features") = "", nb::arg("opt_level") = 3,
         nb::arg("format") = "isa", nb::arg("link") = std::vector<std::string>(),

@@ -195,6 +195,36 @@ MlirAttribute nvtmaLLVMLoopUnrollAnnotationGet(MlirContext context,
       /*endLoc=*/{}, /*parallelAccesses=*/{}));
 }
 
+MlirStringRef nvtmaGPUContainerModuleAttrName() {
+  return wrap(mlir::gpu::GPUDialect::getContainerModuleAttrName());
+}
+
+MlirStringRef nvtmaGPUKnownClusterSizeAttrName(MlirContext context) {
+  mlir::MLIRContext *ctx = unwrap(context);
+  ctx->getOrLoadDialect<mlir::gpu::GPUDialect>();
+  return wrap(mlir::gpu::GPUFuncOp::getKnownClusterSizeAttrName(
+                  mlir::OperationName(mlir::gpu::GPUFuncOp::getOperationName(),
+                                      ctx))
+                  .getValue());
+}
+
+MlirStringRef nvtmaDynamicSmemAttrName() {
+  return wrap(mlir::nvtma::NVTMADialect::getDynamicSmemAttrName());
+}
+
+MlirStringRef nvtmaPdlAttrName() {
+  return wrap(mlir::nvtma::NVTMADialect::getPdlAttrName());
+}
+
+MlirStringRef nvtmaLLVMLoopAnnotationAttrName(MlirContext context) {
+  mlir::MLIRContext *ctx = unwrap(context);
+  ctx->getOrLoadDialect<mlir::LLVM::LLVMDialect>();
+  return wrap(mlir::LLVM::BrOp::getLoopAnnotationAttrName(
+                  mlir::OperationName(mlir::LLVM::BrOp::getOperationName(),
+                                      ctx))
+                  .getValue());
+}
+
 void nvtmaAddNVTMAToPTXPipeline(MlirOpPassManager pm, MlirStringRef chip,
                                 MlirStringRef features, MlirStringRef format,
                                 int optLevel, intptr_t numLink,

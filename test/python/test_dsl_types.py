@@ -54,3 +54,15 @@ def test_python_nvtma_parses_no_mlir_text():
     # the one parse left takes the user's own spelling of an element type
     # (tma_atom_type(element_type="f16")), never text nvtma writes
     assert [p.split(":")[0] for p in _mlir_text_parses()] == ["dialects/nvtma.py"]
+
+
+def test_attribute_names_come_from_the_dialects_that_define_them():
+    """The attributes the language sets are named by their dialects (the C
+    API), not spelled in nvtma's Python."""
+    from nvtma import ir
+    from nvtma.dsl import types
+    with ir.Context():
+        names = {k: types.attribute_name(k) for k in
+                 ("container_module", "known_cluster_size", "dynamic_smem", "pdl", "loop_annotation")}
+    assert names == {"container_module": "gpu.container_module", "known_cluster_size": "known_cluster_size",
+                     "dynamic_smem": "nvtma.dynamic_smem", "pdl": "nvtma.pdl", "loop_annotation": "loop_annotation"}

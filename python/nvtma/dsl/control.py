@@ -173,7 +173,7 @@ class range:  # noqa: N801,A001 (mirrors Python's range)
                 # scf-to-cf moves LLVM-dialect attributes to the latch branch and
                 # cf-to-llvm copies them onto llvm.br, whose own name for it is
                 # `loop_annotation` (the prefixed name is dropped unread)
-                loop.operation.attributes["loop_annotation"] = ann
+                loop.operation.attributes[_types.attribute_name("loop_annotation")] = ann
         frame = _Frame("dsl.range", [v.type for v in init]) if self.carry is not None else None
         with ir.InsertionPoint(loop.body):
             iv = cls(loop.induction_variable)

@@ -24,6 +24,7 @@ from .._lazy import lazy
 from . import numeric as _n
 from .errors import KernelBuildError, _Depth, fail, pinned_location
 from . import types
+from .types import attribute_name as _attribute_name
 from .tensor import Tensor, TensorValue
 
 ir = lazy("nvtma.ir")
@@ -256,7 +257,7 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
             params = self._param_types(param_types)
             types = [mk() for _, _, mk in params]
             module = ir.Module.create()
-            module.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
+            module.operation.attributes[_attribute_name("container_module")] = ir.UnitAttr.get()
             with ir.InsertionPoint(module.body):
                 gm = gpu.GPUModuleOp("kernels")
                 body = gm.regions[0].blocks.append()
@@ -265,10 +266,11 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
                 func = gpu.GPUFuncOp(ir.TypeAttr.get(ftype), sym_name=self.name, kernel=True,
                                      known_block_size=list(block))
                 if cluster is not None:
-                    func.operation.attributes["known_cluster_size"] = ir.DenseI32ArrayAttr.get(list(cluster))
+                    func.operation.attributes[_attribute_name("known_cluster_size")] = \
+                        ir.DenseI32ArrayAttr.get(list(cluster))
                 pdl = self._pdl(**consts) if callable(self._pdl) else self._pdl
                 if pdl:
-                    func.operation.attributes["nvtma.pdl"] = ir.UnitAttr.get()
+                    func.operation.attributes[_attribute_name("pdl")] = ir.UnitAttr.get()
                 entry = func.regions[0].blocks.append(*types)
             state = _KernelState(func, entry, self, block)
             args = []
@@ -295,7 +297,7 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
                                        "earlier kernels have not yet written", where=_def_site(self.fn), rule="pdl")
             smem = (state.smem_bytes + 127) // 128 * 128
             if smem:
-                func.operation.attributes["nvtma.dynamic_smem"] = ir.IntegerAttr.get(
+                func.operation.attributes[_attribute_name("dynamic_smem")] = ir.IntegerAttr.get(
                     ir.IntegerType.get_signless(64), smem)
             if smem > 227 * 1024:
                 raise KernelBuildError(f"{self.name} needs {smem} bytes of shared memory, a Hopper CTA gets at "

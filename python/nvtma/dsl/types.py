@@ -13,7 +13,18 @@ llvm = lazy("nvtma.dialects.llvm")
 _ext = lazy("nvtma._mlir_libs._nvtmaDialects")
 
 __all__ = ["ptr", "workgroup", "mbarrier_group", "mbarrier_token", "shared_memref", "mma_shape",
-           "ld_st_matrix_shape", "loop_unroll", "llvm_function"]
+           "ld_st_matrix_shape", "loop_unroll", "llvm_function", "attribute_name"]
+
+_names = {}
+
+
+def attribute_name(what: str) -> str:
+    """The name, as the defining dialect spells it, of an attribute the
+    language sets: "container_module", "known_cluster_size", "dynamic_smem",
+    "pdl" or "loop_annotation"."""
+    if not _names:
+        _names.update(_ext.attribute_names(ir.Context.current))
+    return _names[what]
 
 
 def ptr(space: int = 0):
