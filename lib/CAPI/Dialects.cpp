@@ -199,12 +199,19 @@ MlirStringRef nvtmaGPUContainerModuleAttrName() {
   return wrap(mlir::gpu::GPUDialect::getContainerModuleAttrName());
 }
 
-MlirStringRef nvtmaGPUKnownClusterSizeAttrName(MlirContext context) {
+/// Op's name in `context`, its dialect loaded (an inherent attribute's name
+/// is asked of the registered operation).
+template <typename Dialect, typename Op>
+static mlir::OperationName registeredName(MlirContext context) {
   mlir::MLIRContext *ctx = unwrap(context);
-  ctx->getOrLoadDialect<mlir::gpu::GPUDialect>();
+  ctx->getOrLoadDialect<Dialect>();
+  return mlir::OperationName(Op::getOperationName(), ctx);
+}
+
+MlirStringRef nvtmaGPUKnownClusterSizeAttrName(MlirContext context) {
   return wrap(mlir::gpu::GPUFuncOp::getKnownClusterSizeAttrName(
-                  mlir::OperationName(mlir::gpu::GPUFuncOp::getOperationName(),
-                                      ctx))
+                  registeredName<mlir::gpu::GPUDialect, mlir::gpu::GPUFuncOp>(
+                      context))
                   .getValue());
 }
 
@@ -217,11 +224,9 @@ MlirStringRef nvtmaPdlAttrName() {
 }
 
 MlirStringRef nvtmaLLVMLoopAnnotationAttrName(MlirContext context) {
-  mlir::MLIRContext *ctx = unwrap(context);
-  ctx->getOrLoadDialect<mlir::LLVM::LLVMDialect>();
   return wrap(mlir::LLVM::BrOp::getLoopAnnotationAttrName(
-                  mlir::OperationName(mlir::LLVM::BrOp::getOperationName(),
-                                      ctx))
+                  registeredName<mlir::LLVM::LLVMDialect, mlir::LLVM::BrOp>(
+                      context))
                   .getValue());
 }
 
