@@ -180,3 +180,24 @@ def test_helper_misuse_is_a_build_error(call, message, rule):
         call(x)
 
     assert message in str(build_error(k, rule))
+
+
+@pytest.mark.parametrize("hoist", [True, False])
+def test_thread_and_lane_index_read_where_called_with_hoist_false(hoist):
+    """hoist=False reads %tid.x / %laneid inside the loop that calls it (so
+    what is computed from them stays there too); by default LLVM hoists the
+    read out of the loop."""
+    @dsl.kernel(block=(128,), name="k")
+    def k(y: dsl.Tensor("i32", (None,)), n: dsl.Int32):
+        for i in dsl.range(n):
+            y[dsl.thread_idx(hoist=hoist) + dsl.lane_idx(hoist=hoist) + i * 128] = i
+
+    text = ptx(k)
+    # the loops: a label and the backward branch to it
+    loops = []
+    for m in re.finditer(r"^(\$L__BB\w+):", text, re.M):
+        back = text.find(f"bra \t{m.group(1)};", m.end())
+        if back > 0:
+            loops.append(text[m.end():back])
+    inside = sum(len(re.findall(r"%tid\.x|%laneid", body)) for body in loops)
+    assert loops and ((inside == 0) if hoist else (inside >= 2)), text

@@ -9,6 +9,7 @@ from .numeric import Boolean, Int32
 ir = lazy("nvtma.ir")
 nvvm = lazy("nvtma.dialects.nvvm")
 gpu = lazy("nvtma.dialects.gpu")
+llvm = lazy("nvtma.dialects.llvm")
 
 __all__ = ["thread_idx", "block_idx", "block_dim", "grid_dim", "cluster_ctaid", "cluster_ctarank",
            "cluster_dim", "cluster_size", "cluster_idx", "warp_idx", "lane_idx", "warpgroup_idx", "thread_rank",
@@ -29,9 +30,26 @@ def _tagged(v, tag):
     return v
 
 
+def _read_here(reg):
+    """%reg through a volatile asm: LLVM moves neither the read nor what is
+    computed from it out of the loop it sits in."""
+    return Int32(llvm.InlineAsmOp(ir.IntegerType.get_signless(32), [], f"mov.u32 $0, %{reg};", "=r",
+                                  has_side_effects=True).result)
+
+
 @user_op
-def thread_idx(d="x"):
-    return _tagged(_sreg("ThreadId", d), "thread" if d == "x" else None)
+def thread_idx(d="x", *, hoist=True):
+    """%tid.d. With hoist=False it is read where it is called, and LLVM keeps
+    what is computed from it there too: an epilogue's per-register addresses
+    (a base plus a constant each) are then formed at their use, not hoisted
+    out of the persistent loop into registers held (and spilled) across it."""
+    if hoist:
+        v = _sreg("ThreadId", d)
+    else:
+        if d not in _AXES:
+            fail(f"dimension {d!r}: 'x', 'y' or 'z'", rule="dim")
+        v = _read_here(f"tid.{d}")
+    return _tagged(v, "thread" if d == "x" else None)
 
 
 @user_op
@@ -93,8 +111,10 @@ def warp_idx():
 
 
 @user_op
-def lane_idx():
-    return _tagged(Int32(nvvm.LaneIdOp(ir.IntegerType.get_signless(32)).result), "lane")
+def lane_idx(*, hoist=True):
+    """%laneid; hoist=False as for thread_idx."""
+    v = Int32(nvvm.LaneIdOp(ir.IntegerType.get_signless(32)).result) if hoist else _read_here("laneid")
+    return _tagged(v, "lane")
 
 
 @user_op

@@ -28,7 +28,7 @@ time; K tails and M padding come from the TMA's zero fill.
 from __future__ import annotations
 
 from .. import cpasync, cuda, dsl, lang, wgmma
-from ..dsl import Float32, Int32
+from ..dsl import Float32, Index, Int32
 from ..profile import Profiler
 
 G2S = cpasync.CopyBulkTensorTileG2SOp
@@ -167,7 +167,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
 
     with lang.WarpgroupRole((1, wgs + 1), regs=232, increase=True), prof.role("consumer"):
         g = dsl.warpgroup_idx() - 1
-        lane, warp = dsl.lane_idx(), dsl.warp_idx() % 4
+        # the block scales' shared addresses in 64-bit index arithmetic: a base plus a constant each
+        lane, warp = dsl.lane_idx().to(Index), (dsl.warp_idx() % 4).to(Index)
         if pdl:
             cuda.griddepcontrol_wait()  # the workspace, counters and y are the earlier kernels' too
 
@@ -235,7 +236,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                     pipe.consumer_release(lang.PipelineState(stages, index=prev))
             prof.push("epilogue")
             _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN, BM, EM, R,
-                      g, lane, warp, wgs, epi, epi_y, y_atom)
+                      wgs, epi, epi_y, y_atom)
             prof.pop()
             return st_next
 
@@ -244,8 +245,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             dsl.yield_(segments(i, st, compute))
 
 
-def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN, BM, EM, R, g, lane,
-              warp, wgs, epi, epi_y, y_atom):
+def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN, BM, EM, R, wgs, epi,
+              epi_y, y_atom):
     """Writes this segment's tile through shared memory, EM rows of x at a
     time (the accumulators hold W rows x x rows; y is x rows x W rows): a
     segment of all K writes y itself by TMA stores; else its f32 partial is
@@ -254,7 +255,11 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
     tile's K steps reads the sum once, scales it, writes y and zeroes the
     workspace for the next call."""
     consumers = 128 * wgs
-    ctid = dsl.thread_idx() - 128
+    # read here, so each register's address below is formed at its store (a base plus a constant)
+    # rather than hoisted out of the persistent loop: hoisted, 32-128 addresses spilled at BM >= 128
+    tid = dsl.thread_idx(hoist=False)
+    lane, warp, g = (tid % 32).to(Index), (tid // 32 % 4).to(Index), (tid // 128 - 1).to(Index)
+    ctid = tid - 128
 
     def scaled(v, n, m):
         if w_scale == "tensor":
@@ -607,7 +612,7 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None):
     bk = KBYTES // (1 if w_dtype == F8 else 2)
     kblocks = -(-K // bk)
     best = {}
-    for BN, wgs in ((256, 2), (192, 1), (128, 2), (64, 1)):  # ties go to fewer x rereads
+    for BN, wgs in ((256, 2), (192, 1), (128, 2), (128, 1), (64, 1)):  # ties go to fewer x rereads
         R = BN // (64 * wgs)
         if R * BM // 2 > 128 or max_stages(BM, BN, w_dtype) < 3:
             continue  # accumulator registers, or no room for a ring
@@ -616,8 +621,8 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None):
             units = tiles * splits
             waves = -(-units // sms)
             cost = waves * -(-kblocks // splits) * BN * (1.0 + 0.02 * (splits > 1)) + 2.0 * BN * (splits > 1)
-            if BN not in best or cost < best[BN][0] - 1e-9:
-                best[BN] = (cost, BM, BN, wgs, splits)
+            if (BN, wgs) not in best or cost < best[BN, wgs][0] - 1e-9:
+                best[BN, wgs] = (cost, BM, BN, wgs, splits)
     ranked = [c[1:] for c in sorted(best.values(), key=lambda c: c[0])]
     ranked = ranked[:top] if top else ranked
     # the same kernels with twice and half the K splits, and streaming K (splits 0: every CTA
