@@ -8,10 +8,10 @@
 For every (N, K) of the issue and M in {1, 8, 16, 32, 64, 128, 256}: W as
 e4m3 with per-tensor, per-row and 128x128 block scales, and as bf16; x as
 e4m3 with its scales (what torch._scaled_mm takes too) — the quantization of
-bf16 x is timed apart. GPU time per call from CUDA events around CUDA-graph
-replays of 20 calls (best of 10) that rotate over >= 256 MiB of W copies, so
-W always comes from DRAM; the baselines run the same way in the same
-process. Reports W TB/s, TFLOP/s and the ratio to the baseline; --sweep adds
+bf16 x is timed apart, and with the GEMM (bf16 x through the API). GPU time
+per call from CUDA events around CUDA-graph replays of 20 calls (best of 10)
+that rotate over >= 256 MiB of W copies, so W always comes from DRAM; the
+baselines run the same way in the same process. Reports W TB/s, TFLOP/s and the ratio to the baseline; --sweep adds
 the L2-promotion sweep (none/64B/128B/256B on W and on x separately).
 Each (problem, mode) also times the cost model's top candidate configs and
 reports the fastest (the `config` field), checked against a float32 reference.
@@ -189,6 +189,9 @@ def run(d: Path, quick, sweep):
         if fp8:
             q = g.plan(M, N, K, F8, mode, quantize=True)[2]
             line["quantize_us"] = round(graph_ms(lambda i: g.quantize(x, q.consts["granularity"]), 1) * 1e3, 2)
+            # bf16 x through the API: the quantizing kernel, then the GEMM (launched as it starts, PDL)
+            line["with_quantize_us"] = round(graph_ms(
+                lambda i: g(x, wbufs[i], w_scale=sw, scale=mode, config=cfg), nbufs) * 1e3, 2)
         emit(**line)
     if sweep:
         for N, K in SHAPES:
@@ -209,17 +212,17 @@ def run(d: Path, quick, sweep):
 
 
 def table(results: Path, *_):
-    """gemm.MEASURED from a run's lines: (N, K, BM, mode) -> (BN, wgs, splits)
-    of the fastest config, from the M that is BM itself where measured."""
+    """gemm.MEASURED from a run's lines: (N, K, BM, mode) -> (BN, wgs, splits[,
+    mc]) of the fastest config, from the M that is BM itself where measured."""
     best = {}
     for line in results.read_text().splitlines():
         r = json.loads(line)
         if r.get("bench") != "gemm" or "us" not in r or not r.get("correct"):
             continue
-        BM, BN, wgs, splits = r["config"]
+        BM, *rest = r["config"]  # BN, wgs, splits[, mc]
         key = (r["N"], r["K"], BM, r["mode"])
         if key not in best or r["M"] == BM:
-            best[key] = (BN, wgs, splits)
+            best[key] = tuple(rest[:3] + [m for m in rest[3:] if m != 1])
     print("MEASURED = {")
     for key in sorted(best):
         print(f"    {key!r}: {best[key]!r},")

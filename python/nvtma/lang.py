@@ -478,14 +478,24 @@ class Pipeline:
         self.full.wait(st.index, st.phase)
 
     @user_op
-    def consumer_release(self, st: PipelineState, *, elect=True):
+    def consumer_release(self, st: PipelineState, *, elect=True, ranks=None):
         """Frees the slot: one elected lane of each calling warp arrives
-        (init_empty = consumer warps), or every thread with elect=False."""
+        (init_empty = consumer warps), or every thread with elect=False.
+        With `ranks` (cluster CTA ranks) it arrives on the slot's empty
+        barrier in each of those CTAs instead: the CTAs whose multicast
+        loads write into this slot (their init_empty then counts the
+        consumer warps of every CTA they write to)."""
+        def arrive():
+            if ranks is None:
+                self.empty.arrive(st.index)
+            else:
+                for r in ranks:
+                    self.empty.remote_view(r).arrive(st.index)
         if elect:
             with dsl.if_(dsl.elect_sync()):
-                self.empty.arrive(st.index)
+                arrive()
         else:
-            self.empty.arrive(st.index)
+            arrive()
 
 
 # --------------------------------------------------------------------------- roles
@@ -577,12 +587,20 @@ class _Persistent:
 class PersistentTileScheduler(_Persistent):
     """Tiles blockIdx.x, +gridDim.x, ... of `num_tiles` (a Python int or a
     run-time value): ``for tile in sched`` gives tile.i (this CTA's
-    iteration) and tile.linear; ``for i, t in sched`` unpacks them."""
+    iteration) and tile.linear; ``for i, t in sched`` unpacks them. With
+    `cluster_size` n (1-D clusters of n CTAs along x), tiles go to clusters:
+    cluster blockIdx.x / n takes tiles of it, + gridDim.x / n, ..., the
+    same ones in each of its CTAs (which split each tile's work between them)."""
 
-    def __init__(self, num_tiles):
+    def __init__(self, num_tiles, cluster_size=1):
+        if not isinstance(cluster_size, int) or isinstance(cluster_size, bool) or not 1 <= cluster_size <= 16:
+            fail(f"cluster_size={cluster_size!r}: an int in [1, 16]", rule="scheduler")
         with _loc():
-            super().__init__(num_tiles, dsl.block_idx(), dsl.grid_dim())
-        self.num_tiles = num_tiles
+            if cluster_size == 1:
+                super().__init__(num_tiles, dsl.block_idx(), dsl.grid_dim())
+            else:
+                super().__init__(num_tiles, dsl.block_idx() // cluster_size, dsl.grid_dim() // cluster_size)
+        self.num_tiles, self.cluster_size = num_tiles, cluster_size
 
     def __iter__(self):
         return self._tiles(lambda i, lin: Tile(i, linear=lin))

@@ -77,6 +77,13 @@ GEMM_CASES = [
     (256, 192, 768, "tensor", (256, 64, 1, 2)),
     (16, 448, 1000, "bf16", (16, 64, 1, 1)),
     (100, 256, 2048, "bf16", (128, 128, 2, 5)),
+    # x multicast over 2-CTA clusters (a fifth config value): odd tile counts (a group's second tile
+    # past N), split K, stream K, K tails, block scales, bf16, two consumer warpgroups
+    (70, 320, 2048, "tensor", (128, 64, 1, 3, 2)),
+    (128, 448, 1040, "row", (128, 64, 1, 0, 2)),
+    (64, 512, 1024, "block", (64, 64, 1, 2, 2)),
+    (96, 384, 1536, "bf16", (128, 128, 1, 1, 2)),
+    (40, 256, 768, "tensor", (64, 128, 2, 1, 2)),
 ]
 
 

@@ -288,3 +288,22 @@ def test_the_gemm_epilogue_keeps_its_addresses_out_of_local_memory(BM, BN, wgs, 
     except FileNotFoundError:
         pytest.skip("cuobjdump not available")
     assert not re.search(r"\b(STL|LDL)(\.\w+)*\s", sass)
+
+
+def test_the_gemm_shares_x_over_a_cluster_with_multicast():
+    """mc=2: a 2-CTA cluster launch, x's TMA loads multicast to both CTAs
+    (each loading half of the tile's rows), slots released in both CTAs
+    (mapa + a cluster-scope arrive), a cluster barrier before and after."""
+    from nvtma.kernels import gemm
+    sp = gemm.gemm_spec(128, 64, 1, w_scale="tensor", mc=2)
+    compiled = sp.compile()
+    text = compiled.ptx
+    assert compiled.records["kernels"]["gemm"]["launch"]["cluster"] == [2, 1, 1]
+    assert re.search(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.tile\.mbarrier::complete_tx::bytes"
+                     r"\.multicast::cluster", text)
+    assert "mapa" in text and re.search(r"mbarrier\.arrive\.release\.cluster\.shared::cluster", text)
+    assert text.count("barrier.cluster.wait") >= 2
+    assert gemm.parts_for(3, 320, 2048, 64, mc=2) == (9, (18,))   # 5 tiles: 3 groups x 3 splits, 2 CTAs each
+    for bad in (dict(mc=3), dict(BM=8, mc=2)):
+        with pytest.raises(ValueError, match="mc="):
+            gemm.gemm_spec(bad.get("BM", 64), 64, 1, w_scale="tensor", mc=bad["mc"])

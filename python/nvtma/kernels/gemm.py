@@ -27,6 +27,8 @@ time; K tails and M padding come from the TMA's zero fill.
 
 from __future__ import annotations
 
+import contextlib
+
 from .. import cpasync, cuda, dsl, lang, wgmma
 from ..dsl import Float32, Index, Int32
 from ..profile import Profiler
@@ -43,10 +45,15 @@ def _gemm_pdl(pdl=False, **_):
     return pdl
 
 
-@dsl.kernel(block=_gemm_block, name="gemm", pdl=_gemm_pdl)
+def _gemm_cluster(mc=1, **_):
+    return (mc, 1, 1) if mc > 1 else None
+
+
+@dsl.kernel(block=_gemm_block, cluster=_gemm_cluster, name="gemm", pdl=_gemm_pdl)
 def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32", (None, None)),
                 counters: dsl.Tensor("i32", (None,)), parts: dsl.Int32, *scales, BM, BN, wgs, stages, w_scale,
-                x_scale, l2_w, l2_x, w_hint, x_hint, pdl=False, profile=None):
+                x_scale, l2_w, l2_x, w_hint, x_hint, mc=1, pdl=False, profile=None):
+    # mc: CTAs per cluster sharing x (each loads 1/mc of every x tile and multicasts it to all)
     # profile: None, or events per warp (the last parameter is then the int64 profile buffer)
     prof = Profiler(scales[-1] if profile else None, events_per_warp=profile or 1, scope="warpgroup")
     scales = scales[:-1] if profile else scales
@@ -66,7 +73,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     x_ring = pool.alloc((stages, BM, bk), x.dtype, swizzle=sw_)
     w_atom = cpasync.make_tiled_tma_atom(G2S(), w, (BN, bk), swizzle=sw_, l2_promotion=l2_w,
                                          internal_type="uint8" if fp8 else None)
-    x_atom = cpasync.make_tiled_tma_atom(G2S(), x, (BM, bk), swizzle=sw_, l2_promotion=l2_x,
+    x_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp() if mc > 1 else G2S(), x,
+                                         (BM, bk), num_multicast=mc, swizzle=sw_, l2_promotion=l2_x,
                                          internal_type="uint8" if fp8 else None)
     if w_scale == "block":
         # the x scales of each K block ([ceil(K/128), M padded to 4], transposed so
@@ -80,16 +88,26 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     epi = pool.alloc((EM, BN), "f32")
     epi_y = pool.alias(epi, (EM, BN), y.dtype)
     y_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), y, (EM, BN))
-    pipe = lang.Pipeline(stages, full="tma", empty="mbar", init_empty=4 * wgs)
-    dsl.barrier()
+    # a slot is free once the consumer warps of every CTA its x slice lands in released it
+    pipe = lang.Pipeline(stages, full="tma", empty="mbar", init_empty=4 * wgs * mc)
+    if mc > 1:
+        rank = dsl.cluster_ctarank()
+        dsl.cluster_sync()  # every CTA's barriers initialized before a peer's multicast or arrival reaches them
+    else:
+        rank = 0
+        dsl.barrier()
     stage_bytes = w_atom.tile_bytes + x_atom.tile_bytes + (sx_atom.tile_bytes if w_scale == "block" else 0)
 
     # the work, tiles x kblocks K steps, cut into `parts` shares of (nearly) equal length: with
     # parts = tiles x s each tile is split s ways (split K), with parts = the grid every CTA streams
-    # the same share of W (stream K); a share is one or more segments [kb0, kb1) of tiles
-    steps = tiles * kblocks
+    # the same share of W (stream K); a share is one or more segments [kb0, kb1) of tiles. In
+    # clusters of mc CTAs the shares are of groups of mc tiles: CTA `rank` takes tile mc·group + rank
+    # (a group past N loads zeros and writes nothing), all of them the same K steps, so x is shared
+    steps = (tiles + mc - 1) // mc * kblocks
     per, extra = steps // parts, steps % parts
-    sched = lang.PersistentTileScheduler(parts)
+    sched = lang.PersistentTileScheduler(parts, cluster_size=mc)
+    cid = dsl.block_idx().to(Int32) // mc if mc > 1 else dsl.block_idx().to(Int32)
+    nclusters = dsl.grid_dim().to(Int32) // mc if mc > 1 else dsl.grid_dim().to(Int32)
 
     def share(p):
         it0 = p * per + dsl.min(p, extra)
@@ -98,13 +116,13 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     def segments(i, state, body):
         """state = body(tile, kb0, kb1, state) over the segments of this CTA's
         i-th share; the final state."""
-        it0, it1 = share(dsl.block_idx().to(Int32) + i * dsl.grid_dim().to(Int32))
+        it0, it1 = share(cid + i * nclusters)
         loop = dsl.while_(lambda it, st: it < it1, carry=(it0, state))
         for it, st in loop:
-            tile = it // kblocks
-            kb0 = it - tile * kblocks
+            group = it // kblocks
+            kb0 = it - group * kblocks
             kb1 = dsl.min(kblocks, kb0 + (it1 - it))
-            dsl.yield_(it + (kb1 - kb0), body(tile, kb0, kb1, st))
+            dsl.yield_(it + (kb1 - kb0), body(group * mc + rank, kb0, kb1, st))
         return loop.results[1]
 
     with lang.WarpgroupRole(0, regs=40):
@@ -118,8 +136,9 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                              cache_hint=w_hint)
 
             def load_x(s, kb):
+                mcast = dict(mcast_mask=(1 << mc) - 1, cta_rank=rank) if mc > 1 else {}
                 cpasync.copy(x_atom, [0, kb * bk], x_ring.stage(s.index), tma_bar_ptr=pipe.full.at(s.index),
-                             cache_hint=x_hint)
+                             cache_hint=x_hint, **mcast)
                 if w_scale == "block":
                     cpasync.copy(sx_atom, [kb, 0], sx_ring.stage(s.index), tma_bar_ptr=pipe.full.at(s.index),
                                  cache_hint=x_hint)
@@ -138,10 +157,11 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             if pdl:
                 # programmatic dependent launch: W is no earlier kernel's output, so the first stages of
                 # this CTA's first segment take their W before the wait for those kernels, x after it
-                p = dsl.block_idx().to(Int32)
+                p = cid
                 it0, it1 = share(p)
-                tile0 = it0 // kblocks
-                kbs = it0 - tile0 * kblocks
+                group0 = it0 // kblocks
+                kbs = it0 - group0 * kblocks
+                tile0 = group0 * mc + rank
                 pre = dsl.select(p < parts, dsl.min(dsl.min(kblocks - kbs, it1 - it0), Int32(stages)), Int32(0))
                 for j in dsl.range(pre):  # the fresh ring's first slots: free, no acquire
                     load_w(lang.PipelineState(stages, index=j), tile0, kbs + j)
@@ -169,6 +189,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         g = dsl.warpgroup_idx() - 1
         # the block scales' shared addresses in 64-bit index arithmetic: a base plus a constant each
         lane, warp = dsl.lane_idx().to(Index), (dsl.warp_idx() % 4).to(Index)
+        peers = tuple(range(mc)) if mc > 1 else None  # the CTAs whose x slices a slot holds
         if pdl:
             cuda.griddepcontrol_wait()  # the workspace, counters and y are the earlier kernels' too
 
@@ -209,12 +230,12 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                     wgmma.wait_group(0)
                     prof.pop()
                     if w_scale != "block":
-                        pipe.consumer_release(s)
+                        pipe.consumer_release(s, ranks=peers)
                 else:
                     wgmma.wait_group(1)
                     prof.pop()
                     with dsl.if_(prev >= 0):
-                        pipe.consumer_release(lang.PipelineState(stages, index=prev))
+                        pipe.consumer_release(lang.PipelineState(stages, index=prev), ranks=peers)
                 if w_scale == "block":
                     # promote this 128-wide K block: acc += partial · sw[n-block, kb] · sx[kb, m]
                     sxs = sx_ring.stage(s.index)
@@ -227,22 +248,26 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                             out.append(dsl.fma(part[j], sxs[0, m] * swv[r], vals[j]))
                         merged.append(wgmma.Accumulator.from_values(BM, out))
                     new = merged
-                    pipe.consumer_release(s)  # after the scales were read from the slot
+                    pipe.consumer_release(s, ranks=peers)  # after the scales were read from the slot
                 dsl.yield_(s.advance(), tuple(new), s.index if overlap else Int32(-1))
             st_next, acc, prev = inner.results
             if overlap:
                 wgmma.wait_group(0)
                 with dsl.if_(prev >= 0):
-                    pipe.consumer_release(lang.PipelineState(stages, index=prev))
+                    pipe.consumer_release(lang.PipelineState(stages, index=prev), ranks=peers)
             prof.push("epilogue")
-            _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN, BM, EM, R,
-                      wgs, epi, epi_y, y_atom)
+            with dsl.if_(tile < tiles) if mc > 1 else contextlib.nullcontext():  # a group's tiles past N
+                _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN, BM, EM,
+                          R, wgs, epi, epi_y, y_atom)
             prof.pop()
             return st_next
 
         outer = dsl.range(sched.count, carry=(lang.PipelineState(stages),))
         for i, (st,) in outer:
             dsl.yield_(segments(i, st, compute))
+
+    if mc > 1:
+        dsl.cluster_sync()  # no CTA leaves while a peer may still multicast into it or arrive on its barriers
 
 
 def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN, BM, EM, R, wgs, epi,
@@ -353,10 +378,14 @@ def _last_arrival(counters, tile, steps, kblocks, consumers):
 
 # --------------------------------------------------------------------------- x quantization
 
-@dsl.kernel(block=(128,), name="quantize_x")
+@dsl.kernel(block=(128,), name="quantize_x", pdl=True)
 def quantize_x_kernel(x: dsl.Tensor, xq: dsl.Tensor, sx: dsl.Tensor, *, granularity):
     """x (bf16 [M, K]) -> e4m3 [M, K] and scales: per token (sx [M]) or per
-    1x128 block (sx [M, ceil(K/128)]); one warp per row (token) or block."""
+    1x128 block (sx [M, ceil(K/128)]); one warp per row (token) or block.
+    Launched with programmatic dependent launch, it lets the GEMM after it
+    launch at once (which streams W until it waits for xq)."""
+    cuda.griddepcontrol_launch_dependents()
+    cuda.griddepcontrol_wait()  # x, xq and sx may be the earlier kernels' (the previous GEMM reads xq)
     M, K = x.shape
     warp = dsl.block_idx() * 4 + dsl.warp_idx()
     lane = dsl.lane_idx()
@@ -409,10 +438,12 @@ def max_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
 
 
 def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16", w_scale="tensor", x_scale=None,
-              l2_w="l2_256b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last", pdl=True, profile=None):
+              l2_w="l2_256b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last", mc=1, pdl=True, profile=None):
     """One GEMM kernel: BM (the activations' tile, a multiple of 8 up to 256),
     BN (W rows per CTA tile: 64 · wgs · R), the ring depth, dtypes, scale modes,
-    and the L2 promotion / cache hint of each operand. `profile` (events per
+    and the L2 promotion / cache hint of each operand. `mc` CTAs of a cluster
+    share x: each loads 1/mc of every x tile and multicasts it to all, for
+    their mc neighbouring W tiles (x's traffic from L2 / mc). `profile` (events per
     warp) builds the traced variant: an int64 profile buffer follows the scales.
     `pdl` (the default) builds it for programmatic dependent launch: its first
     W stages load before it waits for the stream's earlier kernels, and it lets
@@ -436,6 +467,9 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     stages = stages or max_stages(BM, BN, w_dtype, w_scale == "block")
     if stages < 2:
         raise ValueError(f"BM={BM}, BN={BN}: no room for a 2-stage ring beside the epilogue tile")
+    if mc not in (1, 2, 4) or BM % (8 * mc):
+        raise ValueError(f"mc={mc} with BM={BM}: 1, 2 or 4 CTAs sharing x, each loading a whole number of "
+                         "8-row swizzle atoms of it (BM a multiple of 8·mc)")
     dyn2 = (None, None)
     types = [dsl.Tensor(w_dtype, dyn2), dsl.Tensor(x_dtype, dyn2), dsl.Tensor(y_dtype, dyn2),
              dsl.Tensor("f32", (None, None)), dsl.Tensor("i32", (None,)), dsl.Int32]
@@ -447,8 +481,8 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     sp = gemm_kernel.specialize(types, BM=BM, BN=BN, wgs=wgs, stages=stages, w_scale=w_scale if fp8 else None,
                                 x_scale=x_scale if fp8 else None, l2_w=l2_w, l2_x=l2_x, w_hint=w_hint,
                                 x_hint=x_hint, **({"profile": profile} if profile else {}),
-                                **({"pdl": True} if pdl else {}))
-    sp.info = dict(BM=BM, BN=BN, wgs=wgs, stages=stages, w_dtype=w_dtype, w_scale=w_scale, x_scale=x_scale)
+                                **({"mc": mc} if mc > 1 else {}), **({"pdl": True} if pdl else {}))
+    sp.info = dict(BM=BM, BN=BN, wgs=wgs, stages=stages, w_dtype=w_dtype, w_scale=w_scale, x_scale=x_scale, mc=mc)
     return sp
 
 
@@ -594,18 +628,21 @@ MEASURED = {
 
 
 def choose_config(M, N, K, w_dtype=F8, sms=132, scale=None):
-    """(BM, BN, wgs, splits): measured on the H200 for the benchmark's
-    problems, else the best-ranked of ``candidates`` (splits 0: stream K)."""
+    """(BM, BN, wgs, splits[, mc]): measured on the H200 for the benchmark's
+    problems, else the best-ranked of ``candidates`` (splits 0: stream K;
+    mc: CTAs of a cluster sharing x, 1 when absent)."""
     cands = candidates(M, N, K, w_dtype, sms)
     hit = MEASURED.get((N, K, cands[0][0], "bf16" if w_dtype != F8 else scale or "tensor")) if sms == 132 else None
     return (cands[0][0], *hit) if hit else cands[0]
 
 
 def candidates(M, N, K, w_dtype=F8, sms=132, top=None):
-    """(BM, BN, wgs, splits) for a problem: BM the smallest wgmma N holding M;
-    BN and the K split picked so the (N tile, K split) units fill the SMs in
-    as few, as full waves as possible (each wave streams its W share), with
-    a small cost for every extra split (the partials' round trip)."""
+    """(BM, BN, wgs, splits[, mc]) for a problem: BM the smallest wgmma N
+    holding M; BN and the K split picked so the (N tile, K split) units fill
+    the SMs in as few, as full waves as possible (each wave streams its W
+    share), with a small cost for every extra split (the partials' round
+    trip). From BM = 64 on, x (BM rows a K step, reread for every W tile)
+    outweighs W's tile: the best two also come with x shared by 2-CTA clusters."""
     BM = next(b for b in (8, 16, 32, 64, 128, 256) if b >= M) if M <= 256 else None
     if BM is None:
         raise ValueError(f"M = {M}: this kernel is for M <= 256")
@@ -632,16 +669,19 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None):
         for sp in (splits * 2, splits // 2, 0):
             if (sp == 0 or 1 <= sp <= kblocks) and (BM_, BN, wgs, sp) not in ranked + more:
                 more.append((BM_, BN, wgs, sp))
+        if BM >= 64 and -(-N // BN) >= 2:
+            more.append((BM_, BN, wgs, splits, 2))
     return ranked + more
 
 
-def parts_for(splits, N, K, BN, w_dtype=F8, sms=132):
+def parts_for(splits, N, K, BN, w_dtype=F8, sms=132, mc=1):
     """The kernel's `parts` argument and grid for a config's splits: tiles x
-    splits shares (split K), or with splits 0 one share per SM (stream K)."""
-    tiles = -(-N // BN)
-    steps = tiles * -(-K // (KBYTES // (1 if w_dtype == F8 else 2)))
-    parts = tiles * splits if splits else min(sms, steps)
-    return parts, (min(parts, sms),)
+    splits shares (split K), or with splits 0 one share per SM (stream K);
+    with mc CTAs sharing x, shares of groups of mc tiles, one per cluster."""
+    groups = -(-(-(-N // BN)) // mc)
+    steps = groups * -(-K // (KBYTES // (1 if w_dtype == F8 else 2)))
+    parts = groups * splits if splits else min(sms // mc, steps)
+    return parts, (min(parts, sms // mc) * mc,)
 
 
 class Gemm:
@@ -705,8 +745,10 @@ class Gemm:
              **spec_options):
         """(gemm spec, splits, quantize spec or None) for a problem: what a call runs."""
         fp8 = w_dtype == F8
-        BM, BN, wgs, splits = config or choose_config(M, N, K, w_dtype, sms, scale)
+        BM, BN, wgs, splits, *mc = config or choose_config(M, N, K, w_dtype, sms, scale)
         opts = dict(self.options, **spec_options)
+        if mc:
+            opts["mc"] = mc[0]
         spec = gemm_spec(BM, BN, wgs, w_dtype=w_dtype, y_dtype=y_dtype, w_scale=scale if fp8 else None, **opts)
         q = quantize_x_spec("block" if scale == "block" else "token") if fp8 and quantize else None
         return spec, splits, q
@@ -731,7 +773,7 @@ class Gemm:
         tiles = -(-N // BN)
         ws, counters = self._workspace(torch, x.device, M, N, tiles)
         extra = [w_scale, x_scale] if fp8 else []
-        parts, grid = parts_for(splits, N, K, BN, F8 if fp8 else "bf16", sms)
+        parts, grid = parts_for(splits, N, K, BN, F8 if fp8 else "bf16", sms, spec.info["mc"])
         self.module(spec).gemm(w, x, y, ws, counters, parts, *extra, grid=grid)
         return y
 

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Experiment: ring depth against co-residency for the small-M GEMM. With
+programmatic dependent launch the next call's CTAs load their first W stages
+while this call finishes, but only where they fit on an SM beside this
+call's CTA; the deepest ring (up to 8 stages) leaves no room for a second CTA
+at BN >= 128. Each problem runs with the default ring, the deepest ring that
+lets two CTAs share an SM, and a shallow one, through gemm.Gemm in CUDA graphs
+of 20 calls rotating over >= 256 MiB of W (benchmarks/common.graph_ms).
+    python3 benchmarks/diag/stages_experiment.py build DIR    # here
+    python3 benchmarks/diag/stages_experiment.py run DIR      # on the GPU
+"""
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # benchmarks/: common
+
+# (N, K, M, mode, (BM, BN, wgs, splits))
+PROBLEMS = [(7168, 2048, 1, "tensor", (8, 64, 1, 1)), (7168, 2048, 16, "tensor", (16, 64, 1, 1)),
+            (7168, 2048, 32, "tensor", (32, 64, 1, 1)), (4096, 7168, 1, "tensor", (8, 128, 2, 4)),
+            (4096, 7168, 1, "tensor", (8, 64, 1, 2)), (4096, 7168, 8, "tensor", (8, 64, 1, 1)),
+            (2112, 7168, 1, "tensor", (8, 128, 2, 7)), (2112, 7168, 16, "tensor", (16, 64, 1, 4)),
+            (24576, 1536, 1, "tensor", (8, 192, 1, 1)), (24576, 1536, 32, "tensor", (32, 192, 1, 1)),
+            (7168, 2048, 8, "bf16", (8, 128, 2, 0)), (4096, 7168, 64, "tensor", (64, 64, 1, 1))]
+SM_SMEM, CTA_RESERVED, STATIC = 228 * 1024, 1024, 2048
+
+
+def depths(BM, BN, fp8):
+    """{label: stages}: the default, the deepest two CTAs per SM fit, 4."""
+    from nvtma.kernels import gemm
+    per = (BM + BN) * gemm.KBYTES
+    room = SM_SMEM // 2 - CTA_RESERVED - STATIC - 128 - gemm.epi_rows(BM, BN) * BN * 4
+    default = gemm.max_stages(BM, BN, gemm.F8 if fp8 else "bf16")
+    return {"default": default, "two_per_sm": min(room // per, 16), "four": 4}
+
+
+def _plans(d=None):
+    from nvtma.kernels import gemm
+    g = gemm.Gemm(artifacts=d)
+    for N, K, M, mode, cfg in PROBLEMS:
+        fp8 = mode != "bf16"
+        for label, st in depths(cfg[0], cfg[1], fp8).items():
+            sp, _, _ = g.plan(M, N, K, gemm.F8 if fp8 else "bf16", mode if fp8 else None, config=cfg, stages=st)
+            yield g, (N, K, M, mode, cfg), label, st, sp
+
+
+def build(d):
+    for _, _, _, _, sp in _plans():
+        if not (Path(d) / sp.key).exists():
+            sp.compile().save(Path(d) / sp.key)
+
+
+def run(d):
+    import torch
+    import common
+    dev = torch.device("cuda")
+    stream = torch.cuda.Stream()
+    gen = torch.Generator(device=dev).manual_seed(0)
+    cur, res = None, {}
+    for g, prob, label, st, sp in list(_plans(d)) + [(None, None, None, None, None)]:
+        if prob != cur and cur is not None:
+            N, K, M, mode, cfg = cur
+            print(json.dumps(dict(bench="gemm-stages", N=N, K=K, M=M, mode=mode, config=list(cfg), **res)), flush=True)
+            res = {}
+        cur = prob
+        if prob is None:
+            break
+        N, K, M, mode, cfg = prob
+        fp8 = mode != "bf16"
+        wbytes = N * K * (1 if fp8 else 2)
+        nbufs = max(2, -(-(256 << 20) // wbytes) + 1)
+        w32 = torch.randn(N, K, generator=gen, device=dev) / 4
+        x32 = torch.randn(M, K, generator=gen, device=dev)
+        if fp8:
+            sw = torch.tensor([0.02], device=dev)
+            w = (w32 / sw).to(torch.float8_e4m3fn)
+            sx = x32.abs().amax(1).clamp(min=1e-6) / 448
+            x = (x32 / sx[:, None]).to(torch.float8_e4m3fn)
+            want = (x.float() * sx[:, None]) @ (w.float() * sw).t()
+            kw = dict(w_scale=sw, scale=mode, x_scale=sx)
+        else:
+            w, x = w32.bfloat16(), x32.bfloat16()
+            want = x.float() @ w.float().t()
+            kw = {}
+        wbufs = [w] + [w.clone() for _ in range(nbufs - 1)]
+
+        def call(i):
+            return g(x, wbufs[i], config=cfg, stages=st, **kw)
+
+        y = call(0)
+        torch.cuda.synchronize()
+        err = ((y.float() - want).abs().max() / want.abs().max()).item()
+        ms = common.graph_ms(torch, stream, call, nbufs)
+        res[label] = dict(stages=st, us=round(ms * 1e3, 2),
+                          W_TBps=round(wbytes / ms / 1e9, 3), err=float(f"{err:.2e}"))
+
+
+if __name__ == "__main__":
+    {"build": build, "run": run}[sys.argv[1]](sys.argv[2])
