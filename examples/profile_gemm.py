@@ -26,7 +26,7 @@ from nvtma.kernels import gemm
 def specs(a):
     """(traced spec, plain spec, splits) for the problem: the config the GEMM's cost model picks."""
     w_dtype = "bf16" if a.scale == "bf16" else gemm.F8
-    BM, BN, wgs, splits = gemm.choose_config(a.m, a.n, a.k, w_dtype, a.sms)
+    BM, BN, wgs, splits = gemm.choose_config(a.m, a.n, a.k, w_dtype, a.sms)[:4]  # traced without x multicast
     kw = dict(w_dtype=w_dtype, w_scale=None if a.scale == "bf16" else a.scale)
     return (gemm.gemm_spec(BM, BN, wgs, profile=a.events, **kw), gemm.gemm_spec(BM, BN, wgs, **kw), splits)
 

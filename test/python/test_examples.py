@@ -54,3 +54,31 @@ def test_example_compiles_and_saves(name, flags, want, tmp_path):
     from nvtma import runtime
     loaded = runtime.load(out)
     assert set(loaded.kernels) == set(meta["records"]["kernels"])
+
+
+@pytest.mark.parametrize("flags,want", [
+    (["--m", "70", "--n", "320", "--k", "2048", "--config", "128,64,1,3,2"],
+     [r"BM=128 BN=64 consumer warpgroups=1 stages=8 K splits=3, x multicast to 2 CTAs",
+      r"wgmma\.mma_async\.sync\.aligned\.m64n128k32\.f32\.e4m3\.e4m3", r"griddepcontrol\.wait",
+      r"\.multicast::cluster", r"descriptor for argument 0: tiled box \[64, 128\] uint8, l2_promotion l2_256b",
+      r"compiled quantize_x"]),
+    (["--m", "5", "--n", "7168", "--k", "2048", "--scale", "bf16", "--l2-w", "l2_128b"],
+     [r"BM=8 ", r"wgmma\.mma_async\.sync\.aligned\.m64n8k16\.f32\.bf16\.bf16",
+      r"descriptor for argument 0: tiled box \[128, 64\] bfloat16, l2_promotion l2_128b"]),
+])
+def test_fp8_gemm_example_compiles_and_saves(flags, want, tmp_path):
+    """examples/fp8_gemm.py (issue #13): the GEMM (and the quantizer of bf16
+    x) compiled without a GPU, reported, saved where gemm.Gemm(artifacts=)
+    loads them."""
+    import re
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    out = tmp_path / "aot"
+    p = subprocess.run([sys.executable, str(REPO / "examples" / "fp8_gemm.py"), *flags, "--aot", str(out)],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    for pattern in want:
+        assert re.search(pattern, p.stdout), (pattern, p.stdout)
+    from nvtma import runtime
+    dirs = sorted(d.name for d in out.iterdir())
+    assert [d.split("-")[0] for d in dirs] == (["gemm", "quantize_x"] if "bf16" not in flags else ["gemm"])
+    assert "gemm" in runtime.load(out / dirs[0]).kernels

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""The weight-streaming FP8 GEMM of CUTLASS #3672: y = x · Wᵀ, W streamed from DRAM.
+
+W is e4m3 with a per-tensor, per-row or 128x128 block scale (or bf16), x is
+bf16 (quantized to e4m3 per token / per 1x128 block by the kernel before
+the GEMM, which launches as it starts: PDL), y is bf16. The kernels are
+nvtma.kernels.gemm's DSL programs; the config (tile, consumer warpgroups, K
+split, x multicast) is the GEMM's choice for the problem unless --config.
+
+    python examples/fp8_gemm.py --m 16 --n 7168 --k 2048              # compile, report (no GPU needed)
+    python examples/fp8_gemm.py --m 16 --n 7168 --k 2048 --run        # and run, check against torch (GPU)
+    python examples/fp8_gemm.py --m 16 --run --bench                  # and time it beside torch._scaled_mm
+    python examples/fp8_gemm.py --aot DIR ... / --from DIR --run ...  # AOT: the GPU box needs no MLIR
+"""
+
+import argparse
+import sys
+
+from nvtma.kernels import gemm
+
+
+def _config(text):
+    vals = tuple(int(v) for v in text.split(","))
+    if len(vals) not in (4, 5):
+        raise argparse.ArgumentTypeError("BM,BN,wgs,splits[,mc]")
+    return vals
+
+
+def _inputs(torch, a):
+    """bf16 x, W as the kernel takes it, its scale, and W dequantized (float32)."""
+    g = torch.Generator(device="cuda").manual_seed(0)
+    x = torch.randn(a.m, a.k, generator=g, device="cuda").to(torch.bfloat16)
+    w32 = torch.randn(a.n, a.k, generator=g, device="cuda") / 8
+    if a.scale == "bf16":
+        w = w32.to(torch.bfloat16)
+        return x, w, None, w.float()
+    if a.scale in ("tensor", "row"):
+        sw = (w32.abs().amax().reshape(1) if a.scale == "tensor" else w32.abs().amax(1)).clamp(min=1e-6) / 448
+        s = sw if a.scale == "tensor" else sw[:, None]
+        w = (w32 / s).to(torch.float8_e4m3fn)
+        return x, w, sw, w.float() * s
+    nb, kb = -(-a.n // 128), -(-a.k // 128)
+    blocks = torch.nn.functional.pad(w32, (0, kb * 128 - a.k, 0, nb * 128 - a.n)).view(nb, 128, kb, 128)
+    sw = blocks.abs().amax((1, 3)).clamp(min=1e-6) / 448
+    w = (blocks / sw[:, None, :, None]).reshape(nb * 128, kb * 128)[:a.n, :a.k].to(torch.float8_e4m3fn)
+    wdq = (torch.nn.functional.pad(w.float(), (0, kb * 128 - a.k, 0, nb * 128 - a.n)).view(nb, 128, kb, 128)
+           * sw[:, None, :, None]).reshape(nb * 128, kb * 128)[:a.n, :a.k]
+    return x, w, sw.contiguous(), wdq
+
+
+def _x_dequantized(torch, g, x, a):
+    """x as the GEMM sees it: quantized by the same kernel, then scaled back."""
+    if a.scale == "bf16":
+        return x.float()
+    xq, sx = g.quantize(x, "block" if a.scale == "block" else "token")
+    if a.scale != "block":
+        return xq.float() * sx[:, None]
+    kb = -(-a.k // 128)
+    return (torch.nn.functional.pad(xq.float(), (0, kb * 128 - a.k)).view(a.m, kb, 128)
+            * sx[:, :, None]).reshape(a.m, kb * 128)[:, :a.k]
+
+
+def _bench(torch, g, x, w, sw, a, kw):
+    """GPU µs per call (CUDA graph of 20 calls, best of 10) of nvtma and of
+    torch on the same e4m3 x: W is re-read from L2 here (one copy), so
+    this is the kernel's speed, not the DRAM-streaming figure of
+    benchmarks/gemm_bench.py."""
+    def graph_us(fn):
+        s = torch.cuda.Stream()
+        with torch.cuda.stream(s):
+            fn()
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, stream=s):
+            for _ in range(20):
+                fn()
+        best = float("inf")
+        for _ in range(10):
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            e0.record(s)
+            graph.replay()
+            e1.record(s)
+            e1.synchronize()
+            best = min(best, e0.elapsed_time(e1) * 1e3 / 20)
+        return best
+
+    if a.scale == "bf16":
+        ours = graph_us(lambda: g(x, w, config=a.config, **kw))
+        theirs, name = graph_us(lambda: torch.matmul(x, w.t())), "torch.matmul"
+    else:
+        xq, sx = g.quantize(x, "block" if a.scale == "block" else "token")
+        ours = graph_us(lambda: g(xq, w, x_scale=sx, config=a.config, **kw))
+        theirs, name = None, "torch._scaled_mm"
+        if a.scale in ("tensor", "row"):
+            mp = max(16, -(-a.m // 16) * 16)
+            xp = torch.zeros(mp, a.k, device="cuda", dtype=torch.float8_e4m3fn)
+            xp[:a.m] = xq
+            sa = torch.ones((), device="cuda") if a.scale == "tensor" else torch.ones(mp, 1, device="cuda")
+            sb = sw.reshape(()) if a.scale == "tensor" else sw.reshape(1, -1)
+            theirs = graph_us(lambda: torch._scaled_mm(xp, w.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16))
+    line = f"nvtma {ours:.2f} us ({w.numel() * w.element_size() / ours / 1e6:.2f} TB/s of W)"
+    if theirs is not None:
+        line += f", {name} {theirs:.2f} us: {theirs / ours:.2f}x"
+    print(line)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--m", type=int, default=16, help="rows of x (1-256)")
+    ap.add_argument("--n", type=int, default=7168, help="rows of W")
+    ap.add_argument("--k", type=int, default=2048)
+    ap.add_argument("--scale", default="tensor", choices=["tensor", "row", "block", "bf16"],
+                    help="e4m3 W with this scale, or bf16 W and x")
+    ap.add_argument("--l2-w", default="l2_256b", help="L2 promotion of W's loads")
+    ap.add_argument("--l2-x", default="l2_128b", help="L2 promotion of x's loads")
+    ap.add_argument("--config", type=_config, help="BM,BN,wgs,splits[,mc] (default: the GEMM's choice)")
+    ap.add_argument("--sms", type=int, default=132, help="SMs the config is planned for (the GPU's, with --run)")
+    ap.add_argument("--aot", metavar="DIR", help="write the kernels' artifacts here (one folder per kernel)")
+    ap.add_argument("--from", dest="load", metavar="DIR", help="load what --aot wrote instead of compiling")
+    ap.add_argument("--run", action="store_true", help="run and check on the GPU")
+    ap.add_argument("--bench", action="store_true", help="with --run, time it beside torch")
+    a = ap.parse_args(argv)
+    if not 1 <= a.m <= 256:
+        ap.error(f"--m {a.m}: the kernel is for M in [1, 256]")
+    torch = None
+    if a.run:
+        import torch
+        a.sms = torch.cuda.get_device_properties(0).multi_processor_count
+    fp8 = a.scale != "bf16"
+    opts = dict(l2_w=a.l2_w, l2_x=a.l2_x)
+    g = gemm.Gemm(artifacts=a.load, **opts)
+    spec, splits, qspec = g.plan(a.m, a.n, a.k, gemm.F8 if fp8 else "bf16", a.scale if fp8 else None,
+                                 quantize=fp8, sms=a.sms, config=a.config)
+    i = spec.info
+    print(f"gemm M={a.m} N={a.n} K={a.k} {a.scale}: BM={i['BM']} BN={i['BN']} consumer warpgroups={i['wgs']} "
+          f"stages={i['stages']} K splits={splits if splits else 'stream K'}, x "
+          f"{'multicast to ' + str(i['mc']) + ' CTAs' if i['mc'] > 1 else 'loaded by each CTA'}; "
+          f"l2_promotion of W {a.l2_w}, of x {a.l2_x}")
+    if not a.load:
+        from _example import report
+        for sp in (spec, qspec) if fp8 else (spec,):
+            compiled = g.module(sp)
+            report(compiled, sp, ptx_ops=(r"wgmma\.mma_async\.[\w.]+", r"griddepcontrol\.\w+",
+                                          r"red\.global\.[\w.]+"))
+            if a.aot:
+                from pathlib import Path
+                print(f"  wrote {compiled.save(Path(a.aot) / sp.key)}")
+    if not a.run:
+        return 0
+    x, w, sw, wdq = _inputs(torch, a)
+    kw = dict(w_scale=sw, scale=a.scale) if fp8 else {}
+    y = g(x, w, config=a.config, **kw)   # bf16 x: quantized, then the GEMM
+    want = _x_dequantized(torch, g, x, a) @ wdq.t()
+    torch.cuda.synchronize()
+    err = ((y.float() - want).abs().max() / want.abs().max()).item()
+    ok = err < (2e-2 if fp8 else 1e-2)
+    print(f"ran on {torch.cuda.get_device_name()}: {'correct' if ok else 'WRONG'} (max error {err:.2e} of max |y|)")
+    if a.bench:
+        _bench(torch, g, x, w, sw, a, kw)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
