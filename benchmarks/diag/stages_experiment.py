@@ -3,8 +3,10 @@
 programmatic dependent launch the next call's CTAs load their first W stages
 while this call finishes, but only where they fit on an SM beside this
 call's CTA; the deepest ring (up to 8 stages) leaves no room for a second CTA
-at BN >= 128. Each problem runs with the default ring, the deepest ring that
-lets two CTAs share an SM, and a shallow one, through gemm.Gemm in CUDA graphs
+at BN >= 128; a config with fewer CTAs than SMs may want more bytes in flight
+per SM instead. Each problem runs with the default ring, the deepest ring
+that lets two CTAs share an SM, 12 and 16 stages, and the deepest ring that
+fits, through gemm.Gemm in CUDA graphs
 of 20 calls rotating over >= 256 MiB of W (benchmarks/common.graph_ms).
     python3 benchmarks/diag/stages_experiment.py build DIR    # here
     python3 benchmarks/diag/stages_experiment.py run DIR      # on the GPU
@@ -15,23 +17,29 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # benchmarks/: common
 
-# (N, K, M, mode, (BM, BN, wgs, splits))
-PROBLEMS = [(7168, 2048, 1, "tensor", (8, 64, 1, 1)), (7168, 2048, 16, "tensor", (16, 64, 1, 1)),
-            (7168, 2048, 32, "tensor", (32, 64, 1, 1)), (4096, 7168, 1, "tensor", (8, 128, 2, 4)),
-            (4096, 7168, 1, "tensor", (8, 64, 1, 2)), (4096, 7168, 8, "tensor", (8, 64, 1, 1)),
-            (2112, 7168, 1, "tensor", (8, 128, 2, 7)), (2112, 7168, 16, "tensor", (16, 64, 1, 4)),
-            (24576, 1536, 1, "tensor", (8, 192, 1, 1)), (24576, 1536, 32, "tensor", (32, 192, 1, 1)),
-            (7168, 2048, 8, "bf16", (8, 128, 2, 0)), (4096, 7168, 64, "tensor", (64, 64, 1, 1))]
+# (N, K, M, mode, (BM, BN, wgs, splits)): configs that leave SMs idle (64 or 112 CTAs) and ones that fill them
+PROBLEMS = [(4096, 7168, 1, "tensor", (8, 64, 1, 1)), (4096, 7168, 8, "tensor", (8, 64, 1, 1)),
+            (4096, 7168, 32, "tensor", (32, 64, 1, 1)), (4096, 7168, 64, "tensor", (64, 64, 1, 1)),
+            (4096, 7168, 1, "tensor", (8, 128, 1, 4)), (7168, 2048, 1, "tensor", (8, 64, 1, 1)),
+            (7168, 2048, 32, "tensor", (32, 64, 1, 1)), (2112, 7168, 1, "tensor", (8, 128, 2, 7)),
+            (2112, 7168, 16, "tensor", (16, 64, 1, 4)), (24576, 1536, 1, "tensor", (8, 192, 1, 1)),
+            (4096, 7168, 8, "bf16", (8, 128, 1, 4)), (4096, 7168, 64, "bf16", (64, 64, 1, 2)),
+            (16384, 16384, 8, "tensor", (8, 128, 2, 1))]
 SM_SMEM, CTA_RESERVED, STATIC = 228 * 1024, 1024, 2048
 
 
 def depths(BM, BN, fp8):
-    """{label: stages}: the default, the deepest two CTAs per SM fit, 4."""
+    """{label: stages}: the default (up to 8), the deepest two CTAs per SM
+    fit, 12 and 16 (where they fit), and the deepest ring one CTA fits (up to 32)."""
     from nvtma.kernels import gemm
     per = (BM + BN) * gemm.KBYTES
-    room = SM_SMEM // 2 - CTA_RESERVED - STATIC - 128 - gemm.epi_rows(BM, BN) * BN * 4
+    epi = gemm.epi_rows(BM, BN) * BN * 4
+    room = SM_SMEM // 2 - CTA_RESERVED - STATIC - 128 - epi
+    deepest = min((gemm.SMEM_BYTES - 1024 - epi) // per, 32)
     default = gemm.max_stages(BM, BN, gemm.F8 if fp8 else "bf16")
-    return {"default": default, "two_per_sm": min(room // per, 16), "four": 4}
+    out = {"default": default, "two_per_sm": min(room // per, 16), "deepest": deepest}
+    out.update({f"s{n}": n for n in (12, 16) if n < deepest})
+    return out
 
 
 def _plans(d=None):

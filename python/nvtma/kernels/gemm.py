@@ -378,31 +378,36 @@ def _last_arrival(counters, tile, steps, kblocks, consumers):
 
 # --------------------------------------------------------------------------- x quantization
 
-@dsl.kernel(block=(128,), name="quantize_x", pdl=True)
+QUANTIZE_THREADS = 512  # a token's row per CTA: 16 B of it per thread and pass
+
+
+@dsl.kernel(block=lambda granularity: (QUANTIZE_THREADS if granularity == "token" else 128,), name="quantize_x",
+            pdl=True)
 def quantize_x_kernel(x: dsl.Tensor, xq: dsl.Tensor, sx: dsl.Tensor, *, granularity):
-    """x (bf16 [M, K]) -> e4m3 [M, K] and scales: per token (sx [M]) or per
-    1x128 block (sx [M, ceil(K/128)]); one warp per row (token) or block.
-    Launched with programmatic dependent launch, it lets the GEMM after it
-    launch at once (which streams W until it waits for xq)."""
+    """x (bf16 [M, K]) -> e4m3 [M, K] and scales: per token (sx [M]; a CTA
+    per row, its amax reduced over the CTA) or per 1x128 block (sx [M,
+    ceil(K/128)]; a warp per block). Launched with programmatic dependent
+    launch, it lets the GEMM after it launch at once (which streams W until
+    it waits for xq)."""
     cuda.griddepcontrol_launch_dependents()
     cuda.griddepcontrol_wait()  # x, xq and sx may be the earlier kernels' (the previous GEMM reads xq)
     M, K = x.shape
-    warp = dsl.block_idx() * 4 + dsl.warp_idx()
-    lane = dsl.lane_idx()
     if granularity == "token":
-        with dsl.if_(warp < M):
-            amax = dsl.Float32(0.0)
-            loop = dsl.range(lane * 8, K, 256, carry=(amax,))
-            for c, (a,) in loop:
-                dsl.yield_(dsl.max(a, dsl.abs(x.load_vec(8, warp, c).to(Float32)).reduce("max")))
-            amax = cuda.warp_max(loop.results[0])
-            scale = dsl.max(amax, 1e-12) / 448.0
-            inv = 1.0 / scale
-            for c in dsl.range(lane * 8, K, 256):
-                xq.store_vec((x.load_vec(8, warp, c).to(Float32) * inv).to(dsl.Float8E4M3FN), warp, c)
-            with dsl.if_(lane == 0):
-                sx[warp] = scale
+        row, t = dsl.block_idx(), dsl.thread_idx()
+        step = QUANTIZE_THREADS * 8
+        loop = dsl.range(t * 8, K, step, carry=(dsl.Float32(0.0),))
+        for c, (a,) in loop:
+            dsl.yield_(dsl.max(a, dsl.abs(x.load_vec(8, row, c).to(Float32)).reduce("max")))
+        amax = cuda.cta_reduce(loop.results[0], "max")
+        scale = dsl.max(amax, 1e-12) / 448.0
+        inv = 1.0 / scale
+        for c in dsl.range(t * 8, K, step):  # the row again, from L1/L2
+            xq.store_vec((x.load_vec(8, row, c).to(Float32) * inv).to(dsl.Float8E4M3FN), row, c)
+        with dsl.if_(t == 0):
+            sx[row] = scale
     else:
+        warp = dsl.block_idx() * 4 + dsl.warp_idx()
+        lane = dsl.lane_idx()
         kb = (K + 127) // 128
         with dsl.if_(warp < M * kb):
             row, blk = warp // kb, warp % kb
@@ -737,8 +742,8 @@ class Gemm:
         sx = (torch.empty(M, device=x.device, dtype=torch.float32) if granularity == "token" else
               torch.zeros(-(-K // 128), -(-M // 4) * 4, device=x.device, dtype=torch.float32))
         spec = quantize_x_spec(granularity)
-        warps = M if granularity == "token" else M * -(-K // 128)
-        self.module(spec).quantize_x(x, xq, sx, grid=(-(-warps // 4),))
+        grid = (M,) if granularity == "token" else (-(-(M * -(-K // 128)) // 4),)
+        self.module(spec).quantize_x(x, xq, sx, grid=grid)
         return xq, (sx if granularity == "token" else sx[:, :M].t())
 
     def plan(self, M, N, K, w_dtype=F8, scale=None, y_dtype="bf16", quantize=False, sms=132, config=None,
