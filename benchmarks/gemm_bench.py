@@ -212,17 +212,18 @@ def run(d: Path, quick, sweep):
 
 
 def table(results: Path, *_):
+    from nvtma.kernels import gemm
     """gemm.MEASURED from a run's lines: (N, K, BM, mode) -> (BN, wgs, splits[,
-    mc]) of the fastest config, from the M that is BM itself where measured."""
+    mc[, stages]]) of the fastest config, from the M that is BM itself where measured."""
     best = {}
     for line in results.read_text().splitlines():
         r = json.loads(line)
         if r.get("bench") != "gemm" or "us" not in r or not r.get("correct"):
             continue
-        BM, *rest = r["config"]  # BN, wgs, splits[, mc]
-        key = (r["N"], r["K"], BM, r["mode"])
-        if key not in best or r["M"] == BM:
-            best[key] = tuple(rest[:3] + [m for m in rest[3:] if m != 1])
+        cfg = gemm.Config(*r["config"])
+        key = (r["N"], r["K"], cfg.BM, r["mode"])
+        if key not in best or r["M"] == cfg.BM:
+            best[key] = cfg.short[1:]
     print("MEASURED = {")
     for key in sorted(best):
         print(f"    {key!r}: {best[key]!r},")

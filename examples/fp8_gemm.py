@@ -20,10 +20,13 @@ from nvtma.kernels import gemm
 
 
 def _config(text):
-    vals = tuple(int(v) for v in text.split(","))
-    if len(vals) not in (4, 5):
-        raise argparse.ArgumentTypeError("BM,BN,wgs,splits[,mc]")
-    return vals
+    try:
+        vals = tuple(int(v) for v in text.split(","))
+    except ValueError:
+        vals = ()
+    if not 4 <= len(vals) <= 6:
+        raise argparse.ArgumentTypeError(f"{text!r}: BM,BN,wgs,splits[,mc[,stages]] (ints)")
+    return gemm.Config(*vals)
 
 
 def _inputs(torch, a):
@@ -115,7 +118,7 @@ def main(argv=None):
                     help="e4m3 W with this scale, or bf16 W and x")
     ap.add_argument("--l2-w", default="l2_256b", help="L2 promotion of W's loads")
     ap.add_argument("--l2-x", default="l2_128b", help="L2 promotion of x's loads")
-    ap.add_argument("--config", type=_config, help="BM,BN,wgs,splits[,mc] (default: the GEMM's choice)")
+    ap.add_argument("--config", type=_config, help="BM,BN,wgs,splits[,mc[,stages]] (default: the GEMM's choice)")
     ap.add_argument("--sms", type=int, default=132, help="SMs the config is planned for (the GPU's, with --run)")
     ap.add_argument("--aot", metavar="DIR", help="write the kernels' artifacts here (one folder per kernel)")
     ap.add_argument("--from", dest="load", metavar="DIR", help="load what --aot wrote instead of compiling")

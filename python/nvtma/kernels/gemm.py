@@ -28,6 +28,7 @@ time; K tails and M padding come from the TMA's zero fill.
 from __future__ import annotations
 
 import contextlib
+from typing import NamedTuple
 
 from .. import cpasync, cuda, dsl, lang, wgmma
 from ..dsl import Float32, Index, Int32
@@ -42,7 +43,7 @@ def _gemm_block(wgs, **_):
 
 
 def _gemm_pdl(pdl=False, **_):
-    return pdl
+    return bool(pdl)
 
 
 def _gemm_cluster(mc=1, **_):
@@ -165,6 +166,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 pre = dsl.select(p < parts, dsl.min(dsl.min(kblocks - kbs, it1 - it0), Int32(stages)), Int32(0))
                 for j in dsl.range(pre):  # the fresh ring's first slots: free, no acquire
                     load_w(lang.PipelineState(stages, index=j), tile0, kbs + j)
+                if pdl == "early":  # the next kernel may start now: its CTAs prefetch beside this one's
+                    cuda.griddepcontrol_launch_dependents()
                 cuda.griddepcontrol_wait()
 
             def load(tile, kb0, kb1, state):
@@ -182,7 +185,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             outer = dsl.range(sched.count, carry=((lang.PipelineState(stages), Int32(0)),))
             for i, (state,) in outer:
                 dsl.yield_(segments(i, state, load))
-            if pdl:
+            if pdl is True:
                 cuda.griddepcontrol_launch_dependents()  # every load issued: the next kernel may start
 
     with lang.WarpgroupRole((1, wgs + 1), regs=232, increase=True), prof.role("consumer"):
@@ -344,17 +347,18 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
         last = _last_arrival(counters, tile, kb1 - kb0, kblocks, consumers)
         with dsl.if_(last):
             cuda.thread_fence()
-            # every load first (clamped in-bounds addresses), then the stores: one memory latency
+            # every load first, the partial sums and their scales (clamped in-bounds addresses, no
+            # branch between them), then the stores: one memory latency, not one per piece
             got = []
             for m, q, n, ok in pieces(BM):
                 mc, nc = dsl.min(m, M - 1), dsl.min(n, N - 4)
-                got.append((m, n, ok, ws.load_vec(4, mc, nc)))
+                v = ws.load_vec(4, mc, nc)
+                got.append((m, n, ok, dsl.vector_of([scaled(v[t], nc + t, mc) for t in range(4)])))
             zero = dsl.zeros(4)
             for m, n, ok, v in got:
                 with dsl.if_(ok):
                     ws.store_vec(zero, m, n)
-                    for t in range(4):
-                        y[m, n + t] = scaled(v[t], n + t, m).to(y.dtype)
+                    y.store_vec(v.to(y.dtype), m, n)  # 4 columns of a row: 8 (bf16) or 16 (f32) bytes
 
 
 def _last_arrival(counters, tile, steps, kblocks, consumers):
@@ -436,10 +440,16 @@ def epi_rows(BM, BN):
     return max(8, min(BM, EPI_BYTES // (4 * BN) // 8 * 8))
 
 
-def max_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
+def deepest_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
     """The deepest ring that fits beside the epilogue tile (f32 EM x BN)."""
     per_stage = (BM + BN) * KBYTES + (max(BM, 32) * 4 if block_scaled else 0)
-    return min(8, (SMEM_BYTES - 1024 - epi_rows(BM, BN) * BN * 4) // per_stage)
+    return (SMEM_BYTES - 1024 - epi_rows(BM, BN) * BN * 4) // per_stage
+
+
+def max_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
+    """The default ring: the deepest that fits, up to 8 (deeper rings, a
+    config's choice, help where fewer CTAs than SMs stream: measured)."""
+    return min(8, deepest_stages(BM, BN, w_dtype, block_scaled))
 
 
 def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16", w_scale="tensor", x_scale=None,
@@ -452,7 +462,8 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     warp) builds the traced variant: an int64 profile buffer follows the scales.
     `pdl` (the default) builds it for programmatic dependent launch: its first
     W stages load before it waits for the stream's earlier kernels, and it lets
-    the next kernel launch once its own loads are issued (measured on the
+    the next kernel launch once its own loads are issued (pdl="early": once its
+    first stages are) (measured on the
     H200 in CUDA graphs of back-to-back calls: up to 22% less time per call on
     the small shapes, 1% at 16384 x 16384)."""
     fp8 = w_dtype == "f8E4M3FN"
@@ -469,9 +480,10 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
         if (w_scale == "block") != (x_scale == "block"):
             raise ValueError("block-scaled W pairs with 1x128 block-scaled x (x_scale='block')")
     x_dtype = w_dtype
-    stages = stages or max_stages(BM, BN, w_dtype, w_scale == "block")
-    if stages < 2:
-        raise ValueError(f"BM={BM}, BN={BN}: no room for a 2-stage ring beside the epilogue tile")
+    room = deepest_stages(BM, BN, w_dtype, w_scale == "block")
+    stages = stages or min(8, room)
+    if stages < 2 or stages > room:
+        raise ValueError(f"BM={BM}, BN={BN}: a ring of {stages} stages beside the epilogue tile; 2 to {room} fit")
     if mc not in (1, 2, 4) or BM % (8 * mc):
         raise ValueError(f"mc={mc} with BM={BM}: 1, 2 or 4 CTAs sharing x, each loading a whole number of "
                          "8-row swizzle atoms of it (BM a multiple of 8·mc)")
@@ -486,7 +498,7 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     sp = gemm_kernel.specialize(types, BM=BM, BN=BN, wgs=wgs, stages=stages, w_scale=w_scale if fp8 else None,
                                 x_scale=x_scale if fp8 else None, l2_w=l2_w, l2_x=l2_x, w_hint=w_hint,
                                 x_hint=x_hint, **({"profile": profile} if profile else {}),
-                                **({"mc": mc} if mc > 1 else {}), **({"pdl": True} if pdl else {}))
+                                **({"mc": mc} if mc > 1 else {}), **({"pdl": pdl} if pdl else {}))
     sp.info = dict(BM=BM, BN=BN, wgs=wgs, stages=stages, w_dtype=w_dtype, w_scale=w_scale, x_scale=x_scale, mc=mc)
     return sp
 
@@ -504,7 +516,28 @@ def quantize_x_spec(granularity="token"):
 F8 = "f8E4M3FN"
 
 
-# (N, K, BM, W scaling or "bf16") -> (BN, consumer warpgroups, K splits or 0 for stream K): the
+class Config(NamedTuple):
+    """How a problem runs: the x tile BM, W rows per tile BN, consumer
+    warpgroups, K splits (0: stream K), CTAs sharing x by multicast, and the
+    ring depth (None: the deepest of up to 8 stages that fits). A tuple: the
+    first four values alone are one too."""
+    BM: int
+    BN: int
+    wgs: int
+    splits: int
+    mc: int = 1
+    stages: int | None = None
+
+    @property
+    def short(self):
+        """The values without the trailing defaults (what MEASURED and results files hold)."""
+        t = tuple(self)
+        while len(t) > 4 and t[-1] == Config._field_defaults[Config._fields[len(t) - 1]]:
+            t = t[:-1]
+        return t
+
+
+# (N, K, BM, W scaling or "bf16") -> (BN, consumer warpgroups, K splits or 0 for stream K[, mc[, stages]]): the
 # fastest of the cost model's candidates measured on the H200 (benchmarks/gemm_bench.py, 132 SMs, 2026-12-01,
 # `gemm_bench.py table results/h200-2026-12-01-s5-gemm-full-pdl.jsonl`); other problems, and other GPUs,
 # use the cost model
@@ -633,21 +666,22 @@ MEASURED = {
 
 
 def choose_config(M, N, K, w_dtype=F8, sms=132, scale=None):
-    """(BM, BN, wgs, splits[, mc]): measured on the H200 for the benchmark's
-    problems, else the best-ranked of ``candidates`` (splits 0: stream K;
-    mc: CTAs of a cluster sharing x, 1 when absent)."""
+    """A Config: measured on the H200 for the benchmark's problems, else the
+    best-ranked of ``candidates``."""
     cands = candidates(M, N, K, w_dtype, sms)
-    hit = MEASURED.get((N, K, cands[0][0], "bf16" if w_dtype != F8 else scale or "tensor")) if sms == 132 else None
-    return (cands[0][0], *hit) if hit else cands[0]
+    hit = MEASURED.get((N, K, cands[0].BM, "bf16" if w_dtype != F8 else scale or "tensor")) if sms == 132 else None
+    return Config(cands[0].BM, *hit) if hit else cands[0]
 
 
 def candidates(M, N, K, w_dtype=F8, sms=132, top=None):
-    """(BM, BN, wgs, splits[, mc]) for a problem: BM the smallest wgmma N
-    holding M; BN and the K split picked so the (N tile, K split) units fill
-    the SMs in as few, as full waves as possible (each wave streams its W
-    share), with a small cost for every extra split (the partials' round
-    trip). From BM = 64 on, x (BM rows a K step, reread for every W tile)
-    outweighs W's tile: the best two also come with x shared by 2-CTA clusters."""
+    """Configs for a problem: BM the smallest wgmma N holding M; BN and the K
+    split picked so the (N tile, K split) units fill the SMs in as few, as
+    full waves as possible (each wave streams its W share), with a small
+    cost for every extra split (the partials' round trip). The best two also
+    come with twice and half the splits, stream K, a deeper ring (16 stages
+    where they fit: more bytes in flight where fewer CTAs than SMs stream)
+    and, from BM = 64 on (x, BM rows a K step reread for every W tile,
+    outweighs W's tile), x shared by 2-CTA clusters."""
     BM = next(b for b in (8, 16, 32, 64, 128, 256) if b >= M) if M <= 256 else None
     if BM is None:
         raise ValueError(f"M = {M}: this kernel is for M <= 256")
@@ -665,17 +699,21 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None):
             cost = waves * -(-kblocks // splits) * BN * (1.0 + 0.02 * (splits > 1)) + 2.0 * BN * (splits > 1)
             if (BN, wgs) not in best or cost < best[BN, wgs][0] - 1e-9:
                 best[BN, wgs] = (cost, BM, BN, wgs, splits)
-    ranked = [c[1:] for c in sorted(best.values(), key=lambda c: c[0])]
+    ranked = [Config(*c[1:]) for c in sorted(best.values(), key=lambda c: c[0])]
     ranked = ranked[:top] if top else ranked
     # the same kernels with twice and half the K splits, and streaming K (splits 0: every CTA
-    # the same share of the tiles' K steps), all run-time arguments
+    # the same share of the tiles' K steps), all run-time arguments; then other kernels
     more = []
-    for BM_, BN, wgs, splits in ranked[:2]:
-        for sp in (splits * 2, splits // 2, 0):
-            if (sp == 0 or 1 <= sp <= kblocks) and (BM_, BN, wgs, sp) not in ranked + more:
-                more.append((BM_, BN, wgs, sp))
-        if BM >= 64 and -(-N // BN) >= 2:
-            more.append((BM_, BN, wgs, splits, 2))
+    for c in ranked[:2]:
+        deep = min(16, deepest_stages(c.BM, c.BN, w_dtype, block_scaled=True))  # fits every W scaling
+        for sp in (c.splits, c.splits * 2, c.splits // 2, 0):
+            v = c._replace(splits=sp)
+            if (sp == 0 or 1 <= sp <= kblocks) and v not in ranked + more:
+                more.append(v)
+            if (sp == 0 or 1 <= sp <= kblocks) and deep > max_stages(c.BM, c.BN, w_dtype):
+                more.append(v._replace(stages=deep))
+        if BM >= 64 and -(-N // c.BN) >= 2:
+            more.append(c._replace(mc=2))
     return ranked + more
 
 
@@ -750,13 +788,15 @@ class Gemm:
              **spec_options):
         """(gemm spec, splits, quantize spec or None) for a problem: what a call runs."""
         fp8 = w_dtype == F8
-        BM, BN, wgs, splits, *mc = config or choose_config(M, N, K, w_dtype, sms, scale)
+        cfg = Config(*(config or choose_config(M, N, K, w_dtype, sms, scale)))
         opts = dict(self.options, **spec_options)
-        if mc:
-            opts["mc"] = mc[0]
-        spec = gemm_spec(BM, BN, wgs, w_dtype=w_dtype, y_dtype=y_dtype, w_scale=scale if fp8 else None, **opts)
+        opts.setdefault("mc", cfg.mc)
+        if cfg.stages is not None:
+            opts.setdefault("stages", cfg.stages)
+        spec = gemm_spec(cfg.BM, cfg.BN, cfg.wgs, w_dtype=w_dtype, y_dtype=y_dtype, w_scale=scale if fp8 else None,
+                         **opts)
         q = quantize_x_spec("block" if scale == "block" else "token") if fp8 and quantize else None
-        return spec, splits, q
+        return spec, cfg.splits, q
 
     def __call__(self, x, w, *, w_scale=None, scale=None, x_scale=None, out=None, out_dtype=None, config=None,
                  **spec_options):
