@@ -4,6 +4,7 @@
     python3 benchmarks/gemm_bench.py build DIR [--quick]   # here (needs MLIR): AOT artifacts
     python3 benchmarks/gemm_bench.py run DIR [--quick] [--sweep]   # on the GPU: one JSON line per measurement
     python3 benchmarks/gemm_bench.py table RESULTS.jsonl   # gemm.MEASURED from a run's fastest configs
+    python3 benchmarks/gemm_bench.py markdown RESULTS.jsonl   # README tables, issue #13's targets marked
 
 For every (N, K) of the issue and M in {1, 8, 16, 32, 64, 128, 256}: W as
 e4m3 with per-tensor, per-row and 128x128 block scales, and as bf16; x as
@@ -39,7 +40,7 @@ def plan(quick):
         for M in ms:
             for mode in MODES:
                 wd = "bf16" if mode == "bf16" else F8
-                yield N, K, M, mode, gemm.candidates(M, N, K, wd, top=2 if quick else 3)
+                yield N, K, M, mode, gemm.candidates(M, N, K, wd, top=2 if quick else 4)
 
 
 def specs(quick, sweep):
@@ -230,11 +231,55 @@ def table(results: Path, *_):
     print("}")
 
 
+TARGETS = {"tensor": (1.5, 4.2), "row": (2.0, 4.2), "bf16": (1.3, 4.3)}  # issue #13: x baseline, capped at TB/s
+
+
+def markdown(results: Path, *_):
+    """benchmarks/README.md's tables from a run's lines: per shape and M, W
+    TB/s of nvtma / the baseline for each mode, the config of the per-tensor
+    point, and how many of issue #13's targets are met."""
+    rows = {}
+    for line in results.read_text().splitlines():
+        r = json.loads(line)
+        if r.get("bench") == "gemm" and "us" in r:
+            rows[r["N"], r["K"], r["M"], r["mode"]] = r
+    met = total = 0
+    for N, K in SHAPES:
+        print(f"**{N} × {K}**\n")
+        print("| M | fp8 per-tensor: nvtma / cuBLASLt | fp8 row: nvtma / cuBLASLt | fp8 128×128 block: nvtma "
+              "| bf16: nvtma / cuBLAS | config (tensor) |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        for M in MS:
+            cells = []
+            for mode in MODES:
+                r = rows.get((N, K, M, mode))
+                if r is None:
+                    cells.append("—")
+                    continue
+                cell = f"{r['W_TBps']:.2f}" + ("" if r.get("correct") else " (WRONG)")
+                if r.get("base_W_TBps"):
+                    cell += f" / {r['base_W_TBps']:.2f} ({r['speedup']:.2f}×)"
+                    k, cap = TARGETS[mode]
+                    if M <= (64 if mode == "bf16" else 128):
+                        total += 1
+                        ok = r["W_TBps"] >= min(k * r["base_W_TBps"], cap)
+                        met += ok
+                        cell += " ✓" if ok else ""
+                cells.append(cell)
+            cfg = rows.get((N, K, M, "tensor"), {}).get("config")
+            short = "/".join("sK" if i == 3 and v == 0 else str(v) for i, v in enumerate(
+                __import__("nvtma.kernels.gemm", fromlist=["Config"]).Config(*cfg).short)) if cfg else "—"
+            print(f"| {M} | " + " | ".join(cells) + f" | {short} |")
+        print()
+    print(f"targets met (✓): {met} of {total}")
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
-    ap.add_argument("cmd", choices=["build", "run", "table"], help="table DIR: MEASURED from the results file DIR")
+    ap.add_argument("cmd", choices=["build", "run", "table", "markdown"],
+                    help="table RESULTS: gemm.MEASURED from a run's lines; markdown RESULTS: the README's tables")
     ap.add_argument("dir", type=Path)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--sweep", action="store_true")
     a = ap.parse_args()
-    {"build": build, "run": run, "table": table}[a.cmd](a.dir, a.quick, a.sweep)
+    {"build": build, "run": run, "table": table, "markdown": markdown}[a.cmd](a.dir, a.quick, a.sweep)
