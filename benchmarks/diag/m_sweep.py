@@ -50,7 +50,7 @@ def run(d):
         sxp = torch.ones(BM, device=dev)
         cfg = gemm.choose_config(M, N, K, scale="tensor")
         out = {}
-        for label, x, sx in (("M", xp[:M], sxp[:M]), ("padded", xp, sxp)):
+        for label, x, sx in (("as_is", xp[:M], sxp[:M]), ("padded", xp, sxp)):
             def call(i, x=x, sx=sx):
                 return g(x, wbufs[i], w_scale=sw, scale="tensor", x_scale=sx, config=cfg)
             y = call(0)
