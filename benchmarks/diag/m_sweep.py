@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Experiment: the GEMM at M between the benchmark's powers of two. For
 each M, the config Gemm picks, timed as benchmarks/gemm_bench.py times (CUDA
-graphs of 20 calls rotating over >= 256 MiB of W, best of 10), and again
-with x padded with zero rows to the tile's BM (the same kernel, no rows of
-the x box past the tensor): a gap between the two is the cost of the TMA's
-out-of-bounds rows.
+graphs of 20 calls rotating over >= 256 MiB of W, best of 10): e4m3 x as
+given, padded with zero rows to the tile's BM by the API (Gemm.kernel_rows)
+or by the caller, and bf16 x quantized by the API into padded rows or not.
+A gap between unpadded and padded is the cost of the TMA's out-of-bounds rows
+of a partial x box.
     python3 benchmarks/diag/m_sweep.py build DIR    # here
     python3 benchmarks/diag/m_sweep.py run DIR      # on the GPU
 """
@@ -22,14 +23,15 @@ def _plans(d=None):
     from nvtma.kernels import gemm
     g = gemm.Gemm(artifacts=d)
     for N, K, M in PROBLEMS:
-        spec, _, _ = g.plan(M, N, K, gemm.F8, "tensor")
-        yield g, N, K, M, spec
+        spec, _, q = g.plan(M, N, K, gemm.F8, "tensor", quantize=True)
+        yield g, N, K, M, spec, q
 
 
 def build(d):
-    for _, _, _, _, sp in _plans():
-        if not (Path(d) / sp.key).exists():
-            sp.compile().save(Path(d) / sp.key)
+    for *_, sp, q in _plans():
+        for s in (sp, q):
+            if not (Path(d) / s.key).exists():
+                s.compile().save(Path(d) / s.key)
 
 
 def run(d):
@@ -39,27 +41,33 @@ def run(d):
     dev = torch.device("cuda")
     stream = torch.cuda.Stream()
     gen = torch.Generator(device=dev).manual_seed(0)
-    for g, N, K, M, spec in _plans(d):
+    for g, N, K, M, spec, _ in _plans(d):
         BM = spec.info["BM"]
         nbufs = -(-(256 << 20) // (N * K)) + 1
         w = (torch.randn(N, K, generator=gen, device=dev) / 4).to(torch.float8_e4m3fn)
         wbufs = [w] + [w.clone() for _ in range(nbufs - 1)]
         sw = torch.tensor([0.02], device=dev)
+        x16 = torch.randn(M, K, generator=gen, device=dev).to(torch.bfloat16)
+        xq, sx = g.quantize(x16)
         xp = torch.zeros(BM, K, device=dev, dtype=torch.float8_e4m3fn)
-        xp[:M] = (torch.randn(M, K, generator=gen, device=dev)).to(torch.float8_e4m3fn)
+        xp[:M] = xq
         sxp = torch.ones(BM, device=dev)
+        sxp[:M] = sx
         cfg = gemm.choose_config(M, N, K, scale="tensor")
-        out = {}
-        for label, x, sx in (("as_is", xp[:M], sxp[:M]), ("padded", xp, sxp)):
-            def call(i, x=x, sx=sx):
-                return g(x, wbufs[i], w_scale=sw, scale="tensor", x_scale=sx, config=cfg)
-            y = call(0)
+        raw = gemm.Gemm(artifacts=d, pad_x=False)
+        out, ys = {}, {}
+        # e4m3 x as given (the TMA fills the box's rows past M), padded by the API (one more kernel),
+        # padded by the caller; bf16 x through the API, quantized into padded rows or not
+        for label, gg, x, sxx in (("as_is", raw, xq, sx), ("api_pad", g, xq, sx), ("caller_pad", g, xp, sxp),
+                                  ("bf16_x", g, x16, None), ("bf16_x_no_pad", raw, x16, None)):
+            def call(i, gg=gg, x=x, sxx=sxx):
+                return gg(x, wbufs[i], w_scale=sw, scale="tensor", x_scale=sxx, config=cfg)
+            ys[label] = call(0)[:M]
             ms = common.graph_ms(torch, stream, call, nbufs)
             out[label] = dict(us=round(ms * 1e3, 2), W_TBps=round(N * K / ms / 1e9, 3))
-            if label == "padded":
-                out["same_y"] = bool(torch.equal(y[:M], y0))
-            y0 = y
-        print(json.dumps(dict(bench="gemm-m-sweep", N=N, K=K, M=M, config=list(cfg.short), **out)), flush=True)
+        out["same_y"] = all(torch.equal(ys["as_is"], y) for y in ys.values())
+        print(json.dumps(dict(bench="gemm-m-sweep", N=N, K=K, M=M, config=list(cfg.short),
+                              kernel_rows=g.kernel_rows(M, BM), **out)), flush=True)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,9 @@ block ([ceil(N/128), ceil(K/128)]) scale. x: bf16 with bf16 W; fp8 e4m3 with
 a per-token scale ([M]) with fp8 W, or with 1x128 block scales ([M,
 ceil(K/128)]) for block-scaled W (DeepSeek-V3 / DeepGEMM layout); bf16 x is
 quantized to fp8 by ``quantize_x`` first. y: bf16 or f32. M, N, K are run
-time; K tails and M padding come from the TMA's zero fill.
+time; K tails and M padding come from the TMA's zero fill, except that from
+BM = 128 on the host pads x with zero rows up to the tile (``quantize_x``
+writes them; a partial box's out-of-bounds rows are slow to fill).
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     # 32-bit problem arithmetic: a 64-bit division by a run-time value (the K split, the grid) is a
     # call in the SASS, and a call makes ptxas serialize every wgmma of the kernel
     N, K = (d.to(Int32) for d in w.shape)
-    M = x.shape[0].to(Int32)
+    M = y.shape[0].to(Int32)  # x may have more rows (zero padding up to the tile: no rows of its box past it)
     R = BN // (64 * wgs)              # m64 tiles per consumer warpgroup
     fp8 = w.dtype is dsl.Float8E4M3FN
     bk = KBYTES // max(w.dtype.width // 8, 1)   # K elements per stage
@@ -390,39 +392,41 @@ QUANTIZE_THREADS = 512  # a token's row per CTA: 16 B of it per thread and pass
 @dsl.kernel(block=lambda granularity: (QUANTIZE_THREADS if granularity == "token" else 128,), name="quantize_x",
             pdl=True)
 def quantize_x_kernel(x: dsl.Tensor, xq: dsl.Tensor, sx: dsl.Tensor, *, granularity):
-    """x (bf16 [M, K]) -> e4m3 [M, K] and scales: per token (sx [M]; a CTA
-    per row, its amax reduced over the CTA) or per 1x128 block (sx [M,
-    ceil(K/128)]; a warp per block). Launched with programmatic dependent
-    launch, it lets the GEMM after it launch at once (which streams W until
-    it waits for xq)."""
+    """x (bf16 [M, K]) -> e4m3 [R, K] and scales: per token (sx [R]; a CTA
+    per row, its amax reduced over the CTA) or per 1x128 block (sx [R,
+    ceil(K/128)] transposed; a warp per block). Rows M..R-1 (padding up to
+    the GEMM's tile) are zeros. Launched with programmatic dependent launch,
+    it lets the GEMM after it launch at once (which streams W until it waits
+    for xq)."""
     cuda.griddepcontrol_launch_dependents()
     cuda.griddepcontrol_wait()  # x, xq and sx may be the earlier kernels' (the previous GEMM reads xq)
     M, K = x.shape
     if granularity == "token":
         row, t = dsl.block_idx(), dsl.thread_idx()
+        valid, src = row < M, dsl.min(row, M - 1)  # a padding row reads a real one and keeps nothing
         step = QUANTIZE_THREADS * 8
         loop = dsl.range(t * 8, K, step, carry=(dsl.Float32(0.0),))
         for c, (a,) in loop:
-            dsl.yield_(dsl.max(a, dsl.abs(x.load_vec(8, row, c).to(Float32)).reduce("max")))
+            dsl.yield_(dsl.max(a, dsl.abs(x.load_vec(8, src, c).to(Float32)).reduce("max")))
         amax = cuda.cta_reduce(loop.results[0], "max")
         scale = dsl.max(amax, 1e-12) / 448.0
-        inv = 1.0 / scale
+        inv = dsl.select(valid, 1.0 / scale, dsl.Float32(0.0))
         for c in dsl.range(t * 8, K, step):  # the row again, from L1/L2
-            xq.store_vec((x.load_vec(8, row, c).to(Float32) * inv).to(dsl.Float8E4M3FN), row, c)
+            xq.store_vec((x.load_vec(8, src, c).to(Float32) * inv).to(dsl.Float8E4M3FN), row, c)
         with dsl.if_(t == 0):
             sx[row] = scale
     else:
         warp = dsl.block_idx() * 4 + dsl.warp_idx()
         lane = dsl.lane_idx()
         kb = (K + 127) // 128
-        with dsl.if_(warp < M * kb):
+        with dsl.if_(warp < xq.shape[0] * kb):
             row, blk = warp // kb, warp % kb
             c = blk * 128 + lane * 4
-            ok = c < K
+            ok = (c < K) & (row < M)
             v = dsl.cond(ok, lambda: x.load_vec(4, row, dsl.min(c, K - 4)).to(Float32), lambda: dsl.zeros(4))
             amax = cuda.warp_max(dsl.abs(v).reduce("max"))
             scale = dsl.max(amax, 1e-12) / 448.0
-            with dsl.if_(ok):
+            with dsl.if_(c < K):  # a padding row's zeros too
                 xq.store_vec((v * (1.0 / scale)).to(dsl.Float8E4M3FN), row, c)
             with dsl.if_(lane == 0):
                 sx[blk, row] = scale  # transposed: [ceil(K/128), M padded to 4]
@@ -740,8 +744,9 @@ class Gemm:
     else from AOT artifacts in `artifacts` (a directory of ``spec.key``
     subdirectories, see ``build_artifacts``)."""
 
-    def __init__(self, artifacts=None, **spec_options):
+    def __init__(self, artifacts=None, *, pad_x=True, **spec_options):
         self.artifacts = artifacts
+        self.pad_x = pad_x
         self.options = spec_options
         self._mods = {}
         self._ws = {}
@@ -774,17 +779,32 @@ class Gemm:
     def quantize(self, x, granularity="token"):
         """bf16 x -> (e4m3 x, scales): per token [M], or per 1x128 block [M,
         ceil(K/128)] (a view of the transposed storage the kernel loads)."""
-        import torch
-        M, K = x.shape
-        xq = torch.empty(M, K, device=x.device, dtype=torch.float8_e4m3fn)
-        # block scales are stored transposed and padded, [ceil(K/128), M rounded up to 4] (what the
-        # kernel's TMA loads); the caller gets the [M, ceil(K/128)] view of them
-        sx = (torch.empty(M, device=x.device, dtype=torch.float32) if granularity == "token" else
-              torch.zeros(-(-K // 128), -(-M // 4) * 4, device=x.device, dtype=torch.float32))
-        spec = quantize_x_spec(granularity)
-        grid = (M,) if granularity == "token" else (-(-(M * -(-K // 128)) // 4),)
-        self.module(spec).quantize_x(x, xq, sx, grid=grid)
+        M = x.shape[0]
+        xq, sx = self._quantize(x, granularity, M)
         return xq, (sx if granularity == "token" else sx[:, :M].t())
+
+    def _quantize(self, x, granularity, rows):
+        """(e4m3 x [rows, K], its scales as the kernel takes them): rows past
+        x's are zeros. Block scales are stored transposed, [ceil(K/128), rows
+        rounded up to 4] (what the GEMM's TMA loads)."""
+        import torch
+        K = x.shape[1]
+        xq = torch.empty(rows, K, device=x.device, dtype=torch.float8_e4m3fn)
+        sx = (torch.empty(rows, device=x.device, dtype=torch.float32) if granularity == "token" else
+              torch.zeros(-(-K // 128), -(-rows // 4) * 4, device=x.device, dtype=torch.float32))
+        spec = quantize_x_spec(granularity)
+        grid = (rows,) if granularity == "token" else (-(-(rows * -(-K // 128)) // 4),)
+        self.module(spec).quantize_x(x, xq, sx, grid=grid)
+        return xq, sx
+
+    def kernel_rows(self, M, BM):
+        """The rows of x the kernel is given: M, or M rounded up to the tile
+        (zero rows) from BM = 128 on when that adds 8 or more: the TMA's
+        out-of-bounds rows of a partial x box cost more than the padding
+        (measured on the H200, 4096 x 7168: M = 65 17.6 us, padded 12.6 us;
+        benchmarks/diag/m_sweep.py)."""
+        pad = -M % BM
+        return M + pad if self.pad_x and BM >= 128 and pad >= 8 else M
 
     def plan(self, M, N, K, w_dtype=F8, scale=None, y_dtype="bf16", quantize=False, sms=132, config=None,
              **spec_options):
@@ -807,15 +827,20 @@ class Gemm:
         M, K = x.shape
         N = w.shape[0]
         fp8 = w.dtype == torch.float8_e4m3fn
-        if fp8 and x.dtype == torch.bfloat16:
-            x, x_scale = self.quantize(x, "block" if scale == "block" else "token")
         sms = torch.cuda.get_device_properties(x.device).multi_processor_count
         spec, splits, _ = self.plan(M, N, K, F8 if fp8 else "bf16", scale,
                                     "f32" if out_dtype == torch.float32 else "bf16", sms=sms, config=config,
                                     **spec_options)
         BN = spec.consts["BN"]
-        if fp8 and scale == "block":
-            x_scale = block_scales_for_kernel(x_scale)
+        rows = self.kernel_rows(M, spec.info["BM"])
+        if fp8 and x.dtype == torch.bfloat16:  # quantized into the padded rows: no extra kernel
+            x, x_scale = self._quantize(x, "block" if scale == "block" else "token", rows)
+        else:
+            if fp8 and scale == "block":
+                x_scale = block_scales_for_kernel(x_scale)
+            if rows > M:
+                x = torch.nn.functional.pad(x.view(torch.uint8) if fp8 else x, (0, 0, 0, rows - M))
+                x = x.view(torch.float8_e4m3fn) if fp8 else x
         y = out if out is not None else torch.empty(M, N, device=x.device, dtype=out_dtype or torch.bfloat16)
         tiles = -(-N // BN)
         ws, counters = self._workspace(torch, x.device, M, N, tiles)
