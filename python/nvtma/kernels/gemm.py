@@ -24,7 +24,8 @@ ceil(K/128)]) for block-scaled W (DeepSeek-V3 / DeepGEMM layout); bf16 x is
 quantized to fp8 by ``quantize_x`` first. y: bf16 or f32. M, N, K are run
 time; K tails and M padding come from the TMA's zero fill, except that from
 BM = 128 on the host pads x with zero rows up to the tile (``quantize_x``
-writes them; a partial box's out-of-bounds rows are slow to fill).
+writes them, e4m3 x from the caller is copied where that pays; a partial
+box's out-of-bounds rows are slow to fill: ``Gemm.kernel_rows``).
 """
 
 from __future__ import annotations
@@ -545,34 +546,34 @@ class Config(NamedTuple):
 
 # (N, K, BM, W scaling or "bf16") -> (BN, consumer warpgroups, K splits or 0 for stream K[, mc[, stages]]): the
 # fastest of the cost model's candidates measured on the H200 (benchmarks/gemm_bench.py, 132 SMs, 2026-12-01,
-# `gemm_bench.py table results/h200-2026-12-01-s9-gemm-full-top4.jsonl`); other problems, and other GPUs,
+# `gemm_bench.py table results/h200-2026-12-01-s9-gemm-full-head.jsonl`); other problems, and other GPUs,
 # use the cost model
 MEASURED = {
     (2112, 7168, 8, 'bf16'): (64, 1, 0, 1, 16),
     (2112, 7168, 8, 'block'): (128, 1, 7),
-    (2112, 7168, 8, 'row'): (128, 1, 7),
+    (2112, 7168, 8, 'row'): (128, 2, 7),
     (2112, 7168, 8, 'tensor'): (128, 1, 7),
     (2112, 7168, 16, 'bf16'): (64, 1, 4, 1, 16),
     (2112, 7168, 16, 'block'): (128, 1, 7),
     (2112, 7168, 16, 'row'): (128, 1, 7),
-    (2112, 7168, 16, 'tensor'): (128, 2, 7),
-    (2112, 7168, 32, 'bf16'): (64, 1, 4, 1, 16),
-    (2112, 7168, 32, 'block'): (64, 1, 4),
+    (2112, 7168, 16, 'tensor'): (128, 1, 7),
+    (2112, 7168, 32, 'bf16'): (64, 1, 0, 1, 16),
+    (2112, 7168, 32, 'block'): (64, 1, 0),
     (2112, 7168, 32, 'row'): (64, 1, 0),
-    (2112, 7168, 32, 'tensor'): (64, 1, 4),
-    (2112, 7168, 64, 'bf16'): (64, 1, 4),
-    (2112, 7168, 64, 'block'): (64, 1, 0),
+    (2112, 7168, 32, 'tensor'): (64, 1, 0),
+    (2112, 7168, 64, 'bf16'): (64, 1, 0),
+    (2112, 7168, 64, 'block'): (64, 1, 4),
     (2112, 7168, 64, 'row'): (64, 1, 4),
-    (2112, 7168, 64, 'tensor'): (64, 1, 0),
-    (2112, 7168, 128, 'bf16'): (64, 1, 4),
-    (2112, 7168, 128, 'block'): (64, 1, 0),
+    (2112, 7168, 64, 'tensor'): (64, 1, 4),
+    (2112, 7168, 128, 'bf16'): (64, 1, 0),
+    (2112, 7168, 128, 'block'): (64, 1, 4),
     (2112, 7168, 128, 'row'): (64, 1, 2),
-    (2112, 7168, 128, 'tensor'): (64, 1, 0),
+    (2112, 7168, 128, 'tensor'): (64, 1, 2),
     (2112, 7168, 256, 'bf16'): (64, 1, 4),
-    (2112, 7168, 256, 'block'): (64, 1, 4),
-    (2112, 7168, 256, 'row'): (64, 1, 0),
+    (2112, 7168, 256, 'block'): (64, 1, 0),
+    (2112, 7168, 256, 'row'): (64, 1, 4),
     (2112, 7168, 256, 'tensor'): (64, 1, 0),
-    (4096, 7168, 8, 'bf16'): (64, 1, 1, 1, 16),
+    (4096, 7168, 8, 'bf16'): (128, 1, 4),
     (4096, 7168, 8, 'block'): (256, 2, 8),
     (4096, 7168, 8, 'row'): (64, 1, 2, 1, 16),
     (4096, 7168, 8, 'tensor'): (64, 1, 2, 1, 16),
@@ -587,7 +588,7 @@ MEASURED = {
     (4096, 7168, 64, 'bf16'): (64, 1, 1, 1, 12),
     (4096, 7168, 64, 'block'): (64, 1, 2),
     (4096, 7168, 64, 'row'): (64, 1, 1, 1, 12),
-    (4096, 7168, 64, 'tensor'): (64, 1, 2),
+    (4096, 7168, 64, 'tensor'): (64, 1, 2, 1, 12),
     (4096, 7168, 128, 'bf16'): (64, 1, 2),
     (4096, 7168, 128, 'block'): (64, 1, 2),
     (4096, 7168, 128, 'row'): (64, 1, 1),
@@ -622,17 +623,17 @@ MEASURED = {
     (7168, 2048, 256, 'tensor'): (64, 1, 1),
     (16384, 16384, 8, 'bf16'): (128, 1, 0),
     (16384, 16384, 8, 'block'): (128, 1, 1),
-    (16384, 16384, 8, 'row'): (128, 1, 1, 1, 12),
+    (16384, 16384, 8, 'row'): (128, 1, 1),
     (16384, 16384, 8, 'tensor'): (128, 1, 1, 1, 12),
     (16384, 16384, 16, 'bf16'): (128, 1, 0),
     (16384, 16384, 16, 'block'): (128, 1, 1),
-    (16384, 16384, 16, 'row'): (128, 1, 1, 1, 11),
-    (16384, 16384, 16, 'tensor'): (128, 2, 1),
+    (16384, 16384, 16, 'row'): (128, 2, 1, 1, 11),
+    (16384, 16384, 16, 'tensor'): (128, 1, 1),
     (16384, 16384, 32, 'bf16'): (128, 1, 0),
     (16384, 16384, 32, 'block'): (128, 1, 1),
-    (16384, 16384, 32, 'row'): (128, 1, 1, 1, 10),
+    (16384, 16384, 32, 'row'): (128, 2, 1, 1, 10),
     (16384, 16384, 32, 'tensor'): (128, 1, 1),
-    (16384, 16384, 64, 'bf16'): (128, 1, 1),
+    (16384, 16384, 64, 'bf16'): (128, 2, 1),
     (16384, 16384, 64, 'block'): (128, 1, 1),
     (16384, 16384, 64, 'row'): (128, 1, 1),
     (16384, 16384, 64, 'tensor'): (128, 1, 1),
@@ -797,14 +798,19 @@ class Gemm:
         self.module(spec).quantize_x(x, xq, sx, grid=grid)
         return xq, sx
 
-    def kernel_rows(self, M, BM):
+    def kernel_rows(self, M, BM, copy_kblocks=None):
         """The rows of x the kernel is given: M, or M rounded up to the tile
         (zero rows) from BM = 128 on when that adds 8 or more: the TMA's
-        out-of-bounds rows of a partial x box cost more than the padding
-        (measured on the H200, 4096 x 7168: M = 65 17.6 us, padded 12.6 us;
-        benchmarks/diag/m_sweep.py)."""
+        out-of-bounds rows of a partial x box are slow to fill (measured on
+        the H200, 4096 x 7168, M = 65: 21.4 us, on x padded to 128 rows 12.6;
+        benchmarks/diag/m_sweep.py). When the padding takes a copy of x (e4m3
+        x from the caller: ~3 us), only where the padding rows times the K
+        steps (`copy_kblocks`) reach 2048: M = 65 and 70 at K = 7168 gain
+        5-6 us, M = 100 there and M = 70 at K = 2048 would lose 1-2 us."""
         pad = -M % BM
-        return M + pad if self.pad_x and BM >= 128 and pad >= 8 else M
+        if not (self.pad_x and BM >= 128 and pad >= 8):
+            return M
+        return M + pad if copy_kblocks is None or pad * copy_kblocks >= 2048 else M
 
     def plan(self, M, N, K, w_dtype=F8, scale=None, y_dtype="bf16", quantize=False, sms=132, config=None,
              **spec_options):
@@ -832,12 +838,13 @@ class Gemm:
                                     "f32" if out_dtype == torch.float32 else "bf16", sms=sms, config=config,
                                     **spec_options)
         BN = spec.consts["BN"]
-        rows = self.kernel_rows(M, spec.info["BM"])
         if fp8 and x.dtype == torch.bfloat16:  # quantized into the padded rows: no extra kernel
+            rows = self.kernel_rows(M, spec.info["BM"])
             x, x_scale = self._quantize(x, "block" if scale == "block" else "token", rows)
         else:
             if fp8 and scale == "block":
                 x_scale = block_scales_for_kernel(x_scale)
+            rows = self.kernel_rows(M, spec.info["BM"], -(-K * x.element_size() // KBYTES))
             if rows > M:
                 x = torch.nn.functional.pad(x.view(torch.uint8) if fp8 else x, (0, 0, 0, rows - M))
                 x = x.view(torch.float8_e4m3fn) if fp8 else x
