@@ -77,6 +77,9 @@ GEMM_CASES = [
     (256, 192, 768, "tensor", (256, 64, 1, 2)),
     (16, 448, 1000, "bf16", (16, 64, 1, 1)),
     (100, 256, 2048, "bf16", (128, 128, 2, 5)),
+    # block scaling with one consumer warpgroup: a stage's partial promoted while the next one's wgmmas run
+    (5, 320, 1040, "block", (8, 64, 1, 2)),
+    (100, 256, 2048, "block", (128, 64, 1, 3)),
     # x multicast over 2-CTA clusters (a fifth config value): odd tile counts (a group's second tile
     # past N), split K, stream K, K tails, block scales, bf16, two consumer warpgroups
     (70, 320, 2048, "tensor", (128, 64, 1, 3, 2)),
