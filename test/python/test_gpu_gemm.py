@@ -66,15 +66,20 @@ def test_gemm_matches_torch(case):
         torch.cuda.synchronize()
         err = ((y.float() - want).abs().max() / want.abs().max()).item()
         assert err < 1.5e-2, f"call {rep}: max error {err:.3e} of max |y|"
-    # bf16 x through the fused quantize-then-GEMM path gives the same y
+    def same(a, b):
+        """Equal, but for the order split K's partials were added in (f32 atomics), which
+        may round a bf16 element the other way: at most one bf16 step of it."""
+        a, b = a.float(), b.float()
+        return bool(((a - b).abs() <= torch.maximum(a.abs(), b.abs()) * 2.0 ** -7 + 1e-6).all())
+    # bf16 x through the quantize-then-GEMM path gives the same y (x padded to the tile or not)
     if mode != "bf16":
         y2 = g(x, w, config=cfg, **kw)
         torch.cuda.synchronize()
-        assert torch.equal(y2, y)
+        assert same(y2, y)
     if mode == "block":  # DeepGEMM's [M, K/128] scale layout is taken too
         y3 = g(xq, w, x_scale=sxv.contiguous(), config=cfg, **kw)
         torch.cuda.synchronize()
-        assert torch.equal(y3, y)
+        assert same(y3, y)
 
 
 def test_gemm_typed_errors():

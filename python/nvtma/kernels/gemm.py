@@ -202,38 +202,16 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         def compute(tile, kb0, kb1, st):
             accs = tuple(wgmma.Accumulator(BM) for _ in range(R))
             # keep one stage of wgmmas in flight only with a deep ring: the slot is then freed a
-            # stage later, which costs a quarter of a 4-stage ring (measured: M = 128 lost 9%). With
-            # block scaling, a stage's partial is promoted while the next stage's wgmmas run: two
-            # partials live at once, which two warpgroups (168 registers each: nvJitLink ignores
-            # setmaxnreg) hold only up to BM = 32 (BM = 64: 72 bytes of stack, 128: 304)
-            block = w_scale == "block"
-            overlap = stages >= 6 and (not block or wgs == 1 or BM <= 32)
-
-            def promote(acc, part, slot, swv, live):
-                """acc += part · sw[n-block, kb] · sx[kb, m] (the block's partial, promoted in f32);
-                the scales of x come from the slot's sx stage. Nothing where `live` is false (the
-                first stage of an overlapped loop: no partial yet, the slot index is -1)."""
-                sxs = sx_ring.stage(dsl.max(slot, 0))
-                merged = []
-                for r in range(R):
-                    vals, pv, out = acc[r].values(), part[r].values(), []
-                    for j in range(part[r].count):
-                        m = wgmma.Accumulator.coords(j, lane, warp)[1]
-                        f = sxs[0, m] * swv[r]
-                        out.append(dsl.fma(pv[j], f if live is True else dsl.select(live, f, Float32(0.0)), vals[j]))
-                    merged.append(wgmma.Accumulator.from_values(BM, out))
-                return tuple(merged)
-
-            # carried: the ring state, the accumulators, the slot whose MMAs may still run (released
-            # one stage later, so one stage's wgmmas overlap the next stage's wait) and, with block
-            # scaling, that stage's partial and W scales (promoted once its wgmmas are done)
-            carry = (st, accs, Int32(-1))
-            if block and overlap:
-                carry += (tuple(wgmma.Accumulator(BM) for _ in range(R)), tuple(Float32(0.0) for _ in range(R)))
-            inner = dsl.range(kb0, kb1, carry=carry)
-            for kb, (s, acc, prev, *pending) in inner:
-                if block:  # the W blocks' scales, loaded before the wait hides their latency
-                    swv = tuple(scales[0][(tile * BN + (g * R + r) * 64) // 128, kb] for r in range(R))
+            # stage later, which costs a quarter of a 4-stage ring (measured: M = 128 lost 9%)
+            # block scaling waits at once: promoting a stage's partial while the next stage's wgmmas
+            # run (two partials live) was measured slower (M = 64: 7%, 128: 3.5%; s9-gemm-full-last)
+            overlap = w_scale != "block" and stages >= 6
+            # the slot whose MMAs may still run (released one stage later, so one
+            # stage's wgmmas overlap the next stage's wait; block scaling waits at once)
+            inner = dsl.range(kb0, kb1, carry=(st, accs, Int32(-1)))
+            for kb, (s, acc, prev) in inner:
+                if w_scale == "block":  # the W blocks' scales, loaded before the wait hides their latency
+                    swv = [scales[0][(tile * BN + (g * R + r) * 64) // 128, kb] for r in range(R)]
                 prof.push("wait")
                 pipe.consumer_wait(s)
                 prof.pop()
@@ -245,7 +223,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 new = []
                 for r in range(R):
                     rows = (g * R + r) * 64
-                    if block:
+                    if w_scale == "block":
                         t = wgmma.Accumulator(BM)
                         for ks in range(KBYTES // 32):
                             t = wgmma.mma_async(t, a.row_block(rows).k_block(ks), b.k_block(ks), scale_d=ks > 0)
@@ -255,28 +233,34 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                         for ks in range(KBYTES // 32):
                             c = wgmma.mma_async(c, a.row_block(rows).k_block(ks), b.k_block(ks))
                         new.append(c)
-                new = tuple(new)
                 wgmma.commit_group()
                 if not overlap:
                     wgmma.wait_group(0)
                     prof.pop()
-                    if block:
-                        new = promote(acc, new, s.index, swv, True)
-                    pipe.consumer_release(s, ranks=peers)  # with block scaling, after its sx were read
-                    dsl.yield_(s.advance(), new, Int32(-1))
+                    if w_scale != "block":
+                        pipe.consumer_release(s, ranks=peers)
                 else:
                     wgmma.wait_group(1)
                     prof.pop()
-                    if block:  # the previous stage's partial is done: promote it, then free its slot
-                        acc = promote(acc, pending[0], prev, pending[1], prev >= 0)
                     with dsl.if_(prev >= 0):
                         pipe.consumer_release(lang.PipelineState(stages, index=prev), ranks=peers)
-                    dsl.yield_(s.advance(), *((acc, s.index, new, swv) if block else (new, s.index)))
-            st_next, acc, prev, *pending = inner.results
+                if w_scale == "block":
+                    # promote this 128-wide K block: acc += partial · sw[n-block, kb] · sx[kb, m]
+                    sxs = sx_ring.stage(s.index)
+                    merged = []
+                    for r in range(R):
+                        vals, part = acc[r].values(), new[r].values()
+                        out = []
+                        for j in range(new[r].count):
+                            m = wgmma.Accumulator.coords(j, lane, warp)[1]
+                            out.append(dsl.fma(part[j], sxs[0, m] * swv[r], vals[j]))
+                        merged.append(wgmma.Accumulator.from_values(BM, out))
+                    new = merged
+                    pipe.consumer_release(s, ranks=peers)  # after the scales were read from the slot
+                dsl.yield_(s.advance(), tuple(new), s.index if overlap else Int32(-1))
+            st_next, acc, prev = inner.results
             if overlap:
                 wgmma.wait_group(0)
-                if block:
-                    acc = promote(acc, pending[0], prev, pending[1], prev >= 0)
                 with dsl.if_(prev >= 0):
                     pipe.consumer_release(lang.PipelineState(stages, index=prev), ranks=peers)
             prof.push("epilogue")
