@@ -68,6 +68,44 @@ def all_specs():
     return specs
 
 
+def gpu(torch, seed=0):
+    """(the CUDA device, a side stream to capture and replay on, a generator seeded there)."""
+    dev = torch.device("cuda")
+    return dev, torch.cuda.Stream(), torch.Generator(device=dev).manual_seed(seed)
+
+
+def copies(w, at_least=2, total=256 << 20):
+    """w and clones of it, enough that one pass over them reads >= `total`
+    bytes (W then always comes from DRAM, L2 being 50 MB), at least `at_least`."""
+    n = max(at_least, -(-total // (w.numel() * w.element_size())) + 1)
+    return [w] + [w.clone() for _ in range(n - 1)]
+
+
+def gemm_problem(torch, gen, N, K, M, fp8):
+    """Random W [N, K] and x [M, K] for the GEMM: e4m3 with a per-tensor W
+    scale and per-token x scales, or bf16 (scales None); and y's float32
+    reference. (w, x, w_scale, x_scale, want)."""
+    dev = torch.device("cuda")
+    w32 = torch.randn(N, K, generator=gen, device=dev) / 4
+    x32 = torch.randn(M, K, generator=gen, device=dev)
+    if not fp8:
+        w, x = w32.bfloat16(), x32.bfloat16()
+        return w, x, None, None, x.float() @ w.float().t()
+    sw = torch.tensor([0.02], device=dev)
+    w = (w32 / sw).to(torch.float8_e4m3fn)
+    sx = x32.abs().amax(1).clamp(min=1e-6) / 448
+    x = (x32 / sx[:, None]).to(torch.float8_e4m3fn)
+    return w, x, sw, sx, (x.float() * sx[:, None]) @ (w.float() * sw).t()
+
+
+def save_new(d, specs):
+    """Compiles and saves each spec under d/<spec.key> unless it is there."""
+    from pathlib import Path
+    for sp in specs:
+        if not (Path(d) / sp.key).exists():
+            sp.compile().save(Path(d) / sp.key)
+
+
 def graph_ms(torch, stream, call, nbufs, calls=20, reps=10, before=None):
     """GPU ms per call: CUDA events around replays of a CUDA graph of `calls`
     calls ``call(i % nbufs)`` on `stream` (each i called once first, outside

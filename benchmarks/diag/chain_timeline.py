@@ -14,6 +14,8 @@ import statistics
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # benchmarks/: common
+
 # (N, K, M, (BM, BN, wgs, splits))
 PROBLEMS = [(7168, 2048, 1, (8, 64, 1, 1)), (24576, 1536, 1, (8, 192, 1, 1)), (4096, 7168, 1, (8, 128, 2, 4))]
 CALLS, EVENTS = 8, 96
@@ -36,14 +38,12 @@ def run(d):
     import torch
     from nvtma import profile, runtime
     from nvtma.kernels import gemm
-    dev = torch.device("cuda")
-    stream = torch.cuda.Stream()
-    gen = torch.Generator(device=dev).manual_seed(0)
+    import common
+    dev, stream, gen = common.gpu(torch)
     for N, K, M, cfg in PROBLEMS:
         BM, BN, wgs, splits = cfg
-        nbufs = max(CALLS, -(-(256 << 20) // (N * K)) + 1)
-        w = (torch.randn(N, K, generator=gen, device=dev) / 4).to(torch.float8_e4m3fn)
-        wbufs = [w] + [w.clone() for _ in range(nbufs - 1)]
+        wbufs = common.copies((torch.randn(N, K, generator=gen, device=dev) / 4).to(torch.float8_e4m3fn), CALLS)
+        nbufs = len(wbufs)
         x = torch.randn(M, K, generator=gen, device=dev).to(torch.float8_e4m3fn)
         sw, sx = torch.tensor([0.02], device=dev), torch.ones(M, device=dev)
         y = torch.empty(M, N, device=dev, dtype=torch.bfloat16)

@@ -28,24 +28,19 @@ def _plans(d=None):
 
 
 def build(d):
-    for *_, sp, q in _plans():
-        for s in (sp, q):
-            if not (Path(d) / s.key).exists():
-                s.compile().save(Path(d) / s.key)
+    import common
+    common.save_new(d, [s for *_, sp, q in _plans() for s in (sp, q)])
 
 
 def run(d):
     import torch
     import common
     from nvtma.kernels import gemm
-    dev = torch.device("cuda")
-    stream = torch.cuda.Stream()
-    gen = torch.Generator(device=dev).manual_seed(0)
+    dev, stream, gen = common.gpu(torch)
     for g, N, K, M, spec, _ in _plans(d):
         BM = spec.info["BM"]
-        nbufs = -(-(256 << 20) // (N * K)) + 1
-        w = (torch.randn(N, K, generator=gen, device=dev) / 4).to(torch.float8_e4m3fn)
-        wbufs = [w] + [w.clone() for _ in range(nbufs - 1)]
+        wbufs = common.copies((torch.randn(N, K, generator=gen, device=dev) / 4).to(torch.float8_e4m3fn))
+        nbufs = len(wbufs)
         sw = torch.tensor([0.02], device=dev)
         x16 = torch.randn(M, K, generator=gen, device=dev).to(torch.bfloat16)
         xq, sx = g.quantize(x16)

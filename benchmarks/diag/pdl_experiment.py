@@ -42,27 +42,14 @@ def run(d):
     from cuda.bindings import driver as drv
     from nvtma import runtime
     from nvtma.kernels import gemm
-    dev = torch.device("cuda")
-    stream = torch.cuda.Stream()
-    gen = torch.Generator(device=dev).manual_seed(0)
+    dev, stream, gen = common.gpu(torch)
     for N, K, M, mode, (BM, BN, wgs, splits) in PROBLEMS:
         fp8 = mode != "bf16"
         wbytes = N * K * (1 if fp8 else 2)
-        nbufs = max(2, -(-(256 << 20) // wbytes) + 1)
-        w32 = torch.randn(N, K, generator=gen, device=dev) / 4
-        x32 = torch.randn(M, K, generator=gen, device=dev)
-        if fp8:
-            sw = torch.tensor([0.02], device=dev)
-            w = (w32 / sw).to(torch.float8_e4m3fn)
-            sx = x32.abs().amax(1).clamp(min=1e-6) / 448
-            x = (x32 / sx[:, None]).to(torch.float8_e4m3fn)
-            want = (x.float() * sx[:, None]) @ (w.float() * sw).t()
-            extra = [sw, sx]
-        else:
-            w, x = w32.bfloat16(), x32.bfloat16()
-            want = x.float() @ w.float().t()
-            extra = []
-        ws_ = [w] + [w.clone() for _ in range(nbufs - 1)]
+        w, x, sw, sx, want = common.gemm_problem(torch, gen, N, K, M, fp8)
+        extra = [sw, sx] if fp8 else []
+        ws_ = common.copies(w)
+        nbufs = len(ws_)
         y = torch.empty(M, N, device=dev, dtype=torch.bfloat16)
         tiles = -(-N // BN)
         wsp = torch.zeros(M, N, device=dev)

@@ -55,17 +55,14 @@ def _plans(d=None):
 
 
 def build(d):
-    for _, _, _, _, sp in _plans():
-        if not (Path(d) / sp.key).exists():
-            sp.compile().save(Path(d) / sp.key)
+    import common
+    common.save_new(d, [sp for *_, sp in _plans()])
 
 
 def run(d):
     import torch
     import common
-    dev = torch.device("cuda")
-    stream = torch.cuda.Stream()
-    gen = torch.Generator(device=dev).manual_seed(0)
+    dev, stream, gen = common.gpu(torch)
     cur, res = None, {}
     for g, prob, label, opts, sp in list(_plans(d)) + [(None, None, None, None, None)]:
         if prob != cur and cur is not None:
@@ -78,21 +75,10 @@ def run(d):
         N, K, M, mode, cfg = prob
         fp8 = mode != "bf16"
         wbytes = N * K * (1 if fp8 else 2)
-        nbufs = max(2, -(-(256 << 20) // wbytes) + 1)
-        w32 = torch.randn(N, K, generator=gen, device=dev) / 4
-        x32 = torch.randn(M, K, generator=gen, device=dev)
-        if fp8:
-            sw = torch.tensor([0.02], device=dev)
-            w = (w32 / sw).to(torch.float8_e4m3fn)
-            sx = x32.abs().amax(1).clamp(min=1e-6) / 448
-            x = (x32 / sx[:, None]).to(torch.float8_e4m3fn)
-            want = (x.float() * sx[:, None]) @ (w.float() * sw).t()
-            kw = dict(w_scale=sw, scale=mode, x_scale=sx)
-        else:
-            w, x = w32.bfloat16(), x32.bfloat16()
-            want = x.float() @ w.float().t()
-            kw = {}
-        wbufs = [w] + [w.clone() for _ in range(nbufs - 1)]
+        w, x, sw, sx, want = common.gemm_problem(torch, gen, N, K, M, fp8)
+        kw = dict(w_scale=sw, scale=mode, x_scale=sx) if fp8 else {}
+        wbufs = common.copies(w)
+        nbufs = len(wbufs)
 
         def call(i):
             return g(x, wbufs[i], config=cfg, **opts, **kw)
