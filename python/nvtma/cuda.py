@@ -79,7 +79,7 @@ def elect_sync():
 @user_op
 def activemask():
     """The lanes executing this instruction (activemask.b32)."""
-    return Uint32(llvm.InlineAsmOp(_i32(), [], "activemask.b32 $0;", "=r", has_side_effects=True).result)
+    return Uint32(llvm.CallIntrinsicOp(_i32(), "llvm.nvvm.activemask", [], [], []).result)
 
 
 __activemask = activemask
@@ -570,7 +570,6 @@ def ldmatrix(smem, row, col, num=4, trans=False):
     """ldmatrix.sync.aligned.m8n8.x{num}.b16: thread t gives the address of
     row t % 8 of matrix t // 8 (here: smem[row, col]); returns `num` 32-bit
     registers (a Vector of Uint32), each holding two b16 of one 8x8 matrix."""
-    from .cpasync import address_of
     from .dsl.vector import Vector
     if num not in (1, 2, 4):
         fail(f"ldmatrix num={num}: 1, 2 or 4", rule="ldmatrix")

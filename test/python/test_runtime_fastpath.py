@@ -251,18 +251,11 @@ def test_other_keywords_take_the_python_path(stub, launcher):
         calls.clear()
         s1 = types.SimpleNamespace(cuda_stream=0xCAFE0, device_index=0)
         s2 = types.SimpleNamespace(cuda_stream=0xCAFF0, device_index=0)
-        k(x, y, 7, grid=g, block=(128,), stream=s1)
-        assert last.stream == 0xCAFE0
-        in_python(calls, None)
-        k(x, y, 7, grid=g, block=(128,), stream=s1)
-        assert last.stream == 0xCAFE0
-        in_python(calls, 1)
-        k(x, y, 7, grid=g, block=(128,), stream=s2)
-        assert last.stream == 0xCAFF0
-        in_python(calls, None)
-        k(x, y, 7, grid=g, block=(128,), stream=None)
-        assert last.stream == 0x5000
-        in_python(calls, 1)
+        # (stream, the handle launched on, Python calls: None for a new config, 1 for a repeat)
+        for stream, handle, py in ((s1, 0xCAFE0, None), (s1, 0xCAFE0, 1), (s2, 0xCAFF0, None), (None, 0x5000, 1)):
+            k(x, y, 7, grid=g, block=(128,), stream=stream)
+            assert last.stream == handle
+            in_python(calls, py)
         k(x, y, 9, grid=g, block=(128,))                # another scalar
         assert struct.unpack_from("<i", params(), 2 * N)[0] == 9
         in_python(calls, None)

@@ -110,8 +110,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     steps = (tiles + mc - 1) // mc * kblocks
     per, extra = steps // parts, steps % parts
     sched = lang.PersistentTileScheduler(parts, cluster_size=mc)
-    cid = dsl.block_idx().to(Int32) // mc if mc > 1 else dsl.block_idx().to(Int32)
-    nclusters = dsl.grid_dim().to(Int32) // mc if mc > 1 else dsl.grid_dim().to(Int32)
+    cid, nclusters = sched.start, sched.step  # this CTA's cluster (or the CTA) and their count
 
     def share(p):
         it0 = p * per + dsl.min(p, extra)
