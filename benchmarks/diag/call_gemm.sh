@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A device call: the diag experiments staged in .dev (stages_experiment.py, chain_timeline.py, m_sweep.py), then
+# A device call: the diag experiments staged in .dev (stages, chain, m_sweep, overlap, config_probe: benchmarks/diag/<e>*.py), then
 # .ci/gpu-run's steps $STEPS (default: gemm, the GEMM's GPU tests and its benchmark with $BENCH,
 # default --sweep as staged). Everything lands in $OUT/results.tgz (the run tool returns few files).
 set -u
@@ -7,8 +7,8 @@ tar xzf .devpack.tgz
 export PYTHONUNBUFFERED=1
 W=/tmp/w; rm -rf $W; mkdir -p $W/o $W/r
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader > $W/r/machine.txt
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/pkg .dev/wheels/nvtma_runtime-*.whl
-for e in stages chain m_sweep; do
+rm -rf /tmp/pkg; python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/pkg .dev/wheels/nvtma_runtime-*.whl
+for e in stages chain m_sweep overlap config_probe; do
   [ -d .dev/$e ] || continue
   py=$(ls benchmarks/diag/$e*.py)
   PYTHONPATH=/tmp/pkg NVTMA_CACHE=0 timeout 150 python3 $py run .dev/$e > $W/r/$e.jsonl 2> $W/r/${e}_stderr.txt

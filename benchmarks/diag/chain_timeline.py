@@ -4,8 +4,12 @@ calls. The traced GEMM (gemm_spec(profile=...), %globaltimer per event) runs
 as a CUDA graph of CALLS calls, each with its own profile buffer, W rotating
 over >= 256 MiB; per call it prints, relative to the first call's first
 event: the first event of any CTA, the consumers' first wait (after
-griddepcontrol.wait in a PDL build), the last producer load issued, and the
-last epilogue's end; and the call's share of the graph's time.
+griddepcontrol.wait in a PDL build) and when its stage was full, the last
+producer load issued, and the last epilogue's end; in PDL builds also the
+producers' prefetch (its first start, median end) and their
+griddepcontrol.wait's median return; and the call's share of the graph's
+time. Variants: with PDL or not, the ring's depth, the shared memory
+carveout (None: the driver's choice; 100: the most shared memory).
     python3 benchmarks/diag/chain_timeline.py build DIR    # here
     python3 benchmarks/diag/chain_timeline.py run DIR      # on the GPU
 """
@@ -16,22 +20,23 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # benchmarks/: common
 
-# (N, K, M, (BM, BN, wgs, splits))
-PROBLEMS = [(7168, 2048, 1, (8, 64, 1, 1)), (24576, 1536, 1, (8, 192, 1, 1)), (4096, 7168, 1, (8, 128, 2, 4))]
+# (N, K, M, (BM, BN, wgs, splits), pdl, stages or None (the default), carveout or None (the driver's))
+PROBLEMS = [(7168, 2048, 1, (8, 64, 1, 1), False, None, None), (7168, 2048, 1, (8, 64, 1, 1), True, None, None),
+            (7168, 2048, 1, (8, 64, 1, 1), True, None, 100), (7168, 2048, 1, (8, 64, 1, 1), True, 12, 100),
+            (24576, 1536, 1, (8, 192, 1, 1), True, None, None), (4096, 7168, 1, (8, 128, 1, 4), True, None, None)]
 CALLS, EVENTS = 8, 96
 
 
-def _name(N, K, cfg, pdl):
-    return f"{N}-{K}-{'-'.join(map(str, cfg))}-pdl{int(pdl)}"
+def _name(N, K, cfg, pdl, stages):
+    return f"{N}-{K}-{'-'.join(map(str, cfg))}-pdl{int(pdl)}-s{stages or 0}"
 
 
 def build(d):
     from nvtma.kernels import gemm
-    for N, K, M, cfg in PROBLEMS:
-        for pdl in (False, True):
-            sub = Path(d) / _name(N, K, cfg, pdl)
-            if not sub.exists():
-                gemm.gemm_spec(*cfg[:3], w_scale="tensor", pdl=pdl, profile=EVENTS).compile().save(sub)
+    for N, K, M, cfg, pdl, stages, _ in PROBLEMS:
+        sub = Path(d) / _name(N, K, cfg, pdl, stages)
+        if not sub.exists():
+            gemm.gemm_spec(*cfg[:3], stages=stages, w_scale="tensor", pdl=pdl, profile=EVENTS).compile().save(sub)
 
 
 def run(d):
@@ -40,7 +45,8 @@ def run(d):
     from nvtma.kernels import gemm
     import common
     dev, stream, gen = common.gpu(torch)
-    for N, K, M, cfg in PROBLEMS:
+    from cuda.bindings import driver as drv
+    for N, K, M, cfg, pdl, stages, carve in PROBLEMS:
         BM, BN, wgs, splits = cfg
         wbufs = common.copies((torch.randn(N, K, generator=gen, device=dev) / 4).to(torch.float8_e4m3fn), CALLS)
         nbufs = len(wbufs)
@@ -50,54 +56,64 @@ def run(d):
         tiles = -(-N // BN)
         ws, cnt = torch.zeros(M, N, device=dev), torch.zeros(tiles, device=dev, dtype=torch.int32)
         parts, grid = gemm.parts_for(splits, N, K, BN)
-        for pdl in (False, True):
-            mod = runtime.load(Path(d) / _name(N, K, cfg, pdl))
-            names = profile.event_table(mod, "gemm")
-            bufs = [profile.alloc_buffer(grid, (128 * (wgs + 1),), names.events_per_warp) for _ in range(CALLS)]
-            rounds = []
-            for r in range(4):  # each round: a new rotation offset, so W comes from DRAM
-                off = r * CALLS
+        mod = runtime.load(Path(d) / _name(N, K, cfg, pdl, stages))
+        func = mod.gemm._function()
+        drv.cuKernelSetAttribute(drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                                 -1 if carve is None else carve, drv.CUkernel(func), drv.CUdevice(0))
+        names = profile.event_table(mod, "gemm")
+        bufs = [profile.alloc_buffer(grid, (128 * (wgs + 1),), names.events_per_warp) for _ in range(CALLS)]
+        rounds = []
+        for r in range(4):  # each round: a new rotation offset, so W comes from DRAM
+            off = r * CALLS
 
-                def calls():
-                    for c in range(CALLS):
-                        mod.gemm(wbufs[(off + c) % nbufs], x, y, ws, cnt, parts, sw, sx, bufs[c], grid=grid)
-                with torch.cuda.stream(stream):
-                    calls()
-                torch.cuda.synchronize()
-                graph = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(graph, stream=stream):
-                    calls()
-                graph.replay()  # warm
-                torch.cuda.synchronize()
-                e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                with torch.cuda.stream(stream):
-                    e0.record()
-                    graph.replay()
-                    e1.record()
-                e1.synchronize()
-                rounds.append((e0.elapsed_time(e1) * 1e3 / CALLS, [profile.collect(b, names) for b in bufs]))
-            us, profs = min(rounds, key=lambda t: t[0])
-            origin = min(e.start_ns for e in profs[0].events)
-            rows = []
-            for c, p in enumerate(profs):
-                ev = p.events
-                cons = [e for e in ev if e.role == "consumer"]
-                first_wait = {}
-                for e in cons:
-                    if e.name == "wait":
-                        first_wait[e.cta] = min(first_wait.get(e.cta, 1 << 62), e.start_ns)
-                loads = [e.end_ns for e in ev if e.role == "producer" and e.name == "load"]
-                epi = [e.end_ns for e in cons if e.name == "epilogue"]
-                rows.append(dict(call=c, start=(min(e.start_ns for e in ev) - origin) / 1e3,
-                                 first_wait_median=(statistics.median(first_wait.values()) - origin) / 1e3,
-                                 first_wait_max=(max(first_wait.values()) - origin) / 1e3,
-                                 last_load=((max(loads) - origin) / 1e3) if loads else None,
-                                 end=(max(epi) - origin) / 1e3, ctas=len({e.cta for e in ev}),
-                                 dropped=p.dropped))
-            print(json.dumps(dict(bench="gemm-chain", N=N, K=K, M=M, config=list(cfg), pdl=pdl,
-                                  us_per_call=round(us, 2),
-                                  calls=[{k: (round(v, 2) if isinstance(v, float) else v) for k, v in row.items()}
-                                         for row in rows])), flush=True)
+            def calls():
+                for c in range(CALLS):
+                    mod.gemm(wbufs[(off + c) % nbufs], x, y, ws, cnt, parts, sw, sx, bufs[c], grid=grid)
+            with torch.cuda.stream(stream):
+                calls()
+            torch.cuda.synchronize()
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph, stream=stream):
+                calls()
+            graph.replay()  # warm
+            torch.cuda.synchronize()
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            with torch.cuda.stream(stream):
+                e0.record()
+                graph.replay()
+                e1.record()
+            e1.synchronize()
+            rounds.append((e0.elapsed_time(e1) * 1e3 / CALLS, [profile.collect(b, names) for b in bufs]))
+        us, profs = min(rounds, key=lambda t: t[0])
+        origin = min(e.start_ns for e in profs[0].events)
+        rows = []
+        for c, p in enumerate(profs):
+            ev = p.events
+            cons = [e for e in ev if e.role == "consumer"]
+            first_wait, first_full = {}, {}
+            for e in cons:
+                if e.name == "wait" and e.start_ns < first_wait.get(e.cta, 1 << 62):
+                    first_wait[e.cta], first_full[e.cta] = e.start_ns, e.end_ns
+            loads = [e.end_ns for e in ev if e.role == "producer" and e.name == "load"]
+            pre = [e for e in ev if e.role == "producer" and e.name == "prefetch"]
+            gw = [e.end_ns for e in ev if e.role == "producer" and e.name == "grid_wait"]
+            epi = [e.end_ns for e in cons if e.name == "epilogue"]
+            rows.append(dict(call=c, start=(min(e.start_ns for e in ev) - origin) / 1e3,
+                             first_wait_median=(statistics.median(first_wait.values()) - origin) / 1e3,
+                             first_wait_max=(max(first_wait.values()) - origin) / 1e3,
+                             first_full_median=(statistics.median(first_full.values()) - origin) / 1e3,
+                             last_load=((max(loads) - origin) / 1e3) if loads else None,
+                             end=(max(epi) - origin) / 1e3, ctas=len({e.cta for e in ev}),
+                             prefetch_first=((min(e.start_ns for e in pre) - origin) / 1e3) if pre else None,
+                             prefetch_done_median=((statistics.median(e.end_ns for e in pre) - origin) / 1e3)
+                             if pre else None,
+                             grid_wait_median=((statistics.median(gw) - origin) / 1e3) if gw else None,
+                             dropped=p.dropped))
+        print(json.dumps(dict(bench="gemm-chain", N=N, K=K, M=M, config=list(cfg), pdl=pdl, stages=stages,
+                              carveout=carve,
+                              us_per_call=round(us, 2),
+                              calls=[{k: (round(v, 2) if isinstance(v, float) else v) for k, v in row.items()}
+                                     for row in rows])), flush=True)
 
 
 if __name__ == "__main__":

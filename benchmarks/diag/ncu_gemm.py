@@ -8,7 +8,8 @@ of the same problem, between cudaProfilerStart/Stop, for ncu:
 ncu flushes the caches before each profiled kernel (its default cache
 control), so W comes from DRAM as in the benchmark. MODE: tensor or bf16.
 The nvtma config is the one Gemm picks (gemm.choose_config; the AOT
-artifacts of gemm_bench.py build hold it).
+artifacts of gemm_bench.py build hold it), or CONFIG (BM,BN,wgs,splits)
+given after MODE.
 """
 
 import sys
@@ -20,6 +21,7 @@ from nvtma.kernels import gemm
 
 def main():
     art, N, K, M, mode = sys.argv[1], *map(int, sys.argv[2:5]), sys.argv[5]
+    given = tuple(int(v) for v in sys.argv[6].split(",")) if len(sys.argv) > 6 else None
     dev = torch.device("cuda")
     g = gemm.Gemm(artifacts=art)
     fp8 = mode != "bf16"
@@ -30,7 +32,7 @@ def main():
         w = (w / sw).to(torch.float8_e4m3fn)
         sx = torch.full((M,), 0.02, device=dev)
         xq = (x / 0.02).to(torch.float8_e4m3fn)
-        cfg = gemm.choose_config(M, N, K, scale="tensor")
+        cfg = given or gemm.choose_config(M, N, K, scale="tensor")
 
         def ours():
             return g(xq, w, w_scale=sw, scale="tensor", x_scale=sx, config=cfg)
@@ -44,7 +46,7 @@ def main():
     else:
         w = w.to(torch.bfloat16)
         xb = x.to(torch.bfloat16)
-        cfg = gemm.choose_config(M, N, K, "bf16")
+        cfg = given or gemm.choose_config(M, N, K, "bf16")
 
         def ours():
             return g(xb, w, config=cfg)

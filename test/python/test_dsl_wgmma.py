@@ -323,3 +323,39 @@ def test_the_gemm_pads_x_to_its_tile_from_bm_128():
     assert gemm.Gemm(pad_x=False).kernel_rows(70, 128) == 70
     # padding that takes a copy (e4m3 x from the caller): where rows x K steps pay for it
     assert [g.kernel_rows(M, 128, kb) for M, kb in ((65, 56), (70, 56), (100, 56), (70, 16))] == [128, 128, 100, 70]
+
+
+def test_the_gemm_splits_its_accumulator_chains_at_small_m():
+    """Up to BM = 64 each m64 block's K-step wgmmas go round-robin into 2 or
+    4 accumulators (summed before the epilogue), so fewer products are added
+    into each f32 accumulator: the SASS has that many independent wgmma
+    destinations. `chains` is checked."""
+    from nvtma.kernels import gemm
+    assert [gemm.default_chains(BM, 1) for BM in (8, 16, 32, 64, 128, 256)] == [4, 4, 2, 2, 1, 1]
+    assert [gemm.default_chains(8, R) for R in (1, 2, 3, 4)] == [4, 4, 2, 2]
+    with pytest.raises(ValueError, match="chains=3"):
+        gemm.gemm_spec(8, 64, 1, w_scale="tensor", chains=3)
+    for chains in (1, 4):
+        sp = gemm.gemm_spec(8, 64, 1, w_scale="tensor", chains=chains)
+        assert sp.info["chains"] == chains
+        try:
+            sass = sp.compile().sass()
+        except FileNotFoundError:
+            pytest.skip("cuobjdump not available")
+        dests = set(re.findall(r"QGMMA\.64x8x32\S*\s+(R\d+),", sass))
+        assert len(dests) == chains, sorted(dests)
+
+
+def test_the_gemm_two_per_sm_ring_fits_two_ctas():
+    """two_per_sm_stages: the deepest ring whose CTA fits twice in an SM's
+    228 KB (with the driver's 1 KB and the kernel's static shared memory),
+    checked against what the built kernels ask for; a candidate up to BM = 16."""
+    from nvtma.kernels import gemm
+    for BM, BN, wd in ((8, 64, "f8E4M3FN"), (16, 64, "f8E4M3FN"), (8, 64, "bf16")):
+        two = gemm.two_per_sm_stages(BM, BN, wd)
+        fits = [gemm.gemm_spec(BM, BN, 1, stages=st, w_dtype=wd, w_scale="tensor" if wd != "bf16" else None).smem
+                for st in (two, two + 1)]
+        per_cta = [f + gemm.STATIC_SMEM + gemm.CTA_RESERVED for f in fits]
+        assert 2 * per_cta[0] <= gemm.SM_SMEM < 2 * per_cta[1], (BM, BN, two, fits)
+    cands = gemm.candidates(1, 7168, 2048)
+    assert any(c.stages == gemm.two_per_sm_stages(8, 64, block_scaled=True) for c in cands)

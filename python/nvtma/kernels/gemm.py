@@ -56,7 +56,7 @@ def _gemm_cluster(mc=1, **_):
 @dsl.kernel(block=_gemm_block, cluster=_gemm_cluster, name="gemm", pdl=_gemm_pdl)
 def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32", (None, None)),
                 counters: dsl.Tensor("i32", (None,)), parts: dsl.Int32, *scales, BM, BN, wgs, stages, w_scale,
-                x_scale, l2_w, l2_x, w_hint, x_hint, mc=1, pdl=False, profile=None):
+                x_scale, l2_w, l2_x, w_hint, x_hint, mc=1, pdl=False, profile=None, chains=1):
     # mc: CTAs per cluster sharing x (each loads 1/mc of every x tile and multicasts it to all)
     # profile: None, or events per warp (the last parameter is then the int64 profile buffer)
     prof = Profiler(scales[-1] if profile else None, events_per_warp=profile or 1, scope="warpgroup")
@@ -166,11 +166,15 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 kbs = it0 - group0 * kblocks
                 tile0 = group0 * mc + rank
                 pre = dsl.select(p < parts, dsl.min(dsl.min(kblocks - kbs, it1 - it0), Int32(stages)), Int32(0))
+                prof.push("prefetch")
                 for j in dsl.range(pre):  # the fresh ring's first slots: free, no acquire
                     load_w(lang.PipelineState(stages, index=j), tile0, kbs + j)
+                prof.pop()
                 if pdl == "early":  # the next kernel may start now: its CTAs prefetch beside this one's
                     cuda.griddepcontrol_launch_dependents()
+                prof.push("grid_wait")
                 cuda.griddepcontrol_wait()
+                prof.pop()
 
             def load(tile, kb0, kb1, state):
                 inner = dsl.range(kb0, kb1, carry=state)
@@ -199,7 +203,11 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             cuda.griddepcontrol_wait()  # the workspace, counters and y are the earlier kernels' too
 
         def compute(tile, kb0, kb1, st):
-            accs = tuple(wgmma.Accumulator(BM) for _ in range(R))
+            # chains[r]: `chains` accumulators of m64 block r, each taking every chains-th of a K step's
+            # wgmmas: independent chains overlap in the tensor core, where one chain of small-n wgmmas
+            # waits out each one's latency; summed once before the epilogue
+            accs = tuple(tuple(wgmma.Accumulator(BM) for _ in range(1 if w_scale == "block" else chains))
+                         for _ in range(R))
             # keep one stage of wgmmas in flight only with a deep ring: the slot is then freed a
             # stage later, which costs a quarter of a 4-stage ring (measured: M = 128 lost 9%)
             # block scaling waits at once: promoting a stage's partial while the next stage's wgmmas
@@ -223,15 +231,17 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 for r in range(R):
                     rows = (g * R + r) * 64
                     if w_scale == "block":
-                        t = wgmma.Accumulator(BM)
+                        t = [wgmma.Accumulator(BM) for _ in range(chains)]
                         for ks in range(KBYTES // 32):
-                            t = wgmma.mma_async(t, a.row_block(rows).k_block(ks), b.k_block(ks), scale_d=ks > 0)
-                        new.append(t)
+                            t[ks % chains] = wgmma.mma_async(t[ks % chains], a.row_block(rows).k_block(ks),
+                                                             b.k_block(ks), scale_d=ks >= chains)
+                        new.append(tuple(t))
                     else:
-                        c = acc[r]
+                        c = list(acc[r])
                         for ks in range(KBYTES // 32):
-                            c = wgmma.mma_async(c, a.row_block(rows).k_block(ks), b.k_block(ks))
-                        new.append(c)
+                            c[ks % chains] = wgmma.mma_async(c[ks % chains], a.row_block(rows).k_block(ks),
+                                                             b.k_block(ks))
+                        new.append(tuple(c))
                 wgmma.commit_group()
                 if not overlap:
                     wgmma.wait_group(0)
@@ -248,12 +258,12 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                     sxs = sx_ring.stage(s.index)
                     merged = []
                     for r in range(R):
-                        vals, part = acc[r].values(), new[r].values()
+                        vals, part = acc[r][0].values(), _chain_sum(new[r]).values()
                         out = []
-                        for j in range(new[r].count):
+                        for j in range(len(part)):
                             m = wgmma.Accumulator.coords(j, lane, warp)[1]
                             out.append(dsl.fma(part[j], sxs[0, m] * swv[r], vals[j]))
-                        merged.append(wgmma.Accumulator.from_values(BM, out))
+                        merged.append((wgmma.Accumulator.from_values(BM, out),))
                     new = merged
                     pipe.consumer_release(s, ranks=peers)  # after the scales were read from the slot
                 dsl.yield_(s.advance(), tuple(new), s.index if overlap else Int32(-1))
@@ -262,6 +272,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 wgmma.wait_group(0)
                 with dsl.if_(prev >= 0):
                     pipe.consumer_release(lang.PipelineState(stages, index=prev), ranks=peers)
+            acc = tuple(_chain_sum(a) for a in acc)
             prof.push("epilogue")
             with dsl.if_(tile < tiles) if mc > 1 else contextlib.nullcontext():  # a group's tiles past N
                 _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN, BM, EM,
@@ -275,6 +286,17 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
 
     if mc > 1:
         dsl.cluster_sync()  # no CTA leaves while a peer may still multicast into it or arrive on its barriers
+
+
+def _chain_sum(accs):
+    """One accumulator holding the sum of `accs` (a tuple of chains)."""
+    if len(accs) == 1:
+        return accs[0]
+    vals = [a.values() for a in accs]
+    out = vals[0]
+    for v in vals[1:]:
+        out = [a + b for a, b in zip(out, v)]
+    return wgmma.Accumulator.from_values(accs[0].n, out)
 
 
 def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN, BM, EM, R, wgs, epi,
@@ -454,6 +476,31 @@ def deepest_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
     return (SMEM_BYTES - 1024 - epi_rows(BM, BN) * BN * 4) // per_stage
 
 
+def default_chains(BM, R):
+    """Accumulator chains per m64 block: as many of 1, 2, 4 as keep the
+    extra chains of the R blocks within 32 registers a thread (each BM/2),
+    so the small-M kernels stay within 128 (two CTAs per SM). Split chains add
+    fewer wgmma products into each f32 accumulator: on the H200 the error
+    against float32 fell 1.2-3.3x (16384 x 16384, M = 8: 9.9e-3 -> 3.0e-3
+    of max |y|) at the same speed (within 2% at 13 problems, M <= 64;
+    `benchmarks/diag/config_probe.py`)."""
+    return next(c for c in (4, 2, 1) if c == 1 or R * (c - 1) * BM // 2 <= 32)
+
+
+SM_SMEM, CTA_RESERVED, STATIC_SMEM = 228 * 1024, 1024, 2048  # an SM's shared memory; per CTA: the driver's, ours
+
+
+def two_per_sm_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
+    """The deepest ring with which two CTAs share an SM (shared memory only:
+    registers allow it up to BM = 32), so the next call's CTAs, launched
+    early (programmatic dependent launch), prefetch their W beside this
+    call's; measured on the H200: bf16 7168 x 2048, M = 1, 12 stages against
+    8: 11.1 -> 8.9 us (benchmarks/diag/overlap_experiment.py)."""
+    per_stage = (BM + BN) * KBYTES + (max(BM, 32) * 4 if block_scaled else 0)
+    dynamic = SM_SMEM // 2 - CTA_RESERVED - STATIC_SMEM
+    return (dynamic - epi_rows(BM, BN) * BN * 4 - 128) // per_stage
+
+
 def max_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
     """The default ring: the deepest that fits, up to 8 (deeper rings, a
     config's choice, help where fewer CTAs than SMs stream: measured)."""
@@ -461,7 +508,8 @@ def max_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
 
 
 def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16", w_scale="tensor", x_scale=None,
-              l2_w="l2_256b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last", mc=1, pdl=True, profile=None):
+              l2_w="l2_256b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last", mc=1, pdl=True, profile=None,
+              chains=None):
     """One GEMM kernel: BM (the activations' tile, a multiple of 8 up to 256),
     BN (W rows per CTA tile: 64 · wgs · R), the ring depth, dtypes, scale modes,
     and the L2 promotion / cache hint of each operand. `mc` CTAs of a cluster
@@ -492,6 +540,10 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     stages = stages or min(8, room)
     if stages < 2 or stages > room:
         raise ValueError(f"BM={BM}, BN={BN}: a ring of {stages} stages beside the epilogue tile; 2 to {room} fit")
+    R = BN // (64 * wgs)
+    chains = default_chains(BM, R) if chains is None else chains
+    if chains not in (1, 2, 4):
+        raise ValueError(f"chains={chains}: 1, 2 or 4 accumulator chains per m64 block")
     if mc not in (1, 2, 4) or BM % (8 * mc):
         raise ValueError(f"mc={mc} with BM={BM}: 1, 2 or 4 CTAs sharing x, each loading a whole number of "
                          "8-row swizzle atoms of it (BM a multiple of 8·mc)")
@@ -506,8 +558,10 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     sp = gemm_kernel.specialize(types, BM=BM, BN=BN, wgs=wgs, stages=stages, w_scale=w_scale if fp8 else None,
                                 x_scale=x_scale if fp8 else None, l2_w=l2_w, l2_x=l2_x, w_hint=w_hint,
                                 x_hint=x_hint, **({"profile": profile} if profile else {}),
-                                **({"mc": mc} if mc > 1 else {}), **({"pdl": pdl} if pdl else {}))
-    sp.info = dict(BM=BM, BN=BN, wgs=wgs, stages=stages, w_dtype=w_dtype, w_scale=w_scale, x_scale=x_scale, mc=mc)
+                                **({"mc": mc} if mc > 1 else {}), **({"pdl": pdl} if pdl else {}),
+                                **({"chains": chains} if chains > 1 else {}))
+    sp.info = dict(BM=BM, BN=BN, wgs=wgs, stages=stages, w_dtype=w_dtype, w_scale=w_scale, x_scale=x_scale, mc=mc,
+                   chains=chains)
     return sp
 
 
@@ -687,8 +741,9 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None):
     full waves as possible (each wave streams its W share), with a small
     cost for every extra split (the partials' round trip). The best two also
     come with twice and half the splits, stream K, a deeper ring (16 stages
-    where they fit: more bytes in flight where fewer CTAs than SMs stream)
-    and, from BM = 64 on (x, BM rows a K step reread for every W tile,
+    where they fit: more bytes in flight where fewer CTAs than SMs stream),
+    up to BM = 16 the deepest ring that lets two CTAs share an SM (the next
+    call's prefetch beside this call) and, from BM = 64 on (x, BM rows a K step reread for every W tile,
     outweighs W's tile), x shared by 2-CTA clusters."""
     BM = next(b for b in (8, 16, 32, 64, 128, 256) if b >= M) if M <= 256 else None
     if BM is None:
@@ -720,6 +775,9 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None):
                 more.append(v)
             if (sp == 0 or 1 <= sp <= kblocks) and deep > max_stages(c.BM, c.BN, w_dtype):
                 more.append(v._replace(stages=deep))
+        two = two_per_sm_stages(c.BM, c.BN, w_dtype, block_scaled=True)
+        if c.BM <= 16 and two > max_stages(c.BM, c.BN, w_dtype) and c._replace(stages=two) not in more:
+            more.append(c._replace(stages=two))
         if BM >= 64 and -(-N // c.BN) >= 2:
             more.append(c._replace(mc=2))
     return ranked + more

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Experiment: listed configs of a few problems in VARIANTS: one
+accumulator chain per m64 block against the default (gemm.default_chains),
+W from DRAM (rotating over >= 256 MiB of copies), and the default with W
+resident in L2 (one copy, no evict_first hint): where the L2 time is close
+to the DRAM time the kernel is bound by its own pipeline, not by DRAM.
+CUDA graphs of 20 calls (common.graph_ms).
+    python3 benchmarks/diag/config_probe.py build DIR    # here
+    python3 benchmarks/diag/config_probe.py run DIR      # on the GPU
+"""
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # benchmarks/: common
+
+# (N, K, M, mode, [(BM, BN, wgs, splits[, mc, stages])])
+PROBES = [
+    (7168, 2048, 1, "tensor", [(8, 64, 1, 1), (8, 64, 1, 1, 1, 12)]),
+    (4096, 7168, 1, "tensor", [(8, 128, 1, 4), (8, 64, 1, 1, 1, 16)]),
+    (2112, 7168, 1, "tensor", [(8, 128, 1, 7), (8, 64, 1, 4)]),
+    (24576, 1536, 1, "tensor", [(8, 192, 1, 1)]),
+    (7168, 2048, 16, "block", [(16, 64, 1, 1)]),
+    (7168, 2048, 32, "tensor", [(32, 64, 1, 1)]),
+    (4096, 7168, 32, "tensor", [(32, 64, 1, 1, 1, 16)]),
+    (4096, 7168, 64, "tensor", [(64, 64, 1, 2), (64, 128, 1, 4)]),
+    (7168, 2048, 64, "bf16", [(64, 64, 1, 1, 1, 12)]),
+    (7168, 2048, 1, "bf16", [(8, 64, 1, 1, 1, 12)]),
+    (4096, 7168, 128, "tensor", [(128, 64, 1, 1), (128, 64, 1, 2)]),
+    (24576, 1536, 128, "tensor", [(128, 64, 1, 1)]),
+    (16384, 16384, 8, "tensor", [(8, 128, 1, 1)]),
+]
+# (label, spec options, W resident in L2)
+VARIANTS = [("chains1", dict(chains=1), False), ("default", {}, False), ("l2", dict(w_hint=None), True)]
+
+
+def _plans(d=None):
+    from nvtma.kernels import gemm
+    g = gemm.Gemm(artifacts=d)
+    for N, K, M, mode, cfgs in PROBES:
+        fp8 = mode != "bf16"
+        for cfg in cfgs:
+            for label, opts, l2 in VARIANTS:
+                sp, _, _ = g.plan(M, N, K, gemm.F8 if fp8 else "bf16", mode if fp8 else None, config=cfg, **opts)
+                yield g, (N, K, M, mode), cfg, label, opts, l2, sp
+
+
+def build(d):
+    import common
+    common.save_new(d, [p[-1] for p in _plans()])
+
+
+def run(d):
+    import torch
+    import common
+    dev, stream, gen = common.gpu(torch)
+    prob_data = {}
+    for g, prob, cfg, label, opts, l2, sp in _plans(d):
+        N, K, M, mode = prob
+        fp8 = mode != "bf16"
+        if prob not in prob_data:
+            prob_data.clear()
+            w, x, sw, sx, want = common.gemm_problem(torch, gen, N, K, M, fp8)
+            prob_data[prob] = (w, x, sw, sx, want, common.copies(w))
+        w, x, sw, sx, want, wbufs = prob_data[prob]
+        kw = dict(w_scale=sw, scale=mode, x_scale=sx) if fp8 else {}
+        try:
+            y = g(x, w, config=cfg, **opts, **kw)
+            torch.cuda.synchronize()
+            err = ((y.float() - want).abs().max() / want.abs().max()).item()
+
+            def call(i):
+                return g(x, wbufs[i], config=cfg, **opts, **kw)
+            ms = common.graph_ms(torch, stream, call, 1 if l2 else len(wbufs))
+            out = dict(us=round(ms * 1e3, 2), W_TBps=round(N * K * (1 if fp8 else 2) / ms / 1e9, 3),
+                       err=float(f"{err:.2e}"), stages=sp.info["stages"], chains=sp.info["chains"])
+        except Exception as e:  # noqa: BLE001 (a config that does not launch is a result too)
+            out = dict(error=f"{type(e).__name__}: {e}"[:200])
+        print(json.dumps(dict(bench="gemm-config-probe", N=N, K=K, M=M, mode=mode, config=list(cfg), w=label,
+                              **out)), flush=True)
+
+
+if __name__ == "__main__":
+    {"build": build, "run": run}[sys.argv[1]](sys.argv[2])
