@@ -13,7 +13,6 @@ weight-streaming GEMV (bf16 and fp8 W, every L2 promotion) against torch.
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time

@@ -5,7 +5,8 @@ torch on a few problems.
     python3 benchmarks/diag/gemm_variants.py build DIR      # here
     python3 benchmarks/diag/gemm_variants.py run DIR        # on the GPU
 """
-import os, sys, json
+import os
+import sys
 from pathlib import Path
 CFGS = [(8, 128, 2, "tensor"), (64, 128, 2, None), (8, 64, 1, "tensor"), (128, 128, 2, "row")]
 

@@ -1,5 +1,5 @@
 """Launch-path diagnosis on the GPU: which handle/launcher combination works."""
-import sys, traceback
+import sys
 import torch
 from pathlib import Path
 import nvtma.runtime as rt
