@@ -1,13 +1,12 @@
 #!/usr/bin/env python3
-"""Experiment: listed configs of a few problems in each of VARIANTS (spec
-options, W from DRAM rotating over >= 256 MiB of copies or resident in L2).
-Run with: one accumulator chain per m64 block against the default
-(gemm.default_chains), and the default with W in L2 (one copy, no
-evict_first hint: where the L2 time is close to the DRAM time the kernel is
-bound by its own pipeline; `s10-config-probe-*`); the cost of the split-K
-epilogue (`diag`: its workspace reductions; all of it; `s10-config-probe-3`);
-now: K split over a cluster (Config kc) against the workspace split. CUDA graphs of 20 calls
-(common.graph_ms).
+"""Experiment: listed configs of a few problems, each in every one of
+VARIANTS (spec options; W from DRAM, rotating over >= 256 MiB of copies, or
+resident in L2: one copy, no evict_first hint), in CUDA graphs of 20 calls
+(common.graph_ms). As it stands: what the split-K epilogue costs (gemm_spec
+diag; results/h200-2026-12-01-s10-config-probe-3). Earlier PROBES/VARIANTS
+of this session (in git history): BN = 128 against 64 at M >= 64 and the L2
+floor (-bn), one accumulator chain against gemm.default_chains (-1, -2), and
+K split over a cluster (-kc, commit 00b6238, since removed).
     python3 benchmarks/diag/config_probe.py build DIR    # here
     python3 benchmarks/diag/config_probe.py run DIR      # on the GPU
 """
@@ -19,20 +18,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # benchmarks/: co
 
 # (N, K, M, mode, [(BM, BN, wgs, splits[, mc, stages])])
 PROBES = [
-    (2112, 7168, 1, "tensor", [(8, 128, 1, 7), (8, 128, 1, 7, 1, None, 7), (8, 64, 1, 4), (8, 64, 1, 4, 1, None, 4)]),
-    (2112, 7168, 16, "tensor", [(16, 128, 1, 7), (16, 128, 1, 7, 1, None, 7), (16, 64, 1, 4, 1, None, 4)]),
-    (2112, 7168, 32, "tensor", [(32, 64, 1, 0), (32, 64, 1, 4), (32, 64, 1, 4, 1, None, 4)]),
-    (2112, 7168, 64, "tensor", [(64, 64, 1, 4), (64, 64, 1, 4, 1, None, 4)]),
-    (4096, 7168, 1, "tensor", [(8, 128, 1, 4), (8, 128, 1, 4, 1, None, 4), (8, 64, 1, 2, 1, None, 2)]),
-    (4096, 7168, 32, "tensor", [(32, 64, 1, 1, 1, 16), (32, 128, 1, 4, 1, None, 4), (32, 64, 1, 2, 1, None, 2)]),
-    (4096, 7168, 64, "tensor", [(64, 64, 1, 2), (64, 64, 1, 2, 1, None, 2)]),
-    (7168, 2048, 1, "tensor", [(8, 64, 1, 1), (8, 64, 1, 2, 1, None, 2)]),
-    (2112, 7168, 1, "bf16", [(8, 64, 1, 4), (8, 64, 1, 4, 1, None, 4), (8, 128, 1, 8, 1, None, 8)]),
-    (4096, 7168, 8, "bf16", [(8, 128, 1, 4), (8, 128, 1, 4, 1, None, 4)]),
-    (2112, 7168, 16, "row", [(16, 128, 1, 7), (16, 128, 1, 7, 1, None, 7)]),
+    (4096, 7168, 128, "tensor", [(128, 64, 1, 1), (128, 64, 1, 2), (128, 64, 1, 4)]),
+    (4096, 7168, 64, "tensor", [(64, 64, 1, 1), (64, 64, 1, 2), (64, 64, 1, 4)]),
+    (2112, 7168, 128, "tensor", [(128, 64, 1, 1), (128, 64, 1, 2)]),
+    (7168, 2048, 128, "tensor", [(128, 64, 1, 1), (128, 64, 1, 2)]),
+    (2112, 7168, 1, "tensor", [(8, 128, 1, 1), (8, 128, 1, 7)]),
 ]
-# (label, spec options, W resident in L2)
-VARIANTS = [("dram", {}, False)]
+# (label, spec options, W resident in L2): the split-K epilogue in full, without its reductions into
+# the workspace (the last unit still reads it), and without any of it (diagnostics: y is wrong)
+VARIANTS = [("full", {}, False), ("no_red", dict(diag="no_red"), False),
+            ("no_split_epilogue", dict(diag="no_split_epilogue"), False)]
 
 
 def _plans(d=None):

@@ -20,7 +20,6 @@ from .dsl.errors import fail, user_op
 ir = lazy("nvtma.ir")
 _d = lazy("nvtma.dialects.nvtma")
 llvm = lazy("nvtma.dialects.llvm")
-nvvm = lazy("nvtma.dialects.nvvm")
 
 __all__ = [
     "LoadCacheMode", "CopyG2SOp", "CopyBulkTensorTileG2SOp", "CopyBulkTensorTileG2SMulticastOp",
@@ -412,15 +411,6 @@ def address_of(buf, indices=None):
     if generic_global:
         p = llvm.AddrSpaceCastOp(types.ptr(1), p).result
     return dsl.Val(p)
-
-
-@user_op
-def cluster_address(buf, indices, rank):
-    """The shared::cluster address (!llvm.ptr<7>, mapa) of shared buf[indices]
-    in cluster CTA `rank`: where a CopyBulkS2SOp bulk_copy writes."""
-    if buf.space != "shared":
-        fail(f"cluster_address of a {buf.space} tensor: shared memory only", rule="cluster")
-    return dsl.Val(nvvm.MapaOp(types.ptr(7), address_of(buf, indices).value, dsl.as_value(rank, dsl.Int32)).result)
 
 
 @user_op

@@ -87,14 +87,6 @@ GEMM_CASES = [
     (64, 512, 1024, "block", (64, 64, 1, 2, 2)),
     (96, 384, 1536, "bf16", (128, 128, 1, 1, 2)),
     (40, 256, 768, "tensor", (64, 128, 2, 1, 2)),
-    # K split over a cluster's CTAs, partials summed in the leader's shared memory (Config kc, the
-    # seventh value): several tiles per cluster (the inbox reused), uneven K shares and a K tail,
-    # every W scaling and bf16, two consumer warpgroups
-    (1, 2560, 1792, "tensor", (8, 64, 1, 7, 1, None, 7)),
-    (5, 320, 1040, "row", (8, 64, 1, 4, 1, None, 4)),
-    (33, 1024, 2048, "tensor", (64, 64, 1, 2, 1, None, 2)),
-    (16, 640, 1024, "block", (16, 64, 1, 2, 1, None, 2)),
-    (8, 512, 1024, "bf16", (8, 128, 2, 3, 1, None, 3)),
 ]
 
 

@@ -359,27 +359,3 @@ def test_the_gemm_two_per_sm_ring_fits_two_ctas():
         assert 2 * per_cta[0] <= gemm.SM_SMEM < 2 * per_cta[1], (BM, BN, two, fits)
     cands = gemm.candidates(1, 7168, 2048)
     assert any(c.stages == gemm.two_per_sm_stages(8, 64, block_scaled=True) for c in cands)
-
-
-def test_the_gemm_splits_k_over_a_cluster_through_shared_memory():
-    """kc: the K splits of a tile are the CTAs of one cluster; each sends its
-    f32 partial into the leader's shared memory with a bulk copy
-    (cp.async.bulk.shared::cluster, complete_tx on the leader's mbarrier), the
-    leader adds them and writes y, then frees the inbox (a cluster-scope
-    arrive in each sender): no workspace reductions, fences or counters."""
-    from nvtma.kernels import gemm
-    sp = gemm.gemm_spec(8, 128, 1, w_scale="tensor", kc=4)
-    compiled = sp.compile()
-    text = compiled.ptx
-    assert compiled.records["kernels"]["gemm"]["launch"]["cluster"] == [4, 1, 1]
-    assert "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes" in text
-    assert len(re.findall(r"mbarrier\.arrive\.release\.cluster\.shared::cluster", text)) == 3
-    assert not re.search(r"red\.global\.add|atom\.global\.add", text)
-    assert gemm.parts_for(4, 2560, 1024, 64, kc=4) == (40, (132,))   # 40 tiles, 33 clusters of 4
-    # the inbox takes room from the ring; what kc cannot do is a typed error
-    assert gemm.deepest_stages(8, 128, kc=8) < gemm.deepest_stages(8, 128)
-    for bad in (dict(kc=9), dict(kc=2, mc=2, BM=16), dict(kc=2, BM=128)):
-        with pytest.raises(ValueError, match="kc="):
-            gemm.gemm_spec(bad.get("BM", 8), 64, 1, w_scale="tensor", mc=bad.get("mc", 1), kc=bad["kc"])
-    with pytest.raises(ValueError, match="splits = kc"):
-        gemm.Gemm().plan(8, 512, 1024, config=(8, 64, 1, 2, 1, None, 4))

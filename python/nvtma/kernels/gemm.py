@@ -49,17 +49,15 @@ def _gemm_pdl(pdl=False, **_):
     return bool(pdl)
 
 
-def _gemm_cluster(mc=1, kc=1, **_):
-    return (mc, 1, 1) if mc > 1 else (kc, 1, 1) if kc > 1 else None
+def _gemm_cluster(mc=1, **_):
+    return (mc, 1, 1) if mc > 1 else None
 
 
 @dsl.kernel(block=_gemm_block, cluster=_gemm_cluster, name="gemm", pdl=_gemm_pdl)
 def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32", (None, None)),
                 counters: dsl.Tensor("i32", (None,)), parts: dsl.Int32, *scales, BM, BN, wgs, stages, w_scale,
-                x_scale, l2_w, l2_x, w_hint, x_hint, mc=1, pdl=False, profile=None, chains=1, diag=None, kc=1):
+                x_scale, l2_w, l2_x, w_hint, x_hint, mc=1, pdl=False, profile=None, chains=1, diag=None):
     # mc: CTAs per cluster sharing x (each loads 1/mc of every x tile and multicasts it to all)
-    # kc: CTAs per cluster splitting each tile's K, their partials summed in the leader's shared
-    #     memory (bulk copies between the CTAs' shared memory: no workspace, atomics or fences)
     # profile: None, or events per warp (the last parameter is then the int64 profile buffer)
     prof = Profiler(scales[-1] if profile else None, events_per_warp=profile or 1, scope="warpgroup")
     scales = scales[:-1] if profile else scales
@@ -94,15 +92,9 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     epi = pool.alloc((EM, BN), "f32")
     epi_y = pool.alias(epi, (EM, BN), y.dtype)
     y_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), y, (EM, BN))
-    if kc > 1:
-        # the leader's inbox: one BM x BN f32 partial per other CTA of the cluster (the whole tile is
-        # one epilogue chunk, EM = BM); `got` completes when their bulk copies landed, `free` (in
-        # each other CTA) when the leader has read them
-        inbox = pool.alloc((kc - 1, BM, BN), "f32")
-        got, free = lang.TMABar(1, 1), lang.MBarrier(1, 1)
     # a slot is free once the consumer warps of every CTA its x slice lands in released it
     pipe = lang.Pipeline(stages, full="tma", empty="mbar", init_empty=4 * wgs * mc)
-    if mc > 1 or kc > 1:
+    if mc > 1:
         rank = dsl.cluster_ctarank()
         dsl.cluster_sync()  # every CTA's barriers initialized before a peer's multicast or arrival reaches them
     else:
@@ -115,31 +107,25 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     # the same share of W (stream K); a share is one or more segments [kb0, kb1) of tiles. In
     # clusters of mc CTAs the shares are of groups of mc tiles: CTA `rank` takes tile mc·group + rank
     # (a group past N loads zeros and writes nothing), all of them the same K steps, so x is shared
-    # With kc, parts = tiles: cluster c takes tiles c, c + clusters, ..., CTA `rank` K steps
-    # [rank·kblocks/kc, (rank + 1)·kblocks/kc) of each
     steps = (tiles + mc - 1) // mc * kblocks
     per, extra = steps // parts, steps % parts
-    sched = lang.PersistentTileScheduler(parts, cluster_size=max(mc, kc))
+    sched = lang.PersistentTileScheduler(parts, cluster_size=mc)
     cid, nclusters = sched.start, sched.step  # this CTA's cluster (or the CTA) and their count
-    it_now = [Int32(0)]  # (kc) the share being built: the epilogue's barrier phases
 
     def share(p):
-        if kc > 1:
-            return p * kblocks + rank * kblocks // kc, p * kblocks + (rank + 1) * kblocks // kc
         it0 = p * per + dsl.min(p, extra)
         return it0, it0 + per + dsl.select(p < extra, Int32(1), Int32(0))
 
     def segments(i, state, body):
         """state = body(tile, kb0, kb1, state) over the segments of this CTA's
         i-th share; the final state."""
-        it_now[0] = i
         it0, it1 = share(cid + i * nclusters)
         loop = dsl.while_(lambda it, st: it < it1, carry=(it0, state))
         for it, st in loop:
             group = it // kblocks
             kb0 = it - group * kblocks
             kb1 = dsl.min(kblocks, kb0 + (it1 - it))
-            dsl.yield_(it + (kb1 - kb0), body(group * mc + rank if mc > 1 else group, kb0, kb1, st))
+            dsl.yield_(it + (kb1 - kb0), body(group * mc + rank, kb0, kb1, st))
         return loop.results[1]
 
     with lang.WarpgroupRole(0, regs=40):
@@ -178,7 +164,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 it0, it1 = share(p)
                 group0 = it0 // kblocks
                 kbs = it0 - group0 * kblocks
-                tile0 = group0 * mc + rank if mc > 1 else group0
+                tile0 = group0 * mc + rank
                 pre = dsl.select(p < parts, dsl.min(dsl.min(kblocks - kbs, it1 - it0), Int32(stages)), Int32(0))
                 prof.push("prefetch")
                 for j in dsl.range(pre):  # the fresh ring's first slots: free, no acquire
@@ -289,9 +275,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             acc = tuple(_chain_sum(a) for a in acc)
             prof.push("epilogue")
             with dsl.if_(tile < tiles) if mc > 1 else contextlib.nullcontext():  # a group's tiles past N
-                kcl = (kc, rank, it_now[0], inbox, got, free) if kc > 1 else None
                 _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN, BM, EM,
-                          R, wgs, epi, epi_y, y_atom, diag, kcl)
+                          R, wgs, epi, epi_y, y_atom, diag)
             prof.pop()
             return st_next
 
@@ -299,7 +284,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         for i, (st,) in outer:
             dsl.yield_(segments(i, st, compute))
 
-    if mc > 1 or kc > 1:
+    if mc > 1:
         dsl.cluster_sync()  # no CTA leaves while a peer may still multicast into it or arrive on its barriers
 
 
@@ -315,7 +300,7 @@ def _chain_sum(accs):
 
 
 def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN, BM, EM, R, wgs, epi,
-              epi_y, y_atom, diag=None, kcl=None):
+              epi_y, y_atom, diag=None):
     """Writes this segment's tile through shared memory, EM rows of x at a
     time (the accumulators hold W rows x x rows; y is x rows x W rows): a
     segment of all K writes y itself by TMA stores; else its f32 partial is
@@ -359,43 +344,15 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
 
     n0 = tile * BN
     chunks = BM // EM
-
-    def store_y(value):
+    with dsl.if_((kb0 == 0) & (kb1 == kblocks)):
         for c in range(chunks):
             with dsl.if_(M > c * EM):  # the same in every thread: chunks wholly past M are skipped
-                fill(epi_y, lambda v, nn, m: scaled(value(v, nn, m), n0 + nn, m).to(y.dtype), c)
+                fill(epi_y, lambda v, nn, m: scaled(v, n0 + nn, m).to(y.dtype), c)
                 with lang.WarpRole(4):
                     cpasync.copy(y_atom, [c * EM, n0], epi_y)  # rows past M are clipped by the TMA
                     cpasync.bulk_commit_group()
                     cpasync.bulk_wait_group(0, read=True)
                 cuda.barrier_sync(1, consumers)  # the tile is free again
-
-    if kcl is not None:
-        kc, rank, it, inbox, got, free = kcl
-        nbytes = BM * BN * 4
-        with dsl.if_(rank == 0):  # the leader: its partial plus the others', scaled, to y
-            with lang.WarpRole(4):
-                got.arrive_expect_tx(0, (kc - 1) * nbytes)
-            got.wait(0, it % 2 != 0)
-            store_y(lambda v, nn, m: _sum([v] + [inbox[s, m, nn] for s in range(kc - 1)]))
-            with lang.WarpRole(4):  # every inbox read (the barrier above): the others may send again
-                with dsl.if_(dsl.elect_sync()):
-                    for r in range(1, kc):
-                        free.remote_view(r).arrive(0)
-        with dsl.else_():  # the others: their partial into the leader's inbox
-            fill(epi, lambda v, nn, m: v, 0)
-            with lang.WarpRole(4):
-                with dsl.if_(it > 0):
-                    free.wait(0, (it - 1) % 2 != 0)  # the leader has read this CTA's previous partial
-                dst = cpasync.cluster_address(inbox, [rank - 1, 0, 0], Int32(0))
-                cpasync.bulk_copy(cpasync.CopyBulkS2SOp(), dst, cpasync.address_of(epi), nbytes,
-                                  remote_barrier=got.remote_view(0).ptr(0))
-                cpasync.bulk_commit_group()
-                cpasync.bulk_wait_group(0, read=True)
-            cuda.barrier_sync(1, consumers)  # the tile is free again
-        return
-    with dsl.if_((kb0 == 0) & (kb1 == kblocks)):
-        store_y(lambda v, nn, m: v)
     with dsl.else_():
         quads = BN // 4
 
@@ -432,13 +389,6 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
                 with dsl.if_(ok):
                     ws.store_vec(zero, m, n)
                     y.store_vec(v.to(y.dtype), m, n)  # 4 columns of a row: 8 (bf16) or 16 (f32) bytes
-
-
-def _sum(vals):
-    out = vals[0]
-    for v in vals[1:]:
-        out = out + v
-    return out
 
 
 def _last_arrival(counters, tile, steps, kblocks, consumers):
@@ -522,11 +472,10 @@ def epi_rows(BM, BN):
     return max(8, min(BM, EPI_BYTES // (4 * BN) // 8 * 8))
 
 
-def deepest_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False, kc=1):
-    """The deepest ring that fits beside the epilogue tile (f32 EM x BN) and,
-    with kc, the leader's inbox of the other CTAs' partials."""
+def deepest_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
+    """The deepest ring that fits beside the epilogue tile (f32 EM x BN)."""
     per_stage = (BM + BN) * KBYTES + (max(BM, 32) * 4 if block_scaled else 0)
-    return (SMEM_BYTES - 1024 - epi_rows(BM, BN) * BN * 4 - (kc - 1) * BM * BN * 4) // per_stage
+    return (SMEM_BYTES - 1024 - epi_rows(BM, BN) * BN * 4) // per_stage
 
 
 def default_chains(BM, R):
@@ -554,15 +503,15 @@ def two_per_sm_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
     return (dynamic - epi_rows(BM, BN) * BN * 4 - 128) // per_stage
 
 
-def max_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False, kc=1):
+def max_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
     """The default ring: the deepest that fits, up to 8 (deeper rings, a
     config's choice, help where fewer CTAs than SMs stream: measured)."""
-    return min(8, deepest_stages(BM, BN, w_dtype, block_scaled, kc))
+    return min(8, deepest_stages(BM, BN, w_dtype, block_scaled))
 
 
 def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16", w_scale="tensor", x_scale=None,
               l2_w="l2_256b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last", mc=1, pdl=True, profile=None,
-              chains=None, diag=None, kc=1):
+              chains=None, diag=None):
     """One GEMM kernel: BM (the activations' tile, a multiple of 8 up to 256),
     BN (W rows per CTA tile: 64 · wgs · R), the ring depth, dtypes, scale modes,
     and the L2 promotion / cache hint of each operand. `mc` CTAs of a cluster
@@ -574,7 +523,10 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     the next kernel launch once its own loads are issued (measured on the H200
     in CUDA graphs of back-to-back calls: up to 22% less time per call on the
     small shapes, 1% at 16384 x 16384); pdl="early" lets it launch as soon as
-    those first stages are issued."""
+    those first stages are issued. `diag` (diagnostics only, y is then
+    wrong): "no_red" leaves out the split-K partials' workspace reductions,
+    "no_split_epilogue" all of a split's epilogue (what they cost:
+    benchmarks/diag/config_probe.py)."""
     fp8 = w_dtype == "f8E4M3FN"
     if BM % 8 or not 8 <= BM <= 256:
         raise ValueError(f"BM={BM}: a multiple of 8 in [8, 256]")
@@ -589,10 +541,7 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
         if (w_scale == "block") != (x_scale == "block"):
             raise ValueError("block-scaled W pairs with 1x128 block-scaled x (x_scale='block')")
     x_dtype = w_dtype
-    if not isinstance(kc, int) or not 1 <= kc <= 8 or (kc > 1 and (mc > 1 or epi_rows(BM, BN) < BM)):
-        raise ValueError(f"kc={kc} with BM={BM}, BN={BN}, mc={mc}: 1 to 8 CTAs of a cluster splitting K, not with "
-                         "x multicast, for tiles whose f32 partial is one epilogue tile (BM x BN x 4 <= 16 KB)")
-    room = deepest_stages(BM, BN, w_dtype, w_scale == "block", kc)
+    room = deepest_stages(BM, BN, w_dtype, w_scale == "block")
     stages = stages or min(8, room)
     if stages < 2 or stages > room:
         raise ValueError(f"BM={BM}, BN={BN}: a ring of {stages} stages beside the epilogue tile; 2 to {room} fit")
@@ -615,10 +564,9 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
                                 x_scale=x_scale if fp8 else None, l2_w=l2_w, l2_x=l2_x, w_hint=w_hint,
                                 x_hint=x_hint, **({"profile": profile} if profile else {}),
                                 **({"mc": mc} if mc > 1 else {}), **({"pdl": pdl} if pdl else {}),
-                                **({"chains": chains} if chains > 1 else {}), **({"diag": diag} if diag else {}),
-                                **({"kc": kc} if kc > 1 else {}))
+                                **({"chains": chains} if chains > 1 else {}), **({"diag": diag} if diag else {}))
     sp.info = dict(BM=BM, BN=BN, wgs=wgs, stages=stages, w_dtype=w_dtype, w_scale=w_scale, x_scale=x_scale, mc=mc,
-                   chains=chains, kc=kc)
+                   chains=chains)
     return sp
 
 
@@ -637,18 +585,15 @@ F8 = "f8E4M3FN"
 
 class Config(NamedTuple):
     """How a problem runs: the x tile BM, W rows per tile BN, consumer
-    warpgroups, K splits (0: stream K), CTAs sharing x by multicast, the
-    ring depth (None: the deepest of up to 8 stages that fits), and whether
-    the K splits are a cluster's CTAs that sum their partials in shared memory
-    (kc = splits) rather than in a workspace. A tuple: the first four values
-    alone are one too."""
+    warpgroups, K splits (0: stream K), CTAs sharing x by multicast, and the
+    ring depth (None: the deepest of up to 8 stages that fits). A tuple: the
+    first four values alone are one too."""
     BM: int
     BN: int
     wgs: int
     splits: int
     mc: int = 1
     stages: int | None = None
-    kc: int = 1
 
     @property
     def short(self):
@@ -844,14 +789,10 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None):
     return ranked + more
 
 
-def parts_for(splits, N, K, BN, w_dtype=F8, sms=132, mc=1, kc=1):
+def parts_for(splits, N, K, BN, w_dtype=F8, sms=132, mc=1):
     """The kernel's `parts` argument and grid for a config's splits: tiles x
     splits shares (split K), or with splits 0 one share per SM (stream K);
-    with mc CTAs sharing x, shares of groups of mc tiles, one per cluster;
-    with kc CTAs splitting K in a cluster, the tiles, one per cluster."""
-    if kc > 1:
-        tiles = -(-N // BN)
-        return tiles, (min(tiles, sms // kc) * kc,)
+    with mc CTAs sharing x, shares of groups of mc tiles, one per cluster."""
     groups = -(-(-(-N // BN)) // mc)
     steps = groups * -(-K // (KBYTES // (1 if w_dtype == F8 else 2)))
     parts = groups * splits if splits else min(sms // mc, steps)
@@ -943,10 +884,6 @@ class Gemm:
         cfg = Config(*(config or choose_config(M, N, K, w_dtype, sms, scale)))
         opts = dict(self.options, **spec_options)
         opts.setdefault("mc", cfg.mc)
-        if cfg.kc > 1:
-            if cfg.splits != cfg.kc:
-                raise ValueError(f"{cfg}: a cluster's kc CTAs are the K splits (splits = kc)")
-            opts.setdefault("kc", cfg.kc)
         if cfg.stages is not None:
             opts.setdefault("stages", cfg.stages)
         spec = gemm_spec(cfg.BM, cfg.BN, cfg.wgs, w_dtype=w_dtype, y_dtype=y_dtype, w_scale=scale if fp8 else None,
@@ -980,7 +917,7 @@ class Gemm:
         tiles = -(-N // BN)
         ws, counters = self._workspace(torch, x.device, M, N, tiles)
         extra = [w_scale, x_scale] if fp8 else []
-        parts, grid = parts_for(splits, N, K, BN, F8 if fp8 else "bf16", sms, spec.info["mc"], spec.info["kc"])
+        parts, grid = parts_for(splits, N, K, BN, F8 if fp8 else "bf16", sms, spec.info["mc"])
         self.module(spec).gemm(w, x, y, ws, counters, parts, *extra, grid=grid)
         return y
 
