@@ -32,7 +32,9 @@ F8 = "f8E4M3FN"
 
 
 def plan(quick):
-    """(N, K, M, mode, candidates) to measure."""
+    """(N, K, M, mode, candidates) to measure: the config Gemm picks now
+    (gemm.MEASURED's, so a run shows where a candidate beats it), then the
+    cost model's."""
     from nvtma.kernels import gemm
     shapes = SHAPES[:2] + SHAPES[-1:] if quick else SHAPES
     ms = [1, 64, 128] if quick else MS
@@ -40,7 +42,9 @@ def plan(quick):
         for M in ms:
             for mode in MODES:
                 wd = "bf16" if mode == "bf16" else F8
-                yield N, K, M, mode, gemm.candidates(M, N, K, wd, top=2 if quick else 4)
+                now = gemm.choose_config(M, N, K, wd, scale=None if mode == "bf16" else mode)
+                cands = gemm.candidates(M, N, K, wd, top=2 if quick else 4)
+                yield N, K, M, mode, [now] + [c for c in cands if c != now]
 
 
 def specs(quick, sweep):
