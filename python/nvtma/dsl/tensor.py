@@ -340,30 +340,6 @@ class TensorValue(Val):
         return _view(current_kernel(), self.info.offset, tuple(shape), self.dtype, self.info)
 
     @user_op
-    def rows(self, n):
-        """The first `n` rows (leading dim) of this tile, the same bytes and
-        layout: e.g. where a TMA box of n rows lands in a taller tile."""
-        shape = self.static_shape
-        if not shape or not isinstance(n, int) or not 1 <= n <= shape[0]:
-            fail(f"rows({n!r}) of a {list(shape)} tile: an int in [1, {shape[0] if shape else 0}]", rule="shape")
-        mt = self.memref_type
-        strides, acc = [], 1
-        for d in reversed(shape[1:]):
-            strides.insert(0, acc)
-            acc *= d
-        strides.insert(0, acc)
-        dyn = ir.ShapedType.get_dynamic_stride_or_offset()
-        try:
-            off0 = ir.StridedLayoutAttr(mt.layout).offset
-        except (ValueError, TypeError):
-            m = ir.AffineMapAttr(mt.layout).value
-            off0 = 0 if m == ir.AffineMap.get_identity(m.n_dims) else dyn
-        t = ir.MemRefType.get([n, *shape[1:]], mt.element_type, layout=ir.StridedLayoutAttr.get(off0, strides),
-                              memory_space=mt.memory_space)
-        sub = memref.SubViewOp(t, self.value, [], [], [], [0] * len(shape), [n, *shape[1:]], [1] * len(shape))
-        return TensorValue(sub.result, info=self.info, flat=self.flat, flat_offset=self.flat_offset)
-
-    @user_op
     def stage(self, s):
         """Slice `s` (a run-time or Python index) of a [stages, ...] buffer."""
         shape = self.static_shape

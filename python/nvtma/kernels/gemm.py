@@ -10,8 +10,6 @@ activations' M (1-256, padded to the tile) is the wgmma's N:
   L2 promotion and evict-first hint, x with evict-last: every CTA rereads it);
 * `wgs` consumer warpgroups each own 64·R rows of the BN-row W tile and
   issue R m64nBMkK wgmmas per K step (A = W, B = x, both K-major 128B-swizzled);
-  a tile of fewer than 64 rows (BN 8-56: more tiles, so small N fills the SMs
-  without splitting K) still takes a whole m64 wgmma, its rows past BN unused;
 * the work, (N tile, K step) pairs, is cut into `parts` shares of equal
   length spread over persistent CTAs: tiles x s shares split each tile's K s
   ways, one share per SM streams K (every CTA the same share of W, whatever
@@ -67,8 +65,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     # call in the SASS, and a call makes ptxas serialize every wgmma of the kernel
     N, K = (d.to(Int32) for d in w.shape)
     M = y.shape[0].to(Int32)  # x may have more rows (zero padding up to the tile: no rows of its box past it)
-    BNm = max(BN, 64)                 # W rows the wgmmas take (a narrow tile's rows past BN: unused)
-    R = BNm // (64 * wgs)             # m64 tiles per consumer warpgroup
+    R = BN // (64 * wgs)              # m64 tiles per consumer warpgroup
     fp8 = w.dtype is dsl.Float8E4M3FN
     bk = KBYTES // max(w.dtype.width // 8, 1)   # K elements per stage
     kblocks = (K + bk - 1) // bk
@@ -76,7 +73,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
 
     pool = lang.SMEMPool()
     sw_ = "swizzle_128b"
-    w_ring = pool.alloc((stages, BNm, bk), w.dtype, swizzle=sw_)
+    w_ring = pool.alloc((stages, BN, bk), w.dtype, swizzle=sw_)
     x_ring = pool.alloc((stages, BM, bk), x.dtype, swizzle=sw_)
     w_atom = cpasync.make_tiled_tma_atom(G2S(), w, (BN, bk), swizzle=sw_, l2_promotion=l2_w,
                                          internal_type="uint8" if fp8 else None)
@@ -138,9 +135,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
 
             def load_w(s, tile, kb):
                 pipe.producer_commit(s, stage_bytes)
-                dst = w_ring.stage(s.index)  # a narrow tile's box: the stage's first BN rows
-                cpasync.copy(w_atom, [tile * BN, kb * bk], dst.rows(BN) if BN < 64 else dst,
-                             tma_bar_ptr=pipe.full.at(s.index), cache_hint=w_hint)
+                cpasync.copy(w_atom, [tile * BN, kb * bk], w_ring.stage(s.index), tma_bar_ptr=pipe.full.at(s.index),
+                             cache_hint=w_hint)
 
             def load_x(s, kb):
                 mcast = dict(mcast_mask=(1 << mc) - 1, cta_rank=rank) if mc > 1 else {}
@@ -342,8 +338,7 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
 
     def fill(buf, value, c):
         for nn, m, v in each(c):
-            with dsl.if_(nn < BN) if BN < 64 else contextlib.nullcontext():  # a narrow tile's rows
-                buf[m - c * EM, nn] = value(v, nn, m)
+            buf[m - c * EM, nn] = value(v, nn, m)
         cuda.fence_proxy_async()  # generic writes to the tile before the TMA (or the others) read it
         cuda.barrier_sync(1, consumers)
 
@@ -479,7 +474,7 @@ def epi_rows(BM, BN):
 
 def deepest_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
     """The deepest ring that fits beside the epilogue tile (f32 EM x BN)."""
-    per_stage = (BM + max(BN, 64)) * KBYTES + (max(BM, 32) * 4 if block_scaled else 0)
+    per_stage = (BM + BN) * KBYTES + (max(BM, 32) * 4 if block_scaled else 0)
     return (SMEM_BYTES - 1024 - epi_rows(BM, BN) * BN * 4) // per_stage
 
 
@@ -503,7 +498,7 @@ def two_per_sm_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
     early (programmatic dependent launch), prefetch their W beside this
     call's; measured on the H200: bf16 7168 x 2048, M = 1, 12 stages against
     8: 11.1 -> 8.9 us (benchmarks/diag/overlap_experiment.py)."""
-    per_stage = (BM + max(BN, 64)) * KBYTES + (max(BM, 32) * 4 if block_scaled else 0)
+    per_stage = (BM + BN) * KBYTES + (max(BM, 32) * 4 if block_scaled else 0)
     dynamic = SM_SMEM // 2 - CTA_RESERVED - STATIC_SMEM
     return (dynamic - epi_rows(BM, BN) * BN * 4 - 128) // per_stage
 
@@ -518,8 +513,7 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
               l2_w="l2_256b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last", mc=1, pdl=True, profile=None,
               chains=None, diag=None):
     """One GEMM kernel: BM (the activations' tile, a multiple of 8 up to 256),
-    BN (W rows per CTA tile: 64 · wgs · R, or a multiple of 8 below 64 on one
-    warpgroup: one m64 wgmma, its rows past BN unused), the ring depth, dtypes, scale modes,
+    BN (W rows per CTA tile: 64 · wgs · R), the ring depth, dtypes, scale modes,
     and the L2 promotion / cache hint of each operand. `mc` CTAs of a cluster
     share x: each loads 1/mc of every x tile and multicasts it to all, for
     their mc neighbouring W tiles (x's traffic from L2 / mc). `profile` (events per
@@ -536,11 +530,8 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     fp8 = w_dtype == "f8E4M3FN"
     if BM % 8 or not 8 <= BM <= 256:
         raise ValueError(f"BM={BM}: a multiple of 8 in [8, 256]")
-    if (BN % (64 * wgs) or BN > 256) and not (BN < 64 and BN % 8 == 0 and wgs == 1):
-        raise ValueError(f"BN={BN} with {wgs} consumer warpgroups: a multiple of {64 * wgs} up to 256, or of 8 "
-                         "below 64 on one warpgroup")
-    if BN < 64 and (mc > 1 or (w_scale == "block" and 128 % BN)):
-        raise ValueError(f"BN={BN}: a narrow tile takes no x multicast, and with 128x128 block scales divides 128")
+    if BN % (64 * wgs) or BN > 256:
+        raise ValueError(f"BN={BN} with {wgs} consumer warpgroups: a multiple of {64 * wgs} up to 256")
     if fp8 and w_scale not in ("tensor", "row", "block"):
         raise ValueError(f"w_scale={w_scale!r} for fp8 W: tensor, row or block")
     if not fp8 and (w_scale or x_scale):
@@ -554,7 +545,7 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     stages = stages or min(8, room)
     if stages < 2 or stages > room:
         raise ValueError(f"BM={BM}, BN={BN}: a ring of {stages} stages beside the epilogue tile; 2 to {room} fit")
-    R = max(BN, 64) // (64 * wgs)
+    R = BN // (64 * wgs)
     chains = default_chains(BM, R) if chains is None else chains
     if chains not in (1, 2, 4):
         raise ValueError(f"chains={chains}: 1, 2 or 4 accumulator chains per m64 block")
@@ -750,11 +741,10 @@ def choose_config(M, N, K, w_dtype=F8, sms=132, scale=None):
 
 
 def candidates(M, N, K, w_dtype=F8, sms=132, top=None):
-    """Configs for a problem: BM the smallest wgmma N holding M; BN (up to
-    BM = 16 also 56 and 32 rows) and the K split picked so the (N tile, K
-    split) units fill the SMs in as few, as full waves as possible (each wave
-    streams its W share), with a small cost for every extra split (the
-    partials' round trip). The best two also
+    """Configs for a problem: BM the smallest wgmma N holding M; BN and the K
+    split picked so the (N tile, K split) units fill the SMs in as few, as
+    full waves as possible (each wave streams its W share), with a small
+    cost for every extra split (the partials' round trip). The best two also
     come with twice and half the splits, stream K, a deeper ring (16 stages
     where they fit: more bytes in flight where fewer CTAs than SMs stream),
     up to BM = 16 the deepest ring that lets two CTAs share an SM (the next
@@ -766,9 +756,8 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None):
     bk = KBYTES // (1 if w_dtype == F8 else 2)
     kblocks = -(-K // bk)
     best = {}
-    narrow = ((56, 1), (32, 1)) if BM <= 16 else ()  # tiles of fewer W rows: fill the SMs without split K
-    for BN, wgs in ((256, 2), (192, 1), (128, 2), (128, 1), (64, 1)) + narrow:  # ties go to fewer x rereads
-        R = max(BN, 64) // (64 * wgs)
+    for BN, wgs in ((256, 2), (192, 1), (128, 2), (128, 1), (64, 1)):  # ties go to fewer x rereads
+        R = BN // (64 * wgs)
         if R * BM // 2 > 128 or max_stages(BM, BN, w_dtype) < 3:
             continue  # accumulator registers, or no room for a ring
         tiles = -(-N // BN)
