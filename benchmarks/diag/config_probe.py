@@ -2,12 +2,13 @@
 """Experiment: listed configs of a few problems, each in every one of
 VARIANTS (spec options; W from DRAM, rotating over >= 256 MiB of copies, or
 resident in L2: one copy, no evict_first hint), in CUDA graphs of 20 calls
-(common.graph_ms). As it stands: wgmma groups in flight (gemm_spec lag,
--lag). Earlier PROBES/VARIANTS of this session (in git history): BN = 128
-against 64 at M >= 64 and the L2 floor (-bn), one accumulator chain
-against gemm.default_chains (-1, -2), what the split-K epilogue costs
-(gemm_spec diag, -3), K split over a cluster (-kc, commit 00b6238) and W
-tiles narrower than 64 rows (-narrow, commit b098d18), both since removed.
+(common.graph_ms). This session's runs (PROBES/VARIANTS as each ran are in
+git history): BN = 128 against 64 at M >= 64 and the L2 floor (-bn), one
+accumulator chain against gemm.default_chains (-1, -2), what the split-K
+epilogue costs (gemm_spec diag, -3, as it stands now), and three kernel
+variants built, measured and removed: K split over a cluster (-kc, commit
+00b6238), W tiles narrower than 64 rows (-narrow, b098d18), wgmma groups
+in flight (-lag, the commit after 578a420).
     python3 benchmarks/diag/config_probe.py build DIR    # here
     python3 benchmarks/diag/config_probe.py run DIR      # on the GPU
 """
@@ -19,21 +20,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # benchmarks/: co
 
 # (N, K, M, mode, [(BM, BN, wgs, splits[, mc, stages])])
 PROBES = [
-    (7168, 2048, 1, "tensor", [(8, 64, 1, 1)]),
-    (4096, 7168, 1, "tensor", [(8, 128, 1, 4)]),
-    (2112, 7168, 1, "tensor", [(8, 128, 1, 7)]),
-    (24576, 1536, 1, "tensor", [(8, 192, 1, 1)]),
-    (7168, 2048, 32, "tensor", [(32, 64, 1, 1)]),
-    (4096, 7168, 64, "tensor", [(64, 64, 1, 2)]),
-    (4096, 7168, 128, "tensor", [(128, 64, 1, 1)]),
-    (24576, 1536, 128, "tensor", [(128, 64, 1, 1)]),
-    (7168, 2048, 1, "bf16", [(8, 64, 1, 1, 1, 12)]),
-    (16384, 16384, 8, "tensor", [(8, 128, 1, 1)]),
+    (4096, 7168, 128, "tensor", [(128, 64, 1, 1), (128, 64, 1, 2), (128, 64, 1, 4)]),
+    (4096, 7168, 64, "tensor", [(64, 64, 1, 1), (64, 64, 1, 2), (64, 64, 1, 4)]),
+    (2112, 7168, 128, "tensor", [(128, 64, 1, 1), (128, 64, 1, 2)]),
+    (7168, 2048, 128, "tensor", [(128, 64, 1, 1), (128, 64, 1, 2)]),
+    (2112, 7168, 1, "tensor", [(8, 128, 1, 1), (8, 128, 1, 7)]),
 ]
-# (label, spec options, W resident in L2): wgmma groups kept in flight (gemm_spec lag), W from DRAM and
-# resident in L2
-VARIANTS = [("lag1", {}, False), ("lag2", dict(lag=2), False), ("lag3", dict(lag=3), False),
-            ("l2_lag1", dict(w_hint=None), True), ("l2_lag3", dict(w_hint=None, lag=3), True)]
+# (label, spec options, W resident in L2): the split-K epilogue in full, without its reductions into
+# the workspace (the last unit still reads it), and without any of it (diagnostics: y is wrong)
+VARIANTS = [("full", {}, False), ("no_red", dict(diag="no_red"), False),
+            ("no_split_epilogue", dict(diag="no_split_epilogue"), False)]
 
 
 def _plans(d=None):

@@ -56,7 +56,7 @@ def _gemm_cluster(mc=1, **_):
 @dsl.kernel(block=_gemm_block, cluster=_gemm_cluster, name="gemm", pdl=_gemm_pdl)
 def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32", (None, None)),
                 counters: dsl.Tensor("i32", (None,)), parts: dsl.Int32, *scales, BM, BN, wgs, stages, w_scale,
-                x_scale, l2_w, l2_x, w_hint, x_hint, mc=1, pdl=False, profile=None, chains=1, diag=None, lag=1):
+                x_scale, l2_w, l2_x, w_hint, x_hint, mc=1, pdl=False, profile=None, chains=1, diag=None):
     # mc: CTAs per cluster sharing x (each loads 1/mc of every x tile and multicasts it to all)
     # profile: None, or events per warp (the last parameter is then the int64 profile buffer)
     prof = Profiler(scales[-1] if profile else None, events_per_warp=profile or 1, scope="warpgroup")
@@ -213,10 +213,9 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             # block scaling waits at once: promoting a stage's partial while the next stage's wgmmas
             # run (two partials live) was measured slower (M = 64: 7%, 128: 3.5%; s9-gemm-full-last)
             overlap = w_scale != "block" and stages >= 6
-            # the `lag` slots whose MMAs may still run (each released `lag` stages later, so that
-            # many stages' wgmmas overlap the next stage's wait; block scaling waits at once)
-            held = lag if overlap else 0
-            inner = dsl.range(kb0, kb1, carry=(st, accs, tuple(Int32(-1) for _ in range(held))))
+            # the slot whose MMAs may still run (released one stage later, so one
+            # stage's wgmmas overlap the next stage's wait; block scaling waits at once)
+            inner = dsl.range(kb0, kb1, carry=(st, accs, Int32(-1)))
             for kb, (s, acc, prev) in inner:
                 if w_scale == "block":  # the W blocks' scales, loaded before the wait hides their latency
                     swv = [scales[0][(tile * BN + (g * R + r) * 64) // 128, kb] for r in range(R)]
@@ -250,10 +249,10 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                     if w_scale != "block":
                         pipe.consumer_release(s, ranks=peers)
                 else:
-                    wgmma.wait_group(held)
+                    wgmma.wait_group(1)
                     prof.pop()
-                    with dsl.if_(prev[-1] >= 0):
-                        pipe.consumer_release(lang.PipelineState(stages, index=prev[-1]), ranks=peers)
+                    with dsl.if_(prev >= 0):
+                        pipe.consumer_release(lang.PipelineState(stages, index=prev), ranks=peers)
                 if w_scale == "block":
                     # promote this 128-wide K block: acc += partial · sw[n-block, kb] · sx[kb, m]
                     sxs = sx_ring.stage(s.index)
@@ -267,13 +266,12 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                         merged.append((wgmma.Accumulator.from_values(BM, out),))
                     new = merged
                     pipe.consumer_release(s, ranks=peers)  # after the scales were read from the slot
-                dsl.yield_(s.advance(), tuple(new), ((s.index,) + tuple(prev[:-1])) if held else ())
+                dsl.yield_(s.advance(), tuple(new), s.index if overlap else Int32(-1))
             st_next, acc, prev = inner.results
             if overlap:
                 wgmma.wait_group(0)
-                for p in prev:
-                    with dsl.if_(p >= 0):
-                        pipe.consumer_release(lang.PipelineState(stages, index=p), ranks=peers)
+                with dsl.if_(prev >= 0):
+                    pipe.consumer_release(lang.PipelineState(stages, index=prev), ranks=peers)
             acc = tuple(_chain_sum(a) for a in acc)
             prof.push("epilogue")
             with dsl.if_(tile < tiles) if mc > 1 else contextlib.nullcontext():  # a group's tiles past N
@@ -513,7 +511,7 @@ def max_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
 
 def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16", w_scale="tensor", x_scale=None,
               l2_w="l2_256b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last", mc=1, pdl=True, profile=None,
-              chains=None, diag=None, lag=1):
+              chains=None, diag=None):
     """One GEMM kernel: BM (the activations' tile, a multiple of 8 up to 256),
     BN (W rows per CTA tile: 64 · wgs · R), the ring depth, dtypes, scale modes,
     and the L2 promotion / cache hint of each operand. `mc` CTAs of a cluster
@@ -566,8 +564,7 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
                                 x_scale=x_scale if fp8 else None, l2_w=l2_w, l2_x=l2_x, w_hint=w_hint,
                                 x_hint=x_hint, **({"profile": profile} if profile else {}),
                                 **({"mc": mc} if mc > 1 else {}), **({"pdl": pdl} if pdl else {}),
-                                **({"chains": chains} if chains > 1 else {}), **({"diag": diag} if diag else {}),
-                                **({"lag": lag} if lag != 1 else {}))
+                                **({"chains": chains} if chains > 1 else {}), **({"diag": diag} if diag else {}))
     sp.info = dict(BM=BM, BN=BN, wgs=wgs, stages=stages, w_dtype=w_dtype, w_scale=w_scale, x_scale=x_scale, mc=mc,
                    chains=chains)
     return sp
