@@ -8,7 +8,7 @@ accumulator chain against gemm.default_chains (-1, -2), what the split-K
 epilogue costs (gemm_spec diag, -3, as it stands now), and three kernel
 variants built, measured and removed: K split over a cluster (-kc, commit
 00b6238), W tiles narrower than 64 rows (-narrow, b098d18), wgmma groups
-in flight (-lag, the commit after 578a420).
+in flight (-lag, 7a3a320).
     python3 benchmarks/diag/config_probe.py build DIR    # here
     python3 benchmarks/diag/config_probe.py run DIR      # on the GPU
 """

@@ -203,9 +203,9 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             cuda.griddepcontrol_wait()  # the workspace, counters and y are the earlier kernels' too
 
         def compute(tile, kb0, kb1, st):
-            # chains[r]: `chains` accumulators of m64 block r, each taking every chains-th of a K step's
-            # wgmmas: independent chains overlap in the tensor core, where one chain of small-n wgmmas
-            # waits out each one's latency; summed once before the epilogue
+            # acc[r]: `chains` accumulators of m64 block r, each taking every chains-th of a K step's
+            # wgmmas (fewer products added into each f32 accumulator: default_chains), summed once
+            # before the epilogue
             accs = tuple(tuple(wgmma.Accumulator(BM) for _ in range(1 if w_scale == "block" else chains))
                          for _ in range(R))
             # keep one stage of wgmmas in flight only with a deep ring: the slot is then freed a
