@@ -482,10 +482,10 @@ def default_chains(BM, R):
     """Accumulator chains per m64 block: as many of 1, 2, 4 as keep the
     extra chains of the R blocks within 32 registers a thread (each BM/2),
     so the small-M kernels stay within 128 (two CTAs per SM). Split chains add
-    fewer wgmma products into each f32 accumulator: on the H200 the error
-    against float32 fell 1.2-3.3x (16384 x 16384, M = 8: 9.9e-3 -> 3.0e-3
-    of max |y|) at the same speed (within 2% at 13 problems, M <= 64;
-    `benchmarks/diag/config_probe.py`)."""
+    fewer wgmma products into each f32 accumulator: on the H200 the max
+    error against float32 fell by up to 3.3x (1.0-3.3x at 13 fp8 problems;
+    16384 x 16384, M = 8: 9.9e-3 -> 3.0e-3 of max |y|) at the same speed
+    (within 2%; `benchmarks/diag/config_probe.py`, s10-config-probe-1/-2)."""
     return next(c for c in (4, 2, 1) if c == 1 or R * (c - 1) * BM // 2 <= 32)
 
 
