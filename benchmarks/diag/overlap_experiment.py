@@ -26,19 +26,13 @@ PROBLEMS = [(7168, 2048, 1, "tensor", (8, 64, 1, 1)), (7168, 2048, 32, "tensor",
             (24576, 1536, 1, "tensor", (8, 192, 1, 1)), (7168, 2048, 1, "bf16", (8, 64, 1, 1)),
             (4096, 7168, 8, "bf16", (8, 128, 1, 4)), (4096, 7168, 64, "tensor", (64, 64, 1, 2)),
             (4096, 7168, 128, "tensor", (128, 64, 1, 1)), (24576, 1536, 128, "tensor", (128, 64, 1, 1))]
-SM_SMEM, CTA_RESERVED, STATIC = 228 * 1024, 1024, 2048
 
 
 def fit2(BM, BN, fp8):
-    """The deepest ring of which two CTAs share an SM (None if not 2 stages)."""
+    """The deepest ring of which two CTAs share an SM (None below 2 stages)."""
     from nvtma.kernels import gemm
-    best = None
-    for st in range(2, gemm.deepest_stages(BM, BN, gemm.F8 if fp8 else "bf16") + 1):
-        sp = gemm.gemm_spec(BM, BN, 1, stages=st, w_dtype=gemm.F8 if fp8 else "bf16",
-                            w_scale="tensor" if fp8 else None)
-        if 2 * (sp.smem + STATIC + CTA_RESERVED) <= SM_SMEM:
-            best = st
-    return best
+    two = gemm.two_per_sm_stages(BM, BN, gemm.F8 if fp8 else "bf16")
+    return two if two >= 2 else None
 
 
 def _plans(d=None, fits=None):

@@ -25,19 +25,16 @@ PROBLEMS = [(4096, 7168, 1, "tensor", (8, 64, 1, 1)), (4096, 7168, 8, "tensor", 
             (2112, 7168, 16, "tensor", (16, 64, 1, 4)), (24576, 1536, 1, "tensor", (8, 192, 1, 1)),
             (4096, 7168, 8, "bf16", (8, 128, 1, 4)), (4096, 7168, 64, "bf16", (64, 64, 1, 2)),
             (16384, 16384, 8, "tensor", (8, 128, 2, 1))]
-SM_SMEM, CTA_RESERVED, STATIC = 228 * 1024, 1024, 2048
 
 
 def depths(BM, BN, fp8):
     """{label: stages}: the default (up to 8), the deepest two CTAs per SM
     fit, 12 and 16 (where they fit), and the deepest ring one CTA fits (up to 32)."""
     from nvtma.kernels import gemm
-    per = (BM + BN) * gemm.KBYTES
-    epi = gemm.epi_rows(BM, BN) * BN * 4
-    room = SM_SMEM // 2 - CTA_RESERVED - STATIC - 128 - epi
-    deepest = min((gemm.SMEM_BYTES - 1024 - epi) // per, 32)
-    default = gemm.max_stages(BM, BN, gemm.F8 if fp8 else "bf16")
-    out = {"default": default, "two_per_sm": min(room // per, 16), "deepest": deepest}
+    wd = gemm.F8 if fp8 else "bf16"
+    deepest = min(gemm.deepest_stages(BM, BN, wd), 32)
+    out = {"default": gemm.max_stages(BM, BN, wd), "two_per_sm": min(gemm.two_per_sm_stages(BM, BN, wd), 16),
+           "deepest": deepest}
     out.update({f"s{n}": n for n in (12, 16) if n < deepest})
     return out
 

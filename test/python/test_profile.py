@@ -272,7 +272,11 @@ def test_gemm_traced_variant():
     from nvtma.kernels import gemm
     sp = gemm.gemm_spec(16, 128, 2, profile=128)
     t = profile.event_table(sp)
-    assert t.events == ("acquire", "load", "wait", "mma", "epilogue") and t.roles == ("", "producer", "consumer")
+    # (a PDL build, the default: the producer's W prefetch and its griddepcontrol.wait too)
+    assert t.events == ("prefetch", "grid_wait", "acquire", "load", "wait", "mma", "epilogue")
+    assert t.roles == ("", "producer", "consumer")
+    assert profile.event_table(gemm.gemm_spec(16, 128, 2, profile=128, pdl=False)).events == \
+        ("acquire", "load", "wait", "mma", "epilogue")
     assert t.scope == "warpgroup" and t.warps == 12 and t.events_per_warp == 128
     plain = gemm.gemm_spec(16, 128, 2)
     assert "nvtma_profile" not in plain.ir and "profile" not in plain.consts
@@ -285,7 +289,7 @@ def test_gemm_traced_variant():
 def test_profile_gemm_example_compiles(tmp_path):
     out = _run([str(REPO / "examples" / "profile_gemm.py"), "--m", "8", "--n", "4096", "--k", "4096",
                 "--profile", str(tmp_path / "g.json"), "--aot", str(tmp_path / "a")])
-    assert "traced events acquire, load, wait, mma, epilogue (roles producer, consumer)" in out
+    assert "traced events prefetch, grid_wait, acquire, load, wait, mma, epilogue (roles producer, consumer)" in out
     out = _run([str(REPO / "examples" / "profile_gemm.py"), "--m", "8", "--n", "4096", "--k", "4096",
                 "--from", str(tmp_path / "a")])
-    assert "traced events acquire, load, wait, mma, epilogue" in out
+    assert "traced events prefetch, grid_wait, acquire, load, wait, mma, epilogue" in out
