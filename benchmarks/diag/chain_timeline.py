@@ -43,9 +43,9 @@ def run(d):
     import torch
     from nvtma import profile, runtime
     from nvtma.kernels import gemm
+    from cuda.bindings import driver as drv
     import common
     dev, stream, gen = common.gpu(torch)
-    from cuda.bindings import driver as drv
     for N, K, M, cfg, pdl, stages, carve in PROBLEMS:
         BM, BN, wgs, splits = cfg
         wbufs = common.copies((torch.randn(N, K, generator=gen, device=dev) / 4).to(torch.float8_e4m3fn), CALLS)

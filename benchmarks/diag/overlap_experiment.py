@@ -41,8 +41,8 @@ def _plans(d=None, fits=None):
     for i, (N, K, M, mode, cfg) in enumerate(PROBLEMS):
         fp8 = mode != "bf16"
         two = fits[i] if fits is not None else fit2(cfg[0], cfg[1], fp8)
-        variants = [("default", {}, None), ("l2_resident", dict(w_hint=None), None), ("no_hint", dict(w_hint=None), None),
-                    ("carve", {}, 100)]
+        variants = [("default", {}, None), ("l2_resident", dict(w_hint=None), None),
+                    ("no_hint", dict(w_hint=None), None), ("carve", {}, 100)]
         if two:
             variants += [("fit2", dict(stages=two), 100), ("fit2_early", dict(stages=two, pdl="early"), 100),
                          ("fit2_sK", dict(stages=two), 100, 0)]

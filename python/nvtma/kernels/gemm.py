@@ -748,8 +748,9 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None):
     come with twice and half the splits, stream K, a deeper ring (16 stages
     where they fit: more bytes in flight where fewer CTAs than SMs stream),
     up to BM = 16 the deepest ring that lets two CTAs share an SM (the next
-    call's prefetch beside this call) and, from BM = 64 on (x, BM rows a K step reread for every W tile,
-    outweighs W's tile), x shared by 2-CTA clusters."""
+    call's prefetch beside this call) and, from BM = 64 on (x, BM rows a K
+    step reread for every W tile, outweighs W's tile), x shared by 2-CTA
+    clusters."""
     BM = next(b for b in (8, 16, 32, 64, 128, 256) if b >= M) if M <= 256 else None
     if BM is None:
         raise ValueError(f"M = {M}: this kernel is for M <= 256")
