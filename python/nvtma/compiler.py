@@ -271,9 +271,10 @@ class CompiledModule(CompiledArtifacts):
             return r.stdout
 
 
-def compile(module, arch: str = "sm_90a", *, ptx_version: int | None = None, opt_level: int = 3,
+def compile(module, arch: str | None = None, *, ptx_version: int | None = None, opt_level: int = 3,
             cubin: bool = True, cache: bool | None = None) -> CompiledModule:
-    """Compile nvtma IR (a Module, its text, or a kernel) for `arch`.
+    """Compile nvtma IR (a Module, its text, or a kernel) for `arch`: by
+    default a kernel's own (``@dsl.kernel(arch=..., ptx=...)``), else sm_90a.
 
     Runs the `nvtma-to-ptx` pipeline in-process (linking the device
     libraries a gpu.module's ``nvtma.link`` names: device_libraries),
@@ -282,6 +283,12 @@ def compile(module, arch: str = "sm_90a", *, ptx_version: int | None = None, opt
     with MLIR's diagnostics on invalid IR.
     """
     t0 = time.perf_counter()
+    kern = getattr(module, "kernel", module)  # a Specialization's kernel, or the kernel itself
+    if arch is None:
+        arch = getattr(kern, "arch", None) if callable(getattr(kern, "build", None)) else None
+        if arch is not None and ptx_version is None:
+            ptx_version = getattr(kern, "ptx", None)
+        arch = arch or "sm_90a"
     text = _module_text(module)
     features = _ptx_features(arch, ptx_version)
     if isinstance(opt_level, bool) or not isinstance(opt_level, int) or not 0 <= opt_level <= 3:

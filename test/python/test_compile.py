@@ -144,6 +144,22 @@ def test_sm100a_gather4_assembles():
         nvtma.compile(ir.replace('chip = "sm_100a"', 'chip = "sm_90a"'), arch="sm_90a", cache=False)
 
 
+def test_compile_takes_a_kernels_own_arch():
+    """nvtma.compile(kernel) targets the arch (and PTX version) the kernel
+    was declared for, not sm_90a; an explicit arch still wins."""
+    from nvtma import dsl
+
+    @dsl.kernel(block=(32,), arch="sm_100a", ptx=87)
+    def k(y: dsl.Tensor("i32", (None,))):
+        y[0] = dsl.Int32(1)
+
+    for mod in (k, k.specialize()):
+        ptx = nvtma.compile(mod, cubin=False, cache=False).ptx
+        assert ".target sm_100a" in ptx and ".version 8.7" in ptx
+    assert ".target sm_90a" in nvtma.compile(k, arch="sm_90a", ptx_version=86, cubin=False, cache=False).ptx
+    assert ".target sm_90a" in nvtma.compile(k.build().ir, cubin=False, cache=False).ptx   # IR text: the default
+
+
 def test_cache_hints_reach_the_ptx():
     """load_hint / store_hint become the .L2::cache_hint forms with the
     policy value; an unknown hint is refused by name."""
