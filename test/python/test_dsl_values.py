@@ -305,11 +305,14 @@ def test_math_functions_become_the_fast_instructions():
         f[i + 128] = dsl.fma(s, f[i + 2], f[i + 3])
         f[i + 192] = dsl.select(s > 0.0, s, f[i + 4])
         f[i + 224] = dsl.log2(s) + dsl.sqrt(s)
+        f[i + 160] = dsl.tanh(s)
 
-    ins = instructions(ptx(k))
+    text = ptx(k)
+    ins = instructions(text)
     for want in ("ex2.approx.f32", "rsqrt.approx.f32", "div.approx.f32", "fma.rn.f32", "selp.f32",
-                 "lg2.approx.f32", "sqrt.rn.f32"):
+                 "lg2.approx.f32", "sqrt.rn.f32", "tanh.approx.f32"):
         assert want in ins, (want, sorted(ins))
+    assert "inline asm" not in text  # tanh too: llvm.tanh with afn, not inline PTX
 
 
 def test_integer_division_by_slash_is_refused():

@@ -603,10 +603,9 @@ def _intrinsic(name, *args):
     return llvm.CallIntrinsicOp(ir.F32Type.get(), name, list(args), [], []).result
 
 
-def _asm_f32(ptx, *args):
-    """Inline PTX computing one f32 from f32 operands ($0 the result)."""
-    cons = ",".join(["=f"] + ["f"] * len(args))
-    return llvm.InlineAsmOp(ir.F32Type.get(), list(args), ptx, cons).result
+def _tanh_afn(v):
+    """llvm.tanh with the afn fast-math flag: what NVPTX selects tanh.approx.f32 for."""
+    return llvm.TanhOp(v, fastmathFlags=ir.Attribute.parse("#llvm.fastmath<afn>")).result
 
 
 def _float_fn(name, x, fn):
@@ -626,11 +625,12 @@ def _float_fn(name, x, fn):
     return r if cls is Float32 else convert(r, cls)
 
 
-def _unary(name, intrinsic, doc, asm=None):
-    """A float function of one value: an NVVM intrinsic (or inline PTX)."""
+def _unary(name, intrinsic, doc):
+    """A float function of one value: an LLVM/NVVM intrinsic (a name) or an
+    op builder (f32 Value -> f32 Value)."""
     @user_op
     def fn(x):
-        return _float_fn(name, x, (lambda v: _asm_f32(asm, v)) if asm else (lambda v: _intrinsic(intrinsic, v)))
+        return _float_fn(name, x, intrinsic if callable(intrinsic) else (lambda v: _intrinsic(intrinsic, v)))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
     return fn
@@ -640,7 +640,7 @@ exp2 = _unary("exp2", "llvm.nvvm.ex2.approx.f32", "2**x (ex2.approx.f32: 2 ulp).
 log2 = _unary("log2", "llvm.nvvm.lg2.approx.f", "log2 x (lg2.approx.f32).")
 sqrt = _unary("sqrt", "llvm.sqrt.f32", "sqrt.rn.f32 (IEEE).")
 rsqrt = _unary("rsqrt", "llvm.nvvm.rsqrt.approx.f", "1/sqrt(x) (rsqrt.approx.f32).")
-tanh = _unary("tanh", None, "tanh.approx.f32.", asm="tanh.approx.f32 $0, $1;")
+tanh = _unary("tanh", _tanh_afn, "tanh.approx.f32.")
 sin = _unary("sin", "llvm.nvvm.sin.approx.f", "sin.approx.f32.")
 cos = _unary("cos", "llvm.nvvm.cos.approx.f", "cos.approx.f32.")
 
