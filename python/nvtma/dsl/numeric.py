@@ -605,7 +605,7 @@ def _intrinsic(name, *args):
 
 def _tanh_afn(v):
     """llvm.tanh with the afn fast-math flag: what NVPTX selects tanh.approx.f32 for."""
-    return llvm.TanhOp(v, fastmathFlags=ir.Attribute.parse("#llvm.fastmath<afn>")).result
+    return llvm.TanhOp(v, fastmathFlags=llvm.FastmathFlags.afn).result
 
 
 def _float_fn(name, x, fn):
