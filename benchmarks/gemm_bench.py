@@ -219,15 +219,15 @@ def run(d: Path, quick, sweep):
 def table(results: Path, *_):
     from nvtma.kernels import gemm
     """gemm.MEASURED from a run's lines: (N, K, BM, mode) -> (BN, wgs, splits[,
-    mc[, stages]]) of the fastest config, from the M that is BM itself where measured."""
+    mc[, stages[, ms]]]) of the fastest config, from the M that is BM itself where measured."""
     best = {}
     for line in results.read_text().splitlines():
         r = json.loads(line)
         if r.get("bench") != "gemm" or "us" not in r or not r.get("correct"):
             continue
         cfg = gemm.Config(*r["config"])
-        key = (r["N"], r["K"], cfg.BM, r["mode"])
-        if key not in best or r["M"] == cfg.BM:
+        key = (r["N"], r["K"], cfg.BM * cfg.ms, r["mode"])   # BM of the problem: the cluster's rows with ms
+        if key not in best or r["M"] == cfg.BM * cfg.ms:
             best[key] = cfg.short[1:]
     print("MEASURED = {")
     for key in sorted(best):

@@ -14,6 +14,23 @@ import re
 import nvtma
 
 
+GEMM_CONFIG = "BM,BN,wgs,splits[,mc[,stages[,ms]]] (ints; stages 0: the default ring)"
+
+
+def gemm_config(text):
+    """An argparse type: nvtma.kernels.gemm.Config from GEMM_CONFIG's form."""
+    from nvtma.kernels import gemm
+    try:
+        vals = [int(v) for v in text.split(",")]
+    except ValueError:
+        vals = []
+    if not 4 <= len(vals) <= 7:
+        raise argparse.ArgumentTypeError(f"{text!r}: {GEMM_CONFIG}")
+    if len(vals) > 5 and vals[5] == 0:
+        vals[5] = None
+    return gemm.Config(*vals)
+
+
 def gpu_ms(torch, fn, reps=50, trials=5):
     """GPU time of fn() in ms: after one warm-up call, the best of `trials`
     means over `reps` back-to-back calls, between CUDA events."""

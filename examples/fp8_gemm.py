@@ -5,7 +5,7 @@ W is e4m3 with a per-tensor, per-row or 128x128 block scale (or bf16), x is
 bf16 (quantized to e4m3 per token / per 1x128 block by the kernel before
 the GEMM, which launches as it starts: PDL), y is bf16. The kernels are
 nvtma.kernels.gemm's DSL programs; the config (tile, consumer warpgroups, K
-split, x multicast) is the GEMM's choice for the problem unless --config.
+split, x multicast, M split) is the GEMM's choice for the problem unless --config.
 
     python examples/fp8_gemm.py --m 16 --n 7168 --k 2048              # compile, report (no GPU needed)
     python examples/fp8_gemm.py --m 16 --n 7168 --k 2048 --run        # and run, check against torch (GPU)
@@ -16,17 +16,8 @@ split, x multicast) is the GEMM's choice for the problem unless --config.
 import argparse
 import sys
 
+from _example import GEMM_CONFIG, gemm_config
 from nvtma.kernels import gemm
-
-
-def _config(text):
-    try:
-        vals = tuple(int(v) for v in text.split(","))
-    except ValueError:
-        vals = ()
-    if not 4 <= len(vals) <= 6:
-        raise argparse.ArgumentTypeError(f"{text!r}: BM,BN,wgs,splits[,mc[,stages]] (ints)")
-    return gemm.Config(*vals)
 
 
 def _inputs(torch, a):
@@ -118,7 +109,7 @@ def main(argv=None):
                     help="e4m3 W with this scale, or bf16 W and x")
     ap.add_argument("--l2-w", default="l2_256b", help="L2 promotion of W's loads")
     ap.add_argument("--l2-x", default="l2_128b", help="L2 promotion of x's loads")
-    ap.add_argument("--config", type=_config, help="BM,BN,wgs,splits[,mc[,stages]] (default: the GEMM's choice)")
+    ap.add_argument("--config", type=gemm_config, help=f"{GEMM_CONFIG} (default: the GEMM's choice)")
     ap.add_argument("--sms", type=int, default=132, help="SMs the config is planned for (the GPU's, with --run)")
     ap.add_argument("--aot", metavar="DIR", help="write the kernels' artifacts here (one folder per kernel)")
     ap.add_argument("--from", dest="load", metavar="DIR", help="load what --aot wrote instead of compiling")

@@ -18,17 +18,19 @@ import argparse
 import sys
 from pathlib import Path
 
-from _example import gpu_ms
+from _example import GEMM_CONFIG, gemm_config, gpu_ms
 from nvtma import profile
 from nvtma.kernels import gemm
 
 
 def specs(a):
-    """(traced spec, plain spec, splits) for the problem: the config the GEMM's cost model picks."""
+    """(traced spec, plain spec, config) for the problem: --config, or the config the GEMM picks."""
     w_dtype = "bf16" if a.scale == "bf16" else gemm.F8
-    BM, BN, wgs, splits = gemm.choose_config(a.m, a.n, a.k, w_dtype, a.sms)[:4]  # traced without x multicast
-    kw = dict(w_dtype=w_dtype, w_scale=None if a.scale == "bf16" else a.scale)
-    return (gemm.gemm_spec(BM, BN, wgs, profile=a.events, **kw), gemm.gemm_spec(BM, BN, wgs, **kw), splits)
+    cfg = a.config or gemm.choose_config(a.m, a.n, a.k, w_dtype, a.sms, None if a.scale == "bf16" else a.scale)
+    kw = dict(w_dtype=w_dtype, w_scale=None if a.scale == "bf16" else a.scale, mc=cfg.mc, ms=cfg.ms,
+              stages=cfg.stages)
+    return (gemm.gemm_spec(cfg.BM, cfg.BN, cfg.wgs, profile=a.events, **kw),
+            gemm.gemm_spec(cfg.BM, cfg.BN, cfg.wgs, **kw), cfg)
 
 
 def _module(spec, where):
@@ -85,6 +87,7 @@ def main(argv=None):
     ap.add_argument("--scale", default="tensor", choices=["tensor", "row", "block", "bf16"],
                     help="fp8 W with this scale, or bf16 W and x")
     ap.add_argument("--events", type=int, default=256, help="events recorded per warp (more are counted, dropped)")
+    ap.add_argument("--config", type=gemm_config, help=f"{GEMM_CONFIG} (default: the GEMM's choice)")
     ap.add_argument("--sms", type=int, default=132, help="SMs the config is planned for (the GPU's, with --run)")
     ap.add_argument("--profile", metavar="OUT.json", help="with --run, write the trace here")
     ap.add_argument("--run", action="store_true")
@@ -95,13 +98,14 @@ def main(argv=None):
     if a.run:
         import torch
         a.sms = torch.cuda.get_device_properties(0).multi_processor_count
-    traced, plain, splits = specs(a)
+    traced, plain, cfg = specs(a)
+    splits = cfg.splits
     where = Path(a.load) if a.load else None
     mod = _module(traced, where / "traced" if where else None)
     names = profile.event_table(mod, "gemm")
     c = traced.consts
     print(f"gemm M={a.m} N={a.n} K={a.k} {a.scale}: BM={c['BM']} BN={c['BN']} wgs={c['wgs']} stages={c['stages']} "
-          f"splits={splits}; traced events {', '.join(names.events)} (roles "
+          f"splits={splits} mc={cfg.mc} ms={cfg.ms}; traced events {', '.join(names.events)} (roles "
           f"{', '.join(r for r in names.roles if r)}), {names.events_per_warp} per warp, one lane per warpgroup")
     if a.aot:
         mod.save(Path(a.aot) / "traced")
@@ -112,9 +116,10 @@ def main(argv=None):
     x, w, scales, want = _inputs(torch, a)
     BN = c["BN"]
     tiles = -(-a.n // BN)
-    parts, grid = gemm.parts_for(splits, a.n, a.k, BN, "bf16" if a.scale == "bf16" else gemm.F8, a.sms)
+    parts, grid = gemm.parts_for(splits, a.n, a.k, BN, "bf16" if a.scale == "bf16" else gemm.F8, a.sms, cfg.mc,
+                                 cfg.ms)
     y = torch.empty(a.m, a.n, device="cuda", dtype=torch.bfloat16)
-    ws, counters = workspace(torch, traced, splits, a.m, a.n, tiles)
+    ws, counters = workspace(torch, traced, splits, a.m, a.n, tiles * cfg.ms)
     buf = profile.alloc_buffer(grid, traced.block, names.events_per_warp)
     mod.gemm(w, x, y, ws, counters, parts, *scales, buf, grid=grid)
     torch.cuda.synchronize()

@@ -18,18 +18,31 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # benchmarks/: common
 
-# (N, K, M, mode, [(BM, BN, wgs, splits[, mc, stages])])
+# (N, K, M, mode, [(BM, BN, wgs, splits[, mc, stages[, ms]])]): the M split over 2-CTA clusters
+# sharing W (ms = 2, each CTA BM rows) against the measured pick
+S = None  # the default ring
 PROBES = [
-    (4096, 7168, 128, "tensor", [(128, 64, 1, 1), (128, 64, 1, 2), (128, 64, 1, 4)]),
-    (4096, 7168, 64, "tensor", [(64, 64, 1, 1), (64, 64, 1, 2), (64, 64, 1, 4)]),
-    (2112, 7168, 128, "tensor", [(128, 64, 1, 1), (128, 64, 1, 2)]),
-    (7168, 2048, 128, "tensor", [(128, 64, 1, 1), (128, 64, 1, 2)]),
-    (2112, 7168, 1, "tensor", [(8, 128, 1, 1), (8, 128, 1, 7)]),
+    (4096, 7168, 128, "tensor", [(128, 64, 1, 1), (128, 64, 1, 1, 2), (64, 64, 1, 1, 1, S, 2),
+                                 (64, 64, 1, 2, 1, S, 2), (64, 64, 1, 1, 1, 12, 2), (64, 128, 2, 1, 1, S, 2)]),
+    (4096, 7168, 64, "tensor", [(64, 64, 1, 1, 1, 12), (64, 64, 1, 1, 2), (32, 64, 1, 1, 1, S, 2),
+                                (32, 64, 1, 2, 1, S, 2), (32, 64, 1, 1, 1, 16, 2)]),
+    (4096, 7168, 256, "tensor", [(256, 64, 1, 2), (256, 64, 1, 2, 2), (128, 64, 1, 1, 1, S, 2),
+                                 (128, 64, 1, 2, 1, S, 2)]),
+    (7168, 2048, 128, "tensor", [(128, 64, 1, 1), (128, 64, 1, 1, 2), (64, 128, 2, 1, 1, S, 2),
+                                 (64, 64, 1, 1, 1, S, 2)]),
+    (7168, 2048, 64, "tensor", [(64, 64, 1, 1), (64, 64, 1, 1, 2), (32, 128, 2, 1, 1, S, 2), (32, 64, 1, 1, 1, S, 2)]),
+    (2112, 7168, 128, "tensor", [(128, 64, 1, 4), (128, 64, 1, 4, 2), (64, 64, 1, 2, 1, S, 2),
+                                 (64, 64, 1, 4, 1, S, 2)]),
+    (2112, 7168, 64, "tensor", [(64, 64, 1, 0), (64, 64, 1, 4, 2), (32, 64, 1, 2, 1, S, 2), (32, 64, 1, 4, 1, S, 2)]),
+    (24576, 1536, 128, "tensor", [(128, 64, 1, 1), (128, 64, 1, 1, 2), (64, 128, 2, 1, 1, S, 2),
+                                  (64, 64, 1, 1, 1, S, 2)]),
+    (16384, 16384, 128, "tensor", [(128, 128, 1, 1), (128, 128, 1, 1, 2), (64, 128, 1, 1, 1, S, 2),
+                                   (64, 128, 2, 1, 1, S, 2)]),
+    (4096, 7168, 128, "bf16", [(128, 64, 1, 2), (128, 64, 1, 2, 2), (64, 64, 1, 1, 1, S, 2), (64, 64, 1, 2, 1, S, 2)]),
+    (4096, 7168, 64, "bf16", [(64, 64, 1, 1, 1, 12), (64, 64, 1, 1, 2), (32, 64, 1, 1, 1, S, 2), (32, 64, 1, 2, 1, S, 2)]),
+    (4096, 7168, 128, "row", [(128, 64, 1, 1), (64, 64, 1, 1, 1, S, 2)]),
 ]
-# (label, spec options, W resident in L2): the split-K epilogue in full, without its reductions into
-# the workspace (the last unit still reads it), and without any of it (diagnostics: y is wrong)
-VARIANTS = [("full", {}, False), ("no_red", dict(diag="no_red"), False),
-            ("no_split_epilogue", dict(diag="no_split_epilogue"), False)]
+VARIANTS = [("full", {}, False)]  # (label, spec options, W resident in L2)
 
 
 def _plans(d=None):
@@ -78,5 +91,41 @@ def run(d):
                               **out)), flush=True)
 
 
+def occupancy(d):
+    """For each cluster config: the driver's cuOccupancyMaxActiveClusters at
+    its launch (grid, block, shared memory, cluster), after one call."""
+    import torch
+    import common
+    from cuda.bindings import driver as cu
+    from nvtma.kernels import gemm
+    dev, stream, gen = common.gpu(torch)
+    for g, prob, cfg, label, opts, l2, sp in _plans(d):
+        c = gemm.Config(*cfg)
+        if label != "full" or max(c.mc, c.ms) == 1:
+            continue
+        N, K, M, mode = prob
+        fp8 = mode != "bf16"
+        w, x, sw, sx, want = common.gemm_problem(torch, gen, N, K, M, fp8)
+        g(x, w, config=cfg, **(dict(w_scale=sw, scale=mode, x_scale=sx) if fp8 else {}))
+        torch.cuda.synchronize()
+        k = g.module(sp).gemm
+        rec = k.artifacts.records["kernels"]["gemm"]["launch"] if hasattr(k.artifacts, "records") else {}
+        lc = cu.CUlaunchConfig()
+        parts, grid = gemm.parts_for(c.splits, N, K, c.BN, gemm.F8 if fp8 else "bf16", 132, c.mc, c.ms)
+        lc.gridDimX, lc.gridDimY, lc.gridDimZ = grid[0], 1, 1
+        lc.blockDimX, lc.blockDimY, lc.blockDimZ = 128 * (c.wgs + 1), 1, 1
+        lc.sharedMemBytes = k.rec_smem
+        a = cu.CUlaunchAttribute()
+        a.id = cu.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+        a.value.clusterDim.x, a.value.clusterDim.y, a.value.clusterDim.z = max(c.mc, c.ms), 1, 1
+        lc.attrs, lc.numAttrs = [a], 1
+        err, n = cu.cuOccupancyMaxActiveClusters(cu.CUfunction(k._function()), lc)
+        err2, blocks = cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(cu.CUfunction(k._function()),
+                                                                      lc.blockDimX, k.rec_smem)
+        print(json.dumps(dict(bench="gemm-cluster-occupancy", N=N, K=K, M=M, mode=mode, config=list(cfg),
+                              grid=grid[0], smem=k.rec_smem, max_active_clusters=int(n), err=int(err),
+                              blocks_per_sm=int(blocks), rec=rec)), flush=True)
+
+
 if __name__ == "__main__":
-    {"build": build, "run": run}[sys.argv[1]](sys.argv[2])
+    {"build": build, "run": run, "occupancy": occupancy}[sys.argv[1]](sys.argv[2])

@@ -87,6 +87,15 @@ GEMM_CASES = [
     (64, 512, 1024, "block", (64, 64, 1, 2, 2)),
     (96, 384, 1536, "bf16", (128, 128, 1, 1, 2)),
     (40, 256, 768, "tensor", (64, 128, 2, 1, 2)),
+    # M split over 2-CTA clusters sharing W (a seventh config value, each CTA BM rows of x): the second
+    # CTA's rows partly past M (x padded to the cluster's rows, or its box's OOB fill), split K (a
+    # count per tile and CTA), stream K, K tails, every scaling and bf16
+    (100, 256, 2048, "tensor", (64, 64, 1, 1, 1, None, 2)),
+    (121, 448, 1024, "tensor", (64, 64, 1, 1, 1, None, 2)),
+    (77, 320, 2048, "row", (64, 64, 1, 3, 1, None, 2)),
+    (200, 384, 1040, "block", (128, 64, 1, 2, 1, None, 2)),
+    (40, 256, 768, "bf16", (32, 128, 2, 0, 1, None, 2)),
+    (256, 192, 768, "tensor", (128, 64, 1, 2, 1, 6, 2)),
 ]
 
 

@@ -302,12 +302,43 @@ def test_the_gemm_shares_x_over_a_cluster_with_multicast():
     assert compiled.records["kernels"]["gemm"]["launch"]["cluster"] == [2, 1, 1]
     assert re.search(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.tile\.mbarrier::complete_tx::bytes"
                      r"\.multicast::cluster", text)
-    assert "mapa" in text and re.search(r"mbarrier\.arrive\.release\.cluster\.shared::cluster", text)
+    # the slot's remote release at CTA scope (PTX's default): release.cluster cost ~0.8 us a K step
+    assert "mapa" in text and re.search(r"mbarrier\.arrive\.shared::cluster\.b64", text)
+    assert "mbarrier.arrive.release.cluster" not in text
     assert text.count("barrier.cluster.wait") >= 2
     assert gemm.parts_for(3, 320, 2048, 64, mc=2) == (9, (18,))   # 5 tiles: 3 groups x 3 splits, 2 CTAs each
     for bad in (dict(mc=3), dict(BM=8, mc=2)):
         with pytest.raises(ValueError, match="mc="):
             gemm.gemm_spec(bad.get("BM", 64), 64, 1, w_scale="tensor", mc=bad["mc"])
+
+
+def test_the_gemm_splits_m_over_a_cluster_sharing_w():
+    """ms=2: a 2-CTA cluster, W's TMA loads multicast to both CTAs (each
+    loading half of the tile's rows), x loaded per CTA from its own rows;
+    one share per cluster; Gemm pads x to the cluster's rows; mc and ms
+    do not combine."""
+    from nvtma.kernels import gemm
+    sp = gemm.gemm_spec(64, 64, 1, w_scale="tensor", ms=2)
+    compiled = sp.compile()
+    text = compiled.ptx
+    assert compiled.records["kernels"]["gemm"]["launch"]["cluster"] == [2, 1, 1]
+    assert len(re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.tile\.mbarrier::complete_tx::bytes"
+                          r"\.multicast::cluster", text)) >= 1
+    assert "mapa" in text and text.count("barrier.cluster.wait") >= 2
+    assert sp.info["ms"] == 2 and sp.info["mc"] == 1
+    assert gemm.parts_for(1, 4096, 7168, 64, ms=2) == (64, (128,))   # 64 tiles, a cluster of 2 CTAs each
+    assert gemm.parts_for(0, 4096, 7168, 64, ms=2) == (66, (132,))   # stream K: a share per cluster
+    for bad in (dict(ms=3), dict(ms=2, mc=2)):
+        with pytest.raises(ValueError, match="ms="):
+            gemm.gemm_spec(64, 64, 1, w_scale="tensor", **bad)
+    # from BM = 64 on, candidates include the M split (BM halved, twice the CTAs)
+    cands = gemm.candidates(128, 4096, 7168)
+    assert gemm.Config(64, 64, 1, 1, ms=2) in cands
+    assert all(c.ms == 1 for c in gemm.candidates(32, 4096, 7168))
+    g = gemm.Gemm()
+    spec, splits, _ = g.plan(100, 4096, 7168, scale="tensor", config=(64, 64, 1, 1, 1, None, 2))
+    assert spec.info["BM"] == 64 and spec.info["ms"] == 2 and splits == 1
+    assert g.kernel_rows(100, 64 * 2) == 128
 
 
 def test_the_gemm_pads_x_to_its_tile_from_bm_128():

@@ -49,15 +49,17 @@ def _gemm_pdl(pdl=False, **_):
     return bool(pdl)
 
 
-def _gemm_cluster(mc=1, **_):
-    return (mc, 1, 1) if mc > 1 else None
+def _gemm_cluster(mc=1, ms=1, **_):
+    return (max(mc, ms), 1, 1) if max(mc, ms) > 1 else None
 
 
 @dsl.kernel(block=_gemm_block, cluster=_gemm_cluster, name="gemm", pdl=_gemm_pdl)
 def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32", (None, None)),
                 counters: dsl.Tensor("i32", (None,)), parts: dsl.Int32, *scales, BM, BN, wgs, stages, w_scale,
-                x_scale, l2_w, l2_x, w_hint, x_hint, mc=1, pdl=False, profile=None, chains=1, diag=None):
+                x_scale, l2_w, l2_x, w_hint, x_hint, mc=1, ms=1, pdl=False, profile=None, chains=1, diag=None):
     # mc: CTAs per cluster sharing x (each loads 1/mc of every x tile and multicasts it to all)
+    # ms: CTAs per cluster sharing W (each takes BM rows of x, loads 1/ms of every W tile, multicasts it)
+    cl = max(mc, ms)  # CTAs per cluster (one of mc, ms is 1)
     # profile: None, or events per warp (the last parameter is then the int64 profile buffer)
     prof = Profiler(scales[-1] if profile else None, events_per_warp=profile or 1, scope="warpgroup")
     scales = scales[:-1] if profile else scales
@@ -75,7 +77,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     sw_ = "swizzle_128b"
     w_ring = pool.alloc((stages, BN, bk), w.dtype, swizzle=sw_)
     x_ring = pool.alloc((stages, BM, bk), x.dtype, swizzle=sw_)
-    w_atom = cpasync.make_tiled_tma_atom(G2S(), w, (BN, bk), swizzle=sw_, l2_promotion=l2_w,
+    w_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp() if ms > 1 else G2S(), w,
+                                         (BN, bk), num_multicast=ms, swizzle=sw_, l2_promotion=l2_w,
                                          internal_type="uint8" if fp8 else None)
     x_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp() if mc > 1 else G2S(), x,
                                          (BM, bk), num_multicast=mc, swizzle=sw_, l2_promotion=l2_x,
@@ -93,8 +96,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     epi_y = pool.alias(epi, (EM, BN), y.dtype)
     y_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), y, (EM, BN))
     # a slot is free once the consumer warps of every CTA its x slice lands in released it
-    pipe = lang.Pipeline(stages, full="tma", empty="mbar", init_empty=4 * wgs * mc)
-    if mc > 1:
+    pipe = lang.Pipeline(stages, full="tma", empty="mbar", init_empty=4 * wgs * cl)
+    if cl > 1:
         rank = dsl.cluster_ctarank()
         dsl.cluster_sync()  # every CTA's barriers initialized before a peer's multicast or arrival reaches them
     else:
@@ -106,10 +109,13 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     # parts = tiles x s each tile is split s ways (split K), with parts = the grid every CTA streams
     # the same share of W (stream K); a share is one or more segments [kb0, kb1) of tiles. In
     # clusters of mc CTAs the shares are of groups of mc tiles: CTA `rank` takes tile mc·group + rank
-    # (a group past N loads zeros and writes nothing), all of them the same K steps, so x is shared
+    # (a group past N loads zeros and writes nothing), all of them the same K steps, so x is shared;
+    # in clusters of ms CTAs every CTA takes the cluster's tile, for its own BM rows of x (from
+    # rank·BM: rows past M load zeros and write nothing), so W is shared
     steps = (tiles + mc - 1) // mc * kblocks
     per, extra = steps // parts, steps % parts
-    sched = lang.PersistentTileScheduler(parts, cluster_size=mc)
+    sched = lang.PersistentTileScheduler(parts, cluster_size=cl)
+    m0 = rank * BM if ms > 1 else 0  # this CTA's first row of x and y
     cid, nclusters = sched.start, sched.step  # this CTA's cluster (or the CTA) and their count
 
     def share(p):
@@ -125,7 +131,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             group = it // kblocks
             kb0 = it - group * kblocks
             kb1 = dsl.min(kblocks, kb0 + (it1 - it))
-            dsl.yield_(it + (kb1 - kb0), body(group * mc + rank, kb0, kb1, st))
+            dsl.yield_(it + (kb1 - kb0), body(group * mc + rank if mc > 1 else group, kb0, kb1, st))
         return loop.results[1]
 
     with lang.WarpgroupRole(0, regs=40):
@@ -135,15 +141,16 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
 
             def load_w(s, tile, kb):
                 pipe.producer_commit(s, stage_bytes)
+                mcast = dict(mcast_mask=(1 << ms) - 1, cta_rank=rank) if ms > 1 else {}
                 cpasync.copy(w_atom, [tile * BN, kb * bk], w_ring.stage(s.index), tma_bar_ptr=pipe.full.at(s.index),
-                             cache_hint=w_hint)
+                             cache_hint=w_hint, **mcast)
 
             def load_x(s, kb):
                 mcast = dict(mcast_mask=(1 << mc) - 1, cta_rank=rank) if mc > 1 else {}
-                cpasync.copy(x_atom, [0, kb * bk], x_ring.stage(s.index), tma_bar_ptr=pipe.full.at(s.index),
+                cpasync.copy(x_atom, [m0, kb * bk], x_ring.stage(s.index), tma_bar_ptr=pipe.full.at(s.index),
                              cache_hint=x_hint, **mcast)
                 if w_scale == "block":
-                    cpasync.copy(sx_atom, [kb, 0], sx_ring.stage(s.index), tma_bar_ptr=pipe.full.at(s.index),
+                    cpasync.copy(sx_atom, [kb, m0], sx_ring.stage(s.index), tma_bar_ptr=pipe.full.at(s.index),
                                  cache_hint=x_hint)
 
             def acquire_and_load(s, tile, kb, x=True):
@@ -164,7 +171,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 it0, it1 = share(p)
                 group0 = it0 // kblocks
                 kbs = it0 - group0 * kblocks
-                tile0 = group0 * mc + rank
+                tile0 = group0 * mc + rank if mc > 1 else group0
                 pre = dsl.select(p < parts, dsl.min(dsl.min(kblocks - kbs, it1 - it0), Int32(stages)), Int32(0))
                 prof.push("prefetch")
                 for j in dsl.range(pre):  # the fresh ring's first slots: free, no acquire
@@ -198,7 +205,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         g = dsl.warpgroup_idx() - 1
         # the block scales' shared addresses in 64-bit index arithmetic: a base plus a constant each
         lane, warp = dsl.lane_idx().to(Index), (dsl.warp_idx() % 4).to(Index)
-        peers = tuple(range(mc)) if mc > 1 else None  # the CTAs whose x slices a slot holds
+        peers = tuple(range(cl)) if cl > 1 else None  # the CTAs whose x (or W) slices a slot holds
         if pdl:
             cuda.griddepcontrol_wait()  # the workspace, counters and y are the earlier kernels' too
 
@@ -276,7 +283,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             prof.push("epilogue")
             with dsl.if_(tile < tiles) if mc > 1 else contextlib.nullcontext():  # a group's tiles past N
                 _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN, BM, EM,
-                          R, wgs, epi, epi_y, y_atom, diag)
+                          R, wgs, epi, epi_y, y_atom, diag, m0, tile * ms + rank if ms > 1 else tile)
             prof.pop()
             return st_next
 
@@ -284,7 +291,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         for i, (st,) in outer:
             dsl.yield_(segments(i, st, compute))
 
-    if mc > 1:
+    if cl > 1:
         dsl.cluster_sync()  # no CTA leaves while a peer may still multicast into it or arrive on its barriers
 
 
@@ -300,8 +307,9 @@ def _chain_sum(accs):
 
 
 def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN, BM, EM, R, wgs, epi,
-              epi_y, y_atom, diag=None):
-    """Writes this segment's tile through shared memory, EM rows of x at a
+              epi_y, y_atom, diag=None, m0=0, counter=None):
+    """Writes this segment's tile (rows m0.. of x and y; its split-K count in
+    counters[counter], tile's by default) through shared memory, EM rows of x at a
     time (the accumulators hold W rows x x rows; y is x rows x W rows): a
     segment of all K writes y itself by TMA stores; else its f32 partial is
     added into the workspace [M, N] with vector reductions
@@ -346,22 +354,24 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
     chunks = BM // EM
     with dsl.if_((kb0 == 0) & (kb1 == kblocks)):
         for c in range(chunks):
-            with dsl.if_(M > c * EM):  # the same in every thread: chunks wholly past M are skipped
-                fill(epi_y, lambda v, nn, m: scaled(v, n0 + nn, m).to(y.dtype), c)
+            with dsl.if_(M > m0 + c * EM):  # the same in every thread: chunks wholly past M are skipped
+                fill(epi_y, lambda v, nn, m: scaled(v, n0 + nn, m0 + m).to(y.dtype), c)
                 with lang.WarpRole(4):
-                    cpasync.copy(y_atom, [c * EM, n0], epi_y)  # rows past M are clipped by the TMA
+                    cpasync.copy(y_atom, [m0 + c * EM, n0], epi_y)  # rows past M are clipped by the TMA
                     cpasync.bulk_commit_group()
                     cpasync.bulk_wait_group(0, read=True)
                 cuda.barrier_sync(1, consumers)  # the tile is free again
     with dsl.else_():
         quads = BN // 4
 
-        def pieces(rows, m0=0):
-            for i in range(-(-rows * quads // consumers)):  # 4-column pieces a thread handles (unrolled)
+        def pieces(rows, r0=0):
+            """(row, quad, column, in bounds) of the 4-column pieces a thread handles (unrolled):
+            rows r0.. of this CTA's (m0..)."""
+            for i in range(-(-rows * quads // consumers)):
                 e = ctid + i * consumers
                 m, q = e // quads, e % quads
                 n = n0 + q * 4
-                yield m, q, n, (m < rows) & (m0 + m < M) & (n < N)
+                yield m, q, n, (m < rows) & (m0 + r0 + m < M) & (n < N)
 
         if diag == "no_split_epilogue":  # diagnostics only (y is not written)
             return
@@ -370,20 +380,20 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
             # each thread adds 4 consecutive columns of a row: coalesced 16-byte reductions, no waiting
             for m, q, n, ok in pieces(EM, c * EM) if diag != "no_red" else ():
                 with dsl.if_(ok):
-                    cuda.red_add(ws, (c * EM + m, n), epi.load_vec(4, m, q * 4))
+                    cuda.red_add(ws, (m0 + c * EM + m, n), epi.load_vec(4, m, q * 4))
             if c == chunks - 1:
                 cuda.thread_fence()  # every reduction of this thread before the unit counts as arrived
             cuda.barrier_sync(1, consumers)  # the tile is free again (and, last, every reduction fenced)
-        last = _last_arrival(counters, tile, kb1 - kb0, kblocks, consumers)
+        last = _last_arrival(counters, tile if counter is None else counter, kb1 - kb0, kblocks, consumers)
         with dsl.if_(last):
             cuda.thread_fence()
             # every load first, the partial sums and their scales (clamped in-bounds addresses, no
             # branch between them), then the stores: one memory latency, not one per piece
             got = []
             for m, q, n, ok in pieces(BM):
-                mc, nc = dsl.min(m, M - 1), dsl.min(n, N - 4)
+                mc, nc = dsl.min(m0 + m, M - 1), dsl.min(n, N - 4)
                 v = ws.load_vec(4, mc, nc)
-                got.append((m, n, ok, dsl.vector_of([scaled(v[t], nc + t, mc) for t in range(4)])))
+                got.append((m0 + m, n, ok, dsl.vector_of([scaled(v[t], nc + t, mc) for t in range(4)])))
             zero = dsl.zeros(4)
             for m, n, ok, v in got:
                 with dsl.if_(ok):
@@ -510,13 +520,17 @@ def max_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
 
 
 def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16", w_scale="tensor", x_scale=None,
-              l2_w="l2_256b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last", mc=1, pdl=True, profile=None,
-              chains=None, diag=None):
+              l2_w="l2_256b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last", mc=1, ms=1, pdl=True,
+              profile=None, chains=None, diag=None):
     """One GEMM kernel: BM (the activations' tile, a multiple of 8 up to 256),
     BN (W rows per CTA tile: 64 · wgs · R), the ring depth, dtypes, scale modes,
     and the L2 promotion / cache hint of each operand. `mc` CTAs of a cluster
     share x: each loads 1/mc of every x tile and multicasts it to all, for
-    their mc neighbouring W tiles (x's traffic from L2 / mc). `profile` (events per
+    their mc neighbouring W tiles (x's traffic from L2 / mc). `ms` CTAs of a
+    cluster share W instead (M split): each takes its own BM rows of x
+    (ms·BM in all) and loads 1/ms of every W tile, multicast to all (twice
+    the CTAs streaming a W tile's bytes once from DRAM, each a BM-row
+    wgmma). `profile` (events per
     warp) builds the traced variant: an int64 profile buffer follows the scales.
     `pdl` (the default) builds it for programmatic dependent launch: its first
     W stages load before it waits for the stream's earlier kernels, and it lets
@@ -552,6 +566,9 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     if mc not in (1, 2, 4) or BM % (8 * mc):
         raise ValueError(f"mc={mc} with BM={BM}: 1, 2 or 4 CTAs sharing x, each loading a whole number of "
                          "8-row swizzle atoms of it (BM a multiple of 8·mc)")
+    if ms not in (1, 2, 4) or (ms > 1 and mc > 1):
+        raise ValueError(f"ms={ms} with mc={mc}: 1, 2 or 4 CTAs sharing W (each loading BN / ms of its rows), "
+                         "and not with mc")
     dyn2 = (None, None)
     types = [dsl.Tensor(w_dtype, dyn2), dsl.Tensor(x_dtype, dyn2), dsl.Tensor(y_dtype, dyn2),
              dsl.Tensor("f32", (None, None)), dsl.Tensor("i32", (None,)), dsl.Int32]
@@ -563,10 +580,11 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     sp = gemm_kernel.specialize(types, BM=BM, BN=BN, wgs=wgs, stages=stages, w_scale=w_scale if fp8 else None,
                                 x_scale=x_scale if fp8 else None, l2_w=l2_w, l2_x=l2_x, w_hint=w_hint,
                                 x_hint=x_hint, **({"profile": profile} if profile else {}),
-                                **({"mc": mc} if mc > 1 else {}), **({"pdl": pdl} if pdl else {}),
+                                **({"mc": mc} if mc > 1 else {}), **({"ms": ms} if ms > 1 else {}),
+                                **({"pdl": pdl} if pdl else {}),
                                 **({"chains": chains} if chains > 1 else {}), **({"diag": diag} if diag else {}))
     sp.info = dict(BM=BM, BN=BN, wgs=wgs, stages=stages, w_dtype=w_dtype, w_scale=w_scale, x_scale=x_scale, mc=mc,
-                   chains=chains)
+                   ms=ms, chains=chains)
     return sp
 
 
@@ -584,16 +602,18 @@ F8 = "f8E4M3FN"
 
 
 class Config(NamedTuple):
-    """How a problem runs: the x tile BM, W rows per tile BN, consumer
-    warpgroups, K splits (0: stream K), CTAs sharing x by multicast, and the
-    ring depth (None: the deepest of up to 8 stages that fits). A tuple: the
-    first four values alone are one too."""
+    """How a problem runs: the x tile BM (of each CTA), W rows per tile BN,
+    consumer warpgroups, K splits (0: stream K), CTAs sharing x by multicast
+    (mc), the ring depth (None: the deepest of up to 8 stages that fits), and
+    CTAs sharing W by multicast (ms: M split, each CTA BM rows of x). A
+    tuple: the first four values alone are one too."""
     BM: int
     BN: int
     wgs: int
     splits: int
     mc: int = 1
     stages: int | None = None
+    ms: int = 1
 
     @property
     def short(self):
@@ -604,7 +624,8 @@ class Config(NamedTuple):
         return t
 
 
-# (N, K, BM, W scaling or "bf16") -> (BN, consumer warpgroups, K splits or 0 for stream K[, mc[, stages]]): the
+# (N, K, BM, W scaling or "bf16") -> (BN, consumer warpgroups, K splits or 0 for stream K[, mc[, stages[, ms]]]):
+# BM is the smallest tile holding M (with ms > 1 each CTA takes BM / ms of it); the
 # fastest of the cost model's candidates measured on the H200 (benchmarks/gemm_bench.py, 132 SMs, 2026-12-01,
 # `gemm_bench.py table results/h200-2026-12-01-s10-gemm-full-final.jsonl`); other problems, and other GPUs,
 # use the cost model
@@ -737,25 +758,17 @@ def choose_config(M, N, K, w_dtype=F8, sms=132, scale=None):
     best-ranked of ``candidates``."""
     cands = candidates(M, N, K, w_dtype, sms)
     hit = MEASURED.get((N, K, cands[0].BM, "bf16" if w_dtype != F8 else scale or "tensor")) if sms == 132 else None
-    return Config(cands[0].BM, *hit) if hit else cands[0]
+    if not hit:
+        return cands[0]
+    cfg = Config(cands[0].BM, *hit)
+    return cfg._replace(BM=cfg.BM // cfg.ms)
 
 
-def candidates(M, N, K, w_dtype=F8, sms=132, top=None):
-    """Configs for a problem: BM the smallest wgmma N holding M; BN and the K
-    split picked so the (N tile, K split) units fill the SMs in as few, as
-    full waves as possible (each wave streams its W share), with a small
-    cost for every extra split (the partials' round trip). The best two also
-    come with twice and half the splits, stream K, a deeper ring (16 stages
-    where they fit: more bytes in flight where fewer CTAs than SMs stream),
-    up to BM = 16 the deepest ring that lets two CTAs share an SM (the next
-    call's prefetch beside this call) and, from BM = 64 on (x, BM rows a K
-    step reread for every W tile, outweighs W's tile), x shared by 2-CTA
-    clusters."""
-    BM = next(b for b in (8, 16, 32, 64, 128, 256) if b >= M) if M <= 256 else None
-    if BM is None:
-        raise ValueError(f"M = {M}: this kernel is for M <= 256")
-    bk = KBYTES // (1 if w_dtype == F8 else 2)
-    kblocks = -(-K // bk)
+def _ranked(BM, N, kblocks, w_dtype, sms):
+    """(BN, wgs, splits) per W tile shape, best first: the (N tile, K split)
+    units fill the SMs in as few, as full waves as possible (each wave
+    streams its W share), with a small cost for every extra split (the
+    partials' round trip)."""
     best = {}
     for BN, wgs in ((256, 2), (192, 1), (128, 2), (128, 1), (64, 1)):  # ties go to fewer x rereads
         R = BN // (64 * wgs)
@@ -768,7 +781,24 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None):
             cost = waves * -(-kblocks // splits) * BN * (1.0 + 0.02 * (splits > 1)) + 2.0 * BN * (splits > 1)
             if (BN, wgs) not in best or cost < best[BN, wgs][0] - 1e-9:
                 best[BN, wgs] = (cost, BM, BN, wgs, splits)
-    ranked = [Config(*c[1:]) for c in sorted(best.values(), key=lambda c: c[0])]
+    return [Config(*c[1:]) for c in sorted(best.values(), key=lambda c: c[0])]
+
+
+def candidates(M, N, K, w_dtype=F8, sms=132, top=None):
+    """Configs for a problem: BM the smallest wgmma N holding M; BN and the K
+    split from ``_ranked``. The best two also come with twice and half the
+    splits, stream K, a deeper ring (16 stages where they fit: more bytes in
+    flight where fewer CTAs than SMs stream), up to BM = 16 the deepest ring
+    that lets two CTAs share an SM (the next call's prefetch beside this
+    call) and, from BM = 64 on (x, BM rows a K step reread for every W tile,
+    outweighs W's tile), x shared by 2-CTA clusters, and M split over 2-CTA
+    clusters sharing W (each CTA BM / 2 rows of x; the splits ranked for
+    half the SMs, and twice those)."""
+    BM = next(b for b in (8, 16, 32, 64, 128, 256) if b >= M) if M <= 256 else None
+    if BM is None:
+        raise ValueError(f"M = {M}: this kernel is for M <= 256")
+    kblocks = -(-K // (KBYTES // (1 if w_dtype == F8 else 2)))
+    ranked = _ranked(BM, N, kblocks, w_dtype, sms)
     ranked = ranked[:top] if top else ranked
     # the same kernels with twice and half the K splits, and streaming K (splits 0: every CTA
     # the same share of the tiles' K steps), all run-time arguments; then other kernels
@@ -787,17 +817,25 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None):
             more += [v for v in (c._replace(stages=two), c._replace(splits=1, stages=two)) if v not in more]
         if BM >= 64 and -(-N // c.BN) >= 2:
             more.append(c._replace(mc=2))
+    if BM >= 64:
+        for c in _ranked(BM // 2, N, kblocks, w_dtype, sms // 2)[:2]:
+            deep = min(16, deepest_stages(c.BM, c.BN, w_dtype, block_scaled=True))
+            more += [c._replace(ms=2), c._replace(ms=2, splits=c.splits * 2)]
+            if deep > max_stages(c.BM, c.BN, w_dtype):  # measured: 4096 x 7168, M = 128, 12 stages 6% faster
+                more.append(c._replace(ms=2, stages=deep))
     return ranked + more
 
 
-def parts_for(splits, N, K, BN, w_dtype=F8, sms=132, mc=1):
+def parts_for(splits, N, K, BN, w_dtype=F8, sms=132, mc=1, ms=1):
     """The kernel's `parts` argument and grid for a config's splits: tiles x
     splits shares (split K), or with splits 0 one share per SM (stream K);
-    with mc CTAs sharing x, shares of groups of mc tiles, one per cluster."""
+    with mc CTAs sharing x, shares of groups of mc tiles, one per cluster;
+    with ms CTAs sharing W, shares of tiles, one per cluster."""
+    cl = max(mc, ms)
     groups = -(-(-(-N // BN)) // mc)
     steps = groups * -(-K // (KBYTES // (1 if w_dtype == F8 else 2)))
-    parts = groups * splits if splits else min(sms // mc, steps)
-    return parts, (min(parts, sms // mc) * mc,)
+    parts = groups * splits if splits else min(sms // cl, steps)
+    return parts, (min(parts, sms // cl) * cl,)
 
 
 class Gemm:
@@ -885,6 +923,7 @@ class Gemm:
         cfg = Config(*(config or choose_config(M, N, K, w_dtype, sms, scale)))
         opts = dict(self.options, **spec_options)
         opts.setdefault("mc", cfg.mc)
+        opts.setdefault("ms", cfg.ms)
         if cfg.stages is not None:
             opts.setdefault("stages", cfg.stages)
         spec = gemm_spec(cfg.BM, cfg.BN, cfg.wgs, w_dtype=w_dtype, y_dtype=y_dtype, w_scale=scale if fp8 else None,
@@ -903,22 +942,23 @@ class Gemm:
         spec, splits, _ = self.plan(M, N, K, F8 if fp8 else "bf16", scale,
                                     "f32" if out_dtype == torch.float32 else "bf16", sms=sms, config=config,
                                     **spec_options)
-        BN = spec.consts["BN"]
+        BN, ms = spec.consts["BN"], spec.info["ms"]
+        tile_rows = spec.info["BM"] * ms  # x rows of a tile (of its cluster's CTAs with ms)
         if fp8 and x.dtype == torch.bfloat16:  # quantized into the padded rows: no extra kernel
-            rows = self.kernel_rows(M, spec.info["BM"])
+            rows = self.kernel_rows(M, tile_rows)
             x, x_scale = self._quantize(x, "block" if scale == "block" else "token", rows)
         else:
             if fp8 and scale == "block":
                 x_scale = block_scales_for_kernel(x_scale)
-            rows = self.kernel_rows(M, spec.info["BM"], -(-K * x.element_size() // KBYTES))
+            rows = self.kernel_rows(M, tile_rows, -(-K * x.element_size() // KBYTES))
             if rows > M:
                 x = torch.nn.functional.pad(x.view(torch.uint8) if fp8 else x, (0, 0, 0, rows - M))
                 x = x.view(torch.float8_e4m3fn) if fp8 else x
         y = out if out is not None else torch.empty(M, N, device=x.device, dtype=out_dtype or torch.bfloat16)
         tiles = -(-N // BN)
-        ws, counters = self._workspace(torch, x.device, M, N, tiles)
+        ws, counters = self._workspace(torch, x.device, M, N, tiles * ms)  # a count per tile and CTA rows
         extra = [w_scale, x_scale] if fp8 else []
-        parts, grid = parts_for(splits, N, K, BN, F8 if fp8 else "bf16", sms, spec.info["mc"])
+        parts, grid = parts_for(splits, N, K, BN, F8 if fp8 else "bf16", sms, spec.info["mc"], ms)
         self.module(spec).gemm(w, x, y, ws, counters, parts, *extra, grid=grid)
         return y
 
