@@ -271,7 +271,7 @@ def markdown(results: Path, *_):
                         cell += " ✓" if ok else ""
                 cells.append(cell)
             cfg = rows.get((N, K, M, "tensor"), {}).get("config")
-            short = "/".join("sK" if i == 3 and v == 0 else str(v) for i, v in enumerate(
+            short = "/".join("sK" if i == 3 and v == 0 else "-" if v is None else str(v) for i, v in enumerate(
                 __import__("nvtma.kernels.gemm", fromlist=["Config"]).Config(*cfg).short)) if cfg else "—"
             print(f"| {M} | " + " | ".join(cells) + f" | {short} |")
         print()
