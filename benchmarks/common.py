@@ -81,10 +81,11 @@ def copies(w, at_least=2, total=256 << 20):
     return [w] + [w.clone() for _ in range(n - 1)]
 
 
-def gemm_problem(torch, gen, N, K, M, fp8):
+def gemm_problem(torch, gen, N, K, M, fp8, scale="tensor"):
     """Random W [N, K] and x [M, K] for the GEMM: e4m3 with a per-tensor W
-    scale and per-token x scales, or bf16 (scales None); and y's float32
-    reference. (w, x, w_scale, x_scale, want)."""
+    scale and per-token x scales (or the same values as per-row W scales, or
+    as 128x128 W block and 1x128 x block scales: `scale`), or bf16 (scales
+    None); and y's float32 reference. (w, x, w_scale, x_scale, want)."""
     dev = torch.device("cuda")
     w32 = torch.randn(N, K, generator=gen, device=dev) / 4
     x32 = torch.randn(M, K, generator=gen, device=dev)
@@ -95,7 +96,16 @@ def gemm_problem(torch, gen, N, K, M, fp8):
     w = (w32 / sw).to(torch.float8_e4m3fn)
     sx = x32.abs().amax(1).clamp(min=1e-6) / 448
     x = (x32 / sx[:, None]).to(torch.float8_e4m3fn)
-    return w, x, sw, sx, (x.float() * sx[:, None]) @ (w.float() * sw).t()
+    want = (x.float() * sx[:, None]) @ (w.float() * sw).t()
+    if scale == "row":
+        sw = sw.expand(N).contiguous()
+    elif scale == "block":
+        # x's block scales [M, K/128] as a view of the transposed storage the kernel loads (no copy a call)
+        kb = -(-K // 128)
+        st = torch.zeros(kb, -(-M // 4) * 4, device=dev)
+        st[:, :M] = sx[None, :]
+        sw, sx = sw.expand(-(-N // 128), kb).contiguous(), st[:, :M].t()
+    return w, x, sw, sx, want
 
 
 def save_new(d, specs):

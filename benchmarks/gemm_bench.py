@@ -43,7 +43,7 @@ def plan(quick):
             for mode in MODES:
                 wd = "bf16" if mode == "bf16" else F8
                 now = gemm.choose_config(M, N, K, wd, scale=None if mode == "bf16" else mode)
-                cands = gemm.candidates(M, N, K, wd, top=2 if quick else 4)
+                cands = gemm.candidates(M, N, K, wd, top=2 if quick else 4, scale=None if mode == "bf16" else mode)
                 yield N, K, M, mode, [now] + [c for c in cands if c != now]
 
 

@@ -425,12 +425,24 @@ class PipelineState:
         return self.index
 
     @user_op
-    def advance(self):
-        """The state one slot later (the phase flips when the index wraps)."""
-        nxt = self.index + 1
-        wrap = nxt == self.depth
+    def advance(self, n=1):
+        """The state `n` slots later (an int, or a run-time value >= 0; the
+        phase flips each time the index wraps)."""
         ph = self.phase if isinstance(self.phase, dsl.Val) else dsl.Boolean(bool(self.phase))
-        return PipelineState(self.depth, index=dsl.select(wrap, 0, nxt), phase=dsl.select(wrap, ~ph, ph))
+        if isinstance(n, int) and n == 1:
+            nxt = self.index + 1
+            wrap = nxt == self.depth
+            return PipelineState(self.depth, index=dsl.select(wrap, 0, nxt), phase=dsl.select(wrap, ~ph, ph))
+        if isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= self.depth:
+            nxt = self.index + n
+            wrap = nxt >= self.depth
+            return PipelineState(self.depth, index=dsl.select(wrap, nxt - self.depth, nxt),
+                                 phase=dsl.select(wrap, ~ph, ph))
+        if isinstance(n, int) and n < 0:
+            fail(f"advance({n}): a ring state only moves forward", rule="pipeline")
+        t = self.index + n
+        wraps = t // self.depth
+        return PipelineState(self.depth, index=t - wraps * self.depth, phase=dsl.select(wraps % 2 != 0, ~ph, ph))
 
     def _flatten(self):
         ph = self.phase if isinstance(self.phase, dsl.Val) else dsl.Boolean(bool(self.phase))

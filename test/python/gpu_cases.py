@@ -96,6 +96,13 @@ GEMM_CASES = [
     (200, 384, 1040, "block", (128, 64, 1, 2, 1, None, 2)),
     (40, 256, 768, "bf16", (32, 128, 2, 0, 1, None, 2)),
     (256, 192, 768, "tensor", (128, 64, 1, 2, 1, 6, 2)),
+    # two consumer warpgroups on alternate K steps (kwg, an eighth value): segments of odd and even
+    # length (split K, stream K: one warpgroup may have no step), with the M split, every scaling
+    (100, 256, 2048, "block", (64, 64, 2, 1, 1, None, 2, True)),
+    (77, 320, 1040, "block", (128, 64, 2, 3, 1, None, 1, True)),
+    (5, 320, 1040, "block", (8, 64, 2, 0, 1, None, 1, True)),
+    (40, 256, 768, "tensor", (64, 128, 2, 1, 1, None, 1, True)),
+    (16, 448, 1000, "bf16", (16, 64, 2, 2, 1, None, 1, True)),
 ]
 
 

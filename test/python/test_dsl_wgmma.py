@@ -341,6 +341,29 @@ def test_the_gemm_splits_m_over_a_cluster_sharing_w():
     assert g.kernel_rows(100, 64 * 2) == 128
 
 
+def test_the_gemm_interleaves_k_over_its_warpgroups():
+    """kwg: two consumer warpgroups take alternate K steps of one W tile
+    (each its own stages: a slot's empty barrier counts one warpgroup's 4
+    warps), summed through shared memory (named barrier 2 over both) before
+    warpgroup 0's epilogue; block scaling gets these candidates, others not."""
+    from nvtma.kernels import gemm
+    sp = gemm.gemm_spec(64, 64, 2, w_scale="block", ms=2, kwg=True)
+    assert sp.info["kwg"] and sp.info["wgs"] == 2
+    compiled = sp.compile()
+    assert compiled.records["kernels"]["gemm"]["launch"]["block"] == [384, 1, 1]
+    text = compiled.ptx
+    assert re.search(r"bar\.sync\s+2, 256;", text)
+    # one warpgroup's 4 warps x 2 CTAs free a slot (not both warpgroups': 16)
+    eight = re.search(r"mov\.b32\s+(%r\d+), 8;", text).group(1)
+    assert re.search(r"mbarrier\.init\.shared\.b64\s+\[\w+\], " + eight + ";", text)
+    with pytest.raises(ValueError, match="kwg"):
+        gemm.gemm_spec(64, 64, 1, w_scale="block", kwg=True)
+    assert any(c.kwg for c in gemm.candidates(128, 4096, 7168, scale="block"))
+    assert not any(c.kwg for c in gemm.candidates(128, 4096, 7168, scale="tensor"))
+    spec, _, _ = gemm.Gemm().plan(100, 4096, 7168, scale="block", config=(64, 64, 2, 1, 1, None, 2, True))
+    assert spec.info["kwg"] and spec.info["ms"] == 2
+
+
 def test_the_gemm_pads_x_to_its_tile_from_bm_128():
     """x's rows past M in a partial box are the TMA's out-of-bounds fill,
     which costs (measured: 4096 x 7168, M = 65, 21.4 us against 12.6 us

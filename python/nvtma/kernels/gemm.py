@@ -56,10 +56,14 @@ def _gemm_cluster(mc=1, ms=1, **_):
 @dsl.kernel(block=_gemm_block, cluster=_gemm_cluster, name="gemm", pdl=_gemm_pdl)
 def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32", (None, None)),
                 counters: dsl.Tensor("i32", (None,)), parts: dsl.Int32, *scales, BM, BN, wgs, stages, w_scale,
-                x_scale, l2_w, l2_x, w_hint, x_hint, mc=1, ms=1, pdl=False, profile=None, chains=1, diag=None):
+                x_scale, l2_w, l2_x, w_hint, x_hint, mc=1, ms=1, kwg=False, pdl=False, profile=None, chains=1,
+                diag=None):
     # mc: CTAs per cluster sharing x (each loads 1/mc of every x tile and multicasts it to all)
     # ms: CTAs per cluster sharing W (each takes BM rows of x, loads 1/ms of every W tile, multicasts it)
     cl = max(mc, ms)  # CTAs per cluster (one of mc, ms is 1)
+    # kwg: the two consumer warpgroups take alternate K steps of the whole tile (each waits for, and
+    # promotes, its own stages while the other's wgmmas run), summed through shared memory at the end
+    rwgs = 1 if kwg else wgs          # warpgroups the tile's rows are split over
     # profile: None, or events per warp (the last parameter is then the int64 profile buffer)
     prof = Profiler(scales[-1] if profile else None, events_per_warp=profile or 1, scope="warpgroup")
     scales = scales[:-1] if profile else scales
@@ -67,7 +71,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     # call in the SASS, and a call makes ptxas serialize every wgmma of the kernel
     N, K = (d.to(Int32) for d in w.shape)
     M = y.shape[0].to(Int32)  # x may have more rows (zero padding up to the tile: no rows of its box past it)
-    R = BN // (64 * wgs)              # m64 tiles per consumer warpgroup
+    R = BN // (64 * rwgs)             # m64 tiles per consumer warpgroup
     fp8 = w.dtype is dsl.Float8E4M3FN
     bk = KBYTES // max(w.dtype.width // 8, 1)   # K elements per stage
     kblocks = (K + bk - 1) // bk
@@ -96,7 +100,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     epi_y = pool.alias(epi, (EM, BN), y.dtype)
     y_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), y, (EM, BN))
     # a slot is free once the consumer warps of every CTA its x slice lands in released it
-    pipe = lang.Pipeline(stages, full="tma", empty="mbar", init_empty=4 * wgs * cl)
+    pipe = lang.Pipeline(stages, full="tma", empty="mbar", init_empty=4 * rwgs * cl)
     if cl > 1:
         rank = dsl.cluster_ctarank()
         dsl.cluster_sync()  # every CTA's barriers initialized before a peer's multicast or arrival reaches them
@@ -203,6 +207,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
 
     with lang.WarpgroupRole((1, wgs + 1), regs=232, increase=True), prof.role("consumer"):
         g = dsl.warpgroup_idx() - 1
+        rg = 0 if kwg else g  # the warpgroup's share of the tile's rows
         # the block scales' shared addresses in 64-bit index arithmetic: a base plus a constant each
         lane, warp = dsl.lane_idx().to(Index), (dsl.warp_idx() % 4).to(Index)
         peers = tuple(range(cl)) if cl > 1 else None  # the CTAs whose x (or W) slices a slot holds
@@ -222,10 +227,12 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             overlap = w_scale != "block" and stages >= 6
             # the slot whose MMAs may still run (released one stage later, so one
             # stage's wgmmas overlap the next stage's wait; block scaling waits at once)
-            inner = dsl.range(kb0, kb1, carry=(st, accs, Int32(-1)))
+            # with kwg this warpgroup takes the segment's K steps g, g + 2, ... (the ring state too)
+            first = st.advance(g) if kwg else st
+            inner = dsl.range(kb0 + g if kwg else kb0, kb1, 2 if kwg else 1, carry=(first, accs, Int32(-1)))
             for kb, (s, acc, prev) in inner:
                 if w_scale == "block":  # the W blocks' scales, loaded before the wait hides their latency
-                    swv = [scales[0][(tile * BN + (g * R + r) * 64) // 128, kb] for r in range(R)]
+                    swv = [scales[0][(tile * BN + (rg * R + r) * 64) // 128, kb] for r in range(R)]
                 prof.push("wait")
                 pipe.consumer_wait(s)
                 prof.pop()
@@ -236,7 +243,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 wgmma.fence()
                 new = []
                 for r in range(R):
-                    rows = (g * R + r) * 64
+                    rows = (rg * R + r) * 64
                     if w_scale == "block":
                         t = [wgmma.Accumulator(BM) for _ in range(chains)]
                         for ks in range(KBYTES // 32):
@@ -273,17 +280,22 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                         merged.append((wgmma.Accumulator.from_values(BM, out),))
                     new = merged
                     pipe.consumer_release(s, ranks=peers)  # after the scales were read from the slot
-                dsl.yield_(s.advance(), tuple(new), s.index if overlap else Int32(-1))
+                dsl.yield_(s.advance(2 if kwg else 1), tuple(new), s.index if overlap else Int32(-1))
             st_next, acc, prev = inner.results
+            if kwg:
+                st_next = st.advance(kb1 - kb0)  # the state past the whole segment, the same in both
             if overlap:
                 wgmma.wait_group(0)
                 with dsl.if_(prev >= 0):
                     pipe.consumer_release(lang.PipelineState(stages, index=prev), ranks=peers)
             acc = tuple(_chain_sum(a) for a in acc)
             prof.push("epilogue")
+            if kwg:
+                acc = _sum_warpgroups(acc, g, epi, BM, EM, lane, warp)
             with dsl.if_(tile < tiles) if mc > 1 else contextlib.nullcontext():  # a group's tiles past N
-                _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN, BM, EM,
-                          R, wgs, epi, epi_y, y_atom, diag, m0, tile * ms + rank if ms > 1 else tile)
+                with dsl.if_(g == 0) if kwg else contextlib.nullcontext():
+                    _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN, BM,
+                              EM, R, rwgs, epi, epi_y, y_atom, diag, m0, tile * ms + rank if ms > 1 else tile)
             prof.pop()
             return st_next
 
@@ -293,6 +305,27 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
 
     if cl > 1:
         dsl.cluster_sync()  # no CTA leaves while a peer may still multicast into it or arrive on its barriers
+
+
+def _sum_warpgroups(acc, g, buf, BM, EM, lane, warp):
+    """Warpgroup 1's accumulators added into warpgroup 0's (kwg: each summed
+    alternate K steps of the same tile) through `buf` (f32 [EM, BN]), EM x
+    rows at a time; every thread reads and writes only its own registers'
+    places. Returns the sums (meaningful in warpgroup 0)."""
+    vals = [list(a.values()) for a in acc]
+    for c in range(BM // EM):
+        places = [(r, j, (r * 64 + row, col - c * EM)) for r in range(len(acc)) for j in range(len(vals[r]))
+                  for row, col in [wgmma.Accumulator.coords(j, lane, warp)] if c * EM <= 8 * (j // 4) < (c + 1) * EM]
+        cuda.barrier_sync(2, 256)  # buf free: warpgroup 0 is past its last use (the previous chunk or epilogue)
+        with dsl.if_(g == 1):
+            for r, j, (nn, m) in places:
+                buf[m, nn] = vals[r][j]
+        cuda.barrier_sync(2, 256)
+        for r, j, (nn, m) in places:
+            vals[r][j] = vals[r][j] + buf[m, nn]
+    with dsl.if_(g == 0):
+        cuda.barrier_sync(1, 128)  # every read of warpgroup 0 before its epilogue writes buf
+    return tuple(wgmma.Accumulator.from_values(a.n, v) for a, v in zip(acc, vals))
 
 
 def _chain_sum(accs):
@@ -520,8 +553,8 @@ def max_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
 
 
 def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16", w_scale="tensor", x_scale=None,
-              l2_w="l2_256b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last", mc=1, ms=1, pdl=True,
-              profile=None, chains=None, diag=None):
+              l2_w="l2_256b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last", mc=1, ms=1, kwg=False,
+              pdl=True, profile=None, chains=None, diag=None):
     """One GEMM kernel: BM (the activations' tile, a multiple of 8 up to 256),
     BN (W rows per CTA tile: 64 · wgs · R), the ring depth, dtypes, scale modes,
     and the L2 promotion / cache hint of each operand. `mc` CTAs of a cluster
@@ -530,7 +563,10 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     cluster share W instead (M split): each takes its own BM rows of x
     (ms·BM in all) and loads 1/ms of every W tile, multicast to all (twice
     the CTAs streaming a W tile's bytes once from DRAM, each a BM-row
-    wgmma). `profile` (events per
+    wgmma). `kwg`: the two consumer warpgroups (wgs = 2) take alternate K
+    steps of the whole tile instead of half its rows each (one waits for
+    and promotes its stage while the other's wgmmas run), summed through
+    shared memory before the epilogue. `profile` (events per
     warp) builds the traced variant: an int64 profile buffer follows the scales.
     `pdl` (the default) builds it for programmatic dependent launch: its first
     W stages load before it waits for the stream's earlier kernels, and it lets
@@ -544,8 +580,11 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     fp8 = w_dtype == "f8E4M3FN"
     if BM % 8 or not 8 <= BM <= 256:
         raise ValueError(f"BM={BM}: a multiple of 8 in [8, 256]")
-    if BN % (64 * wgs) or BN > 256:
-        raise ValueError(f"BN={BN} with {wgs} consumer warpgroups: a multiple of {64 * wgs} up to 256")
+    if kwg and wgs != 2:
+        raise ValueError(f"kwg with wgs={wgs}: two consumer warpgroups take alternate K steps")
+    rwgs = 1 if kwg else wgs  # warpgroups the tile's rows are split over
+    if BN % (64 * rwgs) or BN > 256:
+        raise ValueError(f"BN={BN} with {wgs} consumer warpgroups: a multiple of {64 * rwgs} up to 256")
     if fp8 and w_scale not in ("tensor", "row", "block"):
         raise ValueError(f"w_scale={w_scale!r} for fp8 W: tensor, row or block")
     if not fp8 and (w_scale or x_scale):
@@ -559,7 +598,7 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     stages = stages or min(8, room)
     if stages < 2 or stages > room:
         raise ValueError(f"BM={BM}, BN={BN}: a ring of {stages} stages beside the epilogue tile; 2 to {room} fit")
-    R = BN // (64 * wgs)
+    R = BN // (64 * rwgs)
     chains = default_chains(BM, R) if chains is None else chains
     if chains not in (1, 2, 4):
         raise ValueError(f"chains={chains}: 1, 2 or 4 accumulator chains per m64 block")
@@ -581,10 +620,11 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
                                 x_scale=x_scale if fp8 else None, l2_w=l2_w, l2_x=l2_x, w_hint=w_hint,
                                 x_hint=x_hint, **({"profile": profile} if profile else {}),
                                 **({"mc": mc} if mc > 1 else {}), **({"ms": ms} if ms > 1 else {}),
+                                **({"kwg": True} if kwg else {}),
                                 **({"pdl": pdl} if pdl else {}),
                                 **({"chains": chains} if chains > 1 else {}), **({"diag": diag} if diag else {}))
     sp.info = dict(BM=BM, BN=BN, wgs=wgs, stages=stages, w_dtype=w_dtype, w_scale=w_scale, x_scale=x_scale, mc=mc,
-                   ms=ms, chains=chains)
+                   ms=ms, kwg=bool(kwg), chains=chains)
     return sp
 
 
@@ -605,8 +645,10 @@ class Config(NamedTuple):
     """How a problem runs: the x tile BM (of each CTA), W rows per tile BN,
     consumer warpgroups, K splits (0: stream K), CTAs sharing x by multicast
     (mc), the ring depth (None: the deepest of up to 8 stages that fits), and
-    CTAs sharing W by multicast (ms: M split, each CTA BM rows of x). A
-    tuple: the first four values alone are one too."""
+    CTAs sharing W by multicast (ms: M split, each CTA BM rows of x), and
+    whether the wgs = 2 consumer warpgroups take alternate K steps (kwg)
+    rather than half the rows each. A tuple: the first four values alone
+    are one too."""
     BM: int
     BN: int
     wgs: int
@@ -614,6 +656,7 @@ class Config(NamedTuple):
     mc: int = 1
     stages: int | None = None
     ms: int = 1
+    kwg: bool = False
 
     @property
     def short(self):
@@ -624,7 +667,7 @@ class Config(NamedTuple):
         return t
 
 
-# (N, K, BM, W scaling or "bf16") -> (BN, consumer warpgroups, K splits or 0 for stream K[, mc[, stages[, ms]]]):
+# (N, K, BM, W scaling or "bf16") -> (BN, consumer warpgroups, K splits or 0 for stream K[, mc[, stages[, ms[, kwg]]]]):
 # BM is the smallest tile holding M (with ms > 1 each CTA takes BM / ms of it); the
 # fastest of the cost model's candidates measured on the H200 (benchmarks/gemm_bench.py, 132 SMs, 2026-12-01,
 # `gemm_bench.py table results/h200-2026-12-01-s11-gemm-full-ms.jsonl`); other problems, and other GPUs,
@@ -756,7 +799,7 @@ MEASURED = {
 def choose_config(M, N, K, w_dtype=F8, sms=132, scale=None):
     """A Config: measured on the H200 for the benchmark's problems, else the
     best-ranked of ``candidates``."""
-    cands = candidates(M, N, K, w_dtype, sms)
+    cands = candidates(M, N, K, w_dtype, sms, scale=scale)
     hit = MEASURED.get((N, K, cands[0].BM, "bf16" if w_dtype != F8 else scale or "tensor")) if sms == 132 else None
     if not hit:
         return cands[0]
@@ -784,7 +827,7 @@ def _ranked(BM, N, kblocks, w_dtype, sms):
     return [Config(*c[1:]) for c in sorted(best.values(), key=lambda c: c[0])]
 
 
-def candidates(M, N, K, w_dtype=F8, sms=132, top=None):
+def candidates(M, N, K, w_dtype=F8, sms=132, top=None, scale=None):
     """Configs for a problem: BM the smallest wgmma N holding M; BN and the K
     split from ``_ranked``. The best two also come with twice and half the
     splits, stream K, a deeper ring (16 stages where they fit: more bytes in
@@ -793,7 +836,11 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None):
     call) and, from BM = 64 on (x, BM rows a K step reread for every W tile,
     outweighs W's tile), x shared by 2-CTA clusters, and M split over 2-CTA
     clusters sharing W (each CTA BM / 2 rows of x; the splits ranked for
-    half the SMs, and twice those)."""
+    half the SMs, and twice those). With block scaling (`scale`), the
+    one-warpgroup configs among these also come with two warpgroups on
+    alternate K steps (kwg: a stage's wait and promotion overlap the other
+    warpgroup's wgmmas; measured on the H200: 4096 x 7168 block-scaled, M =
+    128 17.05 -> 14.26 us, M = 32 12.04 -> 10.81)."""
     BM = next(b for b in (8, 16, 32, 64, 128, 256) if b >= M) if M <= 256 else None
     if BM is None:
         raise ValueError(f"M = {M}: this kernel is for M <= 256")
@@ -823,6 +870,9 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None):
             more += [c._replace(ms=2), c._replace(ms=2, splits=c.splits * 2)]
             if deep > max_stages(c.BM, c.BN, w_dtype):  # measured: 4096 x 7168, M = 128, 12 stages 6% faster
                 more.append(c._replace(ms=2, stages=deep))
+    if scale == "block":
+        one = [c for c in ranked[:2] + [m for m in more if m.ms > 1][:2] if c.wgs == 1 and c.stages is None]
+        more += [v for v in (c._replace(wgs=2, kwg=True) for c in one) if v not in more]
     return ranked + more
 
 
@@ -924,6 +974,7 @@ class Gemm:
         opts = dict(self.options, **spec_options)
         opts.setdefault("mc", cfg.mc)
         opts.setdefault("ms", cfg.ms)
+        opts.setdefault("kwg", cfg.kwg)
         if cfg.stages is not None:
             opts.setdefault("stages", cfg.stages)
         spec = gemm_spec(cfg.BM, cfg.BN, cfg.wgs, w_dtype=w_dtype, y_dtype=y_dtype, w_scale=scale if fp8 else None,
