@@ -2,13 +2,15 @@
 """Experiment: listed configs of a few problems, each in every one of
 VARIANTS (spec options; W from DRAM, rotating over >= 256 MiB of copies, or
 resident in L2: one copy, no evict_first hint), in CUDA graphs of 20 calls
-(common.graph_ms). This session's runs (PROBES/VARIANTS as each ran are in
-git history): BN = 128 against 64 at M >= 64 and the L2 floor (-bn), one
-accumulator chain against gemm.default_chains (-1, -2), what the split-K
-epilogue costs (gemm_spec diag, -3, as it stands now), and three kernel
+(common.graph_ms); `occupancy` prints the driver's active-cluster count
+of each cluster config. Runs (PROBES/VARIANTS as each ran are in git
+history), fourth session: BN = 128 against 64 at M >= 64 and the L2 floor
+(s10-*-bn), one accumulator chain against gemm.default_chains (-1, -2),
+what the split-K epilogue costs (gemm_spec diag, -3), and three kernel
 variants built, measured and removed: K split over a cluster (-kc, commit
 00b6238), W tiles narrower than 64 rows (-narrow, b098d18), wgmma groups
-in flight (-lag, 7a3a320).
+in flight (-lag, 7a3a320). Fifth: the M split (s11-*-ms), K-interleaved
+warpgroups (-kwg), the M split at small M (-small-ms).
     python3 benchmarks/diag/config_probe.py build DIR    # here
     python3 benchmarks/diag/config_probe.py run DIR      # on the GPU
 """
