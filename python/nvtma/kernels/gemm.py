@@ -810,8 +810,8 @@ def choose_config(M, N, K, w_dtype=F8, sms=132, scale=None):
 def _ranked(BM, N, kblocks, w_dtype, sms):
     """(BN, wgs, splits) per W tile shape, best first: the (N tile, K split)
     units fill the SMs in as few, as full waves as possible (each wave
-    streams its W share), with a small cost for every extra split (the
-    partials' round trip)."""
+    streams its W share), with a cost for splitting at all (the split
+    epilogue, growing with BM) and a small one for every extra split."""
     best = {}
     for BN, wgs in ((256, 2), (192, 1), (128, 2), (128, 1), (64, 1)):  # ties go to fewer x rereads
         R = BN // (64 * wgs)
@@ -821,7 +821,9 @@ def _ranked(BM, N, kblocks, w_dtype, sms):
         for splits in range(1, min(32, kblocks) + 1):
             units = tiles * splits
             waves = -(-units // sms)
-            cost = waves * -(-kblocks // splits) * BN * (1.0 + 0.02 * (splits > 1)) + 2.0 * BN * (splits > 1)
+            # a split's epilogue (partials through the workspace, the last unit's pass) costs about
+            # 2 + BM/16 K steps (measured: 2.5 at BM = 8, ~11 at 128; s10-config-probe-3)
+            cost = waves * -(-kblocks // splits) * BN * (1.0 + 0.02 * (splits > 1)) + (2 + BM / 16) * BN * (splits > 1)
             if (BN, wgs) not in best or cost < best[BN, wgs][0] - 1e-9:
                 best[BN, wgs] = (cost, BM, BN, wgs, splits)
     return [Config(*c[1:]) for c in sorted(best.values(), key=lambda c: c[0])]
