@@ -9,7 +9,10 @@ activations' M (1-256, padded to the tile) is the wgmma's N:
   [BM, 128 bytes of K] through TMA into a `stages`-deep ring (W with its own
   L2 promotion and evict-first hint, x with evict-last: every CTA rereads it);
 * `wgs` consumer warpgroups each own 64·R rows of the BN-row W tile and
-  issue R m64nBMkK wgmmas per K step (A = W, B = x, both K-major 128B-swizzled);
+  issue R m64nBMkK wgmmas per K step (A = W, B = x, both K-major 128B-swizzled),
+  or (`kwg`) two take alternate K steps of the whole tile;
+* optionally 2-4 CTAs of a cluster share x (`mc`: neighbouring W tiles) or
+  W (`ms`: each its own BM rows of x, the M split) by TMA multicast;
 * the work, (N tile, K step) pairs, is cut into `parts` shares of equal
   length spread over persistent CTAs: tiles x s shares split each tile's K s
   ways, one share per SM streams K (every CTA the same share of W, whatever
