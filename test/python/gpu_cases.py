@@ -103,6 +103,10 @@ GEMM_CASES = [
     (5, 320, 1040, "block", (8, 64, 2, 0, 1, None, 1, True)),
     (40, 256, 768, "tensor", (64, 128, 2, 1, 1, None, 1, True)),
     (16, 448, 1000, "bf16", (16, 64, 2, 2, 1, None, 1, True)),
+    # block scaling with BN = 192: the last tile's third m64 block starts past N's last 128-row scale
+    # block (its scale read clamped: read past the scales, it faulted at 16384 x 16384 in a benchmark)
+    (5, 200, 528, "block", (8, 192, 1, 1)),
+    (24, 200, 528, "block", (32, 192, 1, 0)),
 ]
 
 

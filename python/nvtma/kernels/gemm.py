@@ -211,6 +211,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     with lang.WarpgroupRole((1, wgs + 1), regs=232, increase=True), prof.role("consumer"):
         g = dsl.warpgroup_idx() - 1
         rg = 0 if kwg else g  # the warpgroup's share of the tile's rows
+        nblocks = scales[0].shape[0].to(Int32) if w_scale == "block" else None  # 128-row blocks of W's scales
         # the block scales' shared addresses in 64-bit index arithmetic: a base plus a constant each
         lane, warp = dsl.lane_idx().to(Index), (dsl.warp_idx() % 4).to(Index)
         peers = tuple(range(cl)) if cl > 1 else None  # the CTAs whose x (or W) slices a slot holds
@@ -235,7 +236,9 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             inner = dsl.range(kb0 + g if kwg else kb0, kb1, 2 if kwg else 1, carry=(first, accs, Int32(-1)))
             for kb, (s, acc, prev) in inner:
                 if w_scale == "block":  # the W blocks' scales, loaded before the wait hides their latency
-                    swv = [scales[0][(tile * BN + (rg * R + r) * 64) // 128, kb] for r in range(R)]
+                    # (an m64 block past N, in the last tile, reads the last row of scales: its y is not written)
+                    swv = [scales[0][dsl.min((tile * BN + (rg * R + r) * 64) // 128, nblocks - 1), kb]
+                           for r in range(R)]
                 prof.push("wait")
                 pipe.consumer_wait(s)
                 prof.pop()
