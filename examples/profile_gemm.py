@@ -28,7 +28,7 @@ def specs(a):
     w_dtype = "bf16" if a.scale == "bf16" else gemm.F8
     cfg = a.config or gemm.choose_config(a.m, a.n, a.k, w_dtype, a.sms, None if a.scale == "bf16" else a.scale)
     kw = dict(w_dtype=w_dtype, w_scale=None if a.scale == "bf16" else a.scale, mc=cfg.mc, ms=cfg.ms,
-              stages=cfg.stages)
+              kwg=cfg.kwg, stages=cfg.stages)
     return (gemm.gemm_spec(cfg.BM, cfg.BN, cfg.wgs, profile=a.events, **kw),
             gemm.gemm_spec(cfg.BM, cfg.BN, cfg.wgs, **kw), cfg)
 
@@ -61,7 +61,8 @@ def _inputs(torch, a):
             return q, s, deq
         wq, sw, wd = blocks(w, 128)
         xq, sx, xd = blocks(x, 1)
-        return xq, wq, [sw.contiguous(), sx.reshape(a.m, -1).contiguous()], xd @ wd.t()
+        # x's 1x128 scales as the kernel takes them: transposed, [K/128, M rounded up to 4]
+        return xq, wq, [sw.contiguous(), gemm.block_scales_for_kernel(sx.reshape(a.m, -1))], xd @ wd.t()
     sw = w.abs().amax().reshape(1) / 448 if a.scale == "tensor" else w.abs().amax(1).clamp(min=1e-6) / 448
     wq = (w / (sw if a.scale == "tensor" else sw[:, None])).to(f8)
     wd = wq.float() * (sw if a.scale == "tensor" else sw[:, None])
