@@ -128,9 +128,11 @@ def main(argv=None):
     spec, splits, qspec = g.plan(a.m, a.n, a.k, gemm.F8 if fp8 else "bf16", a.scale if fp8 else None,
                                  quantize=fp8, sms=a.sms, config=a.config)
     i = spec.info
-    print(f"gemm M={a.m} N={a.n} K={a.k} {a.scale}: BM={i['BM']} BN={i['BN']} consumer warpgroups={i['wgs']} "
-          f"stages={i['stages']} K splits={splits if splits else 'stream K'}, x "
-          f"{'multicast to ' + str(i['mc']) + ' CTAs' if i['mc'] > 1 else 'loaded by each CTA'}; "
+    print(f"gemm M={a.m} N={a.n} K={a.k} {a.scale}: BM={i['BM']} BN={i['BN']} consumer warpgroups={i['wgs']}"
+          f"{' (alternate K steps)' if i['kwg'] else ''} stages={i['stages']} "
+          f"K splits={splits if splits else 'stream K'}, x "
+          f"{'multicast to ' + str(i['mc']) + ' CTAs' if i['mc'] > 1 else 'loaded by each CTA'}"
+          f"{', M split over ' + str(i['ms']) + ' CTAs sharing W' if i['ms'] > 1 else ''}; "
           f"l2_promotion of W {a.l2_w}, of x {a.l2_x}")
     if not a.load:
         from _example import report
