@@ -217,9 +217,9 @@ def run(d: Path, quick, sweep):
 
 
 def table(results: Path, *_):
-    from nvtma.kernels import gemm
     """gemm.MEASURED from a run's lines: (N, K, BM, mode) -> (BN, wgs, splits[,
-    mc[, stages[, ms]]]) of the fastest config, from the M that is BM itself where measured."""
+    mc[, stages[, ms[, kwg]]]]) of the fastest config, from the M that is BM itself where measured."""
+    from nvtma.kernels import gemm
     best = {}
     for line in results.read_text().splitlines():
         r = json.loads(line)
