@@ -123,6 +123,9 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     per, extra = steps // parts, steps % parts
     sched = lang.PersistentTileScheduler(parts, cluster_size=cl)
     m0 = rank * BM if ms > 1 else 0  # this CTA's first row of x and y
+
+    def tile_of(group):
+        return group * mc + rank if mc > 1 else group
     cid, nclusters = sched.start, sched.step  # this CTA's cluster (or the CTA) and their count
 
     def share(p):
@@ -138,7 +141,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             group = it // kblocks
             kb0 = it - group * kblocks
             kb1 = dsl.min(kblocks, kb0 + (it1 - it))
-            dsl.yield_(it + (kb1 - kb0), body(group * mc + rank if mc > 1 else group, kb0, kb1, st))
+            dsl.yield_(it + (kb1 - kb0), body(tile_of(group), kb0, kb1, st))
         return loop.results[1]
 
     with lang.WarpgroupRole(0, regs=40):
@@ -178,7 +181,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 it0, it1 = share(p)
                 group0 = it0 // kblocks
                 kbs = it0 - group0 * kblocks
-                tile0 = group0 * mc + rank if mc > 1 else group0
+                tile0 = tile_of(group0)
                 pre = dsl.select(p < parts, dsl.min(dsl.min(kblocks - kbs, it1 - it0), Int32(stages)), Int32(0))
                 prof.push("prefetch")
                 for j in dsl.range(pre):  # the fresh ring's first slots: free, no acquire
@@ -313,6 +316,18 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         dsl.cluster_sync()  # no CTA leaves while a peer may still multicast into it or arrive on its barriers
 
 
+def _chunk_registers(acc, c, EM, lane, warp):
+    """(m64 block r, register j, W row in the block, x row, value) of the
+    accumulators' registers whose x row is in chunk c of EM rows (a
+    register's x row is 8·(j // 4) + a lane offset below 8: chunks of whole
+    8-row groups are known at build time)."""
+    for r, a in enumerate(acc):
+        for j, v in enumerate(a.values()):
+            if c * EM <= 8 * (j // 4) < (c + 1) * EM:
+                row, col = wgmma.Accumulator.coords(j, lane, warp)
+                yield r, j, row, col, v
+
+
 def _sum_warpgroups(acc, g, buf, BM, EM, lane, warp):
     """Warpgroup 1's accumulators added into warpgroup 0's (kwg: each summed
     alternate K steps of the same tile) through `buf` (f32 [EM, BN]), EM x
@@ -320,8 +335,8 @@ def _sum_warpgroups(acc, g, buf, BM, EM, lane, warp):
     places. Returns the sums (meaningful in warpgroup 0)."""
     vals = [list(a.values()) for a in acc]
     for c in range(BM // EM):
-        places = [(r, j, (r * 64 + row, col - c * EM)) for r in range(len(acc)) for j in range(len(vals[r]))
-                  for row, col in [wgmma.Accumulator.coords(j, lane, warp)] if c * EM <= 8 * (j // 4) < (c + 1) * EM]
+        places = [(r, j, (r * 64 + row, col - c * EM))
+                  for r, j, row, col, _ in _chunk_registers(acc, c, EM, lane, warp)]
         cuda.barrier_sync(2, 256)  # buf free: warpgroup 0 is past its last use (the previous chunk or epilogue)
         with dsl.if_(g == 1):
             for r, j, (nn, m) in places:
@@ -374,14 +389,9 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
         return v
 
     def each(c):
-        """(W row, x row, value) of the accumulators whose x row is in chunk c
-        (a register's x row is 8·(j // 4) + a lane offset below 8: chunks of
-        whole 8-row groups are known at build time)."""
-        for r in range(R):
-            for j, v in enumerate(acc[r].values()):
-                if c * EM <= 8 * (j // 4) < (c + 1) * EM:
-                    row, col = wgmma.Accumulator.coords(j, lane, warp)
-                    yield (g * R + r) * 64 + row, col, v
+        """(W row, x row, value) of the accumulators whose x row is in chunk c."""
+        for r, _, row, col, v in _chunk_registers(acc, c, EM, lane, warp):
+            yield (g * R + r) * 64 + row, col, v
 
     def fill(buf, value, c):
         for nn, m, v in each(c):
