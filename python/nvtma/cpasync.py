@@ -26,7 +26,7 @@ __all__ = [
     "CopyBulkTensorTileS2GOp", "CopyReduceBulkTensorTileS2GOp", "CopyBulkTensorIm2ColG2SOp",
     "CopyBulkTensorIm2ColS2GOp", "CopyBulkTensor2DGather4G2SOp", "CopyDsmemStoreOp", "CopyBulkG2SOp",
     "CopyBulkG2SMulticastOp", "CopyBulkS2GOp", "CopyBulkS2GByteMaskOp", "CopyBulkS2SOp", "TmaCopyOp", "TmaInfo",
-    "make_tiled_tma_atom", "tma_partition", "copy", "create_tma_multicast_mask", "prefetch_descriptor",
+    "make_tiled_tma_atom", "tma_partition", "copy", "create_tma_multicast_mask", "prefetch", "prefetch_descriptor",
     "copy_tensormap", "update_tma_descriptor", "fence_tma_desc_acquire", "fence_tma_desc_release",
     "cp_fence_tma_desc_release", "group_bulk_copy_modes", "bulk_copy", "ReductionKind", "address_of",
     "bulk_commit_group", "bulk_wait_group", "make_tma_atom_from_descriptor", "cp_async", "cp_async_commit_group",
@@ -292,6 +292,13 @@ def _operands(tma_bar_ptr, **optional) -> dict:
     return kw
 
 
+def _hint_value(hint):
+    """An Int64 policy operand for a cache_hint= (a priority name or a policy), or None."""
+    if hint is None:
+        return None
+    return dsl.as_value(cache_hint(hint) if isinstance(hint, str) else hint, dsl.Int64)
+
+
 _HINTS = {"evict_normal": 0x1000000000000000, "evict_first": 0x12F0000000000000, "evict_last": 0x14F0000000000000}
 CACHE_HINTS = _HINTS
 
@@ -336,10 +343,7 @@ def copy(atom, coords, smem, *, tma_bar_ptr=None, mcast_mask=None, cta_rank=None
     if tma_desc_ptr is not None:
         a = make_tma_atom_from_descriptor(tma_desc_ptr, a if info is None else info)
         a = a.atom if isinstance(a, TmaInfo) else a
-    hint = None
-    if cache_hint is not None:
-        hint = globals()["cache_hint"](cache_hint) if isinstance(cache_hint, str) else cache_hint
-        hint = dsl.as_value(hint, dsl.Int64)
+    hint = _hint_value(cache_hint)
     kw = _operands(tma_bar_ptr, mask=None if mcast_mask is None else dsl.as_value(
         mcast_mask if not isinstance(mcast_mask, dsl.Numeric) else mcast_mask.to(dsl.Int16), dsl.Int16),
         cta_rank=None if cta_rank is None else dsl.as_value(cta_rank, dsl.Index), cache_hint=hint)
@@ -351,6 +355,32 @@ def copy(atom, coords, smem, *, tma_bar_ptr=None, mcast_mask=None, cta_rank=None
         # op takes that [boxes, *box] view (element accesses see it already)
         dst = smem.blocked(info.box)
     _d.CopyOp(a.value, [dsl.as_value(c, dsl.Index) for c in coords], dst.value, offs, **kw)
+
+
+@user_op
+def prefetch(atom, coords, *, cta_rank=None, cache_hint=None):
+    """Starts fetching the atom's tile at `coords` from global memory into L2
+    (no shared memory, no barrier): a later `copy` of it hits L2. A
+    tile-mode load atom; a multicast atom's CTA prefetches its own slice
+    (`cta_rank`, what its multicast load reads). `cache_hint`: an L2 eviction
+    priority name or an Int64 policy. One elected lane of the calling warp
+    issues it, as for `copy`."""
+    from .lang import _single_issuer
+    info = atom if isinstance(atom, TmaInfo) else None
+    if _single_issuer("cpasync.prefetch") == "direct":
+        fail("cpasync.prefetch elects its issuing lane itself: call it from a whole warp (lang.WarpRole), not "
+             "from a branch that one thread runs", rule="single-issuer")
+    if info is not None:
+        if info.kind not in ("load", "load_multicast"):
+            fail(f"cpasync.prefetch takes a tile-mode load atom, not a {info.kind} atom", rule="prefetch")
+        if info.kind == "load_multicast" and cta_rank is None:
+            fail("a multicast atom's CTA prefetches its slice of the tile: give cta_rank=", rule="multicast")
+        if info.kind == "load" and cta_rank is not None:
+            fail("cta_rank is only for multicast atoms", rule="multicast")
+    a = atom.atom if isinstance(atom, TmaInfo) else atom
+    hint = _hint_value(cache_hint)
+    _d.PrefetchOp(a.value, [dsl.as_value(c, dsl.Index) for c in coords],
+                  cta_rank=None if cta_rank is None else dsl.as_value(cta_rank, dsl.Index), cache_hint=hint)
 
 
 @user_op

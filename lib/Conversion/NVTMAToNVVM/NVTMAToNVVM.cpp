@@ -127,6 +127,68 @@ struct BoxCopy {
   SmallVector<Value> offsets; ///< im2col loads, PTX order
 };
 
+/// Calls `body(b, coords, linear)` for each box of the atom's tile at
+/// `coords` (i32, outermost first), in one elected lane: `coords` the box's
+/// global coordinates in PTX order (innermost first; gather4: {column,
+/// row0..row3}), `linear` its index among the tile's boxes. With
+/// `sliceRank`, a multicast atom's CTA takes slice `sliceRank` of the
+/// tile's outermost dim (one box).
+static void forEachBox(
+    OpBuilder &rewriter, Location loc, TmaAtomType atom, ArrayRef<Value> coords,
+    Value sliceRank,
+    function_ref<void(OpBuilder &, ArrayRef<Value>, int64_t)> body) {
+  ArrayRef<int64_t> box = atom.getBox(), tile = atom.getTileShape();
+  unsigned n = box.size();
+  SmallVector<int64_t> grid(n);
+  for (unsigned i = 0; i < n; ++i)
+    grid[i] = tile[i] / box[i];
+  if (atom.isMulticast())
+    grid[0] = 1;
+  int64_t numBoxes = 1;
+  for (int64_t g : grid)
+    numBoxes *= g;
+  const bool gather4 = atom.getKind() == CopyKind::Gather4Load;
+  inElectedLane(rewriter, loc, [&](OpBuilder &b) {
+    for (int64_t linear = 0; linear < numBoxes; ++linear) {
+      // Grid index of this box, outermost first.
+      SmallVector<int64_t> g(n);
+      for (int64_t r = linear, i = n - 1; i >= 0; --i) {
+        g[i] = r % grid[i];
+        r /= grid[i];
+      }
+      SmallVector<Value> boxCoords(coords);
+      for (unsigned i = 0; i < n && !gather4; ++i)
+        if (g[i])
+          boxCoords[i] = LLVM::AddOp::create(
+              b, loc, boxCoords[i], i32Const(b, loc, g[i] * box[i]));
+      if (sliceRank) {
+        Value rows =
+            LLVM::MulOp::create(b, loc, sliceRank, i32Const(b, loc, box[0]));
+        boxCoords[0] = LLVM::AddOp::create(b, loc, boxCoords[0], rows);
+      }
+      // The descriptor lists dims innermost first; gather4 takes
+      // {column, row0..row3}.
+      SmallVector<Value> ptx;
+      if (gather4) {
+        ptx.push_back(boxCoords[4]);
+        ptx.append(boxCoords.begin(), boxCoords.begin() + 4);
+      } else {
+        ptx.assign(boxCoords.rbegin(), boxCoords.rend());
+      }
+      body(b, ptx, linear);
+    }
+  });
+}
+
+/// The coordinates of an op's adaptor as i32 values.
+static SmallVector<Value> i32Coords(OpBuilder &b, Location loc,
+                                    ValueRange coordinates) {
+  SmallVector<Value> coords;
+  for (Value c : coordinates)
+    coords.push_back(toI32(b, loc, c));
+  return coords;
+}
+
 /// The shared half of nvtma.copy's lowering: one TMA instruction per box of
 /// the atom's tile (for multicast, the CTA's slice of the outermost dim),
 /// issued by one elected lane. A derived pattern handles the atoms
@@ -145,17 +207,6 @@ struct TmaCopyLowering : ConvertOpToLLVMPattern<CopyOp> {
       return rewriter.notifyMatchFailure(op, "another copy kind");
     Location loc = op.getLoc();
     const LLVMTypeConverter &converter = *getTypeConverter();
-    ArrayRef<int64_t> box = atom.getBox(), tile = atom.getTileShape();
-    unsigned n = box.size();
-    SmallVector<int64_t> grid(n);
-    for (unsigned i = 0; i < n; ++i)
-      grid[i] = tile[i] / box[i];
-    if (atom.isMulticast())
-      grid[0] = 1;
-    int64_t numBoxes = 1;
-    for (int64_t g : grid)
-      numBoxes *= g;
-
     BoxCopy copy;
     copy.atom = atom;
     copy.desc = adaptor.getAtom();
@@ -169,52 +220,49 @@ struct TmaCopyLowering : ConvertOpToLLVMPattern<CopyOp> {
       copy.offsets.push_back(o);
     Value smem = memrefBase(rewriter, loc, converter, op.getSmem().getType(),
                             adaptor.getSmem());
-    SmallVector<Value> coords;
-    for (Value c : adaptor.getCoordinates())
-      coords.push_back(toI32(rewriter, loc, c));
-    // Multicast: this CTA loads slice `cta` of the outermost dim.
+    // Multicast: this CTA loads slice `cta` of the outermost dim, into that
+    // slice of every masked CTA's smem.
     Value sliceRank;
     if (adaptor.getCtaRank())
       sliceRank = toI32(rewriter, loc, adaptor.getCtaRank());
-    const bool gather4 = atom.getKind() == CopyKind::Gather4Load;
     const int64_t boxBytes = atom.getBoxBytes();
+    forEachBox(rewriter, loc, atom,
+               i32Coords(rewriter, loc, adaptor.getCoordinates()), sliceRank,
+               [&](OpBuilder &b, ArrayRef<Value> coords, int64_t linear) {
+                 copy.dst = offsetBytes(b, loc, smem, linear * boxBytes);
+                 if (sliceRank) {
+                   Value bytes = LLVM::MulOp::create(
+                       b, loc, sliceRank, i32Const(b, loc, boxBytes));
+                   copy.dst = LLVM::GEPOp::create(b, loc, copy.dst.getType(),
+                                                  b.getI8Type(), copy.dst,
+                                                  ValueRange{bytes});
+                 }
+                 copy.coords.assign(coords.begin(), coords.end());
+                 emitBox(b, loc, copy);
+               });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
 
-    inElectedLane(rewriter, loc, [&](OpBuilder &b) {
-      for (int64_t linear = 0; linear < numBoxes; ++linear) {
-        // Grid index of this box, outermost first.
-        SmallVector<int64_t> g(n);
-        for (int64_t r = linear, i = n - 1; i >= 0; --i) {
-          g[i] = r % grid[i];
-          r /= grid[i];
-        }
-        SmallVector<Value> boxCoords(coords);
-        for (unsigned i = 0; i < n && !gather4; ++i)
-          if (g[i])
-            boxCoords[i] = LLVM::AddOp::create(
-                b, loc, boxCoords[i], i32Const(b, loc, g[i] * box[i]));
-        copy.dst = offsetBytes(b, loc, smem, linear * boxBytes);
-        if (sliceRank) {
-          Value rows = LLVM::MulOp::create(b, loc, sliceRank,
-                                           i32Const(b, loc, box[0]));
-          boxCoords[0] = LLVM::AddOp::create(b, loc, boxCoords[0], rows);
-          Value bytes = LLVM::MulOp::create(b, loc, sliceRank,
-                                            i32Const(b, loc, boxBytes));
-          copy.dst = LLVM::GEPOp::create(b, loc, copy.dst.getType(),
-                                         b.getI8Type(), copy.dst,
-                                         ValueRange{bytes});
-        }
-        // The descriptor lists dims innermost first; gather4 takes
-        // {column, row0..row3}.
-        copy.coords.clear();
-        if (gather4) {
-          copy.coords.push_back(boxCoords[4]);
-          copy.coords.append(boxCoords.begin(), boxCoords.begin() + 4);
-        } else {
-          copy.coords.assign(boxCoords.rbegin(), boxCoords.rend());
-        }
-        emitBox(b, loc, copy);
-      }
-    });
+/// nvtma.prefetch: cp.async.bulk.prefetch.tensor.Nd.L2.global.tile per box.
+struct TmaPrefetchLowering : ConvertOpToLLVMPattern<PrefetchOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(PrefetchOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value sliceRank;
+    if (adaptor.getCtaRank())
+      sliceRank = toI32(rewriter, loc, adaptor.getCtaRank());
+    Value desc = adaptor.getAtom(), hint = adaptor.getCacheHint();
+    forEachBox(rewriter, loc, op.getAtom().getType(),
+               i32Coords(rewriter, loc, adaptor.getCoordinates()), sliceRank,
+               [&](OpBuilder &b, ArrayRef<Value> coords, int64_t) {
+                 NVVM::CpAsyncBulkTensorPrefetchOp::create(
+                     b, loc, desc, coords, ValueRange{},
+                     NVVM::TMALoadMode::TILE, hint);
+               });
     rewriter.eraseOp(op);
     return success();
   }
@@ -654,6 +702,7 @@ void mlir::nvtma::populateNVTMAToNVVMConversionPatterns(
       TmaPartitionLowering,        // nvtma.tma_partition
       CreateTmaMulticastMaskLowering, // nvtma.create_tma_multicast_mask
       AtomFromDescriptorLowering,  // nvtma.atom_from_descriptor
+      TmaPrefetchLowering,         // nvtma.prefetch
       PrefetchDescriptorLowering,  // nvtma.prefetch_descriptor
       CopyTensormapLowering,       // nvtma.copy_tensormap
       UpdateTmaDescriptorLowering, // nvtma.update_tma_descriptor

@@ -338,6 +338,30 @@ LogicalResult CopyOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// PrefetchOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult PrefetchOp::verify() {
+  TmaAtomType atom = getAtom().getType();
+  CopyKind kind = atom.getKind();
+  if (kind != CopyKind::Load && kind != CopyKind::LoadMulticast)
+    return emitOpError() << "prefetches the tiles of tile-mode load atoms, not "
+                            "of a "
+                         << stringifyCopyKind(kind) << " atom";
+  unsigned rank = atom.getTensorRank();
+  if (getCoordinates().size() != rank)
+    return emitOpError() << "has " << getCoordinates().size()
+                         << " coordinates, a rank-" << rank
+                         << " tensor needs " << rank;
+  if (atom.isMulticast() && !getCtaRank())
+    return emitOpError() << "a multicast atom's CTA prefetches its slice of "
+                            "the tile: give its rank (`cta`)";
+  if (getCtaRank() && !atom.isMulticast())
+    return emitOpError() << "cta rank is only for multicast atoms";
+  return verifyArch(*this, atom);
+}
+
+//===----------------------------------------------------------------------===//
 // UpdateTmaDescriptorOp
 //===----------------------------------------------------------------------===//
 

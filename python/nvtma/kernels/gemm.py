@@ -211,7 +211,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             if pdl is True:
                 cuda.griddepcontrol_launch_dependents()  # every load issued: the next kernel may start
 
-    with lang.WarpgroupRole((1, wgs + 1), regs=232, increase=True), prof.role("consumer"):
+    # the producer's warpgroup gives up registers to the consumers: at most 232 each, within the SM's 64 K
+    with lang.WarpgroupRole((1, wgs + 1), regs=consumer_regs(wgs), increase=True), prof.role("consumer"):
         g = dsl.warpgroup_idx() - 1
         rg = 0 if kwg else g  # the warpgroup's share of the tile's rows
         nblocks = scales[0].shape[0].to(Int32) if w_scale == "block" else None  # 128-row blocks of W's scales
@@ -526,6 +527,12 @@ SMEM_BYTES = 227 * 1024 - 2048  # dynamic shared memory; the rest for static (mb
 EPI_BYTES = 16 * 1024  # the epilogue tile's budget (f32 EM x BN)
 
 
+def consumer_regs(wgs, producer=40):
+    """Registers a consumer thread raises to (setmaxnreg): up to 232, as many
+    as the SM's 64 K leave beside the producer's warpgroup at `producer`."""
+    return min(232, (65536 - 128 * producer) // (128 * wgs) // 8 * 8)
+
+
 def epi_rows(BM, BN):
     """EM, the x rows of the epilogue tile: whole 8-row groups within EPI_BYTES."""
     return max(8, min(BM, EPI_BYTES // (4 * BN) // 8 * 8))
@@ -615,6 +622,11 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     if stages < 2 or stages > room:
         raise ValueError(f"BM={BM}, BN={BN}: a ring of {stages} stages beside the epilogue tile; 2 to {room} fit")
     R = BN // (64 * rwgs)
+    launch_regs = 65536 // (128 * (wgs + 1))  # a thread's registers at launch: ptxas fits the kernel in them
+    if R * BM // 2 + 32 > min(255, launch_regs):
+        raise ValueError(f"BM={BM}, BN={BN} with {wgs} consumer warpgroups: {R} m64 accumulators of BM/2 "
+                         f"registers a thread, and ~32 more, exceed the {min(255, launch_regs)} a thread has "
+                         f"in a CTA of {128 * (wgs + 1)} threads")
     chains = default_chains(BM, R) if chains is None else chains
     if chains not in (1, 2, 4):
         raise ValueError(f"chains={chains}: 1, 2 or 4 accumulator chains per m64 block")

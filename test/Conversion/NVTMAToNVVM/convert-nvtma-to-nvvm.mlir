@@ -56,6 +56,31 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
 
 // -----
 
+// An L2 prefetch of a tile: one TMA prefetch per box, in an elected lane; a
+// multicast atom's CTA prefetches its slice (rows + rank * 32), with the
+// eviction policy it is given.
+// CHECK-LABEL: gpu.func @prefetch
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @prefetch(%A: memref<256x256xf16>, %B: memref<256x256xf16>, %i: index, %h: i64) kernel {
+    %c0 = arith.constant 0 : index
+    %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 64, 64>} : memref<256x256xf16> -> !nvtma.tma_atom<load, f16, box = [64, 64]>
+    %b = nvtma.make_tiled_tma_atom %B {cta_tiler = array<i64: 64, 64>} : memref<256x256xf16> -> !nvtma.tma_atom<load_multicast, f16, box = [32, 64], tile = [64, 64], multicast = 2>
+    %r = gpu.cluster_block_id x
+    // CHECK: %[[E:.*]] = nvvm.elect.sync -> i1
+    // CHECK: scf.if %[[E]]
+    // CHECK: nvvm.cp.async.bulk.tensor.prefetch %{{.*}}, box[%{{.*}}, %{{.*}}] : !llvm.ptr
+    nvtma.prefetch %a[%i, %c0] : !nvtma.tma_atom<load, f16, box = [64, 64]>
+    // CHECK: nvvm.elect.sync
+    // CHECK: %[[ROWS:.*]] = llvm.mul %{{.*}}, %{{.*}} : i32
+    // CHECK: %[[ROW:.*]] = llvm.add %{{.*}}, %[[ROWS]] : i32
+    // CHECK: nvvm.cp.async.bulk.tensor.prefetch %{{.*}}, box[%{{.*}}, %[[ROW]]] l2_cache_hint = %{{.*}} : !llvm.ptr
+    nvtma.prefetch %b[%i, %c0] cta %r cache_hint %h : !nvtma.tma_atom<load_multicast, f16, box = [32, 64], tile = [64, 64], multicast = 2>
+    gpu.return
+  }
+}
+
+// -----
+
 // CHECK-LABEL: gpu.func @tile_of_four
 gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
   gpu.func @tile_of_four(%A: memref<512x512xf16>, %bars: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>)

@@ -1110,3 +1110,47 @@ gpu.module @m [#nvvm.target<chip = "sm_100a", features = "+ptx86">] {
     gpu.return
   }
 }
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<store, f16, box = [64, 64]>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{prefetches the tiles of tile-mode load atoms, not of a store atom}}
+    nvtma.prefetch %a[%c0, %c0] : !nvtma.tma_atom<store, f16, box = [64, 64]>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{has 1 coordinates, a rank-2 tensor needs 2}}
+    nvtma.prefetch %a[%c0] : !nvtma.tma_atom<load, f16, box = [64, 64]>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<load_multicast, f16, box = [32, 64], tile = [64, 64], multicast = 2>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{a multicast atom's CTA prefetches its slice of the tile: give its rank (`cta`)}}
+    nvtma.prefetch %a[%c0, %c0] : !nvtma.tma_atom<load_multicast, f16, box = [32, 64], tile = [64, 64], multicast = 2>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{cta rank is only for multicast atoms}}
+    nvtma.prefetch %a[%c0, %c0] cta %c0 : !nvtma.tma_atom<load, f16, box = [64, 64]>
+    gpu.return
+  }
+}

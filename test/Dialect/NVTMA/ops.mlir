@@ -118,6 +118,8 @@ gpu.module @kernels [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
     %co:2 = nvtma.tma_partition %a[%i, %j] : !ld -> index, index
     // CHECK: nvtma.prefetch_descriptor %[[A]]
     nvtma.prefetch_descriptor %a : !ld
+    // CHECK: nvtma.prefetch %[[A]][%{{.*}}, %{{.*}}] : !nvtma.tma_atom<load
+    nvtma.prefetch %a[%co#0, %co#1] : !ld
     // CHECK: nvtma.copy %[[A]][%{{.*}}, %{{.*}}], %{{.*}}, barrier %{{.*}}[%{{.*}}] : !nvtma.tma_atom<load
     nvtma.copy %a[%co#0, %co#1], %smem, barrier %bars[%c0] : !ld, !smem, !bars
     %h = arith.constant 0 : i64

@@ -174,6 +174,35 @@ def NVTMA_CopyOp : NVTMA_Op<"copy", [AttrSizedOperandSegments,
   let hasVerifier = 1;
 }
 
+def NVTMA_PrefetchOp : NVTMA_Op<"prefetch", [AttrSizedOperandSegments]> {
+  let summary = "prefetch one tile of an atom's tensor into L2";
+  let description = [{
+    Starts fetching the atom's `tile` at global coordinates `coordinates`
+    (elements, outermost first) from global memory into L2, as one TMA
+    prefetch per `box` of the tile; nothing is written to shared memory and
+    nothing completes on a barrier. A later load of the tile hits L2. It
+    takes a tile-mode load atom (plain or multicast); with a multicast atom
+    and `cta`, this CTA's slice of the tile's outermost dim (what its
+    multicast load of the tile reads). `cache_hint` is an L2 eviction
+    policy for the prefetched lines.
+
+    One thread issues them: the lowering elects one lane of the calling warp.
+
+    Becomes `cp.async.bulk.prefetch.tensor.Nd.L2.global.tile`.
+
+    ```mlir
+    nvtma.prefetch %atom[%i, %j] : !nvtma.tma_atom<load, f16, box = [64, 64]>
+    ```
+  }];
+  let arguments = (ins NVTMA_TmaAtomType:$atom, Variadic<Index>:$coordinates,
+      Optional<Index>:$cta_rank, Optional<I64>:$cache_hint);
+  let assemblyFormat = [{
+    $atom `[` $coordinates `]` (`cta` $cta_rank^)? (`cache_hint` $cache_hint^)?
+    attr-dict `:` qualified(type($atom))
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Descriptor management
 //===----------------------------------------------------------------------===//
