@@ -16,6 +16,8 @@ baselines run the same way in the same process. Reports W TB/s, TFLOP/s and the 
 the L2-promotion sweep (none/64B/128B/256B on W and on x separately).
 Each (problem, mode) also times the cost model's top candidate configs and
 reports the fastest (the `config` field), checked against a float32 reference.
+Each shape runs in a worker process of its own (a fault ends only that shape's
+points).
 """
 
 import argparse
@@ -31,14 +33,16 @@ PROMOS = ["none", "l2_64b", "l2_128b", "l2_256b"]
 F8 = "f8E4M3FN"
 
 
-def plan(quick):
-    """(N, K, M, mode, candidates) to measure: the config Gemm picks now
-    (gemm.MEASURED's, so a run shows where a candidate beats it), then the
-    cost model's."""
+def plan(quick, only=None):
+    """(N, K, M, mode, candidates) to measure (of the shape `only`, if given):
+    the config Gemm picks now (gemm.MEASURED's, so a run shows where a
+    candidate beats it), then the cost model's."""
     from nvtma.kernels import gemm
     shapes = SHAPES[:2] + SHAPES[-1:] if quick else SHAPES
     ms = [1, 64, 128] if quick else MS
     for N, K in shapes:
+        if only is not None and (N, K) != only:
+            continue
         for M in ms:
             for mode in MODES:
                 wd = "bf16" if mode == "bf16" else F8
@@ -75,24 +79,46 @@ def build(d: Path, quick, sweep):
     print(f"gemm_bench: {len(sp)} kernels -> {d}")
 
 
-def run(d: Path, quick, sweep):
+def emit(**kw):
+    print(json.dumps(kw), flush=True)
+
+
+def run(d: Path, quick, sweep, shape=None):
+    """Every shape in a worker process of its own (`--shape N,K`): a kernel
+    that faults takes its CUDA context, and with it only that shape's later
+    points (reported as an error line), not the rest of the run."""
+    import subprocess
+    import sys
+    if shape is None:
+        import torch
+        props = torch.cuda.get_device_properties(torch.device("cuda"))
+        emit(bench="gemm", machine=props.name, sms=props.multi_processor_count, torch=torch.__version__)
+        for N, K in SHAPES:
+            cmd = [sys.executable, __file__, "run", str(d), "--shape", f"{N},{K}"]
+            cmd += ["--quick"] * quick + ["--sweep"] * sweep
+            with subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) as p:
+                for line in p.stdout:
+                    print(line, end="", flush=True)
+            if p.returncode:
+                emit(bench="gemm", N=N, K=K, error=f"the worker process of this shape exited with status "
+                                                   f"{p.returncode}: its later points are not measured")
+        return
+    _run_shape(d, quick, sweep, tuple(shape))
+
+
+def _run_shape(d: Path, quick, sweep, shape):
     import torch
     import common
     from nvtma.kernels import gemm
     dev = torch.device("cuda")
-    props = torch.cuda.get_device_properties(dev)
     g = gemm.Gemm(artifacts=d)
     stream = torch.cuda.Stream()
 
     def graph_ms(call, nbufs):
         return common.graph_ms(torch, stream, call, nbufs)
 
-    def emit(**kw):
-        print(json.dumps(kw), flush=True)
-
-    emit(bench="gemm", machine=props.name, sms=props.multi_processor_count, torch=torch.__version__)
-    gen = torch.Generator(device=dev).manual_seed(0)
-    for N, K, M, mode, cands in plan(quick):
+    gen = torch.Generator(device=dev).manual_seed(shape[0] * 100003 + shape[1])
+    for N, K, M, mode, cands in plan(quick, shape):
         fp8 = mode != "bf16"
         eb = 1 if fp8 else 2
         wbytes = N * K * eb
@@ -199,21 +225,21 @@ def run(d: Path, quick, sweep):
                 lambda i: g(x, wbufs[i], w_scale=sw, scale=mode, config=cfg), nbufs) * 1e3, 2)
         emit(**line)
     if sweep:
-        for N, K in SHAPES:
-            cfg = gemm.choose_config(64, N, K)
-            w8 = (torch.randn(N, K, generator=gen, device=dev) / 4).to(torch.float8_e4m3fn)
-            nbufs = max(2, -(-(256 << 20) // (N * K)) + 1)
-            wbufs = [w8] + [w8.clone() for _ in range(nbufs - 1)]
-            xq = torch.randn(64, K, generator=gen, device=dev).to(torch.float8_e4m3fn)
-            sw, sx = torch.tensor([1.0], device=dev), torch.ones(64, device=dev)
-            for which in ("l2_w", "l2_x"):
-                for p in PROMOS:
-                    def call(i, which=which, p=p):
-                        return g(xq, wbufs[i], w_scale=sw, scale="tensor", x_scale=sx, config=cfg, **{which: p})
-                    call(0)
-                    ms = graph_ms(call, nbufs)
-                    emit(bench="gemm-l2-sweep", N=N, K=K, M=64, operand=which[-1], l2_promotion=p, config=list(cfg),
-                         us=round(ms * 1e3, 2), W_TBps=round(N * K / ms / 1e9, 3))
+        N, K = shape
+        cfg = gemm.choose_config(64, N, K)
+        w8 = (torch.randn(N, K, generator=gen, device=dev) / 4).to(torch.float8_e4m3fn)
+        nbufs = max(2, -(-(256 << 20) // (N * K)) + 1)
+        wbufs = [w8] + [w8.clone() for _ in range(nbufs - 1)]
+        xq = torch.randn(64, K, generator=gen, device=dev).to(torch.float8_e4m3fn)
+        sw, sx = torch.tensor([1.0], device=dev), torch.ones(64, device=dev)
+        for which in ("l2_w", "l2_x"):
+            for p in PROMOS:
+                def call(i, which=which, p=p):
+                    return g(xq, wbufs[i], w_scale=sw, scale="tensor", x_scale=sx, config=cfg, **{which: p})
+                call(0)
+                ms = graph_ms(call, nbufs)
+                emit(bench="gemm-l2-sweep", N=N, K=K, M=64, operand=which[-1], l2_promotion=p, config=list(cfg),
+                     us=round(ms * 1e3, 2), W_TBps=round(N * K / ms / 1e9, 3))
 
 
 def table(results: Path, *_):
@@ -285,5 +311,10 @@ if __name__ == "__main__":
     ap.add_argument("dir", type=Path)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--sweep", action="store_true")
+    ap.add_argument("--shape", type=lambda v: tuple(int(t) for t in v.split(",")),
+                    help="run: this N,K only, in this process (what each worker of a run does)")
     a = ap.parse_args()
-    {"build": build, "run": run, "table": table, "markdown": markdown}[a.cmd](a.dir, a.quick, a.sweep)
+    if a.cmd == "run":
+        run(a.dir, a.quick, a.sweep, a.shape)
+    else:
+        {"build": build, "table": table, "markdown": markdown}[a.cmd](a.dir, a.quick, a.sweep)

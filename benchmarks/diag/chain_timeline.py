@@ -9,7 +9,8 @@ producer load issued, and the last epilogue's end; in PDL builds also the
 producers' prefetch (its first start, median end) and their
 griddepcontrol.wait's median return; and the call's share of the graph's
 time. Variants: with PDL or not, the ring's depth, the shared memory
-carveout (None: the driver's choice; 100: the most shared memory).
+carveout (None: the driver's choice; 100: the most shared memory). Sixth
+session: a 256 x 256 problem, the per-call floor (s12-chain-floor).
     python3 benchmarks/diag/chain_timeline.py build DIR    # here
     python3 benchmarks/diag/chain_timeline.py run DIR      # on the GPU
 """
@@ -21,9 +22,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # benchmarks/: common
 
 # (N, K, M, (BM, BN, wgs, splits), pdl, stages or None (the default), carveout or None (the driver's))
-PROBLEMS = [(7168, 2048, 1, (8, 64, 1, 1), False, None, None), (7168, 2048, 1, (8, 64, 1, 1), True, None, None),
-            (7168, 2048, 1, (8, 64, 1, 1), True, None, 100), (7168, 2048, 1, (8, 64, 1, 1), True, 12, 100),
-            (24576, 1536, 1, (8, 192, 1, 1), True, None, None), (4096, 7168, 1, (8, 128, 1, 4), True, None, None)]
+PROBLEMS = [(256, 256, 1, (8, 64, 1, 1), True, None, None), (256, 256, 1, (8, 64, 1, 1), False, None, None),
+            (7168, 2048, 1, (8, 64, 1, 1), True, None, None)]
 CALLS, EVENTS = 8, 96
 
 

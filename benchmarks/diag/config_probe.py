@@ -10,7 +10,14 @@ what the split-K epilogue costs (gemm_spec diag, -3), and three kernel
 variants built, measured and removed: K split over a cluster (-kc, commit
 00b6238), W tiles narrower than 64 rows (-narrow, b098d18), wgmma groups
 in flight (-lag, 7a3a320). Fifth: the M split (s11-*-ms), K-interleaved
-warpgroups (-kwg), the M split at small M (-small-ms).
+warpgroups (-kwg), the M split at small M (-small-ms). Sixth (s12-*): three
+and four consumer warpgroups, BN = 192 / 256 (-wgs); the share's next W
+tiles prefetched into L2 before the wait (-l2prefetch, -start-l2prefetch,
+-l2prefetch-x-early; cpasync.prefetch, built, measured, removed); x
+multicast over 4 CTAs, the M split over 4, and the per-call floor
+(-mc4-ms4-floor); the wait for the earlier kernels (gemm_spec diag x_early,
+no_wait: -wait), without PDL and with W in L2 (-floor), launch_dependents
+by every thread at the start (-pdl-start).
     python3 benchmarks/diag/config_probe.py build DIR    # here
     python3 benchmarks/diag/config_probe.py run DIR      # on the GPU
 """
@@ -20,27 +27,20 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # benchmarks/: common
 
-# (N, K, M, mode, [(BM, BN, wgs, splits[, mc, stages[, ms]])]): x shared over clusters of 4 (mc = 4) and the
-# M split over 4 CTAs (ms = 4) against the measured pick; the per-call floor
+# (N, K, M, mode, [(BM, BN, wgs, splits[, mc, stages[, ms]])]): what the wait for the earlier kernels costs
+# at small M (gemm_spec diag x_early, no_wait: y may be wrong; s12-config-probe-wait)
 S = None  # the default ring
 PROBES = [
-    (24576, 1536, 128, "tensor", [(128, 64, 1, 1), (128, 64, 1, 1, 2), (128, 64, 1, 1, 4), (32, 64, 1, 1, 1, S, 4),
-                                  (32, 128, 1, 1, 1, S, 4), (64, 64, 1, 1, 1, S, 2)]),
-    (24576, 1536, 64, "tensor", [(64, 64, 1, 1), (64, 64, 1, 1, 2), (64, 64, 1, 1, 4), (16, 64, 1, 1, 1, S, 4)]),
-    (7168, 2048, 128, "tensor", [(128, 64, 1, 1), (128, 64, 1, 1, 2), (128, 64, 1, 1, 4), (32, 64, 1, 1, 1, S, 4),
-                                 (32, 128, 1, 1, 1, S, 4)]),
-    (7168, 2048, 64, "tensor", [(64, 64, 1, 1), (64, 64, 1, 1, 4), (16, 64, 1, 1, 1, S, 4)]),
-    (4096, 7168, 128, "tensor", [(64, 64, 1, 1, 1, 12, 2), (32, 64, 1, 1, 1, 16, 4), (32, 64, 1, 2, 1, 16, 4),
-                                 (32, 128, 1, 1, 1, S, 4), (32, 128, 1, 2, 1, S, 4)]),
-    (4096, 7168, 64, "tensor", [(32, 64, 1, 1, 1, 16, 2), (16, 64, 1, 1, 1, 16, 4), (16, 128, 1, 1, 1, 12, 4)]),
-    (4096, 7168, 256, "tensor", [(128, 64, 1, 1, 1, S, 2), (64, 64, 1, 1, 1, S, 4), (64, 128, 1, 1, 1, S, 4)]),
-    (2112, 7168, 128, "tensor", [(64, 64, 1, 2, 1, 12, 2), (32, 64, 1, 2, 1, 16, 4), (32, 64, 1, 1, 1, 16, 4)]),
-    (24576, 1536, 128, "bf16", [(128, 64, 1, 1), (128, 64, 1, 1, 4), (32, 64, 1, 1, 1, S, 4)]),
-    # the per-call floor: problems too small to stream
-    (256, 256, 1, "tensor", [(8, 64, 1, 1)]),
-    (2048, 512, 1, "tensor", [(8, 64, 1, 1)]),
+    (7168, 2048, 1, "tensor", [(8, 64, 1, 1)]),
+    (7168, 2048, 8, "tensor", [(8, 64, 1, 1, 1, 11)]),
+    (7168, 2048, 128, "tensor", [(128, 64, 1, 1)]),
+    (4096, 7168, 1, "tensor", [(8, 128, 1, 4), (8, 128, 1, 1, 1, 12)]),
+    (24576, 1536, 8, "tensor", [(8, 192, 1, 1)]),
+    (2112, 7168, 1, "tensor", [(8, 128, 1, 7), (8, 64, 1, 1, 1, 16)]),
+    (256, 256, 1, "tensor", [(8, 64, 1, 1)]),  # the per-call floor: a problem too small to stream
 ]
-VARIANTS = [("full", {}, False)]  # (label, spec options, W resident in L2)
+VARIANTS = [("full", {}, False), ("pdl-early", {"pdl": "early"}, False),
+            ("x-early", {"diag": "x_early"}, False), ("no-wait", {"diag": "no_wait"}, False)]  # (label, spec options, W resident in L2)
 
 
 def _plans(d=None):
@@ -125,5 +125,16 @@ def occupancy(d):
                               blocks_per_sm=int(blocks), rec=rec)), flush=True)
 
 
+def floor(d):
+    """GPU time per call of one-element torch kernels (a fill) in the same CUDA graphs: the floor
+    of any kernel here, with no programmatic dependent launch."""
+    import torch
+    import common
+    dev, stream, gen = common.gpu(torch)
+    t = torch.zeros(1, device=dev)
+    ms = common.graph_ms(torch, stream, lambda i: t.fill_(i), 1)
+    print(json.dumps(dict(bench="kernel-floor", kernel="torch fill_ of one element", us=round(ms * 1e3, 2))))
+
+
 if __name__ == "__main__":
-    {"build": build, "run": run, "occupancy": occupancy}[sys.argv[1]](sys.argv[2])
+    {"build": build, "run": run, "occupancy": occupancy, "floor": floor}[sys.argv[1]](sys.argv[2])

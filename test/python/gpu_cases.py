@@ -35,6 +35,7 @@ def tile_specs():
 def all_specs():
     specs = list(dump_specs().values()) + tile_specs()
     specs += [K.tile_copy((1000, 1000), "f16", (64, 64), prefetch=True, l2_promotion="l2_256b")]
+    specs += [K.tile_copy((1000, 1000), "f16", (64, 64), prefetch=True, l2_prefetch=True, swizzle="swizzle_128b")]
     specs += [K.box_dump((20, 40), "f32", (8, 32), oob, (16, 20)) for oob in ("none", "nan_request_zero_fma")]
     specs += [K.multicast_copy(512, 256, "f16", (64, 64), c) for c in (2, 4)]
     specs += [K.reduce_add(256, 256, "f32", (32, 32))]
@@ -107,6 +108,13 @@ GEMM_CASES = [
     # block (its scale read clamped: read past the scales, it faulted at 16384 x 16384 in a benchmark)
     (5, 200, 528, "block", (8, 192, 1, 1)),
     (24, 200, 528, "block", (32, 192, 1, 0)),
+    # three and four consumer warpgroups, one m64 block of W each (registers raised to 152 and 112):
+    # a last tile partly past N, split K, stream K, block scales, bf16, x multicast
+    (128, 400, 1040, "tensor", (128, 192, 3, 1)),
+    (77, 448, 2048, "row", (128, 256, 4, 3)),
+    (33, 320, 1536, "block", (64, 192, 3, 0)),
+    (100, 256, 1024, "bf16", (128, 192, 3, 2)),
+    (64, 640, 768, "tensor", (64, 192, 3, 1, 2)),
 ]
 
 

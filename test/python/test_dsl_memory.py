@@ -287,6 +287,41 @@ def test_threads_write_a_tile_the_store_atom_then_reads_swizzled():
     assert "cp.async.bulk.tensor.2d.global.shared::cta" in text and "fence.proxy.async.shared::cta" in text
 
 
+def test_prefetch_fetches_a_tile_into_l2_box_by_box():
+    """cpasync.prefetch: one TMA L2 prefetch per box of the tile, no shared
+    memory and no barrier; a multicast atom's CTA prefetches its slice, with
+    the eviction policy it is given."""
+    @dsl.kernel(block=(128,), cluster=(2, 1, 1))
+    def k(a: dsl.Tensor("f16", (256, 256)), b: dsl.Tensor("f16", (256, 256))):
+        two = cpasync.make_tiled_tma_atom(G2S(), a, (64, 128), swizzle="swizzle_128b")  # two 128-byte spans
+        mc = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp(), b, (64, 64), num_multicast=2)
+        with lang.WarpRole(0):
+            cpasync.prefetch(two, [64, 0])
+            cpasync.prefetch(mc, [0, 64], cta_rank=dsl.cluster_ctarank(), cache_hint="evict_first")
+
+    text = ptx(k)
+    got = re.findall(r"cp\.async\.bulk\.prefetch\.tensor\.2d\.L2\.global\.tile(\.L2::cache_hint)?", text)
+    assert got == ["", "", ".L2::cache_hint"], got
+    assert "cp.async.bulk.tensor" not in text.replace("cp.async.bulk.prefetch.tensor", "")
+
+
+@pytest.mark.parametrize("case,rule", [("store", "prefetch"), ("multicast", "multicast"), ("rank", "multicast"),
+                                       ("one_thread", "single-issuer")])
+def test_prefetch_refuses(case, rule):
+    @dsl.kernel(block=(128,))
+    def k(a: dsl.Tensor("f16", (256, 256))):
+        op = {"store": S2G(), "multicast": cpasync.CopyBulkTensorTileG2SMulticastOp()}.get(case, G2S())
+        atom = cpasync.make_tiled_tma_atom(op, a, (64, 64), **({"num_multicast": 2} if case == "multicast" else {}))
+        if case == "one_thread":
+            with dsl.if_(dsl.thread_idx() == 0):
+                cpasync.prefetch(atom, [0, 0])
+        else:
+            with lang.WarpRole(0):
+                cpasync.prefetch(atom, [0, 0], **({"cta_rank": 0} if case == "rank" else {}))
+
+    build_error(k, rule=rule)
+
+
 # --------------------------------------------------------------------------- pointers
 
 def test_address_of_gives_shared_and_global_pointers():

@@ -413,3 +413,30 @@ def test_the_gemm_two_per_sm_ring_fits_two_ctas():
         assert 2 * per_cta[0] <= gemm.SM_SMEM < 2 * per_cta[1], (BM, BN, two, fits)
     cands = gemm.candidates(1, 7168, 2048)
     assert any(c.stages == gemm.two_per_sm_stages(8, 64, block_scaled=True) for c in cands)
+
+
+@pytest.mark.parametrize("BM,BN,wgs,regs", [(128, 64, 1, 232), (128, 256, 2, 232), (128, 192, 3, 152),
+                                            (128, 256, 4, 112)])
+def test_the_gemm_consumers_raise_their_registers_within_the_sm(BM, BN, wgs, regs):
+    """Each consumer warpgroup raises its registers (setmaxnreg) to what the
+    SM's 64 K leave beside the producer's warpgroup at 40, at most 232: with
+    three or four consumer warpgroups (one m64 block of W each) 232 would ask
+    for more than there is. The accumulators must fit a thread's registers
+    at launch, which ptxas allocates the whole kernel in."""
+    from nvtma.kernels import gemm
+    assert gemm.consumer_regs(wgs) == regs
+    assert 128 * wgs * regs + 128 * 40 <= 65536
+    text = gemm.gemm_spec(BM, BN, wgs, w_scale="tensor").compile().ptx
+    got = sorted(re.findall(r"setmaxnreg\.(inc|dec)\.sync\.aligned\.u32\s+(\d+);", text))
+    assert got == [("dec", "40"), ("inc", str(regs))], got
+
+
+@pytest.mark.parametrize("kw,message", [
+    (dict(BM=256, BN=192, wgs=3), "1 m64 accumulators of BM/2 registers a thread, and ~32 more, exceed the 128"),
+    (dict(BM=128, BN=256, wgs=1), "4 m64 accumulators of BM/2 registers a thread, and ~32 more, exceed the 255"),
+    (dict(BM=64, BN=64, wgs=1, pdl="start"), "pdl='start': False, True or 'early'"),
+])
+def test_the_gemm_spec_refuses(kw, message):
+    from nvtma.kernels import gemm
+    with pytest.raises(ValueError, match=re.escape(message)):
+        gemm.gemm_spec(w_scale="tensor", **kw)

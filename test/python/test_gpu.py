@@ -88,6 +88,18 @@ def test_prefetch_and_l2_256b_copy():
     assert torch.equal(bits(x), bits(y))
 
 
+def test_l2_prefetch_then_copy():
+    """cpasync.prefetch of each CTA's box into L2 before its TMA load: the
+    copy is still exact (edge boxes included)."""
+    spec = K.tile_copy((1000, 1000), "f16", (64, 64), prefetch=True, l2_prefetch=True, swizzle="swizzle_128b")
+    mod = build(spec)
+    x = rand((1000, 1000), "f16", 8)
+    y = poison((1000, 1000), "f16")
+    mod.tile_copy(x, y, **launch(spec, mod))
+    torch.cuda.synchronize()
+    assert torch.equal(bits(x), bits(y))
+
+
 def test_driver_encoding_cross_check():
     """The same launch with descriptors from cuTensorMapEncodeTiled."""
     spec = K.tile_copy((1000, 3000), "f16", (64, 64), swizzle="swizzle_128b")

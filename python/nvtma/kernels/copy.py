@@ -78,9 +78,11 @@ def _tile_coords(tiles):
 
 
 @dsl.kernel(block=(128,), name="tile_copy")
-def tile_copy_kernel(src: dsl.Tensor, dst: dsl.Tensor, *, box, swizzle, l2_promotion, oob_fill, prefetch):
+def tile_copy_kernel(src: dsl.Tensor, dst: dsl.Tensor, *, box, swizzle, l2_promotion, oob_fill, prefetch,
+                     l2_prefetch=False):
     """One CTA per box: TMA load -> shared -> TMA store. Edge boxes load
-    with `oob_fill` and store clipped."""
+    with `oob_fill` and store clipped. `prefetch`: the load's descriptor is
+    prefetched first; `l2_prefetch`: its box too, into L2 (TMA prefetch)."""
     shape = src.static_shape
     tiles = [math.ceil(s / b) for s, b in zip(shape, box)]
     pool = lang.SMEMPool()
@@ -92,18 +94,22 @@ def tile_copy_kernel(src: dsl.Tensor, dst: dsl.Tensor, *, box, swizzle, l2_promo
             cpasync.prefetch_descriptor(ld)
     bar = _tma_bar()
     coords = cpasync.tma_partition(ld, _tile_coords(tiles))
+    if l2_prefetch:
+        with lang.WarpRole(0):
+            cpasync.prefetch(ld, coords, cache_hint="evict_last")
     _one_box_load(bar, ld, coords, s)
     _store_and_drain(st, coords, s)
 
 
 def tile_copy(shape, elem="f16", box=(64, 64), swizzle="none", l2_promotion="l2_128b", oob_fill="none",
-                   prefetch=False):
+                   prefetch=False, l2_prefetch=False):
     rank = len(shape)
     if len(box) != rank:
         raise ValueError(f"box {box} for a rank-{rank} tensor")
     tiles = [math.ceil(s / b) for s, b in zip(shape, box)]
     sp = tile_copy_kernel.specialize([_t(elem, shape), _t(elem, shape)], box=tuple(box), swizzle=swizzle,
-                              l2_promotion=l2_promotion, oob_fill=oob_fill, prefetch=prefetch)
+                              l2_promotion=l2_promotion, oob_fill=oob_fill, prefetch=prefetch,
+                              **({"l2_prefetch": True} if l2_prefetch else {}))
     sp.grid = (tiles[-1], tiles[-2] if rank >= 2 else 1, math.prod(tiles[:-2]) if rank > 2 else 1)
     sp.info = dict(tiles=tiles, box_bytes=math.prod(box) * dsl.dtype(elem).width // 8)
     return sp

@@ -186,11 +186,14 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 prof.push("prefetch")
                 for j in dsl.range(pre):  # the fresh ring's first slots: free, no acquire
                     load_w(lang.PipelineState(stages, index=j), tile0, kbs + j)
+                    if diag == "x_early":  # diagnostics: their x too (wrong if an earlier kernel writes x)
+                        load_x(lang.PipelineState(stages, index=j), kbs + j)
                 prof.pop()
                 if pdl == "early":  # the next kernel may start now: its CTAs prefetch beside this one's
                     cuda.griddepcontrol_launch_dependents()
                 prof.push("grid_wait")
-                cuda.griddepcontrol_wait()
+                if diag != "no_wait":  # diagnostics: no wait at all (wrong with split K, or x written before)
+                    cuda.griddepcontrol_wait()
                 prof.pop()
 
             def load(tile, kb0, kb1, state):
@@ -199,7 +202,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                     if pdl:
                         with dsl.if_(n >= pre):  # its W not loaded before the wait
                             acquire_and_load(s, tile, kb, x=False)
-                        load_x(s, kb)
+                        with dsl.if_(n >= pre) if diag == "x_early" else contextlib.nullcontext():
+                            load_x(s, kb)
                     else:
                         acquire_and_load(s, tile, kb)
                     dsl.yield_(s.advance(), n + 1)
@@ -219,7 +223,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         # the block scales' shared addresses in 64-bit index arithmetic: a base plus a constant each
         lane, warp = dsl.lane_idx().to(Index), (dsl.warp_idx() % 4).to(Index)
         peers = tuple(range(cl)) if cl > 1 else None  # the CTAs whose x (or W) slices a slot holds
-        if pdl:
+        if pdl and diag != "no_wait":
             cuda.griddepcontrol_wait()  # the workspace, counters and y are the earlier kernels' too
 
         def compute(tile, kb0, kb1, st):
@@ -312,6 +316,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         outer = dsl.range(sched.count, carry=(lang.PipelineState(stages),))
         for i, (st,) in outer:
             dsl.yield_(segments(i, st, compute))
+        if pdl and diag == "no_wait":
+            cuda.griddepcontrol_wait()  # diagnostics: at the end, off the loads' and wgmmas' path
 
     if cl > 1:
         dsl.cluster_sync()  # no CTA leaves while a peer may still multicast into it or arrive on its barriers
@@ -596,11 +602,15 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     the next kernel launch once its own loads are issued (measured on the H200
     in CUDA graphs of back-to-back calls: up to 22% less time per call on the
     small shapes, 1% at 16384 x 16384); pdl="early" lets it launch as soon as
-    those first stages are issued. `diag` (diagnostics only, y is then
+    those first stages are issued. `diag` (diagnostics only, y may then be
     wrong): "no_red" leaves out the split-K partials' workspace reductions,
-    "no_split_epilogue" all of a split's epilogue (what they cost:
+    "no_split_epilogue" all of a split's epilogue, "x_early" loads the
+    prefetched stages' x before the wait for the earlier kernels too,
+    "no_wait" waits for them only at the end (what these cost:
     benchmarks/diag/config_probe.py)."""
     fp8 = w_dtype == "f8E4M3FN"
+    if pdl not in (False, True, "early"):
+        raise ValueError(f"pdl={pdl!r}: False, True or 'early'")
     if BM % 8 or not 8 <= BM <= 256:
         raise ValueError(f"BM={BM}: a multiple of 8 in [8, 256]")
     if kwg and wgs != 2:
