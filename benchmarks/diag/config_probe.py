@@ -27,20 +27,26 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # benchmarks/: common
 
-# (N, K, M, mode, [(BM, BN, wgs, splits[, mc, stages[, ms]])]): what the wait for the earlier kernels costs
-# at small M (gemm_spec diag x_early, no_wait: y may be wrong; s12-config-probe-wait)
+# (N, K, M, mode, [(BM, BN, wgs, splits[, mc, stages[, ms]])]): a whole-K tile's y written through shared
+# memory and TMA stores against each register stored straight to y (gemm_spec store="direct")
 S = None  # the default ring
 PROBES = [
+    (256, 256, 1, "tensor", [(8, 64, 1, 1)]),  # the per-call floor: a problem too small to stream
     (7168, 2048, 1, "tensor", [(8, 64, 1, 1)]),
     (7168, 2048, 8, "tensor", [(8, 64, 1, 1, 1, 11)]),
+    (7168, 2048, 16, "row", [(16, 64, 1, 1)]),
+    (7168, 2048, 32, "tensor", [(32, 64, 1, 1)]),
+    (7168, 2048, 64, "tensor", [(64, 64, 1, 1)]),
     (7168, 2048, 128, "tensor", [(128, 64, 1, 1)]),
-    (4096, 7168, 1, "tensor", [(8, 128, 1, 4), (8, 128, 1, 1, 1, 12)]),
-    (24576, 1536, 8, "tensor", [(8, 192, 1, 1)]),
-    (2112, 7168, 1, "tensor", [(8, 128, 1, 7), (8, 64, 1, 1, 1, 16)]),
-    (256, 256, 1, "tensor", [(8, 64, 1, 1)]),  # the per-call floor: a problem too small to stream
+    (24576, 1536, 1, "tensor", [(8, 192, 1, 1)]),
+    (24576, 1536, 16, "row", [(16, 192, 1, 1)]),
+    (4096, 7168, 32, "tensor", [(32, 64, 1, 1, 1, 16)]),
+    (4096, 7168, 128, "tensor", [(64, 64, 1, 1, 1, 12, 2)]),
+    (16384, 16384, 8, "tensor", [(8, 128, 1, 1, 1, 12)]),
+    (4096, 7168, 8, "bf16", [(8, 64, 1, 1, 1, 16)]),
+    (7168, 2048, 8, "block", [(8, 64, 1, 1)]),
 ]
-VARIANTS = [("full", {}, False), ("pdl-early", {"pdl": "early"}, False),
-            ("x-early", {"diag": "x_early"}, False), ("no-wait", {"diag": "no_wait"}, False)]  # (label, spec options, W resident in L2)
+VARIANTS = [("tma", {}, False), ("direct", {"store": "direct"}, False)]  # (label, spec options, W resident in L2)
 
 
 def _plans(d=None):
