@@ -613,8 +613,9 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     writes y through shared memory and TMA stores ("tma"), or each
     accumulator register straight to y ("direct", the default at BM = 8;
     measured on the H200: 1-3% faster there, 7168 x 2048, M = 1 5.48 ->
-    5.31 us, and 5-40% slower from BM = 16 on). `diag` (diagnostics only, y may then be
-    wrong): "no_red" leaves out the split-K partials' workspace reductions,
+    5.31 us, and 5-40% slower from BM = 16 on). `diag` (diagnostics only,
+    y may then be wrong): "no_red" leaves out the split-K partials'
+    workspace reductions,
     "no_split_epilogue" all of a split's epilogue, "x_early" loads the
     prefetched stages' x before the wait for the earlier kernels too,
     "no_wait" waits for them only at the end (what these cost:
