@@ -420,14 +420,15 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
             for m, n, v in got:
                 with dsl.if_((m < M) & (n < N)):
                     y[m, n] = v
-        for c in range(chunks if store == "tma" else 0):
-            with dsl.if_(M > m0 + c * EM):  # the same in every thread: chunks wholly past M are skipped
-                fill(epi_y, lambda v, nn, m: scaled(v, n0 + nn, m0 + m).to(y.dtype), c)
-                with lang.WarpRole(4):
-                    cpasync.copy(y_atom, [m0 + c * EM, n0], epi_y)  # rows past M are clipped by the TMA
-                    cpasync.bulk_commit_group()
-                    cpasync.bulk_wait_group(0, read=True)
-                cuda.barrier_sync(1, consumers)  # the tile is free again
+        else:
+            for c in range(chunks):
+                with dsl.if_(M > m0 + c * EM):  # the same in every thread: chunks wholly past M are skipped
+                    fill(epi_y, lambda v, nn, m: scaled(v, n0 + nn, m0 + m).to(y.dtype), c)
+                    with lang.WarpRole(4):
+                        cpasync.copy(y_atom, [m0 + c * EM, n0], epi_y)  # rows past M are clipped by the TMA
+                        cpasync.bulk_commit_group()
+                        cpasync.bulk_wait_group(0, read=True)
+                    cuda.barrier_sync(1, consumers)  # the tile is free again
     with dsl.else_():
         quads = BN // 4
 
