@@ -9,7 +9,8 @@
 For every (N, K) of the issue and M in {1, 8, 16, 32, 64, 128, 256}: W as
 e4m3 with per-tensor, per-row and 128x128 block scales, and as bf16; x as
 e4m3 with its scales (what torch._scaled_mm takes too) — the quantization of
-bf16 x is timed apart, and with the GEMM (bf16 x through the API). GPU time
+bf16 x is timed apart, and with the GEMM (bf16 x through the API), and up to
+M = FUSED_UP_TO bf16 x quantized inside the GEMM (`fused_us`). GPU time
 per call from CUDA events around CUDA-graph replays of 20 calls (best of 10)
 that rotate over >= 256 MiB of W copies, so W always comes from DRAM; the
 baselines run the same way in the same process. Reports W TB/s, TFLOP/s and the ratio to the baseline; --sweep adds
@@ -30,6 +31,7 @@ SHAPES = [(4096, 7168), (7168, 2048), (2112, 7168), (24576, 1536), (16384, 16384
 MS = [1, 8, 16, 32, 64, 128, 256]
 MODES = ["tensor", "row", "block", "bf16"]
 PROMOS = ["none", "l2_64b", "l2_128b", "l2_256b"]
+FUSED_UP_TO = 16  # M up to which bf16 x quantized inside the GEMM is timed too (fused_us)
 F8 = "f8E4M3FN"
 
 
@@ -62,6 +64,9 @@ def specs(quick, sweep):
             out[sp.key] = sp
             if q is not None:
                 out[q.key] = q
+        if mode != "bf16" and M <= FUSED_UP_TO:  # bf16 x quantized in the GEMM, at the config Gemm picks
+            sp, _, _ = g.plan(M, N, K, wd, mode, quantize="fused", config=cands[0])
+            out[sp.key] = sp
     if sweep:
         for N, K in SHAPES:
             cfg = gemm.choose_config(64, N, K)
@@ -112,6 +117,7 @@ def _run_shape(d: Path, quick, sweep, shape):
     from nvtma.kernels import gemm
     dev = torch.device("cuda")
     g = gemm.Gemm(artifacts=d)
+    gf = gemm.Gemm(artifacts=d, quantize="fused")
     stream = torch.cuda.Stream()
 
     def graph_ms(call, nbufs):
@@ -223,6 +229,20 @@ def _run_shape(d: Path, quick, sweep, shape):
             # bf16 x through the API: the quantizing kernel, then the GEMM (launched as it starts, PDL)
             line["with_quantize_us"] = round(graph_ms(
                 lambda i: g(x, wbufs[i], w_scale=sw, scale=mode, config=cfg), nbufs) * 1e3, 2)
+            if M <= FUSED_UP_TO:  # bf16 x quantized inside the GEMM (1x128 scales), at the config Gemm picks
+                try:
+                    xb, sb = g.quantize(x, "block")
+                    kb = -(-K // 128)
+                    ref_b = (torch.nn.functional.pad(xb.float(), (0, kb * 128 - K)).view(M, kb, 128)
+                             * sb[:, :, None]).reshape(M, kb * 128)[:, :K] @ wdq.t()
+                    y = gf(x, wbufs[0], w_scale=sw, scale=mode, config=cands[0])
+                    torch.cuda.synchronize()
+                    line["fused_err"] = float(f"{((y.float() - ref_b).abs().max() / ref_b.abs().max()).item():.2e}")
+                    line["fused_us"] = round(graph_ms(
+                        lambda i: gf(x, wbufs[i], w_scale=sw, scale=mode, config=cands[0]), nbufs) * 1e3, 2)
+                    line["fused_config"] = list(cands[0])
+                except Exception as e:  # noqa: BLE001 (report and go on)
+                    line["fused_error"] = f"{type(e).__name__}: {e}"[:300]
         emit(**line)
     if sweep:
         N, K = shape

@@ -3,13 +3,15 @@
 
 W is e4m3 with a per-tensor, per-row or 128x128 block scale (or bf16), x is
 bf16 (quantized to e4m3 per token / per 1x128 block by the kernel before
-the GEMM, which launches as it starts: PDL), y is bf16. The kernels are
+the GEMM, which launches as it starts: PDL; or with --quantize fused inside
+the GEMM, a scale per row and 128 K values), y is bf16. The kernels are
 nvtma.kernels.gemm's DSL programs; the config (tile, consumer warpgroups, K
 split, x multicast, M split) is the GEMM's choice for the problem unless --config.
 
     python examples/fp8_gemm.py --m 16 --n 7168 --k 2048              # compile, report (no GPU needed)
     python examples/fp8_gemm.py --m 16 --n 7168 --k 2048 --run        # and run, check against torch (GPU)
     python examples/fp8_gemm.py --m 16 --run --bench                  # and time it beside torch._scaled_mm
+    python examples/fp8_gemm.py --m 8 --quantize fused --run          # x quantized inside the GEMM
     python examples/fp8_gemm.py --aot DIR ... / --from DIR --run ...  # AOT: the GPU box needs no MLIR
 """
 
@@ -42,12 +44,14 @@ def _inputs(torch, a):
     return x, w, sw.contiguous(), wdq
 
 
-def _x_dequantized(torch, g, x, a):
-    """x as the GEMM sees it: quantized by the same kernel, then scaled back."""
+def _x_dequantized(torch, g, x, a, fused=False):
+    """x as the GEMM sees it: quantized by the same kernel (in 1x128 blocks
+    where the GEMM quantizes it itself), then scaled back."""
     if a.scale == "bf16":
         return x.float()
-    xq, sx = g.quantize(x, "block" if a.scale == "block" else "token")
-    if a.scale != "block":
+    block = a.scale == "block" or fused
+    xq, sx = g.quantize(x, "block" if block else "token")
+    if not block:
         return xq.float() * sx[:, None]
     kb = -(-a.k // 128)
     return (torch.nn.functional.pad(xq.float(), (0, kb * 128 - a.k)).view(a.m, kb, 128)
@@ -115,6 +119,8 @@ def main(argv=None):
     ap.add_argument("--from", dest="load", metavar="DIR", help="load what --aot wrote instead of compiling")
     ap.add_argument("--run", action="store_true", help="run and check on the GPU")
     ap.add_argument("--bench", action="store_true", help="with --run, time it beside torch")
+    ap.add_argument("--quantize", default="kernel", choices=["kernel", "fused", "auto"],
+                    help="bf16 x: quantized by its own kernel first, inside the GEMM, or fused at small M")
     a = ap.parse_args(argv)
     if not 1 <= a.m <= 256:
         ap.error(f"--m {a.m}: the kernel is for M in [1, 256]")
@@ -124,7 +130,7 @@ def main(argv=None):
         a.sms = torch.cuda.get_device_properties(0).multi_processor_count
     fp8 = a.scale != "bf16"
     opts = dict(l2_w=a.l2_w, l2_x=a.l2_x)
-    g = gemm.Gemm(artifacts=a.load, **opts)
+    g = gemm.Gemm(artifacts=a.load, quantize=a.quantize, **opts)
     spec, splits, qspec = g.plan(a.m, a.n, a.k, gemm.F8 if fp8 else "bf16", a.scale if fp8 else None,
                                  quantize=fp8, sms=a.sms, config=a.config)
     i = spec.info
@@ -132,11 +138,12 @@ def main(argv=None):
           f"{' (alternate K steps)' if i['kwg'] else ''} stages={i['stages']} "
           f"K splits={splits if splits else 'stream K'}, x "
           f"{'multicast to ' + str(i['mc']) + ' CTAs' if i['mc'] > 1 else 'loaded by each CTA'}"
-          f"{', M split over ' + str(i['ms']) + ' CTAs sharing W' if i['ms'] > 1 else ''}; "
+          f"{', M split over ' + str(i['ms']) + ' CTAs sharing W' if i['ms'] > 1 else ''}"
+          f"{'; x quantized inside the GEMM' if i['x_scale'] == 'fused' else ''}; "
           f"l2_promotion of W {a.l2_w}, of x {a.l2_x}")
     if not a.load:
         from _example import report
-        for sp in (spec, qspec) if fp8 else (spec,):
+        for sp in (spec, qspec) if qspec is not None else (spec,):
             compiled = g.module(sp)
             report(compiled, sp, ptx_ops=(r"wgmma\.mma_async\.[\w.]+", r"griddepcontrol\.\w+",
                                           r"red\.global\.[\w.]+"))
@@ -148,7 +155,7 @@ def main(argv=None):
     x, w, sw, wdq = _inputs(torch, a)
     kw = dict(w_scale=sw, scale=a.scale) if fp8 else {}
     y = g(x, w, config=a.config, **kw)   # bf16 x: quantized, then the GEMM
-    want = _x_dequantized(torch, g, x, a) @ wdq.t()
+    want = _x_dequantized(torch, g, x, a, fused=i["x_scale"] == "fused") @ wdq.t()
     torch.cuda.synchronize()
     err = ((y.float() - want).abs().max() / want.abs().max()).item()
     ok = err < (2e-2 if fp8 else 1e-2)

@@ -17,7 +17,10 @@ tiles prefetched into L2 before the wait (-l2prefetch, -start-l2prefetch,
 multicast over 4 CTAs, the M split over 4, and the per-call floor
 (-mc4-ms4-floor); the wait for the earlier kernels (gemm_spec diag x_early,
 no_wait: -wait), without PDL and with W in L2 (-floor), launch_dependents
-by every thread at the start (-pdl-start).
+by every thread at the start (-pdl-start). Seventh (s13-*): bf16 x
+quantized in the GEMM (Gemm quantize="fused") against quantize_x then the
+GEMM and against e4m3 x (-fused-probe-1: all three quantizing warps on each
+stage; -2: each warp every third stage).
     python3 benchmarks/diag/config_probe.py build DIR    # here
     python3 benchmarks/diag/config_probe.py run DIR      # on the GPU
 """
@@ -27,42 +30,36 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # benchmarks/: common
 
-# (N, K, M, mode, [(BM, BN, wgs, splits[, mc, stages[, ms]])]): a whole-K tile's y written through shared
-# memory and TMA stores against each register stored straight to y (gemm_spec store="direct")
+# (N, K, M, mode, [(BM, BN, wgs, splits[, mc, stages[, ms]]) or None: the config Gemm picks]): e4m3 x with
+# its scales against bf16 x quantized in the GEMM (Gemm quantize="fused") and by quantize_x before it ("kernel")
 S = None  # the default ring
-PROBES = [
-    (256, 256, 1, "tensor", [(8, 64, 1, 1)]),  # the per-call floor: a problem too small to stream
-    (7168, 2048, 1, "tensor", [(8, 64, 1, 1)]),
-    (7168, 2048, 8, "tensor", [(8, 64, 1, 1, 1, 11)]),
-    (7168, 2048, 16, "row", [(16, 64, 1, 1)]),
-    (7168, 2048, 32, "tensor", [(32, 64, 1, 1)]),
-    (7168, 2048, 64, "tensor", [(64, 64, 1, 1)]),
-    (7168, 2048, 128, "tensor", [(128, 64, 1, 1)]),
-    (24576, 1536, 1, "tensor", [(8, 192, 1, 1)]),
-    (24576, 1536, 16, "row", [(16, 192, 1, 1)]),
-    (4096, 7168, 32, "tensor", [(32, 64, 1, 1, 1, 16)]),
-    (4096, 7168, 128, "tensor", [(64, 64, 1, 1, 1, 12, 2)]),
-    (16384, 16384, 8, "tensor", [(8, 128, 1, 1, 1, 12)]),
-    (4096, 7168, 8, "bf16", [(8, 64, 1, 1, 1, 16)]),
-    (7168, 2048, 8, "block", [(8, 64, 1, 1)]),
-]
-VARIANTS = [("tma", {}, False), ("direct", {"store": "direct"}, False)]  # (label, spec options, W resident in L2)
+PROBES = [(N, K, M, "tensor", [None]) for N, K in ((7168, 2048), (4096, 7168), (2112, 7168), (24576, 1536),
+                                                   (16384, 16384)) for M in (1, 8, 16, 32, 64, 128)]
+PROBES += [(N, K, M, mode, [None]) for N, K in ((7168, 2048), (4096, 7168)) for M in (1, 32, 128)
+           for mode in ("row", "block")]
+# (label, spec options (a "quantize" entry: bf16 x, quantized as Gemm's quantize says), W resident in L2)
+VARIANTS = [("e4m3-x", {}, False), ("fused", {"quantize": "fused"}, False), ("kernel", {"quantize": "kernel"}, False)]
 
 
 def _plans(d=None):
     from nvtma.kernels import gemm
-    g = gemm.Gemm(artifacts=d)
+    gs = {}
     for N, K, M, mode, cfgs in PROBES:
         fp8 = mode != "bf16"
         for cfg in cfgs:
+            cfg = cfg or gemm.choose_config(M, N, K, gemm.F8 if fp8 else "bf16", scale=mode if fp8 else None)
             for label, opts, l2 in VARIANTS:
-                sp, _, _ = g.plan(M, N, K, gemm.F8 if fp8 else "bf16", mode if fp8 else None, config=cfg, **opts)
-                yield g, (N, K, M, mode), cfg, label, opts, l2, sp
+                opts = dict(opts)
+                how = opts.pop("quantize", None)
+                g = gs.setdefault(how, gemm.Gemm(artifacts=d, quantize=how or "auto"))
+                sp, _, q = g.plan(M, N, K, gemm.F8 if fp8 else "bf16", mode if fp8 else None, config=cfg,
+                                  quantize=bool(how), **opts)
+                yield g, (N, K, M, mode), tuple(cfg), label, dict(opts, quantize=how), l2, [sp] + ([q] if q else [])
 
 
 def build(d):
     import common
-    common.save_new(d, [p[-1] for p in _plans()])
+    common.save_new(d, [sp for p in _plans() for sp in p[-1]])
 
 
 def run(d):
@@ -78,7 +75,11 @@ def run(d):
             w, x, sw, sx, want = common.gemm_problem(torch, gen, N, K, M, fp8, mode)
             prob_data[prob] = (w, x, sw, sx, want, common.copies(w))
         w, x, sw, sx, want, wbufs = prob_data[prob]
+        how = opts.pop("quantize", None)
         kw = dict(w_scale=sw, scale=mode, x_scale=sx) if fp8 else {}
+        if how:  # bf16 x: x's e4m3 values, scaled (what y's reference multiplies)
+            x = (x.float() * (sx[:, None] if mode != "block" else sx[:, :1])).bfloat16()
+            kw.pop("x_scale")
         try:
             y = g(x, w, config=cfg, **opts, **kw)
             torch.cuda.synchronize()
@@ -88,7 +89,7 @@ def run(d):
                 return g(x, wbufs[i], config=cfg, **opts, **kw)
             ms = common.graph_ms(torch, stream, call, 1 if l2 else len(wbufs))
             out = dict(us=round(ms * 1e3, 2), W_TBps=round(N * K * (1 if fp8 else 2) / ms / 1e9, 3),
-                       err=float(f"{err:.2e}"), stages=sp.info["stages"], chains=sp.info["chains"])
+                       err=float(f"{err:.2e}"), stages=sp[0].info["stages"], chains=sp[0].info["chains"])
         except Exception as e:  # noqa: BLE001 (a config that does not launch is a result too)
             out = dict(error=f"{type(e).__name__}: {e}"[:200])
         print(json.dumps(dict(bench="gemm-config-probe", N=N, K=K, M=M, mode=mode, config=list(cfg), w=label,
@@ -112,7 +113,7 @@ def occupancy(d):
         w, x, sw, sx, want = common.gemm_problem(torch, gen, N, K, M, fp8)
         g(x, w, config=cfg, **(dict(w_scale=sw, scale=mode, x_scale=sx) if fp8 else {}))
         torch.cuda.synchronize()
-        k = g.module(sp).gemm
+        k = g.module(sp[0]).gemm
         rec = k.artifacts.records["kernels"]["gemm"]["launch"] if hasattr(k.artifacts, "records") else {}
         lc = cu.CUlaunchConfig()
         parts, grid = gemm.parts_for(c.splits, N, K, c.BN, gemm.F8 if fp8 else "bf16", 132, c.mc, c.ms)

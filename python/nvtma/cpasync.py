@@ -331,8 +331,11 @@ def copy(atom, coords, smem, *, tma_bar_ptr=None, mcast_mask=None, cta_rank=None
     if info is not None:
         if smem.info is not None:
             smem.info.set_swizzle(info.swizzle, f"the {info.kind} atom", info.tile_bytes)
-            if info.multicast == 1 and info.kind not in ("im2col_load", "im2col_store", "gather4_load"):
-                smem.info.set_box(info.box, f"the {info.kind} atom", smem.static_shape)
+            # a multicast tile lies box after box too, each box all the CTAs' slices of dim 0
+            box = (info.box[0] * info.multicast, *info.box[1:])
+            if info.kind not in ("im2col_load", "im2col_store", "gather4_load") and (
+                    info.multicast == 1 or box != tuple(smem.static_shape)):
+                smem.info.set_box(box, f"the {info.kind} atom", smem.static_shape)
         if smem.dtype is not info.dtype:
             fail(f"the atom copies {info.dtype.__name__}, the buffer holds {smem.dtype.__name__}", rule="smem")
         if info.kind in ("load", "load_multicast", "im2col_load", "gather4_load") and tma_bar_ptr is None:
@@ -353,7 +356,7 @@ def copy(atom, coords, smem, *, tma_bar_ptr=None, mcast_mask=None, cta_rank=None
             tuple(info.box[1:]) != tuple(info.smem_layout[1:]):
         # a tile split into boxes along inner dims lands box after box: the
         # op takes that [boxes, *box] view (element accesses see it already)
-        dst = smem.blocked(info.box)
+        dst = smem.blocked((info.box[0] * info.multicast, *info.box[1:]))  # multicast: all slices a box
     _d.CopyOp(a.value, [dsl.as_value(c, dsl.Index) for c in coords], dst.value, offs, **kw)
 
 

@@ -124,6 +124,8 @@ def gemm_specs():
     out = []
     for M, N, K, mode, cfg in GEMM_CASES:
         wd = "bf16" if mode == "bf16" else "f8E4M3FN"
-        sp, _, q = g.plan(M, N, K, wd, None if mode == "bf16" else mode, quantize=True, config=cfg)
-        out += [sp] + ([q] if q is not None else [])
+        # e4m3 x; bf16 x quantized in the GEMM, or before it
+        for quantize in (False,) if mode == "bf16" else (False, "fused", "kernel"):
+            sp, _, q = g.plan(M, N, K, wd, None if mode == "bf16" else mode, quantize=quantize, config=cfg)
+            out += [sp] + ([q] if q is not None else [])
     return out

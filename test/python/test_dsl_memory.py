@@ -305,6 +305,37 @@ def test_prefetch_fetches_a_tile_into_l2_box_by_box():
     assert "cp.async.bulk.tensor" not in text.replace("cp.async.bulk.prefetch.tensor", "")
 
 
+def test_a_multicast_tile_of_several_boxes_lies_box_after_box():
+    """A multicast tile wider than its swizzle span (bf16 [64, 128], 128B:
+    boxes of 64 columns, each CTA 32 of the rows) lies box after box, each
+    box all the CTAs' rows: the second box's loads land 8192 bytes in (the
+    rank's slice 4096 bytes into either), and element accesses see the same
+    layout (row 0, column 64 is 8192 bytes in). Before, the second box went
+    4096 bytes in, onto the other CTA's slice of the first."""
+    @dsl.kernel(block=(128,), cluster=(2, 1, 1))
+    def k(a: dsl.Tensor("bf16", (256, 256)), out: dsl.Tensor("bf16", (1,))):
+        pool = lang.SMEMPool()
+        t = pool.alloc((64, 128), "bf16", swizzle="swizzle_128b")
+        atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp(), a, (64, 128),
+                                           num_multicast=2, swizzle="swizzle_128b")
+        bar = lang.TMABar(1)
+        dsl.cluster_sync()
+        rank = dsl.cluster_ctarank()
+        with lang.WarpRole(0):
+            cpasync.copy(atom, [0, 0], t, tma_bar_ptr=bar.at(0), mcast_mask=3, cta_rank=rank)
+        bar.wait(0, 0)
+        with dsl.if_(dsl.thread_idx() == 0):
+            out[0] = t[0, 64]
+        dsl.cluster_sync()
+
+    ir_text = str(k.build().ir)
+    assert "memref<2x64x64xbf16" in ir_text  # the blocked view nvtma.copy takes: [boxes, 64 rows, 64]
+    text = ptx(k)
+    assert len(re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.tile\.mbarrier::complete_tx"
+                          r"::bytes\.multicast::cluster", text)) == 2
+    assert re.search(r"\b8192\b", text)
+
+
 @pytest.mark.parametrize("case,rule", [("store", "prefetch"), ("multicast", "multicast"), ("rank", "multicast"),
                                        ("one_thread", "single-issuer")])
 def test_prefetch_refuses(case, rule):

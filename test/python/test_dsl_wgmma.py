@@ -431,15 +431,92 @@ def test_the_gemm_consumers_raise_their_registers_within_the_sm(BM, BN, wgs, reg
     assert got == [("dec", "40"), ("inc", str(regs))], got
 
 
+@pytest.mark.parametrize("BM,BN,wgs,scale", [(8, 128, 2, "tensor"), (32, 64, 1, "block"), (64, 64, 1, "row")])
+def test_the_gemm_quantizes_bf16_x_in_the_kernel(BM, BN, wgs, scale):
+    """x_scale='fused': x's TMA loads bf16 tiles, warps 1-3 of the producer's
+    warpgroup convert each stage to e4m3 (satfinite, a scale per row and 128
+    K values from a 16-lane max shuffle) for the wgmmas, which then promote
+    each stage's partial with those scales. No IEEE division (ptxas makes it
+    a call, and a call serializes every wgmma), no spills, the producer's
+    warpgroup at PRODUCER_REGS_FUSED registers and the consumers within
+    what the SM has left."""
+    import warnings
+
+    from nvtma.compiler import PerformanceWarning
+    from nvtma.kernels import gemm
+    sp = gemm.gemm_spec(BM, BN, wgs, w_scale=scale, x_scale="fused")
+    assert [str(t.dtype) for t in sp.param_types[:2]] == ["f8E4M3FN", "bf16"]
+    assert len(sp.param_types) == 7  # W's scales only: x's are the kernel's own
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerformanceWarning)
+        c = sp.compile()
+    text = c.ptx
+    assert "cvt.rn.satfinite.e4m3x2.f32" in text
+    assert re.search(r"shfl\.sync\.bfly\.b32\s+\S+, \S+, 8, 31", text)  # the row's 16 lanes: offsets 8, 4, 2, 1
+    assert not re.search(r"\bdiv\.(rn|full)\.f32|\bcall", text)
+    got = sorted(re.findall(r"setmaxnreg\.(inc|dec)\.sync\.aligned\.u32\s+(\d+);", text))
+    regs = gemm.PRODUCER_REGS_FUSED
+    assert got == [("dec", str(regs)), ("inc", str(gemm.consumer_regs(wgs, regs)))], got
+    assert 128 * regs + 128 * wgs * gemm.consumer_regs(wgs, regs) <= 65536
+    try:
+        assert not re.search(r"\b(STL|LDL)(\.\w+)*\s", c.sass())
+    except FileNotFoundError:
+        pass
+
+
+def test_the_gemm_plans_where_bf16_x_is_quantized():
+    """Gemm quantizes bf16 x by quantize_x first by default ("kernel"); its
+    quantize="auto" quantizes in the GEMM up to FUSED_MAX_ROWS rows of x a
+    tile, "fused" wherever a ring of two stages fits. A fused config's ring
+    keeps the shared memory the config asked for (so a two-CTAs-an-SM ring
+    still fits twice, and alternate-K warpgroups keep an even ring)."""
+    from nvtma.kernels import gemm
+    sp, _, q = gemm.Gemm().plan(8, 7168, 2048, scale="block", quantize=True)
+    assert sp.info["x_scale"] == "block" and q.consts["granularity"] == "block"
+    g = gemm.Gemm(quantize="auto")
+    sp, _, q = g.plan(gemm.FUSED_MAX_ROWS, 7168, 2048, scale="tensor", quantize=True)
+    assert sp.info["x_scale"] == "fused" and q is None
+    sp, _, q = g.plan(256, 7168, 2048, scale="tensor", quantize=True)
+    assert sp.info["x_scale"] == "token" and q.consts["granularity"] == "token"
+    sp, _, q = g.plan(256, 7168, 2048, scale="tensor", quantize="fused", config=(256, 64, 1, 1))
+    assert sp.info["x_scale"] == "token" and q is not None  # no room for two stages: quantize_x
+    sp, _, q = g.plan(100, 4096, 7168, scale="block", quantize="fused", config=(64, 64, 2, 1, 1, 7, 2, True))
+    assert sp.info["x_scale"] == "fused" and sp.info["stages"] % 2 == 0
+    sp, _, q = g.plan(8, 7168, 2048, scale="block", quantize="fused")
+    assert sp.info["x_scale"] == "fused" and q is None
+    sp, _, q = g.plan(8, 7168, 2048, scale="tensor")
+    assert sp.info["x_scale"] == "token" and q is None  # e4m3 x
+    two = gemm.two_per_sm_stages(8, 64, block_scaled=True)
+    sp, _, _ = g.plan(1, 7168, 2048, scale="tensor", quantize="fused", config=(8, 64, 1, 1, 1, two))
+    assert 2 * (sp.smem + gemm.STATIC_SMEM + gemm.CTA_RESERVED) <= gemm.SM_SMEM
+    assert sp.info["stages"] == two * gemm.stage_bytes(8, 64) // gemm.stage_bytes(8, 64, fused=True)
+    with pytest.raises(ValueError, match="quantize='x'"):
+        gemm.Gemm(quantize="x")
+
+
 @pytest.mark.parametrize("kw,message", [
+    (dict(BM=64, BN=64, wgs=1, x_scale="row"), "x_scale='row': 'token' or 'block'"),
+    (dict(BM=64, BN=64, wgs=1, x_scale="block"), "block-scaled W pairs with 1x128 block-scaled x"),
     (dict(BM=256, BN=192, wgs=3), "1 m64 accumulators of BM/2 registers a thread, and ~32 more, exceed the 128"),
     (dict(BM=128, BN=256, wgs=1), "4 m64 accumulators of BM/2 registers a thread, and ~32 more, exceed the 255"),
     (dict(BM=64, BN=64, wgs=1, pdl="start"), "pdl='start': False, True or 'early'"),
+    (dict(BM=64, BN=64, wgs=2, kwg=True, stages=5), "kwg with stages=5: an even ring"),
 ])
 def test_the_gemm_spec_refuses(kw, message):
     from nvtma.kernels import gemm
     with pytest.raises(ValueError, match=re.escape(message)):
         gemm.gemm_spec(w_scale="tensor", **kw)
+
+
+def test_the_gemm_gives_alternate_k_warpgroups_an_even_ring():
+    """kwg: warpgroup g takes K steps g, g + 2, ...; with an even ring those
+    keep to the same slots, so a warpgroup has waited for a slot's previous
+    lap itself before it waits for the next (a parity wait on a slot whose
+    previous lap is still loading would pass). The default ring rounds down."""
+    from nvtma.kernels import gemm
+    assert gemm.max_stages(32, 192, block_scaled=True) == 7
+    assert gemm.gemm_spec(32, 192, 2, w_scale="block", kwg=True).info["stages"] == 6
+    assert gemm.gemm_spec(32, 192, 1, w_scale="block").info["stages"] == 7
 
 
 def test_the_gemm_stores_y_from_registers_at_bm_8():

@@ -65,6 +65,10 @@ def test_example_compiles_and_saves(name, flags, want, tmp_path):
     (["--m", "5", "--n", "7168", "--k", "2048", "--scale", "bf16", "--l2-w", "l2_128b"],
      [r"BM=8 ", r"wgmma\.mma_async\.sync\.aligned\.m64n8k16\.f32\.bf16\.bf16",
       r"descriptor for argument 0: tiled box \[(64|128), 64\] bfloat16, l2_promotion l2_128b"]),
+    # bf16 x quantized inside the GEMM: x's descriptor loads bf16 boxes of 64 columns, no quantize_x
+    (["--m", "8", "--n", "7168", "--k", "2048", "--scale", "row", "--quantize", "fused"],
+     [r"BM=8 .*; x quantized inside the GEMM", r"wgmma\.mma_async\.sync\.aligned\.m64n8k32\.f32\.e4m3\.e4m3",
+      r"descriptor for argument 1: tiled box \[8, 64\] bfloat16"]),
 ])
 def test_fp8_gemm_example_compiles_and_saves(flags, want, tmp_path):
     """examples/fp8_gemm.py (issue #13): the GEMM (and the quantizer of bf16
@@ -80,5 +84,6 @@ def test_fp8_gemm_example_compiles_and_saves(flags, want, tmp_path):
         assert re.search(pattern, p.stdout), (pattern, p.stdout)
     from nvtma import runtime
     dirs = sorted(d.name for d in out.iterdir())
-    assert [d.split("-")[0] for d in dirs] == (["gemm", "quantize_x"] if "bf16" not in flags else ["gemm"])
+    alone = "bf16" in flags or "fused" in flags  # no quantize_x kernel
+    assert [d.split("-")[0] for d in dirs] == (["gemm"] if alone else ["gemm", "quantize_x"])
     assert "gemm" in runtime.load(out / dirs[0]).kernels

@@ -11,9 +11,16 @@ pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
 
 
-def _gemm():
+def _gemm(quantize="auto"):
     from nvtma.kernels import gemm
-    return gemm.Gemm(artifacts=os.environ.get("NVTMA_GPU_ARTIFACTS"))
+    return gemm.Gemm(artifacts=os.environ.get("NVTMA_GPU_ARTIFACTS"), quantize=quantize)
+
+
+def _block_dequantized(xq, sx, K):
+    """e4m3 x [M, K] with 1x128 block scales [M, ceil(K/128)], in float32."""
+    M, kb = xq.shape[0], -(-K // 128)
+    return (torch.nn.functional.pad(xq.float(), (0, kb * 128 - K)).view(M, kb, 128)
+            * sx[:, :, None]).reshape(M, kb * 128)[:, :K]
 
 
 def _quantize_w(w32, mode):
@@ -51,10 +58,8 @@ def test_gemm_matches_torch(case):
         # x quantized by the same kernel the API uses, so the reference sees the same x
         xq, sx = g.quantize(x, "block" if mode == "block" else "token")
         if mode == "block":
-            kb = -(-K // 128)
             sxv = sx   # [M, kb] (a view of the kernel's transposed storage)
-            xdq = (torch.nn.functional.pad(xq.float(), (0, kb * 128 - K)).view(M, kb, 128)
-                   * sxv[:, :, None]).reshape(M, kb * 128)[:, :K]
+            xdq = _block_dequantized(xq, sxv, K)
         else:
             xdq = xq.float() * sx[:, None]
         # the quantizer itself: within e4m3's rounding of the bf16 x
@@ -73,9 +78,23 @@ def test_gemm_matches_torch(case):
         return bool(((a - b).abs() <= torch.maximum(a.abs(), b.abs()) * 2.0 ** -7 + 1e-6).all())
     # bf16 x through the quantize-then-GEMM path gives the same y (x padded to the tile or not)
     if mode != "bf16":
-        y2 = g(x, w, config=cfg, **kw)
+        y2 = _gemm("kernel")(x, w, config=cfg, **kw)
         torch.cuda.synchronize()
         assert same(y2, y)
+        # bf16 x quantized in the GEMM: a scale per row and 128 K values (1x128 blocks), so y is
+        # x quantized in 1x128 blocks (by quantize_x) times W, up to fp8's and f32's rounding
+        gf = _gemm("fused")
+        xb, sb = g.quantize(x, "block")
+        want_b = _block_dequantized(xb, sb, K) @ wdq.t()
+        fused = gf.plan(M, N, K, scale=mode, quantize=True, config=cfg)[2] is None  # else no room: quantize_x
+        for rep in range(2):
+            y4 = gf(x, w, config=cfg, **kw)
+            torch.cuda.synchronize()
+            if not fused:
+                assert same(y4, y)
+                continue
+            err = ((y4.float() - want_b).abs().max() / want_b.abs().max()).item()
+            assert err < 1.5e-2, f"fused quantization, call {rep}: max error {err:.3e} of max |y|"
     if mode == "block":  # DeepGEMM's [M, K/128] scale layout is taken too
         y3 = g(xq, w, x_scale=sxv.contiguous(), config=cfg, **kw)
         torch.cuda.synchronize()

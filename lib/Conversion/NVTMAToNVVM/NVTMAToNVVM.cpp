@@ -221,15 +221,20 @@ struct TmaCopyLowering : ConvertOpToLLVMPattern<CopyOp> {
     Value smem = memrefBase(rewriter, loc, converter, op.getSmem().getType(),
                             adaptor.getSmem());
     // Multicast: this CTA loads slice `cta` of the outermost dim, into that
-    // slice of every masked CTA's smem.
+    // slice of every masked CTA's smem. The tile lies box after box, each of
+    // the tile's whole dim 0 (the multicast slices one after another).
     Value sliceRank;
     if (adaptor.getCtaRank())
       sliceRank = toI32(rewriter, loc, adaptor.getCtaRank());
     const int64_t boxBytes = atom.getBoxBytes();
+    const int64_t tileBoxBytes =
+        atom.isMulticast()
+            ? boxBytes * (atom.getTileShape()[0] / atom.getBox()[0])
+            : boxBytes;
     forEachBox(rewriter, loc, atom,
                i32Coords(rewriter, loc, adaptor.getCoordinates()), sliceRank,
                [&](OpBuilder &b, ArrayRef<Value> coords, int64_t linear) {
-                 copy.dst = offsetBytes(b, loc, smem, linear * boxBytes);
+                 copy.dst = offsetBytes(b, loc, smem, linear * tileBoxBytes);
                  if (sliceRank) {
                    Value bytes = LLVM::MulOp::create(
                        b, loc, sliceRank, i32Const(b, loc, boxBytes));

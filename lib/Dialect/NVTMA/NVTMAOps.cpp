@@ -271,8 +271,12 @@ LogicalResult CopyOp::verify() {
                          << atom.getElementType();
   // The TMA writes each box densely: a tile split only along its outermost
   // dim is a dense tile; one split along inner dims needs a blocked buffer,
-  // one box after another: [number of boxes, box...].
-  ArrayRef<int64_t> box = atom.getBox(), tile = atom.getTileShape();
+  // one box after another: [number of boxes, box...]. A multicast tile's
+  // boxes are each all the CTAs' slices of dim 0 (the tile's whole dim 0).
+  ArrayRef<int64_t> tile = atom.getTileShape();
+  SmallVector<int64_t> box(atom.getBox());
+  if (atom.isMulticast() && !atom.isIm2col())
+    box[0] = tile[0];
   int64_t numBoxes = 1;
   bool innerSplit = false;
   for (size_t i = 0; i < box.size(); ++i) {

@@ -446,6 +446,12 @@ LogicalResult TmaAtomType::verify(
   if (multicast > 1 && !isMulticastKind(kind))
     return emitError() << "multicast " << multicast << " needs a "
                        << "load_multicast or im2col_load_multicast atom";
+  // A multicast load's CTAs each load one slice of the tile's outermost dim:
+  // box dim 0 is the slice, the tile's dim 0 all of them.
+  if (multicast > 1 && !im2col && tile[0] != box[0] * multicast)
+    return emitError() << "multicast-slice: tile dim 0 is " << tile[0]
+                       << ", a multicast atom's is box dim 0 (" << box[0]
+                       << ") times multicast (" << multicast << ")";
   if (ctaGroup != 1 && ctaGroup != 2)
     return emitError() << "cta_group is " << ctaGroup << ", expected 1 or 2";
   if (reduction != ReductionKind::ADD && kind != CopyKind::Reduce)

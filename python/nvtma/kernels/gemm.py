@@ -24,7 +24,11 @@ W: bf16, or fp8 e4m3 with a per-tensor ([1]), per-row ([N]) or 128x128
 block ([ceil(N/128), ceil(K/128)]) scale. x: bf16 with bf16 W; fp8 e4m3 with
 a per-token scale ([M]) with fp8 W, or with 1x128 block scales ([M,
 ceil(K/128)]) for block-scaled W (DeepSeek-V3 / DeepGEMM layout); bf16 x is
-quantized to fp8 by ``quantize_x`` first. y: bf16 or f32. M, N, K are run
+quantized to fp8 by ``quantize_x`` first (per token, or per 1x128 block), or
+in the GEMM itself (``x_scale="fused"``, ``Gemm(quantize="fused")``): x's TMA
+loads bf16 tiles, warps 1-3 of the producer's warpgroup convert each stage to
+e4m3 with a scale per row and 128 K values, and the consumers promote each
+stage's partial with them (as block scaling does). y: bf16 or f32. M, N, K are run
 time; K tails and M padding come from the TMA's zero fill, except that from
 BM = 128 on the host pads x with zero rows up to the tile (``quantize_x``
 writes them, e4m3 x from the caller is copied where that pays; a partial
@@ -76,6 +80,10 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     M = y.shape[0].to(Int32)  # x may have more rows (zero padding up to the tile: no rows of its box past it)
     R = BN // (64 * rwgs)             # m64 tiles per consumer warpgroup
     fp8 = w.dtype is dsl.Float8E4M3FN
+    # fused: x comes in bf16 and is quantized here, per row and K step (128 values), by warps 1-3 of the
+    # producer's warpgroup; each stage's partial is promoted with its x scales like block scaling's
+    fused = x_scale == "fused"
+    promote = w_scale == "block" or fused  # a scale per K step: each stage's wgmmas summed, then scaled
     bk = KBYTES // max(w.dtype.width // 8, 1)   # K elements per stage
     kblocks = (K + bk - 1) // bk
     tiles = (N + BN - 1) // BN
@@ -83,18 +91,21 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     pool = lang.SMEMPool()
     sw_ = "swizzle_128b"
     w_ring = pool.alloc((stages, BN, bk), w.dtype, swizzle=sw_)
-    x_ring = pool.alloc((stages, BM, bk), x.dtype, swizzle=sw_)
+    x_ring = pool.alloc((stages, BM, bk), w.dtype if fused else x.dtype, swizzle=sw_)  # what the wgmmas read
+    if fused:  # x as loaded: bf16 [BM, 128] of a stage, two boxes of [BM, 64]
+        xb_ring = pool.alloc((stages, BM, bk), x.dtype, swizzle=sw_)
     w_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp() if ms > 1 else G2S(), w,
                                          (BN, bk), num_multicast=ms, swizzle=sw_, l2_promotion=l2_w,
                                          internal_type="uint8" if fp8 else None)
     x_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp() if mc > 1 else G2S(), x,
                                          (BM, bk), num_multicast=mc, swizzle=sw_, l2_promotion=l2_x,
-                                         internal_type="uint8" if fp8 else None)
-    if w_scale == "block":
-        # the x scales of each K block ([ceil(K/128), M padded to 4], transposed so
-        # a stage's BM scales are one TMA row), loaded with the stage
+                                         internal_type="uint8" if fp8 and not fused else None)
+    if promote:
+        # the x scales of each K block: loaded with the stage ([ceil(K/128), M padded to 4], transposed
+        # so a stage's BM scales are one TMA row), or written by the quantizing warps (fused)
         bms = max(BM, 32)  # TMA writes shared memory in 128-byte aligned pieces
         sx_ring = pool.alloc((stages, 1, bms), "f32")
+    if x_scale == "block":
         sx_atom = cpasync.make_tiled_tma_atom(G2S(), scales[1], (1, bms), l2_promotion=l2_x)
     # the epilogue tile, EM of the BM rows at a time: f32 partials (split K) or y itself, m-major
     # for TMA stores (a whole BM x BN f32 tile would take the ring's room: 64 KB at 128 x 128)
@@ -104,13 +115,15 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     y_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), y, (EM, BN))
     # a slot is free once the consumer warps of every CTA its x slice lands in released it
     pipe = lang.Pipeline(stages, full="tma", empty="mbar", init_empty=4 * rwgs * cl)
+    # fused: a stage's e4m3 x and scales written (every quantizing thread arrives)
+    xready = lang.MBarrier(stages, QUANTIZER_WARPS) if fused else None
     if cl > 1:
         rank = dsl.cluster_ctarank()
         dsl.cluster_sync()  # every CTA's barriers initialized before a peer's multicast or arrival reaches them
     else:
         rank = 0
         dsl.barrier()
-    stage_bytes = w_atom.tile_bytes + x_atom.tile_bytes + (sx_atom.tile_bytes if w_scale == "block" else 0)
+    stage_bytes = w_atom.tile_bytes + x_atom.tile_bytes + (sx_atom.tile_bytes if x_scale == "block" else 0)
 
     # the work, tiles x kblocks K steps, cut into `parts` shares of (nearly) equal length: with
     # parts = tiles x s each tile is split s ways (split K), with parts = the grid every CTA streams
@@ -144,7 +157,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             dsl.yield_(it + (kb1 - kb0), body(tile_of(group), kb0, kb1, st))
         return loop.results[1]
 
-    with lang.WarpgroupRole(0, regs=40):
+    producer_regs = PRODUCER_REGS_FUSED if fused else 40  # the quantizing warps batch their loads
+    with lang.WarpgroupRole(0, regs=producer_regs):
         with lang.WarpRole(0), prof.role("producer"):
             cpasync.prefetch_descriptor(w_atom)
             cpasync.prefetch_descriptor(x_atom)
@@ -157,9 +171,9 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
 
             def load_x(s, kb):
                 mcast = dict(mcast_mask=(1 << mc) - 1, cta_rank=rank) if mc > 1 else {}
-                cpasync.copy(x_atom, [m0, kb * bk], x_ring.stage(s.index), tma_bar_ptr=pipe.full.at(s.index),
-                             cache_hint=x_hint, **mcast)
-                if w_scale == "block":
+                cpasync.copy(x_atom, [m0, kb * bk], (xb_ring if fused else x_ring).stage(s.index),
+                             tma_bar_ptr=pipe.full.at(s.index), cache_hint=x_hint, **mcast)
+                if x_scale == "block":
                     cpasync.copy(sx_atom, [kb, m0], sx_ring.stage(s.index), tma_bar_ptr=pipe.full.at(s.index),
                                  cache_hint=x_hint)
 
@@ -215,8 +229,12 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             if pdl is True:
                 cuda.griddepcontrol_launch_dependents()  # every load issued: the next kernel may start
 
+        if fused:
+            with dsl.if_(dsl.warp_idx() != 0, scope="warp"):
+                _quantize_stages(segments, sched.count, pipe, xready, xb_ring, x_ring, sx_ring, BM, stages)
+
     # the producer's warpgroup gives up registers to the consumers: at most 232 each, within the SM's 64 K
-    with lang.WarpgroupRole((1, wgs + 1), regs=consumer_regs(wgs), increase=True), prof.role("consumer"):
+    with lang.WarpgroupRole((1, wgs + 1), regs=consumer_regs(wgs, producer_regs), increase=True), prof.role("consumer"):
         g = dsl.warpgroup_idx() - 1
         rg = 0 if kwg else g  # the warpgroup's share of the tile's rows
         nblocks = scales[0].shape[0].to(Int32) if w_scale == "block" else None  # 128-row blocks of W's scales
@@ -229,14 +247,14 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         def compute(tile, kb0, kb1, st):
             # acc[r]: `chains` accumulators of m64 block r, each taking every chains-th of a K step's
             # wgmmas (fewer products added into each f32 accumulator: default_chains), summed once
-            # before the epilogue
-            accs = tuple(tuple(wgmma.Accumulator(BM) for _ in range(1 if w_scale == "block" else chains))
+            # before the epilogue (promoting: one, and each stage's partial in `chains`)
+            accs = tuple(tuple(wgmma.Accumulator(BM) for _ in range(1 if promote else chains))
                          for _ in range(R))
             # keep one stage of wgmmas in flight only with a deep ring: the slot is then freed a
             # stage later, which costs a quarter of a 4-stage ring (measured: M = 128 lost 9%)
             # block scaling waits at once: promoting a stage's partial while the next stage's wgmmas
             # run (two partials live) was measured slower (M = 64: 7%, 128: 3.5%; s9-gemm-full-last)
-            overlap = w_scale != "block" and stages >= 6
+            overlap = not promote and stages >= 6
             # the slot whose MMAs may still run (released one stage later, so one
             # stage's wgmmas overlap the next stage's wait; block scaling waits at once)
             # with kwg this warpgroup takes the segment's K steps g, g + 2, ... (the ring state too)
@@ -249,6 +267,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                            for r in range(R)]
                 prof.push("wait")
                 pipe.consumer_wait(s)
+                if fused:
+                    xready.wait(s.index, s.phase)
                 prof.pop()
                 prof.push("mma")
                 a_tile = w_ring.stage(s.index)
@@ -258,7 +278,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 new = []
                 for r in range(R):
                     rows = (rg * R + r) * 64
-                    if w_scale == "block":
+                    if promote:
                         t = [wgmma.Accumulator(BM) for _ in range(chains)]
                         for ks in range(KBYTES // 32):
                             t[ks % chains] = wgmma.mma_async(t[ks % chains], a.row_block(rows).k_block(ks),
@@ -274,14 +294,14 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 if not overlap:
                     wgmma.wait_group(0)
                     prof.pop()
-                    if w_scale != "block":
+                    if not promote:
                         pipe.consumer_release(s, ranks=peers)
                 else:
                     wgmma.wait_group(1)
                     prof.pop()
                     with dsl.if_(prev >= 0):
                         pipe.consumer_release(lang.PipelineState(stages, index=prev), ranks=peers)
-                if w_scale == "block":
+                if promote:
                     # promote this 128-wide K block: acc += partial · sw[n-block, kb] · sx[kb, m]
                     sxs = sx_ring.stage(s.index)
                     merged = []
@@ -290,7 +310,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                         out = []
                         for j in range(len(part)):
                             m = wgmma.Accumulator.coords(j, lane, warp)[1]
-                            out.append(dsl.fma(part[j], sxs[0, m] * swv[r], vals[j]))
+                            f = sxs[0, m] * swv[r] if w_scale == "block" else sxs[0, m]
+                            out.append(dsl.fma(part[j], f, vals[j]))
                         merged.append((wgmma.Accumulator.from_values(BM, out),))
                     new = merged
                     pipe.consumer_release(s, ranks=peers)  # after the scales were read from the slot
@@ -322,6 +343,59 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
 
     if cl > 1:
         dsl.cluster_sync()  # no CTA leaves while a peer may still multicast into it or arrive on its barriers
+
+
+QUANTIZER_WARPS = 3  # warps 1-3 of the producer's warpgroup (warp 0 issues the TMA loads)
+PRODUCER_REGS_FUSED = 88  # their registers: 8 passes' loads in flight
+
+
+def _quantize_stages(segments, count, pipe, xready, xb_ring, xq_ring, sx_ring, BM, stages):
+    """fused: each stage's bf16 x [BM, 128] (as loaded) to e4m3 in the
+    wgmmas' slot, a scale per row (amax / 448) beside it. Quantizing warp q
+    takes every third stage (q, q + 3, ...), so three stages are converted
+    at once: one warp's latency per stage (measured on the H200: one stage
+    at a time by all three warps was slower than W's stream) is hidden; a
+    stage is ready once all three warps arrive on its `xready` barrier. A
+    row is 16 lanes' 16-byte pieces, its amax a 16-lane shuffle reduction;
+    a warp takes two rows a pass, every pass's loads before the arithmetic
+    of 8 passes."""
+    q = dsl.warp_idx() - 1
+    lane = dsl.lane_idx()
+    half, piece = lane // 16, lane % 16
+
+    def convert(s):
+        xb, xq, sx = xb_ring.stage(s.index), xq_ring.stage(s.index), sx_ring.stage(s.index)
+        for p0 in range(0, BM // 2, 8):
+            rows = [2 * p + half for p in range(p0, min(p0 + 8, BM // 2))]
+            vals = [xb.load_vec(8, r, piece * 8) for r in rows]
+            for r, v in zip(rows, vals):
+                amax = cuda.warp_max(dsl.abs(v).reduce("max").to(Float32), width=16)  # bf16x2 max: exact
+                v = v.to(Float32)
+                # no IEEE division: ptxas makes it a call, and a call serializes every wgmma of the kernel
+                a = dsl.max(amax, 1e-12)
+                xq.store_vec((v * dsl.fdividef(448.0, a)).to(dsl.Float8E4M3FN), r, piece * 8)
+                sx[0, r] = a * (1.0 / 448.0)  # the row's 16 lanes store the same value
+        cuda.fence_proxy_async()  # the e4m3 tile's generic writes before the wgmmas (async proxy) read it
+
+    def stages_of(tile, kb0, kb1, state):
+        inner = dsl.range(kb0, kb1, carry=state)
+        for _, (s, n) in inner:
+            # Every warp waits for every stage and arrives on its xready (one lane, after the owner's
+            # writes), in order: the consumers then wait for all three, so no warp falls a lap behind a
+            # slot. A parity wait a lap off passes early (on the lap before: loads complete out of
+            # order, and a warp waiting only for its own stages saw it) or never (on the lap after).
+            pipe.consumer_wait(s)
+            with dsl.if_(n == q, scope="warp"):
+                convert(s)
+            cuda.warp_sync()
+            with dsl.if_(dsl.elect_sync()):
+                xready.arrive(s.index)
+            dsl.yield_(s.advance(), dsl.select(n == QUANTIZER_WARPS - 1, Int32(0), n + 1))
+        return inner.results
+
+    outer = dsl.range(count, carry=((lang.PipelineState(stages), Int32(0)),))
+    for i, (state,) in outer:
+        dsl.yield_(segments(i, state, stages_of))
 
 
 def _chunk_registers(acc, c, EM, lane, warp):
@@ -490,6 +564,12 @@ def _last_arrival(counters, tile, steps, kblocks, consumers):
 
 # --------------------------------------------------------------------------- x quantization
 
+# x tiles up to which Gemm(quantize="auto") quantizes bf16 x in the GEMM: measured on the H200 (an earlier
+# version of the quantizing warps, 2026-12-01, s13-fused-probe), at BM = 8 fused took 0.1-0.9 us less a
+# call than quantize_x then the GEMM at 4 of 4 shapes (M = 1 and 8), at BM = 16 it was 0.4-1.5 us faster at
+# two shapes and slower at two, from BM = 32 on slower at every shape (up to 3.2x at BM = 32): each CTA
+# quantizes all of x's tile again for every W tile it streams, 96 threads against W's stream
+FUSED_MAX_ROWS = 8
 QUANTIZE_THREADS = 512  # a token's row per CTA: 16 B of it per thread and pass
 
 
@@ -556,9 +636,15 @@ def epi_rows(BM, BN):
     return max(8, min(BM, EPI_BYTES // (4 * BN) // 8 * 8))
 
 
-def deepest_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
+def stage_bytes(BM, BN, block_scaled=False, fused=False):
+    """Shared memory of a ring stage: W and x tiles, x's bf16 tile as loaded
+    (fused quantization), and x's scales (block scaling or fused)."""
+    return (BM + BN) * KBYTES + (2 * BM * KBYTES if fused else 0) + (max(BM, 32) * 4 if block_scaled or fused else 0)
+
+
+def deepest_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False, fused=False):
     """The deepest ring that fits beside the epilogue tile (f32 EM x BN)."""
-    per_stage = (BM + BN) * KBYTES + (max(BM, 32) * 4 if block_scaled else 0)
+    per_stage = stage_bytes(BM, BN, block_scaled, fused)
     return (SMEM_BYTES - 1024 - epi_rows(BM, BN) * BN * 4) // per_stage
 
 
@@ -576,13 +662,13 @@ def default_chains(BM, R):
 SM_SMEM, CTA_RESERVED, STATIC_SMEM = 228 * 1024, 1024, 2048  # an SM's shared memory; per CTA: the driver's, ours
 
 
-def two_per_sm_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
+def two_per_sm_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False, fused=False):
     """The deepest ring with which two CTAs share an SM (shared memory only:
     registers allow it up to BM = 32), so the next call's CTAs, launched
     early (programmatic dependent launch), prefetch their W beside this
     call's; measured on the H200: bf16 7168 x 2048, M = 1, 12 stages against
     8: 11.1 -> 8.9 us (benchmarks/diag/overlap_experiment.py)."""
-    per_stage = (BM + BN) * KBYTES + (max(BM, 32) * 4 if block_scaled else 0)
+    per_stage = stage_bytes(BM, BN, block_scaled, fused)
     dynamic = SM_SMEM // 2 - CTA_RESERVED - STATIC_SMEM
     return (dynamic - epi_rows(BM, BN) * BN * 4 - 128) // per_stage
 
@@ -614,8 +700,13 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     the next kernel launch once its own loads are issued (measured on the H200
     in CUDA graphs of back-to-back calls: up to 22% less time per call on the
     small shapes, 1% at 16384 x 16384); pdl="early" lets it launch as soon as
-    those first stages are issued. `store`: a tile whose K is one segment
-    writes y through shared memory and TMA stores ("tma"), or each
+    those first stages are issued. `x_scale` (fp8 W): "token" (e4m3 x with
+    a scale per row, the default), "block" (e4m3 x with 1x128 block
+    scales, the default with block-scaled W), or "fused" (bf16 x,
+    quantized in the kernel: a scale per row and K step of 128, each
+    stage's partial promoted with them; with any W scaling). `store`: a
+    tile whose K is one segment writes y through shared memory and TMA
+    stores ("tma"), or each
     accumulator register straight to y ("direct", the default at BM = 8;
     measured on the H200: 1-3% faster there, 7168 x 2048, M = 1 5.48 ->
     5.31 us, and 5-40% slower from BM = 16 on). `diag` (diagnostics only,
@@ -644,11 +735,19 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
         raise ValueError("bf16 W takes no scales")
     if fp8:
         x_scale = x_scale or ("block" if w_scale == "block" else "token")
-        if (w_scale == "block") != (x_scale == "block"):
-            raise ValueError("block-scaled W pairs with 1x128 block-scaled x (x_scale='block')")
-    x_dtype = w_dtype
-    room = deepest_stages(BM, BN, w_dtype, w_scale == "block")
-    stages = stages or min(8, room)
+        if x_scale not in ("token", "block", "fused"):
+            raise ValueError(f"x_scale={x_scale!r}: 'token' or 'block' (e4m3 x and its scales), or 'fused' (bf16 "
+                             "x, quantized in the kernel)")
+        if x_scale != "fused" and (w_scale == "block") != (x_scale == "block"):
+            raise ValueError("block-scaled W pairs with 1x128 block-scaled x (x_scale='block') or bf16 x "
+                             "(x_scale='fused')")
+    fused = fp8 and x_scale == "fused"
+    x_dtype = "bf16" if fused else w_dtype
+    room = deepest_stages(BM, BN, w_dtype, w_scale == "block", fused)
+    if kwg and stages and stages % 2:
+        raise ValueError(f"kwg with stages={stages}: an even ring (each consumer warpgroup's K steps then keep to "
+                         "their own slots, so its parity waits never see a slot's previous lap)")
+    stages = stages or min(8, room) // (2 if kwg else 1) * (2 if kwg else 1)
     if stages < 2 or stages > room:
         raise ValueError(f"BM={BM}, BN={BN}: a ring of {stages} stages beside the epilogue tile; 2 to {room} fit")
     R = BN // (64 * rwgs)
@@ -670,8 +769,9 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     types = [dsl.Tensor(w_dtype, dyn2), dsl.Tensor(x_dtype, dyn2), dsl.Tensor(y_dtype, dyn2),
              dsl.Tensor("f32", (None, None)), dsl.Tensor("i32", (None,)), dsl.Int32]
     if fp8:
-        types += [dsl.Tensor("f32", {"tensor": (1,), "row": (None,), "block": dyn2}[w_scale]),
-                  dsl.Tensor("f32", (None,) if x_scale == "token" else dyn2)]
+        types.append(dsl.Tensor("f32", {"tensor": (1,), "row": (None,), "block": dyn2}[w_scale]))
+        if not fused:
+            types.append(dsl.Tensor("f32", (None,) if x_scale == "token" else dyn2))
     if profile:
         types.append(dsl.Tensor("i64", (None,)))
     sp = gemm_kernel.specialize(types, BM=BM, BN=BN, wgs=wgs, stages=stages, w_scale=w_scale if fp8 else None,
@@ -956,13 +1056,21 @@ class Gemm:
         y = g(x, w, w_scale=s, scale="tensor")       # fp8 W: x bf16 (quantized here) or e4m3 + x_scale
         y = g(x16, w16)                              # bf16 W and x
 
-    Modules come from nvtma.compile when the MLIR extension is importable,
-    else from AOT artifacts in `artifacts` (a directory of ``spec.key``
-    subdirectories, see ``build_artifacts``)."""
+    bf16 x with fp8 W is quantized by ``quantize_x`` and then multiplied
+    (`quantize`="kernel", the default), in the GEMM ("fused": a scale per
+    row and 128 K values; where a ring of two stages with x's bf16 tiles
+    fits, else as "kernel"), or fused up to FUSED_MAX_ROWS rows of x a tile
+    ("auto"). Modules come from nvtma.compile when the MLIR extension is
+    importable, else from AOT artifacts in `artifacts` (a directory of
+    ``spec.key`` subdirectories, see ``build_artifacts``)."""
 
-    def __init__(self, artifacts=None, *, pad_x=True, **spec_options):
+    def __init__(self, artifacts=None, *, pad_x=True, quantize="kernel", **spec_options):
+        if quantize not in ("auto", "fused", "kernel"):
+            raise ValueError(f"quantize={quantize!r}: 'auto', 'fused' (bf16 x quantized in the GEMM) or 'kernel' "
+                             "(by quantize_x, then the GEMM)")
         self.artifacts = artifacts
         self.pad_x = pad_x
+        self.quantize_mode = quantize
         self.options = spec_options
         self._mods = {}
         self._ws = {}
@@ -1029,18 +1137,37 @@ class Gemm:
 
     def plan(self, M, N, K, w_dtype=F8, scale=None, y_dtype="bf16", quantize=False, sms=132, config=None,
              **spec_options):
-        """(gemm spec, splits, quantize spec or None) for a problem: what a call runs."""
+        """(gemm spec, splits, quantize spec or None) for a problem: what a
+        call runs. `quantize` (fp8 W): x comes in bf16; the GEMM quantizes it
+        ("fused", where a ring of two stages with x's bf16 tiles fits) or
+        ``quantize_x`` does first ("kernel": the quantize spec); True: as the
+        Gemm's `quantize` says ("auto": fused up to FUSED_MAX_ROWS rows of x
+        a tile)."""
         fp8 = w_dtype == F8
         cfg = Config(*(config or choose_config(M, N, K, w_dtype, sms, scale)))
         opts = dict(self.options, **spec_options)
         opts.setdefault("mc", cfg.mc)
         opts.setdefault("ms", cfg.ms)
         opts.setdefault("kwg", cfg.kwg)
+        how = (quantize if isinstance(quantize, str) else self.quantize_mode) if fp8 and quantize else None
+        if how == "auto" and cfg.BM * cfg.ms > FUSED_MAX_ROWS:
+            how = "kernel"
+        if how in ("auto", "fused") and deepest_stages(cfg.BM, cfg.BN, w_dtype, scale == "block", True) < 2:
+            how = "kernel"  # no room for a ring with x's bf16 tiles too (BM = 256 with BN = 64)
+        how = "fused" if how == "auto" else how
+        if how == "fused":
+            opts.setdefault("x_scale", "fused")
         if cfg.stages is not None:
-            opts.setdefault("stages", cfg.stages)
+            stages = cfg.stages
+            if how == "fused":  # as deep a ring as the config's shared memory holds (two CTAs an SM stay two)
+                plain = stage_bytes(cfg.BM, cfg.BN, scale == "block")
+                stages = min(max(2, stages * plain // stage_bytes(cfg.BM, cfg.BN, fused=True)),
+                             deepest_stages(cfg.BM, cfg.BN, w_dtype, fused=True))
+                stages -= stages % 2 if cfg.kwg else 0
+            opts.setdefault("stages", stages)
         spec = gemm_spec(cfg.BM, cfg.BN, cfg.wgs, w_dtype=w_dtype, y_dtype=y_dtype, w_scale=scale if fp8 else None,
                          **opts)
-        q = quantize_x_spec("block" if scale == "block" else "token") if fp8 and quantize else None
+        q = quantize_x_spec("block" if scale == "block" else "token") if how == "kernel" else None
         return spec, cfg.splits, q
 
     def __call__(self, x, w, *, w_scale=None, scale=None, x_scale=None, out=None, out_dtype=None, config=None,
@@ -1051,25 +1178,27 @@ class Gemm:
         N = w.shape[0]
         fp8 = w.dtype == torch.float8_e4m3fn
         sms = torch.cuda.get_device_properties(x.device).multi_processor_count
-        spec, splits, _ = self.plan(M, N, K, F8 if fp8 else "bf16", scale,
-                                    "f32" if out_dtype == torch.float32 else "bf16", sms=sms, config=config,
-                                    **spec_options)
+        x16 = fp8 and x.dtype == torch.bfloat16  # to be quantized: in the GEMM, or by quantize_x first
+        spec, splits, q = self.plan(M, N, K, F8 if fp8 else "bf16", scale,
+                                    "f32" if out_dtype == torch.float32 else "bf16", quantize=x16, sms=sms,
+                                    config=config, **spec_options)
         BN, ms = spec.consts["BN"], spec.info["ms"]
         tile_rows = spec.info["BM"] * ms  # x rows of a tile (of its cluster's CTAs with ms)
-        if fp8 and x.dtype == torch.bfloat16:  # quantized into the padded rows: no extra kernel
+        if q is not None:  # quantized into the padded rows: no extra kernel
             rows = self.kernel_rows(M, tile_rows)
-            x, x_scale = self._quantize(x, "block" if scale == "block" else "token", rows)
-        else:
-            if fp8 and scale == "block":
+            x, x_scale = self._quantize(x, q.consts["granularity"], rows)
+        else:  # e4m3 x and its scales, bf16 x with bf16 W, or bf16 x the GEMM quantizes
+            x8 = x.dtype == torch.float8_e4m3fn
+            if x8 and scale == "block":
                 x_scale = block_scales_for_kernel(x_scale)
             rows = self.kernel_rows(M, tile_rows, -(-K * x.element_size() // KBYTES))
             if rows > M:
-                x = torch.nn.functional.pad(x.view(torch.uint8) if fp8 else x, (0, 0, 0, rows - M))
-                x = x.view(torch.float8_e4m3fn) if fp8 else x
+                x = torch.nn.functional.pad(x.view(torch.uint8) if x8 else x, (0, 0, 0, rows - M))
+                x = x.view(torch.float8_e4m3fn) if x8 else x
         y = out if out is not None else torch.empty(M, N, device=x.device, dtype=out_dtype or torch.bfloat16)
         tiles = -(-N // BN)
         ws, counters = self._workspace(torch, x.device, M, N, tiles * ms)  # a count per tile and CTA rows
-        extra = [w_scale, x_scale] if fp8 else []
+        extra = [w_scale] + ([x_scale] if spec.info["x_scale"] != "fused" else []) if fp8 else []
         parts, grid = parts_for(splits, N, K, BN, F8 if fp8 else "bf16", sms, spec.info["mc"], ms)
         self.module(spec).gemm(w, x, y, ws, counters, parts, *extra, grid=grid)
         return y

@@ -56,6 +56,32 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
 
 // -----
 
+// A multicast tile of two boxes along K (64 columns each, 128B swizzle): box
+// after box, each the tile's 64 rows, so the second box lands 8192 bytes in
+// (not 4096, where the other CTA's slice of the first box lies), each CTA's
+// slice rank * 4096 bytes into a box.
+// CHECK-LABEL: gpu.func @multicast_k_boxes
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @multicast_k_boxes(%A: memref<256x256xf16>, %bars: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>)
+      workgroup(%s: memref<2x64x64xf16, #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 64, 128>} : memref<256x256xf16> -> !nvtma.tma_atom<load_multicast, f16, box = [32, 64], tile = [64, 128], multicast = 2, swizzle = swizzle_128b>
+    %m = arith.constant 3 : i16
+    %r = gpu.cluster_block_id x
+    // CHECK: %[[C4K:.*]] = llvm.mlir.constant(4096 : i32) : i32
+    // CHECK: %[[SLICE:.*]] = llvm.mul %[[R:.*]], %[[C4K]] : i32
+    // CHECK: llvm.getelementptr %[[T:.*]][%[[SLICE]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+    // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+    // CHECK: %[[B1:.*]] = llvm.getelementptr %[[T]][8192] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+    // CHECK: llvm.getelementptr %[[B1]][%{{.*}}] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+    // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+    nvtma.copy %a[%c0, %c0], %s, barrier %bars[%c0] mask %m cta %r : !nvtma.tma_atom<load_multicast, f16, box = [32, 64], tile = [64, 128], multicast = 2, swizzle = swizzle_128b>, memref<2x64x64xf16, #gpu.address_space<workgroup>>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
 // An L2 prefetch of a tile: one TMA prefetch per box, in an elected lane; a
 // multicast atom's CTA prefetches its slice (rows + rank * 32), with the
 // eviction policy it is given.

@@ -457,8 +457,18 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
 gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
   gpu.func @k(%A: memref<256x256xf16>) kernel {
     %c0 = arith.constant 0 : index
-    // expected-error @+1 {{tile dim 0 (60) does not split over 8 multicast CTAs}}
+    // expected-error @+1 {{multicast-slice: tile dim 0 is 60, a multicast atom's is box dim 0 (60) times multicast (8)}}
     %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 60, 64>} : memref<256x256xf16> -> !nvtma.tma_atom<load_multicast, f16, box = [60, 64], tile = [60, 64], multicast = 8>
+    gpu.return
+  }
+}
+
+// -----
+
+// A multicast tile whose dim 0 is more than the CTAs' slices: rows no CTA would load.
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  // expected-error @+1 {{multicast-slice: tile dim 0 is 512, a multicast atom's is box dim 0 (128) times multicast (2)}}
+  gpu.func @k(%a: !nvtma.tma_atom<load_multicast, f16, box = [128, 64], tile = [512, 64], multicast = 2>) kernel {
     gpu.return
   }
 }
