@@ -115,7 +115,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     y_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), y, (EM, BN))
     # a slot is free once the consumer warps of every CTA its x slice lands in released it
     pipe = lang.Pipeline(stages, full="tma", empty="mbar", init_empty=4 * rwgs * cl)
-    # fused: a stage's e4m3 x and scales written (every quantizing thread arrives)
+    # fused: a stage's e4m3 x and scales written (one lane of each quantizing warp arrives)
     xready = lang.MBarrier(stages, QUANTIZER_WARPS) if fused else None
     if cl > 1:
         rank = dsl.cluster_ctarank()
@@ -566,8 +566,8 @@ def _last_arrival(counters, tile, steps, kblocks, consumers):
 
 # x tiles up to which Gemm(quantize="auto") quantizes bf16 x in the GEMM: measured on the H200 (an earlier
 # version of the quantizing warps, 2026-12-01, s13-fused-probe), at BM = 8 fused took 0.1-0.9 us less a
-# call than quantize_x then the GEMM at 4 of 4 shapes (M = 1 and 8), at BM = 16 it was 0.4-1.5 us faster at
-# two shapes and slower at two, from BM = 32 on slower at every shape (up to 3.2x at BM = 32): each CTA
+# call than quantize_x then the GEMM at 4 of 4 shapes (M = 1 and 8), at BM = 16 it was 0.4-0.9 us faster at
+# two shapes and slower at two, from BM = 32 on slower at every shape (up to 2.4x at BM = 32): each CTA
 # quantizes all of x's tile again for every W tile it streams, 96 threads against W's stream
 FUSED_MAX_ROWS = 8
 QUANTIZE_THREADS = 512  # a token's row per CTA: 16 B of it per thread and pass
