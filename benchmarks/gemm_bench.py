@@ -10,7 +10,8 @@ For every (N, K) of the issue and M in {1, 8, 16, 32, 64, 128, 256}: W as
 e4m3 with per-tensor, per-row and 128x128 block scales, and as bf16; x as
 e4m3 with its scales (what torch._scaled_mm takes too) — the quantization of
 bf16 x is timed apart, and with the GEMM (bf16 x through the API), and up to
-M = FUSED_UP_TO bf16 x quantized inside the GEMM (`fused_us`). GPU time
+M = FUSED_UP_TO bf16 x quantized inside the GEMM (`fused_us`; not with
+NVTMA_GEMM_BENCH_FUSED=0). GPU time
 per call from CUDA events around CUDA-graph replays of 20 calls (best of 10)
 that rotate over >= 256 MiB of W copies, so W always comes from DRAM; the
 baselines run the same way in the same process. Reports W TB/s, TFLOP/s and the ratio to the baseline; --sweep adds
@@ -23,6 +24,7 @@ points).
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -229,7 +231,8 @@ def _run_shape(d: Path, quick, sweep, shape):
             # bf16 x through the API: the quantizing kernel, then the GEMM (launched as it starts, PDL)
             line["with_quantize_us"] = round(graph_ms(
                 lambda i: g(x, wbufs[i], w_scale=sw, scale=mode, config=cfg), nbufs) * 1e3, 2)
-            if M <= FUSED_UP_TO:  # bf16 x quantized inside the GEMM (1x128 scales), at the config Gemm picks
+            if M <= FUSED_UP_TO and os.environ.get("NVTMA_GEMM_BENCH_FUSED", "1") == "1":
+                # bf16 x quantized inside the GEMM (1x128 scales), at the config Gemm picks
                 try:
                     xb, sb = g.quantize(x, "block")
                     kb = -(-K // 128)

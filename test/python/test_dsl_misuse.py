@@ -131,6 +131,18 @@ def test_num_multicast_with_the_non_multicast_op_is_an_error():
     assert "needs CopyBulkTensorTileG2SMulticastOp" in str(err)
 
 
+def test_a_multicast_tile_its_ctas_do_not_cover_is_an_error():
+    """1024 rows over 2 CTAs would be slices of 512, but a box holds 256
+    rows: the CTAs' boxes would leave half the tile unloaded."""
+    @dsl.kernel(block=(32,), cluster=(2, 1, 1))
+    def k(a: dsl.Tensor("f16", (2048, 256))):
+        cpasync.make_tiled_tma_atom(G2S_MC(), a, (1024, 64), num_multicast=2)  # MARK:slice
+
+    err = build_error(k, "atom")
+    assert_names_line(err, HERE, "MARK:slice")
+    assert "multicast-slice: tile dim 0 is 1024, a multicast atom's is box dim 0 (256) times multicast (2)" in str(err)
+
+
 def test_multicast_op_without_a_mask_is_an_error():
     @dsl.kernel(block=(32,), cluster=(2, 1, 1))
     def k(a: dsl.Tensor("f16", (256, 256))):

@@ -42,13 +42,27 @@ def _quantize_w(w32, mode):
     return q, s.contiguous(), deq
 
 
-@pytest.mark.parametrize("case", gpu_cases.GEMM_CASES, ids=lambda c: f"M{c[0]}-N{c[1]}-K{c[2]}-{c[3]}")
+def _same(a, b):
+    """Equal, but for the order split K's partials were added in (f32 atomics), which
+    may round a bf16 element the other way: at most one bf16 step of it."""
+    a, b = a.float(), b.float()
+    return bool(((a - b).abs() <= torch.maximum(a.abs(), b.abs()) * 2.0 ** -7 + 1e-6).all())
+
+
+def _case_inputs(M, N, K):
+    gen = torch.Generator(device="cuda").manual_seed(M * 7 + N)
+    x = torch.randn(M, K, generator=gen, device="cuda").to(torch.bfloat16)
+    return x, torch.randn(N, K, generator=gen, device="cuda") / 8
+
+
+CASE_IDS = dict(ids=lambda c: f"M{c[0]}-N{c[1]}-K{c[2]}-{c[3]}")
+
+
+@pytest.mark.parametrize("case", gpu_cases.GEMM_CASES, **CASE_IDS)
 def test_gemm_matches_torch(case):
     M, N, K, mode, cfg = case
     g = _gemm()
-    gen = torch.Generator(device="cuda").manual_seed(M * 7 + N)
-    x = torch.randn(M, K, generator=gen, device="cuda").to(torch.bfloat16)
-    w32 = torch.randn(N, K, generator=gen, device="cuda") / 8
+    x, w32 = _case_inputs(M, N, K)
     if mode == "bf16":
         w = w32.to(torch.bfloat16)
         want = x.float() @ w.float().t()
@@ -71,34 +85,40 @@ def test_gemm_matches_torch(case):
         torch.cuda.synchronize()
         err = ((y.float() - want).abs().max() / want.abs().max()).item()
         assert err < 1.5e-2, f"call {rep}: max error {err:.3e} of max |y|"
-    def same(a, b):
-        """Equal, but for the order split K's partials were added in (f32 atomics), which
-        may round a bf16 element the other way: at most one bf16 step of it."""
-        a, b = a.float(), b.float()
-        return bool(((a - b).abs() <= torch.maximum(a.abs(), b.abs()) * 2.0 ** -7 + 1e-6).all())
     # bf16 x through the quantize-then-GEMM path gives the same y (x padded to the tile or not)
     if mode != "bf16":
-        y2 = _gemm("kernel")(x, w, config=cfg, **kw)
+        y2 = g(x, w, config=cfg, **kw)
         torch.cuda.synchronize()
-        assert same(y2, y)
-        # bf16 x quantized in the GEMM: a scale per row and 128 K values (1x128 blocks), so y is
-        # x quantized in 1x128 blocks (by quantize_x) times W, up to fp8's and f32's rounding
-        gf = _gemm("fused")
-        xb, sb = g.quantize(x, "block")
-        want_b = _block_dequantized(xb, sb, K) @ wdq.t()
-        fused = gf.plan(M, N, K, scale=mode, quantize=True, config=cfg)[2] is None  # else no room: quantize_x
-        for rep in range(2):
-            y4 = gf(x, w, config=cfg, **kw)
-            torch.cuda.synchronize()
-            if not fused:
-                assert same(y4, y)
-                continue
-            err = ((y4.float() - want_b).abs().max() / want_b.abs().max()).item()
-            assert err < 1.5e-2, f"fused quantization, call {rep}: max error {err:.3e} of max |y|"
+        assert _same(y2, y)
     if mode == "block":  # DeepGEMM's [M, K/128] scale layout is taken too
         y3 = g(xq, w, x_scale=sxv.contiguous(), config=cfg, **kw)
         torch.cuda.synchronize()
-        assert same(y3, y)
+        assert _same(y3, y)
+
+
+@pytest.mark.parametrize("case", [c for c in gpu_cases.GEMM_CASES if c[3] != "bf16"], **CASE_IDS)
+def test_gemm_quantizes_bf16_x_inside(case):
+    """Gemm(quantize="fused"): bf16 x quantized in the GEMM, a scale per row
+    and 128 K values (1x128 blocks), so y is x quantized in 1x128 blocks
+    (by quantize_x) times W, up to fp8's and f32's rounding; twice a call
+    (split K's counters reset). Where a ring of two stages with x's bf16
+    tiles does not fit, the call quantizes with quantize_x first."""
+    M, N, K, mode, cfg = case
+    g, gf = _gemm(), _gemm("fused")
+    x, w32 = _case_inputs(M, N, K)
+    w, sw, wdq = _quantize_w(w32, mode)
+    xb, sb = g.quantize(x, "block")
+    want = _block_dequantized(xb, sb, K) @ wdq.t()
+    fused = gf.plan(M, N, K, scale=mode, quantize=True, config=cfg)[2] is None
+    before = g(x, w, w_scale=sw, scale=mode, config=cfg)  # quantize_x, then the GEMM
+    for rep in range(2):
+        y = gf(x, w, w_scale=sw, scale=mode, config=cfg)
+        torch.cuda.synchronize()
+        if not fused:
+            assert _same(y, before)
+            continue
+        err = ((y.float() - want).abs().max() / want.abs().max()).item()
+        assert err < 1.5e-2, f"call {rep}: max error {err:.3e} of max |y|"
 
 
 def test_gemm_typed_errors():
