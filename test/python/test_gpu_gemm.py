@@ -11,7 +11,7 @@ pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
 
 
-def _gemm(quantize="auto"):
+def _gemm(quantize="kernel"):
     from nvtma.kernels import gemm
     return gemm.Gemm(artifacts=os.environ.get("NVTMA_GPU_ARTIFACTS"), quantize=quantize)
 
@@ -110,7 +110,7 @@ def test_gemm_quantizes_bf16_x_inside(case):
     xb, sb = g.quantize(x, "block")
     want = _block_dequantized(xb, sb, K) @ wdq.t()
     fused = gf.plan(M, N, K, scale=mode, quantize=True, config=cfg)[2] is None
-    before = g(x, w, w_scale=sw, scale=mode, config=cfg)  # quantize_x, then the GEMM
+    before = g(x, w, w_scale=sw, scale=mode, config=cfg)  # quantize_x, then the GEMM (Gemm's default)
     for rep in range(2):
         y = gf(x, w, w_scale=sw, scale=mode, config=cfg)
         torch.cuda.synchronize()

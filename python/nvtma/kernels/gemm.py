@@ -157,8 +157,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             dsl.yield_(it + (kb1 - kb0), body(tile_of(group), kb0, kb1, st))
         return loop.results[1]
 
-    producer_regs = PRODUCER_REGS_FUSED if fused else 40  # the quantizing warps batch their loads
-    with lang.WarpgroupRole(0, regs=producer_regs):
+    with lang.WarpgroupRole(0, regs=40):
         with lang.WarpRole(0), prof.role("producer"):
             cpasync.prefetch_descriptor(w_atom)
             cpasync.prefetch_descriptor(x_atom)
@@ -234,7 +233,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 _quantize_stages(segments, sched.count, pipe, xready, xb_ring, x_ring, sx_ring, BM, stages)
 
     # the producer's warpgroup gives up registers to the consumers: at most 232 each, within the SM's 64 K
-    with lang.WarpgroupRole((1, wgs + 1), regs=consumer_regs(wgs, producer_regs), increase=True), prof.role("consumer"):
+    with lang.WarpgroupRole((1, wgs + 1), regs=consumer_regs(wgs), increase=True), prof.role("consumer"):
         g = dsl.warpgroup_idx() - 1
         rg = 0 if kwg else g  # the warpgroup's share of the tile's rows
         nblocks = scales[0].shape[0].to(Int32) if w_scale == "block" else None  # 128-row blocks of W's scales
@@ -257,7 +256,11 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             overlap = not promote and stages >= 6
             # the slot whose MMAs may still run (released one stage later, so one
             # stage's wgmmas overlap the next stage's wait; block scaling waits at once)
-            # with kwg this warpgroup takes the segment's K steps g, g + 2, ... (the ring state too)
+            # with kwg this warpgroup takes the segment's K steps g, g + 2, ... (the ring state too); with
+            # an even ring those keep to this warpgroup's slots within the segment, and the barrier of
+            # _sum_warpgroups at its end has both warpgroups past every wait of it before the next
+            # segment, whose parity may start with either: both together keep a parity wait from seeing
+            # a slot's previous lap (test_gemm_ring_model.py)
             first = st.advance(g) if kwg else st
             inner = dsl.range(kb0 + g if kwg else kb0, kb1, 2 if kwg else 1, carry=(first, accs, Int32(-1)))
             for kb, (s, acc, prev) in inner:
@@ -346,7 +349,6 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
 
 
 QUANTIZER_WARPS = 3  # warps 1-3 of the producer's warpgroup (warp 0 issues the TMA loads)
-PRODUCER_REGS_FUSED = 88  # their registers: 8 passes' loads in flight
 
 
 def _quantize_stages(segments, count, pipe, xready, xb_ring, xq_ring, sx_ring, BM, stages):
@@ -371,9 +373,12 @@ def _quantize_stages(segments, count, pipe, xready, xb_ring, xq_ring, sx_ring, B
             for r, v in zip(rows, vals):
                 amax = cuda.warp_max(dsl.abs(v).reduce("max").to(Float32), width=16)  # bf16x2 max: exact
                 v = v.to(Float32)
-                # no IEEE division: ptxas makes it a call, and a call serializes every wgmma of the kernel
+                # no IEEE division: ptxas makes it a call, and a call serializes every wgmma of the kernel.
+                # div.approx gives 0 for divisors past 2^126: both sides scaled by 2^-64 (exactly) keep
+                # every bf16 amax in its range (1e-12 * 2^-64 is still a normal f32)
                 a = dsl.max(amax, 1e-12)
-                xq.store_vec((v * dsl.fdividef(448.0, a)).to(dsl.Float8E4M3FN), r, piece * 8)
+                inv = dsl.fdividef(448.0 * 2.0 ** -64, a * 2.0 ** -64)
+                xq.store_vec((v * inv).to(dsl.Float8E4M3FN), r, piece * 8)
                 sx[0, r] = a * (1.0 / 448.0)  # the row's 16 lanes store the same value
         cuda.fence_proxy_async()  # the e4m3 tile's generic writes before the wgmmas (async proxy) read it
 
@@ -627,7 +632,10 @@ EPI_BYTES = 16 * 1024  # the epilogue tile's budget (f32 EM x BN)
 
 def consumer_regs(wgs, producer=40):
     """Registers a consumer thread raises to (setmaxnreg): up to 232, as many
-    as the SM's 64 K leave beside the producer's warpgroup at `producer`."""
+    as the SM's 64 K leave beside the producer's warpgroup at `producer`.
+    (ptxas, as nvJitLink runs it, ignores setmaxnreg today: "C7504 ...
+    ignored to maintain compatibility across compilation units"; every warp
+    keeps the kernel's flat allocation, e.g. 54 registers at BM = 8.)"""
     return min(232, (65536 - 128 * producer) // (128 * wgs) // 8 * 8)
 
 
@@ -1062,7 +1070,8 @@ class Gemm:
     fits, else as "kernel"), or fused up to FUSED_MAX_ROWS rows of x a tile
     ("auto"). Modules come from nvtma.compile when the MLIR extension is
     importable, else from AOT artifacts in `artifacts` (a directory of
-    ``spec.key`` subdirectories, see ``build_artifacts``)."""
+    ``spec.key`` subdirectories: ``spec.compile().save(DIR / spec.key)``,
+    as benchmarks/gemm_bench.py's `build` does)."""
 
     def __init__(self, artifacts=None, *, pad_x=True, quantize="kernel", **spec_options):
         if quantize not in ("auto", "fused", "kernel"):
@@ -1163,7 +1172,7 @@ class Gemm:
                 plain = stage_bytes(cfg.BM, cfg.BN, scale == "block")
                 stages = min(max(2, stages * plain // stage_bytes(cfg.BM, cfg.BN, fused=True)),
                              deepest_stages(cfg.BM, cfg.BN, w_dtype, fused=True))
-                stages -= stages % 2 if cfg.kwg else 0
+                stages -= stages % 2 if opts["kwg"] else 0
             opts.setdefault("stages", stages)
         spec = gemm_spec(cfg.BM, cfg.BN, cfg.wgs, w_dtype=w_dtype, y_dtype=y_dtype, w_scale=scale if fp8 else None,
                          **opts)
