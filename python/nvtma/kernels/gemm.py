@@ -1155,6 +1155,9 @@ class Gemm:
         fp8 = w_dtype == F8
         cfg = Config(*(config or choose_config(M, N, K, w_dtype, sms, scale)))
         opts = dict(self.options, **spec_options)
+        if "x_scale" in opts:
+            raise ValueError(f"x_scale={opts['x_scale']!r}: x's scaling follows from x's dtype and W's scale; "
+                             "for bf16 x quantized in the GEMM, Gemm(quantize='fused')")
         opts.setdefault("mc", cfg.mc)
         opts.setdefault("ms", cfg.ms)
         opts.setdefault("kwg", cfg.kwg)
