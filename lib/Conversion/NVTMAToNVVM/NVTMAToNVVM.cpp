@@ -221,14 +221,15 @@ struct TmaCopyLowering : ConvertOpToLLVMPattern<CopyOp> {
     Value smem = memrefBase(rewriter, loc, converter, op.getSmem().getType(),
                             adaptor.getSmem());
     // Multicast: this CTA loads slice `cta` of the outermost dim, into that
-    // slice of every masked CTA's smem. The tile lies box after box, each of
-    // the tile's whole dim 0 (the multicast slices one after another).
+    // slice of every masked CTA's smem. A tiled tile lies box after box, each
+    // of the tile's whole dim 0 (the multicast slices one after another), as
+    // nvtma.copy's verifier has it; an im2col tile keeps its boxes' order.
     Value sliceRank;
     if (adaptor.getCtaRank())
       sliceRank = toI32(rewriter, loc, adaptor.getCtaRank());
     const int64_t boxBytes = atom.getBoxBytes();
     const int64_t tileBoxBytes =
-        atom.isMulticast()
+        atom.isMulticast() && !atom.isIm2col()
             ? boxBytes * (atom.getTileShape()[0] / atom.getBox()[0])
             : boxBytes;
     forEachBox(rewriter, loc, atom,
