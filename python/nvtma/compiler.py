@@ -165,6 +165,13 @@ class PerformanceWarning(UserWarning):
     """ptxas reports that it compiled a kernel slower than it was written."""
 
 
+class RegisterBudgetWarning(PerformanceWarning):
+    """ptxas ignored the kernel's setmaxnreg (lang.WarpgroupRole / WarpRole
+    `regs=`): every warp keeps the kernel's one register allocation. As
+    nvJitLink runs ptxas it always does (C7504, "to maintain compatibility
+    across compilation units"); CUTLASS #3406 has the C7508 kind."""
+
+
 def _performance_advice(nvjitlink, handle):
     """Warns of ptxas's serialized wgmma: every wgmma of the kernel then waits
     for the one before, whatever the kernel's commit/wait groups say (the
@@ -177,6 +184,10 @@ def _performance_advice(nvjitlink, handle):
     except Exception:
         return
     for line in b.decode(errors="replace").splitlines():
+        if "'setmaxnreg' ignored" in line:
+            warnings.warn(f"ptxas: {line.split(':', 1)[-1].strip()} (the register budgets of `regs=` are not "
+                          "applied: every warp keeps the kernel's one allocation)", RegisterBudgetWarning,
+                          stacklevel=4)
         if "wgmma.mma_async instructions are serialized" in line:
             hint = (" (a call: most often a 64-bit division or remainder by a run-time value; divide in 32 bits)"
                     if "Extern calls" in line else "")

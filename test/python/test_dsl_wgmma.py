@@ -250,12 +250,40 @@ def test_a_kernel_whose_wgmmas_ptxas_serializes_gets_a_performance_warning():
     import warnings
 
     import nvtma
-    from nvtma.compiler import PerformanceWarning
+    from nvtma.compiler import PerformanceWarning, RegisterBudgetWarning
     with pytest.warns(PerformanceWarning, match="serialized.*64-bit division"):
         nvtma.compile(_gemm(divide="i64").build().ir, cache=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PerformanceWarning)
+        warnings.simplefilter("ignore", RegisterBudgetWarning)  # nvJitLink's ptxas ignores setmaxnreg (C7504)
         nvtma.compile(_gemm(divide="i32").build().ir, cache=False)
+
+
+def test_a_kernel_whose_setmaxnreg_ptxas_ignores_gets_a_register_budget_warning():
+    """setmaxnreg (WarpgroupRole(regs=)) that ptxas drops is said, not silent
+    (CUTLASS #3406): as nvJitLink runs ptxas it drops every one (C7504), and
+    the SASS then has no USETMAXREG. A kernel without it gets no warning."""
+    import warnings
+
+    import nvtma
+    from nvtma.compiler import RegisterBudgetWarning
+    from nvtma.kernels import gemm
+    sp = gemm.gemm_spec(8, 64, 1, w_scale="tensor", pdl=False)
+    with pytest.warns(RegisterBudgetWarning, match="'setmaxnreg' ignored"):
+        c = nvtma.compile(sp.kernel.build(sp.param_types, **sp.consts).ir, cache=False)
+    assert "setmaxnreg.dec.sync.aligned.u32" in c.ptx
+    try:
+        assert "USETMAXREG" not in c.sass()
+    except FileNotFoundError:
+        pass
+
+    @dsl.kernel(block=(128,))
+    def plain(a: dsl.Tensor("f32", (128,))):
+        a[dsl.thread_idx()] = a[dsl.thread_idx()] + 1.0
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RegisterBudgetWarning)
+        nvtma.compile(plain.build().ir, cache=False)
 
 
 @pytest.mark.parametrize("BM,BN,wgs,scale", [(8, 64, 1, "tensor"), (64, 128, 2, "row"), (128, 128, 2, "block")])
@@ -265,10 +293,11 @@ def test_the_gemm_divides_in_32_bits_and_keeps_its_wgmmas_pipelined(BM, BN, wgs,
     the one before), and ptxas does not warn."""
     import warnings
 
-    from nvtma.compiler import PerformanceWarning
+    from nvtma.compiler import PerformanceWarning, RegisterBudgetWarning
     from nvtma.kernels import gemm
     with warnings.catch_warnings():
         warnings.simplefilter("error", PerformanceWarning)
+        warnings.simplefilter("ignore", RegisterBudgetWarning)  # nvJitLink's ptxas ignores setmaxnreg (C7504)
         text = gemm.gemm_spec(BM, BN, wgs, w_scale=scale).compile().ptx
     assert not re.search(r"\b(div|rem)\.[su]64\b", text)
     assert re.search(r"wgmma\.wait_group\.sync\.aligned\s+[01];", text)
@@ -442,13 +471,14 @@ def test_the_gemm_quantizes_bf16_x_in_the_kernel(BM, BN, wgs, scale):
     these configs no spills; the warpgroups' registers as without it."""
     import warnings
 
-    from nvtma.compiler import PerformanceWarning
+    from nvtma.compiler import PerformanceWarning, RegisterBudgetWarning
     from nvtma.kernels import gemm
     sp = gemm.gemm_spec(BM, BN, wgs, w_scale=scale, x_scale="fused")
     assert [str(t.dtype) for t in sp.param_types[:2]] == ["f8E4M3FN", "bf16"]
     assert len(sp.param_types) == 7  # W's scales only: x's are the kernel's own
     with warnings.catch_warnings():
         warnings.simplefilter("error", PerformanceWarning)
+        warnings.simplefilter("ignore", RegisterBudgetWarning)  # nvJitLink's ptxas ignores setmaxnreg (C7504)
         c = sp.compile()
     text = c.ptx
     assert "cvt.rn.satfinite.e4m3x2.f32" in text
