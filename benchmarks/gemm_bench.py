@@ -161,12 +161,7 @@ def _run_shape(d: Path, quick, sweep, shape):
         if fp8:
             xq, sx = g.quantize(x, "block" if mode == "block" else "token")
             torch.cuda.synchronize()
-            if mode == "block":
-                kb = -(-K // 128)
-                xdq = (torch.nn.functional.pad(xq.float(), (0, kb * 128 - K)).view(M, kb, 128)
-                       * sx[:, :, None]).reshape(M, kb * 128)[:, :K]
-            else:
-                xdq = xq.float() * sx[:, None]
+            xdq = gemm.dequantize_x(xq, sx)
             xin = xq
         else:
             xin, sx, xdq = x, None, x.float()
@@ -234,10 +229,7 @@ def _run_shape(d: Path, quick, sweep, shape):
             if M <= FUSED_UP_TO and os.environ.get("NVTMA_GEMM_BENCH_FUSED", "1") == "1":
                 # bf16 x quantized inside the GEMM (1x128 scales), at the config Gemm picks
                 try:
-                    xb, sb = g.quantize(x, "block")
-                    kb = -(-K // 128)
-                    ref_b = (torch.nn.functional.pad(xb.float(), (0, kb * 128 - K)).view(M, kb, 128)
-                             * sb[:, :, None]).reshape(M, kb * 128)[:, :K] @ wdq.t()
+                    ref_b = gemm.dequantize_x(*g.quantize(x, "block")) @ wdq.t()
                     y = gf(x, wbufs[0], w_scale=sw, scale=mode, config=cands[0])
                     torch.cuda.synchronize()
                     line["fused_err"] = float(f"{((y.float() - ref_b).abs().max() / ref_b.abs().max()).item():.2e}")

@@ -49,13 +49,7 @@ def _x_dequantized(torch, g, x, a, fused=False):
     where the GEMM quantizes it itself), then scaled back."""
     if a.scale == "bf16":
         return x.float()
-    block = a.scale == "block" or fused
-    xq, sx = g.quantize(x, "block" if block else "token")
-    if not block:
-        return xq.float() * sx[:, None]
-    kb = -(-a.k // 128)
-    return (torch.nn.functional.pad(xq.float(), (0, kb * 128 - a.k)).view(a.m, kb, 128)
-            * sx[:, :, None]).reshape(a.m, kb * 128)[:, :a.k]
+    return gemm.dequantize_x(*g.quantize(x, "block" if a.scale == "block" or fused else "token"))
 
 
 def _bench(torch, g, x, w, sw, a, kw):

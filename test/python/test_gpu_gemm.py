@@ -10,17 +10,11 @@ import gpu_cases
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
 
+from nvtma.kernels import gemm  # noqa: E402
+
 
 def _gemm(quantize="kernel"):
-    from nvtma.kernels import gemm
     return gemm.Gemm(artifacts=os.environ.get("NVTMA_GPU_ARTIFACTS"), quantize=quantize)
-
-
-def _block_dequantized(xq, sx, K):
-    """e4m3 x [M, K] with 1x128 block scales [M, ceil(K/128)], in float32."""
-    M, kb = xq.shape[0], -(-K // 128)
-    return (torch.nn.functional.pad(xq.float(), (0, kb * 128 - K)).view(M, kb, 128)
-            * sx[:, :, None]).reshape(M, kb * 128)[:, :K]
 
 
 def _quantize_w(w32, mode):
@@ -71,11 +65,7 @@ def test_gemm_matches_torch(case):
         w, sw, wdq = _quantize_w(w32, mode)
         # x quantized by the same kernel the API uses, so the reference sees the same x
         xq, sx = g.quantize(x, "block" if mode == "block" else "token")
-        if mode == "block":
-            sxv = sx   # [M, kb] (a view of the kernel's transposed storage)
-            xdq = _block_dequantized(xq, sxv, K)
-        else:
-            xdq = xq.float() * sx[:, None]
+        xdq = gemm.dequantize_x(xq, sx)  # sx: [M], or [M, kb] (a view of the kernel's transposed storage)
         # the quantizer itself: within e4m3's rounding of the bf16 x
         assert ((xdq - x.float()).abs() <= x.float().abs() * 0.07 + 1e-3).all()
         want = xdq @ wdq.t()
@@ -91,7 +81,7 @@ def test_gemm_matches_torch(case):
         torch.cuda.synchronize()
         assert _same(y2, y)
     if mode == "block":  # DeepGEMM's [M, K/128] scale layout is taken too
-        y3 = g(xq, w, x_scale=sxv.contiguous(), config=cfg, **kw)
+        y3 = g(xq, w, x_scale=sx.contiguous(), config=cfg, **kw)
         torch.cuda.synchronize()
         assert _same(y3, y)
 
@@ -108,7 +98,7 @@ def test_gemm_quantizes_bf16_x_inside(case):
     x, w32 = _case_inputs(M, N, K)
     w, sw, wdq = _quantize_w(w32, mode)
     xb, sb = g.quantize(x, "block")
-    want = _block_dequantized(xb, sb, K) @ wdq.t()
+    want = gemm.dequantize_x(xb, sb) @ wdq.t()
     fused = gf.plan(M, N, K, scale=mode, quantize=True, config=cfg)[2] is None
     before = g(x, w, w_scale=sw, scale=mode, config=cfg)  # quantize_x, then the GEMM (Gemm's default)
     for rep in range(2):

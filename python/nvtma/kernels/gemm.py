@@ -1216,6 +1216,19 @@ class Gemm:
         return y
 
 
+def dequantize_x(xq, x_scale):
+    """e4m3 x [M, K] and its scales (per token [M], or 1x128 blocks [M,
+    ceil(K/128)]: what ``Gemm.quantize`` returns) back to float32: the x a
+    GEMM sees, for references."""
+    import torch
+    M, K = xq.shape
+    if x_scale.dim() == 1:
+        return xq.float() * x_scale[:, None]
+    kb = x_scale.shape[1]
+    return (torch.nn.functional.pad(xq.float(), (0, kb * 128 - K)).view(M, kb, 128)
+            * x_scale[:, :, None]).reshape(M, kb * 128)[:, :K]
+
+
 def block_scales_for_kernel(x_scale):
     """1x128 x scales [M, ceil(K/128)] (DeepGEMM's layout) as the kernel's
     transposed [ceil(K/128), M padded to 4]: the storage itself when they are
