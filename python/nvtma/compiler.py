@@ -185,8 +185,8 @@ def _performance_advice(nvjitlink, handle):
         return
     for line in b.decode(errors="replace").splitlines():
         if "'setmaxnreg' ignored" in line:
-            warnings.warn(f"ptxas: {line.split(':', 1)[-1].strip()} (the register budgets of `regs=` are not "
-                          "applied: every warp keeps the kernel's one allocation)", RegisterBudgetWarning,
+            warnings.warn(f"ptxas: {line.split(':', 1)[-1].strip().rstrip('.')}: the register budgets of `regs=` "
+                          "are not applied, every warp keeps the kernel's one allocation", RegisterBudgetWarning,
                           stacklevel=4)
         if "wgmma.mma_async instructions are serialized" in line:
             hint = (" (a call: most often a 64-bit division or remainder by a run-time value; divide in 32 bits)"
