@@ -20,7 +20,8 @@ no_wait: -wait), without PDL and with W in L2 (-floor), launch_dependents
 by every thread at the start (-pdl-start). Seventh (s13-*): bf16 x
 quantized in the GEMM (Gemm quantize="fused") against quantize_x then the
 GEMM and against e4m3 x (-fused-probe-1: all three quantizing warps on each
-stage; -2: each warp every third stage).
+stage; -2: each warp every third stage). Eighth (s14-*): the final fused
+protocol, and fused at wider tiles and more splits (-fused-probe-3).
     python3 benchmarks/diag/config_probe.py build DIR    # here
     python3 benchmarks/diag/config_probe.py run DIR      # on the GPU
 """
@@ -34,9 +35,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # benchmarks/: co
 # its scales against bf16 x quantized in the GEMM (Gemm quantize="fused") and by quantize_x before it ("kernel")
 S = None  # the default ring
 PROBES = [(N, K, M, "tensor", [None]) for N, K in ((7168, 2048), (4096, 7168), (2112, 7168), (24576, 1536),
-                                                   (16384, 16384)) for M in (1, 8, 16, 32, 64, 128)]
-PROBES += [(N, K, M, mode, [None]) for N, K in ((7168, 2048), (4096, 7168)) for M in (1, 32, 128)
-           for mode in ("row", "block")]
+                                                   (16384, 16384)) for M in (1, 8, 16)]
+PROBES += [(N, K, M, mode, [None]) for N, K in ((7168, 2048), (4096, 7168), (2112, 7168), (24576, 1536))
+           for M in (1, 8) for mode in ("row", "block")]
+# fused at BN = 64 without a split (few CTAs, each converting x for 8 KB of W a stage) against wider tiles
+# and more splits
+PROBES += [(7168, 2048, 1, "tensor", [(8, 128, 1, 2)]), (4096, 7168, 1, "tensor", [(8, 128, 1, 4)]),
+           (4096, 7168, 1, "row", [(8, 64, 1, 2, 1, 16), (8, 128, 1, 4)]), (4096, 7168, 16, "tensor", [(16, 128, 1, 4)]),
+           (7168, 2048, 16, "tensor", [(16, 128, 1, 2)])]
 # (label, spec options (a "quantize" entry: bf16 x, quantized as Gemm's quantize says), W resident in L2)
 VARIANTS = [("e4m3-x", {}, False), ("fused", {"quantize": "fused"}, False), ("kernel", {"quantize": "kernel"}, False)]
 

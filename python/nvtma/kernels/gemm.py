@@ -113,10 +113,11 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     epi = pool.alloc((EM, BN), "f32")
     epi_y = pool.alias(epi, (EM, BN), y.dtype)
     y_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), y, (EM, BN))
-    # a slot is free once the consumer warps of every CTA its x slice lands in released it
-    pipe = lang.Pipeline(stages, full="tma", empty="mbar", init_empty=4 * rwgs * cl)
-    # fused: a stage's e4m3 x and scales written (one lane of each quantizing warp arrives)
-    xready = lang.MBarrier(stages, QUANTIZER_WARPS) if fused else None
+    # a slot is free once the consumer warps of every CTA its x slice lands in released it (fused: every
+    # consumer thread, each after its own reads of the scales the quantizing warps wrote there)
+    pipe = lang.Pipeline(stages, full="tma", empty="mbar", init_empty=(32 if fused else 1) * 4 * rwgs * cl)
+    # fused: a stage's e4m3 x and scales written (every thread of the quantizing warps arrives)
+    xready = lang.MBarrier(stages, QUANTIZER_WARPS * 32) if fused else None
     if cl > 1:
         rank = dsl.cluster_ctarank()
         dsl.cluster_sync()  # every CTA's barriers initialized before a peer's multicast or arrival reaches them
@@ -317,7 +318,9 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                             out.append(dsl.fma(part[j], f, vals[j]))
                         merged.append((wgmma.Accumulator.from_values(BM, out),))
                     new = merged
-                    pipe.consumer_release(s, ranks=peers)  # after the scales were read from the slot
+                    # after the scales were read from the slot: fused, each thread its own reads of what
+                    # the quantizing warps wrote (an elected lane's arrival orders only its own)
+                    pipe.consumer_release(s, ranks=peers, elect=not fused)
                 dsl.yield_(s.advance(2 if kwg else 1), tuple(new), s.index if overlap else Int32(-1))
             st_next, acc, prev = inner.results
             if kwg:
@@ -385,16 +388,17 @@ def _quantize_stages(segments, count, pipe, xready, xb_ring, xq_ring, sx_ring, B
     def stages_of(tile, kb0, kb1, state):
         inner = dsl.range(kb0, kb1, carry=state)
         for _, (s, n) in inner:
-            # Every warp waits for every stage and arrives on its xready (one lane, after the owner's
-            # writes), in order: the consumers then wait for all three, so no warp falls a lap behind a
-            # slot. A parity wait a lap off passes early (on the lap before: loads complete out of
-            # order, and a warp waiting only for its own stages saw it) or never (on the lap after).
+            # Every warp waits for every stage and arrives on its xready, in order: the consumers then
+            # wait for all three, so no warp falls a lap behind a slot. A parity wait a lap off passes
+            # early (on the lap before: loads complete out of order, and a warp waiting only for its
+            # own stages saw it) or never (on the lap after). Every thread arrives, each after its own
+            # writes: one elected lane's arrival (after a warp sync ptxas drops) releases only its own
+            # writes, and compute-sanitizer racecheck reported the other lanes' scales as racing with
+            # the consumers' reads (H200, eighth session).
             pipe.consumer_wait(s)
             with dsl.if_(n == q, scope="warp"):
                 convert(s)
-            cuda.warp_sync()
-            with dsl.if_(dsl.elect_sync()):
-                xready.arrive(s.index)
+            xready.arrive(s.index)
             dsl.yield_(s.advance(), dsl.select(n == QUANTIZER_WARPS - 1, Int32(0), n + 1))
         return inner.results
 
