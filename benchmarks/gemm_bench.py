@@ -57,7 +57,7 @@ def plan(quick, only=None):
 
 def specs(quick, sweep):
     from nvtma.kernels import gemm
-    g = gemm.Gemm()
+    g, gf = gemm.Gemm(quantize="kernel"), gemm.Gemm(quantize="fused")
     out = {}
     for N, K, M, mode, cands in plan(quick):
         wd = "bf16" if mode == "bf16" else F8
@@ -67,7 +67,7 @@ def specs(quick, sweep):
             if q is not None:
                 out[q.key] = q
         if mode != "bf16" and M <= FUSED_UP_TO:  # bf16 x quantized in the GEMM, at the config Gemm picks
-            sp, _, _ = g.plan(M, N, K, wd, mode, quantize="fused", config=cands[0])
+            sp, _, _ = gf.plan(M, N, K, wd, mode, quantize=True)
             out[sp.key] = sp
     if sweep:
         for N, K in SHAPES:
@@ -118,7 +118,7 @@ def _run_shape(d: Path, quick, sweep, shape):
     import common
     from nvtma.kernels import gemm
     dev = torch.device("cuda")
-    g = gemm.Gemm(artifacts=d)
+    g = gemm.Gemm(artifacts=d, quantize="kernel")
     gf = gemm.Gemm(artifacts=d, quantize="fused")
     stream = torch.cuda.Stream()
 
@@ -227,15 +227,18 @@ def _run_shape(d: Path, quick, sweep, shape):
             line["with_quantize_us"] = round(graph_ms(
                 lambda i: g(x, wbufs[i], w_scale=sw, scale=mode, config=cfg), nbufs) * 1e3, 2)
             if M <= FUSED_UP_TO and os.environ.get("NVTMA_GEMM_BENCH_FUSED", "1") == "1":
-                # bf16 x quantized inside the GEMM (1x128 scales), at the config Gemm picks
+                # bf16 x quantized inside the GEMM (1x128 scales), at the config Gemm picks for it
                 try:
                     ref_b = gemm.dequantize_x(*g.quantize(x, "block")) @ wdq.t()
-                    y = gf(x, wbufs[0], w_scale=sw, scale=mode, config=cands[0])
+                    y = gf(x, wbufs[0], w_scale=sw, scale=mode)
                     torch.cuda.synchronize()
                     line["fused_err"] = float(f"{((y.float() - ref_b).abs().max() / ref_b.abs().max()).item():.2e}")
                     line["fused_us"] = round(graph_ms(
-                        lambda i: gf(x, wbufs[i], w_scale=sw, scale=mode, config=cands[0]), nbufs) * 1e3, 2)
-                    line["fused_config"] = list(cands[0])
+                        lambda i: gf(x, wbufs[i], w_scale=sw, scale=mode), nbufs) * 1e3, 2)
+                    fsp, fsplits, _ = gf.plan(M, N, K, F8, mode, quantize=True)
+                    line["fused_config"] = [fsp.info["BM"], fsp.info["BN"], fsp.info["wgs"], fsplits]
+                    # what Gemm() (quantize="auto") runs for bf16 x here
+                    line["auto"] = "kernel" if gemm.Gemm().plan(M, N, K, F8, mode, quantize=True)[2] else "fused"
                 except Exception as e:  # noqa: BLE001 (report and go on)
                     line["fused_error"] = f"{type(e).__name__}: {e}"[:300]
         emit(**line)

@@ -2,9 +2,11 @@
 """The weight-streaming FP8 GEMM of CUTLASS #3672: y = x · Wᵀ, W streamed from DRAM.
 
 W is e4m3 with a per-tensor, per-row or 128x128 block scale (or bf16), x is
-bf16 (quantized to e4m3 per token / per 1x128 block by the kernel before
-the GEMM, which launches as it starts: PDL; or with --quantize fused inside
-the GEMM, a scale per row and 128 K values), y is bf16. The kernels are
+bf16, quantized to e4m3 inside the GEMM (a scale per row and 128 K values)
+where the GEMM measured that faster (--quantize auto, the default: small M),
+else per token / per 1x128 block by a kernel of its own before the GEMM,
+which launches as it starts (PDL); --quantize fused / kernel choose one
+always. y is bf16. The kernels are
 nvtma.kernels.gemm's DSL programs; the config (tile, consumer warpgroups, K
 split, x multicast, M split) is the GEMM's choice for the problem unless --config.
 
@@ -113,8 +115,9 @@ def main(argv=None):
     ap.add_argument("--from", dest="load", metavar="DIR", help="load what --aot wrote instead of compiling")
     ap.add_argument("--run", action="store_true", help="run and check on the GPU")
     ap.add_argument("--bench", action="store_true", help="with --run, time it beside torch")
-    ap.add_argument("--quantize", default="kernel", choices=["kernel", "fused", "auto"],
-                    help="bf16 x: quantized by its own kernel first, inside the GEMM, or fused at small M")
+    ap.add_argument("--quantize", default="auto", choices=["auto", "kernel", "fused"],
+                    help="bf16 x: quantized inside the GEMM where that is faster (small M), else by its own "
+                         "kernel first; or always one of the two")
     a = ap.parse_args(argv)
     if not 1 <= a.m <= 256:
         ap.error(f"--m {a.m}: the kernel is for M in [1, 256]")

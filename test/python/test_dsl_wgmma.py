@@ -494,17 +494,35 @@ def test_the_gemm_quantizes_bf16_x_in_the_kernel(BM, BN, wgs, scale):
 
 
 def test_the_gemm_plans_where_bf16_x_is_quantized():
-    """Gemm quantizes bf16 x by quantize_x first by default ("kernel"); its
-    quantize="auto" quantizes in the GEMM up to FUSED_MAX_ROWS rows of x a
-    tile, "fused" wherever a ring of two stages fits. A fused config's ring
-    keeps the shared memory the config asked for (so a two-CTAs-an-SM ring
-    still fits twice, and alternate-K warpgroups keep an even ring)."""
+    """Gemm quantizes bf16 x in the GEMM where that was measured faster
+    (quantize="auto", the default: up to FUSED_MAX_ROWS rows of x a tile,
+    where the grid streams FUSED_MIN_W_ROWS rows of W for each x row a CTA
+    converts, at a config of its own if the problem's streams too few);
+    "kernel" always by quantize_x first; "fused" wherever a ring of two
+    stages fits. A fused config's ring keeps the shared memory the config
+    asked for (so a two-CTAs-an-SM ring still fits twice, and alternate-K
+    warpgroups keep an even ring)."""
     from nvtma.kernels import gemm
-    sp, _, q = gemm.Gemm().plan(8, 7168, 2048, scale="block", quantize=True)
+    sp, _, q = gemm.Gemm(quantize="kernel").plan(8, 7168, 2048, scale="block", quantize=True)
     assert sp.info["x_scale"] == "block" and q.consts["granularity"] == "block"
-    g = gemm.Gemm(quantize="auto")
-    sp, _, q = g.plan(gemm.FUSED_MAX_ROWS, 7168, 2048, scale="tensor", quantize=True)
+    g = gemm.Gemm()
+    assert g.quantize_mode == "auto"
+    sp, _, q = g.plan(gemm.FUSED_MAX_ROWS, 24576, 1536, scale="tensor", quantize=True)
     assert sp.info["x_scale"] == "fused" and q is None
+    # 4096 x 7168 at BM = 8: the measured config (BN = 64 over 64 CTAs, row scales) converts x for too
+    # little W; fused it runs W tiles of 128 rows split 4 ways (128 CTAs), which stream enough
+    cfg = gemm.choose_config(1, 4096, 7168, scale="row")
+    assert gemm.fused_w_rows(cfg, 4096, 7168) < gemm.FUSED_MIN_W_ROWS
+    sp, splits, q = g.plan(1, 4096, 7168, scale="row", quantize=True)
+    assert q is None and (sp.info["BN"], splits) == (128, 4)
+    assert gemm.fused_w_rows(gemm.Config(8, 128, 1, 4), 4096, 7168) >= gemm.FUSED_MIN_W_ROWS
+    # given a config that streams too little W an x row, "auto" quantizes first, "fused" does not
+    sp, _, q = g.plan(1, 4096, 7168, scale="row", quantize=True, config=(8, 64, 1, 1))
+    assert sp.info["x_scale"] == "token" and q is not None
+    sp, _, q = g.plan(1, 4096, 7168, scale="row", quantize="fused", config=(8, 64, 1, 1))
+    assert sp.info["x_scale"] == "fused" and q is None
+    sp, _, q = g.plan(32, 24576, 1536, scale="tensor", quantize=True)
+    assert sp.info["x_scale"] == "token" and q is not None  # past FUSED_MAX_ROWS
     sp, _, q = g.plan(256, 7168, 2048, scale="tensor", quantize=True)
     assert sp.info["x_scale"] == "token" and q.consts["granularity"] == "token"
     sp, _, q = g.plan(256, 7168, 2048, scale="tensor", quantize="fused", config=(256, 64, 1, 1))

@@ -25,7 +25,8 @@ block ([ceil(N/128), ceil(K/128)]) scale. x: bf16 with bf16 W; fp8 e4m3 with
 a per-token scale ([M]) with fp8 W, or with 1x128 block scales ([M,
 ceil(K/128)]) for block-scaled W (DeepSeek-V3 / DeepGEMM layout); bf16 x is
 quantized to fp8 by ``quantize_x`` first (per token, or per 1x128 block), or
-in the GEMM itself (``x_scale="fused"``, ``Gemm(quantize="fused")``): x's TMA
+in the GEMM itself (``x_scale="fused"``; ``Gemm()`` where that is faster,
+``Gemm(quantize="fused")`` always): x's TMA
 loads bf16 tiles, warps 1-3 of the producer's warpgroup convert each stage to
 e4m3 with a scale per row and 128 K values, and the consumers promote each
 stage's partial with them (as block scaling does). y: bf16 or f32. M, N, K are run
@@ -573,12 +574,16 @@ def _last_arrival(counters, tile, steps, kblocks, consumers):
 
 # --------------------------------------------------------------------------- x quantization
 
-# x tiles up to which Gemm(quantize="auto") quantizes bf16 x in the GEMM: measured on the H200 (an earlier
-# version of the quantizing warps, 2026-12-01, s13-fused-probe), at BM = 8 fused took 0.1-0.9 us less a
-# call than quantize_x then the GEMM at 4 of 4 shapes (M = 1 and 8), at BM = 16 it was 0.4-0.9 us faster at
-# two shapes and slower at two, from BM = 32 on slower at every shape (up to 2.4x at BM = 32): each CTA
-# quantizes all of x's tile again for every W tile it streams, 96 threads against W's stream
-FUSED_MAX_ROWS = 8
+# Where Gemm(quantize="auto") quantizes bf16 x in the GEMM: x tiles of up to FUSED_MAX_ROWS rows, and only
+# where the grid streams at least FUSED_MIN_W_ROWS rows of W a stage for each x row a CTA's three quantizing
+# warps convert (`fused_w_rows`: CTAs x BN / BM); with fewer, the conversion falls behind W's stream. Measured
+# on the H200 (2026-12-01, s14-fused-probe-3, the final protocol, against quantize_x then the GEMM at the
+# same config): 1,024-4,096 W rows an x row, fused 0.1-3.6 us a call faster at BM = 8 and 16 on every shape
+# but one point (16384 x 16384, M = 1: 0.2 slower); 896, 0.3-0.7 faster at BM = 8, even at BM = 16; 448-512,
+# 0.7-3.2 us slower. From BM = 32 on fused was slower at every shape (s13-fused-probe-2: up to 2.4x at
+# BM = 32): every CTA quantizes all of x's tile again for each W tile it streams.
+FUSED_MAX_ROWS = 16
+FUSED_MIN_W_ROWS = 896
 QUANTIZE_THREADS = 512  # a token's row per CTA: 16 B of it per thread and pass
 
 
@@ -1061,6 +1066,26 @@ def parts_for(splits, N, K, BN, w_dtype=F8, sms=132, mc=1, ms=1):
     return parts, (min(parts, sms // cl) * cl,)
 
 
+def fused_w_rows(cfg, N, K, w_dtype=F8, sms=132):
+    """W rows the grid streams a stage for each x row a CTA's quantizing
+    warps convert in it (fused quantization): CTAs x BN / BM."""
+    _, (ctas,) = parts_for(cfg.splits, N, K, cfg.BN, w_dtype, sms, cfg.mc, cfg.ms)
+    return ctas * cfg.BN // cfg.BM
+
+
+def fused_config(cfg, N, K, w_dtype=F8, sms=132):
+    """The config for bf16 x quantized in the GEMM: `cfg`, or where its grid
+    streams fewer than FUSED_MIN_W_ROWS rows of W an x row, tiles of 128 W
+    rows split over the SMs, if that streams more (measured on the H200,
+    4096 x 7168, M = 1: 8/64/1/1 fused took 14.4 us, 8/128/1/4 10.1,
+    quantize_x then the GEMM 11.3-11.5)."""
+    if fused_w_rows(cfg, N, K, w_dtype, sms) >= FUSED_MIN_W_ROWS:
+        return cfg
+    kblocks = -(-K // (KBYTES // (1 if w_dtype == F8 else 2)))
+    wide = Config(cfg.BM, 128, 1, max(1, min(sms // -(-N // 128), kblocks)))
+    return wide if fused_w_rows(wide, N, K, w_dtype, sms) > fused_w_rows(cfg, N, K, w_dtype, sms) else cfg
+
+
 class Gemm:
     """y = x · Wᵀ with W streamed from DRAM (see the module docstring).
 
@@ -1068,16 +1093,18 @@ class Gemm:
         y = g(x, w, w_scale=s, scale="tensor")       # fp8 W: x bf16 (quantized here) or e4m3 + x_scale
         y = g(x16, w16)                              # bf16 W and x
 
-    bf16 x with fp8 W is quantized by ``quantize_x`` and then multiplied
-    (`quantize`="kernel", the default), in the GEMM ("fused": a scale per
-    row and 128 K values; where a ring of two stages with x's bf16 tiles
-    fits, else as "kernel"), or fused up to FUSED_MAX_ROWS rows of x a tile
-    ("auto"). Modules come from nvtma.compile when the MLIR extension is
+    bf16 x with fp8 W is quantized in the GEMM where that was measured
+    faster (`quantize`="auto", the default: up to FUSED_MAX_ROWS rows of x a
+    tile, with FUSED_MIN_W_ROWS), else by ``quantize_x`` first; always in
+    the GEMM ("fused": a scale per row and 128 K values, where a ring of two
+    stages with x's bf16 tiles fits, else as "kernel"), or always by
+    ``quantize_x``, per token or per 1x128 block as W's scaling asks, then
+    the GEMM ("kernel"). Modules come from nvtma.compile when the MLIR extension is
     importable, else from AOT artifacts in `artifacts` (a directory of
     ``spec.key`` subdirectories: ``spec.compile().save(DIR / spec.key)``,
     as benchmarks/gemm_bench.py's `build` does)."""
 
-    def __init__(self, artifacts=None, *, pad_x=True, quantize="kernel", **spec_options):
+    def __init__(self, artifacts=None, *, pad_x=True, quantize="auto", **spec_options):
         if quantize not in ("auto", "fused", "kernel"):
             raise ValueError(f"quantize={quantize!r}: 'auto', 'fused' (bf16 x quantized in the GEMM) or 'kernel' "
                              "(by quantize_x, then the GEMM)")
@@ -1155,22 +1182,29 @@ class Gemm:
         ("fused", where a ring of two stages with x's bf16 tiles fits) or
         ``quantize_x`` does first ("kernel": the quantize spec); True: as the
         Gemm's `quantize` says ("auto": fused up to FUSED_MAX_ROWS rows of x
-        a tile)."""
+        a tile where the grid streams FUSED_MIN_W_ROWS rows of W an x row).
+        Fused without a `config`, the config is `fused_config`'s."""
         fp8 = w_dtype == F8
         cfg = Config(*(config or choose_config(M, N, K, w_dtype, sms, scale)))
         opts = dict(self.options, **spec_options)
         if "x_scale" in opts:
             raise ValueError(f"x_scale={opts['x_scale']!r}: x's scaling follows from x's dtype and W's scale; "
                              "for bf16 x quantized in the GEMM, Gemm(quantize='fused')")
+        how = (quantize if isinstance(quantize, str) else self.quantize_mode) if fp8 and quantize else None
+        if how in ("auto", "fused"):
+            # a config of its own unless one was given: the problem's, or where that leaves the quantizing
+            # warps behind W's stream, W tiles of 128 rows split over the SMs
+            fcfg = cfg if config is not None else fused_config(cfg, N, K, w_dtype, sms)
+            if how == "auto" and (fcfg.BM * fcfg.ms > FUSED_MAX_ROWS
+                                  or fused_w_rows(fcfg, N, K, w_dtype, sms) < FUSED_MIN_W_ROWS):
+                how = "kernel"
+            elif deepest_stages(fcfg.BM, fcfg.BN, w_dtype, scale == "block", True) < 2:
+                how = "kernel"  # no room for a ring with x's bf16 tiles too (BM = 256 with BN = 64)
+            else:
+                how, cfg = "fused", fcfg
         opts.setdefault("mc", cfg.mc)
         opts.setdefault("ms", cfg.ms)
         opts.setdefault("kwg", cfg.kwg)
-        how = (quantize if isinstance(quantize, str) else self.quantize_mode) if fp8 and quantize else None
-        if how == "auto" and cfg.BM * cfg.ms > FUSED_MAX_ROWS:
-            how = "kernel"
-        if how in ("auto", "fused") and deepest_stages(cfg.BM, cfg.BN, w_dtype, scale == "block", True) < 2:
-            how = "kernel"  # no room for a ring with x's bf16 tiles too (BM = 256 with BN = 64)
-        how = "fused" if how == "auto" else how
         if how == "fused":
             opts.setdefault("x_scale", "fused")
         if cfg.stages is not None:
