@@ -21,7 +21,8 @@ by every thread at the start (-pdl-start). Seventh (s13-*): bf16 x
 quantized in the GEMM (Gemm quantize="fused") against quantize_x then the
 GEMM and against e4m3 x (-fused-probe-1: all three quantizing warps on each
 stage; -2: each warp every third stage). Eighth (s14-*): the final fused
-protocol, and fused at wider tiles and more splits (-fused-probe-3).
+protocol, and fused at wider tiles and more splits (-fused-probe-2; -1: the
+elected-lane arrivals racecheck flagged).
     python3 benchmarks/diag/config_probe.py build DIR    # here
     python3 benchmarks/diag/config_probe.py run DIR      # on the GPU
 """

@@ -577,7 +577,7 @@ def _last_arrival(counters, tile, steps, kblocks, consumers):
 # Where Gemm(quantize="auto") quantizes bf16 x in the GEMM: x tiles of up to FUSED_MAX_ROWS rows, and only
 # where the grid streams at least FUSED_MIN_W_ROWS rows of W a stage for each x row a CTA's three quantizing
 # warps convert (`fused_w_rows`: CTAs x BN / BM); with fewer, the conversion falls behind W's stream. Measured
-# on the H200 (2026-12-01, s14-fused-probe-3, the final protocol, against quantize_x then the GEMM at the
+# on the H200 (2026-12-01, s14-fused-probe-2, the final protocol, against quantize_x then the GEMM at the
 # same config): 1,024-4,096 W rows an x row, fused 0.1-3.6 us a call faster at BM = 8 and 16 on every shape
 # but one point (16384 x 16384, M = 1: 0.2 slower); 896, 0.3-0.7 faster at BM = 8, even at BM = 16; 448-512,
 # 0.7-3.2 us slower. From BM = 32 on fused was slower at every shape (s13-fused-probe-2: up to 2.4x at
