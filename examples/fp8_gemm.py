@@ -138,15 +138,25 @@ def main(argv=None):
           f"{', M split over ' + str(i['ms']) + ' CTAs sharing W' if i['ms'] > 1 else ''}"
           f"{'; x quantized inside the GEMM' if i['x_scale'] == 'fused' else ''}; "
           f"l2_promotion of W {a.l2_w}, of x {a.l2_x}")
+    # --run's check quantizes x with quantize_x too (in 1x128 blocks where the GEMM quantizes inside), and
+    # --bench gives the GEMM e4m3 x from it: those quantizers are built (and saved) beside the call's own
+    checks = {sp.key: sp for sp in (gemm.quantize_x_spec(gr) for gr in (
+        "block" if a.scale == "block" or i["x_scale"] == "fused" else "token", "block" if a.scale == "block" else "token"))
+        if qspec is None or sp.key != qspec.key} if fp8 else {}
     if not a.load:
+        from pathlib import Path
         from _example import report
         for sp in (spec, qspec) if qspec is not None else (spec,):
             compiled = g.module(sp)
             report(compiled, sp, ptx_ops=(r"wgmma\.mma_async\.[\w.]+", r"griddepcontrol\.\w+",
                                           r"red\.global\.[\w.]+"))
             if a.aot:
-                from pathlib import Path
                 print(f"  wrote {compiled.save(Path(a.aot) / sp.key)}")
+        for sp in checks.values():
+            compiled = g.module(sp)
+            if a.aot:
+                print(f"  wrote {compiled.save(Path(a.aot) / sp.key)} (quantize_x {sp.consts['granularity']}, "
+                      "for --run's check and --bench)")
     if not a.run:
         return 0
     x, w, sw, wdq = _inputs(torch, a)

@@ -523,6 +523,10 @@ def test_the_gemm_plans_where_bf16_x_is_quantized():
     assert sp.info["x_scale"] == "fused" and q is None
     sp, _, q = g.plan(32, 24576, 1536, scale="tensor", quantize=True)
     assert sp.info["x_scale"] == "token" and q is not None  # past FUSED_MAX_ROWS
+    # 7168 x 2048 at BM = 16: 16/64/1/1 streams 448 W rows an x row, 16/128/1/2 896, short of the 1,024 a
+    # wider config must reach (its GEMM alone is slower): quantize_x first, at the problem's config
+    sp, splits, q = g.plan(16, 7168, 2048, scale="tensor", quantize=True)
+    assert q is not None and (sp.info["BN"], splits) == (64, 1)
     sp, _, q = g.plan(256, 7168, 2048, scale="tensor", quantize=True)
     assert sp.info["x_scale"] == "token" and q.consts["granularity"] == "token"
     sp, _, q = g.plan(256, 7168, 2048, scale="tensor", quantize="fused", config=(256, 64, 1, 1))

@@ -1076,14 +1076,17 @@ def fused_w_rows(cfg, N, K, w_dtype=F8, sms=132):
 def fused_config(cfg, N, K, w_dtype=F8, sms=132):
     """The config for bf16 x quantized in the GEMM: `cfg`, or where its grid
     streams fewer than FUSED_MIN_W_ROWS rows of W an x row, tiles of 128 W
-    rows split over the SMs, if that streams more (measured on the H200,
-    4096 x 7168, M = 1: 8/64/1/1 fused took 14.4 us, 8/128/1/4 10.1,
-    quantize_x then the GEMM 11.3-11.5)."""
+    rows split over the SMs where those stream at least 1,024 (their GEMM
+    alone can be slower than cfg's, which the quantizing warps then have to
+    make up for). Measured on the H200: 4096 x 7168, M = 1, row scales,
+    8/64/1/1 fused took 14.4 us, 8/128/1/4 10.1-10.2, quantize_x then the
+    GEMM 11.1-11.3; 7168 x 2048, M = 16, 16/128/1/2 (896) fused 8.4, e4m3 x
+    alone 6.5 there against 5.7 at 16/64/1/1, quantize_x then the GEMM 7.3."""
     if fused_w_rows(cfg, N, K, w_dtype, sms) >= FUSED_MIN_W_ROWS:
         return cfg
     kblocks = -(-K // (KBYTES // (1 if w_dtype == F8 else 2)))
     wide = Config(cfg.BM, 128, 1, max(1, min(sms // -(-N // 128), kblocks)))
-    return wide if fused_w_rows(wide, N, K, w_dtype, sms) > fused_w_rows(cfg, N, K, w_dtype, sms) else cfg
+    return wide if fused_w_rows(wide, N, K, w_dtype, sms) >= 1024 else cfg
 
 
 class Gemm:
