@@ -485,6 +485,11 @@ def test_the_gemm_quantizes_bf16_x_in_the_kernel(BM, BN, wgs, scale):
     assert re.search(r"shfl\.sync\.bfly\.b32\s+\S+, \S+, 8, 31", text)  # the row's 16 lanes: offsets 8, 4, 2, 1
     assert not re.search(r"\bdiv\.(rn|full)\.f32|\bcall", text)
     assert "div.approx.f32" in text and "0f23E00000" in text  # 448 * 2^-64, the scaled numerator
+    # every quantizing thread arrives on a stage's xready barrier (3 warps: 96), and every consumer thread
+    # releases the slot (128 a warpgroup), each after its own writes or reads of the scales: an elected
+    # lane's arrival orders only its own lane's (compute-sanitizer racecheck on the H200)
+    inits = re.findall(r"mov\.b32\s+(%r\d+), (\d+);\s*\n\s*mbarrier\.init\.shared\.b64\s+\[(\w+)\], \1;", text)
+    assert sorted(int(n) for _, n, _ in inits) == sorted([1, 96, 128 * wgs]), inits
     got = sorted(re.findall(r"setmaxnreg\.(inc|dec)\.sync\.aligned\.u32\s+(\d+);", text))
     assert got == [("dec", "40"), ("inc", str(gemm.consumer_regs(wgs)))], got
     try:
