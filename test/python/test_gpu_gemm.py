@@ -100,7 +100,7 @@ def test_gemm_quantizes_bf16_x_inside(case):
     xb, sb = g.quantize(x, "block")
     want = gemm.dequantize_x(xb, sb) @ wdq.t()
     fused = gf.plan(M, N, K, scale=mode, quantize=True, config=cfg)[2] is None
-    before = g(x, w, w_scale=sw, scale=mode, config=cfg)  # quantize_x, then the GEMM (Gemm's default)
+    before = g(x, w, w_scale=sw, scale=mode, config=cfg)  # quantize_x, then the GEMM
     for rep in range(2):
         y = gf(x, w, w_scale=sw, scale=mode, config=cfg)
         torch.cuda.synchronize()

@@ -584,6 +584,7 @@ def _last_arrival(counters, tile, steps, kblocks, consumers):
 # BM = 32): every CTA quantizes all of x's tile again for each W tile it streams.
 FUSED_MAX_ROWS = 16
 FUSED_MIN_W_ROWS = 896
+FUSED_WIDE_MIN_W_ROWS = 1024  # what `fused_config`'s wider tiles must stream instead (see there)
 QUANTIZE_THREADS = 512  # a token's row per CTA: 16 B of it per thread and pass
 
 
@@ -1022,7 +1023,7 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None, scale=None):
     BM = next(b for b in (8, 16, 32, 64, 128, 256) if b >= M) if M <= 256 else None
     if BM is None:
         raise ValueError(f"M = {M}: this kernel is for M <= 256")
-    kblocks = -(-K // (KBYTES // (1 if w_dtype == F8 else 2)))
+    kblocks = k_steps(K, w_dtype)
     ranked = _ranked(BM, N, kblocks, w_dtype, sms)
     ranked = ranked[:top] if top else ranked
     # the same kernels with twice and half the K splits, and streaming K (splits 0: every CTA
@@ -1054,6 +1055,11 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None, scale=None):
     return ranked + more
 
 
+def k_steps(K, w_dtype=F8):
+    """K steps of a row of W: KBYTES-byte blocks (128 fp8 or 64 bf16 values), the last one partial."""
+    return -(-K // (KBYTES // (1 if w_dtype == F8 else 2)))
+
+
 def parts_for(splits, N, K, BN, w_dtype=F8, sms=132, mc=1, ms=1):
     """The kernel's `parts` argument and grid for a config's splits: tiles x
     splits shares (split K), or with splits 0 one share per SM (stream K);
@@ -1061,7 +1067,7 @@ def parts_for(splits, N, K, BN, w_dtype=F8, sms=132, mc=1, ms=1):
     with ms CTAs sharing W, shares of tiles, one per cluster."""
     cl = max(mc, ms)
     groups = -(-(-(-N // BN)) // mc)
-    steps = groups * -(-K // (KBYTES // (1 if w_dtype == F8 else 2)))
+    steps = groups * k_steps(K, w_dtype)
     parts = groups * splits if splits else min(sms // cl, steps)
     return parts, (min(parts, sms // cl) * cl,)
 
@@ -1076,7 +1082,7 @@ def fused_w_rows(cfg, N, K, w_dtype=F8, sms=132):
 def fused_config(cfg, N, K, w_dtype=F8, sms=132):
     """The config for bf16 x quantized in the GEMM: `cfg`, or where its grid
     streams fewer than FUSED_MIN_W_ROWS rows of W an x row, tiles of 128 W
-    rows split over the SMs where those stream at least 1,024 (their GEMM
+    rows split over the SMs where those stream FUSED_WIDE_MIN_W_ROWS (their GEMM
     alone can be slower than cfg's, which the quantizing warps then have to
     make up for). Measured on the H200: 4096 x 7168, M = 1, row scales,
     8/64/1/1 fused took 14.4 us, 8/128/1/4 10.1-10.2, quantize_x then the
@@ -1084,9 +1090,9 @@ def fused_config(cfg, N, K, w_dtype=F8, sms=132):
     alone 6.5 there against 5.7 at 16/64/1/1, quantize_x then the GEMM 7.3."""
     if fused_w_rows(cfg, N, K, w_dtype, sms) >= FUSED_MIN_W_ROWS:
         return cfg
-    kblocks = -(-K // (KBYTES // (1 if w_dtype == F8 else 2)))
+    kblocks = k_steps(K, w_dtype)
     wide = Config(cfg.BM, 128, 1, max(1, min(sms // -(-N // 128), kblocks)))
-    return wide if fused_w_rows(wide, N, K, w_dtype, sms) >= 1024 else cfg
+    return wide if fused_w_rows(wide, N, K, w_dtype, sms) >= FUSED_WIDE_MIN_W_ROWS else cfg
 
 
 class Gemm:
