@@ -33,6 +33,7 @@ SHAPES = [(4096, 7168), (7168, 2048), (2112, 7168), (24576, 1536), (16384, 16384
 MS = [1, 8, 16, 32, 64, 128, 256]
 MODES = ["tensor", "row", "block", "bf16"]
 PROMOS = ["none", "l2_64b", "l2_128b", "l2_256b"]
+SWEEP_MS = (1, 64)  # the L2-promotion sweep's M (W's promotion mattered most at small M: s15-config-probe-l2w)
 FUSED_UP_TO = 16  # M up to which bf16 x quantized inside the GEMM is timed too (fused_us)
 F8 = "f8E4M3FN"
 
@@ -71,11 +72,12 @@ def specs(quick, sweep):
             out[sp.key] = sp
     if sweep:
         for N, K in SHAPES:
-            cfg = gemm.choose_config(64, N, K)
-            for which in ("l2_w", "l2_x"):
-                for p in PROMOS:
-                    sp, _, _ = g.plan(64, N, K, F8, "tensor", config=cfg, **{which: p})
-                    out[sp.key] = sp
+            for M in SWEEP_MS:
+                cfg = gemm.choose_config(M, N, K)
+                for which in ("l2_w", "l2_x"):
+                    for p in PROMOS:
+                        sp, _, _ = g.plan(M, N, K, F8, "tensor", config=cfg, **{which: p})
+                        out[sp.key] = sp
     return out
 
 
@@ -244,20 +246,22 @@ def _run_shape(d: Path, quick, sweep, shape):
         emit(**line)
     if sweep:
         N, K = shape
-        cfg = gemm.choose_config(64, N, K)
         w8 = (torch.randn(N, K, generator=gen, device=dev) / 4).to(torch.float8_e4m3fn)
         nbufs = max(2, -(-(256 << 20) // (N * K)) + 1)
         wbufs = [w8] + [w8.clone() for _ in range(nbufs - 1)]
-        xq = torch.randn(64, K, generator=gen, device=dev).to(torch.float8_e4m3fn)
-        sw, sx = torch.tensor([1.0], device=dev), torch.ones(64, device=dev)
-        for which in ("l2_w", "l2_x"):
-            for p in PROMOS:
-                def call(i, which=which, p=p):
-                    return g(xq, wbufs[i], w_scale=sw, scale="tensor", x_scale=sx, config=cfg, **{which: p})
-                call(0)
-                ms = graph_ms(call, nbufs)
-                emit(bench="gemm-l2-sweep", N=N, K=K, M=64, operand=which[-1], l2_promotion=p, config=list(cfg),
-                     us=round(ms * 1e3, 2), W_TBps=round(N * K / ms / 1e9, 3))
+        sw = torch.tensor([1.0], device=dev)
+        for M in SWEEP_MS:
+            cfg = gemm.choose_config(M, N, K)
+            xq = torch.randn(M, K, generator=gen, device=dev).to(torch.float8_e4m3fn)
+            sx = torch.ones(M, device=dev)
+            for which in ("l2_w", "l2_x"):
+                for p in PROMOS:
+                    def call(i, which=which, p=p, xq=xq, sx=sx, cfg=cfg):
+                        return g(xq, wbufs[i], w_scale=sw, scale="tensor", x_scale=sx, config=cfg, **{which: p})
+                    call(0)
+                    ms = graph_ms(call, nbufs)
+                    emit(bench="gemm-l2-sweep", N=N, K=K, M=M, operand=which[-1], l2_promotion=p,
+                         config=list(cfg), us=round(ms * 1e3, 2), W_TBps=round(N * K / ms / 1e9, 3))
 
 
 def table(results: Path, *_):

@@ -107,7 +107,7 @@ def main(argv=None):
     ap.add_argument("--k", type=int, default=2048)
     ap.add_argument("--scale", default="tensor", choices=["tensor", "row", "block", "bf16"],
                     help="e4m3 W with this scale, or bf16 W and x")
-    ap.add_argument("--l2-w", default="l2_256b", help="L2 promotion of W's loads")
+    ap.add_argument("--l2-w", default="l2_128b", help="L2 promotion of W's loads")
     ap.add_argument("--l2-x", default="l2_128b", help="L2 promotion of x's loads")
     ap.add_argument("--config", type=gemm_config, help=f"{GEMM_CONFIG} (default: the GEMM's choice)")
     ap.add_argument("--sms", type=int, default=132, help="SMs the config is planned for (the GPU's, with --run)")

@@ -698,11 +698,14 @@ def max_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
 
 
 def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16", w_scale="tensor", x_scale=None,
-              l2_w="l2_256b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last", mc=1, ms=1, kwg=False,
+              l2_w="l2_128b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last", mc=1, ms=1, kwg=False,
               pdl=True, profile=None, chains=None, diag=None, store=None):
     """One GEMM kernel: BM (the activations' tile, a multiple of 8 up to 256),
     BN (W rows per CTA tile: 64 · wgs · R), the ring depth, dtypes, scale modes,
-    and the L2 promotion / cache hint of each operand. `mc` CTAs of a cluster
+    and the L2 promotion / cache hint of each operand (W's promotion 128B:
+    measured on the H200 at the table's configs, 256B, DeepGEMM's, streamed W
+    3-6% slower at M <= 8 and 2-4% at 16384 x 16384, none as fast as 128B;
+    results/h200-2026-12-01-s15-config-probe-l2w.jsonl). `mc` CTAs of a cluster
     share x: each loads 1/mc of every x tile and multicasts it to all, for
     their mc neighbouring W tiles (x's traffic from L2 / mc). `ms` CTAs of a
     cluster share W instead (M split): each takes its own BM rows of x

@@ -127,11 +127,12 @@ def _packed_dot(wv, xh, vec):
     return tot.to(Float32)
 
 
-def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_256b", consumers=4, scale=None,
+def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_128b", consumers=4, scale=None,
          fp8_math="f16x2", split="tiles", vec=8, x_dtype="bf16", w_hint=None):
     """y = scale · (W · x), the weight-streaming GEMV of CUTLASS #3672.
 
-    W [m, k] (bf16 or f8E4M3FN, read once through TMA with `l2_promotion`),
+    W [m, k] (bf16 or f8E4M3FN, read once through TMA with `l2_promotion`:
+    128B by default; 256B cost 5-7% on the H200, benchmarks/README.md),
     x [k] bf16 (16-byte aligned: lanes load `vec` elements at a time), y [m]
     f32, scale: None, "row" ([m] f32) or "tensor" ([1] f32). Warp 0 streams W
     tiles into a ring of `stages` shared-memory slots; `consumers` warps each
