@@ -23,7 +23,8 @@ GEMM and against e4m3 x (-fused-probe-1: all three quantizing warps on each
 stage; -2: each warp every third stage). Eighth (s14-*): the final fused
 protocol, and fused at wider tiles and more splits (-fused-probe-2; -1: the
 elected-lane arrivals racecheck flagged). Ninth (s15-*): W's L2 promotion at
-the table's configs, and W tiles of 128-256 rows at M = 128 (-l2w).
+the table's configs, and W tiles of 128-256 rows at M = 128 (-l2w); W's
+cache hint (-whint).
     python3 benchmarks/diag/config_probe.py build DIR    # here
     python3 benchmarks/diag/config_probe.py run DIR      # on the GPU
 """
@@ -33,20 +34,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # benchmarks/: common
 
-# (N, K, M, mode, [(BM, BN, wgs, splits[, mc, stages[, ms]]) or None: the config Gemm picks]): W's L2
-# promotion (256B, the default until the ninth session, against 128B and none) at the table's configs, each
-# variant twice, interleaved (the order's noise); and wider W tiles at M = 128 (x re-read half as often)
+# (N, K, M, mode, [(BM, BN, wgs, splits[, mc, stages[, ms]]) or None: the config Gemm picks]): W's cache
+# hint (evict_first, the default, against evict_normal and none) at the table's configs with W's L2
+# promotion at 128B, each variant twice, interleaved (the order's noise)
 S = None  # the default ring
 SHAPES = ((7168, 2048), (4096, 7168), (2112, 7168), (24576, 1536), (16384, 16384))
-PROBES = [(N, K, M, "tensor", [None]) for N, K in SHAPES for M in (1, 8, 64, 128)]
-PROBES += [(N, K, M, "bf16", [None]) for N, K in SHAPES for M in (1, 8, 64)]
-PROBES += [(16384, 16384, 128, "tensor", [(128, 256, 2, 1), (128, 256, 2, 2)]),
-           (4096, 7168, 128, "tensor", [(128, 256, 2, 1), (128, 128, 1, 2)]),
-           (24576, 1536, 128, "tensor", [(128, 128, 1, 0), (128, 256, 2, 0)])]
+PROBES = [(N, K, M, mode, [None]) for N, K in SHAPES for M in (1, 8) for mode in ("tensor", "bf16")]
+PROBES += [(N, K, 64, "tensor", [None]) for N, K in SHAPES]
 # (label, spec options (a "quantize" entry: bf16 x, quantized as Gemm's quantize says), W resident in L2)
-VARIANTS = [("w256", {"l2_w": "l2_256b"}, False), ("w128", {"l2_w": "l2_128b"}, False),
-            ("wnone", {"l2_w": "none"}, False), ("w256-2", {"l2_w": "l2_256b"}, False),
-            ("w128-2", {"l2_w": "l2_128b"}, False)]
+VARIANTS = [("first", {}, False), ("normal", {"w_hint": "evict_normal"}, False), ("none", {"w_hint": None}, False),
+            ("first-2", {}, False), ("normal-2", {"w_hint": "evict_normal"}, False)]
 
 
 def _plans(d=None):

@@ -514,13 +514,13 @@ def test_the_gemm_plans_where_bf16_x_is_quantized():
     assert g.quantize_mode == "auto"
     sp, _, q = g.plan(gemm.FUSED_MAX_ROWS, 24576, 1536, scale="tensor", quantize=True)
     assert sp.info["x_scale"] == "fused" and q is None
-    # 4096 x 7168 at BM = 8: the measured config (BN = 64 over 64 CTAs, row scales) converts x for too
+    # 4096 x 7168 at BM = 16: the measured config (BN = 64 split 2 ways, row scales) converts x for too
     # little W; fused it runs W tiles of 128 rows split 4 ways (128 CTAs), which stream enough
-    cfg = gemm.choose_config(1, 4096, 7168, scale="row")
+    cfg = gemm.choose_config(16, 4096, 7168, scale="row")
     assert gemm.fused_w_rows(cfg, 4096, 7168) < gemm.FUSED_MIN_W_ROWS
-    sp, splits, q = g.plan(1, 4096, 7168, scale="row", quantize=True)
+    sp, splits, q = g.plan(16, 4096, 7168, scale="row", quantize=True)
     assert q is None and (sp.info["BN"], splits) == (128, 4)
-    assert gemm.fused_w_rows(gemm.Config(8, 128, 1, 4), 4096, 7168) >= gemm.FUSED_MIN_W_ROWS
+    assert gemm.fused_w_rows(gemm.Config(16, 128, 1, 4), 4096, 7168) >= gemm.FUSED_WIDE_MIN_W_ROWS
     # given a config that streams too little W an x row, "auto" quantizes first, "fused" does not
     sp, _, q = g.plan(1, 4096, 7168, scale="row", quantize=True, config=(8, 64, 1, 1))
     assert sp.info["x_scale"] == "token" and q is not None
