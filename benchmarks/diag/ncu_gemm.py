@@ -9,9 +9,10 @@ ncu flushes the caches before each profiled kernel (its default cache
 control), so W comes from DRAM as in the benchmark. MODE: tensor or bf16.
 The nvtma config is the one Gemm picks (gemm.choose_config; the AOT
 artifacts of gemm_bench.py build hold it), or CONFIG (BM,BN,wgs,splits)
-given after MODE.
+given after MODE. NVTMA_L2_W: W's L2 promotion (the default's otherwise).
 """
 
+import os
 import sys
 
 import torch
@@ -23,7 +24,7 @@ def main():
     art, N, K, M, mode = sys.argv[1], *map(int, sys.argv[2:5]), sys.argv[5]
     given = tuple(int(v) for v in sys.argv[6].split(",")) if len(sys.argv) > 6 else None
     dev = torch.device("cuda")
-    g = gemm.Gemm(artifacts=art)
+    g = gemm.Gemm(artifacts=art, **({"l2_w": os.environ["NVTMA_L2_W"]} if os.environ.get("NVTMA_L2_W") else {}))
     fp8 = mode != "bf16"
     w = (torch.randn(N, K, device=dev) / 4)
     x = torch.randn(M, K, device=dev)
