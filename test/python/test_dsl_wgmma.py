@@ -532,6 +532,10 @@ def test_the_gemm_plans_where_bf16_x_is_quantized():
     # wider config must reach (its GEMM alone is slower): quantize_x first, at the problem's config
     sp, splits, q = g.plan(16, 7168, 2048, scale="tensor", quantize=True)
     assert q is not None and (sp.info["BN"], splits) == (64, 1)
+    # with block scales (a slower 1x128 quantize_x) the W-rows bar does not apply: fused at the same config
+    sp, splits, q = g.plan(16, 7168, 2048, scale="block", quantize=True)
+    assert q is None and sp.info["x_scale"] == "fused" and (sp.info["BN"], splits) == (64, 1)
+    assert gemm.fused_w_rows(gemm.choose_config(16, 7168, 2048, scale="block"), 7168, 2048) < gemm.FUSED_MIN_W_ROWS
     sp, _, q = g.plan(256, 7168, 2048, scale="tensor", quantize=True)
     assert sp.info["x_scale"] == "token" and q.consts["granularity"] == "token"
     sp, _, q = g.plan(256, 7168, 2048, scale="tensor", quantize="fused", config=(256, 64, 1, 1))

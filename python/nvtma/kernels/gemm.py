@@ -581,7 +581,10 @@ def _last_arrival(counters, tile, steps, kblocks, consumers):
 # same config): 1,024-4,096 W rows an x row, fused 0.1-3.6 us a call faster at BM = 8 and 16 on every shape
 # but one point (16384 x 16384, M = 1: 0.2 slower); 896, 0.3-0.7 faster at BM = 8, even at BM = 16; 448-512,
 # 0.7-3.2 us slower. From BM = 32 on fused was slower at every shape (s13-fused-probe-2: up to 2.4x at
-# BM = 32): every CTA quantizes all of x's tile again for each W tile it streams.
+# BM = 32): every CTA quantizes all of x's tile again for each W tile it streams. With block scales the
+# W-rows bar does not apply: their 1x128 quantize_x takes 2.4-2.9 us, and fused was faster even at 448-528
+# W rows (s15 full runs, M = 16: 7168 x 2048 at 16/64/2/1 kwg 7.8-7.9 us against 8.3-8.5, 2112 x 7168 at
+# 16/64/2/4 kwg 8.5-8.6 against 9.9-10.0).
 FUSED_MAX_ROWS = 16
 FUSED_MIN_W_ROWS = 896
 FUSED_WIDE_MIN_W_ROWS = 1024  # what `fused_config`'s wider tiles must stream instead (see there)
@@ -1107,7 +1110,8 @@ class Gemm:
 
     bf16 x with fp8 W is quantized in the GEMM where that was measured
     faster (`quantize`="auto", the default: up to FUSED_MAX_ROWS rows of x a
-    tile, with FUSED_MIN_W_ROWS), else by ``quantize_x`` first; always in
+    tile, with FUSED_MIN_W_ROWS unless W is block-scaled), else by
+    ``quantize_x`` first; always in
     the GEMM ("fused": a scale per row and 128 K values, where a ring of two
     stages with x's bf16 tiles fits, else as "kernel"), or always by
     ``quantize_x``, per token or per 1x128 block as W's scaling asks, then
@@ -1194,8 +1198,8 @@ class Gemm:
         ("fused", where a ring of two stages with x's bf16 tiles fits) or
         ``quantize_x`` does first ("kernel": the quantize spec); True: as the
         Gemm's `quantize` says ("auto": fused up to FUSED_MAX_ROWS rows of x
-        a tile where the grid streams FUSED_MIN_W_ROWS rows of W an x row).
-        Fused without a `config`, the config is `fused_config`'s."""
+        a tile where the grid streams FUSED_MIN_W_ROWS rows of W an x row, or
+        any with block scales). Fused without a `config`, the config is `fused_config`'s."""
         fp8 = w_dtype == F8
         cfg = Config(*(config or choose_config(M, N, K, w_dtype, sms, scale)))
         opts = dict(self.options, **spec_options)
@@ -1207,8 +1211,8 @@ class Gemm:
             # a config of its own unless one was given: the problem's, or where that leaves the quantizing
             # warps behind W's stream, W tiles of 128 rows split over the SMs
             fcfg = cfg if config is not None else fused_config(cfg, N, K, w_dtype, sms)
-            if how == "auto" and (fcfg.BM * fcfg.ms > FUSED_MAX_ROWS
-                                  or fused_w_rows(fcfg, N, K, w_dtype, sms) < FUSED_MIN_W_ROWS):
+            if how == "auto" and (fcfg.BM * fcfg.ms > FUSED_MAX_ROWS or (
+                    scale != "block" and fused_w_rows(fcfg, N, K, w_dtype, sms) < FUSED_MIN_W_ROWS)):
                 how = "kernel"
             elif deepest_stages(fcfg.BM, fcfg.BN, w_dtype, scale == "block", True) < 2:
                 how = "kernel"  # no room for a ring with x's bf16 tiles too (BM = 256 with BN = 64)
