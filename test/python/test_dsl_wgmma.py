@@ -286,6 +286,24 @@ def test_a_kernel_whose_setmaxnreg_ptxas_ignores_gets_a_register_budget_warning(
         nvtma.compile(plain.build().ir, cache=False)
 
 
+def test_the_gemm_promotes_w_by_128_bytes_in_l2_unless_asked_otherwise():
+    """W's descriptor (bound to argument 0) asks L2 for 128-byte promotion by
+    default: 256B, DeepGEMM's, streamed W 3.5-9.4% slower at M = 1 on the H200
+    (benchmarks/README.md, ninth session). Each operand's promotion can be
+    chosen."""
+    import warnings
+
+    from nvtma.compiler import RegisterBudgetWarning
+    from nvtma.kernels import gemm
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RegisterBudgetWarning)
+        for opts, want in (({}, ("l2_128b", "l2_128b")), ({"l2_w": "l2_256b", "l2_x": "none"}, ("l2_256b", "none"))):
+            recs = gemm.gemm_spec(8, 64, 1, w_scale="tensor", **opts).compile().descriptor_records("gemm")
+            got = {r["binds"]: (r["l2_promotion_name"], r["l2_promotion"]) for r in recs}
+            assert (got[0][0], got[1][0]) == want, got
+            assert got[0][1] == {"none": 0, "l2_64b": 1, "l2_128b": 2, "l2_256b": 3}[want[0]]
+
+
 @pytest.mark.parametrize("BM,BN,wgs,scale", [(8, 64, 1, "tensor"), (64, 128, 2, "row"), (128, 128, 2, "block")])
 def test_the_gemm_divides_in_32_bits_and_keeps_its_wgmmas_pipelined(BM, BN, wgs, scale):
     """The shipped GEMM has no 64-bit division or remainder (each is a call
