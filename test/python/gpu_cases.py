@@ -115,6 +115,10 @@ GEMM_CASES = [
     (33, 320, 1536, "block", (64, 192, 3, 0)),
     (100, 256, 1024, "bf16", (128, 192, 3, 2)),
     (64, 640, 768, "tensor", (64, 192, 3, 1, 2)),
+    # x tiles the epilogue's 8-row chunks do not divide at their widest (24 rows against 16 at BN = 192,
+    # 40 against 32 at BN = 128): every row of y written, whole K and split K
+    (20, 400, 1040, "tensor", (24, 192, 1, 1)),
+    (40, 320, 1024, "row", (40, 128, 1, 2)),
 ]
 
 

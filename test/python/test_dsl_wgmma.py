@@ -286,6 +286,30 @@ def test_a_kernel_whose_setmaxnreg_ptxas_ignores_gets_a_register_budget_warning(
         nvtma.compile(plain.build().ir, cache=False)
 
 
+def test_the_gemm_epilogue_chunks_cover_every_x_row():
+    """The epilogue writes a tile's BM x rows in chunks of whole 8-row groups
+    that divide BM (at BM = 24 with BN = 192 the widest fit, 16 rows, left
+    rows 16-23 of y unwritten), f32 partials EM rows at a time and bf16 y
+    up to twice as many in the same bytes: BM = 128, BN = 64 stores y with
+    one TMA store (it took two), 128 x 128 with two (it took four)."""
+    import warnings
+
+    from nvtma.compiler import RegisterBudgetWarning
+    from nvtma.kernels import gemm
+    for BM in range(8, 257, 8):
+        for BN in (64, 128, 192, 256):
+            EM = gemm.epi_rows(BM, BN)
+            assert BM % EM == 0 and EM % 8 == 0 and EM * BN * 4 <= gemm.EPI_BYTES, (BM, BN, EM)
+            for bits in (16, 32):
+                EY = gemm.y_rows(BM, EM, bits)
+                assert BM % EY == 0 and EY % 8 == 0 and EY * bits <= EM * 32, (BM, BN, bits, EY)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RegisterBudgetWarning)
+        for BM, BN, wgs, stores in ((128, 64, 1, 1), (128, 128, 2, 2)):
+            ptx = gemm.gemm_spec(BM, BN, wgs, w_scale="tensor").compile().ptx
+            assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta") == stores
+
+
 def test_the_gemm_promotes_w_by_128_bytes_in_l2_unless_asked_otherwise():
     """W's descriptor (bound to argument 0) asks L2 for 128-byte promotion by
     default: 256B, DeepGEMM's, streamed W 3.5-9.4% slower at M = 1 on the H200

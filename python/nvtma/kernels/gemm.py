@@ -112,8 +112,11 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     # for TMA stores (a whole BM x BN f32 tile would take the ring's room: 64 KB at 128 x 128)
     EM = epi_rows(BM, BN)
     epi = pool.alloc((EM, BN), "f32")
-    epi_y = pool.alias(epi, (EM, BN), y.dtype)
-    y_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), y, (EM, BN))
+    # y's tile in the same bytes: bf16 y takes twice the rows a chunk (fewer chunks, each a TMA store that
+    # the consumers wait for, and two barriers)
+    EY = y_rows(BM, EM, y.dtype.width)
+    epi_y = pool.alias(epi, (EY, BN), y.dtype)
+    y_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), y, (EY, BN))
     # a slot is free once the consumer warps of every CTA its x slice lands in released it (fused: every
     # consumer thread, each after its own reads of the scales the quantizing warps wrote there)
     pipe = lang.Pipeline(stages, full="tma", empty="mbar", init_empty=(32 if fused else 1) * 4 * rwgs * cl)
@@ -481,9 +484,9 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
             v = v * scales[1][dsl.min(m, M - 1)]
         return v
 
-    def each(c):
-        """(W row, x row, value) of the accumulators whose x row is in chunk c."""
-        for r, _, row, col, v in _chunk_registers(acc, c, EM, lane, warp):
+    def each(c, rows=EM):
+        """(W row, x row, value) of the accumulators whose x row is in chunk c (of `rows` rows)."""
+        for r, _, row, col, v in _chunk_registers(acc, c, rows, lane, warp):
             yield (g * R + r) * 64 + row, col, v
 
     def fill(buf, value, c):
@@ -505,11 +508,19 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
                 with dsl.if_((m < M) & (n < N)):
                     y[m, n] = v
         else:
-            for c in range(chunks):
-                with dsl.if_(M > m0 + c * EM):  # the same in every thread: chunks wholly past M are skipped
-                    fill(epi_y, lambda v, nn, m: scaled(v, n0 + nn, m0 + m).to(y.dtype), c)
+            # y's tile EY rows at a time; every chunk's scaled values first (their scale loads clamped
+            # in-bounds: one memory latency, not one per chunk), then each chunk's writes and TMA store
+            EY = y_rows(BM, EM, y.dtype.width)
+            got = [[(m - c * EY, nn, scaled(v, n0 + nn, m0 + m).to(y.dtype)) for nn, m, v in each(c, EY)]
+                   for c in range(BM // EY)]
+            for c, vals in enumerate(got):
+                with dsl.if_(M > m0 + c * EY):  # the same in every thread: chunks wholly past M are skipped
+                    for m, nn, v in vals:
+                        epi_y[m, nn] = v
+                    cuda.fence_proxy_async()  # generic writes to the tile before the TMA reads it
+                    cuda.barrier_sync(1, consumers)
                     with lang.WarpRole(4):
-                        cpasync.copy(y_atom, [m0 + c * EM, n0], epi_y)  # rows past M are clipped by the TMA
+                        cpasync.copy(y_atom, [m0 + c * EY, n0], epi_y)  # rows past M are clipped by the TMA
                         cpasync.bulk_commit_group()
                         cpasync.bulk_wait_group(0, read=True)
                     cuda.barrier_sync(1, consumers)  # the tile is free again
@@ -652,9 +663,19 @@ def consumer_regs(wgs, producer=40):
     return min(232, (65536 - 128 * producer) // (128 * wgs) // 8 * 8)
 
 
+def _whole_rows(BM, most):
+    """The most whole 8-row groups, up to `most` rows, that divide BM (the epilogue's chunks)."""
+    return next(e for e in range(max(8, min(BM, most)) // 8 * 8, 7, -8) if BM % e == 0)
+
+
 def epi_rows(BM, BN):
-    """EM, the x rows of the epilogue tile: whole 8-row groups within EPI_BYTES."""
-    return max(8, min(BM, EPI_BYTES // (4 * BN) // 8 * 8))
+    """EM, the x rows of the epilogue tile (f32): whole 8-row groups within EPI_BYTES, dividing BM."""
+    return _whole_rows(BM, EPI_BYTES // (4 * BN))
+
+
+def y_rows(BM, EM, y_bits):
+    """EY, the x rows of y's tile in the epilogue tile's bytes (EM rows of f32): up to twice EM for bf16 y."""
+    return _whole_rows(BM, EM * 32 // y_bits)
 
 
 def stage_bytes(BM, BN, block_scaled=False, fused=False):
