@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# A device call (ninth session): after a GEMM epilogue change, the GEMM's GPU tests and full benchmark
+# (no sweep), compute-sanitizer's three tools over the GEMM's GPU tests, and the fp8_gemm examples.
+# Results (and logs) land in $OUT.
+set -u
+tar xzf .devpack.tgz
+W=/tmp/w; rm -rf $W; mkdir -p $W/o
+OUT=$W/o NVTMA_STEPS="gemm" NVTMA_GEMM_BENCH_FLAGS=" " timeout ${GT:-200} .ci/gpu-run .dev > $W/run.log 2>&1
+cp $W/o/gemm_bench.jsonl $W/o/gpu_gemm_tests.log $W/run.log "$OUT/" 2>/dev/null
+export PYTHONPATH="$PWD/.dev/pkg:$PWD/test/TensorMap" NVTMA_GPU_ARTIFACTS="$PWD/.dev/gpu_art" NVTMA_CACHE=0
+cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+for tool in memcheck racecheck synccheck; do
+  ( timeout ${ST:-120} "$cs" --tool $tool --report-api-errors no --print-limit 20 python3 -m pytest -q \
+      -p no:cacheprovider -m gpu test/python/test_gpu_gemm.py -x 2>&1 | grep -E "=====|passed|failed|Error" \
+      | head -60 > "$OUT/sanitize_$tool.log" ) &
+done
+wait
+for f in "tensor --m 70 --n 4096 --k 7168" "block --m 8 --n 7168 --k 2048" \
+    "row --m 128 --n 2112 --k 7168 --config 128,64,1,0,2" "bf16 --m 5 --n 7168 --k 2048"; do
+  echo "== fp8_gemm --scale $f"; timeout 60 python3 examples/fp8_gemm.py --scale $f --run --bench --from .dev/ex/fp8_gemm 2>&1 | tail -2
+done > "$OUT/examples.log"
+tail -1 "$OUT/gpu_gemm_tests.log"; grep -c '"correct": true' "$OUT/gemm_bench.jsonl"
+grep -hE "SUMMARY|passed|failed" "$OUT"/sanitize_*.log; grep -c correct "$OUT/examples.log"
