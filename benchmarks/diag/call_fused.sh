@@ -10,7 +10,6 @@ W=/tmp/w; rm -rf $W; mkdir -p $W/r
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader > $W/r/machine.txt
 rm -rf /tmp/pkg; python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/pkg .dev/wheels/nvtma_runtime-*.whl
 export PYTHONPATH=/tmp/pkg:$PWD/test/TensorMap NVTMA_GPU_ARTIFACTS=$PWD/.dev/gpu_art
-pt() { python3 -m pytest -q -p no:cacheprovider -m gpu test/python/test_gpu_gemm.py -rA "$@" 2>&1 | grep -E "PASSED|FAILED|ERROR|passed|failed|error|Error" | tail -60; }
 timeout ${FT:-120} python3 -m pytest -q -p no:cacheprovider -m gpu test/python/test_gpu_gemm.py -k inside -rA > $W/r/fused_tests.log 2>&1
 frc=$?; echo "fused tests exit $frc"; grep -E "FAILED|passed|failed" $W/r/fused_tests.log | tail -8
 [ "${OTHER:-1}" = 1 ] && { timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu test/python/test_gpu_gemm.py -k "not inside" -rA > $W/r/gemm_tests.log 2>&1; echo "gemm tests exit $?"; tail -1 $W/r/gemm_tests.log; }

@@ -510,7 +510,7 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
         else:
             # y's tile EY rows at a time; every chunk's scaled values first (their scale loads clamped
             # in-bounds: one memory latency, not one per chunk), then each chunk's writes and TMA store
-            EY = y_rows(BM, EM, y.dtype.width)
+            EY = epi_y.static_shape[0]  # y_rows(BM, EM, ...), as the kernel laid the tile out
             got = [[(m - c * EY, nn, scaled(v, n0 + nn, m0 + m).to(y.dtype)) for nn, m, v in each(c, EY)]
                    for c in range(BM // EY)]
             for c, vals in enumerate(got):
