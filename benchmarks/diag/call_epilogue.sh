@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # A device call (ninth session): after a GEMM epilogue change, the GEMM's GPU tests and full benchmark
-# (no sweep), compute-sanitizer's three tools over the GEMM's GPU tests, and the fp8_gemm examples.
-# Results (and logs) land in $OUT.
+# (no sweep; STEPS adds .ci/gpu-run's others), compute-sanitizer's three tools over the GEMM's GPU tests,
+# the fp8_gemm examples, and the traced GEMMs staged as .dev/ex/prof_*/ (each with its
+# examples/profile_gemm.py arguments in args). Results (and logs) land in $OUT.
 set -u
 tar xzf .devpack.tgz
 W=/tmp/w; rm -rf $W; mkdir -p $W/o
-OUT=$W/o NVTMA_STEPS="gemm" NVTMA_GEMM_BENCH_FLAGS=" " timeout ${GT:-200} .ci/gpu-run .dev > $W/run.log 2>&1
-cp $W/o/gemm_bench.jsonl $W/o/gpu_gemm_tests.log $W/run.log "$OUT/" 2>/dev/null
+OUT=$W/o NVTMA_STEPS="${STEPS:-gemm}" NVTMA_GEMM_BENCH_FLAGS=" " timeout ${GT:-200} .ci/gpu-run .dev > $W/run.log 2>&1
+cp $W/o/*.jsonl $W/o/*.log $W/run.log "$OUT/" 2>/dev/null
 export PYTHONPATH="$PWD/.dev/pkg:$PWD/test/TensorMap" NVTMA_GPU_ARTIFACTS="$PWD/.dev/gpu_art" NVTMA_CACHE=0
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 for tool in memcheck racecheck synccheck; do
@@ -19,5 +20,9 @@ for f in "tensor --m 70 --n 4096 --k 7168" "block --m 8 --n 7168 --k 2048" \
     "row --m 128 --n 2112 --k 7168 --config 128,64,1,0,2" "bf16 --m 5 --n 7168 --k 2048"; do
   echo "== fp8_gemm --scale $f"; timeout 60 python3 examples/fp8_gemm.py --scale $f --run --bench --from .dev/ex/fp8_gemm 2>&1 | tail -2
 done > "$OUT/examples.log"
+for d in .dev/ex/prof_*/; do
+  [ -f "$d/args" ] && timeout 60 python3 examples/profile_gemm.py $(cat "$d/args") --run --from "$d" 2>&1 | tail -14
+done > "$OUT/profile_gemm_configs.log"
 tail -1 "$OUT/gpu_gemm_tests.log"; grep -c '"correct": true' "$OUT/gemm_bench.jsonl"
 grep -hE "SUMMARY|passed|failed" "$OUT"/sanitize_*.log; grep -c correct "$OUT/examples.log"
+grep -E "epilogue|plain" "$OUT/profile_gemm_configs.log"

@@ -78,9 +78,23 @@ class SMEMPool:
         return _view(k, off, shape, cls, SmemInfo(off, n * eb, align, swizzle, stage_bytes))
 
     @user_op
-    def alias(self, buf, shape, dtype):
+    def alloc_static(self, shape, dtype):
+        """A [shape] buffer of `dtype` in static shared memory, beside the
+        pool rather than in it (the pool's layout, and so the ring depths
+        computed for it, stay as they are): a few values every thread reads
+        often, such as scales."""
+        cls = dsl.dtype(dtype)
+        n = self.k.scratch.get(("static_smem",), 0)
+        self.k.scratch[("static_smem",)] = n + 1
+        return self.k.static_smem(f"__nvtma_static_{n}", [int(d) for d in shape], cls.mlir_type())
+
+    @user_op
+    def alias(self, buf, shape, dtype, *, atom=None):
         """Another view ([shape] of `dtype`) of `buf`'s bytes, e.g. the bf16
-        output tile in the f32 tile's space; it must fit."""
+        output tile in the f32 tile's space; it must fit. With `atom` (what
+        cpasync.make_tiled_tma_atom returned) the view holds that atom's tile
+        as it lies in shared memory, swizzled and box after box: `shape` and
+        `dtype` must be the atom's, and `buf` aligned for its swizzle."""
         cls = dsl.dtype(dtype)
         n = max(cls.width // 8, 1)
         for d in shape:
@@ -88,7 +102,17 @@ class SMEMPool:
         if buf.info is None or n > buf.info.nbytes:
             fail(f"an alias of {n} bytes over a {buf.info.nbytes if buf.info else '?'}-byte shared buffer",
                  rule="smem")
-        return _view(self.k, buf.info.offset, shape, cls, SmemInfo(buf.info.offset, n, buf.info.align, None, 0))
+        info = SmemInfo(buf.info.offset, n, buf.info.align, None, 0)
+        if atom is not None:
+            if tuple(shape) != tuple(atom.smem_layout) or cls is not atom.dtype:
+                fail(f"an alias {list(shape)} of {cls.__name__} for an atom of {list(atom.smem_layout)} "
+                     f"{atom.dtype.__name__} tiles", rule="smem")
+            if buf.info.offset % swizzle_align(atom.swizzle) or buf.info.align < swizzle_align(atom.swizzle):
+                fail(f"an alias for a {atom.swizzle} atom needs {swizzle_align(atom.swizzle)}-byte alignment; "
+                     f"the buffer has {buf.info.align}: allocate it with align=", rule="swizzle")
+            info.set_swizzle(atom.swizzle, f"the {atom.kind} atom")
+            info.set_box(atom.box, f"the {atom.kind} atom", tuple(shape))
+        return _view(self.k, buf.info.offset, shape, cls, info)
 
     def alloc_for(self, atom, stages=None):
         """A buffer for `atom`'s tile (times `stages`), with its swizzle and alignment."""

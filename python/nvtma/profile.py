@@ -30,7 +30,6 @@ from __future__ import annotations
 
 from . import cuda, dsl
 from ._lazy import lazy
-from .dsl import types
 from .dsl.errors import fail, user_op
 from .dsl.numeric import Index, Int32, Int64, Uint32
 from .profile_report import (HEADER_WORDS, KINDS, MAGIC, RECORD_WORDS, SCOPES, SLOT_HEADER_WORDS, VERSION,
@@ -40,7 +39,6 @@ from .profile_report import ATTRIBUTE, MAX_EVENTS_PER_WARP, MAX_NAMES, MAX_ROLES
 
 ir = lazy("nvtma.ir")
 gpu = lazy("nvtma.dialects.gpu")
-memref = lazy("nvtma.dialects.memref")
 
 __all__ = ["Profiler", "ProfileError", "EventTable", "Profile", "buffer_words", "alloc_buffer", "collect",
            "event_table", "event_tables", "check_trace"]
@@ -186,11 +184,7 @@ class Profiler:
     def _counters(self):
         """Each warp's event count: a static shared array, so that profiling
         leaves the kernel's dynamic shared-memory layout as it is."""
-        t = ir.MemRefType.get([self.warps], ir.IntegerType.get_signless(32),
-                              memory_space=types.workgroup())
-        with ir.InsertionPoint(self.k.func):
-            memref.GlobalOp(_COUNTERS, t, sym_visibility="private", initial_value=ir.UnitAttr.get(), alignment=16)
-        return dsl.TensorValue(memref.GetGlobalOp(t, _COUNTERS).result)
+        return self.k.static_smem(_COUNTERS, [self.warps], ir.IntegerType.get_signless(32))
 
     def _publish(self):
         """The name table, as JSON text on the kernel function."""

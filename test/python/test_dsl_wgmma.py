@@ -291,7 +291,9 @@ def test_the_gemm_epilogue_chunks_cover_every_x_row():
     that divide BM (at BM = 24 with BN = 192 the widest fit, 16 rows, left
     rows 16-23 of y unwritten), f32 partials EM rows at a time and bf16 y
     up to twice as many in the same bytes: BM = 128, BN = 64 stores y with
-    one TMA store (it took two), 128 x 128 with two (it took four)."""
+    one TMA store (it took two), 128 x 128 in two chunks of two 64-column
+    boxes. bf16 y goes into the tile by stmatrix (transposed 8 x 8 blocks),
+    128B-swizzled as y's descriptor says; f32 y by scalar stores, unswizzled."""
     import warnings
 
     from nvtma.compiler import RegisterBudgetWarning
@@ -305,9 +307,16 @@ def test_the_gemm_epilogue_chunks_cover_every_x_row():
                 assert BM % EY == 0 and EY % 8 == 0 and EY * bits <= EM * 32, (BM, BN, bits, EY)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RegisterBudgetWarning)
-        for BM, BN, wgs, stores in ((128, 64, 1, 1), (128, 128, 2, 2)):
-            ptx = gemm.gemm_spec(BM, BN, wgs, w_scale="tensor").compile().ptx
-            assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta") == stores
+        # y's box, innermost first (columns, rows): 128 bytes of columns when swizzled
+        for BM, BN, wgs, y, stores, matrices, swizzle, box in (
+                (128, 64, 1, "bf16", 1, 8, 3, [64, 128]), (128, 128, 2, "bf16", 4, 8, 3, [64, 64]),
+                (32, 64, 1, "f32", 1, 0, 0, [64, 32])):
+            c = gemm.gemm_spec(BM, BN, wgs, w_scale="tensor", y_dtype=y).compile()
+            assert c.ptx.count("cp.async.bulk.tensor.2d.global.shared::cta") == stores
+            # a warp's stmatrix.x4 stores of one m64 block: BM / 16 (two chunks of 64 rows at 128 x 128)
+            assert c.ptx.count("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == matrices
+            y_desc = {r["binds"]: r for r in c.descriptor_records("gemm")}[2]  # CU_TENSOR_MAP_SWIZZLE_128B = 3
+            assert (y_desc["swizzle"], y_desc["box_dim"]) == (swizzle, box), y_desc
 
 
 def test_the_gemm_promotes_w_by_128_bytes_in_l2_unless_asked_otherwise():

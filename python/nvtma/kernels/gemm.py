@@ -91,6 +91,18 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
 
     pool = lang.SMEMPool()
     sw_ = "swizzle_128b"
+    # the epilogue tile, EM of the BM rows at a time: f32 partials (split K) or y itself, m-major
+    # for TMA stores (a whole BM x BN f32 tile would take the ring's room: 64 KB at 128 x 128). First in
+    # the pool: aligned for y's swizzled stores, and a whole number of KB, so the rings need no padding
+    EM = epi_rows(BM, BN)
+    epi = pool.alloc((EM, BN), "f32", align=1024)
+    # y's tile in the same bytes: bf16 y takes twice the rows a chunk (fewer chunks, each a TMA store and
+    # two barriers), laid out as y's TMA store reads it: 128-byte boxes of its columns, 128B-swizzled, so
+    # the consumers' writes (four x rows two apart in a warp's store) hit distinct banks
+    EY = y_rows(BM, EM, y.dtype.width)
+    y_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), y, (EY, BN),
+                                         swizzle=sw_ if y.dtype.width == 16 else "none")
+    epi_y = pool.alias(epi, (EY, BN), y.dtype, atom=y_atom)
     w_ring = pool.alloc((stages, BN, bk), w.dtype, swizzle=sw_)
     x_ring = pool.alloc((stages, BM, bk), w.dtype if fused else x.dtype, swizzle=sw_)  # what the wgmmas read
     if fused:  # x as loaded: bf16 [BM, 128] of a stage, two boxes of [BM, 64]
@@ -108,15 +120,6 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         sx_ring = pool.alloc((stages, 1, bms), "f32")
     if x_scale == "block":
         sx_atom = cpasync.make_tiled_tma_atom(G2S(), scales[1], (1, bms), l2_promotion=l2_x)
-    # the epilogue tile, EM of the BM rows at a time: f32 partials (split K) or y itself, m-major
-    # for TMA stores (a whole BM x BN f32 tile would take the ring's room: 64 KB at 128 x 128)
-    EM = epi_rows(BM, BN)
-    epi = pool.alloc((EM, BN), "f32")
-    # y's tile in the same bytes: bf16 y takes twice the rows a chunk (fewer chunks, each a TMA store that
-    # the consumers wait for, and two barriers)
-    EY = y_rows(BM, EM, y.dtype.width)
-    epi_y = pool.alias(epi, (EY, BN), y.dtype)
-    y_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), y, (EY, BN))
     # a slot is free once the consumer warps of every CTA its x slice lands in released it (fused: every
     # consumer thread, each after its own reads of the scales the quantizing warps wrote there)
     pipe = lang.Pipeline(stages, full="tma", empty="mbar", init_empty=(32 if fused else 1) * 4 * rwgs * cl)
@@ -247,6 +250,17 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         peers = tuple(range(cl)) if cl > 1 else None  # the CTAs whose x (or W) slices a slot holds
         if pdl and diag != "no_wait":
             cuda.griddepcontrol_wait()  # the workspace, counters and y are the earlier kernels' too
+        # the epilogue's scales that stay the same over the tiles, read once here (after the wait: x's scales
+        # may be an earlier kernel's output), so no tile's epilogue waits for a load from L2: W's per-tensor
+        # scale in a register, the x rows' scales (clamped to M) in shared memory
+        pre = dict(w=scales[0][0] if w_scale == "tensor" else None, xs=None)
+        if x_scale == "token":
+            pre["xs"] = pool.alloc_static((BM,), "f32")
+            ctid = dsl.thread_idx() - 128
+            for i in range(0, BM, 128 * wgs):
+                with dsl.if_(ctid + i < BM):
+                    pre["xs"][ctid + i] = scales[1][dsl.min(m0 + ctid + i, M - 1)]
+            cuda.barrier_sync(3, 128 * wgs)
 
         def compute(tile, kb0, kb1, st):
             # acc[r]: `chains` accumulators of m64 block r, each taking every chains-th of a K step's
@@ -267,6 +281,12 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             # segment, whose parity may start with either: both together keep a parity wait from seeing
             # a slot's previous lap (test_gemm_ring_model.py)
             first = st.advance(g) if kwg else st
+            # W rows' scales: this thread's 2 rows of each m64 block, loaded before the K loop hides their latency
+            w_rows = None
+            if w_scale == "row":
+                w_rows = {(r, h): scales[0][dsl.min(tile * BN + (rg * R + r) * 64 + warp * 16 + lane // 4 + 8 * h,
+                                                   N - 1)]
+                        for r in range(R) for h in range(2)}
             inner = dsl.range(kb0 + g if kwg else kb0, kb1, 2 if kwg else 1, carry=(first, accs, Int32(-1)))
             for kb, (s, acc, prev) in inner:
                 if w_scale == "block":  # the W blocks' scales, loaded before the wait hides their latency
@@ -336,18 +356,20 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             acc = tuple(_chain_sum(a) for a in acc)
             prof.push("epilogue")
             if kwg:
-                acc = _sum_warpgroups(acc, g, epi, BM, EM, lane, warp)
+                acc = _sum_warpgroups(acc, g, epi, BM, EM, lane, warp, store == "tma")
             with dsl.if_(tile < tiles) if mc > 1 else contextlib.nullcontext():  # a group's tiles past N
                 with dsl.if_(g == 0) if kwg else contextlib.nullcontext():
                     _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN, BM,
                               EM, R, rwgs, epi, epi_y, y_atom, diag, m0, tile * ms + rank if ms > 1 else tile,
-                              store=store)
+                              store=store, pre=dict(pre, rows=w_rows))
             prof.pop()
             return st_next
 
         outer = dsl.range(sched.count, carry=(lang.PipelineState(stages),))
         for i, (st,) in outer:
             dsl.yield_(segments(i, st, compute))
+        if store == "tma":
+            _tile_read()  # the last TMA store has read the tile before the CTA's shared memory goes
         if pdl and diag == "no_wait":
             cuda.griddepcontrol_wait()  # diagnostics: at the end, off the loads' and wgmmas' path
 
@@ -423,12 +445,53 @@ def _chunk_registers(acc, c, EM, lane, warp):
                 yield r, j, row, col, v
 
 
-def _sum_warpgroups(acc, g, buf, BM, EM, lane, warp):
+def _tile_read():
+    """The epilogue's last TMA store has read its tile (warp 4, the first
+    consumer warp, issues them): the tile may be written again, or freed.
+    Each store is waited for here, before the tile's next writes, not at
+    once: it reads shared memory while the consumers run the next tile."""
+    with lang.WarpRole(4):
+        cpasync.bulk_wait_group(0, read=True)
+
+
+def _y_matrices(acc, c, EY, g, R, lane, warp, dtype, scaled, w_rows):
+    """The stmatrix.trans stores of chunk c (x rows c·EY..) of the
+    accumulators to y's tile: (row, column, registers) of each. A register
+    pair (j, j + 1) of an m64 block holds one W row's values for x rows m,
+    m + 1 of an 8 x 8 block (8 W rows by 8 x rows); transposed, each of the
+    block's x rows is 8 W rows of y, one 16-byte row of the tile. Four blocks
+    a store (two where two remain), each lane addressing row lane % 8 of
+    block lane // 8: x rows 8·(j // 4).., W rows 8·(j // 2 % 2).. of the
+    warp's 16. `scaled(v, W row, x row, W row's preloaded scale)`."""
+    out = []
+    blk = lane // 8
+    for r, a in enumerate(acc):
+        vals = a.values()
+        js = [j for j in range(0, len(vals), 2) if c * EY <= 8 * (j // 4) < (c + 1) * EY]
+        packed = []
+        for j in js:
+            row, col = wgmma.Accumulator.coords(j, lane, warp)
+            nn = (g * R + r) * 64 + row
+            w = w_rows[r, j // 2 % 2] if w_rows else None
+            pair = dsl.vector_of([scaled(vals[j], nn, col, w), scaled(vals[j + 1], nn, col + 1, w)])
+            packed.append(pair.to(dtype).bitcast(Int32))
+        for t in range(0, len(packed), 4):
+            j0 = js[t]  # a multiple of 4: block t is x rows 8·(j0 // 4).., W rows 0-7 of the warp's 16
+            m = 8 * (j0 // 4) - c * EY + 8 * (blk // 2) + lane % 8
+            nn = (g * R + r) * 64 + warp * 16 + 8 * (blk % 2)
+            out.append((m, nn, packed[t:t + 4]))
+    return out
+
+
+def _sum_warpgroups(acc, g, buf, BM, EM, lane, warp, stores):
     """Warpgroup 1's accumulators added into warpgroup 0's (kwg: each summed
     alternate K steps of the same tile) through `buf` (f32 [EM, BN]), EM x
     rows at a time; every thread reads and writes only its own registers'
-    places. Returns the sums (meaningful in warpgroup 0)."""
+    places (`stores`: the tile may still be an earlier TMA store's source).
+    Returns the sums (meaningful in warpgroup 0)."""
     vals = [list(a.values()) for a in acc]
+    if stores:
+        _tile_read()  # before the first barrier below: no thread writes buf until the store has read it
     for c in range(BM // EM):
         places = [(r, j, (r * 64 + row, col - c * EM))
                   for r, j, row, col, _ in _chunk_registers(acc, c, EM, lane, warp)]
@@ -456,7 +519,7 @@ def _chain_sum(accs):
 
 
 def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN, BM, EM, R, wgs, epi,
-              epi_y, y_atom, diag=None, m0=0, counter=None, store="tma"):
+              epi_y, y_atom, diag=None, m0=0, counter=None, store="tma", pre=None):
     """Writes this segment's tile (rows m0.. of x and y; its split-K count in
     counters[counter], tile's by default) through shared memory, EM rows of x at a
     time (the accumulators hold W rows x x rows; y is x rows x W rows): a
@@ -465,7 +528,10 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
     (red.global.add.v4.f32, no waiting), and the segment that completes the
     tile's K steps reads the sum once, scales it, writes y and zeroes the
     workspace for the next call. `store`: a whole-K segment writes y through
-    the tile and TMA stores ("tma"), or each register straight to y ("direct")."""
+    the tile and TMA stores ("tma"), or each register straight to y ("direct").
+    `pre`: the scales loaded before the tile's wgmmas (W's per-tensor "w", the
+    x rows' "xs" in shared memory, this thread's W rows' "rows" by (m64
+    block, half)); the split-K sum reads W's row scales itself."""
     consumers = 128 * wgs
     # from BM = 128 on, the thread index is read here, so each register's address below is formed at
     # its store (a base plus a constant) rather than hoisted out of the persistent loop: hoisted, the
@@ -475,22 +541,32 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
     lane, warp, g = (tid % 32).to(Index), (tid // 32 % 4).to(Index), (tid // 128 - 1).to(Index)
     ctid = tid - 128
 
-    def scaled(v, n, m):
+    def scaled(v, n, m, w_row=None):
+        """v scaled for W row n (its scale `w_row` if preloaded) and this CTA's x row m (< BM)."""
         if w_scale == "tensor":
-            v = v * scales[0][0]
+            v = v * pre["w"]
         elif w_scale == "row":
-            v = v * scales[0][dsl.min(n, N - 1)]
+            v = v * (w_row if w_row is not None else scales[0][dsl.min(n, N - 1)])
         if x_scale == "token":
-            v = v * scales[1][dsl.min(m, M - 1)]
+            v = v * pre["xs"][m]
         return v
 
     def each(c, rows=EM):
-        """(W row, x row, value) of the accumulators whose x row is in chunk c (of `rows` rows)."""
-        for r, _, row, col, v in _chunk_registers(acc, c, rows, lane, warp):
-            yield (g * R + r) * 64 + row, col, v
+        """(W row, x row, value, the W row's preloaded scale) of the accumulators whose x row is in chunk c
+        (of `rows` rows)."""
+        for r, j, row, col, v in _chunk_registers(acc, c, rows, lane, warp):
+            yield (g * R + r) * 64 + row, col, v, pre["rows"][r, j // 2 % 2] if pre["rows"] else None
+
+    def tile_free():
+        """No thread writes the tile until the last TMA store from it has read it."""
+        if store == "tma":
+            _tile_read()
+            cuda.barrier_sync(1, consumers)
 
     def fill(buf, value, c):
-        for nn, m, v in each(c):
+        if c == 0:
+            tile_free()
+        for nn, m, v, _ in each(c):
             buf[m - c * EM, nn] = value(v, nn, m)
         cuda.fence_proxy_async()  # generic writes to the tile before the TMA (or the others) read it
         cuda.barrier_sync(1, consumers)
@@ -502,28 +578,36 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
             # every scale load first (clamped in-bounds), then the stores: a load after a store to y
             # waits for it (y might alias the scales), one memory latency per register (measured: row
             # scales at 24576 x 1536, M = 8, 12% slower)
-            got = [(m0 + m, n0 + nn, scaled(v, n0 + nn, m0 + m).to(y.dtype))
-                   for c in range(chunks) for nn, m, v in each(c)]
+            got = [(m0 + m, n0 + nn, scaled(v, n0 + nn, m, w).to(y.dtype))
+                   for c in range(chunks) for nn, m, v, w in each(c)]
             for m, n, v in got:
                 with dsl.if_((m < M) & (n < N)):
                     y[m, n] = v
         else:
-            # y's tile EY rows at a time; every chunk's scaled values first (their scale loads clamped
-            # in-bounds: one memory latency, not one per chunk), then each chunk's writes and TMA store
+            # y's tile EY rows at a time; every chunk's scaled values first, then each chunk's writes and
+            # TMA store, which the next writes wait for (the next chunk's, or the next tile's epilogue's)
             EY = epi_y.static_shape[0]  # y_rows(BM, EM, ...), as the kernel laid the tile out
-            got = [[(m - c * EY, nn, scaled(v, n0 + nn, m0 + m).to(y.dtype)) for nn, m, v in each(c, EY)]
-                   for c in range(BM // EY)]
+            if y.dtype.width == 16:
+                got = [_y_matrices(acc, c, EY, g, R, lane, warp, y.dtype,
+                                   lambda v, nn, m, w: scaled(v, n0 + nn, m, w), pre["rows"])
+                       for c in range(BM // EY)]
+            else:
+                got = [[(m - c * EY, nn, scaled(v, n0 + nn, m, w).to(y.dtype)) for nn, m, v, w in each(c, EY)]
+                       for c in range(BM // EY)]
             for c, vals in enumerate(got):
                 with dsl.if_(M > m0 + c * EY):  # the same in every thread: chunks wholly past M are skipped
-                    for m, nn, v in vals:
-                        epi_y[m, nn] = v
+                    tile_free()
+                    if y.dtype.width == 16:
+                        for row, col, regs in vals:  # 8 x 8 blocks, transposed into y's rows
+                            cuda.stmatrix(epi_y, row, col, regs, trans=True)
+                    else:
+                        for m, nn, v in vals:
+                            epi_y[m, nn] = v
                     cuda.fence_proxy_async()  # generic writes to the tile before the TMA reads it
                     cuda.barrier_sync(1, consumers)
                     with lang.WarpRole(4):
                         cpasync.copy(y_atom, [m0 + c * EY, n0], epi_y)  # rows past M are clipped by the TMA
                         cpasync.bulk_commit_group()
-                        cpasync.bulk_wait_group(0, read=True)
-                    cuda.barrier_sync(1, consumers)  # the tile is free again
     with dsl.else_():
         quads = BN // 4
 
@@ -556,7 +640,8 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
             for m, q, n, ok in pieces(BM):
                 mc, nc = dsl.min(m0 + m, M - 1), dsl.min(n, N - 4)
                 v = ws.load_vec(4, mc, nc)
-                got.append((m0 + m, n, ok, dsl.vector_of([scaled(v[t], nc + t, mc) for t in range(4)])))
+                ml = dsl.min(m, BM - 1)  # the CTA's row, in-bounds of its scales (x's were clamped to M)
+                got.append((m0 + m, n, ok, dsl.vector_of([scaled(v[t], nc + t, ml) for t in range(4)])))
             zero = dsl.zeros(4)
             for m, n, ok, v in got:
                 with dsl.if_(ok):
