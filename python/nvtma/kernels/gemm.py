@@ -103,6 +103,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     y_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), y, (EY, BN),
                                          swizzle=sw_ if y.dtype.width == 16 else "none")
     epi_y = pool.alias(epi, (EY, BN), y.dtype, atom=y_atom)
+    # bf16 y's 16-byte rows as stmatrix writes them (_y_matrices works out the swizzle)
+    epi_y16 = pool.alias(epi, (EY * BN // 8, 8), y.dtype) if y.dtype.width == 16 else None
     w_ring = pool.alloc((stages, BN, bk), w.dtype, swizzle=sw_)
     x_ring = pool.alloc((stages, BM, bk), w.dtype if fused else x.dtype, swizzle=sw_)  # what the wgmmas read
     if fused:  # x as loaded: bf16 [BM, 128] of a stage, two boxes of [BM, 64]
@@ -361,7 +363,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 with dsl.if_(g == 0) if kwg else contextlib.nullcontext():
                     _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN, BM,
                               EM, R, rwgs, epi, epi_y, y_atom, diag, m0, tile * ms + rank if ms > 1 else tile,
-                              store=store, pre=dict(pre, rows=w_rows))
+                              store=store, pre=dict(pre, rows=w_rows), epi_y16=epi_y16)
             prof.pop()
             return st_next
 
@@ -456,15 +458,24 @@ def _tile_read():
 
 def _y_matrices(acc, c, EY, g, R, lane, warp, dtype, scaled, w_rows):
     """The stmatrix.trans stores of chunk c (x rows c·EY..) of the
-    accumulators to y's tile: (row, column, registers) of each. A register
-    pair (j, j + 1) of an m64 block holds one W row's values for x rows m,
-    m + 1 of an 8 x 8 block (8 W rows by 8 x rows); transposed, each of the
-    block's x rows is 8 W rows of y, one 16-byte row of the tile. Four blocks
-    a store (two where two remain), each lane addressing row lane % 8 of
-    block lane // 8: x rows 8·(j // 4).., W rows 8·(j // 2 % 2).. of the
-    warp's 16. `scaled(v, W row, x row, W row's preloaded scale)`."""
+    accumulators to bf16 y's tile: (16-byte row of the tile, registers) of
+    each. A register pair (j, j + 1) of an m64 block holds one W row's
+    values for x rows m, m + 1 of an 8 x 8 block (8 W rows by 8 x rows);
+    transposed, each of the block's x rows is 8 W rows of y, 16 bytes.
+    Four blocks a store (two where two remain), each lane addressing row
+    lane % 8 of block lane // 8: x rows 8·(j // 4).., W rows 8·(j // 2 % 2)..
+    of the warp's 16. `scaled(v, W row, x row, W row's preloaded scale)`.
+
+    The tile is y's TMA box layout, worked out here so that every store's
+    address is one per-thread base plus a constant: an m64 block's 64 W rows
+    are one box (EY x rows of 128 bytes), and the 128B swizzle puts 16-byte
+    chunk k of x row m at chunk k ^ (m % 8). A lane's x row is 8·(a static
+    group) + lane % 8 (m % 8 = lane % 8), its chunk 2·warp + (block % 2)."""
     out = []
-    blk = lane // 8
+    # in 16-byte rows; 32-bit arithmetic (64-bit takes two registers, which pushed tight kernels to spill)
+    ln, wp, gg = (v.to(Int32) for v in (lane, warp, g))
+    blk, i = ln // 8, ln % 8
+    base = (gg * (R * EY * 8) + blk // 2 * 64 + i * 8 + ((wp * 2 + blk % 2) ^ i)).to(Index)
     for r, a in enumerate(acc):
         vals = a.values()
         js = [j for j in range(0, len(vals), 2) if c * EY <= 8 * (j // 4) < (c + 1) * EY]
@@ -477,9 +488,7 @@ def _y_matrices(acc, c, EY, g, R, lane, warp, dtype, scaled, w_rows):
             packed.append(pair.to(dtype).bitcast(Int32))
         for t in range(0, len(packed), 4):
             j0 = js[t]  # a multiple of 4: block t is x rows 8·(j0 // 4).., W rows 0-7 of the warp's 16
-            m = 8 * (j0 // 4) - c * EY + 8 * (blk // 2) + lane % 8
-            nn = (g * R + r) * 64 + warp * 16 + 8 * (blk % 2)
-            out.append((m, nn, packed[t:t + 4]))
+            out.append((base + r * EY * 8 + (8 * (j0 // 4) - c * EY) * 8, packed[t:t + 4]))
     return out
 
 
@@ -519,7 +528,7 @@ def _chain_sum(accs):
 
 
 def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN, BM, EM, R, wgs, epi,
-              epi_y, y_atom, diag=None, m0=0, counter=None, store="tma", pre=None):
+              epi_y, y_atom, diag=None, m0=0, counter=None, store="tma", pre=None, epi_y16=None):
     """Writes this segment's tile (rows m0.. of x and y; its split-K count in
     counters[counter], tile's by default) through shared memory, EM rows of x at a
     time (the accumulators hold W rows x x rows; y is x rows x W rows): a
@@ -531,7 +540,8 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
     the tile and TMA stores ("tma"), or each register straight to y ("direct").
     `pre`: the scales loaded before the tile's wgmmas (W's per-tensor "w", the
     x rows' "xs" in shared memory, this thread's W rows' "rows" by (m64
-    block, half)); the split-K sum reads W's row scales itself."""
+    block, half)); the split-K sum reads W's row scales itself. `epi_y16`:
+    bf16 y's tile as 16-byte rows (stmatrix's view of epi_y's bytes)."""
     consumers = 128 * wgs
     # from BM = 128 on, the thread index is read here, so each register's address below is formed at
     # its store (a base plus a constant) rather than hoisted out of the persistent loop: hoisted, the
@@ -584,25 +594,22 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
                 with dsl.if_((m < M) & (n < N)):
                     y[m, n] = v
         else:
-            # y's tile EY rows at a time; every chunk's scaled values first, then each chunk's writes and
-            # TMA store, which the next writes wait for (the next chunk's, or the next tile's epilogue's)
+            # y's tile EY rows at a time: each chunk's writes and TMA store, which the next writes wait for
+            # (the next chunk's, or the next tile's epilogue's)
             EY = epi_y.static_shape[0]  # y_rows(BM, EM, ...), as the kernel laid the tile out
-            if y.dtype.width == 16:
-                got = [_y_matrices(acc, c, EY, g, R, lane, warp, y.dtype,
-                                   lambda v, nn, m, w: scaled(v, n0 + nn, m, w), pre["rows"])
-                       for c in range(BM // EY)]
-            else:
-                got = [[(m - c * EY, nn, scaled(v, n0 + nn, m, w).to(y.dtype)) for nn, m, v, w in each(c, EY)]
-                       for c in range(BM // EY)]
-            for c, vals in enumerate(got):
+            for c in range(BM // EY):
                 with dsl.if_(M > m0 + c * EY):  # the same in every thread: chunks wholly past M are skipped
                     tile_free()
+                    # the chunk's values scaled (every scale preloaded, no load to wait for) once the tile is
+                    # free: not held across the wait, where they took registers from the loop (two consumer
+                    # warpgroups at BM = 64 spilled in the K loop)
                     if y.dtype.width == 16:
-                        for row, col, regs in vals:  # 8 x 8 blocks, transposed into y's rows
-                            cuda.stmatrix(epi_y, row, col, regs, trans=True)
+                        for row, regs in _y_matrices(acc, c, EY, g, R, lane, warp, y.dtype,
+                                                     lambda v, nn, m, w: scaled(v, n0 + nn, m, w), pre["rows"]):
+                            cuda.stmatrix(epi_y16, row, 0, regs, trans=True)  # transposed 8 x 8 blocks
                     else:
-                        for m, nn, v in vals:
-                            epi_y[m, nn] = v
+                        for nn, m, v, w in each(c, EY):
+                            epi_y[m - c * EY, nn] = scaled(v, n0 + nn, m, w).to(y.dtype)
                     cuda.fence_proxy_async()  # generic writes to the tile before the TMA reads it
                     cuda.barrier_sync(1, consumers)
                     with lang.WarpRole(4):
