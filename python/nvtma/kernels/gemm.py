@@ -100,11 +100,14 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     # two barriers), laid out as y's TMA store reads it: 128-byte boxes of its columns, 128B-swizzled, so
     # the consumers' writes (four x rows two apart in a warp's store) hit distinct banks
     EY = y_rows(BM, EM, y.dtype.width)
+    # (not with kwg: its two warpgroups at 168 registers spilled in the K loop, 9-16% slower at M = 128;
+    # there, and for f32 y, scalar stores into the unswizzled tile)
+    stm = y.dtype.width == 16 and not kwg
     y_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), y, (EY, BN),
-                                         swizzle=sw_ if y.dtype.width == 16 else "none")
+                                         swizzle=sw_ if stm else "none")
     epi_y = pool.alias(epi, (EY, BN), y.dtype, atom=y_atom)
     # bf16 y's 16-byte rows as stmatrix writes them (_y_matrices works out the swizzle)
-    epi_y16 = pool.alias(epi, (EY * BN // 8, 8), y.dtype) if y.dtype.width == 16 else None
+    epi_y16 = pool.alias(epi, (EY * BN // 8, 8), y.dtype) if stm else None
     w_ring = pool.alloc((stages, BN, bk), w.dtype, swizzle=sw_)
     x_ring = pool.alloc((stages, BM, bk), w.dtype if fused else x.dtype, swizzle=sw_)  # what the wgmmas read
     if fused:  # x as loaded: bf16 [BM, 128] of a stage, two boxes of [BM, 64]
@@ -252,17 +255,23 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         peers = tuple(range(cl)) if cl > 1 else None  # the CTAs whose x (or W) slices a slot holds
         if pdl and diag != "no_wait":
             cuda.griddepcontrol_wait()  # the workspace, counters and y are the earlier kernels' too
-        # the epilogue's scales that stay the same over the tiles, read once here (after the wait: x's scales
-        # may be an earlier kernel's output), so no tile's epilogue waits for a load from L2: W's per-tensor
-        # scale in a register, the x rows' scales (clamped to M) in shared memory
-        pre = dict(w=scales[0][0] if w_scale == "tensor" else None, xs=None)
+        # the epilogue's scales that stay the same over the tiles, loaded once here (after the wait: x's scales
+        # may be an earlier kernel's output) and not waited for until an epilogue uses them, so no tile's
+        # epilogue waits for a load: W's per-tensor scale; x's (clamped to M), a thread's share of the tile's
+        # rows that each epilogue publishes in shared memory before the barrier its writes wait at, or (y
+        # stored directly) the thread's own rows, BM / 4 of them. (A split's sum loads its own: they wait
+        # beside its partial sums' loads.)
+        pre = dict(w=scales[0][0] if w_scale == "tensor" else None, xs=None, xs_share=(), xs_own=None)
         if x_scale == "token":
-            pre["xs"] = pool.alloc_static((BM,), "f32")
-            ctid = dsl.thread_idx() - 128
-            for i in range(0, BM, 128 * wgs):
-                with dsl.if_(ctid + i < BM):
-                    pre["xs"][ctid + i] = scales[1][dsl.min(m0 + ctid + i, M - 1)]
-            cuda.barrier_sync(3, 128 * wgs)
+            if store == "direct":
+                q = (dsl.lane_idx() % 4).to(Int32)
+                pre["xs_own"] = {(jb, t): scales[1][dsl.min(m0 + 8 * jb + 2 * q + t, M - 1)]
+                                 for jb in range(BM // 8) for t in range(2)}
+            else:
+                pre["xs"] = pool.alloc_static((BM,), "f32")
+                ctid = dsl.thread_idx() - 128
+                pre["xs_share"] = tuple((i, scales[1][dsl.min(m0 + ctid + i, M - 1)])
+                                        for i in range(0, BM, 128 * rwgs))
 
         def compute(tile, kb0, kb1, st):
             # acc[r]: `chains` accumulators of m64 block r, each taking every chains-th of a K step's
@@ -551,32 +560,36 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
     lane, warp, g = (tid % 32).to(Index), (tid // 32 % 4).to(Index), (tid // 128 - 1).to(Index)
     ctid = tid - 128
 
-    def scaled(v, n, m, w_row=None):
-        """v scaled for W row n (its scale `w_row` if preloaded) and this CTA's x row m (< BM)."""
+    def scaled(v, n, m, w_row=None, x=None):
+        """v scaled for W row n (its scale `w_row` if preloaded) and this CTA's x row m (its scale `x` if
+        preloaded)."""
         if w_scale == "tensor":
             v = v * pre["w"]
         elif w_scale == "row":
             v = v * (w_row if w_row is not None else scales[0][dsl.min(n, N - 1)])
         if x_scale == "token":
-            v = v * pre["xs"][m]
+            v = v * (x if x is not None else scales[1][dsl.min(m0 + m, M - 1)])
         return v
 
     def each(c, rows=EM):
-        """(W row, x row, value, the W row's preloaded scale) of the accumulators whose x row is in chunk c
-        (of `rows` rows)."""
+        """(W row, x row, value, the W row's preloaded scale, the x row's (8-row group, parity)) of the
+        accumulators whose x row is in chunk c (of `rows` rows)."""
         for r, j, row, col, v in _chunk_registers(acc, c, rows, lane, warp):
-            yield (g * R + r) * 64 + row, col, v, pre["rows"][r, j // 2 % 2] if pre["rows"] else None
+            yield (g * R + r) * 64 + row, col, v, pre["rows"][r, j // 2 % 2] if pre["rows"] else None, (j // 4, j % 2)
 
     def tile_free():
-        """No thread writes the tile until the last TMA store from it has read it."""
+        """No thread writes the tile until the last TMA store from it has read it; x's scales published."""
         if store == "tma":
             _tile_read()
+            for i, v in pre["xs_share"]:
+                with dsl.if_(ctid + i < BM):
+                    pre["xs"][ctid + i] = v
             cuda.barrier_sync(1, consumers)
 
     def fill(buf, value, c):
         if c == 0:
             tile_free()
-        for nn, m, v, _ in each(c):
+        for nn, m, v, _, _ in each(c):
             buf[m - c * EM, nn] = value(v, nn, m)
         cuda.fence_proxy_async()  # generic writes to the tile before the TMA (or the others) read it
         cuda.barrier_sync(1, consumers)
@@ -588,8 +601,8 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
             # every scale load first (clamped in-bounds), then the stores: a load after a store to y
             # waits for it (y might alias the scales), one memory latency per register (measured: row
             # scales at 24576 x 1536, M = 8, 12% slower)
-            got = [(m0 + m, n0 + nn, scaled(v, n0 + nn, m, w).to(y.dtype))
-                   for c in range(chunks) for nn, m, v, w in each(c)]
+            got = [(m0 + m, n0 + nn, scaled(v, n0 + nn, m, w, pre["xs_own"][m8] if pre["xs_own"] else None)
+                    .to(y.dtype)) for c in range(chunks) for nn, m, v, w, m8 in each(c)]
             for m, n, v in got:
                 with dsl.if_((m < M) & (n < N)):
                     y[m, n] = v
@@ -603,13 +616,14 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
                     # the chunk's values scaled (every scale preloaded, no load to wait for) once the tile is
                     # free: not held across the wait, where they took registers from the loop (two consumer
                     # warpgroups at BM = 64 spilled in the K loop)
-                    if y.dtype.width == 16:
-                        for row, regs in _y_matrices(acc, c, EY, g, R, lane, warp, y.dtype,
-                                                     lambda v, nn, m, w: scaled(v, n0 + nn, m, w), pre["rows"]):
+                    def out(v, nn, m, w):  # v as y holds it: x's scale from shared memory
+                        return scaled(v, n0 + nn, m, w, None if pre["xs"] is None else pre["xs"][m])
+                    if epi_y16 is not None:
+                        for row, regs in _y_matrices(acc, c, EY, g, R, lane, warp, y.dtype, out, pre["rows"]):
                             cuda.stmatrix(epi_y16, row, 0, regs, trans=True)  # transposed 8 x 8 blocks
                     else:
-                        for nn, m, v, w in each(c, EY):
-                            epi_y[m - c * EY, nn] = scaled(v, n0 + nn, m, w).to(y.dtype)
+                        for nn, m, v, w, _ in each(c, EY):
+                            epi_y[m - c * EY, nn] = out(v, nn, m, w).to(y.dtype)
                     cuda.fence_proxy_async()  # generic writes to the tile before the TMA reads it
                     cuda.barrier_sync(1, consumers)
                     with lang.WarpRole(4):
@@ -647,8 +661,7 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
             for m, q, n, ok in pieces(BM):
                 mc, nc = dsl.min(m0 + m, M - 1), dsl.min(n, N - 4)
                 v = ws.load_vec(4, mc, nc)
-                ml = dsl.min(m, BM - 1)  # the CTA's row, in-bounds of its scales (x's were clamped to M)
-                got.append((m0 + m, n, ok, dsl.vector_of([scaled(v[t], nc + t, ml) for t in range(4)])))
+                got.append((m0 + m, n, ok, dsl.vector_of([scaled(v[t], nc + t, mc - m0) for t in range(4)])))
             zero = dsl.zeros(4)
             for m, n, ok, v in got:
                 with dsl.if_(ok):
