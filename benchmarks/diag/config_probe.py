@@ -24,7 +24,9 @@ stage; -2: each warp every third stage). Eighth (s14-*): the final fused
 protocol, and fused at wider tiles and more splits (-fused-probe-2; -1: the
 elected-lane arrivals racecheck flagged). Ninth (s15-*): W's L2 promotion at
 the table's configs, and W tiles of 128-256 rows at M = 128 (-l2w); W's
-cache hint (-whint); cuBLASLt's M = 128 layout (-wide-ms).
+cache hint (-whint); cuBLASLt's M = 128 layout (-wide-ms). Tenth (s16-*): 2112 x 7168's split
+configs against the epilogue tile's old place and a split's wait for an
+earlier store left out (-split).
     python3 benchmarks/diag/config_probe.py build DIR    # here
     python3 benchmarks/diag/config_probe.py run DIR      # on the GPU
 """
@@ -34,16 +36,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # benchmarks/: common
 
-# (N, K, M, mode, [(BM, BN, wgs, splits[, mc, stages[, ms]]) or None: the config Gemm picks]): at M = 64-128,
-# cuBLASLt's layout (nvjet 192x64 tiles in 1x2 clusters, ncu s15-ncu-m128: W rows shared by multicast over
-# the two M halves, two or three consumer warpgroups) against the table's
+# (N, K, M, mode, [(BM, BN, wgs, splits[, mc, stages[, ms]]) or None: the config Gemm picks]): 2112 x 7168,
+# whose split-K configs ran 2-5% slower with the tenth session's epilogue, against the diagnostics that undo
+# two of its changes there (the tile's place, a split's wait for an earlier store), beside 7168 x 2048
 S = None  # the default ring
-SHAPES = ((7168, 2048), (4096, 7168), (2112, 7168), (24576, 1536), (16384, 16384))
-WIDE = [(64, 192, 3, 1, 1, S, 2), (64, 128, 2, 1, 1, S, 2), (64, 256, 2, 1, 1, S, 2), (64, 192, 3, 0, 1, S, 2)]
-PROBES = [(N, K, 128, "tensor", [None] + WIDE) for N, K in SHAPES]
-PROBES += [(N, K, 64, "tensor", [None, (32, 192, 3, 1, 1, S, 2), (32, 128, 2, 1, 1, S, 2)]) for N, K in SHAPES]
+PROBES = [(2112, 7168, M, mode, [None]) for M in (1, 16, 32, 128) for mode in ("tensor", "bf16")]
+PROBES += [(7168, 2048, M, "tensor", [None]) for M in (16, 128)]
 # (label, spec options (a "quantize" entry: bf16 x, quantized as Gemm's quantize says), W resident in L2)
-VARIANTS = [("e4m3-x", {}, False)]
+VARIANTS = [("now", {}, False), ("epi_last", {"diag": "epi_last"}, False),
+            ("split_no_tile_free", {"diag": "split_no_tile_free"}, False), ("now-again", {}, False)]
 
 
 def _plans(d=None):

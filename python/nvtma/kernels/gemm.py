@@ -95,7 +95,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     # for TMA stores (a whole BM x BN f32 tile would take the ring's room: 64 KB at 128 x 128). First in
     # the pool: aligned for y's swizzled stores, and a whole number of KB, so the rings need no padding
     EM = epi_rows(BM, BN)
-    epi = pool.alloc((EM, BN), "f32", align=1024)
+    epi = pool.alloc((EM, BN), "f32", align=1024) if diag != "epi_last" else None
     # y's tile in the same bytes: bf16 y takes twice the rows a chunk (fewer chunks, each a TMA store and
     # two barriers), laid out as y's TMA store reads it: 128-byte boxes of its columns, 128B-swizzled, so
     # the consumers' writes (four x rows two apart in a warp's store) hit distinct banks
@@ -105,13 +105,15 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     stm = y.dtype.width == 16 and not kwg
     y_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), y, (EY, BN),
                                          swizzle=sw_ if stm else "none")
-    epi_y = pool.alias(epi, (EY, BN), y.dtype, atom=y_atom)
-    # bf16 y's 16-byte rows as stmatrix writes them (_y_matrices works out the swizzle)
-    epi_y16 = pool.alias(epi, (EY * BN // 8, 8), y.dtype) if stm else None
     w_ring = pool.alloc((stages, BN, bk), w.dtype, swizzle=sw_)
     x_ring = pool.alloc((stages, BM, bk), w.dtype if fused else x.dtype, swizzle=sw_)  # what the wgmmas read
     if fused:  # x as loaded: bf16 [BM, 128] of a stage, two boxes of [BM, 64]
         xb_ring = pool.alloc((stages, BM, bk), x.dtype, swizzle=sw_)
+    if diag == "epi_last":  # diagnostics: the tile after the rings (its place before the tenth session)
+        epi = pool.alloc((EM, BN), "f32", align=1024)
+    epi_y = pool.alias(epi, (EY, BN), y.dtype, atom=y_atom)
+    # bf16 y's 16-byte rows as stmatrix writes them (_y_matrices works out the swizzle)
+    epi_y16 = pool.alias(epi, (EY * BN // 8, 8), y.dtype) if stm else None
     w_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp() if ms > 1 else G2S(), w,
                                          (BN, bk), num_multicast=ms, swizzle=sw_, l2_promotion=l2_w,
                                          internal_type="uint8" if fp8 else None)
@@ -587,7 +589,7 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
             cuda.barrier_sync(1, consumers)
 
     def fill(buf, value, c):
-        if c == 0:
+        if c == 0 and diag != "split_no_tile_free":  # diagnostics: wrong after a whole-K segment's store
             tile_free()
         for nn, m, v, _, _ in each(c):
             buf[m - c * EM, nn] = value(v, nn, m)
@@ -864,8 +866,11 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     workspace reductions,
     "no_split_epilogue" all of a split's epilogue, "x_early" loads the
     prefetched stages' x before the wait for the earlier kernels too,
-    "no_wait" waits for them only at the end (what these cost:
-    benchmarks/diag/config_probe.py)."""
+    "no_wait" waits for them only at the end, "epi_last" places the
+    epilogue tile after the rings (its place before 2026-12-02),
+    "split_no_tile_free" leaves out a split's wait for an earlier TMA
+    store from the tile (wrong after a whole-K segment's: split configs
+    only) (what these cost: benchmarks/diag/config_probe.py)."""
     fp8 = w_dtype == "f8E4M3FN"
     if pdl not in (False, True, "early"):
         raise ValueError(f"pdl={pdl!r}: False, True or 'early'")
