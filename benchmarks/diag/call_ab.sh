@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# A device call (tenth session): the GEMM's GPU tests and full benchmark at this tree's kernels, then the
-# same benchmark over .dev/gemm_art_old (the kernels of an earlier commit, staged by
+# A device call (tenth session; it replaces the ninth's call_epilogue.sh): the GEMM's GPU tests and full
+# benchmark at this tree's kernels (STEPS adds .ci/gpu-run's others), then, where it is staged, the same
+# benchmark over .dev/gemm_art_old (the kernels of an earlier commit, staged by
 # `PYTHONPATH=<that commit's package> gemm_bench.py build .dev/gemm_art_old`: an A/B in one run), the
 # traced GEMMs staged as .dev/ex/prof_*/ (examples/profile_gemm.py arguments in args), compute-sanitizer's
 # three tools over the GEMM's GPU tests, and the fp8_gemm examples (QUICK=1: the tests and the two benchmark

@@ -287,6 +287,69 @@ def test_threads_write_a_tile_the_store_atom_then_reads_swizzled():
     assert "cp.async.bulk.tensor.2d.global.shared::cta" in text and "fence.proxy.async.shared::cta" in text
 
 
+def test_an_alias_for_a_store_atom_is_swizzled_and_box_major():
+    """An f32 tile's bytes viewed as a [64, 128] bf16 y tile for a 128B-swizzled
+    store atom (two boxes of [64, 64]): writes land where the TMA store reads
+    them; an unaligned buffer or a shape other than the atom's is refused."""
+    from nvtma import cuda
+
+    @dsl.kernel(block=(128,))
+    def k(y: dsl.Tensor("bf16", (256, 256))):
+        pool = lang.SMEMPool()
+        f32 = pool.alloc((64, 64), "f32", align=1024)
+        st = cpasync.make_tiled_tma_atom(S2G(), y, (64, 128), swizzle="swizzle_128b")
+        t = pool.alias(f32, (64, 128), "bf16", atom=st)
+        t[1, 72] = dsl.BFloat16(1.0)  # box 1, element (1, 8) in it
+        cuda.fence_proxy_async()
+        dsl.barrier()
+        with lang.WarpRole(0):
+            cpasync.copy(st, [0, 0], t)
+            cpasync.bulk_commit_group()
+            cpasync.bulk_wait_group(0)
+
+    want = 64 * 64 + _swizzle_128b((1 * 64 + 8) * 2) // 2
+    assert re.search(rf"memref\.store %\w+, %view_\d+\[%c{want}\]", k.build().ir)
+
+    def refused(shape, align, rule):
+        @dsl.kernel(block=(128,))
+        def bad(y: dsl.Tensor("bf16", (256, 256))):
+            pool = lang.SMEMPool()
+            pool.alloc((8,), "f32")
+            f32 = pool.alloc((64, 64), "f32", align=align)
+            st = cpasync.make_tiled_tma_atom(S2G(), y, (64, 128), swizzle="swizzle_128b")
+            pool.alias(f32, shape, "bf16", atom=st)
+        return build_error(bad, rule)
+
+    assert "1024-byte alignment" in str(refused((64, 128), 128, "swizzle"))
+    assert "for an atom of [64, 128]" in str(refused((32, 128), 1024, "smem"))
+
+
+def test_static_shared_buffers_stay_out_of_the_pool():
+    """alloc_static: a module global of its own per call, beside the pool
+    (whose size, and so the launch's dynamic shared memory, is unchanged)."""
+    seen = {}
+
+    @dsl.kernel(block=(128,))
+    def k(x: dsl.Tensor("f32", (256,)), y: dsl.Tensor("f32", (256,))):
+        pool = lang.SMEMPool()
+        ring = pool.alloc((64,), "f32")
+        a, b = pool.alloc_static((128,), "f32"), pool.alloc_static((4,), "i32")
+        t = dsl.thread_idx()
+        a[t] = x[t]
+        b[t % 4] = t
+        dsl.barrier()
+        ring[t % 64] = a[127 - t]
+        y[t] = ring[t % 64] + b[t % 4].to(dsl.Float32)
+        seen["smem"] = dsl.current_kernel().smem_bytes
+
+    built = k.build()
+    assert seen["smem"] == 256 and built.smem_bytes == 256
+    assert re.search(r"memref\.global \"private\" @__nvtma_static_0 : memref<128xf32, #gpu\.address_space<workgroup>>",
+                     built.ir)
+    assert "@__nvtma_static_1 : memref<4xi32" in built.ir
+    assert ".shared .align 16 .b8 __nvtma_static_0[512]" in ptx(k)
+
+
 def test_prefetch_fetches_a_tile_into_l2_box_by_box():
     """cpasync.prefetch: one TMA L2 prefetch per box of the tile, no shared
     memory and no barrier; a multicast atom's CTA prefetches its slice, with

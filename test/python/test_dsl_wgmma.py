@@ -293,7 +293,8 @@ def test_the_gemm_epilogue_chunks_cover_every_x_row():
     up to twice as many in the same bytes: BM = 128, BN = 64 stores y with
     one TMA store (it took two), 128 x 128 in two chunks of two 64-column
     boxes. bf16 y goes into the tile by stmatrix (transposed 8 x 8 blocks),
-    128B-swizzled as y's descriptor says; f32 y by scalar stores, unswizzled."""
+    128B-swizzled as y's descriptor says; f32 y, and bf16 y with kwg, by
+    scalar stores, unswizzled."""
     import warnings
 
     from nvtma.compiler import RegisterBudgetWarning
@@ -308,10 +309,11 @@ def test_the_gemm_epilogue_chunks_cover_every_x_row():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RegisterBudgetWarning)
         # y's box, innermost first (columns, rows): 128 bytes of columns when swizzled
-        for BM, BN, wgs, y, stores, matrices, swizzle, box in (
-                (128, 64, 1, "bf16", 1, 8, 3, [64, 128]), (128, 128, 2, "bf16", 4, 8, 3, [64, 64]),
-                (32, 64, 1, "f32", 1, 0, 0, [64, 32])):
-            c = gemm.gemm_spec(BM, BN, wgs, w_scale="tensor", y_dtype=y).compile()
+        # (kwg keeps scalar stores into the unswizzled tile: stmatrix spilled its K loop)
+        for BM, BN, wgs, kwg, y, stores, matrices, swizzle, box in (
+                (128, 64, 1, False, "bf16", 1, 8, 3, [64, 128]), (128, 128, 2, False, "bf16", 4, 8, 3, [64, 64]),
+                (32, 64, 1, False, "f32", 1, 0, 0, [64, 32]), (64, 64, 2, True, "bf16", 1, 0, 0, [64, 64])):
+            c = gemm.gemm_spec(BM, BN, wgs, w_scale="tensor", y_dtype=y, kwg=kwg).compile()
             assert c.ptx.count("cp.async.bulk.tensor.2d.global.shared::cta") == stores
             # a warp's stmatrix.x4 stores of one m64 block: BM / 16 (two chunks of 64 rows at 128 x 128)
             assert c.ptx.count("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == matrices
