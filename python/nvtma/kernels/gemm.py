@@ -483,7 +483,7 @@ def _y_matrices(acc, c, EY, g, R, lane, warp, dtype, scaled, w_rows):
     chunk k of x row m at chunk k ^ (m % 8). A lane's x row is 8·(a static
     group) + lane % 8 (m % 8 = lane % 8), its chunk 2·warp + (block % 2)."""
     out = []
-    # in 16-byte rows; 32-bit arithmetic (64-bit takes two registers, which pushed tight kernels to spill)
+    # in 16-byte rows, worked out in 32 bits
     ln, wp, gg = (v.to(Int32) for v in (lane, warp, g))
     blk, i = ln // 8, ln % 8
     base = (gg * (R * EY * 8) + blk // 2 * 64 + i * 8 + ((wp * 2 + blk % 2) ^ i)).to(Index)
@@ -549,10 +549,13 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
     tile's K steps reads the sum once, scales it, writes y and zeroes the
     workspace for the next call. `store`: a whole-K segment writes y through
     the tile and TMA stores ("tma"), or each register straight to y ("direct").
-    `pre`: the scales loaded before the tile's wgmmas (W's per-tensor "w", the
-    x rows' "xs" in shared memory, this thread's W rows' "rows" by (m64
-    block, half)); the split-K sum reads W's row scales itself. `epi_y16`:
-    bf16 y's tile as 16-byte rows (stmatrix's view of epi_y's bytes)."""
+    `pre`: the scales loaded when the consumers start or before the tile's K
+    loop: W's per-tensor "w"; x's in shared memory "xs" (published by
+    tile_free from each thread's "xs_share") or, storing directly, the
+    thread's own "xs_own"; this thread's W rows' "rows" by (m64 block,
+    half). A split's sum loads its own x and W row scales. `epi_y16`: bf16
+    y's tile as 16-byte rows (stmatrix's view of epi_y's bytes), or None
+    (scalar stores into epi_y)."""
     consumers = 128 * wgs
     # from BM = 128 on, the thread index is read here, so each register's address below is formed at
     # its store (a base plus a constant) rather than hoisted out of the persistent loop: hoisted, the
@@ -577,7 +580,8 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
         """(W row, x row, value, the W row's preloaded scale, the x row's (8-row group, parity)) of the
         accumulators whose x row is in chunk c (of `rows` rows)."""
         for r, j, row, col, v in _chunk_registers(acc, c, rows, lane, warp):
-            yield (g * R + r) * 64 + row, col, v, pre["rows"][r, j // 2 % 2] if pre["rows"] else None, (j // 4, j % 2)
+            w = pre["rows"][r, j // 2 % 2] if pre["rows"] else None
+            yield (g * R + r) * 64 + row, col, v, w, (j // 4, j % 2)
 
     def tile_free():
         """No thread writes the tile until the last TMA store from it has read it; x's scales published."""
@@ -612,14 +616,13 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
             # y's tile EY rows at a time: each chunk's writes and TMA store, which the next writes wait for
             # (the next chunk's, or the next tile's epilogue's)
             EY = epi_y.static_shape[0]  # y_rows(BM, EM, ...), as the kernel laid the tile out
+
+            def out(v, nn, m, w):  # v scaled as y holds it: x's scale from shared memory
+                return scaled(v, n0 + nn, m, w, None if pre["xs"] is None else pre["xs"][m])
             for c in range(BM // EY):
                 with dsl.if_(M > m0 + c * EY):  # the same in every thread: chunks wholly past M are skipped
                     tile_free()
-                    # the chunk's values scaled (every scale preloaded, no load to wait for) once the tile is
-                    # free: not held across the wait, where they took registers from the loop (two consumer
-                    # warpgroups at BM = 64 spilled in the K loop)
-                    def out(v, nn, m, w):  # v as y holds it: x's scale from shared memory
-                        return scaled(v, n0 + nn, m, w, None if pre["xs"] is None else pre["xs"][m])
+                    # the chunk's values scaled once the tile is free (every scale preloaded: nothing to wait for)
                     if epi_y16 is not None:
                         for row, regs in _y_matrices(acc, c, EY, g, R, lane, warp, y.dtype, out, pre["rows"]):
                             cuda.stmatrix(epi_y16, row, 0, regs, trans=True)  # transposed 8 x 8 blocks
