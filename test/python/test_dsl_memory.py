@@ -264,22 +264,26 @@ def test_allocating_with_the_swizzle_makes_early_accesses_swizzled():
     assert re.search(r"memref\.store %\w+, %view_\d+\[%c64\]", k.build().ir)
 
 
+def _store_tile(st, s):
+    """The threads' writes to `s` fenced and published, then stored by atom `st`."""
+    from nvtma import cuda
+    cuda.fence_proxy_async()
+    dsl.barrier()
+    with lang.WarpRole(0):
+        cpasync.copy(st, [0, 0], s)
+        cpasync.bulk_commit_group()
+        cpasync.bulk_wait_group(0)
+
+
 def test_threads_write_a_tile_the_store_atom_then_reads_swizzled():
     """Written by threads first, stored by TMA after: allocated for the store
     atom, the writes go through its swizzle, and the fence orders them."""
-    from nvtma import cuda
-
     @dsl.kernel(block=(128,))
     def k(y: dsl.Tensor("bf16", (256, 256))):
         st = cpasync.make_tiled_tma_atom(S2G(), y, (64, 64), swizzle="swizzle_128b")
         s = lang.SMEMPool().alloc_for(st)
         s[1, 8] = dsl.BFloat16(1.0)
-        cuda.fence_proxy_async()
-        dsl.barrier()
-        with lang.WarpRole(0):
-            cpasync.copy(st, [0, 0], s)
-            cpasync.bulk_commit_group()
-            cpasync.bulk_wait_group(0)
+        _store_tile(st, s)
 
     ir = k.build().ir
     assert re.search(r"memref\.store %\w+, %view_\d+\[%c64\]", ir)   # (1, 8) swizzled: element 64
@@ -291,8 +295,6 @@ def test_an_alias_for_a_store_atom_is_swizzled_and_box_major():
     """An f32 tile's bytes viewed as a [64, 128] bf16 y tile for a 128B-swizzled
     store atom (two boxes of [64, 64]): writes land where the TMA store reads
     them; an unaligned buffer or a shape other than the atom's is refused."""
-    from nvtma import cuda
-
     @dsl.kernel(block=(128,))
     def k(y: dsl.Tensor("bf16", (256, 256))):
         pool = lang.SMEMPool()
@@ -300,12 +302,7 @@ def test_an_alias_for_a_store_atom_is_swizzled_and_box_major():
         st = cpasync.make_tiled_tma_atom(S2G(), y, (64, 128), swizzle="swizzle_128b")
         t = pool.alias(f32, (64, 128), "bf16", atom=st)
         t[1, 72] = dsl.BFloat16(1.0)  # box 1, element (1, 8) in it
-        cuda.fence_proxy_async()
-        dsl.barrier()
-        with lang.WarpRole(0):
-            cpasync.copy(st, [0, 0], t)
-            cpasync.bulk_commit_group()
-            cpasync.bulk_wait_group(0)
+        _store_tile(st, t)
 
     want = 64 * 64 + _swizzle_128b((1 * 64 + 8) * 2) // 2
     assert re.search(rf"memref\.store %\w+, %view_\d+\[%c{want}\]", k.build().ir)
