@@ -467,7 +467,7 @@ def _tile_read():
         cpasync.bulk_wait_group(0, read=True)
 
 
-def _y_matrices(acc, c, EY, g, R, lane, warp, dtype, scaled, w_rows):
+def _y_matrices(acc, c, tile, g, R, lane, warp, scaled, w_rows):
     """The stmatrix.trans stores of chunk c (x rows c·EY..) of the
     accumulators to bf16 y's tile: (16-byte row of the tile, registers) of
     each. A register pair (j, j + 1) of an m64 block holds one W row's
@@ -477,16 +477,17 @@ def _y_matrices(acc, c, EY, g, R, lane, warp, dtype, scaled, w_rows):
     lane % 8 of block lane // 8: x rows 8·(j // 4).., W rows 8·(j // 2 % 2)..
     of the warp's 16. `scaled(v, W row, x row, W row's preloaded scale)`.
 
-    The tile is y's TMA box layout, worked out here so that every store's
-    address is one per-thread base plus a constant: an m64 block's 64 W rows
-    are one box (EY x rows of 128 bytes), and the 128B swizzle puts 16-byte
-    chunk k of x row m at chunk k ^ (m % 8). A lane's x row is 8·(a static
-    group) + lane % 8 (m % 8 = lane % 8), its chunk 2·warp + (block % 2)."""
+    `tile`: y's tile (EY x rows, BN W rows), swizzled and box after box as
+    its TMA store reads it. Every store's address is one per-thread base
+    (the first group's, through the tile's layout) plus a constant: the
+    other groups are whole 8-row swizzle repeats (1024 bytes) or whole boxes
+    (an m64 block's 64 W rows, EY x rows of 128 bytes) further on, which
+    keep the swizzle's phase. Returned rows are 16-byte rows of the tile."""
     out = []
-    # in 16-byte rows, worked out in 32 bits
-    ln, wp, gg = (v.to(Int32) for v in (lane, warp, g))
-    blk, i = ln // 8, ln % 8
-    base = (gg * (R * EY * 8) + blk // 2 * 64 + i * 8 + ((wp * 2 + blk % 2) ^ i)).to(Index)
+    EY = tile.static_shape[0]
+    blk = lane // 8
+    _, first = tile._swizzled((blk // 2 * 8 + lane % 8, g * R * 64 + warp * 16 + blk % 2 * 8))
+    base = first // 8
     for r, a in enumerate(acc):
         vals = a.values()
         js = [j for j in range(0, len(vals), 2) if c * EY <= 8 * (j // 4) < (c + 1) * EY]
@@ -496,7 +497,7 @@ def _y_matrices(acc, c, EY, g, R, lane, warp, dtype, scaled, w_rows):
             nn = (g * R + r) * 64 + row
             w = w_rows[r, j // 2 % 2] if w_rows else None
             pair = dsl.vector_of([scaled(vals[j], nn, col, w), scaled(vals[j + 1], nn, col + 1, w)])
-            packed.append(pair.to(dtype).bitcast(Int32))
+            packed.append(pair.to(tile.dtype).bitcast(Int32))
         for t in range(0, len(packed), 4):
             j0 = js[t]  # a multiple of 4: block t is x rows 8·(j0 // 4).., W rows 0-7 of the warp's 16
             out.append((base + r * EY * 8 + (8 * (j0 // 4) - c * EY) * 8, packed[t:t + 4]))
@@ -624,7 +625,7 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
                     tile_free()
                     # the chunk's values scaled once the tile is free (every scale preloaded: nothing to wait for)
                     if epi_y16 is not None:
-                        for row, regs in _y_matrices(acc, c, EY, g, R, lane, warp, y.dtype, out, pre["rows"]):
+                        for row, regs in _y_matrices(acc, c, epi_y, g, R, lane, warp, out, pre["rows"]):
                             cuda.stmatrix(epi_y16, row, 0, regs, trans=True)  # transposed 8 x 8 blocks
                     else:
                         for nn, m, v, w, _ in each(c, EY):
