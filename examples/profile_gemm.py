@@ -71,14 +71,6 @@ def _inputs(torch, a):
     return xq, wq, [sw.contiguous(), sx], (xq.float() * sx[:, None]) @ wd.t()
 
 
-def workspace(torch, spec, splits, M, N, tiles):
-    """The split-K workspace (f32, zeroed, of the rank the kernel takes) and per-tile counters."""
-    rank = len(spec.param_types[3].shape)
-    shape = (max(splits, 1), M, N) if rank == 3 else (M, N)
-    return (torch.zeros(*shape, device="cuda", dtype=torch.float32),
-            torch.zeros(max(tiles, 1), device="cuda", dtype=torch.int32))
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -116,11 +108,10 @@ def main(argv=None):
         return 0
     x, w, scales, want = _inputs(torch, a)
     BN = c["BN"]
-    tiles = -(-a.n // BN)
     parts, grid = gemm.parts_for(splits, a.n, a.k, BN, "bf16" if a.scale == "bf16" else gemm.F8, a.sms, cfg.mc,
                                  cfg.ms)
     y = torch.empty(a.m, a.n, device="cuda", dtype=torch.bfloat16)
-    ws, counters = workspace(torch, traced, splits, a.m, a.n, tiles * cfg.ms)
+    ws, counters = gemm.workspace(torch, "cuda", traced, a.n)
     buf = profile.alloc_buffer(grid, traced.block, names.events_per_warp)
     mod.gemm(w, x, y, ws, counters, parts, *scales, buf, grid=grid)
     torch.cuda.synchronize()

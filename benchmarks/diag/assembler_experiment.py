@@ -55,8 +55,8 @@ def run(d):
         want = (x.float() * sx[:, None]) @ (w.float() * sw).t()
         wbufs = [w] + [w.clone() for _ in range(nbufs - 1)]
         y = torch.empty(M, N, device=dev, dtype=torch.bfloat16)
-        wsp = torch.zeros(M, N, device=dev)
         for BM, BN, wgs in CFGS:
+            wsp = torch.zeros(-(-N // BN) * BN, BM, device=dev)  # the split-K workspace: y^T
             if BM < M or BM > 2 * max(M, 64):
                 continue
             tiles = -(-N // BN)

@@ -26,7 +26,8 @@ elected-lane arrivals racecheck flagged). Ninth (s15-*): W's L2 promotion at
 the table's configs, and W tiles of 128-256 rows at M = 128 (-l2w); W's
 cache hint (-whint); cuBLASLt's M = 128 layout (-wide-ms). Tenth (s16-*): 2112 x 7168's split
 configs against the epilogue tile's old place and a split's wait for an
-earlier store left out (-split).
+earlier store left out (-split). Eleventh (s17-*): what the split epilogue
+still costs, its partials added from the registers (-split-cost).
     python3 benchmarks/diag/config_probe.py build DIR    # here
     python3 benchmarks/diag/config_probe.py run DIR      # on the GPU
 """
@@ -36,15 +37,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # benchmarks/: common
 
-# (N, K, M, mode, [(BM, BN, wgs, splits[, mc, stages[, ms]]) or None: the config Gemm picks]): 2112 x 7168,
-# whose split-K configs ran 2-5% slower with the tenth session's epilogue, against the diagnostics that undo
-# two of its changes there (the tile's place, a split's wait for an earlier store), beside 7168 x 2048
+# (N, K, M, mode, [(BM, BN, wgs, splits[, mc, stages[, ms]]) or None: the config Gemm picks]): the split
+# configs of 2112 x 7168 and 4096 x 7168, with the split epilogue as it is, without its workspace
+# reductions, and without any of it (y then wrong): what a K split's epilogue still costs
 S = None  # the default ring
 PROBES = [(2112, 7168, M, mode, [None]) for M in (1, 16, 32, 128) for mode in ("tensor", "bf16")]
-PROBES += [(7168, 2048, M, "tensor", [None]) for M in (16, 128)]
+PROBES += [(4096, 7168, 8, "tensor", [None]), (4096, 7168, 64, "tensor", [None, (64, 64, 1, 2)])]
 # (label, spec options (a "quantize" entry: bf16 x, quantized as Gemm's quantize says), W resident in L2)
-VARIANTS = [("now", {}, False), ("epi_last", {"diag": "epi_last"}, False),
-            ("split_no_tile_free", {"diag": "split_no_tile_free"}, False), ("now-again", {}, False)]
+VARIANTS = [("now", {}, False), ("no_red", {"diag": "no_red"}, False),
+            ("no_split_epilogue", {"diag": "no_split_epilogue"}, False), ("now-again", {}, False)]
 
 
 def _plans(d=None):

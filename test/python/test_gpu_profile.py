@@ -153,10 +153,8 @@ def test_gemm_trace_and_overhead(tmp_path):
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     assert grid[0] <= sms
     y = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
-    # the split-K workspace: zeroed, of the rank the kernel takes
-    shape = (splits, M, N) if len(specs["traced"].param_types[3].shape) == 3 else (M, N)
-    ws = torch.zeros(*shape, device="cuda", dtype=torch.float32)
-    counters = torch.zeros(tiles, device="cuda", dtype=torch.int32)
+    from nvtma.kernels import gemm
+    ws, counters = gemm.workspace(torch, "cuda", specs["traced"], N)
     buf = profile.alloc_buffer(grid, specs["traced"].block, names.events_per_warp)
     traced.gemm(wq, xq, y, ws, counters, parts, sw, sx, buf, grid=grid)
     torch.cuda.synchronize()

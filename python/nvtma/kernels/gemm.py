@@ -16,9 +16,11 @@ activations' M (1-256, padded to the tile) is the wgmma's N:
 * the work, (N tile, K step) pairs, is cut into `parts` shares of equal
   length spread over persistent CTAs: tiles x s shares split each tile's K s
   ways, one share per SM streams K (every CTA the same share of W, whatever
-  the tile count); a share covering part of a tile's K adds an f32 partial
-  into a workspace, and the share completing the tile (an atomic count of K
-  steps, reset by it) sums them, scales and writes y.
+  the tile count); a share covering part of a tile's K adds its f32 partial,
+  straight from the accumulator registers, into a workspace (y transposed,
+  ``workspace``), and the share completing the tile (an atomic count of K
+  steps, reset by it) reads the sum back into its registers, zeroes the
+  workspace and writes y as an unsplit tile does.
 
 W: bf16, or fp8 e4m3 with a per-tensor ([1]), per-row ([N]) or 128x128
 block ([ceil(N/128), ceil(K/128)]) scale. x: bf16 with bf16 W; fp8 e4m3 with
@@ -542,21 +544,20 @@ def _chain_sum(accs):
 def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN, BM, EM, R, wgs, epi,
               epi_y, y_atom, diag=None, m0=0, counter=None, store="tma", pre=None, epi_y16=None):
     """Writes this segment's tile (rows m0.. of x and y; its split-K count in
-    counters[counter], tile's by default) through shared memory, EM rows of x at a
-    time (the accumulators hold W rows x x rows; y is x rows x W rows): a
-    segment of all K writes y itself by TMA stores; else its f32 partial is
-    added into the workspace [M, N] with vector reductions
-    (red.global.add.v4.f32, no waiting), and the segment that completes the
-    tile's K steps reads the sum once, scales it, writes y and zeroes the
-    workspace for the next call. `store`: a whole-K segment writes y through
-    the tile and TMA stores ("tma"), or each register straight to y ("direct").
+    counters[counter], tile's by default). A segment of all K writes y from
+    its registers: through shared memory, EY rows of x at a time, and TMA
+    stores ("tma"), or each register straight to y ("direct"). Any other
+    segment adds its f32 partial, straight from the registers, into the
+    workspace ws (y transposed: W rows x x rows) with vector reductions
+    (red.global.add.v2.f32, no waiting), and the segment that completes the
+    tile's K steps reads the sum back into its registers, zeroes the
+    workspace for the next call and writes y as a whole-K segment does.
     `pre`: the scales loaded when the consumers start or before the tile's K
     loop: W's per-tensor "w"; x's in shared memory "xs" (published by
     tile_free from each thread's "xs_share") or, storing directly, the
     thread's own "xs_own"; this thread's W rows' "rows" by (m64 block,
-    half). A split's sum loads its own x and W row scales. `epi_y16`: bf16
-    y's tile as 16-byte rows (stmatrix's view of epi_y's bytes), or None
-    (scalar stores into epi_y)."""
+    half). `epi_y16`: bf16 y's tile as 16-byte rows (stmatrix's view of
+    epi_y's bytes), or None (scalar stores into epi_y)."""
     consumers = 128 * wgs
     # from BM = 128 on, the thread index is read here, so each register's address below is formed at
     # its store (a base plus a constant) rather than hoisted out of the persistent loop: hoisted, the
@@ -577,9 +578,9 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
             v = v * (x if x is not None else scales[1][dsl.min(m0 + m, M - 1)])
         return v
 
-    def each(c, rows=EM):
+    def each(acc, c, rows=EM):
         """(W row, x row, value, the W row's preloaded scale, the x row's (8-row group, parity)) of the
-        accumulators whose x row is in chunk c (of `rows` rows)."""
+        accumulators `acc` whose x row is in chunk c (of `rows` rows)."""
         for r, j, row, col, v in _chunk_registers(acc, c, rows, lane, warp):
             w = pre["rows"][r, j // 2 % 2] if pre["rows"] else None
             yield (g * R + r) * 64 + row, col, v, w, (j // 4, j % 2)
@@ -593,86 +594,82 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
                     pre["xs"][ctid + i] = v
             cuda.barrier_sync(1, consumers)
 
-    def fill(buf, value, c):
-        if c == 0 and diag != "split_no_tile_free":  # diagnostics: wrong after a whole-K segment's store
-            tile_free()
-        for nn, m, v, _, _ in each(c):
-            buf[m - c * EM, nn] = value(v, nn, m)
-        cuda.fence_proxy_async()  # generic writes to the tile before the TMA (or the others) read it
-        cuda.barrier_sync(1, consumers)
-
     n0 = tile * BN
-    chunks = BM // EM
-    with dsl.if_((kb0 == 0) & (kb1 == kblocks)):
+
+    def write_y(acc):
+        """y's tile from the accumulators (all of the tile's K), scaled."""
         if store == "direct":  # each register straight to y (no shared memory, barrier or TMA store)
             # every scale load first (clamped in-bounds), then the stores: a load after a store to y
             # waits for it (y might alias the scales), one memory latency per register (measured: row
             # scales at 24576 x 1536, M = 8, 12% slower)
             got = [(m0 + m, n0 + nn, scaled(v, n0 + nn, m, w, pre["xs_own"][m8] if pre["xs_own"] else None)
-                    .to(y.dtype)) for c in range(chunks) for nn, m, v, w, m8 in each(c)]
+                    .to(y.dtype)) for c in range(BM // EM) for nn, m, v, w, m8 in each(acc, c)]
             for m, n, v in got:
                 with dsl.if_((m < M) & (n < N)):
                     y[m, n] = v
-        else:
-            # y's tile EY rows at a time: each chunk's writes and TMA store, which the next writes wait for
-            # (the next chunk's, or the next tile's epilogue's)
-            EY = epi_y.static_shape[0]  # y_rows(BM, EM, ...), as the kernel laid the tile out
-
-            def out(v, nn, m, w):  # v scaled as y holds it: x's scale from shared memory
-                return scaled(v, n0 + nn, m, w, None if pre["xs"] is None else pre["xs"][m])
-            for c in range(BM // EY):
-                with dsl.if_(M > m0 + c * EY):  # the same in every thread: chunks wholly past M are skipped
-                    tile_free()
-                    # the chunk's values scaled once the tile is free (every scale preloaded: nothing to wait for)
-                    if epi_y16 is not None:
-                        for row, regs in _y_matrices(acc, c, epi_y, g, R, lane, warp, out, pre["rows"]):
-                            cuda.stmatrix(epi_y16, row, 0, regs, trans=True)  # transposed 8 x 8 blocks
-                    else:
-                        for nn, m, v, w, _ in each(c, EY):
-                            epi_y[m - c * EY, nn] = out(v, nn, m, w).to(y.dtype)
-                    cuda.fence_proxy_async()  # generic writes to the tile before the TMA reads it
-                    cuda.barrier_sync(1, consumers)
-                    with lang.WarpRole(4):
-                        cpasync.copy(y_atom, [m0 + c * EY, n0], epi_y)  # rows past M are clipped by the TMA
-                        cpasync.bulk_commit_group()
-    with dsl.else_():
-        quads = BN // 4
-
-        def pieces(rows, r0=0):
-            """(row, quad, column, in bounds) of the 4-column pieces a thread handles (unrolled):
-            rows r0.. of this CTA's (m0..)."""
-            for i in range(-(-rows * quads // consumers)):
-                e = ctid + i * consumers
-                m, q = e // quads, e % quads
-                n = n0 + q * 4
-                yield m, q, n, (m < rows) & (m0 + r0 + m < M) & (n < N)
-
-        if diag == "no_split_epilogue":  # diagnostics only (y is not written)
             return
-        for c in range(chunks):
-            fill(epi, lambda v, nn, m: v, c)
-            # each thread adds 4 consecutive columns of a row: coalesced 16-byte reductions, no waiting
-            for m, q, n, ok in pieces(EM, c * EM) if diag != "no_red" else ():
-                with dsl.if_(ok):
-                    cuda.red_add(ws, (m0 + c * EM + m, n), epi.load_vec(4, m, q * 4))
-            if c == chunks - 1:
-                cuda.thread_fence()  # every reduction of this thread before the unit counts as arrived
-            cuda.barrier_sync(1, consumers)  # the tile is free again (and, last, every reduction fenced)
+        # y's tile EY rows at a time: each chunk's writes and TMA store, which the next writes wait for
+        # (the next chunk's, or the next tile's epilogue's)
+        EY = epi_y.static_shape[0]  # y_rows(BM, EM, ...), as the kernel laid the tile out
+
+        def out(v, nn, m, w):  # v scaled as y holds it: x's scale from shared memory
+            return scaled(v, n0 + nn, m, w, None if pre["xs"] is None else pre["xs"][m])
+        for c in range(BM // EY):
+            with dsl.if_(M > m0 + c * EY):  # the same in every thread: chunks wholly past M are skipped
+                tile_free()
+                # the chunk's values scaled once the tile is free (every scale preloaded: nothing to wait for)
+                if epi_y16 is not None:
+                    for row, regs in _y_matrices(acc, c, epi_y, g, R, lane, warp, out, pre["rows"]):
+                        cuda.stmatrix(epi_y16, row, 0, regs, trans=True)  # transposed 8 x 8 blocks
+                else:
+                    for nn, m, v, w, _ in each(acc, c, EY):
+                        epi_y[m - c * EY, nn] = out(v, nn, m, w).to(y.dtype)
+                cuda.fence_proxy_async()  # generic writes to the tile before the TMA reads it
+                cuda.barrier_sync(1, consumers)
+                with lang.WarpRole(4):
+                    cpasync.copy(y_atom, [m0 + c * EY, n0], epi_y)  # rows past M are clipped by the TMA
+                    cpasync.bulk_commit_group()
+
+    def partial_places(acc):
+        """(m64 block, register pair j, ws^T's row and column) of this thread's registers: a pair is one
+        W row's values for x rows m, m + 1, 8 contiguous bytes of ws^T (a warp's pairs: 8 rows x 32 bytes)."""
+        for r, a in enumerate(acc):
+            for j in range(0, a.count, 2):
+                row, col = wgmma.Accumulator.coords(j, lane, warp)
+                yield r, j, n0 + (g * R + r) * 64 + row, m0 + col
+
+    def split(acc):
+        """(the tile's sum, whether this segment writes y): this segment's partial added into the workspace
+        (y transposed, f32 [tiles·BN, ms·BM]: every register of the tile has a place, rows past N and M
+        too, so no bounds) straight from the registers by reductions that do not wait; the segment that
+        completes the tile's K steps reads the sum back into its registers and zeroes the workspace for
+        the next call."""
+        vals = [a.values() for a in acc]
+        places = list(partial_places(acc))
+        if diag == "no_split_epilogue":  # diagnostics only (y is not written)
+            return acc, dsl.Boolean(False)
+        if diag != "no_red":
+            for r, j, n, m in places:
+                cuda.red_add(ws, (n, m), dsl.vector_of([vals[r][j], vals[r][j + 1]]))
+        cuda.thread_fence()  # every reduction of this thread before the unit counts as arrived
         last = _last_arrival(counters, tile if counter is None else counter, kb1 - kb0, kblocks, consumers)
-        with dsl.if_(last):
+
+        def gather():
             cuda.thread_fence()
-            # every load first, the partial sums and their scales (clamped in-bounds addresses, no
-            # branch between them), then the stores: one memory latency, not one per piece
-            got = []
-            for m, q, n, ok in pieces(BM):
-                mc, nc = dsl.min(m0 + m, M - 1), dsl.min(n, N - 4)
-                v = ws.load_vec(4, mc, nc)
-                got.append((m0 + m, n, ok, dsl.vector_of([scaled(v[t], nc + t, mc - m0) for t in range(4)])))
-            zero = dsl.zeros(4)
-            for m, n, ok, v in got:
-                with dsl.if_(ok):
-                    ws.store_vec(zero, m, n)
-                    y.store_vec(v.to(y.dtype), m, n)  # 4 columns of a row: 8 (bf16) or 16 (f32) bytes
+            sums = [list(v) for v in vals]
+            got = [ws.load_vec(2, n, m) for _, _, n, m in places]  # every load first: one memory latency
+            zero = dsl.zeros(2)
+            for (r, j, n, m), v in zip(places, got):
+                sums[r][j], sums[r][j + 1] = v[0], v[1]
+                ws.store_vec(zero, n, m)
+            return tuple(wgmma.Accumulator.from_values(a.n, v) for a, v in zip(acc, sums))
+        return dsl.cond(last, gather, lambda: acc), last
+
+    # one copy of y's writes, for a whole-K segment's registers or a split tile's sum
+    whole = (kb0 == 0) & (kb1 == kblocks)
+    final, go = dsl.cond(whole, lambda: (acc, whole), lambda: split(acc))
+    with dsl.if_(go):
+        write_y(final)
 
 
 def _last_arrival(counters, tile, steps, kblocks, consumers):
@@ -871,10 +868,8 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     "no_split_epilogue" all of a split's epilogue, "x_early" loads the
     prefetched stages' x before the wait for the earlier kernels too,
     "no_wait" waits for them only at the end, "epi_last" places the
-    epilogue tile after the rings (its place before 2026-12-02),
-    "split_no_tile_free" leaves out a split's wait for an earlier TMA
-    store from the tile (wrong after a whole-K segment's: split configs
-    only) (what these cost: benchmarks/diag/config_probe.py)."""
+    epilogue tile after the rings (its place before 2026-12-02) (what
+    these cost: benchmarks/diag/config_probe.py)."""
     fp8 = w_dtype == "f8E4M3FN"
     if pdl not in (False, True, "early"):
         raise ValueError(f"pdl={pdl!r}: False, True or 'early'")
@@ -926,7 +921,7 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
                          "and not with mc")
     dyn2 = (None, None)
     types = [dsl.Tensor(w_dtype, dyn2), dsl.Tensor(x_dtype, dyn2), dsl.Tensor(y_dtype, dyn2),
-             dsl.Tensor("f32", (None, None)), dsl.Tensor("i32", (None,)), dsl.Int32]
+             dsl.Tensor("f32", (None, BM * ms)), dsl.Tensor("i32", (None,)), dsl.Int32]
     if fp8:
         types.append(dsl.Tensor("f32", {"tensor": (1,), "row": (None,), "block": dyn2}[w_scale]))
         if not fused:
@@ -1280,15 +1275,14 @@ class Gemm:
             self._mods[key] = mod
         return mod
 
-    def _workspace(self, torch, device, M, N, tiles):
-        """The split-K accumulator [M, N] f32 and per-tile counters, zero: the
-        last unit of each tile zeroes its part and resets its counter."""
-        key = (device, M, N, tiles)
+    def _workspace(self, torch, device, spec, N):
+        """The split-K workspace and per-tile counters (`workspace`), one
+        pair per device and shape: the last unit of each tile zeroes its part
+        and resets its counter."""
+        key = (device, workspace_shape(spec, N))
         ws = self._ws.get(key)
         if ws is None:
-            ws = (torch.zeros(M, N, device=device, dtype=torch.float32),
-                  torch.zeros(max(tiles, 1), device=device, dtype=torch.int32))
-            self._ws[key] = ws
+            ws = self._ws[key] = workspace(torch, device, spec, N)
         return ws
 
     def quantize(self, x, granularity="token"):
@@ -1397,12 +1391,29 @@ class Gemm:
                 x = torch.nn.functional.pad(x.view(torch.uint8) if x8 else x, (0, 0, 0, rows - M))
                 x = x.view(torch.float8_e4m3fn) if x8 else x
         y = out if out is not None else torch.empty(M, N, device=x.device, dtype=out_dtype or torch.bfloat16)
-        tiles = -(-N // BN)
-        ws, counters = self._workspace(torch, x.device, M, N, tiles * ms)  # a count per tile and CTA rows
+        ws, counters = self._workspace(torch, x.device, spec, N)
         extra = [w_scale] + ([x_scale] if spec.info["x_scale"] != "fused" else []) if fp8 else []
         parts, grid = parts_for(splits, N, K, BN, F8 if fp8 else "bf16", sms, spec.info["mc"], ms)
         self.module(spec).gemm(w, x, y, ws, counters, parts, *extra, grid=grid)
         return y
+
+
+def workspace_shape(spec, N):
+    """((rows, columns) of the split-K workspace, counters) a gemm spec
+    takes for N rows of W: y's tiles transposed, f32 [tiles·BN, ms·BM] (W
+    rows by x rows, every register of a tile a place, so the kernel needs
+    no bounds), and a count per tile and CTA of x rows."""
+    BN, BM, ms = spec.consts["BN"], spec.info["BM"], spec.info["ms"]
+    tiles = -(-N // BN)
+    return (tiles * BN, BM * ms), tiles * ms
+
+
+def workspace(torch, device, spec, N):
+    """The zeroed split-K workspace and counters of `workspace_shape`, on
+    `device`: each call's last unit of a tile leaves its part zero again."""
+    shape, count = workspace_shape(spec, N)
+    return (torch.zeros(*shape, device=device, dtype=torch.float32),
+            torch.zeros(count, device=device, dtype=torch.int32))
 
 
 def dequantize_x(xq, x_scale):
