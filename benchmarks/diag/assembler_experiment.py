@@ -56,7 +56,7 @@ def run(d):
         wbufs = [w] + [w.clone() for _ in range(nbufs - 1)]
         y = torch.empty(M, N, device=dev, dtype=torch.bfloat16)
         for BM, BN, wgs in CFGS:
-            wsp = torch.zeros(-(-N // BN) * BN, BM, device=dev)  # the split-K workspace: y^T
+            wsp = torch.zeros(-(-N // BN), BN * BM, device=dev)  # the split-K workspace: a row per tile
             if BM < M or BM > 2 * max(M, 64):
                 continue
             tiles = -(-N // BN)

@@ -6,20 +6,20 @@
 # .dev/old_gemm.py where its host side differs: an A/B in one run), the
 # traced GEMMs staged as .dev/ex/prof_*/ (examples/profile_gemm.py arguments in args), compute-sanitizer's
 # three tools over the GEMM's GPU tests, and the fp8_gemm examples (QUICK=1: the tests and the two benchmark
-# runs only). Results land in $OUT.
+# runs only; BF: gemm_bench.py's flags for both, e.g. --quick). Results land in $OUT.
 set -u
 tar xzf .devpack.tgz
 W=/tmp/w; rm -rf $W; mkdir -p $W/o
-OUT=$W/o NVTMA_STEPS="${STEPS:-gemm}" NVTMA_GEMM_BENCH_FLAGS=" " timeout ${GT:-200} .ci/gpu-run .dev > $W/run.log 2>&1
+OUT=$W/o NVTMA_STEPS="${STEPS:-gemm}" NVTMA_GEMM_BENCH_FLAGS="${BF:- }" timeout ${GT:-200} .ci/gpu-run .dev > $W/run.log 2>&1
 cp $W/o/*.jsonl $W/o/*.log $W/run.log "$OUT/" 2>/dev/null
 export PYTHONPATH="$PWD/.dev/pkg:$PWD/test/TensorMap" NVTMA_GPU_ARTIFACTS="$PWD/.dev/gpu_art" NVTMA_CACHE=0
 # the earlier commit's gemm.py (.dev/old_gemm.py, where its host side differs too) runs its own kernels
-old=.dev/pkg
+old=$PWD/.dev/pkg
 if [ -f .dev/old_gemm.py ]; then
   old=/tmp/oldpkg; rm -rf $old; cp -r .dev/pkg $old; cp .dev/old_gemm.py $old/nvtma/kernels/gemm.py
 fi
-[ -d .dev/gemm_art_old ] && PYTHONPATH="$PWD/$old:$PWD/test/TensorMap" timeout ${OT:-200} python3 \
-  benchmarks/gemm_bench.py run .dev/gemm_art_old > "$OUT/gemm_bench_old.jsonl" 2> "$OUT/gemm_bench_old_stderr.log"
+[ -d .dev/gemm_art_old ] && PYTHONPATH="$old:$PWD/test/TensorMap" timeout ${OT:-200} python3 \
+  benchmarks/gemm_bench.py run .dev/gemm_art_old ${BF:-} > "$OUT/gemm_bench_old.jsonl" 2> "$OUT/gemm_bench_old_stderr.log"
 [ -n "${QUICK:-}" ] && { tail -1 "$OUT/gpu_gemm_tests.log"; grep -c '"correct": true' "$OUT"/gemm_bench*.jsonl; exit 0; }
 for d in .dev/ex/prof_*/; do
   [ -f "$d/args" ] && timeout 60 python3 examples/profile_gemm.py $(cat "$d/args") --run --from "$d" 2>&1 | tail -14

@@ -54,7 +54,7 @@ def run(d):
         sw, sx = torch.tensor([0.02], device=dev), torch.ones(M, device=dev)
         y = torch.empty(M, N, device=dev, dtype=torch.bfloat16)
         tiles = -(-N // BN)
-        ws, cnt = torch.zeros(tiles * BN, BM, device=dev), torch.zeros(tiles, device=dev, dtype=torch.int32)
+        ws, cnt = torch.zeros(tiles, BN * BM, device=dev), torch.zeros(tiles, device=dev, dtype=torch.int32)
         parts, grid = gemm.parts_for(splits, N, K, BN)
         mod = runtime.load(Path(d) / _name(N, K, cfg, pdl, stages))
         func = mod.gemm._function()

@@ -36,7 +36,7 @@ def run(d):
             x = torch.randn(M, K, generator=gen, device="cuda")
             w = torch.randn(N, K, generator=gen, device="cuda") / 8
             y = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
-            ws = torch.zeros(N, BM, device="cuda"); cnt = torch.zeros(N // BN, device="cuda", dtype=torch.int32)
+            ws = torch.zeros(N // BN, BN * BM, device="cuda"); cnt = torch.zeros(N // BN, device="cuda", dtype=torch.int32)
             if sc == "None":
                 xb, wb = x.bfloat16(), w.bfloat16()
                 want = xb.float() @ wb.float().t()

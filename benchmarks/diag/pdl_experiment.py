@@ -52,7 +52,7 @@ def run(d):
         nbufs = len(ws_)
         y = torch.empty(M, N, device=dev, dtype=torch.bfloat16)
         tiles = -(-N // BN)
-        wsp = torch.zeros(tiles * BN, BM, device=dev)  # the split-K workspace: y^T, tiles x BN by BM
+        wsp = torch.zeros(tiles, BN * BM, device=dev)  # the split-K workspace: a row per tile
         cnt = torch.zeros(tiles, device=dev, dtype=torch.int32)
         parts, grid = gemm.parts_for(splits, N, K, BN, gemm.F8 if fp8 else "bf16",
                                      torch.cuda.get_device_properties(dev).multi_processor_count)

@@ -321,32 +321,42 @@ def test_the_gemm_epilogue_chunks_cover_every_x_row():
             assert (y_desc["swizzle"], y_desc["box_dim"]) == (swizzle, box), y_desc
 
 
-def test_the_gemm_adds_split_k_partials_from_its_registers_into_y_transposed():
-    """A K split's partial goes from the accumulator registers straight into
-    the workspace, y transposed (W rows x x rows, [tiles·BN, ms·BM]): one
-    red.global.add.v2.f32 per register pair (a W row's values for two
-    adjacent x rows), none through shared memory; the tile's last segment
-    reads the sum back into its registers and writes y as a whole-K segment
-    does, through the one copy of y's writes (one TMA store a chunk)."""
+def test_the_gemm_adds_split_k_partials_from_its_registers_in_fragment_order():
+    """With one consumer warpgroup a K split's partial goes from the
+    accumulator registers straight into the workspace, a row per tile (and
+    CTA of x rows) in the registers' fragment order: one
+    red.global.add.v4.f32 per four registers (a warp's: 512 contiguous
+    bytes), none through shared memory, in two copies (unchecked where every
+    x row of the tile is in M, each checked where not); the tile's last
+    segment reads the sum back into its registers (v4 loads), zeroes the row
+    (two copies again) and writes y as a whole-K segment does, through the
+    one copy of y's writes (a TMA store per chunk and 64-column box). Two
+    warpgroups, and kwg, stage the partial through the tile (y's order) and
+    store y from the sum, as before."""
     import warnings
 
     from nvtma.compiler import RegisterBudgetWarning
     from nvtma.kernels import gemm
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RegisterBudgetWarning)
-        for BM, BN, wgs, ms, reds in ((64, 64, 1, 1, 16), (32, 128, 2, 2, 8), (8, 128, 1, 1, 4)):
-            sp = gemm.gemm_spec(BM, BN, wgs, w_scale="tensor", ms=ms)
-            assert sp.param_types[3].shape == (None, BM * ms)
+        for BM, BN, ms, quads in ((64, 64, 1, 8), (32, 128, 2, 8), (8, 128, 1, 2)):
+            sp = gemm.gemm_spec(BM, BN, 1, w_scale="tensor", ms=ms)
+            assert sp.param_types[3].shape == (None, BN * BM)
             ptx = sp.compile().ptx
-            # a thread's pairs: BM / 2 registers of each of its BN / (64 wgs) m64 blocks, in pairs
-            assert ptx.count("red.global.gpu.add.v2.f32") == reds == BM // 4 * BN // (64 * wgs)
-            assert "red.global.gpu.add.v4.f32" not in ptx and "ld.shared.v4.f32" not in ptx
-            assert ptx.count("ld.global.v2.b32") == reds and ptx.count("st.global.v2.b32") == reds
+            # a thread's quads: BM / 2 registers of each of its BN / 64 m64 blocks, four at a time
+            assert quads == BM // 8 * BN // 64
+            assert ptx.count("red.global.gpu.add.v4.f32") == 2 * quads
+            # (LLVM may merge the two copies' last, identical, store)
+            assert ptx.count("ld.global.v4.b32") == quads and quads <= ptx.count("st.global.v4.b32") <= 2 * quads
+            assert "ld.shared.v4" not in ptx
             if BM > 8:  # a TMA store a chunk of y's rows and 64-column box (BM = 8 stores each register)
                 chunks = BM // gemm.y_rows(BM, gemm.epi_rows(BM, BN), 16)
                 assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta") == chunks * BN // 64
+        for kw in (dict(wgs=2), dict(wgs=2, kwg=True)):
+            ptx = gemm.gemm_spec(64, 128, w_scale="tensor", **kw).compile().ptx
+            assert "ld.shared.v4.b32" in ptx and ptx.count("red.global.gpu.add.v4.f32") > 0
     spec = gemm.gemm_spec(32, 128, 2, w_scale="tensor", ms=2)
-    assert gemm.workspace_shape(spec, 300) == ((384, 64), 6)
+    assert gemm.workspace_shape(spec, 300) == ((6, 4096), 6)
 
 
 def test_the_gemm_promotes_w_by_128_bytes_in_l2_unless_asked_otherwise():

@@ -17,8 +17,8 @@ activations' M (1-256, padded to the tile) is the wgmma's N:
   length spread over persistent CTAs: tiles x s shares split each tile's K s
   ways, one share per SM streams K (every CTA the same share of W, whatever
   the tile count); a share covering part of a tile's K adds its f32 partial,
-  straight from the accumulator registers, into a workspace (y transposed,
-  ``workspace``), and the share completing the tile (an atomic count of K
+  straight from the accumulator registers, into a workspace (in their
+  fragment order, ``workspace``), and the share completing the tile (an atomic count of K
   steps, reset by it) reads the sum back into its registers, zeroes the
   workspace and writes y as an unsplit tile does.
 
@@ -376,7 +376,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 with dsl.if_(g == 0) if kwg else contextlib.nullcontext():
                     _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN, BM,
                               EM, R, rwgs, epi, epi_y, y_atom, diag, m0, tile * ms + rank if ms > 1 else tile,
-                              store=store, pre=dict(pre, rows=w_rows), epi_y16=epi_y16)
+                              store=store, pre=dict(pre, rows=w_rows), epi_y16=epi_y16, staged=kwg or wgs > 1)
             prof.pop()
             return st_next
 
@@ -542,14 +542,18 @@ def _chain_sum(accs):
 
 
 def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN, BM, EM, R, wgs, epi,
-              epi_y, y_atom, diag=None, m0=0, counter=None, store="tma", pre=None, epi_y16=None):
+              epi_y, y_atom, diag=None, m0=0, counter=None, store="tma", pre=None, epi_y16=None, staged=False):
     """Writes this segment's tile (rows m0.. of x and y; its split-K count in
-    counters[counter], tile's by default). A segment of all K writes y from
-    its registers: through shared memory, EY rows of x at a time, and TMA
-    stores ("tma"), or each register straight to y ("direct"). Any other
-    segment adds its f32 partial, straight from the registers, into the
-    workspace ws (y transposed: W rows x x rows) with vector reductions
-    (red.global.add.v2.f32, no waiting), and the segment that completes the
+    counters[counter] and its partials in that row of ws, tile's by default).
+    A segment of all K writes y from its registers: through shared memory,
+    EY rows of x at a time, and TMA stores ("tma"), or each register
+    straight to y ("direct"). Any other segment adds its f32 partial,
+    straight from the registers, into the workspace row (in the registers'
+    fragment order) with vector reductions (red.global.add.v4.f32, no
+    waiting; `staged`, with two consumer warpgroups or kwg: through the tile,
+    in y's order, and the sum stored to y from there, `staged_split`: the
+    fragment-order path measured up to 14% slower there), and the segment
+    that completes the
     tile's K steps reads the sum back into its registers, zeroes the
     workspace for the next call and writes y as a whole-K segment does.
     `pre`: the scales loaded when the consumers start or before the tile's K
@@ -630,43 +634,124 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
                     cpasync.copy(y_atom, [m0 + c * EY, n0], epi_y)  # rows past M are clipped by the TMA
                     cpasync.bulk_commit_group()
 
+    cidx = tile if counter is None else counter  # the tile's count and workspace row (of this CTA's x rows)
+
     def partial_places(acc):
-        """(m64 block, register pair j, ws^T's row and column) of this thread's registers: a pair is one
-        W row's values for x rows m, m + 1, 8 contiguous bytes of ws^T (a warp's pairs: 8 rows x 32 bytes)."""
+        """(m64 block, register quad q, its column in the workspace's row, whether its x rows are in M) of
+        this thread's registers: fragment order, registers 4q..4q + 3 of every thread together, so a warp's
+        quad is 512 contiguous bytes (whole lines: y's layout would scatter a warp's stores over 8-32
+        lines). A quad holds x rows 8q + 2·(lane % 4) and the next; those past M hold zeros."""
+        t = warp * 32 + lane  # the thread in its warpgroup
         for r, a in enumerate(acc):
-            for j in range(0, a.count, 2):
-                row, col = wgmma.Accumulator.coords(j, lane, warp)
-                yield r, j, n0 + (g * R + r) * 64 + row, m0 + col
+            for q in range(a.count // 4):
+                m = wgmma.Accumulator.coords(4 * q, lane, warp)[1]
+                yield r, q, (((g * R + r) * (a.count // 4) + q) * 128 + t) * 4, m0 + m < M
+
+    def rows_in_m(body):
+        """body(check): the workspace's reductions or clearing, each checking that its x rows are in M
+        only in a tile that reaches past M (x rows past M hold zeros: nothing to add; the checks, where
+        every row is in M, cost 1-7% at 2112 x 7168, M = 64-256)."""
+        with dsl.if_(M >= m0 + BM):
+            body(False)
+        with dsl.else_():
+            body(True)
 
     def split(acc):
         """(the tile's sum, whether this segment writes y): this segment's partial added into the workspace
-        (y transposed, f32 [tiles·BN, ms·BM]: every register of the tile has a place, rows past N and M
-        too, so no bounds) straight from the registers by reductions that do not wait; the segment that
-        completes the tile's K steps reads the sum back into its registers and zeroes the workspace for
-        the next call."""
+        (row cidx, f32 [tiles·ms, BN·BM]: every register of the tile has a place, rows past N and M too,
+        so no bounds) straight from the registers by 16-byte reductions that do not wait; the segment that
+        completes the tile's K steps reads the sum back into its registers and zeroes the row for the next
+        call."""
         vals = [a.values() for a in acc]
         places = list(partial_places(acc))
         if diag == "no_split_epilogue":  # diagnostics only (y is not written)
             return acc, dsl.Boolean(False)
         if diag != "no_red":
-            for r, j, n, m in places:
-                cuda.red_add(ws, (n, m), dsl.vector_of([vals[r][j], vals[r][j + 1]]))
+            def add(check):
+                for r, q, i, ok in places:
+                    with dsl.if_(ok) if check else contextlib.nullcontext():
+                        cuda.red_add(ws, (cidx, i), dsl.vector_of(vals[r][4 * q:4 * q + 4]))
+            rows_in_m(add)
         cuda.thread_fence()  # every reduction of this thread before the unit counts as arrived
-        last = _last_arrival(counters, tile if counter is None else counter, kb1 - kb0, kblocks, consumers)
+        # every thread's reductions fenced before the count (and every thread past its read of the flag
+        # the count is published in, at the last segment, before the count writes it again)
+        cuda.barrier_sync(1, consumers)
+        last = _last_arrival(counters, cidx, kb1 - kb0, kblocks, consumers)
 
         def gather():
             cuda.thread_fence()
             sums = [list(v) for v in vals]
-            got = [ws.load_vec(2, n, m) for _, _, n, m in places]  # every load first: one memory latency
-            zero = dsl.zeros(2)
-            for (r, j, n, m), v in zip(places, got):
-                sums[r][j], sums[r][j + 1] = v[0], v[1]
-                ws.store_vec(zero, n, m)
+            got = [ws.load_vec(4, cidx, i) for _, _, i, _ in places]  # every load first: one memory latency
+            zero = dsl.zeros(4)
+            for (r, q, i, ok), v in zip(places, got):
+                sums[r][4 * q:4 * q + 4] = [v[e] for e in range(4)]
+
+            def clear(check):
+                for r, q, i, ok in places:
+                    with dsl.if_(ok) if check else contextlib.nullcontext():
+                        ws.store_vec(zero, cidx, i)
+            rows_in_m(clear)
             return tuple(wgmma.Accumulator.from_values(a.n, v) for a, v in zip(acc, sums))
         return dsl.cond(last, gather, lambda: acc), last
 
-    # one copy of y's writes, for a whole-K segment's registers or a split tile's sum
+    def staged_split():
+        """This segment's partial staged through the tile, EM x rows at a time, and added into the
+        workspace row in y's order (x row by x row, BN values each: every thread 4 consecutive values,
+        coalesced 16-byte reductions); the segment that completes the tile's K steps reads the sum back
+        in that order, zeroes the row, scales the sum and stores y 4 columns at a time."""
+        quads = BN // 4
+
+        def pieces(rows, r0=0):
+            """(x row, quad, W row, in bounds) of the 4-value pieces a thread handles: rows r0.. of this
+            CTA's (m0..)."""
+            for i in range(-(-rows * quads // consumers)):
+                e = ctid + i * consumers
+                m, q = e // quads, e % quads
+                yield m, q, n0 + q * 4, (m < rows) & (m0 + r0 + m < M) & (n0 + q * 4 < N)
+
+        for c in range(BM // EM):
+            if c == 0:
+                tile_free()
+            for nn, m, v, _, _ in each(acc, c):
+                epi[m - c * EM, nn] = v
+            cuda.fence_proxy_async()  # generic writes to the tile before the TMA (or the others) read it
+            cuda.barrier_sync(1, consumers)
+            def add(check, c=c):
+                for m, q, n, ok in pieces(EM, c * EM) if diag != "no_red" else ():
+                    # x rows past M add nothing (zeros)
+                    with dsl.if_((m < EM) & (m0 + c * EM + m < M) if check else m < EM):
+                        cuda.red_add(ws, (cidx, (c * EM + m) * BN + q * 4), epi.load_vec(4, m, q * 4))
+            rows_in_m(add)
+            if c == BM // EM - 1:
+                cuda.thread_fence()  # every reduction of this thread before the unit counts as arrived
+            cuda.barrier_sync(1, consumers)  # the tile is free again (and, last, every reduction fenced)
+        last = _last_arrival(counters, cidx, kb1 - kb0, kblocks, consumers)
+        with dsl.if_(last):
+            cuda.thread_fence()
+            # every load first, the partial sums and their scales (clamped in-bounds addresses, no
+            # branch between them), then the stores: one memory latency, not one per piece
+            got = []
+            for m, q, n, ok in pieces(BM):
+                i = dsl.min(m, BM - 1) * BN + q * 4
+                v = ws.load_vec(4, cidx, i)
+                mc, nc = dsl.min(m0 + m, M - 1), dsl.min(n, N - 4)
+                got.append((m0 + m, n, i, ok, dsl.vector_of([scaled(v[t], nc + t, mc - m0) for t in range(4)])))
+            zero = dsl.zeros(4)
+            for m, n, i, ok, v in got:
+                with dsl.if_((m < m0 + BM) & (m < M)):  # where the reductions added (clamped pieces: none)
+                    ws.store_vec(zero, cidx, i)
+                with dsl.if_(ok):
+                    y.store_vec(v.to(y.dtype), m, n)  # 4 columns of a row: 8 (bf16) or 16 (f32) bytes
+
     whole = (kb0 == 0) & (kb1 == kblocks)
+    if staged:
+        with dsl.if_(whole):
+            write_y(acc)
+        with dsl.else_():
+            if diag != "no_split_epilogue":  # diagnostics only (y is not written)
+                staged_split()
+        return
+    # one copy of y's writes, for a whole-K segment's registers or a split tile's sum
     final, go = dsl.cond(whole, lambda: (acc, whole), lambda: split(acc))
     with dsl.if_(go):
         write_y(final)
@@ -675,7 +760,8 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
 def _last_arrival(counters, tile, steps, kblocks, consumers):
     """True in every consumer thread of the segment whose `steps` K steps
     complete `tile`'s `kblocks`; that segment resets the counter for the next
-    call. One thread counts, the others learn the answer through shared memory."""
+    call. One thread counts, the others learn the answer through shared memory.
+    Called past a barrier of the consumers, each of their writes fenced."""
     k = dsl.current_kernel()
     key = ("gemm_last",)
     if key not in k.scratch:
@@ -921,7 +1007,7 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
                          "and not with mc")
     dyn2 = (None, None)
     types = [dsl.Tensor(w_dtype, dyn2), dsl.Tensor(x_dtype, dyn2), dsl.Tensor(y_dtype, dyn2),
-             dsl.Tensor("f32", (None, BM * ms)), dsl.Tensor("i32", (None,)), dsl.Int32]
+             dsl.Tensor("f32", (None, BN * BM)), dsl.Tensor("i32", (None,)), dsl.Int32]
     if fp8:
         types.append(dsl.Tensor("f32", {"tensor": (1,), "row": (None,), "block": dyn2}[w_scale]))
         if not fused:
@@ -1400,12 +1486,14 @@ class Gemm:
 
 def workspace_shape(spec, N):
     """((rows, columns) of the split-K workspace, counters) a gemm spec
-    takes for N rows of W: y's tiles transposed, f32 [tiles·BN, ms·BM] (W
-    rows by x rows, every register of a tile a place, so the kernel needs
-    no bounds), and a count per tile and CTA of x rows."""
+    takes for N rows of W: a row per tile and CTA of x rows (ms), f32
+    [tiles·ms, BN·BM], each row a tile's partial sums in the accumulators'
+    fragment order (with two consumer warpgroups or kwg, in y's order: x row
+    by x row), every value of a tile a place, so the kernel needs no bounds;
+    and a count per row."""
     BN, BM, ms = spec.consts["BN"], spec.info["BM"], spec.info["ms"]
-    tiles = -(-N // BN)
-    return (tiles * BN, BM * ms), tiles * ms
+    rows = -(-N // BN) * ms
+    return (rows, BN * BM), rows
 
 
 def workspace(torch, device, spec, N):
