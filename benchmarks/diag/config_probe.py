@@ -27,7 +27,9 @@ the table's configs, and W tiles of 128-256 rows at M = 128 (-l2w); W's
 cache hint (-whint); cuBLASLt's M = 128 layout (-wide-ms). Tenth (s16-*): 2112 x 7168's split
 configs against the epilogue tile's old place and a split's wait for an
 earlier store left out (-split). Eleventh (s17-*): what the split epilogue
-still costs, its partials added from the registers (-split-cost).
+still costs, its partials added from the registers (-split-cost-v2: at an
+intermediate version, y transposed and v2 reductions); the versions
+themselves are compared by diag/ab_probe.py.
     python3 benchmarks/diag/config_probe.py build DIR    # here
     python3 benchmarks/diag/config_probe.py run DIR      # on the GPU
 """
