@@ -18,9 +18,9 @@ activations' M (1-256, padded to the tile) is the wgmma's N:
   ways, one share per SM streams K (every CTA the same share of W, whatever
   the tile count); a share covering part of a tile's K adds its f32 partial,
   straight from the accumulator registers, into a workspace (in their
-  fragment order, ``workspace``), and the share completing the tile (an atomic count of K
-  steps, reset by it) reads the sum back into its registers, zeroes the
-  workspace and writes y as an unsplit tile does.
+  fragment order, ``workspace``), and the share completing the tile (an
+  atomic count of K steps, reset by it) reads the sum back into its
+  registers, zeroes the workspace and writes y as an unsplit tile does.
 
 W: bf16, or fp8 e4m3 with a per-tensor ([1]), per-row ([N]) or 128x128
 block ([ceil(N/128), ceil(K/128)]) scale. x: bf16 with bf16 W; fp8 e4m3 with
@@ -550,12 +550,12 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
     straight to y ("direct"). Any other segment adds its f32 partial,
     straight from the registers, into the workspace row (in the registers'
     fragment order) with vector reductions (red.global.add.v4.f32, no
-    waiting; `staged`, with two consumer warpgroups or kwg: through the tile,
-    in y's order, and the sum stored to y from there, `staged_split`: the
-    fragment-order path measured up to 14% slower there), and the segment
-    that completes the
-    tile's K steps reads the sum back into its registers, zeroes the
-    workspace for the next call and writes y as a whole-K segment does.
+    waiting), and the segment that completes the tile's K steps reads the
+    sum back into its registers, zeroes the row for the next call and writes
+    y as a whole-K segment does. `staged` (two consumer warpgroups, or kwg,
+    where the fragment-order path measured up to 14% slower): the partial
+    goes through the tile into the row in y's order, and the last segment
+    stores y from the sum (`staged_split`).
     `pre`: the scales loaded when the consumers start or before the tile's K
     loop: W's per-tensor "w"; x's in shared memory "xs" (published by
     tile_free from each thread's "xs_share") or, storing directly, the
@@ -716,6 +716,7 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
                 epi[m - c * EM, nn] = v
             cuda.fence_proxy_async()  # generic writes to the tile before the TMA (or the others) read it
             cuda.barrier_sync(1, consumers)
+
             def add(check, c=c):
                 for m, q, n, ok in pieces(EM, c * EM) if diag != "no_red" else ():
                     # x rows past M add nothing (zeros)
