@@ -589,6 +589,20 @@ def test_the_gemm_quantizes_bf16_x_in_the_kernel(BM, BN, wgs, scale):
         pass
 
 
+def test_the_gemm_refuses_a_config_whose_tile_holds_fewer_rows_than_m():
+    """The kernel computes one tile of x rows (BM, or BM·ms over an M-split
+    cluster): a given config with fewer rows than M would leave the rest of
+    y unwritten, so it is refused, naming the rule and the values."""
+    from nvtma.kernels import gemm
+    g = gemm.Gemm()
+    with pytest.raises(ValueError, match=r"config \(64, 64, 1, 1\): a tile of BM·ms = 64 x rows, fewer than M = 100"):
+        g.plan(100, 4096, 7168, scale="tensor", config=(64, 64, 1, 1))
+    with pytest.raises(ValueError, match="BM·ms = 8 x rows, fewer than M = 9"):
+        g.plan(9, 4096, 7168, w_dtype="bf16", config=(8, 64, 1, 2))
+    spec, _, _ = g.plan(100, 4096, 7168, scale="tensor", config=(64, 64, 1, 1, 1, None, 2))  # 2 x 64 rows
+    assert spec.info["BM"] * spec.info["ms"] == 128
+
+
 def test_the_gemm_plans_where_bf16_x_is_quantized():
     """Gemm quantizes bf16 x in the GEMM where that was measured faster
     (quantize="auto", the default: up to FUSED_MAX_ROWS rows of x a tile,

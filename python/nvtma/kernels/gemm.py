@@ -1434,6 +1434,8 @@ class Gemm:
                 how = "kernel"  # no room for a ring with x's bf16 tiles too (BM = 256 with BN = 64)
             else:
                 how, cfg = "fused", fcfg
+        if cfg.BM * cfg.ms < M:  # the kernel computes one tile of x rows: the rest of y would not be written
+            raise ValueError(f"config {cfg.short}: a tile of BM·ms = {cfg.BM * cfg.ms} x rows, fewer than M = {M}")
         opts.setdefault("mc", cfg.mc)
         opts.setdefault("ms", cfg.ms)
         opts.setdefault("kwg", cfg.kwg)
