@@ -29,7 +29,8 @@ configs against the epilogue tile's old place and a split's wait for an
 earlier store left out (-split). Eleventh (s17-*): what the split epilogue
 still costs, its partials added from the registers (-split-cost-v2: at an
 intermediate version, y transposed and v2 reductions); the versions
-themselves are compared by diag/ab_probe.py.
+themselves are compared by diag/ab_probe.py. Set up, not yet run: configs
+with no K split with and without the split path in the kernel.
     python3 benchmarks/diag/config_probe.py build DIR    # here
     python3 benchmarks/diag/config_probe.py run DIR      # on the GPU
 """
@@ -39,15 +40,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # benchmarks/: common
 
-# (N, K, M, mode, [(BM, BN, wgs, splits[, mc, stages[, ms]]) or None: the config Gemm picks]): the split
-# configs of 2112 x 7168 and 4096 x 7168, with the split epilogue as it is, without its workspace
-# reductions, and without any of it (y then wrong): what a K split's epilogue still costs
+# (N, K, M, mode, [(BM, BN, wgs, splits[, mc, stages[, ms]]) or None: the config Gemm picks]): configs with
+# no K split (each CTA whole tiles), as built (with the split path they never take) and with no split path at
+# all (gemm_spec diag "whole_k_only"): whether carrying that path costs them the ~1% the eleventh session's
+# interleaved probe showed. Set up for the next session, NOT YET RUN (s17-config-probe-split-cost-v2 holds
+# the last run, with the PROBES/VARIANTS of commit 0447d9e).
 S = None  # the default ring
-PROBES = [(2112, 7168, M, mode, [None]) for M in (1, 16, 32, 128) for mode in ("tensor", "bf16")]
-PROBES += [(4096, 7168, 8, "tensor", [None]), (4096, 7168, 64, "tensor", [None, (64, 64, 1, 2)])]
+PROBES = [(16384, 16384, M, mode, [None]) for M in (32, 64) for mode in ("tensor", "bf16")]
+PROBES += [(24576, 1536, M, "tensor", [None]) for M in (1, 16, 128)]
+PROBES += [(7168, 2048, M, "tensor", [None]) for M in (16, 128)] + [(4096, 7168, 128, "tensor", [None])]
 # (label, spec options (a "quantize" entry: bf16 x, quantized as Gemm's quantize says), W resident in L2)
-VARIANTS = [("now", {}, False), ("no_red", {"diag": "no_red"}, False),
-            ("no_split_epilogue", {"diag": "no_split_epilogue"}, False), ("now-again", {}, False)]
+VARIANTS = [("now", {}, False), ("whole_k_only", {"diag": "whole_k_only"}, False), ("now-again", {}, False),
+            ("whole_k_only-again", {"diag": "whole_k_only"}, False)]
 
 
 def _plans(d=None):

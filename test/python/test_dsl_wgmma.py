@@ -359,6 +359,24 @@ def test_the_gemm_adds_split_k_partials_from_its_registers_in_fragment_order():
     assert gemm.workspace_shape(spec, 300) == ((6, 4096), 6)
 
 
+def test_the_gemm_diagnostics_are_named_and_whole_k_only_has_no_split_path():
+    """gemm_spec(diag=) takes only the diagnostics it has (a misspelt one
+    would otherwise build the normal kernel unnoticed); "whole_k_only"
+    builds no K-split path: no workspace reductions, counts or sums (what
+    carrying that path costs a kernel run with splits = 1)."""
+    import warnings
+
+    from nvtma.compiler import RegisterBudgetWarning
+    from nvtma.kernels import gemm
+    with pytest.raises(ValueError, match="diag='no_splits': one of None, 'no_red'"):
+        gemm.gemm_spec(64, 64, 1, diag="no_splits")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RegisterBudgetWarning)
+        ptx = gemm.gemm_spec(64, 64, 1, w_scale="tensor", diag="whole_k_only").compile().ptx
+    assert "red.global" not in ptx and "atom.global" not in ptx
+    assert "cp.async.bulk.tensor.2d.global.shared::cta" in ptx  # y's writes stay
+
+
 def test_the_gemm_promotes_w_by_128_bytes_in_l2_unless_asked_otherwise():
     """W's descriptor (bound to argument 0) asks L2 for 128-byte promotion by
     default: 256B, DeepGEMM's, streamed W 3.5-9.4% slower at M = 1 on the H200

@@ -745,6 +745,9 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
                     y.store_vec(v.to(y.dtype), m, n)  # 4 columns of a row: 8 (bf16) or 16 (f32) bytes
 
     whole = (kb0 == 0) & (kb1 == kblocks)
+    if diag == "whole_k_only":  # diagnostics: no split path in the kernel (right where every segment is whole)
+        write_y(acc)
+        return
     if staged:
         with dsl.if_(whole):
             write_y(acc)
@@ -916,6 +919,9 @@ def max_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
     return min(8, deepest_stages(BM, BN, w_dtype, block_scaled))
 
 
+DIAGS = (None, "no_red", "no_split_epilogue", "x_early", "no_wait", "epi_last", "whole_k_only")
+
+
 def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16", w_scale="tensor", x_scale=None,
               l2_w="l2_128b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last", mc=1, ms=1, kwg=False,
               pdl=True, profile=None, chains=None, diag=None, store=None):
@@ -955,9 +961,12 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     "no_split_epilogue" all of a split's epilogue, "x_early" loads the
     prefetched stages' x before the wait for the earlier kernels too,
     "no_wait" waits for them only at the end, "epi_last" places the
-    epilogue tile after the rings (its place before 2026-12-02) (what
-    these cost: benchmarks/diag/config_probe.py)."""
+    epilogue tile after the rings (its place before 2026-12-02),
+    "whole_k_only" builds no K-split path at all (y right only with splits
+    = 1) (what these cost: benchmarks/diag/config_probe.py)."""
     fp8 = w_dtype == "f8E4M3FN"
+    if diag not in DIAGS:
+        raise ValueError(f"diag={diag!r}: one of {', '.join(map(repr, DIAGS))}")
     if pdl not in (False, True, "early"):
         raise ValueError(f"pdl={pdl!r}: False, True or 'early'")
     store = store or ("direct" if BM == 8 else "tma")
