@@ -263,8 +263,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         # may be an earlier kernel's output) and not waited for until an epilogue uses them, so no tile's
         # epilogue waits for a load: W's per-tensor scale; x's (clamped to M), a thread's share of the tile's
         # rows that each epilogue publishes in shared memory before the barrier its writes wait at, or (y
-        # stored directly) the thread's own rows, BM / 4 of them. (A split's sum loads its own: they wait
-        # beside its partial sums' loads.)
+        # stored directly) the thread's own rows, BM / 4 of them. (A split tile's last segment writes y with
+        # these too; only the staged split's sum, _epilogue's staged_split, loads its own beside its partials.)
         pre = dict(w=scales[0][0] if w_scale == "tensor" else None, xs=None, xs_share=(), xs_own=None)
         if x_scale == "token":
             if store == "direct":
