@@ -471,6 +471,13 @@ def _single_issuer_mode(what):
     return _single_issuer(what)
 
 
+def _group_count(what, n):
+    """The groups a wait may leave in flight: a build-time non-negative int
+    (the instructions take an immediate; a negative one wraps around)."""
+    if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n < 1 << 31:
+        fail(f"{what}({n!r}): a non-negative Python int (the groups left in flight)", rule="wait-group")
+
+
 @user_op
 def bulk_commit_group():
     """cp.async.bulk.commit_group: the pending TMA stores form a group."""
@@ -481,6 +488,7 @@ def bulk_commit_group():
 def bulk_wait_group(pending: int = 0, read: bool = False):
     """Wait until at most `pending` bulk groups are in flight (`read`: only
     until their shared-memory sources were read)."""
+    _group_count("bulk_wait_group", pending)
     _d.BulkWaitGroupOp(pending, read=read)
 
 
@@ -509,5 +517,6 @@ def cp_async_commit_group():
 @user_op
 def cp_async_wait_group(n=0):
     """cp.async.wait_group n."""
+    _group_count("cp_async_wait_group", n)
     from .dialects import nvvm
     nvvm.CpAsyncWaitGroupOp(n)

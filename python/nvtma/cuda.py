@@ -91,9 +91,22 @@ def warp_sync(mask=FULL_MASK):
     nvvm.SyncWarpOp(_mask(mask))
 
 
+def _check_named_barrier(what, barrier_id, num_threads):
+    """Build-time ids and thread counts of a named barrier, as PTX's bar
+    takes them (ptxas refuses the rest after the whole build: 'requires a
+    non-zero thread count argument')."""
+    if isinstance(barrier_id, bool) or isinstance(barrier_id, float) or (
+            isinstance(barrier_id, int) and not 0 <= barrier_id < 16):
+        fail(f"{what} barrier id {barrier_id!r}: 0-15 (a CTA has 16 named barriers)", rule="barrier")
+    if isinstance(num_threads, bool) or isinstance(num_threads, float) or (
+            isinstance(num_threads, int) and (num_threads < 32 or num_threads % 32 or num_threads > 1024)):
+        fail(f"{what} thread count {num_threads!r}: a multiple of 32 (whole warps) in [32, 1024]", rule="barrier")
+
+
 @user_op
 def barrier_sync(barrier_id, num_threads=None):
     """Named barrier: bar.sync id, num_threads (a multiple of 32; every thread if None)."""
+    _check_named_barrier("barrier_sync", barrier_id, num_threads)
     # the convergent intrinsics, not nvvm.barrier: its custom syntax reads the
     # trailing loc(...) that the DSL prints as a reduction attribute
     args = [as_value(barrier_id, Int32)]
@@ -106,6 +119,9 @@ def barrier_sync(barrier_id, num_threads=None):
 @user_op
 def barrier_arrive(barrier_id, num_threads):
     """Named barrier arrive without waiting (bar.arrive id, num_threads)."""
+    if num_threads is None:
+        fail("barrier_arrive needs the barrier's thread count (bar.arrive has no all-threads form)", rule="barrier")
+    _check_named_barrier("barrier_arrive", barrier_id, num_threads)
     nvvm.BarrierArriveOp(as_value(num_threads, Int32), barrierId=as_value(barrier_id, Int32))
 
 
@@ -171,6 +187,8 @@ def _shfl(val, arg, kind, mask, width):
             w = val.bitcast(dsl.dtype(f"ui{cls.width}")).to(Uint32)
             return _shfl(w, arg, kind, mask, width).to(dsl.dtype(f"ui{cls.width}")).bitcast(cls)
         return _shfl(val.to(Int32), arg, kind, mask, width).to(cls)
+    if not isinstance(width, int) or isinstance(width, bool) or width & (width - 1) or not 1 <= width <= 32:
+        fail(f"shuffle width {width!r}: a power of two up to 32 (the lanes of each segment)", rule="shuffle")
     # mask_and_clamp: c = ((32 - width) << 8) | clamp (31 for idx/bfly/down, 0 for up)
     seg = (32 - width) << 8
     clamp = seg | (0 if kind == "up" else 31)
@@ -235,8 +253,8 @@ def _combine(a, b, op):
 @user_op
 def warp_reduce(val, op="sum", width=32, mask=FULL_MASK):
     """`op` over the `width` lanes of each group (butterfly shuffles: every lane gets the result)."""
-    if width & (width - 1) or not 1 <= width <= 32:
-        fail(f"warp_reduce width {width}: a power of two up to 32", rule="reduce")
+    if not isinstance(width, int) or isinstance(width, bool) or width & (width - 1) or not 1 <= width <= 32:
+        fail(f"warp_reduce width {width!r}: a power of two up to 32", rule="reduce")
     off = width // 2
     while off >= 1:
         val = _combine(val, shfl_xor_sync(val, off, mask, 32), op)
@@ -266,6 +284,11 @@ def cta_reduce(val, op="sum"):
     warps = (threads + 31) // 32
     cls = type(val) if isinstance(val, Numeric) else Float32
     val = cls(val) if not isinstance(val, Numeric) else val
+    if cls is Boolean:
+        # its partials would go through an i1 shared buffer, which LLVM's
+        # memref lowering cannot store (it asserts and aborts the process)
+        fail("cta_reduce of a Boolean: reduce x.to(dsl.Int32) (sum counts, 'and'/'or' combine) and compare",
+             rule="reduce")
     key = ("cta_reduce", cls.__name__)
     if key not in k.scratch:
         from .lang import SMEMPool
@@ -501,6 +524,8 @@ def mbarrier_wait(barrier, stage, phase):
 @user_op
 def printf(fmt, *args):
     """Device printf (vprintf). Floats print with %f (promoted to f64 like C)."""
+    if not isinstance(fmt, str):
+        fail(f"printf format {fmt!r}: a Python str", rule="printf")
     vals = []
     for a in args:
         if isinstance(a, (int, float, bool)):

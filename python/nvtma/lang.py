@@ -61,7 +61,7 @@ class SMEMPool:
         it will hold) may be left out: the first atom that copies into it sets
         it, and checks the alignment."""
         cls = dsl.dtype(dtype)
-        shape = tuple(int(d) for d in shape)
+        shape = _smem_shape(shape, "SMEMPool.alloc")
         if swizzle is not None:
             from .tensormap import Swizzle
             swizzle = Swizzle.coerce(swizzle, "swizzle").dialect
@@ -73,6 +73,11 @@ class SMEMPool:
         n = 1
         for d in shape:
             n *= d
+        if off + n * eb > _SMEM_LIMIT:
+            # refused here, at the allocation's line (past 2**63 bytes the size
+            # would not even fit the kernel's record)
+            fail(f"SMEMPool.alloc of {list(shape)} {cls.__name__} ({n * eb} bytes at offset {off}) takes the kernel's "
+                 f"shared memory to {off + n * eb} bytes; a Hopper CTA gets at most {_SMEM_LIMIT}", rule="smem")
         k.smem_bytes = off + n * eb
         stage_bytes = n * eb // shape[0] if len(shape) > 1 else 0
         return _view(k, off, shape, cls, SmemInfo(off, n * eb, align, swizzle, stage_bytes))
@@ -84,9 +89,10 @@ class SMEMPool:
         computed for it, stay as they are): a few values every thread reads
         often, such as scales."""
         cls = dsl.dtype(dtype)
+        shape = _smem_shape(shape, "SMEMPool.alloc_static")
         n = self.k.scratch.get(("static_smem",), 0)
         self.k.scratch[("static_smem",)] = n + 1
-        return self.k.static_smem(f"__nvtma_static_{n}", [int(d) for d in shape], cls.mlir_type())
+        return self.k.static_smem(f"__nvtma_static_{n}", list(shape), cls.mlir_type())
 
     @user_op
     def alias(self, buf, shape, dtype, *, atom=None):
@@ -139,6 +145,35 @@ class SMEMPool:
 
     def commit(self):
         """TIRx's pool commit: nothing to do (the size is recorded when the kernel is built)."""
+
+
+def _smem_shape(shape, what):
+    """`shape` as a tuple of positive Python ints (build-time sizes; ints
+    like numpy's are taken), or a KernelBuildError naming the bad dim."""
+    import operator
+    dims = (shape,) if isinstance(shape, int) and not isinstance(shape, bool) else shape
+    try:
+        dims = tuple(dims)
+    except TypeError:
+        fail(f"{what} shape {shape!r}: a tuple of positive ints", rule="shape")
+    out = []
+    for d in dims:
+        if isinstance(d, dsl.Val):
+            d.__index__()  # the python-int error: a run-time value where a build-time size is needed
+        try:
+            if isinstance(d, bool):
+                raise TypeError
+            d = operator.index(d)
+        except TypeError:
+            fail(f"{what} shape {shape!r}: dim {d!r} is not an int", rule="shape")
+        if d < 1:
+            fail(f"{what} shape {shape!r}: dim {d} is not positive", rule="shape")
+        out.append(d)
+    if not out:
+        fail(f"{what} shape {shape!r}: at least one dim", rule="shape")
+    from .dsl.tensor import _check_size
+    _check_size(out, None, what)
+    return tuple(out)
 
 
 def _view(k, off, shape, cls, info):
@@ -281,6 +316,11 @@ class TMEMPool:
 
 # --------------------------------------------------------------------------- barriers
 
+# the shared memory of a Hopper CTA (227 KB), and so at most that / 8 mbarriers
+_SMEM_LIMIT = 227 * 1024
+_MAX_MBARRIERS = _SMEM_LIMIT // 8
+
+
 class MBarrier:
     """`depth` mbarriers (an upstream !nvgpu.mbarrier.group), initialized by
     `leader` (default thread 0) with `count` arrivals each. Initialize them
@@ -288,6 +328,12 @@ class MBarrier:
     publish it with dsl.barrier() (or dsl.cluster_sync() for multicast)."""
 
     def __init__(self, depth=1, count=1, *, phase_offset=0, leader=None, pool=None):
+        name = type(self).__name__
+        if not isinstance(depth, int) or isinstance(depth, bool) or not 1 <= depth <= _MAX_MBARRIERS:
+            fail(f"{name} depth {depth!r}: an int in [1, {_MAX_MBARRIERS}] (8 bytes of shared memory each)",
+                 rule="mbarrier")
+        if isinstance(count, bool) or (isinstance(count, int) and not 1 <= count < 1 << 20):
+            fail(f"{name} count {count!r}: mbarrier.init takes an arrival count in [1, 2**20 - 1]", rule="mbarrier")
         self.depth = depth
         self.count = count
         self.phase_offset = phase_offset

@@ -40,21 +40,35 @@ _K_BITS = 256  # a wgmma consumes 256 bits of K per row: k16 for 16-bit types, k
 _TYPES = {"f16": "f16", "bf16": "bf16", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2", "tf32": "tf32", "f32": "f32"}
 
 
+def _require_sm90a(what):
+    """wgmma exists on sm_90a alone: the lowering refuses it for any other
+    target, but only once the whole kernel is built."""
+    arch = dsl.current_kernel().kernel.arch
+    if arch != "sm_90a":
+        fail(f"{what} is a wgmma instruction: sm_90a only (Hopper's arch-specific features), not {arch!r}",
+             rule="arch")
+
+
 @user_op
 def fence():
     """wgmma.fence.sync.aligned: orders register/shared writes before the next wgmma."""
+    _require_sm90a("wgmma.fence")
     nvvm.WgmmaFenceAlignedOp()
 
 
 @user_op
 def commit_group():
     """wgmma.commit_group.sync.aligned."""
+    _require_sm90a("wgmma.commit_group")
     nvvm.WgmmaGroupSyncAlignedOp()
 
 
 @user_op
 def wait_group(n=0):
     """wgmma.wait_group.sync.aligned n: at most `n` groups still in flight."""
+    _require_sm90a("wgmma.wait_group")
+    if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n < 1 << 31:
+        fail(f"wgmma.wait_group({n!r}): a non-negative Python int (the groups left in flight)", rule="wgmma")
     nvvm.WgmmaWaitGroupSyncOp(n)
 
 
@@ -186,7 +200,7 @@ class Accumulator:
     def __init__(self, n, dtype=Float32, *, value=None, m=64):
         if m != 64:
             fail("wgmma tiles have m = 64", rule="wgmma")
-        if n % 8 or not 8 <= n <= 256:
+        if not isinstance(n, int) or isinstance(n, bool) or n % 8 or not 8 <= n <= 256:
             fail(f"wgmma n = {n}: a multiple of 8 in [8, 256]", rule="wgmma")
         self.n, self.dtype = n, dsl.dtype(dtype)
         if self.dtype is not Float32:
@@ -202,12 +216,22 @@ class Accumulator:
         self.value = value
 
     def __getitem__(self, i):
+        # checked here: llvm.extractvalue past the struct asserts in MLIR (the process aborts)
+        if not isinstance(i, int) or isinstance(i, bool):
+            fail(f"accumulator register {i!r}: a Python int (the registers are fixed at build time)", rule="wgmma")
+        if not 0 <= i < self.count:
+            fail(f"accumulator register {i} of a 64 x {self.n} accumulator: it has {self.count} (0-{self.count - 1})",
+                 rule="wgmma")
         return Float32(llvm.ExtractValueOp(ir.F32Type.get(), self.value, [i]).result)
 
     @staticmethod
     def from_values(n, values):
         """An accumulator holding `values` (n/2 Float32 per thread)."""
         acc = Accumulator(n, value=0)
+        values = list(values)
+        if len(values) > acc.count:  # llvm.insertvalue past the struct asserts in MLIR
+            fail(f"Accumulator.from_values({n}, ...) takes at most {acc.count} values (n/2 a thread), got "
+                 f"{len(values)}", rule="wgmma")
         v = llvm.UndefOp(acc.struct_t).result
         for i, x in enumerate(values):
             v = llvm.InsertValueOp(v, as_value(x, Float32), [i]).result
@@ -239,6 +263,7 @@ def mma_async(acc, a, b, *, a_type=None, b_type=None, scale_d=True, scale_a=1, s
     B is n x K (a descriptor), both K-major. Types come from SmemDescriptors
     (or `a_type`/`b_type`: "f16", "bf16", "e4m3", "e5m2"). Issued by the whole
     warpgroup; pair with fence/commit_group/wait_group. Returns the new accumulator."""
+    _require_sm90a("wgmma.mma_async")
     if not isinstance(acc, Accumulator):
         fail("mma_async's first argument is a wgmma.Accumulator", rule="wgmma")
     ta = a_type or (a.operand_type if isinstance(a, SmemDescriptor) else None)

@@ -285,3 +285,181 @@ def test_verifier_errors_name_the_users_line():
 def _line(marker):
     from dsl_testing import line_of
     return line_of(HERE, marker)
+
+
+# --------------------------------------------------------------------------- found by test/fuzz/fuzz_dsl.py
+#
+# Inputs that ended the process (an MLIR assertion aborts it: the crash
+# reproducers run in a child process, from test/fuzz/regressions/dsl), or
+# raised an untyped error (TypeError/ZeroDivisionError from inside the DSL
+# or a binding), or built IR the compiler refused only later (ptxas, the
+# lowering). Each is now a KernelBuildError naming the rule, the value and
+# the user's line.
+
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from nvtma import cuda, wgmma  # noqa: E402
+
+REGRESSIONS = Path(__file__).resolve().parents[1] / "fuzz" / "regressions" / "dsl"
+
+
+@pytest.mark.parametrize("path", sorted(REGRESSIONS.glob("*.py")), ids=lambda p: p.stem)
+def test_fuzz_dsl_crash_reproducers_are_build_errors(path):
+    text = path.read_text()
+    rule, _, message = next(ln for ln in text.splitlines() if ln.startswith("# EXPECT ")).removeprefix(
+        "# EXPECT ").partition(": ")
+    r = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1, f"exit status {r.returncode} (a negative one is a signal):\n{r.stderr[-3000:]}"
+    last = r.stderr.strip().splitlines()[-1]
+    line = next(i + 1 for i, ln in enumerate(text.splitlines()) if ln.rstrip().endswith("# MARK:error"))
+    assert last.startswith(f"nvtma.dsl.errors.KernelBuildError: {path}:{line}: "), last
+    assert message in last, last
+    # the rule, as the exception carries it
+    probe = ("import runpy, sys\nfrom nvtma import dsl\ntry:\n    runpy.run_path(sys.argv[1], run_name='__main__')\n"
+             "except dsl.KernelBuildError as e:\n    print(e.rule)\n")
+    r = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=300)
+    assert r.stdout.strip() == rule, (r.stdout, r.stderr[-2000:])
+
+
+def _kernel(body, *, arch="sm_90a", block=(128,)):
+    """A kernel whose body is `body(x, y, flags)` (f32, bf16 and i1 tensors)."""
+    @dsl.kernel(block=block, arch=arch)
+    def k(x: dsl.Tensor("f32", (64, 64)), y: dsl.Tensor("bf16", (64,)), flags: dsl.Tensor("i1", (64,))):
+        body(x, y, flags)
+
+    return k
+
+
+def _refused(body, rule, message, **kw):
+    err = build_error(_kernel(body, **kw), rule)
+    assert message in str(err), str(err)
+    assert err.where is not None and err.where.startswith(HERE + ":"), err.where  # the user's line (a lambda here)
+    return err
+
+
+@pytest.mark.parametrize("body,message", [
+    (lambda x, y, f: x.__setitem__((0, 0), wgmma.Accumulator(64)[32]),
+     "accumulator register 32 of a 64 x 64 accumulator: it has 32 (0-31)"),
+    (lambda x, y, f: wgmma.Accumulator(64)[10 ** 30], "accumulator register 1000000000000000000000000000000"),
+    (lambda x, y, f: wgmma.Accumulator(64)[dsl.Int32(1)], "a Python int"),
+    (lambda x, y, f: wgmma.Accumulator(64.0), "wgmma n = 64.0: a multiple of 8 in [8, 256]"),
+], ids=["past-the-end", "huge", "run-time", "float-n"])
+def test_accumulator_registers_are_checked(body, message):
+    _refused(body, "wgmma", message)
+
+
+@pytest.mark.parametrize("body,message", [
+    (lambda x, y, f: x.__setitem__((0, 0), f[3].to(dsl.Float32)), "a load of a Boolean (i1) tensor"),
+    (lambda x, y, f: f.__setitem__(3, dsl.thread_idx() < 3), "a store of a Boolean (i1) tensor"),
+    (lambda x, y, f: f.load_vec(4, 0), "a vector access of a Boolean (i1) tensor"),
+    (lambda x, y, f: lang.SMEMPool().alloc((4,), dsl.Boolean).__setitem__(0, dsl.Boolean(True)),
+     "a store of a Boolean (i1) tensor"),
+], ids=["global-load", "global-store", "load-vec", "shared-store"])
+def test_boolean_tensors_are_not_loaded_or_stored(body, message):
+    _refused(body, "dtype", message)
+
+
+def test_cta_reduce_of_a_boolean_is_an_error():
+    _refused(lambda x, y, f: cuda.cta_sum(dsl.thread_idx() < 3), "reduce", "cta_reduce of a Boolean")
+
+
+@pytest.mark.parametrize("shape", [(2 ** 64,), (2 ** 62, 2 ** 62), (2 ** 62,)])
+def test_tensor_shapes_past_int64_are_refused_where_they_are_declared(shape):
+    """(2**64,) was a TypeError from MemRefType.get; (2**62, 2**62) built and
+    failed in the lowering; (2**62,) of f32 is 2**64 bytes."""
+    with pytest.raises(dsl.KernelBuildError) as e:
+        dsl.Tensor("f32", shape)  # MARK:huge-shape
+    assert e.value.rule == "shape"
+    assert "do not fit a 64-bit size" in str(e.value)
+    assert e.value.where == f"{HERE}:{_line('MARK:huge-shape')}"
+
+
+def test_errors_of_tensor_annotations_name_the_users_line_not_dataclass_code():
+    """dsl.Tensor is a dataclass: its errors named the generated __init__ ('<string>:5')."""
+    with pytest.raises(dsl.KernelBuildError) as e:
+        dsl.Tensor("f33", (4,))  # MARK:bad-dtype
+    assert e.value.where == f"{HERE}:{_line('MARK:bad-dtype')}", e.value.where
+    with pytest.raises(dsl.KernelBuildError) as e:
+        dsl.Tensor("f32", (-1,))  # MARK:negative-dim
+    assert e.value.where == f"{HERE}:{_line('MARK:negative-dim')}", e.value.where
+
+
+@pytest.mark.parametrize("body,rule,message", [
+    (lambda x, y, f: dsl.full(2.0, 1.0), "vector", "a vector of 2.0 lanes: a positive Python int"),
+    (lambda x, y, f: dsl.full(0, 1.0), "vector", "a vector of 0 lanes"),
+    (lambda x, y, f: dsl.zeros(None), "vector", "a vector of None lanes"),
+    (lambda x, y, f: dsl.full(2, 1.0).insert(7, 2.0), "index", "lane 7 of a 2-lane vector"),
+    (lambda x, y, f: x.load_vec(None, 0, 0), "vector-width", "a vector access of None lanes"),
+    (lambda x, y, f: x.load_vec(4, 0, 0, align=3), "align", "align=3: a power of two"),
+    (lambda x, y, f: x.store_vec(dsl.zeros(4), 0, 0, align=2 ** 40), "align", "align=1099511627776"),
+], ids=["float-lanes", "no-lanes", "none-lanes", "insert-past-the-end", "load-vec-none", "align-3", "align-huge"])
+def test_vector_lane_counts_and_alignments_are_checked(body, rule, message):
+    _refused(body, rule, message)
+
+
+@pytest.mark.parametrize("body,rule,message", [
+    (lambda x, y, f: lang.SMEMPool().alloc((0, 4), dsl.Float32), "shape", "dim 0 is not positive"),
+    (lambda x, y, f: lang.SMEMPool().alloc((None,), dsl.Float32), "shape", "dim None is not an int"),
+    (lambda x, y, f: lang.SMEMPool().alloc((1.5,), dsl.Float32), "shape", "dim 1.5 is not an int"),
+    (lambda x, y, f: lang.SMEMPool().alloc_static((4, -2), dsl.Float32), "shape", "dim -2 is not positive"),
+    (lambda x, y, f: lang.SMEMPool().alloc((2 ** 62,), dsl.Int32), "smem",
+     "takes the kernel's shared memory to 18446744073709551616 bytes; a Hopper CTA gets at most 232448"),
+    (lambda x, y, f: lang.SMEMPool().alloc((dsl.Int32(4),), dsl.Int32), "python-int", "build-time constant"),
+], ids=["zero-dim", "none-dim", "float-dim", "static-negative", "past-2**63-bytes", "run-time-dim"])
+def test_shared_buffer_shapes_are_checked_at_the_allocation(body, rule, message):
+    _refused(body, rule, message)
+
+
+@pytest.mark.parametrize("body,message", [
+    (lambda x, y, f: lang.MBarrier(2 ** 32 + 1), "MBarrier depth 4294967297: an int in [1, 29056]"),
+    (lambda x, y, f: lang.MBarrier(0), "MBarrier depth 0"),
+    (lambda x, y, f: lang.TMABar(1, 2 ** 40), "TMABar count 1099511627776: mbarrier.init takes an arrival count"),
+    (lambda x, y, f: lang.Pipeline(2.0), "TMABar depth 2.0"),
+], ids=["depth-past-u32", "depth-0", "count-huge", "pipeline-float-depth"])
+def test_mbarrier_depths_and_counts_are_checked(body, message):
+    _refused(body, "mbarrier", message)
+
+
+@pytest.mark.parametrize("body,rule,message", [
+    (lambda x, y, f: cuda.printf(3), "printf", "printf format 3: a Python str"),
+    (lambda x, y, f: cuda.shfl_sync(x[0, 0], 1, width=None), "shuffle", "shuffle width None"),
+    (lambda x, y, f: cuda.shfl_xor_sync(x[0, 0], 1, width=64), "shuffle", "shuffle width 64"),
+    (lambda x, y, f: cuda.warp_reduce(x[0, 0], "sum", width=2.0), "reduce", "warp_reduce width 2.0"),
+    (lambda x, y, f: cuda.barrier_arrive(1, 0), "barrier", "barrier_arrive thread count 0: a multiple of 32"),
+    (lambda x, y, f: cuda.barrier_sync(1, 33), "barrier", "barrier_sync thread count 33"),
+    (lambda x, y, f: cuda.barrier_sync(16, 64), "barrier", "barrier_sync barrier id 16: 0-15"),
+], ids=["printf-fmt", "shfl-width-none", "shfl-width-64", "warp-reduce-float-width", "bar-arrive-0",
+        "bar-sync-33", "bar-id-16"])
+def test_warp_and_barrier_helper_arguments_are_checked(body, rule, message):
+    _refused(body, rule, message)
+
+
+def test_callables_of_cond_and_while_must_take_the_carried_values():
+    """A while_ condition taking 2 values for a carry of 1 was Python's
+    TypeError raised inside control.py; a non-callable branch of cond likewise."""
+    def bad_while(x, y, f):
+        loop = dsl.while_(lambda i, j: i < j, carry=(dsl.Int32(0),))
+        for (i,) in loop:
+            dsl.yield_(i + 1)
+
+    _refused(bad_while, "callable", "cannot take 1 value")
+    _refused(lambda x, y, f: dsl.cond(dsl.thread_idx() < 3, dsl.Int32(1), lambda: dsl.Int32(2)), "callable",
+             "dsl.cond's true_fn is Int32, not a function")
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100a"])
+def test_wgmma_off_sm_90a_is_refused_at_the_users_line(arch):
+    """It built, then the lowering refused it: "'nvvm.wgmma.fence.aligned' op is not supported on sm_90"."""
+    _refused(lambda x, y, f: wgmma.fence(), "arch", f"wgmma.fence is a wgmma instruction: sm_90a only", arch=arch)
+
+
+@pytest.mark.parametrize("body,rule,message", [
+    (lambda x, y, f: wgmma.wait_group(-1), "wgmma", "wgmma.wait_group(-1): a non-negative Python int"),
+    (lambda x, y, f: wgmma.wait_group(1.5), "wgmma", "wgmma.wait_group(1.5)"),
+    (lambda x, y, f: cpasync.cp_async_wait_group(-1), "wait-group", "cp_async_wait_group(-1)"),
+    (lambda x, y, f: cpasync.bulk_wait_group(2 ** 40), "wait-group", "bulk_wait_group(1099511627776)"),
+], ids=["wgmma-negative", "wgmma-float", "cp-async-negative", "bulk-huge"])
+def test_wait_group_counts_are_checked(body, rule, message):
+    _refused(body, rule, message)

@@ -33,3 +33,15 @@ def test_encode_argument_fuzz_smoke(tmp_path):
                           tmp_path)
     assert summary["inputs"] == 3000 and summary["returned"] > 100 and summary["tensormap_errors"] > 100
     assert summary["bugs"] == 0, f"bugs: {summary} {found}"
+
+
+def test_dsl_fuzz_smoke(tmp_path):
+    """test/fuzz/fuzz_dsl.py over 300 seeds: random kernels, many of them
+    wrong on purpose, each built and compiled in a child process; every
+    outcome is a compiled kernel or a typed error."""
+    pytest.importorskip("nvtma._mlir_libs._nvtmaDialects")
+    summary, _ = _run([REPO / "test" / "fuzz" / "fuzz_dsl.py", "--seeds", "0:300"], tmp_path)
+    found = "\n".join(p.read_text()[:3000] for p in tmp_path.glob("*.py") if not p.name.startswith("late-"))
+    assert summary["inputs"] == 300
+    assert summary["outcomes"].get("ok", 0) > 10 and summary["outcomes"].get("typed", 0) > 50, summary
+    assert summary["bugs"] == 0, f"bugs: {summary} {found}"

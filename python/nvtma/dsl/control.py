@@ -327,10 +327,29 @@ class else_:  # noqa: N801
         return False
 
 
+def _check_callable(fn, nargs, what):
+    """`fn` can be called with `nargs` positional values, or a
+    KernelBuildError naming `what` (not Python's TypeError from inside the DSL)."""
+    import inspect
+    if not callable(fn):
+        fail(f"{what} is {type(fn).__name__}, not a function (write lambda: ...)", rule="callable")
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # builtins without a signature: let the call decide
+        return
+    try:
+        sig.bind(*[None] * nargs)
+    except TypeError:
+        fail(f"{what} {getattr(fn, '__qualname__', fn)}{sig} cannot take {nargs} value"
+             f"{'' if nargs == 1 else 's'}", rule="callable")
+
+
 @user_op
 def cond(pred, true_fn, false_fn):
     """``true_fn()`` if `pred` else ``false_fn()``, as an scf.if with results;
     both return the same structure of values (a value, a tuple, a fragment)."""
+    _check_callable(true_fn, 0, "dsl.cond's true_fn")
+    _check_callable(false_fn, 0, "dsl.cond's false_fn")
     with if_(pred) as br:
         with user_code():
             t = true_fn()
@@ -369,6 +388,8 @@ class while_:  # noqa: N801
             after = op.after.blocks.append(*types)
         with ir.InsertionPoint(before):
             args = unflatten(rebuild, list(before.arguments))
+            _check_callable(self.condition, len(args) if isinstance(args, (tuple, list)) else 1,
+                            "the dsl.while_ condition")
             with user_code():
                 c = self.condition(*args) if isinstance(args, (tuple, list)) else self.condition(args)
             if not isinstance(c, Val):

@@ -36,10 +36,19 @@ def user_frame():
     while f is not None:
         fn = f.f_code.co_filename
         if (not fn.startswith(_PKG) or fn.startswith(_USER_DIRS)) and "importlib" not in fn \
-                and not fn.endswith("contextlib.py"):  # lang.WarpRole & co are contextmanagers
+                and not fn.endswith("contextlib.py") and not _generated_for_nvtma(f):  # WarpRole & co: contextmanagers
             return f
         f = f.f_back
     return None
+
+
+def _generated_for_nvtma(f) -> bool:
+    """A method Python generated for one of nvtma's classes (a dataclass's
+    __init__ / __post_init__ caller, file "<string>"): not the user's line."""
+    if not f.f_code.co_filename.startswith("<"):
+        return False
+    s = f.f_locals.get("self")
+    return s is not None and (type(s).__module__ or "").startswith("nvtma")
 
 
 def user_site() -> str | None:

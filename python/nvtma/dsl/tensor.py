@@ -45,6 +45,7 @@ class Tensor:
             for d in self.shape:
                 if d is not None and (not isinstance(d, int) or isinstance(d, bool) or d < 0):
                     fail(f"dsl.Tensor shape {self.shape}: dims are non-negative ints or None", rule="shape")
+            _check_size(self.shape, self.dtype, "dsl.Tensor")
 
     @property
     def element(self):
@@ -56,6 +57,32 @@ class Tensor:
                  "param_types= or call the kernel on tensors", rule="specialize")
         dyn = ir.ShapedType.get_dynamic_size()
         return ir.MemRefType.get([dyn if d is None else d for d in self.shape], self.element.mlir_type())
+
+
+# MLIR sizes are int64, and LLVM's memref lowering describes a memref by
+# element offsets and strides in int64 too: a tensor must have fewer elements
+# (and bytes) than that, or MLIR's builders refuse it untyped
+_MAX_ELEMENTS = (1 << 63) - 1
+
+
+def _check_size(shape, dt, what):
+    """Refuses a static shape whose element count or byte size does not fit int64."""
+    n = 1
+    for d in shape:
+        if d is not None:
+            n *= d
+    eb = max(dtype(dt).width // 8, 1) if dt is not None else 1
+    if n * eb > _MAX_ELEMENTS:
+        fail(f"{what} shape {tuple(shape)}: {n} elements ({n * eb} bytes) do not fit a 64-bit size (at most "
+             f"{_MAX_ELEMENTS})", rule="shape")
+
+
+def _check_accessible(t, what):
+    """Boolean (i1) buffers have no byte layout LLVM's memref lowering can
+    load or store (it asserts on sub-byte elements and aborts the process)."""
+    if t.dtype is _n.Boolean:
+        fail(f"{what} of a Boolean (i1) tensor {t.value.type}: i1 has no byte layout in memory; store Uint8/Int8 "
+             "(x.to(dsl.Uint8)) and compare after loading", rule="dtype")
 
 
 class SmemInfo:
@@ -106,6 +133,16 @@ class SmemInfo:
             self.box = box
         elif self.box != box:
             fail(f"{what} copies boxes of {list(box)}, this buffer holds boxes of {list(self.box)}", rule="box")
+
+
+def _alignment(align, nb):
+    """The byte alignment a vector access assumes: `align` (None or 0: the
+    access's own size, up to 16), a power of two LLVM can carry."""
+    if align is None or (isinstance(align, int) and not isinstance(align, bool) and align == 0):
+        return nb
+    if not isinstance(align, int) or isinstance(align, bool) or align < 1 or align & (align - 1) or align > 1 << 32:
+        fail(f"align={align!r}: a power of two in bytes, at most 2**32", rule="align")
+    return align
 
 
 class TensorValue(Val):
@@ -250,6 +287,7 @@ class TensorValue(Val):
 
     @user_op
     def __getitem__(self, idx):
+        _check_accessible(self, "a load")
         idx = self._indices(idx)
         if self._via_flat():
             flat, e = self._swizzled(idx)
@@ -258,6 +296,7 @@ class TensorValue(Val):
 
     @user_op
     def __setitem__(self, idx, v):
+        _check_accessible(self, "a store")
         idx = self._indices(idx)
         val = as_value(v, self.dtype)
         if self._via_flat():
@@ -269,7 +308,10 @@ class TensorValue(Val):
     def _vec_check(self, n):
         """Bytes of an n-lane access (a power of two up to 64; past 16 bytes
         it is several 16-byte accesses) and the alignment it assumes."""
+        _check_accessible(self, "a vector access")
         eb = max(self.dtype.width // 8, 1)
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            fail(f"a vector access of {n!r} lanes: a positive Python int", rule="vector-width")
         if n * eb > 64 or n * eb & (n * eb - 1):
             fail(f"a vector access of {n} x {self.dtype.__name__} is {n * eb} bytes; a power of two up to 64",
                  rule="vector-width")
@@ -283,7 +325,7 @@ class TensorValue(Val):
         nb = self._vec_check(n)
         idx = self._indices(tuple(idx))
         vt = ir.VectorType.get([n], self.dtype.mlir_type())
-        al = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), align or nb)
+        al = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), _alignment(align, nb))
         if self._via_flat():
             flat, e = self._swizzled(idx)
             return Vector(vector.LoadOp(vt, flat.value, [as_value(e, Index)], alignment=al).result)
@@ -295,7 +337,7 @@ class TensorValue(Val):
         if v.dtype is not self.dtype:
             v = v.to(self.dtype)
         idx = self._indices(tuple(idx))
-        al = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), align or nb)
+        al = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), _alignment(align, nb))
         if self._via_flat():
             flat, e = self._swizzled(idx)
             vector.StoreOp(v.value, flat.value, [as_value(e, Index)], alignment=al)

@@ -90,7 +90,10 @@ class Vector(Val):
         """A copy with lane `i` set to `x`."""
         v = as_value(x, self.dtype)
         if isinstance(i, int):
-            return Vector(vector.InsertOp(v, self.value, [], [i % len(self)]).result)
+            n = len(self)
+            if not -n <= i < n:  # like v[i]: not wrapped around
+                fail(f"lane {i} of a {n}-lane vector", rule="index")
+            return Vector(vector.InsertOp(v, self.value, [], [i % n]).result)
         idx = as_value(i, _n.Index)
         return Vector(vector.InsertOp(v, self.value, [idx], [ir.ShapedType.get_dynamic_size()]).result)
 
@@ -349,6 +352,8 @@ def vector_of(values, dtype=None):
 def full(n, value, dtype=Float32):
     """An n-lane vector with every lane `value`."""
     cls = _n.dtype(dtype)
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        fail(f"a vector of {n!r} lanes: a positive Python int", rule="vector")
     return Vector(vector.BroadcastOp(_vt(n, cls), as_value(value, cls)).result)
 
 
