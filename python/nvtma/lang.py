@@ -22,7 +22,7 @@ from ._lazy import lazy
 from .dsl import types
 from .dsl.errors import fail, user_op
 from .dsl.kernel import active_threads, narrowed
-from .dsl.tensor import SWIZZLE_BYTES, SmemInfo, TensorValue
+from .dsl.tensor import SWIZZLE_BYTES, SmemInfo, TensorValue, _static_shape
 from .profile import Profiler  # noqa: F401 (in-kernel profiling, nvtma.profile; here beside the roles it times)
 
 ir = lazy("nvtma.ir")
@@ -61,7 +61,7 @@ class SMEMPool:
         it will hold) may be left out: the first atom that copies into it sets
         it, and checks the alignment."""
         cls = dsl.dtype(dtype)
-        shape = _smem_shape(shape, "SMEMPool.alloc")
+        shape = _static_shape(shape, "SMEMPool.alloc")
         if swizzle is not None:
             from .tensormap import Swizzle
             swizzle = Swizzle.coerce(swizzle, "swizzle").dialect
@@ -89,7 +89,7 @@ class SMEMPool:
         computed for it, stay as they are): a few values every thread reads
         often, such as scales."""
         cls = dsl.dtype(dtype)
-        shape = _smem_shape(shape, "SMEMPool.alloc_static")
+        shape = _static_shape(shape, "SMEMPool.alloc_static")
         n = self.k.scratch.get(("static_smem",), 0)
         self.k.scratch[("static_smem",)] = n + 1
         return self.k.static_smem(f"__nvtma_static_{n}", list(shape), cls.mlir_type())
@@ -102,6 +102,7 @@ class SMEMPool:
         as it lies in shared memory, swizzled and box after box: `shape` and
         `dtype` must be the atom's, and `buf` aligned for its swizzle."""
         cls = dsl.dtype(dtype)
+        shape = _static_shape(shape, "SMEMPool.alias")
         n = max(cls.width // 8, 1)
         for d in shape:
             n *= d
@@ -145,35 +146,6 @@ class SMEMPool:
 
     def commit(self):
         """TIRx's pool commit: nothing to do (the size is recorded when the kernel is built)."""
-
-
-def _smem_shape(shape, what):
-    """`shape` as a tuple of positive Python ints (build-time sizes; ints
-    like numpy's are taken), or a KernelBuildError naming the bad dim."""
-    import operator
-    dims = (shape,) if isinstance(shape, int) and not isinstance(shape, bool) else shape
-    try:
-        dims = tuple(dims)
-    except TypeError:
-        fail(f"{what} shape {shape!r}: a tuple of positive ints", rule="shape")
-    out = []
-    for d in dims:
-        if isinstance(d, dsl.Val):
-            d.__index__()  # the python-int error: a run-time value where a build-time size is needed
-        try:
-            if isinstance(d, bool):
-                raise TypeError
-            d = operator.index(d)
-        except TypeError:
-            fail(f"{what} shape {shape!r}: dim {d!r} is not an int", rule="shape")
-        if d < 1:
-            fail(f"{what} shape {shape!r}: dim {d} is not positive", rule="shape")
-        out.append(d)
-    if not out:
-        fail(f"{what} shape {shape!r}: at least one dim", rule="shape")
-    from .dsl.tensor import _check_size
-    _check_size(out, None, what)
-    return tuple(out)
 
 
 def _view(k, off, shape, cls, info):

@@ -38,6 +38,8 @@ SWIZZLE_MODE = {"none": 0, "swizzle_128b": 1, "swizzle_64b": 2, "swizzle_32b": 3
 
 _K_BITS = 256  # a wgmma consumes 256 bits of K per row: k16 for 16-bit types, k32 for fp8
 _TYPES = {"f16": "f16", "bf16": "bf16", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2", "tf32": "tf32", "f32": "f32"}
+# what a wgmma with f32 accumulators multiplies
+_OPERAND_TYPES = {"f16", "bf16", "e4m3", "e5m2", "tf32"}
 
 
 def _require_sm90a(what):
@@ -180,7 +182,11 @@ class SmemDescriptor:
 
     @property
     def operand_type(self):
-        return _TYPES[self.dtype.name]
+        t = _TYPES.get(self.dtype.name)
+        if t not in _OPERAND_TYPES:
+            fail(f"a wgmma operand tile of {self.dtype.__name__}: f16, bf16, e4m3 or e5m2 (f32 tiles: pass "
+                 "a_type/b_type='tf32')", rule="wgmma")
+        return t
 
 
 def _addr(tile):
@@ -271,6 +277,15 @@ def mma_async(acc, a, b, *, a_type=None, b_type=None, scale_d=True, scale_a=1, s
     ta, tb = _TYPES.get(ta, ta), _TYPES.get(tb, tb)
     if ta is None or tb is None:
         fail("mma_async needs the operand types: pass SmemDescriptors or a_type=/b_type=", rule="wgmma")
+    for what, t in (("a_type", ta), ("b_type", tb)):
+        # checked here: "f32" reached an llvm_unreachable in NVVM's wgmma
+        # (the process aborted), other names an AttributeError
+        if t not in _OPERAND_TYPES:
+            fail(f"wgmma {what} {t!r}: one of {', '.join(sorted(_OPERAND_TYPES))} (f32 data is read as tf32; "
+                 "integer wgmmas need s32 accumulators, which these f32 ones are not)", rule="wgmma")
+    for what, v in (("scale_a", scale_a), ("scale_b", scale_b)):
+        if not isinstance(v, int) or isinstance(v, bool) or v not in _SCALE_IN:
+            fail(f"wgmma {what}={v!r}: 1 or -1 (negate the operand)", rule="wgmma")
     fp8 = {"e4m3", "e5m2"}
     if (ta in fp8) != (tb in fp8) or (ta not in fp8 and ta != tb):
         fail(f"wgmma operand types {ta} and {tb} do not pair (f16/bf16 with themselves, fp8 with fp8)", rule="wgmma")

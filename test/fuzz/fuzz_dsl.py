@@ -763,6 +763,12 @@ class Gen:
             self.emit(f"    for _ in range({rng.choice([50, 300, 2000])}):")
             self.emit("        _st.enter_context(dsl.if_(dsl.thread_idx() < 7))")
             self.emit("    x_ = dsl.Int32(1) + 1")
+        if self.bad(0.2):
+            # a branch entered and never exited (a hand-made __enter__, an unclosed ExitStack)
+            self.emit(rng.choice(["dsl.if_(dsl.thread_idx() < 3).__enter__()",
+                                  "__import__('contextlib').ExitStack().enter_context(dsl.if_(dsl.lane_idx() == 0))"]))
+            if rng.random() < 0.5:
+                self.stmt()
         body = self.lines or ["    pass"]
         for nm, elem, shape in self.tensors_extra:
             params.append(f"{nm}: dsl.Tensor({elem!r}, {shape!r})")
@@ -891,6 +897,19 @@ def run_batch(jobs, timeout, results, record):
                     record(current, dict(pending)[current], "CRASH", f"exit status {rc}\n{err[-4000:]}")
                     results[current] = ("CRASH", f"rc={rc}")
                     finished.add(current)
+                elif rc != 0 and len(finished) == len(pending) and len(pending) > 1:
+                    # every program answered, then the process died (at
+                    # interpreter exit): replay them one per child to find which
+                    for seed, src in pending:
+                        one = {}
+                        run_batch([(seed, src)], timeout, one, record)
+                        if one.get(seed, ("",))[0] == "CRASH":
+                            results[seed] = one[seed]
+                elif rc != 0:
+                    seed = pending[0][0]
+                    record(seed, pending[0][1], "CRASH", f"exit status {rc} after the program answered (at "
+                           f"interpreter exit)\n{err[-4000:]}")
+                    results[seed] = ("CRASH", f"rc={rc} at exit")
                 break
             msg = json.loads(line)
             if "start" in msg:

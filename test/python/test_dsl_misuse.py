@@ -463,3 +463,80 @@ def test_wgmma_off_sm_90a_is_refused_at_the_users_line(arch):
 ], ids=["wgmma-negative", "wgmma-float", "cp-async-negative", "bulk-huge"])
 def test_wait_group_counts_are_checked(body, rule, message):
     _refused(body, rule, message)
+
+
+def _nest(depth, body):
+    """`body()` inside `depth` nested dsl.if_ (Python allows only 20 static `with` levels)."""
+    if depth == 0:
+        body()
+        return
+    with dsl.if_(dsl.thread_idx() < 100):
+        _nest(depth - 1, body)
+
+
+def test_run_time_regions_nested_past_what_mlir_reads_back_are_refused():
+    """About 250 nested branches built, then nvtma.compile could not parse
+    the IR back ("nesting depth 257 is over the limit of 256")."""
+    def store(x, y, f):
+        x[0, 0] = 1.0
+
+    _refused(lambda x, y, f: _nest(250, lambda: store(x, y, f)), "nesting",
+             "dsl.if_ nested inside 200 run-time regions")
+    assert "st.global.b32" in ptx(_kernel(lambda x, y, f: _nest(150, lambda: store(x, y, f))))  # 150 compile
+
+
+def test_a_branch_left_open_is_refused_and_the_process_survives():
+    """A dsl.if_ entered and never exited built a kernel that returned inside
+    the branch, and aborted the interpreter at exit (the child process here)."""
+    def body(x, y, f):
+        dsl.if_(dsl.thread_idx() < 3).__enter__()  # MARK:left-open
+        x[0, 0] = 1.0
+
+    err = build_error(_kernel(body), "region")
+    assert "this dsl.if_ is entered but never exited" in str(err)
+    assert err.where == f"{HERE}:{_line('MARK:left-open')}"
+    # the same in a fresh interpreter: the error, then a clean exit
+    src = ("from nvtma import dsl\n@dsl.kernel(block=(32,))\ndef k(x: dsl.Tensor('f32', (4,))):\n"
+           "    dsl.if_(dsl.thread_idx() < 3).__enter__()\n    x[0] = 1.0\n"
+           "try:\n    k.build()\nexcept dsl.KernelBuildError as e:\n    print(e.rule)\n")
+    r = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, timeout=300)
+    assert (r.returncode, r.stdout.strip()) == (0, "region"), r.stderr[-2000:]
+
+
+@pytest.mark.parametrize("shape,message", [
+    ((None, 64), "reshape shape (None, 64): dim None is not an int"),
+    ((-4, 16), "dim -4 is not positive"),
+    ((2 ** 40, 0), "dim 0 is not positive"),
+])
+def test_reshape_shapes_are_checked(shape, message):
+    """reshape((-4, None, 64)) was a TypeError (int *= None) inside tensor.py."""
+    _refused(lambda x, y, f: lang.SMEMPool().alloc((64, 64), dsl.Float32).reshape(shape), "shape", message)
+
+
+@pytest.mark.parametrize("kw,message", [
+    (dict(a_type="x", b_type="x"), "wgmma a_type 'x': one of bf16, e4m3, e5m2, f16, tf32"),
+    (dict(a_type="f32", b_type="f32"), "wgmma a_type 'f32'"),
+    (dict(a_type="s8", b_type="s8"), "integer wgmmas need s32 accumulators"),
+    (dict(a_type="bf16", b_type="bf16", scale_a=2), "wgmma scale_a=2: 1 or -1"),
+    (dict(a_type="bf16", b_type="bf16", scale_b=1.0), "wgmma scale_b=1.0"),
+], ids=["unknown", "f32-aborted", "s8", "scale-2", "scale-float"])
+def test_wgmma_operand_types_and_scales_are_checked(kw, message):
+    """"x" was an AttributeError, scale_a=2 a KeyError, "f32" an abort (llvm_unreachable in NVVM)."""
+    _refused(lambda x, y, f: wgmma.mma_async(wgmma.Accumulator(64), dsl.Uint64(0), dsl.Uint64(0), **kw), "wgmma",
+             message)
+
+
+def test_a_descriptor_of_an_integer_tile_is_not_a_wgmma_operand():
+    """An i8 tile's SmemDescriptor made mma_async raise KeyError('i8')."""
+    @dsl.kernel(block=(128,))
+    def k(a: dsl.Tensor("i8", (64, 256))):
+        ld = cpasync.make_tiled_tma_atom(G2S(), a, (64, 128), swizzle="swizzle_128b")
+        s = lang.SMEMPool().alloc_for(ld)
+        from dsl_testing import tma_load_and_wait
+        tma_load_and_wait(ld, s)
+        d = wgmma.SmemDescriptor(s)
+        wgmma.mma_async(wgmma.Accumulator(64), d, d)  # MARK:i8-operand
+
+    err = build_error(k, "wgmma")
+    assert "a wgmma operand tile of Int8: f16, bf16, e4m3 or e5m2" in str(err)
+    assert err.where == f"{HERE}:{_line('MARK:i8-operand')}"

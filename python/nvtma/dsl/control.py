@@ -25,6 +25,8 @@ KernelBuildError). The loop bodies are traced once::
 
 from __future__ import annotations
 
+import atexit
+
 from .._lazy import lazy
 from . import numeric as _n
 from . import types as _types
@@ -119,6 +121,25 @@ def yield_(*values):
     frame.yielded = vals
 
 
+# --------------------------------------------------------------------------- nesting
+
+# Regions inside regions: past about 250 the printed IR nests deeper than
+# MLIR's parser reads back (256 brackets), so the kernel built and then failed
+# to compile. Counted from the IR itself (no state to leak when a build fails).
+_MAX_NESTING = 200
+
+
+def _check_nesting(what):
+    op = ir.InsertionPoint.current.block.owner
+    depth = 0
+    while op is not None and depth <= _MAX_NESTING:
+        depth += 1
+        op = op.operation.parent
+    if depth > _MAX_NESTING:
+        fail(f"{what} nested inside {_MAX_NESTING} run-time regions (dsl.if_/else_/range/while_): MLIR cannot read "
+             "back IR nested that deep; flatten the control flow", rule="nesting")
+
+
 # --------------------------------------------------------------------------- for
 
 def _loop_annotation(unroll):
@@ -161,6 +182,7 @@ class range:  # noqa: N801,A001 (mirrors Python's range)
             cls = type(b) if cls is Index and b is nums[0] else _n.promote(cls, type(b))
         if cls is Boolean:
             cls = _n.Int32
+        _check_nesting("dsl.range")
         with user_location():
             lo, hi, st = (as_value(b, cls) for b in (start, stop, step))
             if isinstance(step, int) and step <= 0:
@@ -223,6 +245,61 @@ def _block_key():
     return ir.InsertionPoint.current.block
 
 
+class _OpenRegions:
+    """dsl.if_/else_ branches entered and not yet exited. A branch left open
+    (entered by hand, or through a contextlib.ExitStack never closed) leaves
+    its insertion point on MLIR's thread-local context stack: the kernel's
+    return lands inside the branch, the kernel's own `with` exits pop the
+    wrong entries, and the interpreter aborts at exit (the stack's Python
+    references are dropped after finalization, without the GIL). So the
+    kernel's end refuses the kernel, and atexit drains what is left."""
+    regions = []
+
+
+def _opened(region, what):
+    from .errors import user_site
+    from .kernel import _KernelState
+    region.what, region.where, region.kernel = what, user_site(), _KernelState.current
+    _OpenRegions.regions.append(region)
+    k = region.kernel
+    if k is not None and ("open-regions",) not in k.scratch:
+        k.scratch[("open-regions",)] = True
+        k.at_exit.insert(0, lambda k=k: _refuse_left_open(k))
+
+
+def _closed(region):
+    _OpenRegions.regions[:] = [r for r in _OpenRegions.regions if r is not region]
+
+
+def _refuse_left_open(k):
+    left = [r for r in _OpenRegions.regions if r.kernel is k]
+    if left:
+        from .errors import KernelBuildError
+        raise KernelBuildError(f"this {left[0].what} is entered but never exited: the kernel would return inside "
+                               "it; use `with` (and close a contextlib.ExitStack before the kernel returns)",
+                               where=left[0].where, rule="region")
+
+
+@atexit.register
+def _drain():
+    """Pops what branches left open left on MLIR's context stack, while the
+    interpreter can still drop the references."""
+    if not _OpenRegions.regions:
+        return
+    _OpenRegions.regions.clear()
+    for _ in _builtin_range(1 << 20):
+        if ir.Context.current is None:
+            return
+        for current in (lambda: ir.InsertionPoint.current, lambda: ir.Location.current, lambda: ir.Context.current):
+            try:
+                current().__exit__(None, None, None)
+                break
+            except Exception:  # noqa: BLE001 (not this kind of entry on top)
+                continue
+        else:
+            return
+
+
 class if_:  # noqa: N801
     """``with dsl.if_(cond): ...`` emits scf.if; a following ``with
     dsl.else_(): ...`` fills its else branch. Branches that end with
@@ -241,6 +318,7 @@ class if_:  # noqa: N801
         self.narrow = self._SCOPES[scope] or (_n.narrowing(cond) if isinstance(cond, Val) else None)
 
     def __enter__(self):
+        _check_nesting("dsl.if_")
         with user_location():
             c = as_value(self.cond, Boolean) if isinstance(self.cond, Val) else None
             if c is None:
@@ -257,9 +335,11 @@ class if_:  # noqa: N801
         self.scope = narrowed(*self.narrow) if self.narrow else None
         if self.scope:
             self.scope.__enter__()
+        _opened(self, "dsl.if_")
         return self.branch
 
     def __exit__(self, et, ev, tb):
+        _closed(self)
         if self.scope:
             self.scope.__exit__(et, ev, tb)
         self.ip.__exit__(et, ev, tb)
@@ -306,9 +386,11 @@ class else_:  # noqa: N801
         _Frame.stack.append(self.frame)
         self.ip = ir.InsertionPoint(op.regions[1].blocks[0])
         self.ip.__enter__()
+        _opened(self, "dsl.else_")
         return branch
 
     def __exit__(self, et, ev, tb):
+        _closed(self)
         self.ip.__exit__(et, ev, tb)
         _Frame.stack.pop()
         if et is not None:
@@ -379,6 +461,7 @@ class while_:  # noqa: N801
         self.results = None
 
     def __iter__(self):
+        _check_nesting("dsl.while_")
         leaves, rebuild = flatten(self.carry)
         with user_location():
             init = _leaf_values(leaves, "carry")

@@ -77,6 +77,34 @@ def _check_size(shape, dt, what):
              f"{_MAX_ELEMENTS})", rule="shape")
 
 
+def _static_shape(shape, what):
+    """`shape` as a tuple of positive Python ints (build-time sizes; ints
+    like numpy's are taken), or a KernelBuildError naming the bad dim."""
+    import operator
+    dims = (shape,) if isinstance(shape, int) and not isinstance(shape, bool) else shape
+    try:
+        dims = tuple(dims)
+    except TypeError:
+        fail(f"{what} shape {shape!r}: a tuple of positive ints", rule="shape")
+    out = []
+    for d in dims:
+        if isinstance(d, Val):
+            d.__index__()  # the python-int error: a run-time value where a build-time size is needed
+        try:
+            if isinstance(d, bool):
+                raise TypeError
+            d = operator.index(d)
+        except TypeError:
+            fail(f"{what} shape {shape!r}: dim {d!r} is not an int", rule="shape")
+        if d < 1:
+            fail(f"{what} shape {shape!r}: dim {d} is not positive", rule="shape")
+        out.append(d)
+    if not out:
+        fail(f"{what} shape {shape!r}: at least one dim", rule="shape")
+    _check_size(out, None, what)
+    return tuple(out)
+
+
 def _check_accessible(t, what):
     """Boolean (i1) buffers have no byte layout LLVM's memref lowering can
     load or store (it asserts on sub-byte elements and aborts the process)."""
@@ -373,6 +401,7 @@ class TensorValue(Val):
     def reshape(self, shape):
         """The same shared bytes as another static shape (row-major, same element count)."""
         from .kernel import current_kernel
+        shape = _static_shape(shape, "reshape")
         n = 1
         for d in shape:
             n *= d
