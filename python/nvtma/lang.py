@@ -316,6 +316,18 @@ class MBarrier:
                     nvgpu.MBarrierInitOp(self.group, dsl.as_value(count), dsl.as_value(s))
                 nvvm.FenceMbarrierInitOp()
 
+    # the !nvgpu.mbarrier.group value, checked to belong to the kernel being built
+    @property
+    def group(self):
+        from .dsl.numeric import check_build
+        check_build(self._owner, f"this {type(self).__name__}")
+        return self._group
+
+    @group.setter
+    def group(self, v):
+        from .dsl.numeric import build_owner
+        self._group, self._owner = v, build_owner()
+
     def _phase(self, phase):
         if self.phase_offset:
             return phase ^ self.phase_offset if isinstance(phase, int) else phase ^ dsl.Boolean(True)

@@ -22,7 +22,7 @@ from . import dsl
 from ._lazy import lazy
 from .dsl import types
 from .dsl.errors import fail, user_op
-from .dsl.numeric import Float32, Int32, Numeric, Uint32, Uint64, Val, as_value
+from .dsl.numeric import Float32, Int32, Numeric, Uint32, Uint64, Val, as_value, build_owner, check_build
 from .dsl.tensor import SWIZZLE_BYTES
 
 ir = lazy("nvtma.ir")
@@ -204,6 +204,7 @@ class Accumulator:
     2·(l % 4) + i % 2 (``coords(i)``)."""
 
     def __init__(self, n, dtype=Float32, *, value=None, m=64):
+        dsl.current_kernel()  # the outside-kernel error, not MLIR's "requires a Context"
         if m != 64:
             fail("wgmma tiles have m = 64", rule="wgmma")
         if not isinstance(n, int) or isinstance(n, bool) or n % 8 or not 8 <= n <= 256:
@@ -220,6 +221,16 @@ class Accumulator:
                 v = llvm.InsertValueOp(v, zero, [i]).result
             value = v
         self.value = value
+
+    # the struct value, checked to belong to the kernel being built (see dsl.numeric.check_build)
+    @property
+    def value(self):
+        check_build(self._owner, "this wgmma.Accumulator")
+        return self._value
+
+    @value.setter
+    def value(self, v):
+        self._value, self._owner = v, build_owner()
 
     def __getitem__(self, i):
         # checked here: llvm.extractvalue past the struct asserts in MLIR (the process aborts)

@@ -769,11 +769,29 @@ class Gen:
                                   "__import__('contextlib').ExitStack().enter_context(dsl.if_(dsl.lane_idx() == 0))"]))
             if rng.random() < 0.5:
                 self.stmt()
+        prelude = []
+        if self.bad(0.3):
+            # values kept from another kernel's build (a global, a closure, a cached helper)
+            what = rng.choice(["dsl.thread_idx()", "x", "dsl.full(2, 1.0)", "wgmma.Accumulator(8)", "lang.MBarrier(1)",
+                               "dsl.Float32(2.0)", "lang.PipelineState(2)"])
+            prelude = ["_LEAK = []", "", "", "@dsl.kernel(block=(128,))",
+                       "def k_prev(x: dsl.Tensor('f32', (64,))):", f"    _LEAK.append({what})", "", "",
+                       "k_prev.build()" if rng.random() < 0.8 else "k_prev.compile()", "", ""]
+            use = {"x": "_LEAK[0][0] = 1.0", "dsl.full(2, 1.0)": f"{self.fresh('v', 'Float32')} = _LEAK[0] + 1.0",
+                   "wgmma.Accumulator(8)": f"{self.fresh('s', 'Float32')} = _LEAK[0][1]",
+                   "lang.MBarrier(1)": "_LEAK[0].arrive(0)",
+                   "lang.PipelineState(2)": "_LEAK[0] = _LEAK[0].advance()"}.get(what, f"{self.fresh('s', '?')} = "
+                                                                                f"_LEAK[0] * 2")
+            at = rng.randrange(len(self.lines) + 1)
+            nxt = self.lines[at] if at < len(self.lines) else "    "
+            self.lines.insert(at, nxt[:len(nxt) - len(nxt.lstrip())] + use)  # indented like the line it precedes
+            if rng.random() < 0.3:
+                self.lines.append("    print(repr(_LEAK[0]))")
         body = self.lines or ["    pass"]
         for nm, elem, shape in self.tensors_extra:
             params.append(f"{nm}: dsl.Tensor({elem!r}, {shape!r})")
-        head = [f"# fuzz_dsl seed {seed}", "from nvtma import cpasync, cuda, dsl, lang, wgmma", "",
-                "", f"@dsl.kernel({', '.join(kw)})", f"def k({', '.join(params)}):"]
+        head = [f"# fuzz_dsl seed {seed}", "from nvtma import cpasync, cuda, dsl, lang, wgmma", "", ""] + prelude + [
+            f"@dsl.kernel({', '.join(kw)})", f"def k({', '.join(params)}):"]
         tail = ["", "", "if __name__ == '__main__':", "    print(len(k.compile().ptx))"]
         return "\n".join(head + body + tail) + "\n"
 

@@ -540,3 +540,50 @@ def test_a_descriptor_of_an_integer_tile_is_not_a_wgmma_operand():
     err = build_error(k, "wgmma")
     assert "a wgmma operand tile of Int8: f16, bf16, e4m3 or e5m2" in str(err)
     assert err.where == f"{HERE}:{_line('MARK:i8-operand')}"
+
+
+@pytest.mark.parametrize("what,use,message", [
+    ("scalar", lambda kept, x: x.__setitem__((0, 0), (kept + 1).to(dsl.Float32)),
+     "this Int32 was made while building kernel 'first'"),
+    ("vector", lambda kept, x: x.store_vec(kept, 0, 0), "this Vector was made while building kernel 'first'"),
+    ("tensor", lambda kept, x: kept.__setitem__(0, 1.0), "this TensorValue was made for another kernel's build"),
+    ("accumulator", lambda kept, x: kept[0], "this wgmma.Accumulator was made while building kernel 'first'"),
+    ("mbarrier", lambda kept, x: kept.wait(0, 0), "this MBarrier was made while building kernel 'first'"),
+])
+def test_values_kept_from_another_build_are_refused(what, use, message):
+    """A value kept from one kernel's build (a global, a closure, a cached
+    helper) and used in the next lives in the first build's MLIR context:
+    the op mixing the two segfaulted."""
+    kept = []
+
+    @dsl.kernel(block=(128,))
+    def first(t: dsl.Tensor("f32", (64,))):
+        kept.append({"scalar": dsl.thread_idx, "vector": lambda: dsl.full(4, 1.0), "tensor": lambda: t,
+                     "accumulator": lambda: wgmma.Accumulator(8), "mbarrier": lambda: lang.MBarrier(1)}[what]())
+
+    first.build()
+    _refused(lambda x, y, f: use(kept[0], x), "foreign-value", message)
+    # printed after its build, it says so (reading its MLIR type segfaulted: the build's objects are gone)
+    if what in ("scalar", "vector", "tensor"):
+        assert repr(kept[0]).endswith("(<of another build>)")
+
+
+@pytest.mark.parametrize("call", [
+    lambda: dsl.Int32(3), lambda: dsl.thread_idx(), lambda: dsl.full(2, 1.0), lambda: wgmma.Accumulator(64),
+    lambda: list(dsl.range(4)), lambda: dsl.else_().__enter__(),
+], ids=["constant", "thread-idx", "vector", "accumulator", "range", "else"])
+def test_dsl_operations_outside_a_kernel_are_a_build_error(call):
+    """They were MLIR's RuntimeError ("requires a Context") or ValueError ("No current InsertionPoint")."""
+    with pytest.raises(dsl.KernelBuildError) as e:
+        call()
+    assert e.value.rule == "outside-kernel", str(e.value)
+    assert "inside an @nvtma.dsl.kernel function" in str(e.value)
+
+
+@pytest.mark.parametrize("body,rule,message", [
+    (lambda x, y, f: dsl.fma(1.0, 2.0, 3.0), "type", "dsl.fma(1.0, 2.0, 3.0) has no run-time value"),
+    (lambda x, y, f: dsl.vector_of(3), "vector", "a vector of 3: give a list of scalars"),
+], ids=["fma-of-python-numbers", "vector-of-an-int"])
+def test_python_values_where_run_time_values_are_needed(body, rule, message):
+    """fma of three Python numbers was a StopIteration out of numeric.py; vector_of(3) a TypeError."""
+    _refused(body, rule, message)

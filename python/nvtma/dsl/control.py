@@ -129,8 +129,17 @@ def yield_(*values):
 _MAX_NESTING = 200
 
 
+def _insertion_block(what):
+    """Where ops go now; outside a kernel there is no such place (MLIR's
+    ValueError "No current InsertionPoint")."""
+    try:
+        return ir.InsertionPoint.current.block
+    except ValueError:
+        fail(f"{what} builds IR: use it inside an @nvtma.dsl.kernel function", rule="outside-kernel")
+
+
 def _check_nesting(what):
-    op = ir.InsertionPoint.current.block.owner
+    op = _insertion_block(what).owner
     depth = 0
     while op is not None and depth <= _MAX_NESTING:
         depth += 1
@@ -272,12 +281,31 @@ def _closed(region):
 
 
 def _refuse_left_open(k):
+    """At the kernel's end (its exit hooks run under the end location it
+    entered last): exits the branches left open beneath that location, so
+    that the kernel's own `with` exits pop what they pushed, then refuses."""
     left = [r for r in _OpenRegions.regions if r.kernel is k]
     if left:
+        end = ir.Location.current
+        end.__exit__(None, None, None)
+        _unwind(left)
+        end.__enter__()
         from .errors import KernelBuildError
         raise KernelBuildError(f"this {left[0].what} is entered but never exited: the kernel would return inside "
                                "it; use `with` (and close a contextlib.ExitStack before the kernel returns)",
                                where=left[0].where, rule="region")
+
+
+def _unwind(regions):
+    """Exits `regions` (in the order they were entered) as their `with`
+    statements would have, innermost first."""
+    for r in reversed(regions):
+        if getattr(r, "scope", None):
+            r.scope.__exit__(None, None, None)
+        r.ip.__exit__(None, None, None)
+        if r.frame in _Frame.stack:
+            _Frame.stack.remove(r.frame)
+        _closed(r)
 
 
 @atexit.register
@@ -372,6 +400,7 @@ class else_:  # noqa: N801
     """The else branch of the `dsl.if_` just before it in the same block."""
 
     def __enter__(self):
+        _insertion_block("dsl.else_")
         key = _block_key()
         entry = _IfState.last.pop(key, None)
         if entry is None:

@@ -65,6 +65,10 @@ def user_location():
     the pinned one inside ``pinned_location``)."""
     if _Pinned.where is not None:
         return ir.Location.file(*_Pinned.where, 1)
+    from .kernel import _KernelState
+    if _KernelState.current is None:  # not MLIR's "requires a Context" (or ops built into a stale context)
+        raise KernelBuildError("this DSL operation builds IR: call it inside an @nvtma.dsl.kernel function",
+                               rule="outside-kernel")
     f = user_frame()
     if f is None:
         return ir.Location.unknown()

@@ -33,13 +33,61 @@ __all__ = ["Val", "Numeric", "Integer", "Float", "Boolean", "Index", "Int8", "In
            "log2", "log", "sqrt", "rsqrt", "tanh", "sin", "cos", "fdividef"]
 
 
+_state = []  # [dsl.kernel's _KernelState class], found on first use (kernel.py imports this module)
+
+
+def _current_build():
+    """The state of the kernel being traced (None outside a trace): what a
+    value records as its owner."""
+    if not _state:
+        from .kernel import _KernelState
+        _state.append(_KernelState)
+    return _state[0].current
+
+
+def build_owner():
+    """What a value made now belongs to: the kernel being traced, or (the
+    kernel's own arguments, wrapped just before its trace starts) the MLIR
+    context they were made in."""
+    b = _current_build()
+    return b if b is not None else ir.Context.current
+
+
+def check_build(owner, what):
+    """A value (or a helper holding values: accumulators, mbarriers) kept
+    from another kernel's build (a global, a closure, a cached object) lives
+    in that build's MLIR context, and an op mixing two contexts segfaults:
+    refused here. `owner` is what build_owner() said when it was made."""
+    if owner is None:
+        return
+    cur = _current_build()
+    if owner is cur or (cur is not None and owner is ir.Context.current):
+        return
+    name = getattr(getattr(owner, "kernel", None), "name", None)
+    made = f"while building kernel {name!r}" if name else "for another kernel's build"
+    fail(f"{what} was made {made} and is used {'outside any kernel' if cur is None else 'in another build'}: "
+         "a value belongs to the build that made it; make it again in this kernel", rule="foreign-value")
+
+
 class Val:
     """A run-time value of the kernel being built; ``.value`` is its MLIR Value."""
 
-    __slots__ = ("value", "tag")
+    __slots__ = ("_value", "_owner", "tag")
 
     def __init__(self, value):
         self.value = value
+
+    @property
+    def value(self):
+        owner = self._owner
+        if owner is not None and owner is not _current_build():
+            check_build(owner, f"this {type(self).__name__}")
+        return self._value
+
+    @value.setter
+    def value(self, v):
+        self._value = v
+        self._owner = build_owner()
 
     @property
     def type(self):
@@ -60,7 +108,18 @@ class Val:
         fail(f"a {type(self).__name__} value cannot be iterated", rule="python-iter")
 
     def __repr__(self):
-        return f"{type(self).__name__}({self.value.type})"
+        if not self._live():
+            return f"{type(self).__name__}(<of another build>)"
+        return f"{type(self).__name__}({self._value.type})"
+
+    def _live(self) -> bool:
+        """Whether this value belongs to the kernel being built (or to no
+        build): a value of a finished build must not be touched at all, its
+        MLIR objects are gone (reading its type segfaulted)."""
+        owner = self._owner
+        if owner is None or owner is _current_build():
+            return True
+        return _current_build() is not None and owner is ir.Context.current
 
 
 # --------------------------------------------------------------------------- type classes
@@ -256,6 +315,10 @@ _BY_NAME.update({"i1": Boolean, "bool": Boolean, "i8": Int8, "i16": Int16, "i32"
                  "float32": Float32, "float8_e4m3fn": Float8E4M3FN, "float8_e5m2": Float8E5M2})
 
 
+_SHORT = ("i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "index", "f16", "bf16", "f32", "f64", "f8E4M3FN",
+          "f8E5M2")
+
+
 def dtype(x):
     """The type class for a class, a name ("f16", "bf16", "i32", CuTe's
     "Float16", torch's "float8_e4m3fn") or an MLIR type."""
@@ -264,8 +327,8 @@ def dtype(x):
     if isinstance(x, str):
         c = _BY_NAME.get(x.replace("torch.", ""))
         if c is None:
-            raise KernelBuildError(f"unknown element type {x!r}; one of {', '.join(c.name for c in _ALL)}",
-                                   rule="dtype")
+            raise KernelBuildError(f"unknown element type {x!r}; one of {', '.join(_SHORT)} (or the classes' names: "
+                                   "Int32, BFloat16 ...)", rule="dtype")
         return c
     if _is_type(x):
         return from_mlir(x)
@@ -341,6 +404,9 @@ def _op(opcls, *args, **kwargs):
 
 
 def _constant(cls, x):
+    if _current_build() is None:  # not MLIR's RuntimeError "requires a Context"
+        fail(f"{cls.__name__}({x!r}) is a run-time constant: make it inside an @nvtma.dsl.kernel function",
+             rule="outside-kernel")
     if cls.is_float:
         x = float(x)
         if cls in _FLOAT8:
@@ -710,7 +776,10 @@ def fma(a, b, c):
     from .vector import Vector
     if any(isinstance(v, Vector) for v in (a, b, c)):
         return Vector._fma(a, b, c)
-    ref = next(v for v in (a, b, c) if isinstance(v, Numeric))
+    ref = next((v for v in (a, b, c) if isinstance(v, Numeric)), None)
+    if ref is None:  # was a StopIteration escaping from here
+        fail(f"dsl.fma({a!r}, {b!r}, {c!r}) has no run-time value: compute it in Python, or make one operand a "
+             "run-time value (dsl.Float32(x))", rule="type")
     cls = type(ref)
     for v in (a, b, c):
         if isinstance(v, Numeric) and type(v) is not cls:

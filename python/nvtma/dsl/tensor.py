@@ -250,7 +250,9 @@ class TensorValue(Val):
         return d
 
     def __repr__(self):
-        return f"TensorValue({self.value.type})"
+        if not self._live():
+            return "TensorValue(<of another build>)"
+        return f"TensorValue({self._value.type})"
 
     # ------------------------------------------------------------------ indexing
     def _indices(self, idx):

@@ -54,13 +54,18 @@ class Vector(Val):
         return len(self)
 
     def __repr__(self):
-        return f"Vector<{len(self)} x {self.dtype.__name__}>"
+        if not self._live():
+            return "Vector(<of another build>)"
+        t = ir.VectorType(self._value.type)
+        return f"Vector<{t.shape[0]} x {_n.from_mlir(t.element_type).__name__}>"
 
     # ------------------------------------------------------------------ building
     @staticmethod
     @user_op
     def from_elements(values, dtype=None):
         """A vector of the given scalars (converted to `dtype` or the first's type)."""
+        if isinstance(values, Val) or not hasattr(values, "__iter__"):
+            fail(f"a vector of {values!r}: give a list of scalars (dsl.full(n, x) repeats one)", rule="vector")
         values = list(values)
         if not values:
             fail("a vector needs at least one element", rule="vector")
