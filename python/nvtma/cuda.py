@@ -643,32 +643,49 @@ def _vec(values, cls):
     return Vector.from_elements(values, cls)
 
 
+def _scalar(h, cls, what):
+    """A scalar argument of a conversion helper: a run-time value, or a
+    Python number taken as a `cls` constant (not an AttributeError on .to)."""
+    if isinstance(h, Numeric):
+        return h
+    if isinstance(h, (int, float)):
+        return cls(h)
+    fail(f"{what} takes a {cls.__name__} value, got {type(h).__name__}", rule="type")
+
+
+def _vector(v, what):
+    from .dsl.vector import Vector
+    if not isinstance(v, Vector):
+        fail(f"{what} takes a vector (dsl.vector_of / a load_vec), got {type(v).__name__}", rule="type")
+    return v
+
+
 def half2float(h):
-    return h.to(Float32)
+    return _scalar(h, Float16, "half2float").to(Float32)
 
 
 def bfloat162float(h):
-    return h.to(Float32)
+    return _scalar(h, dsl.BFloat16, "bfloat162float").to(Float32)
 
 
 def float22half2(a, b=None):
     """(a, b) f32 -> 2 x f16 (cvt.rn.f16x2.f32)."""
-    v = a if b is None else _vec([a, b], Float32)
+    v = _vector(a, "float22half2(v)") if b is None else _vec([a, b], Float32)
     return v.to(Float16)
 
 
 def float22bfloat162_rn(a, b=None):
-    v = a if b is None else _vec([a, b], Float32)
+    v = _vector(a, "float22bfloat162_rn(v)") if b is None else _vec([a, b], Float32)
     return v.to(dsl.BFloat16)
 
 
 def bfloat1622float2(v):
-    return v.to(Float32)
+    return _vector(v, "bfloat1622float2").to(Float32)
 
 
 def fp8x4_e4m3_from_float4(v):
     """4 x f32 -> 4 x e4m3 (two cvt.rn.satfinite.e4m3x2.f32)."""
-    return v.to(dsl.Float8E4M3FN)
+    return _vector(v, "fp8x4_e4m3_from_float4").to(dsl.Float8E4M3FN)
 
 
 def uint_as_float(x):

@@ -634,6 +634,16 @@ def _i32(v):
     return v.to(dsl.Int32) if isinstance(v, dsl.Index) else v
 
 
+def _tile_count(v, what):
+    """A scheduler's count: a non-negative Python int or an integer run-time
+    value (None or a float was a TypeError deep in the tile arithmetic)."""
+    if isinstance(v, dsl.Numeric) and not v.is_float:
+        return v
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        fail(f"{what}={v!r}: a non-negative int or an integer run-time value", rule="scheduler")
+    return v
+
+
 class _Persistent:
     """Tiles linear, linear + step, ... of `total` for this CTA (or cluster)."""
 
@@ -669,6 +679,7 @@ class PersistentTileScheduler(_Persistent):
     def __init__(self, num_tiles, cluster_size=1):
         if not isinstance(cluster_size, int) or isinstance(cluster_size, bool) or not 1 <= cluster_size <= 16:
             fail(f"cluster_size={cluster_size!r}: an int in [1, 16]", rule="scheduler")
+        num_tiles = _tile_count(num_tiles, "num_tiles")
         with _loc():
             if cluster_size == 1:
                 super().__init__(num_tiles, dsl.block_idx(), dsl.grid_dim())
@@ -690,6 +701,10 @@ class ClusterPersistentScheduler2D(_Persistent):
 
     def __init__(self, num_m_tiles, num_n_tiles, num_clusters=None, l2_group_size=8, cluster_m=1, cluster_n=1,
                  serpentine=False, prefix=None):
+        num_m_tiles, num_n_tiles = _tile_count(num_m_tiles, "num_m_tiles"), _tile_count(num_n_tiles, "num_n_tiles")
+        for name, v in (("cluster_m", cluster_m), ("cluster_n", cluster_n), ("l2_group_size", l2_group_size)):
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                fail(f"{name}={v!r}: a positive int", rule="scheduler")
         with _loc():
             self.cm, self.cn = cluster_m, cluster_n
             self.mc = _ceil_div(num_m_tiles, cluster_m)
@@ -732,6 +747,11 @@ class GroupMajor3D(_Persistent):
     in sched``: tile.m_idx, tile.n_idx, tile.k_idx."""
 
     def __init__(self, m_tiles, n_tiles, k_tiles, group_rows, step=None, prefix=None):
+        m_tiles, n_tiles, k_tiles = (_tile_count(v, n) for v, n in ((m_tiles, "m_tiles"), (n_tiles, "n_tiles"),
+                                                                     (k_tiles, "k_tiles")))
+        if not isinstance(group_rows, dsl.Numeric) and (not isinstance(group_rows, int) or isinstance(group_rows, bool)
+                                                        or group_rows < 1):
+            fail(f"group_rows={group_rows!r}: a positive int or a run-time value", rule="scheduler")
         with _loc():
             self.m, self.n, self.k = m_tiles, n_tiles, k_tiles
             self.group = group_rows
@@ -755,6 +775,8 @@ class FlashAttentionLinearScheduler(_Persistent):
     """Persistent linear walk over (batch, head, m_block) tasks."""
 
     def __init__(self, num_batches, num_heads, num_m_blocks, num_ctas=None, prefix=None):
+        num_batches, num_heads, num_m_blocks = (_tile_count(v, n) for v, n in (
+            (num_batches, "num_batches"), (num_heads, "num_heads"), (num_m_blocks, "num_m_blocks")))
         with _loc():
             self.h, self.mb = num_heads, num_m_blocks
             super().__init__(num_batches * num_heads * num_m_blocks, dsl.block_idx(), num_ctas or dsl.grid_dim())

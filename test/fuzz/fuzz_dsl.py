@@ -87,6 +87,14 @@ O10 = ['"swizzle_128b"', '"none"', '"swizzle_16b"']
 O11 = ['"mbar"', '"tma"', '"x"']
 O12 = ['"x"', '"y"', '"z"', '"w"', '0', 'None']
 O13 = ['int', 'float', 'dsl.Numeric', 'dsl.Vector', '"x"']
+L0 = ["'tma'", "'mbar'"]
+L1 = ["'x'", "None"]
+L2 = ["'mbar'"]
+L3 = ["'tma'", "3"]
+L4 = ["'evict_last'"]
+L5 = ["'x'", "1.5"]
+L6 = ["'swizzle_128b'"]
+L7 = ["'x'", "None"]
 
 
 class Gen:
@@ -175,8 +183,8 @@ class Gen:
         kinds = [self.s_const, self.s_binop, self.s_compare, self.s_convert, self.s_math, self.s_vector,
                  self.s_vector_op, self.s_load, self.s_store, self.s_vec_mem, self.s_if, self.s_range,
                  self.s_cond, self.s_while, self.s_shuffle, self.s_reduce, self.s_atomic, self.s_barrier,
-                 self.s_smem, self.s_tma, self.s_wgmma, self.s_cpasync, self.s_misc, self.s_mbarrier]
-        weights = [6, 8, 4, 6, 4, 5, 5, 5, 5, 4, 4, 3, 2, 1, 3, 3, 3, 2, 3, 2, 2, 2, 2, 2]
+                 self.s_smem, self.s_tma, self.s_wgmma, self.s_cpasync, self.s_misc, self.s_mbarrier, self.s_lang]
+        weights = [6, 8, 4, 6, 4, 5, 5, 5, 5, 4, 4, 3, 2, 1, 3, 3, 3, 2, 3, 2, 2, 2, 2, 2, 4]
         self.rng.choices(kinds, weights)[0]()
 
     def s_const(self):
@@ -682,6 +690,89 @@ class Gen:
             self.emit(f"pipe.producer_acquire(st)")
             self.emit(f"st = st.advance({self.rng.choice(['1', '2', '0', '-1', 'dsl.Int32(3)', '100'])})")
             self.emit("pipe.consumer_wait(st)")
+
+    def s_lang(self):
+        """Pipelines, roles, schedulers, descriptors and the rest of lang/cpasync/wgmma/cuda."""
+        rng = self.rng
+        r = rng.random()
+        W = lambda good, bad: rng.choice(bad) if self.bad() else rng.choice(good)  # noqa: E731
+        if r < 0.12:
+            st = self.fresh("st")
+            self.emit(f"{st} = lang.PipelineState({W(['2', '4'], ['0', '-1', '1.5', 'None', 'dsl.Int32(2)'])}"
+                      f"{', ' + self.scalar() if rng.random() < 0.3 else ''})")
+            self.emit(f"{st} = {st}.advance({W(['1', '2', 'dsl.Int32(1)'], ['-1', '100', 'None', '1.5', 'True'])})")
+            self.emit(f"{self.fresh('s', '?')} = {st}.index")
+        elif r < 0.22:
+            pipe = self.fresh("pipe")
+            d = W(["2", "4"], ["0", "1.5", "-2"])
+            self.emit(f"{pipe} = lang.Pipeline({d}, full={W(L0, L1)}, "
+                      f"empty={W(L2, L3)}, init_empty={W(['1', '4'], ['0', '-1'])})")
+            st = self.fresh("st")
+            self.emit(f"{st} = lang.PipelineState({d})")
+            self.emit(f"with lang.WarpRole({W(['0', '1'], ['-1', '64', 'dsl.Int32(0)', 'None'])}"
+                      f"{', regs=' + W(['40', '232'], ['20', '300', '41', '0']) if rng.random() < 0.3 else ''}):")
+            self.emit(f"    {pipe}.producer_acquire({st})")
+            self.emit(f"    {pipe}.producer_commit({st}{', ' + W(['1024'], ['None', '-1', '2 ** 40']) if rng.random() < 0.7 else ''})")
+            self.emit(f"{pipe}.consumer_wait({st})")
+            self.emit(f"{pipe}.consumer_release({st}{', elect=False' if rng.random() < 0.3 else ''}"
+                      f"{', ranks=' + W(['[0]'], ['[0, 1]', '[16]', '[-1]']) if rng.random() < 0.2 else ''})")
+        elif r < 0.32:
+            kind = rng.choice(["PersistentTileScheduler({n}{c})", "ClusterPersistentScheduler2D({n}, {n})",
+                               "GroupMajor3D({n}, 2, 2, {g})", "FlashAttentionLinearScheduler(2, {n}, 4)"])
+            n = W(["8", "dsl.Int32(8)", "p0" if any(e[0] == "p0" for e in self.env) else "8"],
+                  ["0", "-1", "1.5", "None", "dsl.Float32(2.0)", "2 ** 40"])
+            c = f", cluster_size={W(['2'], ['0', '17', '1.5', 'True'])}" if rng.random() < 0.3 else ""
+            t = self.fresh("tile")
+            self.emit(f"for {t} in lang.{kind.format(n=n, c=c, g=W(['2'], ['0', '-1']))}:")
+            self.ind += 1
+            self.emit(f"{self.fresh('s', '?')} = {t}.i")
+            self.ind -= 1
+        elif r < 0.4:
+            self.emit(f"with lang.WarpgroupRole({W(['0', '(0, 1)'], ['-1', '(1, 0)', '(0, 100)', 'None', '1.5'])}"
+                      f"{', regs=' + W(['40', '232'], ['7', '1000']) if rng.random() < 0.4 else ''}"
+                      f"{', increase=True' if rng.random() < 0.3 else ''}):")
+            self.body(1)
+        elif r < 0.5:
+            t = self.tensor()
+            if t is None or t[0][0] != "x":
+                return
+            atom = self.fresh("atom")
+            self.emit(f"{atom} = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), {t[0]}, "
+                      f"{tuple(min(d, 32) if isinstance(d, int) else 16 for d in t[2])})")
+            self.emit(f"{self.fresh('s', '?')} = cpasync.tma_partition({atom}, [{', '.join(self.index(4) for _ in range(len(t[2]) if not self.bad() else rng.randrange(0, 4)))}])[0]")
+            self.emit("with lang.WarpRole(0):")
+            self.emit(f"    cpasync.prefetch({atom}, [{', '.join(self.index(4) for _ in t[2])}]"
+                      f"{', cta_rank=0' if self.bad() else ''}{', cache_hint=' + W(L4, L5) if rng.random() < 0.3 else ''})")
+            if rng.random() < 0.3:
+                self.emit(f"cpasync.prefetch_descriptor({atom})")
+        elif r < 0.58:
+            cs = W(["(2,)", "(2, 2)"], ["()", "(0,)", "(-1,)", "(2 ** 40,)", "(1.5,)"])
+            self.emit(f"{self.fresh('s', 'Int16')} = cpasync.create_tma_multicast_mask({cs}, "
+                      f"({W(['dsl.cluster_ctarank()', '0'], ['None', '1.5'])},), {W(['0'], ['3', '-1', '2 ** 40'])})")
+        elif r < 0.66:
+            s = self.pick("b")
+            if s is None:
+                return
+            regs = W(["dsl.vector_of([dsl.Uint32(0)] * 4)", "[dsl.Int32(0), dsl.Int32(1)]"],
+                     ["[]", "[dsl.Int32(0)] * 3", "[dsl.Float32(1.0)]", "[None]"])
+            self.emit(f"cuda.stmatrix({s[0]}, {self.index(8)}, {self.index(8)}, {regs}"
+                      f"{', trans=True' if rng.random() < 0.3 else ''})")
+        elif r < 0.74:
+            addr = W(["dsl.Uint32(1024)", "cpasync.address_of(lang.SMEMPool().alloc((64, 64), dsl.Float16))"],
+                     ["None", "dsl.Float32(1.0)", "2 ** 40", "-16"])
+            self.emit(f"{self.fresh('s', 'Uint64')} = wgmma.encode_matrix_descriptor({addr}, "
+                      f"{W(['16'], ['8', '-16', '2 ** 20'])}, {W(['1024'], ['1000', '2 ** 30'])}, "
+                      f"{W(L6, L7)})")
+        elif r < 0.82:
+            v = self.scalar()
+            self.emit(f"{self.fresh('s', 'Boolean')} = cuda.{rng.choice(['syncthreads_and', 'syncthreads_or', 'any_sync', 'all_sync'])}({v})")
+        elif r < 0.9:
+            s = self.pick("b")
+            if s is None:
+                return
+            self.emit(f"{self.fresh('b', s[2])} = lang.SMEMPool().alias({s[0]}, {self.shape()}, {self.dname(self.dtype())})")
+        else:
+            self.emit(f"{self.fresh('s', '?')} = cuda.{rng.choice(['uint_as_float', 'float_as_uint', 'half2float', 'ffs_u32'])}({self.scalar()})")
 
     def s_misc(self):
         r = self.rng.random()

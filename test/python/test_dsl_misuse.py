@@ -587,3 +587,42 @@ def test_dsl_operations_outside_a_kernel_are_a_build_error(call):
 def test_python_values_where_run_time_values_are_needed(body, rule, message):
     """fma of three Python numbers was a StopIteration out of numeric.py; vector_of(3) a TypeError."""
     _refused(body, rule, message)
+
+
+@pytest.mark.parametrize("body,message", [
+    (lambda x, y, f: dsl.exp(None), "dsl.exp(None): a run-time value or a Python number"),
+    (lambda x, y, f: dsl.log("x"), "dsl.log('x')"),
+    (lambda x, y, f: dsl.abs((1, 2)), "dsl.abs((1, 2))"),
+    (lambda x, y, f: dsl.sqrt([1.0]), "dsl.sqrt([1.0])"),
+], ids=["exp-none", "log-str", "abs-tuple", "sqrt-list"])
+def test_float_functions_of_non_numbers_are_typed_errors(body, message):
+    """exp(None) was `None * float` failing inside numeric.py, abs((1, 2)) builtins.abs's TypeError."""
+    _refused(body, "type", message)
+
+
+def _schedule(sched):
+    for tile in sched:
+        pass
+
+
+@pytest.mark.parametrize("body,message", [
+    (lambda x, y, f: _schedule(lang.GroupMajor3D(None, 2, 2, 2)), "m_tiles=None: a non-negative int"),
+    (lambda x, y, f: _schedule(lang.PersistentTileScheduler(1.5)), "num_tiles=1.5"),
+    (lambda x, y, f: _schedule(lang.PersistentTileScheduler(dsl.Float32(2.0))), "num_tiles=Float32"),
+    (lambda x, y, f: _schedule(lang.FlashAttentionLinearScheduler(2, -1, 4)), "num_heads=-1"),
+    (lambda x, y, f: _schedule(lang.ClusterPersistentScheduler2D(4, 4, cluster_m=0)), "cluster_m=0: a positive int"),
+], ids=["group-major-none", "persistent-float", "persistent-float-value", "flash-negative", "cluster-m-0"])
+def test_scheduler_counts_are_checked(body, message):
+    """GroupMajor3D(None, ...) was a TypeError (None * int) inside lang.py."""
+    _refused(body, "scheduler", message)
+
+
+def test_conversion_helpers_take_python_numbers_or_refuse_with_a_typed_error():
+    """cuda.half2float(1.5) was an AttributeError ('float' object has no attribute 'to')."""
+    def body(x, y, f):
+        x[0, 0] = cuda.half2float(1.5) + cuda.bfloat162float(2)
+
+    assert "st.global" in ptx(_kernel(body))
+    _refused(lambda x, y, f: cuda.half2float("a"), "type", "half2float takes a Float16 value, got str")
+    _refused(lambda x, y, f: cuda.bfloat1622float2(1.0), "type", "bfloat1622float2 takes a vector")
+    _refused(lambda x, y, f: cuda.fp8x4_e4m3_from_float4(dsl.Float32(1.0)), "type", "takes a vector")

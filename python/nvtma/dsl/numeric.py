@@ -679,7 +679,7 @@ def _float_fn(name, x, fn):
     vector; 16-bit floats are computed in f32 and rounded back."""
     from .vector import Vector
     if not isinstance(x, Val):
-        x = Float32(x)
+        x = _float_operand(x, name)
     cls = x.dtype if isinstance(x, Vector) else type(x)
     if not cls.is_float:
         fail(f"{name} needs a float value, got {cls.__name__}", rule="type")
@@ -711,16 +711,27 @@ sin = _unary("sin", "llvm.nvvm.sin.approx.f", "sin.approx.f32.")
 cos = _unary("cos", "llvm.nvvm.cos.approx.f", "cos.approx.f32.")
 
 
+def _float_operand(x, name):
+    """x as the operand of a float function: a run-time value, or a Python
+    number made a Float32 (anything else: a typed error, not Python's
+    TypeError from the arithmetic on it)."""
+    if isinstance(x, Val):
+        return x
+    if isinstance(x, (int, float)):
+        return Float32(x)
+    fail(f"dsl.{name}({x!r}): a run-time value or a Python number", rule="type")
+
+
 @user_op
 def exp(x):
     """e**x as exp2(x·log2 e), like CUDA's __expf."""
-    return exp2(x * 1.4426950408889634)
+    return exp2(_float_operand(x, "exp") * 1.4426950408889634)
 
 
 @user_op
 def log(x):
     """ln x as log2(x)·ln 2."""
-    return log2(x) * 0.6931471805599453
+    return log2(_float_operand(x, "log")) * 0.6931471805599453
 
 
 @user_op
@@ -736,6 +747,8 @@ def abs(x):  # noqa: A001
     """|x| (floats: fabs; integers: x < 0 ? -x : x)."""
     from .vector import Vector
     if not isinstance(x, Val):
+        if not isinstance(x, (int, float)):
+            fail(f"dsl.abs({x!r}): a run-time value or a Python number", rule="type")
         return builtins.abs(x)
     cls = x.dtype if isinstance(x, Vector) else type(x)
     if cls.is_float:
