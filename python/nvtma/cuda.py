@@ -354,7 +354,21 @@ def _ptr(target, idx):
         if idx is None:
             fail("an atomic on a tensor needs the element's indices", rule="atomic")
         return address_of(target, list(idx) if isinstance(idx, (tuple, list)) else [idx]).value, target.dtype
-    return as_value(target), None
+    p = as_value(target)
+    if not isinstance(p.type, llvm.PointerType):
+        # an i32 as the address: a verifier error for atom, and for red_add's
+        # inline PTX no error at all (ptxas took the integer as an address)
+        fail(f"an atomic's target is a tensor (with indices) or a pointer (cpasync.address_of), got a {p.type} value",
+             rule="atomic")
+    return p, None
+
+
+def _same_element(target, val, what):
+    """A vector added into a tensor has the tensor's element type (an f16x2
+    add into an f32 tensor reinterpreted its bits)."""
+    if isinstance(target, dsl.TensorValue) and val.dtype is not target.dtype:
+        fail(f"{what} of {val!r} into a {target.dtype.__name__} tensor: the lanes must be "
+             f"{target.dtype.__name__} (convert with .to(...))", rule="atomic")
 
 
 def _atomic(kind, target, idx, val, scope):
@@ -363,6 +377,7 @@ def _atomic(kind, target, idx, val, scope):
         fail(f"atomic scope {scope!r}: 'cta', 'cluster', 'gpu' or 'sys'", rule="atomic")
     ptr, elem = _ptr(target, idx)
     if isinstance(val, Vector):
+        _same_element(target, val, f"atomic {kind}")
         return _packed_atomic(kind, ptr, val, scope)
     cls = elem or (type(val) if isinstance(val, Numeric) else Float32 if isinstance(val, float) else Int32)
     v = as_value(val, cls)
@@ -408,6 +423,7 @@ def red_add(target, idx=None, val=None, *, scope="gpu"):
         _atomic("add", target, idx, val, scope)
         return
     ptr, _ = _ptr(target, idx)
+    _same_element(target, val, "red_add")
     n, cls = len(val), val.dtype
     if cls in (Float16, dsl.BFloat16) and n == 2:
         _packed_atomic("add", ptr, val, scope)
@@ -630,6 +646,7 @@ def _row_address(smem, row, col):
     from .cpasync import address_of
     if not isinstance(smem, dsl.TensorValue) or smem.space != "shared" or smem.rank != 2:
         fail("ldmatrix/stmatrix take a 2-D shared-memory tile", rule="ldmatrix")
+    row, col = smem._indices((row, col))  # the element accesses' checks (no slices: a TypeError in the swizzle math)
     if smem._via_flat():
         flat, e = smem._swizzled((row, col))
         return address_of(flat, [e]).value

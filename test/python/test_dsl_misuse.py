@@ -626,3 +626,32 @@ def test_conversion_helpers_take_python_numbers_or_refuse_with_a_typed_error():
     _refused(lambda x, y, f: cuda.half2float("a"), "type", "half2float takes a Float16 value, got str")
     _refused(lambda x, y, f: cuda.bfloat1622float2(1.0), "type", "bfloat1622float2 takes a vector")
     _refused(lambda x, y, f: cuda.fp8x4_e4m3_from_float4(dsl.Float32(1.0)), "type", "takes a vector")
+
+
+def test_ldmatrix_indices_are_checked_like_element_accesses():
+    """A slice as ldmatrix's row reached the swizzle arithmetic: TypeError slice * int in tensor.py."""
+    def body(x, y, f):
+        s = lang.SMEMPool().alloc((64, 64), dsl.Float16, swizzle="swizzle_128b")
+        cuda.ldmatrix(s, slice(0, 2), 3, num=1)
+
+    _refused(body, "index", "slicing a tensor")
+
+
+@pytest.mark.parametrize("body,message", [
+    (lambda x, y, f: cuda.red_add(dsl.Int32(3), dsl.full(4, 1.0)),
+     "an atomic's target is a tensor (with indices) or a pointer (cpasync.address_of), got a i32 value"),
+    (lambda x, y, f: cuda.atomic_add(dsl.Float32(3.0), 1.0), "got a f32 value"),
+    (lambda x, y, f: cuda.atomic_add(x, (0, 0), dsl.full(2, 1.0, dsl.Float16)),
+     "atomic add of Vector<2 x Float16> into a Float32 tensor: the lanes must be Float32"),
+    (lambda x, y, f: cuda.red_add(x, (0, 0), dsl.full(2, 1.0, dsl.BFloat16)), "red_add of Vector<2 x BFloat16>"),
+], ids=["red-add-to-an-int", "atomic-to-a-float", "f16x2-into-f32", "red-bf16x2-into-f32"])
+def test_atomic_targets_and_packed_lanes_are_checked(body, message):
+    """red_add to an Int32 'address' compiled (ptxas took the integer as an
+    address); an f16x2 atomic into an f32 tensor reinterpreted its bits."""
+    _refused(body, "atomic", message)
+
+
+@pytest.mark.parametrize("box,message", [((0, 8), "dim 0 is not positive"), ((None, 8), "dim None is not an int")])
+def test_blocked_boxes_are_checked(box, message):
+    """blocked((0, 8)) was a ZeroDivisionError, (None, 8) a TypeError, inside tensor.py."""
+    _refused(lambda x, y, f: lang.SMEMPool().alloc((64, 64), dsl.Float16).blocked(box), "shape", message)

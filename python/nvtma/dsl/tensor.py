@@ -380,7 +380,7 @@ class TensorValue(Val):
         """This tile's bytes as [boxes, *box], one box after another: how a TMA
         copy of a tile split into several boxes lays it out, and the shape
         nvtma.copy takes (element accesses of the tile already see it)."""
-        shape, box = self.static_shape, tuple(box)
+        shape, box = self.static_shape, _static_shape(box, "blocked: the box")
         if self.flat is None or len(box) != len(shape) or any(s % b for s, b in zip(shape, box)):
             fail(f"the tile {list(shape)} as boxes of {list(box)}: a shared tile the boxes divide", rule="box")
         nb = 1
