@@ -452,6 +452,11 @@ class TCGen05Bar(MBarrier):
 
 # --------------------------------------------------------------------------- pipelines
 
+def _integer(v) -> bool:
+    """A Python int or an integer run-time value (not a float, NaN, complex ...)."""
+    return isinstance(v, int) or (isinstance(v, dsl.Numeric) and not v.is_float)
+
+
 class PipelineState:
     """Stage index and phase of a `depth`-stage ring (CuTe's PipelineState).
 
@@ -462,6 +467,11 @@ class PipelineState:
     (i // depth) & 1)."""
 
     def __init__(self, depth, i=None, *, index=None, phase=None):
+        if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
+            fail(f"PipelineState depth {depth!r}: a positive Python int (the ring's stages)", rule="pipeline")
+        if i is not None and not _integer(i):
+            fail(f"PipelineState(depth, i={i!r}): i is an iteration number, an int or an integer run-time value",
+                 rule="pipeline")
         self.depth = depth
         if i is not None:
             self.i = i
@@ -482,6 +492,8 @@ class PipelineState:
     def advance(self, n=1):
         """The state `n` slots later (an int, or a run-time value >= 0; the
         phase flips each time the index wraps)."""
+        if not _integer(n):
+            fail(f"advance({n!r}): an int or an integer run-time value", rule="pipeline")
         ph = self.phase if isinstance(self.phase, dsl.Val) else dsl.Boolean(bool(self.phase))
         if isinstance(n, int) and n == 1:
             nxt = self.index + 1

@@ -655,3 +655,14 @@ def test_atomic_targets_and_packed_lanes_are_checked(body, message):
 def test_blocked_boxes_are_checked(box, message):
     """blocked((0, 8)) was a ZeroDivisionError, (None, 8) a TypeError, inside tensor.py."""
     _refused(lambda x, y, f: lang.SMEMPool().alloc((64, 64), dsl.Float16).blocked(box), "shape", message)
+
+
+@pytest.mark.parametrize("body,message", [
+    (lambda x, y, f: lang.PipelineState(2, float("nan")), "PipelineState(depth, i=nan): i is an iteration number"),
+    (lambda x, y, f: lang.PipelineState(2, 1j), "i=1j"),
+    (lambda x, y, f: lang.PipelineState(0), "PipelineState depth 0: a positive Python int"),
+    (lambda x, y, f: lang.PipelineState(2).advance(1.5), "advance(1.5): an int or an integer run-time value"),
+], ids=["nan", "complex", "depth-0", "advance-float"])
+def test_pipeline_states_are_checked(body, message):
+    """PipelineState(2, nan) was a ValueError (float NaN to integer), 1j a TypeError, inside lang.py."""
+    _refused(body, "pipeline", message)
