@@ -221,7 +221,10 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler=None, num_multic
     il = Interleave.coerce(interleave, "interleave").dialect
     oob = OOBFill.coerce(oob_fill, "oob_fill").dialect
     rank = gmem_tensor.rank
-    shape = tuple(smem_layout)
+    try:
+        shape = tuple(smem_layout)
+    except TypeError:  # an int: Python's "'int' object is not iterable" from here
+        fail(f"smem_layout {smem_layout!r}: the tile's shape, a tuple of ints (outermost first)", rule="atom")
     if len(shape) == rank + 1:
         shape = shape[1:]
     if len(shape) != rank and not op.kind.startswith("im2col"):
@@ -247,7 +250,14 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler=None, num_multic
     if group != 1:
         fields["cta_group"] = group
     if kind == "reduce":
-        fields["reduction"] = op.reduction_kind.value
+        rk = op.reduction_kind
+        if not isinstance(rk, ReductionKind):
+            try:
+                rk = ReductionKind(rk)  # its spelling, "add" ...
+            except ValueError:
+                fail(f"reduction_kind {rk!r}: a cpasync.ReductionKind ({', '.join(k.value for k in ReductionKind)})",
+                     rule="atom")
+        fields["reduction"] = rk.value
     try:
         atom_t = _d.tma_atom_type(kind, elem.name, box, tile=list(tile), **fields)
     except ir.MLIRError as e:
@@ -288,6 +298,8 @@ def _operands(tma_bar_ptr, **optional) -> dict:
         if not (isinstance(tma_bar_ptr, tuple) and len(tma_bar_ptr) == 2 and hasattr(tma_bar_ptr[0], "group")):
             fail("tma_bar_ptr takes (barrier, stage), e.g. bar.at(stage)", rule="barrier")
         bar, stage = tma_bar_ptr
+        if hasattr(bar, "_stage"):
+            bar._stage(stage)
         kw.update(barriers=bar.group, barrier_id=dsl.as_value(stage, dsl.Index))
     return kw
 
@@ -296,6 +308,8 @@ def _hint_value(hint):
     """An Int64 policy operand for a cache_hint= (a priority name or a policy), or None."""
     if hint is None:
         return None
+    if isinstance(hint, float) or (isinstance(hint, dsl.Numeric) and hint.is_float):
+        fail(f"cache_hint {hint!r}: an eviction priority name or a 64-bit integer policy", rule="cache-hint")
     return dsl.as_value(cache_hint(hint) if isinstance(hint, str) else hint, dsl.Int64)
 
 

@@ -328,6 +328,16 @@ class MBarrier:
         from .dsl.numeric import build_owner
         self._group, self._owner = v, build_owner()
 
+    def _stage(self, stage):
+        """`stage` as the barrier index: a build-time one is checked against
+        the depth (past it the index addresses whatever follows the group in
+        shared memory), a run-time one is trusted."""
+        if isinstance(stage, bool) or isinstance(stage, float) or (
+                isinstance(stage, int) and not 0 <= stage < self.depth):
+            fail(f"stage {stage!r} of a {self.depth}-deep {type(self).__name__}: 0-{self.depth - 1}",
+                 rule="mbarrier")
+        return stage
+
     def _phase(self, phase):
         if self.phase_offset:
             return phase ^ self.phase_offset if isinstance(phase, int) else phase ^ dsl.Boolean(True)
@@ -336,6 +346,7 @@ class MBarrier:
     @user_op
     def arrive(self, stage, count=None):
         """Every calling thread arrives once (or `count` times) on barrier `stage`."""
+        self._stage(stage)
         if count is not None:
             nvvm.MBarrierArriveOp(ir.IntegerType.get_signless(64), self.ptr(stage).value,
                                   count=dsl.as_value(count, dsl.Int32))
@@ -346,17 +357,21 @@ class MBarrier:
     @user_op
     def wait(self, stage, phase):
         """Spin until phase parity `phase` (0/1 or a Boolean) of barrier `stage` completes."""
+        self._stage(stage)
+        if isinstance(phase, float) or (isinstance(phase, int) and phase not in (0, 1)):
+            fail(f"phase {phase!r}: a parity, 0 or 1 (or a run-time Boolean)", rule="mbarrier")
         p = self._phase(phase)
         p = dsl.as_value(bool(p) if isinstance(p, int) else p, dsl.Boolean)
         nvgpu.MBarrierTryWaitParityOp(self.group, p, dsl.as_value(10_000_000), dsl.as_value(stage, dsl.Index))
 
     def at(self, stage):
         """(barrier, stage): what cpasync.copy's tma_bar_ptr takes."""
-        return (self, stage)
+        return (self, self._stage(stage))
 
     @user_op
     def ptr(self, stage):
         """The shared-memory address (!llvm.ptr<3>) of barrier `stage`."""
+        self._stage(stage)
         return dsl.Val(_d.MBarrierAddressOp(self.group, dsl.as_value(stage, dsl.Index)).result)
 
     def remote_view(self, rank):
@@ -408,6 +423,7 @@ class TMABar(MBarrier):
     def arrive_expect_tx(self, stage, nbytes):
         """One thread of the calling warp (elected here; or the one running
         thread) arrives and expects `nbytes` of TMA traffic on barrier `stage`."""
+        self._stage(stage)
         def issue():
             nvgpu.MBarrierArriveExpectTxOp(self.group, dsl.as_value(nbytes, dsl.Index),
                                            dsl.as_value(stage, dsl.Index))

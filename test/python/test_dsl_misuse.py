@@ -666,3 +666,30 @@ def test_blocked_boxes_are_checked(box, message):
 def test_pipeline_states_are_checked(body, message):
     """PipelineState(2, nan) was a ValueError (float NaN to integer), 1j a TypeError, inside lang.py."""
     _refused(body, "pipeline", message)
+
+
+@pytest.mark.parametrize("body,message", [
+    (lambda x, y, f: lang.MBarrier(2).arrive(2), "stage 2 of a 2-deep MBarrier: 0-1"),
+    (lambda x, y, f: lang.TMABar(1).at(5), "stage 5 of a 1-deep TMABar: 0-0"),
+    (lambda x, y, f: lang.MBarrier(2).wait(-1, 0), "stage -1 of a 2-deep MBarrier"),
+    (lambda x, y, f: lang.MBarrier(2).wait(0, 2), "phase 2: a parity, 0 or 1"),
+], ids=["arrive-past-depth", "at-past-depth", "wait-negative", "phase-2"])
+def test_mbarrier_stages_and_phases_are_checked(body, message):
+    """bar.at(5) on a 1-deep barrier compiled: the TMA would complete on the
+    bytes after the barrier group. wait(0, 2) waited on parity 1."""
+    _refused(body, "mbarrier", message)
+
+
+def test_copy_checks_the_barrier_stage_and_refuses_float_cache_hints():
+    def body(x, y, f, *, stage=0, hint=None):
+        a = cpasync.make_tiled_tma_atom(G2S(), x, (32, 32))
+        s = lang.SMEMPool().alloc_for(a)
+        b = lang.TMABar(1)
+        with lang.WarpRole(0):
+            cpasync.copy(a, [0, 0], s, tma_bar_ptr=(b, stage), cache_hint=hint)
+
+    _refused(lambda x, y, f: body(x, y, f, stage=3), "mbarrier", "stage 3 of a 1-deep TMABar")
+    _refused(lambda x, y, f: body(x, y, f, hint=dsl.Float32(1.0)), "cache-hint", "cache_hint Float32")
+    _refused(lambda x, y, f: cpasync.make_tiled_tma_atom(G2S(), x, 5), "atom", "smem_layout 5: the tile's shape")
+    _refused(lambda x, y, f: cpasync.make_tiled_tma_atom(cpasync.CopyReduceBulkTensorTileS2GOp("sum"), x, (32, 32)),
+             "atom", "reduction_kind 'sum': a cpasync.ReductionKind (add, min, max")
