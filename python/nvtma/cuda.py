@@ -178,6 +178,8 @@ def _shfl(val, arg, kind, mask, width):
     if not isinstance(val, Numeric):
         val = Float32(val) if isinstance(val, float) else Int32(val)
     cls = type(val)
+    if cls is dsl.Index:  # index has no bit pattern of its own to move: as the Int64 it lowers to
+        return _shfl(val.to(Int64), arg, kind, mask, width).to(dsl.Index)
     if cls.width == 64:
         lo = _shfl(val.bitcast(Uint64).to(Uint32), arg, kind, mask, width)
         hi = _shfl((val.bitcast(Uint64) >> 32).to(Uint32), arg, kind, mask, width)
@@ -380,6 +382,7 @@ def _atomic(kind, target, idx, val, scope):
         _same_element(target, val, f"atomic {kind}")
         return _packed_atomic(kind, ptr, val, scope)
     cls = elem or (type(val) if isinstance(val, Numeric) else Float32 if isinstance(val, float) else Int32)
+    _no_index(cls, kind)
     v = as_value(val, cls)
     if cls.is_float:
         if cls not in (Float32, dsl.Float64, Float16, dsl.BFloat16):
@@ -395,6 +398,14 @@ def _atomic(kind, target, idx, val, scope):
         kw["syncscope"] = _SCOPES[scope]
     r = llvm.AtomicRMWOp(getattr(llvm.AtomicBinOp, op), ptr, v, llvm.AtomicOrdering.monotonic, **kw).result
     return cls(r)
+
+
+def _no_index(cls, kind):
+    """MLIR's index has no memory width an atomic could name: llvm.atomicrmw
+    on it hit an assertion in LLVM's type checks (the process aborted)."""
+    if cls is dsl.Index:
+        fail(f"atomic {kind} on Index: declare the tensor (or convert the value) as Int64, index's width on NVPTX",
+             rule="atomic")
 
 
 def _packed_atomic(kind, ptr, val, scope):
@@ -471,6 +482,7 @@ def atomic_cas(target, idx, compare, val=None, *, scope="gpu"):
         idx, compare, val = None, idx, compare
     ptr, elem = _ptr(target, idx)
     cls = elem or (type(val) if isinstance(val, Numeric) else Int32)
+    _no_index(cls, "cas")
     if cls.is_float:
         fail("atomic_cas on floats: bitcast to Uint32", rule="atomic")
     kw = {"syncscope": _SCOPES[scope]} if _SCOPES.get(scope) else {}

@@ -693,3 +693,26 @@ def test_copy_checks_the_barrier_stage_and_refuses_float_cache_hints():
     _refused(lambda x, y, f: cpasync.make_tiled_tma_atom(G2S(), x, 5), "atom", "smem_layout 5: the tile's shape")
     _refused(lambda x, y, f: cpasync.make_tiled_tma_atom(cpasync.CopyReduceBulkTensorTileS2GOp("sum"), x, (32, 32)),
              "atom", "reduction_kind 'sum': a cpasync.ReductionKind (add, min, max")
+
+
+@pytest.mark.parametrize("call", [
+    lambda t: cuda.atomic_add(t, (0,), 1), lambda t: cuda.atomic_max(t, (0,), 1),
+    lambda t: cuda.atomic_exch(t, (0,), 1), lambda t: cuda.atomic_cas(t, (0,), 1, 2),
+], ids=["add", "max", "exch", "cas"])
+def test_atomics_on_index_tensors_are_refused(call):
+    """llvm.atomicrmw on index aborted the process (an assertion in LLVM's type checks)."""
+    @dsl.kernel(block=(32,))
+    def k(t: dsl.Tensor("index", (64,))):
+        call(t)
+
+    err = build_error(k, "atomic")
+    assert "on Index: declare the tensor (or convert the value) as Int64" in str(err)
+
+
+def test_index_values_shuffle_as_int64():
+    """warp_sum of an Index was refused as "bitcast Index to Uint64: widths differ (64 vs 64)"."""
+    def body(x, y, f):
+        x[0, 0] = cuda.warp_sum(dsl.thread_idx().to(dsl.Index)).to(dsl.Float32)
+
+    assert "shfl.sync.bfly.b32" in ptx(_kernel(body))
+    _refused(lambda x, y, f: dsl.Index(3).bitcast(dsl.Int64), "bitcast", "index has no fixed bit width in MLIR")

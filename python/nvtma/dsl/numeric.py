@@ -156,7 +156,10 @@ class Numeric(Val):
 
     def bitcast(self, cls):
         cls = dtype(cls)
-        if cls.width != self.width or cls is Index or type(self) is Index:
+        if cls is Index or type(self) is Index:
+            fail(f"bitcast {type(self).__name__} to {cls.__name__}: index has no fixed bit width in MLIR; convert "
+                 "with .to(Int64) first", rule="bitcast")
+        if cls.width != self.width:
             fail(f"bitcast {type(self).__name__} to {cls.__name__}: widths differ ({self.width} vs {cls.width})",
                  rule="bitcast")
         return cls(_op(arith.BitcastOp, cls.mlir_type(), self.value))
