@@ -605,8 +605,14 @@ class Pipeline:
 def _setmaxnreg(regs, increase):
     if regs is None:
         return
-    if not 24 <= regs <= 256 or regs % 8:
-        fail(f"setmaxnreg {regs}: a multiple of 8 in [24, 256]", rule="setmaxnreg")
+    if not isinstance(regs, int) or isinstance(regs, bool) or not 24 <= regs <= 256 or regs % 8:
+        fail(f"setmaxnreg {regs!r}: a multiple of 8 in [24, 256]", rule="setmaxnreg")
+    arch = dsl.current_kernel().kernel.arch
+    if not (isinstance(arch, str) and arch.endswith(("a", "f"))):
+        # LLVM cannot select setmaxnreg for a plain sm_90/sm_100: "LLVM ERROR:
+        # Cannot select", which ends the process
+        fail(f"setmaxnreg (regs={regs}) is an arch-specific instruction: it needs an 'a' or 'f' target such as "
+             f"sm_90a, not {arch!r}", rule="arch")
     nvvm.SetMaxRegisterOp(regs, nvvm.SetMaxRegisterAction.increase if increase else nvvm.SetMaxRegisterAction.decrease)
 
 

@@ -59,7 +59,8 @@ FLOAT_T = ["Float16", "BFloat16", "Float32", "Float64", "Float8E4M3FN", "Float8E
 ALL_T = INT_T + FLOAT_T
 COMMON_T = ["Int32", "Int32", "Float32", "Float32", "Float16", "BFloat16", "Uint32", "Int64", "Index"]
 ELEM = {"f32": "Float32", "f16": "Float16", "bf16": "BFloat16", "i32": "Int32", "i8": "Int8", "i64": "Int64",
-        "f8E4M3FN": "Float8E4M3FN", "u32": "Uint32", "f64": "Float64", "i16": "Int16", "e5m2": "Float8E5M2"}
+        "f8E4M3FN": "Float8E4M3FN", "u32": "Uint32", "f64": "Float64", "i16": "Int16", "e5m2": "Float8E5M2",
+        "index": "Index", "u8": "Uint8", "u64": "Uint64", "i1": "Boolean"}
 WEIRD_INT = [0, -1, 1, 2, 3, 7, 8, 15, 16, 31, 32, 33, 63, 64, 127, 128, 255, 256, 1023, 1024, 65535, 65536,
              2 ** 31 - 1, 2 ** 31, 2 ** 32, 2 ** 32 + 1, 2 ** 63 - 1, 2 ** 63, 2 ** 64, -2 ** 31, -2 ** 63,
              -2 ** 63 - 1, 10 ** 30]
@@ -810,7 +811,8 @@ class Gen:
         self.tensors_extra = []
         params = []
         for i in range(rng.randrange(1, 4)):
-            elem = rng.choice(["f32", "f32", "f16", "bf16", "i32", "i8", "f8E4M3FN", "i64", "u32"])
+            elem = rng.choice(["f32", "f32", "f16", "bf16", "i32", "i8", "f8E4M3FN", "i64", "u32", "index", "i16", "f64",
+                               "e5m2", "u8", "u64", "i1"])
             rank = rng.choice([1, 2, 2])
             shape = tuple(rng.choice([64, 128, 256]) for _ in range(rank))
             if rng.random() < 0.2:

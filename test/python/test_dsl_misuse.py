@@ -716,3 +716,31 @@ def test_index_values_shuffle_as_int64():
 
     assert "shfl.sync.bfly.b32" in ptx(_kernel(body))
     _refused(lambda x, y, f: dsl.Index(3).bitcast(dsl.Int64), "bitcast", "index has no fixed bit width in MLIR")
+
+
+@pytest.mark.parametrize("body,message", [
+    (lambda x, y, f: y.store_vec(dsl.max(dsl.full(2, 1.0, dsl.BFloat16), dsl.zeros(4, dsl.BFloat16)), 0),
+     "max of Vector<2 x BFloat16> and Vector<4 x BFloat16>: lane counts and types must match"),
+    (lambda x, y, f: dsl.min(dsl.full(16, 1.0, dsl.Float16), dsl.zeros(2, dsl.Int32)), "min of Vector<16 x Float16>"),
+    (lambda x, y, f: dsl.fma(dsl.full(2, 1.0), dsl.zeros(4), 1.0), "fma of Vector<2 x Float32> and Vector<4 x"),
+    (lambda x, y, f: dsl.full(2, 1.0, dsl.Float16) < dsl.full(2, 1.0), "comparison lt of Vector<2 x Float16>"),
+], ids=["bf16-max-lanes", "f16-min-int", "fma", "compare"])
+def test_vector_operands_of_min_max_fma_select_compare_must_match(body, message):
+    """A bf16/f16 min/max of mismatched vectors built an llvm.minnum call that
+    verified and then failed LLVM translation at compile time ("does not
+    match any of the overloads"); the others were verifier errors."""
+    _refused(body, "type", message)
+
+
+@pytest.mark.parametrize("arch,ok", [("sm_90", False), ("sm_100", False), ("sm_90a", True), ("sm_100f", True)])
+def test_setmaxnreg_needs_an_arch_specific_target(arch, ok):
+    """On sm_90 / sm_100 LLVM could not select setmaxnreg: an LLVM ERROR ended the process."""
+    def body(x, y, f):
+        with lang.WarpRole(1, regs=232, increase=True):
+            x[0, 0] = 1.0
+
+    if ok:
+        assert _kernel(body, arch=arch).build().ir
+    else:
+        _refused(body, "arch", f"setmaxnreg (regs=232) is an arch-specific instruction: it needs an 'a' or 'f' "
+                               f"target such as sm_90a, not '{arch}'", arch=arch)

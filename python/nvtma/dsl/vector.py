@@ -206,8 +206,7 @@ class Vector(Val):
     def _binary(a, b, kind):
         like = a if isinstance(a, Vector) else b
         x, y = Vector._lift(a, like), Vector._lift(b, like)
-        if x.value.type != y.value.type:
-            fail(f"{kind} of {x!r} and {y!r}: lane counts and types must match", rule="type")
+        _match(kind, x, y)
         cls = like.dtype
         if cls.is_float:
             _n._no_f8(cls, kind)
@@ -226,6 +225,7 @@ class Vector(Val):
     def _compare(a, b, kind):
         like = a if isinstance(a, Vector) else b
         x, y = Vector._lift(a, like), Vector._lift(b, like)
+        _match(f"comparison {kind}", x, y)
         cls = like.dtype
         if cls.is_float:
             return Vector(arith.CmpFOp(getattr(arith.CmpFPredicate, _n._FCMP[kind].upper()), x.value, y.value).result)
@@ -236,6 +236,7 @@ class Vector(Val):
     def _select(cond, a, b):
         like = a if isinstance(a, Vector) else b
         x, y = Vector._lift(a, like), Vector._lift(b, like)
+        _match("select", x, y)
         c = cond.value if isinstance(cond, Val) else as_value(cond, Boolean)
         return Vector(arith.SelectOp(c, x.value, y.value).result)
 
@@ -243,6 +244,9 @@ class Vector(Val):
     def _minmax(a, b, which):
         like = a if isinstance(a, Vector) else b
         x, y = Vector._lift(a, like), Vector._lift(b, like)
+        # checked here: the f16/bf16 intrinsic call took mismatched operands
+        # and failed only in LLVM translation, after the build
+        _match(which, x, y)
         cls = like.dtype
         if cls in (Float16, _n.BFloat16):
             # llvm.minnum on the vector: min.f16x2 / min.bf16x2 (arith's
@@ -260,6 +264,8 @@ class Vector(Val):
     def _fma(a, b, c):
         like = next(v for v in (a, b, c) if isinstance(v, Vector))
         x, y, z = (Vector._lift(v, like) for v in (a, b, c))
+        _match("fma", x, y)
+        _match("fma", x, z)
         if not like.dtype.is_float:
             return x * y + z
         _n._no_f8(like.dtype, "fma")
@@ -294,6 +300,12 @@ class Vector(Val):
         if self.dtype.is_float:
             return Vector(arith.NegFOp(self.value).result)
         return 0 - self
+
+
+def _match(what, x, y):
+    """Two vector operands of one lane-wise operation have one type."""
+    if x.value.type != y.value.type:
+        fail(f"{what} of {x!r} and {y!r}: lane counts and types must match", rule="type")
 
 
 def _convert_fp8(v: Vector, src, cls):
