@@ -403,6 +403,18 @@ def prefetch(atom, coords, *, cta_rank=None, cache_hint=None):
 @user_op
 def create_tma_multicast_mask(cluster_shape, cta_coord, mcast_mode: int):
     """The i16 CTA mask of a multicast along `mcast_mode` (CUDA x, y, z order)."""
+    # build-time ints, as the op's attributes take them (else a TypeError from MLIR's attribute builder)
+    given = cluster_shape
+    try:
+        cluster_shape = [int(d) if isinstance(d, int) and not isinstance(d, bool) else None for d in cluster_shape]
+    except TypeError:
+        cluster_shape = [None]
+    if not cluster_shape or any(d is None or not 1 <= d <= 16 for d in cluster_shape):
+        fail(f"create_tma_multicast_mask cluster shape {given!r}: 1-3 ints in [1, 16], CTAs per cluster dim",
+             rule="multicast")
+    if not isinstance(mcast_mode, int) or isinstance(mcast_mode, bool) or not 0 <= mcast_mode < 1 << 31:
+        fail(f"create_tma_multicast_mask mcast_mode {mcast_mode!r}: the cluster dim to multicast along (0 = x)",
+             rule="multicast")
     op = _d.CreateTmaMulticastMaskOp([dsl.as_value(c, dsl.Index) for c in cta_coord], list(cluster_shape),
                                      mcast_mode)
     return dsl.Int16(op.result)

@@ -744,3 +744,14 @@ def test_setmaxnreg_needs_an_arch_specific_target(arch, ok):
     else:
         _refused(body, "arch", f"setmaxnreg (regs=232) is an arch-specific instruction: it needs an 'a' or 'f' "
                                f"target such as sm_90a, not '{arch}'", arch=arch)
+
+
+@pytest.mark.parametrize("args,message", [
+    (((2 ** 40,), (0,), 0), "cluster shape (1099511627776,): 1-3 ints in [1, 16]"),
+    (((1.5,), (0,), 0), "cluster shape (1.5,)"),
+    ((2, (0,), 0), "cluster shape 2"),
+    (((2,), (0,), 2 ** 40), "mcast_mode 1099511627776"),
+], ids=["huge", "float", "int", "mode-huge"])
+def test_multicast_mask_shapes_are_checked(args, message):
+    """(2**40,) was a TypeError from MLIR's DenseI64ArrayAttr builder."""
+    _refused(lambda x, y, f: cpasync.create_tma_multicast_mask(*args), "multicast", message)
