@@ -755,3 +755,9 @@ def test_setmaxnreg_needs_an_arch_specific_target(arch, ok):
 def test_multicast_mask_shapes_are_checked(args, message):
     """(2**40,) was a TypeError from MLIR's DenseI64ArrayAttr builder."""
     _refused(lambda x, y, f: cpasync.create_tma_multicast_mask(*args), "multicast", message)
+
+
+def test_a_stage_far_past_the_ring_is_the_index_error():
+    """stage(2**64) reached MLIR's StridedLayoutAttr builder (a TypeError) before the range check."""
+    _refused(lambda x, y, f: lang.SMEMPool().alloc((4, 8, 8), dsl.Float32).stage(2 ** 64), "index",
+             "stage 18446744073709551616 of a 4-stage buffer")

@@ -418,6 +418,8 @@ class TensorValue(Val):
         shape = self.static_shape
         if len(shape) < 2:
             fail("stage() takes a buffer with a leading stage dim", rule="shape")
+        if isinstance(s, int) and not 0 <= s < shape[0]:  # before the layout: 2**64 was a TypeError from MLIR
+            fail(f"stage {s} of a {shape[0]}-stage buffer", rule="index")
         inner = list(shape[1:])
         strides, acc = [], 1
         for d in reversed(inner):
@@ -436,9 +438,6 @@ class TensorValue(Val):
             layout = ir.StridedLayoutAttr.get(dyn, strides)
         mt = self.memref_type
         t = ir.MemRefType.get(inner, mt.element_type, layout=layout, memory_space=mt.memory_space)
-        if isinstance(s, int):
-            if not 0 <= s < shape[0]:
-                fail(f"stage {s} of a {shape[0]}-stage buffer", rule="index")
         sub = memref.SubViewOp(t, self.value, [as_value(s, Index)] if not isinstance(s, int) else [], [], [],
                                [s if isinstance(s, int) else dyn] + [0] * len(inner), [1] + inner,
                                [1] * len(shape))
