@@ -6,13 +6,17 @@ Each seed generates one small kernel as Python source: typed scalars,
 vectors, conversions and mixed-type arithmetic, dsl.if_/else_/range/cond/
 while_/yield_, shared-memory buffers, tensor element and vector accesses,
 warp shuffles and reductions, atomics, barriers, TMA atoms and copies,
-cp.async, wgmma descriptors and accumulators. Most statements are
-plausible; a mutation rate makes some of them wrong (mismatched dtypes or
-lane counts, out-of-range constants, huge or negative shapes, values used
-outside the region that made them, wrong arch or PTX version for a feature,
-wrong nesting). The program is built and compiled (``k.compile()``) in a
-child process that runs a batch of programs one after another; the parent
-reads one JSON line per program and classifies it:
+cp.async, wgmma descriptors and accumulators, lang's pipelines, roles and
+schedulers. Most statements are plausible; a mutation rate (--rate, per
+choice) makes some of them wrong (mismatched dtypes or lane counts,
+out-of-range constants, huge or negative shapes, values used outside the
+region that made them or kept from another kernel's build, branches entered
+and never exited, deep nesting, wrong arch or PTX version for a feature).
+The program is built and compiled (``k.compile()``) in a child process
+that runs a batch of programs one after another; the parent reads one JSON
+line per program (a program that never answers is the one that crashed or
+hung; a child that dies at interpreter exit has its batch replayed one
+program per child) and classifies it:
 
   ok        it compiled
   typed     KernelBuildError (or another nvtma error class: TensorMapError,
@@ -26,6 +30,8 @@ reads one JSON line per program and classifies it:
             ValueError/TypeError that escaped from inside nvtma or a binding
   CRASH     the child died (signal, abort, LLVM ERROR, segfault)
   HANG      no answer within --timeout seconds
+  known     an untyped error listed in KNOWN: found, reported, in a file
+            these fixes may not touch
 
 CRASH, UNTYPED and HANG are bugs: each program is saved to --crashes as a
 standalone script (``python FILE`` reruns it) with the outcome on top.
@@ -656,7 +662,7 @@ class Gen:
         if r < 0.6:
             size = self.rng.choice(["16", "8", "4", "16", "2", "32", "0", "dsl.Int32(16)"]) if self.bad() else \
                 self.rng.choice(["16", "8", "4"])
-            opk = f", op=cpasync.CopyG2SOp(cpasync.LoadCacheMode.GLOBAL)" if self.rng.random() < 0.3 else ""
+            opk = ", op=cpasync.CopyG2SOp(cpasync.LoadCacheMode.GLOBAL)" if self.rng.random() < 0.3 else ""
             self.emit(f"cpasync.cp_async(cpasync.address_of({s[0]}), cpasync.address_of({name}, [{idx}]), {size}{opk})")
             self.emit("cpasync.cp_async_commit_group()")
             self.emit(f"cpasync.cp_async_wait_group({self.int_lit(0, 2)})")
@@ -688,7 +694,7 @@ class Gen:
             pdepth = self.int_lit(1, 5)
             self.emit(f"pipe = lang.Pipeline({pdepth}, full={self.rng.choice(O11)})")
             self.emit(f"st = lang.PipelineState({pdepth})")
-            self.emit(f"pipe.producer_acquire(st)")
+            self.emit("pipe.producer_acquire(st)")
             self.emit(f"st = st.advance({self.rng.choice(['1', '2', '0', '-1', 'dsl.Int32(3)', '100'])})")
             self.emit("pipe.consumer_wait(st)")
 

@@ -452,7 +452,7 @@ def test_callables_of_cond_and_while_must_take_the_carried_values():
 @pytest.mark.parametrize("arch", ["sm_90", "sm_100a"])
 def test_wgmma_off_sm_90a_is_refused_at_the_users_line(arch):
     """It built, then the lowering refused it: "'nvvm.wgmma.fence.aligned' op is not supported on sm_90"."""
-    _refused(lambda x, y, f: wgmma.fence(), "arch", f"wgmma.fence is a wgmma instruction: sm_90a only", arch=arch)
+    _refused(lambda x, y, f: wgmma.fence(), "arch", "wgmma.fence is a wgmma instruction: sm_90a only", arch=arch)
 
 
 @pytest.mark.parametrize("body,rule,message", [
