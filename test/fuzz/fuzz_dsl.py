@@ -935,7 +935,7 @@ def classify(e: BaseException, filename: str) -> tuple[str, str]:
             return "typed", f"{name} raised in {Path(inner.filename).name}:{inner.lineno}"
     if inner is not None and inner.filename == filename and isinstance(e, (AttributeError, IndexError, KeyError,
                                                                           ZeroDivisionError, OverflowError,
-                                                                          NameError, ImportError)):
+                                                                          NameError, ImportError, MemoryError)):
         return "typed", f"{name} at the program's line"
     where = f"{Path(inner.filename).name}:{inner.lineno}" if inner is not None else "?"
     for f, m in KNOWN:

@@ -761,3 +761,10 @@ def test_a_stage_far_past_the_ring_is_the_index_error():
     """stage(2**64) reached MLIR's StridedLayoutAttr builder (a TypeError) before the range check."""
     _refused(lambda x, y, f: lang.SMEMPool().alloc((4, 8, 8), dsl.Float32).stage(2 ** 64), "index",
              "stage 18446744073709551616 of a 4-stage buffer")
+
+
+@pytest.mark.parametrize("swizzle", [None, "swizzle_128b"])
+def test_a_none_index_is_an_index_error_swizzled_or_not(swizzle):
+    """On a swizzled buffer s[None] reached the swizzle arithmetic: TypeError None + int in tensor.py."""
+    _refused(lambda x, y, f: lang.SMEMPool().alloc((32,), dsl.Float32, swizzle=swizzle)[None], "index",
+             "index None of tensor memref<32xf32")

@@ -263,6 +263,9 @@ class TensorValue(Val):
         for i in idx:
             if isinstance(i, slice):
                 fail("slicing a tensor: index elements, or take a stage with lang.SMEMPool.stage", rule="index")
+            if not isinstance(i, (int, float, Val)) and not hasattr(i, "__index__"):
+                # None reached the swizzle arithmetic of a swizzled buffer (a TypeError there)
+                fail(f"index {i!r} of tensor {self.value.type}: an int or a run-time integer", rule="index")
         return idx
 
     def _linear(self, idx):
