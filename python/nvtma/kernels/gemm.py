@@ -1366,6 +1366,7 @@ class Gemm:
         self._mods = {}
         self._ws = {}
         self._plans = {}  # plan's memo
+        self._sms = {}  # SMs by device index
 
     def module(self, spec):
         key = spec.key
@@ -1498,7 +1499,9 @@ class Gemm:
         M, K = x.shape
         N = w.shape[0]
         fp8 = w.dtype == torch.float8_e4m3fn
-        sms = torch.cuda.get_device_properties(x.device).multi_processor_count
+        sms = self._sms.get(x.device.index)
+        if sms is None:  # the device's SMs, asked once (torch's lookup was ~15% of an eager call's host time)
+            sms = self._sms[x.device.index] = torch.cuda.get_device_properties(x.device).multi_processor_count
         x16 = fp8 and x.dtype == torch.bfloat16  # to be quantized: in the GEMM, or by quantize_x first
         spec, splits, q = self.plan(M, N, K, F8 if fp8 else "bf16", scale,
                                     "f32" if out_dtype == torch.float32 else "bf16", quantize=x16, sms=sms,
