@@ -29,8 +29,8 @@ configs against the epilogue tile's old place and a split's wait for an
 earlier store left out (-split). Eleventh (s17-*): what the split epilogue
 still costs, its partials added from the registers (-split-cost-v2: at an
 intermediate version, y transposed and v2 reductions); the versions
-themselves are compared by diag/ab_probe.py. Set up, not yet run: configs
-with no K split with and without the split path in the kernel.
+themselves are compared by diag/ab_probe.py. Twelfth (s18-*): configs with
+no K split with and without the split path in the kernel (-whole-k).
     python3 benchmarks/diag/config_probe.py build DIR    # here
     python3 benchmarks/diag/config_probe.py run DIR      # on the GPU
 """
@@ -42,13 +42,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # benchmarks/: co
 
 # (N, K, M, mode, [(BM, BN, wgs, splits[, mc, stages[, ms]]) or None: the config Gemm picks]): configs with
 # no K split (each CTA whole tiles), as built (with the split path they never take) and with no split path at
-# all (gemm_spec diag "whole_k_only"): whether carrying that path costs them the ~1% the eleventh session's
-# interleaved probe showed. Set up for the next session, NOT YET RUN (s17-config-probe-split-cost-v2 holds
-# the last run, with the PROBES/VARIANTS of commit 0447d9e).
+# all (gemm_spec diag "whole_k_only"), each twice, interleaved. Twelfth session (s18-config-probe-whole-k):
+# whole_k_only / as built, geometric mean 1.005 over 101 problems (7 >2% faster, 18 >2% slower, 4096 x 7168
+# 5% slower at the median): carrying the split path costs nothing on the whole; single configs move by up to
+# +-8% with how ptxas compiles the consumers' K loop (e.g. their ring state in uniform registers or not).
 S = None  # the default ring
-PROBES = [(16384, 16384, M, mode, [None]) for M in (32, 64) for mode in ("tensor", "bf16")]
-PROBES += [(24576, 1536, M, "tensor", [None]) for M in (1, 16, 128)]
-PROBES += [(7168, 2048, M, "tensor", [None]) for M in (16, 128)] + [(4096, 7168, 128, "tensor", [None])]
+SHAPES = [(4096, 7168), (7168, 2048), (2112, 7168), (24576, 1536), (16384, 16384)]
+MODES = ("tensor", "row", "block", "bf16")
+
+
+def _whole_tiles(N, K, M, mode):
+    """Whether the table's config for the problem has no K split (splits = 1)."""
+    from nvtma.kernels import gemm
+    fp8 = mode != "bf16"
+    cfg = gemm.choose_config(M, N, K, gemm.F8 if fp8 else "bf16", scale=mode if fp8 else None)
+    return gemm.Config(*cfg).splits == 1
+
+
+# every problem of the benchmark whose table config has no K split (twelfth session: 101 of 140)
+PROBES = [(N, K, M, mode, [None]) for N, K in SHAPES for M in (1, 8, 16, 32, 64, 128, 256) for mode in MODES
+          if _whole_tiles(N, K, M, mode)]
 # (label, spec options (a "quantize" entry: bf16 x, quantized as Gemm's quantize says), W resident in L2)
 VARIANTS = [("now", {}, False), ("whole_k_only", {"diag": "whole_k_only"}, False), ("now-again", {}, False),
             ("whole_k_only-again", {"diag": "whole_k_only"}, False)]

@@ -269,3 +269,52 @@ def test_tamperer_smoke():
     summary = json.loads(r.stdout.strip().splitlines()[-1])
     assert summary["inputs"] == 300 and summary["bugs"] == 0, r.stdout + r.stderr
     assert summary["outcomes"].get("LaunchError(artifact)", 0) > 100
+
+
+KEY_SRC = '''
+from nvtma import dsl
+
+@dsl.kernel(block=(32,))
+def k(a: dsl.Tensor("i32", (32,))):
+    a[dsl.thread_idx()] = dsl.Int32({value})
+'''
+
+
+def spec_key(path):
+    """A fresh process's key of the kernel in the module file at `path` (each process reads the sources once)."""
+    code = ("import importlib.util, sys\n"
+            f"s = importlib.util.spec_from_file_location('keymod', {str(path)!r})\n"
+            "m = importlib.util.module_from_spec(s); s.loader.exec_module(m)\n"
+            "print(m.k.specialize().key)")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_spec_key_follows_the_kernels_code_not_its_path(tmp_path):
+    # AOT directories are named by the key: artifacts compiled from other code must not be found under it
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    one, moved, other = tmp_path / "a" / "k.py", tmp_path / "b" / "k.py", tmp_path / "a" / "k2.py"
+    one.write_text(KEY_SRC.format(value=1))
+    moved.write_text(KEY_SRC.format(value=1))
+    other.write_text(KEY_SRC.format(value=2))
+    key = spec_key(one)
+    assert key.startswith("k-")
+    assert spec_key(moved) == key  # the same code elsewhere (where artifacts are compiled and where loaded)
+    assert spec_key(other) != key  # the same name and constants, another body
+
+
+def test_spec_key_covers_the_library_sources():
+    import importlib
+    from nvtma.kernels import gemm
+    K = importlib.import_module("nvtma.dsl.kernel")  # the module (nvtma.dsl.kernel is also the decorator)
+    key = gemm.gemm_spec(16, 64, 1).key
+    assert gemm.gemm_spec(16, 64, 1).key == key
+    saved_digests, saved_fps = dict(K._digests), dict(K._fingerprints)
+    try:
+        K._fingerprints.clear()
+        K._digests["package"] = "0" * 64  # as if a source of the DSL or the kernel library had changed
+        assert gemm.gemm_spec(16, 64, 1).key != key
+    finally:
+        K._digests.clear(), K._digests.update(saved_digests)
+        K._fingerprints.clear(), K._fingerprints.update(saved_fps)
+    assert gemm.gemm_spec(16, 64, 1).key == key

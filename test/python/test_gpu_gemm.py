@@ -86,6 +86,31 @@ def test_gemm_matches_torch(case):
         assert _same(y3, y)
 
 
+def test_gemm_m_split_takes_the_last_rows_of_m():
+    """With the M split, the CTA whose BM rows would reach past M computes
+    M's last BM rows instead (rows the first CTA computes too, written
+    twice): y equals the y of x padded with zero rows to the cluster's
+    rows, bit for bit, call after call (the twice-written rows are the same
+    values), with no copy of x."""
+    M, N, K, cfg = 100, 256, 2048, (64, 64, 1, 1, 1, None, 2)
+    g = _gemm()
+    x, w32 = _case_inputs(M, N, K)
+    w, sw, wdq = _quantize_w(w32, "tensor")
+    xq, sx = g.quantize(x)
+    assert g.kernel_rows(M, 64, 16, ms=2) == M  # given as it is
+    xp = torch.zeros(128, K, device="cuda", dtype=torch.uint8)
+    xp[:M] = xq.view(torch.uint8)
+    sxp = torch.ones(128, device="cuda")
+    sxp[:M] = sx
+    padded = g(xp.view(torch.float8_e4m3fn), w, w_scale=sw, scale="tensor", x_scale=sxp, config=cfg)[:M]
+    ys = [g(xq, w, w_scale=sw, scale="tensor", x_scale=sx, config=cfg) for _ in range(3)]
+    torch.cuda.synchronize()
+    want = gemm.dequantize_x(xq, sx) @ wdq.t()
+    assert ((ys[0].float() - want).abs().max() / want.abs().max()).item() < 1.5e-2
+    for y in ys:
+        assert torch.equal(y, padded)
+
+
 @pytest.mark.parametrize("case", [c for c in gpu_cases.GEMM_CASES if c[3] != "bf16"], **CASE_IDS)
 def test_gemm_quantizes_bf16_x_inside(case):
     """Gemm(quantize="fused"): bf16 x quantized in the GEMM, a scale per row

@@ -15,6 +15,7 @@ launches need only a grid.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import sys
@@ -369,12 +370,16 @@ class Specialization:
     def smem(self):
         return self.built.smem_bytes
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
-        """Kernel name + constants + nvtma version: names AOT artifact directories."""
+        """Kernel name + parameter types + constants + nvtma version + the code
+        (`source_fingerprint`): names AOT artifact directories, so artifacts
+        compiled from other code are never taken for this kernel's. Computed
+        once (~40 us: the parameter types' text)."""
         from .. import __version__
         import hashlib
-        parts = repr((self.kernel.name, self.param_types, sorted(self.consts.items(), key=str), __version__))
+        parts = repr((self.kernel.name, self.param_types, sorted(self.consts.items(), key=str), __version__,
+                      source_fingerprint(self.kernel.fn)))
         return f"{self.kernel.name}-{hashlib.sha256(parts.encode()).hexdigest()[:16]}"
 
     def launch(self, grid=None):
@@ -387,6 +392,55 @@ class Specialization:
 
     def compile(self):
         return self.kernel.compile(self.param_types, **self.consts)
+
+
+# nvtma's Python sources that shape a kernel's code (what the runtime-only wheel ships too, so a key is the
+# same where artifacts are compiled and where they are loaded): these folders and modules of the package
+_SOURCE_DIRS = ("dsl", "kernels")
+_SOURCE_MODULES = ("compiler.py", "cpasync.py", "cuda.py", "lang.py", "nvshmem.py", "profile.py", "tcgen05.py",
+                   "tensormap.py", "wgmma.py")
+_digests: dict = {}
+_fingerprints: dict = {}  # kernel function -> source_fingerprint, once a process
+
+
+def _source_digest(path):
+    """SHA-256 of a file's bytes (memoized for the process), or None where it cannot be read."""
+    import hashlib
+    if path not in _digests:
+        try:
+            with open(path, "rb") as f:
+                _digests[path] = hashlib.sha256(f.read()).hexdigest()
+        except OSError:
+            _digests[path] = None
+    return _digests[path]
+
+
+def source_fingerprint(fn) -> str:
+    """A digest of the code a kernel is built from: nvtma's kernel-shaping
+    sources (_SOURCE_DIRS, _SOURCE_MODULES) and the file that defines `fn`
+    (its bytes, not its path; a function with no readable file, typed at a
+    prompt, its code object). Code it imports from elsewhere is not covered.
+    Read once a process."""
+    got = _fingerprints.get(fn)
+    if got is not None:
+        return got
+    import hashlib
+    import marshal
+    from pathlib import Path
+    pkg = Path(__file__).resolve().parent.parent
+    if "package" not in _digests:
+        files = [p for d in _SOURCE_DIRS for p in sorted((pkg / d).glob("*.py"))]
+        files += [pkg / m for m in _SOURCE_MODULES]
+        _digests["package"] = hashlib.sha256(
+            "".join(f"{p.relative_to(pkg).as_posix()}:{_source_digest(p)}\0" for p in files).encode()).hexdigest()
+    own = None
+    src = inspect.getsourcefile(fn) if fn is not None else None
+    if src is not None:
+        own = _source_digest(os.path.realpath(src))
+    if own is None and fn is not None:
+        own = hashlib.sha256(marshal.dumps(fn.__code__)).hexdigest()
+    _fingerprints[fn] = hashlib.sha256(f"{_digests['package']}:{own}".encode()).hexdigest()[:16]
+    return _fingerprints[fn]
 
 
 def _dump(var, text, fname):

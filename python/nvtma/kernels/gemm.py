@@ -32,10 +32,12 @@ in the GEMM itself (``x_scale="fused"``; ``Gemm()`` where that is faster,
 loads bf16 tiles, warps 1-3 of the producer's warpgroup convert each stage to
 e4m3 with a scale per row and 128 K values, and the consumers promote each
 stage's partial with them (as block scaling does). y: bf16 or f32. M, N, K are run
-time; K tails and M padding come from the TMA's zero fill, except that from
-BM = 128 on the host pads x with zero rows up to the tile (``quantize_x``
-writes them, e4m3 x from the caller is copied where that pays; a partial
-box's out-of-bounds rows are slow to fill: ``Gemm.kernel_rows``).
+time; K tails and M padding come from the TMA's zero fill, except that a
+partial box's out-of-bounds rows are slow to fill: with the M split the CTA
+whose rows would reach past M takes M's last rows instead, and otherwise from
+a tile of 128 rows on the host pads x with zero rows up to the tile
+(``quantize_x`` writes them, e4m3 x from the caller is copied where that
+pays: ``Gemm.kernel_rows``).
 """
 
 from __future__ import annotations
@@ -152,7 +154,12 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     steps = (tiles + mc - 1) // mc * kblocks
     per, extra = steps // parts, steps % parts
     sched = lang.PersistentTileScheduler(parts, cluster_size=cl)
-    m0 = rank * BM if ms > 1 else 0  # this CTA's first row of x and y
+    # this CTA's first row of x and y. With the M split, a CTA whose BM rows would reach past M (with M >= BM)
+    # takes the last BM rows of M instead: rows a lower rank computes too (the same values, written twice),
+    # but every row of its x box in bounds: a box's out-of-bounds rows are slow to fill (Gemm.kernel_rows)
+    m0 = dsl.select(M >= BM, dsl.min(rank * BM, M - BM), rank * BM) if ms > 1 else 0
+    if ms > 1 and diag == "own_rows":  # diagnostics: its own rows, the box partly past M (before 2026-12-02)
+        m0 = rank * BM
 
     def tile_of(group):
         return group * mc + rank if mc > 1 else group
@@ -919,7 +926,7 @@ def max_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
     return min(8, deepest_stages(BM, BN, w_dtype, block_scaled))
 
 
-DIAGS = (None, "no_red", "no_split_epilogue", "x_early", "no_wait", "epi_last", "whole_k_only")
+DIAGS = (None, "no_red", "no_split_epilogue", "x_early", "no_wait", "epi_last", "whole_k_only", "own_rows")
 
 
 def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16", w_scale="tensor", x_scale=None,
@@ -963,7 +970,9 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     "no_wait" waits for them only at the end, "epi_last" places the
     epilogue tile after the rings (its place before 2026-12-02),
     "whole_k_only" builds no K-split path at all (y right only with splits
-    = 1) (what these cost: benchmarks/diag/config_probe.py)."""
+    = 1) (what these cost: benchmarks/diag/config_probe.py), "own_rows" has
+    the M split's CTA past M keep its own rows, its x box partly past M
+    (benchmarks/diag/m_sweep.py)."""
     fp8 = w_dtype == "f8E4M3FN"
     if diag not in DIAGS:
         raise ValueError(f"diag={diag!r}: one of {', '.join(map(repr, DIAGS))}")
@@ -1356,6 +1365,8 @@ class Gemm:
         self.options = spec_options
         self._mods = {}
         self._ws = {}
+        self._plans = {}  # plan's memo
+        self._sms = {}  # SMs by device index
 
     def module(self, spec):
         key = spec.key
@@ -1402,29 +1413,47 @@ class Gemm:
         self.module(spec).quantize_x(x, xq, sx, grid=grid)
         return xq, sx
 
-    def kernel_rows(self, M, BM, copy_kblocks=None):
+    def kernel_rows(self, M, BM, copy_kblocks=None, ms=1):
         """The rows of x the kernel is given: M, or M rounded up to the tile
-        (zero rows) from BM = 128 on when that adds 8 or more: the TMA's
-        out-of-bounds rows of a partial x box are slow to fill (measured on
-        the H200, 4096 x 7168, M = 65: 21.4 us, on x padded to 128 rows 12.6;
-        benchmarks/diag/m_sweep.py). When the padding takes a copy of x (e4m3
-        x from the caller: ~3 us), only where the padding rows times the K
-        steps (`copy_kblocks`) reach 2048: M = 65 and 70 at K = 7168 gain
-        5-6 us, M = 100 there and M = 70 at K = 2048 would lose 1-2 us."""
-        pad = -M % BM
-        if not (self.pad_x and BM >= 128 and pad >= 8):
+        of BM·ms rows (zero rows) from a tile of 128 on when that adds 8 or
+        more: the TMA's out-of-bounds rows of a partial x box are slow to fill
+        (measured on the H200, 4096 x 7168, M = 65: 21.4 us, on x padded to
+        128 rows 12.6; benchmarks/diag/m_sweep.py). With the M split (ms > 1)
+        and M >= BM no box reaches past M (the kernel's CTAs past M take its
+        last BM rows): M. When the padding takes a copy of x (e4m3 x from the
+        caller: ~3 us), only where the padding rows times the K steps
+        (`copy_kblocks`) reach 2048: M = 65 and 70 at K = 7168 gain 5-6 us,
+        M = 100 there and M = 70 at K = 2048 would lose 1-2 us."""
+        pad = -M % (BM * ms)
+        if not (self.pad_x and BM * ms >= 128 and pad >= 8) or (ms > 1 and M >= BM):
             return M
         return M + pad if copy_kblocks is None or pad * copy_kblocks >= 2048 else M
 
     def plan(self, M, N, K, w_dtype=F8, scale=None, y_dtype="bf16", quantize=False, sms=132, config=None,
              **spec_options):
         """(gemm spec, splits, quantize spec or None) for a problem: what a
-        call runs. `quantize` (fp8 W): x comes in bf16; the GEMM quantizes it
+        call runs, planned once per problem and options (the config's choice
+        alone took ~0.3 ms of host time, the kernel 5-100 us of GPU time).
+        `quantize` (fp8 W): x comes in bf16; the GEMM quantizes it
         ("fused", where a ring of two stages with x's bf16 tiles fits) or
         ``quantize_x`` does first ("kernel": the quantize spec); True: as the
         Gemm's `quantize` says ("auto": fused up to FUSED_MAX_ROWS rows of x
         a tile where the grid streams FUSED_MIN_W_ROWS rows of W an x row, or
         any with block scales). Fused without a `config`, the config is `fused_config`'s."""
+        memo = (M, N, K, w_dtype, scale, y_dtype, quantize, sms, None if config is None else tuple(config),
+                tuple(sorted(spec_options.items())))
+        try:
+            got = self._plans.get(memo)
+        except TypeError:  # an unhashable option: planned every call
+            return self._plan(M, N, K, w_dtype, scale, y_dtype, quantize, sms, config, spec_options)
+        if got is None:
+            got = self._plan(M, N, K, w_dtype, scale, y_dtype, quantize, sms, config, spec_options)
+            if len(self._plans) >= 4096:
+                self._plans.clear()
+            self._plans[memo] = got
+        return got
+
+    def _plan(self, M, N, K, w_dtype, scale, y_dtype, quantize, sms, config, spec_options):
         fp8 = w_dtype == F8
         cfg = Config(*(config or choose_config(M, N, K, w_dtype, sms, scale)))
         opts = dict(self.options, **spec_options)
@@ -1470,21 +1499,22 @@ class Gemm:
         M, K = x.shape
         N = w.shape[0]
         fp8 = w.dtype == torch.float8_e4m3fn
-        sms = torch.cuda.get_device_properties(x.device).multi_processor_count
+        sms = self._sms.get(x.device.index)
+        if sms is None:  # the device's SMs, asked once (torch's lookup was ~15% of an eager call's host time)
+            sms = self._sms[x.device.index] = torch.cuda.get_device_properties(x.device).multi_processor_count
         x16 = fp8 and x.dtype == torch.bfloat16  # to be quantized: in the GEMM, or by quantize_x first
         spec, splits, q = self.plan(M, N, K, F8 if fp8 else "bf16", scale,
                                     "f32" if out_dtype == torch.float32 else "bf16", quantize=x16, sms=sms,
                                     config=config, **spec_options)
-        BN, ms = spec.consts["BN"], spec.info["ms"]
-        tile_rows = spec.info["BM"] * ms  # x rows of a tile (of its cluster's CTAs with ms)
+        BN, ms, BM = spec.consts["BN"], spec.info["ms"], spec.info["BM"]
         if q is not None:  # quantized into the padded rows: no extra kernel
-            rows = self.kernel_rows(M, tile_rows)
+            rows = self.kernel_rows(M, BM, ms=ms)
             x, x_scale = self._quantize(x, q.consts["granularity"], rows)
         else:  # e4m3 x and its scales, bf16 x with bf16 W, or bf16 x the GEMM quantizes
             x8 = x.dtype == torch.float8_e4m3fn
             if x8 and scale == "block":
                 x_scale = block_scales_for_kernel(x_scale)
-            rows = self.kernel_rows(M, tile_rows, -(-K * x.element_size() // KBYTES))
+            rows = self.kernel_rows(M, BM, -(-K * x.element_size() // KBYTES), ms=ms)
             if rows > M:
                 x = torch.nn.functional.pad(x.view(torch.uint8) if x8 else x, (0, 0, 0, rows - M))
                 x = x.view(torch.float8_e4m3fn) if x8 else x
