@@ -768,3 +768,24 @@ def test_a_none_index_is_an_index_error_swizzled_or_not(swizzle):
     """On a swizzled buffer s[None] reached the swizzle arithmetic: TypeError None + int in tensor.py."""
     _refused(lambda x, y, f: lang.SMEMPool().alloc((32,), dsl.Float32, swizzle=swizzle)[None], "index",
              "index None of tensor memref<32xf32")
+
+
+def test_a_kernel_needs_a_block():
+    """block=None (a cluster may be None) was a TypeError inside launch_dims."""
+    with pytest.raises(dsl.KernelBuildError, match=r"block=None") as e:
+        @dsl.kernel(block=None)
+        def k(x: dsl.Tensor("f32", (4,))):
+            pass
+    assert e.value.rule == "launch-config"
+
+
+def test_an_unspecialized_tensor_is_named_at_the_kernels_def():
+    """A dsl.Tensor with no dtype or shape built without param_types: the
+    error names the parameter and the kernel's own line, not build()'s caller."""
+    @dsl.kernel
+    def k(x: dsl.Tensor(None, (4,))):
+        pass
+    with pytest.raises(dsl.KernelBuildError, match=r"parameter 'x' of k: a dsl.Tensor without dtype") as e:
+        k.build()
+    assert e.value.rule == "specialize"
+    assert e.value.where.endswith(f":{k.fn.__code__.co_firstlineno}")

@@ -162,6 +162,8 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
         name = self.name or "kernel"
         block = self._block(**consts) if callable(self._block) else self._block
         cluster = self._cluster(**consts) if callable(self._cluster) else self._cluster
+        if block is None:  # (a cluster may be None: no cluster)
+            raise KernelBuildError(f"{name}: block=None; a kernel's block is 1-3 positive ints", rule="launch-config")
         block, cluster = _dim3(block, "block", name), _dim3(cluster, "cluster", name)
         if block[0] * block[1] * block[2] > 1024:
             raise KernelBuildError(f"{name}: block {block} has more than 1024 threads", rule="launch-config")
@@ -265,7 +267,14 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
         block, cluster = self._dims = self.launch_dims(consts)
         with ir.Context(), _def_location(self.fn):
             params = self._param_types(param_types)
-            types = [mk() for _, _, mk in params]
+            types = []
+            for name, _, mk in params:
+                try:
+                    types.append(mk())
+                except KernelBuildError as e:  # named at the kernel's def, not at the caller of build()
+                    msg = str(e)[len(e.where) + 2:] if e.where else str(e)
+                    raise KernelBuildError(f"parameter {name!r} of {self.name}: {msg}", where=_def_site(self.fn),
+                                           rule=e.rule) from None
             module = ir.Module.create()
             module.operation.attributes[_attribute_name("container_module")] = ir.UnitAttr.get()
             with ir.InsertionPoint(module.body):
