@@ -30,8 +30,8 @@ program per child) and classifies it:
             ValueError/TypeError that escaped from inside nvtma or a binding
   CRASH     the child died (signal, abort, LLVM ERROR, segfault)
   HANG      no answer within --timeout seconds
-  known     an untyped error listed in KNOWN: found, reported, in a file
-            these fixes may not touch
+  known     an untyped error listed in KNOWN: found, reported, not fixed
+            yet (none now)
 
 CRASH, UNTYPED and HANG are bugs: each program is saved to --crashes as a
 standalone script (``python FILE`` reruns it) with the outcome on top.
