@@ -17,8 +17,11 @@ from pathlib import Path
 
 
 def cuobjdump():
-    import nvidia.cu13
-    return str(Path(nvidia.cu13.__path__[0]) / "bin" / "cuobjdump")
+    from nvtma.compiler import find_tool
+    tool = find_tool("cuobjdump")
+    if tool is None:
+        sys.exit("sass_uniform: cuobjdump not found (install nvidia-cuda-cuobjdump or set CUOBJDUMP)")
+    return tool
 
 
 def consumer_wait(cubin, tool=None):

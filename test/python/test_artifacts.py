@@ -309,12 +309,12 @@ def test_spec_key_covers_the_library_sources():
     K = importlib.import_module("nvtma.dsl.kernel")  # the module (nvtma.dsl.kernel is also the decorator)
     key = gemm.gemm_spec(16, 64, 1).key
     assert gemm.gemm_spec(16, 64, 1).key == key
-    saved_digests, saved_fps = dict(K._digests), dict(K._fingerprints)
+    saved_package, saved_fps = list(K._package), dict(K._fingerprints)
     try:
         K._fingerprints.clear()
-        K._digests["package"] = "0" * 64  # as if a source of the DSL or the kernel library had changed
+        K._package[:] = ["0" * 64]  # as if a source of the DSL or the kernel library had changed
         assert gemm.gemm_spec(16, 64, 1).key != key
     finally:
-        K._digests.clear(), K._digests.update(saved_digests)
+        K._package[:] = saved_package
         K._fingerprints.clear(), K._fingerprints.update(saved_fps)
     assert gemm.gemm_spec(16, 64, 1).key == key

@@ -408,7 +408,8 @@ class Specialization:
 _SOURCE_DIRS = ("dsl", "kernels")
 _SOURCE_MODULES = ("compiler.py", "cpasync.py", "cuda.py", "lang.py", "nvshmem.py", "profile.py", "tcgen05.py",
                    "tensormap.py", "wgmma.py")
-_digests: dict = {}
+_digests: dict = {}  # file path -> its SHA-256
+_package: list = []  # [the digest of nvtma's kernel-shaping sources], once a process
 _fingerprints: dict = {}  # kernel function -> source_fingerprint, once a process
 
 
@@ -437,18 +438,18 @@ def source_fingerprint(fn) -> str:
     import marshal
     from pathlib import Path
     pkg = Path(__file__).resolve().parent.parent
-    if "package" not in _digests:
+    if not _package:
         files = [p for d in _SOURCE_DIRS for p in sorted((pkg / d).glob("*.py"))]
         files += [pkg / m for m in _SOURCE_MODULES]
-        _digests["package"] = hashlib.sha256(
-            "".join(f"{p.relative_to(pkg).as_posix()}:{_source_digest(p)}\0" for p in files).encode()).hexdigest()
+        _package.append(hashlib.sha256(
+            "".join(f"{p.relative_to(pkg).as_posix()}:{_source_digest(p)}\0" for p in files).encode()).hexdigest())
     own = None
     src = inspect.getsourcefile(fn) if fn is not None else None
     if src is not None:
         own = _source_digest(os.path.realpath(src))
     if own is None and fn is not None:
         own = hashlib.sha256(marshal.dumps(fn.__code__)).hexdigest()
-    _fingerprints[fn] = hashlib.sha256(f"{_digests['package']}:{own}".encode()).hexdigest()[:16]
+    _fingerprints[fn] = hashlib.sha256(f"{_package[0]}:{own}".encode()).hexdigest()[:16]
     return _fingerprints[fn]
 
 

@@ -158,9 +158,9 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     # this CTA's first row of x and y. With the M split, a CTA whose BM rows would reach past M (with M >= BM)
     # takes the last BM rows of M instead: rows a lower rank computes too (the same values, written twice),
     # but every row of its x box in bounds: a box's out-of-bounds rows are slow to fill (Gemm.kernel_rows)
-    m0 = dsl.select(M >= BM, dsl.min(rank * BM, M - BM), rank * BM) if ms > 1 else 0
-    if ms > 1 and diag == "own_rows":  # diagnostics: its own rows, the box partly past M (before 2026-12-02)
-        m0 = rank * BM
+    # (diag "own_rows": its own rows, the box partly past M, as before 2026-12-02)
+    m0 = 0 if ms == 1 else rank * BM if diag == "own_rows" else dsl.select(M >= BM, dsl.min(rank * BM, M - BM),
+                                                                             rank * BM)
 
     def tile_of(group):
         return group * mc + rank if mc > 1 else group
