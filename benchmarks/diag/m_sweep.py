@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
 """Experiment: the GEMM at M between the benchmark's powers of two. For
-each M, the config Gemm picks, timed as benchmarks/gemm_bench.py times (CUDA
-graphs of 20 calls rotating over >= 256 MiB of W, best of 10): e4m3 x as
-given, padded with zero rows to the tile's BM by the API (Gemm.kernel_rows)
-or by the caller, and bf16 x quantized by the API into padded rows or not.
-A gap between unpadded and padded is the cost of the TMA's out-of-bounds rows
-of a partial x box. Twelfth session: with the M split, the CTA whose rows would
-reach past M takes M's last rows instead (s18-m-sweep).
+each problem, the config Gemm picks, timed as benchmarks/gemm_bench.py times
+(CUDA graphs of 20 calls rotating over >= 256 MiB of W, best of 10), x as
+given to:
+  api         the Gemm as built (x padded to the tile by a copy where
+              Gemm.kernel_rows says so, else the TMA fills the box past M)
+  raw         no padding: the x box's rows past M filled by the TMA
+  xboxN       x loaded in boxes of N rows, none wholly past M (gemm_spec's xbox)
+  caller_pad  x padded with zero rows to the tile by the caller (no rows past M)
+and bf16 x through the API (quantized into padded rows, or by the GEMM), with
+and without xbox. A gap between raw and caller_pad is the cost of the TMA's
+out-of-bounds rows of a partial x box. Twelfth session: with the M split the
+CTA whose rows would reach past M takes M's last rows instead (s18-m-sweep);
+thirteenth: xbox (s19-m-sweep).
     python3 benchmarks/diag/m_sweep.py build DIR    # here
     python3 benchmarks/diag/m_sweep.py run DIR      # on the GPU
 """
@@ -16,25 +22,36 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # benchmarks/: common
 
-PROBLEMS = [(4096, 7168, M) for M in (1, 5, 33, 64, 65, 70, 100, 127, 128, 200)] + \
-    [(7168, 2048, M) for M in (64, 70, 128, 200)]
+# (N, K, M, W: "tensor" fp8 or "bf16")
+PROBLEMS = [(4096, 7168, M, "tensor") for M in (1, 5, 33, 64, 65, 70, 100, 127, 128, 200, 256)] + \
+    [(7168, 2048, M, "tensor") for M in (16, 64, 70, 100, 128, 200, 256)] + \
+    [(N, K, M, "tensor") for N, K in ((2112, 7168), (24576, 1536)) for M in (70, 128, 200)] + \
+    [(16384, 16384, 100, "tensor")] + [(4096, 7168, M, "bf16") for M in (70, 128)]
+XBOXES = (8, 16, 32)
 
 
-def _plans(d=None):
+def _gemms(d=None):
     from nvtma.kernels import gemm
-    g = gemm.Gemm(artifacts=d)
-    for N, K, M in PROBLEMS:
-        spec, _, q = g.plan(M, N, K, gemm.F8, "tensor", quantize=True)
-        yield g, N, K, M, spec, q
+    return dict(api=gemm.Gemm(artifacts=d), raw=gemm.Gemm(artifacts=d, pad_x=False),
+                **{f"xbox{n}": gemm.Gemm(artifacts=d, xbox=n) for n in XBOXES})
+
+
+def _plan(g, N, K, M, mode, bf16_x):
+    from nvtma.kernels import gemm
+    if mode == "bf16":
+        return g.plan(M, N, K, "bf16", None)
+    return g.plan(M, N, K, gemm.F8, "tensor", quantize=bf16_x)
 
 
 def build(d):
     import common
-    from nvtma.kernels import gemm
-    g, own = gemm.Gemm(), gemm.Gemm(diag="own_rows")  # own: the M split's CTA past M on its own rows
-    # bf16 x's (quantized in the GEMM at small M, or by quantize_x first), e4m3 x's, and e4m3 x's with own_rows
-    common.save_new(d, [s for *_, sp, q in _plans() for s in (sp, q) if s is not None] +
-                    [gg.plan(M, N, K, gemm.F8, "tensor")[0] for N, K, M in PROBLEMS for gg in (g, own)])
+    specs = []
+    for N, K, M, mode in PROBLEMS:
+        for name, g in _gemms().items():
+            for bf16_x in (False, True):
+                spec, _, q = _plan(g, N, K, M, mode, bf16_x)
+                specs += [s for s in (spec, q) if s is not None]
+    common.save_new(d, specs)
 
 
 def run(d):
@@ -42,42 +59,43 @@ def run(d):
     import common
     from nvtma.kernels import gemm
     dev, stream, gen = common.gpu(torch)
-    for g, N, K, M, spec, _ in _plans(d):
-        BM, ms = spec.info["BM"], spec.info["ms"]
-        rows = BM * ms  # the tile's (its cluster's) rows of x
-        wbufs = common.copies((torch.randn(N, K, generator=gen, device=dev) / 4).to(torch.float8_e4m3fn))
+    gs = _gemms(d)
+    for N, K, M, mode in PROBLEMS:
+        fp8 = mode != "bf16"
+        spec = _plan(gs["api"], N, K, M, mode, False)[0]
+        rows = spec.info["BM"] * spec.info["ms"]  # the tile's (its cluster's) rows of x
+        w0 = torch.randn(N, K, generator=gen, device=dev) / 4
+        wbufs = common.copies(w0.to(torch.float8_e4m3fn if fp8 else torch.bfloat16))
         nbufs = len(wbufs)
-        sw = torch.tensor([0.02], device=dev)
+        sw = torch.tensor([0.02], device=dev) if fp8 else None
         x16 = torch.randn(M, K, generator=gen, device=dev).to(torch.bfloat16)
-        xq, sx = g.quantize(x16)
-        xp = torch.zeros(rows, K, device=dev, dtype=torch.float8_e4m3fn)
+        if fp8:
+            xq, sx = gs["api"].quantize(x16)
+            xp = torch.zeros(rows, K, device=dev, dtype=torch.float8_e4m3fn)
+            sxp = torch.ones(rows, device=dev)
+            sxp[:M] = sx
+        else:
+            xq, sx, sxp = x16, None, None
+            xp = torch.zeros(rows, K, device=dev, dtype=torch.bfloat16)
         xp[:M] = xq
-        sxp = torch.ones(rows, device=dev)
-        sxp[:M] = sx
-
-        def pad_in_call(x, rows=rows):  # what the API did before the M split took M's last rows: a copy a call
-            return torch.nn.functional.pad(x.view(torch.uint8), (0, 0, 0, rows - M)).view(torch.float8_e4m3fn)
-        cfg = gemm.choose_config(M, N, K, scale="tensor")
-        raw = gemm.Gemm(artifacts=d, pad_x=False)
-        own = gemm.Gemm(artifacts=d, pad_x=False, diag="own_rows")
+        cfg = gemm.choose_config(M, N, K, w_dtype=gemm.F8 if fp8 else "bf16", scale="tensor" if fp8 else None)
+        kw = dict(w_scale=sw, scale="tensor") if fp8 else {}
         out, ys = {}, {}
-        # e4m3 x as given (the TMA fills the box's rows past M), with the M split's CTA past M on its own
-        # rows (its box partly past M, as before the twelfth session), as the API gives it (padded where
-        # kernel_rows says: one more kernel), padded in the call (a copy each call, whatever kernel_rows
-        # says), padded by the caller; bf16 x through the API, quantized into padded rows or not
-        for label, gg, x, sxx in (("as_is", raw, xq, sx), ("as_is_own_rows", own, xq, sx), ("api_pad", g, xq, sx),
-                                  ("pad_in_call", raw, xq, sxp),
-                                  ("caller_pad", g, xp, sxp), ("bf16_x", g, x16, None),
-                                  ("bf16_x_no_pad", raw, x16, None)):
-            def call(i, gg=gg, x=x, sxx=sxx, copy=label == "pad_in_call"):
-                return gg(pad_in_call(x) if copy else x, wbufs[i], w_scale=sw, scale="tensor", x_scale=sxx,
-                          config=cfg)
+        runs = [(name, g, xq, sx) for name, g in gs.items()] + [("caller_pad", gs["api"], xp, sxp)]
+        if fp8:
+            runs += [("bf16_x", gs["api"], x16, None), ("bf16_x_xbox16", gs["xbox16"], x16, None)]
+        for label, g, x, sxx in runs:
+            def call(i, g=g, x=x, sxx=sxx):
+                return g(x, wbufs[i], x_scale=sxx, config=cfg, **kw)
             ys[label] = call(0)[:M]
             t = common.graph_ms(torch, stream, call, nbufs)
-            out[label] = dict(us=round(t * 1e3, 2), W_TBps=round(N * K / t / 1e9, 3))
-        out["same_y"] = all(torch.equal(ys["as_is"], y) for y in ys.values())
-        print(json.dumps(dict(bench="gemm-m-sweep", N=N, K=K, M=M, config=list(cfg.short),
-                              kernel_rows=g.kernel_rows(M, BM, ms=ms), **out)), flush=True)
+            out[label] = dict(us=round(t * 1e3, 2), W_TBps=round(N * K * (1 if fp8 else 2) / t / 1e9, 3))
+        ref = ys["caller_pad"]
+        out["same_y"] = {k: bool(torch.equal(ref, y)) for k, y in ys.items() if not k.startswith("bf16_x")}
+        out["same_y_bf16_x"] = bool(torch.equal(ys["bf16_x"], ys["bf16_x_xbox16"])) if fp8 else None
+        print(json.dumps(dict(bench="gemm-m-sweep", N=N, K=K, M=M, mode=mode, config=list(cfg.short),
+                              kernel_rows=gs["api"].kernel_rows(M, spec.info["BM"], ms=spec.info["ms"]), **out)),
+              flush=True)
 
 
 if __name__ == "__main__":

@@ -111,6 +111,43 @@ def test_gemm_m_split_takes_the_last_rows_of_m():
         assert torch.equal(y, padded)
 
 
+@pytest.mark.parametrize("case", gpu_cases.XBOX_CASES, ids=lambda c: f"M{c[0]}-N{c[1]}-K{c[2]}-{c[3]}-xbox{c[5]}")
+def test_gemm_x_boxes_skip_the_rows_past_m(case):
+    """x loaded in boxes of `xbox` rows, none wholly past M: the rows past M
+    are never loaded (their accumulators hold whatever shared memory held,
+    and feed no y and no split-K workspace), so y is the y of x padded with
+    zero rows to the tile by the caller bit for bit (up to split K's order of
+    additions), call after call, and matches float32 torch."""
+    M, N, K, mode, cfg, xbox = case
+    g = gemm.Gemm(artifacts=os.environ.get("NVTMA_GPU_ARTIFACTS"), xbox=xbox)
+    rows = cfg[0] * (cfg[6] if len(cfg) > 6 else 1)
+    assert g.plan(M, N, K, "bf16" if mode == "bf16" else gemm.F8, None if mode == "bf16" else mode,
+                  config=cfg)[0].info["xbox"] == xbox
+    x, w32 = _case_inputs(M, N, K)
+    if mode == "bf16":
+        w, kw, xq, sx = w32.to(torch.bfloat16), {}, x, None
+        want = x.float() @ w.float().t()
+        xp, sxp = torch.zeros(rows, K, device="cuda", dtype=torch.bfloat16), None
+        xp[:M] = x
+    else:
+        w, sw, wdq = _quantize_w(w32, mode)
+        kw = dict(w_scale=sw, scale=mode)
+        xq, sx = g.quantize(x, "block" if mode == "block" else "token")
+        want = gemm.dequantize_x(xq, sx) @ wdq.t()
+        xp = torch.zeros(rows, K, device="cuda", dtype=torch.uint8)
+        xp[:M] = xq.view(torch.uint8)
+        xp = xp.view(torch.float8_e4m3fn)
+        sxp = torch.ones((rows,) + tuple(sx.shape[1:]), device="cuda")
+        sxp[:M] = sx
+    padded = g(xp, w, x_scale=sxp, config=cfg, **kw)[:M]
+    ys = [g(xq, w, x_scale=sx, config=cfg, **kw) for _ in range(3)]
+    torch.cuda.synchronize()
+    err = ((ys[0].float() - want).abs().max() / want.abs().max()).item()
+    assert err < 1.5e-2, f"max error {err:.3e} of max |y|"
+    for y in ys:
+        assert _same(y, padded) if cfg[3] != 1 else torch.equal(y, padded)
+
+
 @pytest.mark.parametrize("case", [c for c in gpu_cases.GEMM_CASES if c[3] != "bf16"], **CASE_IDS)
 def test_gemm_quantizes_bf16_x_inside(case):
     """Gemm(quantize="fused"): bf16 x quantized in the GEMM, a scale per row
