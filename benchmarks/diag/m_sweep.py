@@ -3,16 +3,18 @@
 each problem, the config Gemm picks, timed as benchmarks/gemm_bench.py times
 (CUDA graphs of 20 calls rotating over >= 256 MiB of W, best of 10), x as
 given to:
-  api         the Gemm as built (x padded to the tile by a copy where
-              Gemm.kernel_rows says so, else the TMA fills the box past M)
-  raw         no padding: the x box's rows past M filled by the TMA
-  xboxN       x loaded in boxes of N rows, none wholly past M (gemm_spec's xbox)
-  caller_pad  x padded with zero rows to the tile by the caller (no rows past M)
+  api          the Gemm as built (a tile reaching past M loads x in half boxes)
+  no_half      without the half boxes (gemm_spec(xhalf=False)): x padded to
+               the tile by a copy where Gemm.kernel_rows says so, else the TMA
+               fills the box's rows past M
+  no_half_raw  without the half boxes or the copy: the TMA fills the box past M
+  caller_pad   x padded with zero rows to the tile by the caller (no rows past M)
+  alt          the config with the M split undone, or made (_alt)
 and bf16 x through the API (quantized into padded rows, or by the GEMM), with
-and without xbox. A gap between raw and caller_pad is the cost of the TMA's
-out-of-bounds rows of a partial x box. Twelfth session: with the M split the
-CTA whose rows would reach past M takes M's last rows instead (s18-m-sweep);
-thirteenth: xbox (s19-m-sweep).
+and without the half boxes. Twelfth session: with the M split the CTA whose
+rows would reach past M takes M's last rows instead (s18-m-sweep). Thirteenth:
+x in boxes of 8-32 rows, none wholly past M (s19-m-sweep-xbox: each more box
+of a stage cost 30-50 ns), then the half boxes (s19-m-sweep).
     python3 benchmarks/diag/m_sweep.py build DIR    # here
     python3 benchmarks/diag/m_sweep.py run DIR      # on the GPU
 """
@@ -27,13 +29,12 @@ PROBLEMS = [(4096, 7168, M, "tensor") for M in (1, 5, 33, 64, 65, 70, 100, 127, 
     [(7168, 2048, M, "tensor") for M in (16, 64, 70, 100, 128, 200, 256)] + \
     [(N, K, M, "tensor") for N, K in ((2112, 7168), (24576, 1536)) for M in (70, 128, 200)] + \
     [(16384, 16384, 100, "tensor")] + [(4096, 7168, M, "bf16") for M in (70, 128)]
-XBOXES = (8, 16, 32)
 
 
 def _gemms(d=None):
     from nvtma.kernels import gemm
-    return dict(api=gemm.Gemm(artifacts=d), raw=gemm.Gemm(artifacts=d, pad_x=False),
-                **{f"xbox{n}": gemm.Gemm(artifacts=d, xbox=n) for n in XBOXES})
+    return dict(api=gemm.Gemm(artifacts=d), no_half=gemm.Gemm(artifacts=d, xhalf=False),
+                no_half_raw=gemm.Gemm(artifacts=d, pad_x=False, xhalf=False))
 
 
 def _plan(g, N, K, M, mode, bf16_x):
@@ -43,14 +44,30 @@ def _plan(g, N, K, M, mode, bf16_x):
     return g.plan(M, N, K, gemm.F8, "tensor", quantize=bf16_x)
 
 
+def _alt(cfg):
+    """The problem's config with the M split undone (BM·ms rows a CTA), or made (BM / 2 rows, ms = 2), where
+    that is a config: the "alt" label."""
+    if cfg.ms == 2 and cfg.BM <= 64:
+        return cfg._replace(BM=cfg.BM * 2, ms=1, stages=None)
+    if cfg.ms == 1 and cfg.mc == 1 and cfg.BM >= 64 and not cfg.kwg:
+        return cfg._replace(BM=cfg.BM // 2, ms=2, stages=None)
+    return None
+
+
 def build(d):
     import common
+    from nvtma.kernels import gemm
     specs = []
     for N, K, M, mode in PROBLEMS:
         for name, g in _gemms().items():
             for bf16_x in (False, True):
                 spec, _, q = _plan(g, N, K, M, mode, bf16_x)
                 specs += [s for s in (spec, q) if s is not None]
+        alt = _alt(gemm.choose_config(M, N, K, w_dtype="bf16" if mode == "bf16" else gemm.F8,
+                                      scale=None if mode == "bf16" else "tensor"))
+        if alt is not None:
+            specs.append(_gemms()["api"].plan(M, N, K, "bf16" if mode == "bf16" else gemm.F8,
+                                              None if mode == "bf16" else "tensor", config=alt)[0])
     common.save_new(d, specs)
 
 
@@ -82,18 +99,22 @@ def run(d):
         kw = dict(w_scale=sw, scale="tensor") if fp8 else {}
         out, ys = {}, {}
         runs = [(name, g, xq, sx) for name, g in gs.items()] + [("caller_pad", gs["api"], xp, sxp)]
+        alt = _alt(cfg)
+        if alt is not None:
+            runs.append(("alt", gs["api"], xq, sx))
         if fp8:
-            runs += [("bf16_x", gs["api"], x16, None), ("bf16_x_xbox16", gs["xbox16"], x16, None)]
+            runs += [("bf16_x", gs["api"], x16, None), ("bf16_x_no_half", gs["no_half"], x16, None)]
         for label, g, x, sxx in runs:
-            def call(i, g=g, x=x, sxx=sxx):
-                return g(x, wbufs[i], x_scale=sxx, config=cfg, **kw)
+            def call(i, g=g, x=x, sxx=sxx, c=alt if label == "alt" else cfg):
+                return g(x, wbufs[i], x_scale=sxx, config=c, **kw)
             ys[label] = call(0)[:M]
             t = common.graph_ms(torch, stream, call, nbufs)
             out[label] = dict(us=round(t * 1e3, 2), W_TBps=round(N * K * (1 if fp8 else 2) / t / 1e9, 3))
         ref = ys["caller_pad"]
         out["same_y"] = {k: bool(torch.equal(ref, y)) for k, y in ys.items() if not k.startswith("bf16_x")}
-        out["same_y_bf16_x"] = bool(torch.equal(ys["bf16_x"], ys["bf16_x_xbox16"])) if fp8 else None
+        out["same_y_bf16_x"] = bool(torch.equal(ys["bf16_x"], ys["bf16_x_no_half"])) if fp8 else None
         print(json.dumps(dict(bench="gemm-m-sweep", N=N, K=K, M=M, mode=mode, config=list(cfg.short),
+                              alt=list(alt.short) if alt is not None else None,
                               kernel_rows=gs["api"].kernel_rows(M, spec.info["BM"], ms=spec.info["ms"]), **out)),
               flush=True)
 

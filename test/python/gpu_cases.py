@@ -122,18 +122,20 @@ GEMM_CASES = [
 ]
 
 
-# (M, N, K, mode, config, xbox): x loaded in boxes of xbox rows, the boxes wholly past M not loaded:
-# split K and stream K (the workspace's rows past M), the M split (a CTA with no rows of M: no box), two
-# consumer warpgroups, kwg, block scales, bf16, M a multiple of xbox and not
-XBOX_CASES = [
-    (77, 320, 2048, "row", (128, 64, 1, 4), 16),
-    (70, 448, 1040, "tensor", (128, 64, 1, 0), 8),
-    (100, 256, 2048, "block", (128, 64, 1, 3), 32),
-    (20, 256, 768, "tensor", (32, 128, 1, 1, 1, None, 2), 8),
-    (77, 320, 1040, "block", (128, 64, 2, 3, 1, None, 1, True), 16),
-    (96, 384, 1536, "bf16", (128, 128, 2, 1), 32),
-    (33, 320, 1024, "row", (64, 128, 2, 2), 8),
-    (100, 256, 2048, "tensor", (64, 64, 1, 1, 1, None, 2), 16),
+# (M, N, K, mode, config): a tile reaching past M, its x loaded as one or two boxes of BM / 2 rows (xhalf):
+# M in the first half (one box; exactly BM / 2 rows), in the second (two, overlapping), split K and stream K
+# (the workspace's rows past M), the M split (a CTA with no rows of M: no box), two consumer warpgroups, kwg,
+# block scales, bf16
+HALF_CASES = [
+    (77, 320, 2048, "row", (128, 64, 1, 4)),
+    (70, 448, 1040, "tensor", (128, 64, 1, 0)),
+    (100, 256, 2048, "block", (128, 64, 1, 3)),
+    (20, 256, 768, "tensor", (32, 128, 1, 1, 1, None, 2)),
+    (77, 320, 1040, "block", (128, 64, 2, 3, 1, None, 1, True)),
+    (96, 384, 1536, "bf16", (128, 128, 2, 1)),
+    (33, 320, 1024, "row", (64, 128, 2, 2)),
+    (40, 256, 768, "tensor", (128, 64, 1, 1)),
+    (64, 256, 2048, "tensor", (128, 64, 1, 2)),
 ]
 
 
@@ -141,11 +143,9 @@ def gemm_specs():
     from nvtma.kernels import gemm
     g = gemm.Gemm()
     out = []
-    for M, N, K, mode, cfg, xbox in XBOX_CASES:
-        gx = gemm.Gemm(xbox=xbox)
-        for rows in (M, cfg[0] * (cfg[6] if len(cfg) > 6 else 1)):  # as given; padded by the caller
-            out.append(gx.plan(rows, N, K, "bf16" if mode == "bf16" else "f8E4M3FN",
-                               None if mode == "bf16" else mode, config=cfg)[0])
+    for M, N, K, mode, cfg in HALF_CASES:
+        out.append(g.plan(M, N, K, "bf16" if mode == "bf16" else "f8E4M3FN", None if mode == "bf16" else mode,
+                          config=cfg)[0])
     for M, N, K, mode, cfg in GEMM_CASES:
         wd = "bf16" if mode == "bf16" else "f8E4M3FN"
         # e4m3 x; bf16 x quantized in the GEMM, or before it

@@ -658,6 +658,43 @@ def test_blocked_boxes_are_checked(box, message):
 
 
 @pytest.mark.parametrize("body,message", [
+    (lambda x, y, f: lang.SMEMPool().alloc((64, 64), dsl.Float16).rows(0, 65), "rows(0, 65) of a tile of 64 rows"),
+    (lambda x, y, f: lang.SMEMPool().alloc((64, 64), dsl.Float16).rows(40, 32), "rows(40, 32)"),
+    (lambda x, y, f: lang.SMEMPool().alloc((64, 64), dsl.Float16).rows(0, dsl.Int32(8)), "rows(0, "),
+    (lambda x, y, f: lang.SMEMPool().alloc((64,), dsl.Float16).rows(0, 8), "rows() takes a shared tile of 2"),
+    (lambda x, y, f: x.rows(0, 1), "rows() takes a shared tile"),
+], ids=["too-many", "past-the-end", "run-time-count", "1-d", "global"])
+def test_row_views_are_checked(body, message):
+    _refused(body, "shape" if "takes" in message else "index", message)
+
+
+def test_a_tile_takes_tma_boxes_of_its_whole_rows_of_any_height():
+    """Boxes of whole rows lie row after row whatever their heights, so one
+    buffer takes copies of [64, 64] tiles and of [32, 64] ones into
+    rows(r, 32) views (at a run-time row); boxes splitting the rows (box
+    after box) into the same buffer still conflict."""
+    def k_of(inner_split):
+        @dsl.kernel(block=(128,))
+        def k(x: dsl.Tensor("f16", (None, None))):
+            G2S = cpasync.CopyBulkTensorTileG2SOp
+            a = cpasync.make_tiled_tma_atom(G2S(), x, (64, 64), swizzle="swizzle_128b")
+            h = cpasync.make_tiled_tma_atom(G2S(), x, (32, 64) if not inner_split else (64, 32),
+                                            swizzle="swizzle_128b")
+            t = lang.SMEMPool().alloc((64, 64), dsl.Float16, swizzle="swizzle_128b")
+            bar = lang.TMABar(1)
+            dsl.barrier()
+            with lang.WarpRole(0):
+                bar.arrive_expect_tx(0, a.tile_bytes + h.tile_bytes)
+                cpasync.copy(a, [0, 0], t, tma_bar_ptr=bar.at(0))
+                r = (dsl.block_idx() % 5 * 8).to(dsl.Int32)
+                cpasync.copy(h, [r, 0], t.rows(r, 32) if not inner_split else t, tma_bar_ptr=bar.at(0))
+        return k
+    text = ptx(k_of(False))
+    assert len(re.findall(r"cp\.async\.bulk\.tensor\.2d", text)) == 2
+    assert "this buffer holds boxes of [64, 64]" in str(build_error(k_of(True), "box"))
+
+
+@pytest.mark.parametrize("body,message", [
     (lambda x, y, f: lang.PipelineState(2, float("nan")), "PipelineState(depth, i=nan): i is an iteration number"),
     (lambda x, y, f: lang.PipelineState(2, 1j), "i=1j"),
     (lambda x, y, f: lang.PipelineState(0), "PipelineState depth 0: a positive Python int"),

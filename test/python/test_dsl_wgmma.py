@@ -520,30 +520,32 @@ def test_the_gemm_pads_x_to_its_tile_from_bm_128():
     assert [g.kernel_rows(M, 128, kb) for M, kb in ((65, 56), (70, 56), (100, 56), (70, 16))] == [128, 128, 100, 70]
 
 
-def test_the_gemm_loads_x_in_boxes_of_xbox_rows():
-    """xbox: x's tile in boxes of that many rows, a CTA issuing only those
-    holding rows of M (a run-time count: as many TMA loads in a loop, and
-    their bytes in the stage's expect-tx), so x needs no padding; checked,
-    and taken by Gemm only where it is below BM (mc = 1, x not quantized in
-    the kernel)."""
+def test_the_gemm_loads_a_partial_x_tile_in_half_boxes():
+    """xhalf: a second descriptor of x with boxes of BM / 2 rows (a tile
+    reaching past M loads one or two of them, their bytes in the stage's
+    expect-tx), by default where it can be (BM a multiple of 16 from 32 on,
+    mc = 1, x not quantized in the kernel), so e4m3 x is given as it is, no
+    copy; checked."""
     from nvtma.kernels import gemm
-    def x_box(**kw):  # x's descriptor (the one bound to parameter 1): its box, innermost first
-        params = gemm.gemm_spec(128, 64, 1, **kw).compile().records["kernels"]["gemm"]["params"]
+
+    def x_boxes(BM, **kw):  # x's descriptors (bound to parameter 1): their boxes, innermost first
+        params = gemm.gemm_spec(BM, 64, 1, **kw).compile().records["kernels"]["gemm"]["params"]
         return [p["box_dim"] for p in params if p.get("kind") == "descriptor" and p["binds"] == 1]
-    assert x_box(xbox=16) == [[128, 16]] and x_box() == [[128, 128]]
-    assert gemm.gemm_spec(128, 64, 1, xbox=128).key == gemm.gemm_spec(128, 64, 1).key  # xbox = BM: one box
-    for bad in (dict(xbox=12), dict(xbox=256), dict(xbox=48), dict(xbox=16, mc=2),
-                dict(xbox=16, x_scale="fused"), dict(xbox=True)):
-        with pytest.raises(ValueError, match="xbox="):
-            gemm.gemm_spec(128, 64, 1, **bad)
-    g = gemm.Gemm(xbox=16)
-    assert g.plan(70, 4096, 7168, scale="tensor", config=(128, 64, 1, 1))[0].info["xbox"] == 16
-    assert g.plan(5, 4096, 7168, scale="tensor", config=(8, 64, 1, 1))[0].info["xbox"] == 8  # BM <= xbox
-    assert g.plan(70, 4096, 7168, scale="tensor", config=(128, 64, 1, 1, 2))[0].info["xbox"] == 128  # mc = 2
-    fused = g.plan(16, 4096, 7168, scale="tensor", quantize="fused", config=(32, 64, 1, 1))[0]
-    assert fused.info["x_scale"] == "fused" and fused.info["xbox"] == 32
-    # no padding of x where the kernel loads no box past M
-    assert g.kernel_rows(70, 128, xbox=16) == 70 and gemm.Gemm().kernel_rows(70, 128) == 128
+    assert x_boxes(128) == [[128, 128], [128, 64]] and x_boxes(128, xhalf=False) == [[128, 128]]
+    assert x_boxes(16) == [[128, 16]] and x_boxes(128, mc=2) == [[128, 64]]
+    assert x_boxes(64, w_dtype="bf16", w_scale=None) == [[64, 64], [64, 32]]
+    assert not gemm.gemm_spec(128, 64, 1, x_scale="fused").info["xhalf"]
+    assert not gemm.gemm_spec(40, 64, 1).info["xhalf"]  # 20-row halves: not whole 8-row swizzle atoms
+    for bad in (dict(BM=16, xhalf=True), dict(BM=40, xhalf=True), dict(BM=128, mc=2, xhalf=True),
+                dict(BM=64, x_scale="fused", xhalf=True), dict(BM=64, xhalf="yes")):
+        with pytest.raises(ValueError, match="xhalf="):
+            gemm.gemm_spec(bad.pop("BM"), 64, 1, **bad)
+    g = gemm.Gemm()
+    # e4m3 x given as it is (no padding copy); bf16 x quantized into padded rows (no copy either)
+    assert g.kernel_rows(70, 128, 56, xhalf=True) == 70 and g.kernel_rows(70, 128, 56) == 128
+    assert g.kernel_rows(70, 128) == 128
+    assert gemm.Gemm(xhalf=False).plan(70, 4096, 7168, scale="tensor", config=(128, 64, 1, 1))[0].info["xhalf"] \
+        is False
 
 
 def test_the_gemm_splits_its_accumulator_chains_at_small_m():

@@ -111,23 +111,25 @@ def test_gemm_m_split_takes_the_last_rows_of_m():
         assert torch.equal(y, padded)
 
 
-@pytest.mark.parametrize("case", gpu_cases.XBOX_CASES, ids=lambda c: f"M{c[0]}-N{c[1]}-K{c[2]}-{c[3]}-xbox{c[5]}")
-def test_gemm_x_boxes_skip_the_rows_past_m(case):
-    """x loaded in boxes of `xbox` rows, none wholly past M: the rows past M
-    are never loaded (their accumulators hold whatever shared memory held,
-    and feed no y and no split-K workspace), so y is the y of x padded with
-    zero rows to the tile by the caller bit for bit (up to split K's order of
-    additions), call after call, and matches float32 torch."""
-    M, N, K, mode, cfg, xbox = case
-    g = gemm.Gemm(artifacts=os.environ.get("NVTMA_GPU_ARTIFACTS"), xbox=xbox)
+@pytest.mark.parametrize("case", gpu_cases.HALF_CASES, **CASE_IDS)
+def test_gemm_half_boxes_of_x_end_at_m(case):
+    """A tile reaching past M loads x as one or two boxes of BM / 2 rows
+    (the second overlapping the first, ending 0-7 rows past M), so rows
+    past M beyond those 7 are never loaded (their accumulators hold whatever
+    shared memory held, and feed no y and no split-K workspace): y is the y
+    of x padded with zero rows to the tile by the caller (one box of BM
+    rows) bit for bit (up to split K's order of additions), call after call,
+    with no copy of x, and matches float32 torch."""
+    M, N, K, mode, cfg = case
+    g = _gemm()
     rows = cfg[0] * (cfg[6] if len(cfg) > 6 else 1)
-    assert g.plan(M, N, K, "bf16" if mode == "bf16" else gemm.F8, None if mode == "bf16" else mode,
-                  config=cfg)[0].info["xbox"] == xbox
+    spec = g.plan(M, N, K, "bf16" if mode == "bf16" else gemm.F8, None if mode == "bf16" else mode, config=cfg)[0]
+    assert spec.info["xhalf"] and g.kernel_rows(M, cfg[0], 8, ms=spec.info["ms"], xhalf=True) == M
     x, w32 = _case_inputs(M, N, K)
     if mode == "bf16":
-        w, kw, xq, sx = w32.to(torch.bfloat16), {}, x, None
+        w, kw, xq, sx, sxp = w32.to(torch.bfloat16), {}, x, None, None
         want = x.float() @ w.float().t()
-        xp, sxp = torch.zeros(rows, K, device="cuda", dtype=torch.bfloat16), None
+        xp = torch.zeros(rows, K, device="cuda", dtype=torch.bfloat16)
         xp[:M] = x
     else:
         w, sw, wdq = _quantize_w(w32, mode)

@@ -116,11 +116,12 @@ def _check_accessible(t, what):
 class SmemInfo:
     """One shared-memory allocation, shared by the buffer and its stage views."""
 
-    __slots__ = ("offset", "nbytes", "align", "swizzle", "stage_bytes", "box", "accessed")
+    __slots__ = ("offset", "nbytes", "align", "swizzle", "stage_bytes", "box", "box_rows", "accessed")
 
     def __init__(self, offset, nbytes, align, swizzle, stage_bytes):
         self.accessed = False           # element/vector accesses were built with the layout known so far
         self.box = None                 # the TMA box its data was copied in (box-major layout)
+        self.box_rows = False           # that box is whole rows of the tile copied (row-major, like the tile)
         self.offset = offset            # static byte offset in the kernel's shared memory
         self.nbytes = nbytes
         self.align = align              # the offset's alignment
@@ -153,13 +154,15 @@ class SmemInfo:
         """Records (or checks) the TMA box layout: a tile of several boxes
         lies in shared memory box after box."""
         box = tuple(box)
+        rows = tile is not None and len(box) == len(tile) and box[1:] == tuple(tile[1:])
         if self.box is None:
             if self.accessed and tile is not None and box != tuple(tile):
                 fail(f"{what} copies the tile {list(tile)} as boxes of {list(box)} (box after box), but threads "
                      "already accessed this buffer as one row-major tile: copy into it before the accesses",
                      rule="box")
-            self.box = box
-        elif self.box != box:
+            self.box, self.box_rows = box, rows
+        elif self.box != box and not (rows and self.box_rows and self.box[1:] == box[1:]):
+            # (boxes of whole rows of one width lie row after row, whatever their row counts)
             fail(f"{what} copies boxes of {list(box)}, this buffer holds boxes of {list(self.box)}", rule="box")
 
 
@@ -414,6 +417,32 @@ class TensorValue(Val):
             fail(f"reshape to {tuple(shape)}: a whole shared buffer with as many elements", rule="shape")
         from ..lang import _view
         return _view(current_kernel(), self.info.offset, tuple(shape), self.dtype, self.info)
+
+    @user_op
+    def rows(self, start, n):
+        """Rows start..start + n of a shared tile (`start` a run-time or Python
+        index, `n` a Python int): the view a TMA copy of part of the tile's
+        rows lands in."""
+        shape = self.static_shape
+        if self.space != "shared" or self.flat is None or len(shape) < 2:
+            fail("rows() takes a shared tile of 2 or more dims (a buffer of lang.SMEMPool, or a stage of one)",
+                 rule="shape")
+        if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= shape[0] or (
+                isinstance(start, int) and not 0 <= start <= shape[0] - n):
+            fail(f"rows({start}, {n}) of a tile of {shape[0]} rows", rule="index")
+        strides, acc = [], 1
+        for d in reversed(shape):
+            strides.insert(0, acc)
+            acc *= d
+        row = strides[0]
+        dyn = ir.ShapedType.get_dynamic_stride_or_offset()
+        mt = self.memref_type
+        t = ir.MemRefType.get([n, *shape[1:]], mt.element_type, layout=ir.StridedLayoutAttr.get(dyn, strides),
+                              memory_space=mt.memory_space)
+        sub = memref.SubViewOp(t, self.value, [as_value(start, Index)] if not isinstance(start, int) else [], [],
+                               [], [start if isinstance(start, int) else dyn] + [0] * (len(shape) - 1),
+                               [n, *shape[1:]], [1] * len(shape))
+        return TensorValue(sub.result, info=self.info, flat=self.flat, flat_offset=self.flat_offset + start * row)
 
     @user_op
     def stage(self, s):

@@ -34,10 +34,10 @@ e4m3 with a scale per row and 128 K values, and the consumers promote each
 stage's partial with them (as block scaling does). y: bf16 or f32. M, N, K are run
 time; K tails and M padding come from the TMA's zero fill, except that a
 partial box's out-of-bounds rows are slow to fill: with the M split the CTA
-whose rows would reach past M takes M's last rows instead, and otherwise from
-a tile of 128 rows on the host pads x with zero rows up to the tile
-(``quantize_x`` writes them, e4m3 x from the caller is copied where that
-pays: ``Gemm.kernel_rows``).
+whose rows would reach past M takes M's last rows instead, and otherwise a
+tile reaching past M loads x as one or two boxes of BM / 2 rows, the second
+ending 0-7 rows past M (``xhalf``; ``quantize_x`` also writes zero rows up to
+a tile of 128 or more rows: ``Gemm.kernel_rows``).
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def _gemm_cluster(mc=1, ms=1, **_):
 def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32", (None, None)),
                 counters: dsl.Tensor("i32", (None,)), parts: dsl.Int32, *scales, BM, BN, wgs, stages, w_scale,
                 x_scale, l2_w, l2_x, w_hint, x_hint, mc=1, ms=1, kwg=False, pdl=False, profile=None, chains=1,
-                diag=None, store="tma", xbox=None):
+                diag=None, store="tma", xhalf=False):
     # mc: CTAs per cluster sharing x (each loads 1/mc of every x tile and multicasts it to all)
     # ms: CTAs per cluster sharing W (each takes BM rows of x, loads 1/ms of every W tile, multicasts it)
     cl = max(mc, ms)  # CTAs per cluster (one of mc, ms is 1)
@@ -122,13 +122,16 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     w_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp() if ms > 1 else G2S(), w,
                                          (BN, bk), num_multicast=ms, swizzle=sw_, l2_promotion=l2_w,
                                          internal_type="uint8" if fp8 else None)
-    # x's tile in boxes of XB rows: the boxes wholly past M are not loaded (their rows feed only the
-    # accumulators of y rows past M, which nothing writes or adds), so at most XB - 1 rows of a box are past
-    # M, for the TMA to fill: a box's out-of-bounds rows are slow to fill (Gemm.kernel_rows)
-    XB = xbox or BM
     x_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp() if mc > 1 else G2S(), x,
-                                         (XB, bk), num_multicast=mc, swizzle=sw_, l2_promotion=l2_x,
+                                         (BM, bk), num_multicast=mc, swizzle=sw_, l2_promotion=l2_x,
                                          internal_type="uint8" if fp8 and not fused else None)
+    # xhalf: a tile reaching past M loads x as boxes of BM / 2 rows instead, one at its first row and,
+    # where M ends in the second half, one ending 0-7 rows past M (the two overlap: rows written twice,
+    # the same bytes), so at most 7 rows past M for the TMA to fill, not up to BM - 1: a box's
+    # out-of-bounds rows are slow to fill, and each more box of a stage costs too (Gemm.kernel_rows)
+    H = BM // 2
+    x_half = cpasync.make_tiled_tma_atom(G2S(), x, (H, bk), swizzle=sw_, l2_promotion=l2_x,
+                                         internal_type="uint8" if fp8 else None) if xhalf else None
     if promote:
         # the x scales of each K block: loaded with the stage ([ceil(K/128), M padded to 4], transposed
         # so a stage's BM scales are one TMA row), or written by the quantizing warps (fused)
@@ -164,9 +167,13 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     # (diag "own_rows": its own rows, the box partly past M, as before 2026-12-02)
     m0 = 0 if ms == 1 else rank * BM if diag == "own_rows" else dsl.select(M >= BM, dsl.min(rank * BM, M - BM),
                                                                              rank * BM)
-    # the x boxes a stage loads: those of this CTA's BM rows (from m0) that hold rows of M
-    nxb = BM // XB if XB == BM else dsl.min(dsl.max((M - m0 + (XB - 1)) // XB, Int32(0)), Int32(BM // XB))
-    stage_bytes = w_atom.tile_bytes + nxb * x_atom.tile_bytes + (sx_atom.tile_bytes if x_scale == "block" else 0)
+    x_bytes = x_atom.tile_bytes
+    if xhalf:
+        V = M - m0  # this CTA's rows of M (x may have more: zero rows)
+        r1 = (V - H + 7) // 8 * 8  # the second half box's first row, where V > H: 8-row aligned, in [8, H]
+        x_bytes = dsl.select(V >= BM, Int32(x_bytes), dsl.select(V > H, Int32(x_bytes), dsl.select(
+            V > 0, Int32(x_half.tile_bytes), Int32(0))))
+    stage_bytes = w_atom.tile_bytes + x_bytes + (sx_atom.tile_bytes if x_scale == "block" else 0)
 
     def tile_of(group):
         return group * mc + rank if mc > 1 else group
@@ -201,14 +208,18 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
 
             def load_x(s, kb):
                 mcast = dict(mcast_mask=(1 << mc) - 1, cta_rank=rank) if mc > 1 else {}
-                if XB == BM:
-                    cpasync.copy(x_atom, [m0, kb * bk], (xb_ring if fused else x_ring).stage(s.index),
-                                 tma_bar_ptr=pipe.full.at(s.index), cache_hint=x_hint, **mcast)
+                bar = dict(tma_bar_ptr=pipe.full.at(s.index), cache_hint=x_hint)
+                if not xhalf:
+                    cpasync.copy(x_atom, [m0, kb * bk], (xb_ring if fused else x_ring).stage(s.index), **bar, **mcast)
                 else:
-                    boxes = x_ring.stage(s.index).blocked((XB, bk))
-                    for j in dsl.range(nxb):
-                        cpasync.copy(x_atom, [m0 + j * XB, kb * bk], boxes.stage(j),
-                                     tma_bar_ptr=pipe.full.at(s.index), cache_hint=x_hint)
+                    tile = x_ring.stage(s.index)
+                    with dsl.if_(V >= BM):
+                        cpasync.copy(x_atom, [m0, kb * bk], tile, **bar)
+                    with dsl.else_():
+                        with dsl.if_(V > 0):
+                            cpasync.copy(x_half, [m0, kb * bk], tile.rows(0, H), **bar)
+                        with dsl.if_(V > H):
+                            cpasync.copy(x_half, [m0 + r1, kb * bk], tile.rows(r1, H), **bar)
                 if x_scale == "block":
                     cpasync.copy(sx_atom, [kb, m0], sx_ring.stage(s.index), tma_bar_ptr=pipe.full.at(s.index),
                                  cache_hint=x_hint)
@@ -814,7 +825,6 @@ def _last_arrival(counters, tile, steps, kblocks, consumers):
 # W-rows bar does not apply: their 1x128 quantize_x takes 2.4-2.9 us, and fused was faster even at 448-528
 # W rows (s15 full runs, M = 16: 7168 x 2048 at 16/64/2/1 kwg 7.8-7.9 us against 8.3-8.5, 2112 x 7168 at
 # 16/64/2/4 kwg 8.5-8.6 against 9.9-10.0).
-XBOX = None  # x's box rows at most (gemm_spec's xbox; None: a box of BM rows)
 FUSED_MAX_ROWS = 16
 FUSED_MIN_W_ROWS = 896
 FUSED_WIDE_MIN_W_ROWS = 1024  # what `fused_config`'s wider tiles must stream instead (see there)
@@ -945,7 +955,7 @@ DIAGS = (None, "no_red", "no_split_epilogue", "x_early", "no_wait", "epi_last", 
 
 def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16", w_scale="tensor", x_scale=None,
               l2_w="l2_128b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last", mc=1, ms=1, kwg=False,
-              pdl=True, profile=None, chains=None, diag=None, store=None, xbox=None):
+              pdl=True, profile=None, chains=None, diag=None, store=None, xhalf=None):
     """One GEMM kernel: BM (the activations' tile, a multiple of 8 up to 256),
     BN (W rows per CTA tile: 64 · wgs · R), the ring depth, dtypes, scale modes,
     and the L2 promotion / cache hint of each operand (W's promotion 128B:
@@ -986,11 +996,11 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     "whole_k_only" builds no K-split path at all (y right only with splits
     = 1) (what these cost: benchmarks/diag/config_probe.py), "own_rows" has
     the M split's CTA past M keep its own rows, its x box partly past M
-    (benchmarks/diag/m_sweep.py). `xbox`: x's tile is loaded in boxes of
-    that many rows (a multiple of 8 dividing BM; None: one box of BM rows),
-    and a CTA loads only the boxes that hold rows of M: at most xbox - 1
-    rows of a box past M for the TMA to fill (slow: Gemm.kernel_rows); not
-    with mc > 1 or x quantized in the kernel."""
+    (benchmarks/diag/m_sweep.py). `xhalf`: a CTA whose x tile reaches past M
+    loads it as one or two boxes of BM / 2 rows (the second ending 0-7 rows
+    past M), not one box of BM rows partly past M: None (the default) where
+    it can (BM a multiple of 16 from 32 on, mc = 1, e4m3 or bf16 W's x),
+    True (an error where it cannot) or False."""
     fp8 = w_dtype == "f8E4M3FN"
     if diag not in DIAGS:
         raise ValueError(f"diag={diag!r}: one of {', '.join(map(repr, DIAGS))}")
@@ -1042,11 +1052,11 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     if ms not in (1, 2, 4) or (ms > 1 and mc > 1):
         raise ValueError(f"ms={ms} with mc={mc}: 1, 2 or 4 CTAs sharing W (each loading BN / ms of its rows), "
                          "and not with mc")
-    xbox = None if xbox == BM else xbox
-    if xbox is not None and (not isinstance(xbox, int) or isinstance(xbox, bool) or xbox < 8 or xbox % 8
-                             or BM % xbox or mc > 1 or fused):
-        raise ValueError(f"xbox={xbox!r} with BM={BM}, mc={mc}{', x quantized in the kernel' if fused else ''}: "
-                         "a multiple of 8 dividing BM, with mc = 1 and e4m3 (or bf16 W's) x")
+    can_half = BM >= 32 and BM % 16 == 0 and mc == 1 and not fused
+    if xhalf not in (None, True, False) or (xhalf and not can_half):
+        raise ValueError(f"xhalf={xhalf!r} with BM={BM}, mc={mc}{', x quantized in the kernel' if fused else ''}: "
+                         "x in half boxes takes BM a multiple of 16 from 32 on, mc = 1 and e4m3 (or bf16 W's) x")
+    xhalf = can_half if xhalf is None else xhalf
     dyn2 = (None, None)
     types = [dsl.Tensor(w_dtype, dyn2), dsl.Tensor(x_dtype, dyn2), dsl.Tensor(y_dtype, dyn2),
              dsl.Tensor("f32", (None, BN * BM)), dsl.Tensor("i32", (None,)), dsl.Int32]
@@ -1064,9 +1074,9 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
                                 **({"pdl": pdl} if pdl else {}),
                                 **({"chains": chains} if chains > 1 else {}), **({"diag": diag} if diag else {}),
                                 **({"store": store} if store != "tma" else {}),
-                                **({"xbox": xbox} if xbox else {}))
+                                **({"xhalf": True} if xhalf else {}))
     sp.info = dict(BM=BM, BN=BN, wgs=wgs, stages=stages, w_dtype=w_dtype, w_scale=w_scale, x_scale=x_scale, mc=mc,
-                   ms=ms, kwg=bool(kwg), chains=chains, xbox=xbox or BM)
+                   ms=ms, kwg=bool(kwg), chains=chains, xhalf=xhalf)
     return sp
 
 
@@ -1440,7 +1450,7 @@ class Gemm:
         self.module(spec).quantize_x(x, xq, sx, grid=grid)
         return xq, sx
 
-    def kernel_rows(self, M, BM, copy_kblocks=None, ms=1, xbox=None):
+    def kernel_rows(self, M, BM, copy_kblocks=None, ms=1, xhalf=False):
         """The rows of x the kernel is given: M, or M rounded up to the tile
         of BM·ms rows (zero rows) from a tile of 128 on when that adds 8 or
         more: the TMA's out-of-bounds rows of a partial x box are slow to fill
@@ -1451,9 +1461,10 @@ class Gemm:
         caller: ~3 us), only where the padding rows times the K steps
         (`copy_kblocks`) reach 2048: M = 65 and 70 at K = 7168 gain 5-6 us,
         M = 100 there and M = 70 at K = 2048 would lose 1-2 us. A kernel
-        loading x in boxes of `xbox` < BM rows loads none wholly past M: M."""
+        loading a partial tile in half boxes (`xhalf`) takes no copy: M."""
         pad = -M % (BM * ms)
-        if not (self.pad_x and BM * ms >= 128 and pad >= 8) or (ms > 1 and M >= BM) or (xbox or BM) < BM:
+        if not (self.pad_x and BM * ms >= 128 and pad >= 8) or (ms > 1 and M >= BM) or (
+                xhalf and copy_kblocks is not None):
             return M
         return M + pad if copy_kblocks is None or pad * copy_kblocks >= 2048 else M
 
@@ -1502,9 +1513,6 @@ class Gemm:
                 how, cfg = "fused", fcfg
         if cfg.BM * cfg.ms < M:  # the kernel computes one tile of x rows: the rest of y would not be written
             raise ValueError(f"config {cfg.short}: a tile of BM·ms = {cfg.BM * cfg.ms} x rows, fewer than M = {M}")
-        xbox = opts.pop("xbox", XBOX)  # x's box rows at most (kernels that can: e4m3 or bf16 x, mc = 1)
-        if xbox and xbox < cfg.BM and cfg.mc == 1 and how != "fused":
-            opts["xbox"] = xbox
         opts.setdefault("mc", cfg.mc)
         opts.setdefault("ms", cfg.ms)
         opts.setdefault("kwg", cfg.kwg)
@@ -1539,13 +1547,13 @@ class Gemm:
                                     config=config, **spec_options)
         BN, ms, BM = spec.consts["BN"], spec.info["ms"], spec.info["BM"]
         if q is not None:  # quantized into the padded rows: no extra kernel
-            rows = self.kernel_rows(M, BM, ms=ms, xbox=spec.info["xbox"])
+            rows = self.kernel_rows(M, BM, ms=ms)
             x, x_scale = self._quantize(x, q.consts["granularity"], rows)
         else:  # e4m3 x and its scales, bf16 x with bf16 W, or bf16 x the GEMM quantizes
             x8 = x.dtype == torch.float8_e4m3fn
             if x8 and scale == "block":
                 x_scale = block_scales_for_kernel(x_scale)
-            rows = self.kernel_rows(M, BM, -(-K * x.element_size() // KBYTES), ms=ms, xbox=spec.info["xbox"])
+            rows = self.kernel_rows(M, BM, -(-K * x.element_size() // KBYTES), ms=ms, xhalf=spec.info["xhalf"])
             if rows > M:
                 x = torch.nn.functional.pad(x.view(torch.uint8) if x8 else x, (0, 0, 0, rows - M))
                 x = x.view(torch.float8_e4m3fn) if x8 else x

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Thirteenth session: the GEMM's GPU tests (xbox included) beside compute-sanitizer over the xbox tests,
+# Thirteenth session: the GEMM's GPU tests (the half boxes included) beside compute-sanitizer over the half-box tests,
 # then benchmarks/diag/m_sweep.py over .dev/msweep_art. Staged here: .dev/wheels, .dev/gpu_art, .dev/msweep_art.
 set -u
 tar xzf .devpack.tgz
@@ -9,7 +9,7 @@ export PYTHONPATH=/tmp/pk:$PWD/test/TensorMap:$PWD/test/python NVTMA_GPU_ARTIFAC
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 for tool in memcheck racecheck synccheck; do
   ( timeout 230 $cs --tool $tool --report-api-errors no python3 -m pytest -q -p no:cacheprovider -m gpu \
-      test/python/test_gpu_gemm.py -k x_boxes 2>&1 | grep -E "=====|passed|failed|Error" | head -60 > $OUT/sanitize_$tool.log ) &
+      test/python/test_gpu_gemm.py -k half_boxes 2>&1 | grep -E "=====|passed|failed|Error" | head -60 > $OUT/sanitize_$tool.log ) &
 done
 timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu test/python/test_gpu_gemm.py -rA 2>&1 \
   | grep -E "PASSED|FAILED|ERROR|passed|failed|error|Error|assert" | tail -90 > $OUT/gpu_gemm_tests.log
