@@ -135,6 +135,7 @@ def main(argv=None):
           f"{' (alternate K steps)' if i['kwg'] else ''} stages={i['stages']} "
           f"K splits={splits if splits else 'stream K'}, x "
           f"{'multicast to ' + str(i['mc']) + ' CTAs' if i['mc'] > 1 else 'loaded by each CTA'}"
+          f"{' (in boxes of BM/2 rows, ending within 8 rows of M)' if i['xhalf'] else ''}"
           f"{', M split over ' + str(i['ms']) + ' CTAs sharing W' if i['ms'] > 1 else ''}"
           f"{'; x quantized inside the GEMM' if i['x_scale'] == 'fused' else ''}; "
           f"l2_promotion of W {a.l2_w}, of x {a.l2_x}")

@@ -18,3 +18,9 @@ wait  # the sanitizers off the GPU before the timings
 timeout 320 python3 benchmarks/diag/m_sweep.py run .dev/msweep_art > $OUT/m_sweep.jsonl 2> $OUT/m_sweep.err
 tail -3 $OUT/m_sweep.err
 for t in memcheck racecheck synccheck; do echo "== $t"; grep -E "SUMMARY|passed|failed|Race" $OUT/sanitize_$t.log | tail -4; done
+# then, where asked (STEPS), .ci/gpu-run's steps over the full staging (.ci/stage-gpu), logs under $OUT/run
+if [ -n "${STEPS:-}" ]; then
+  mkdir -p $OUT/run
+  OUT=$OUT/run NVTMA_STEPS="$STEPS" timeout ${RUN_LIMIT:-380} .ci/gpu-run .dev > $OUT/run/run.log 2>&1
+  grep -E "passed|failed|correct|WRONG|rror" $OUT/run/run.log | tail -30
+fi

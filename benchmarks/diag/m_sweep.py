@@ -3,18 +3,17 @@
 each problem, the config Gemm picks, timed as benchmarks/gemm_bench.py times
 (CUDA graphs of 20 calls rotating over >= 256 MiB of W, best of 10), x as
 given to:
-  api          the Gemm as built (a tile reaching past M loads x in half boxes)
-  no_half      without the half boxes (gemm_spec(xhalf=False)): x padded to
-               the tile by a copy where Gemm.kernel_rows says so, else the TMA
-               fills the box's rows past M
-  no_half_raw  without the half boxes or the copy: the TMA fills the box past M
-  caller_pad   x padded with zero rows to the tile by the caller (no rows past M)
-  alt          the config with the M split undone, or made (_alt)
-and bf16 x through the API (quantized into padded rows, or by the GEMM), with
-and without the half boxes. Twelfth session: with the M split the CTA whose
-rows would reach past M takes M's last rows instead (s18-m-sweep). Thirteenth:
-x in boxes of 8-32 rows, none wholly past M (s19-m-sweep-xbox: each more box
-of a stage cost 30-50 ns), then the half boxes (s19-m-sweep).
+  api         the Gemm as built (Gemm.plan: x in half boxes where M ends inside
+              one tile of 128 or more rows)
+  half        x in half boxes wherever the kernel can (Gemm(xhalf=True))
+  no_half     never (Gemm(xhalf=False)): the TMA fills the box past M
+  caller_pad  x padded with zero rows to the tile by the caller (no rows past M)
+and bf16 x through the API (quantized into padded rows, or by the GEMM).
+Twelfth session: with the M split the CTA whose rows would reach past M takes
+M's last rows instead (s18-m-sweep). Thirteenth: x in boxes of 8-32 rows, none
+wholly past M (s19-m-sweep-xbox: each more box of a stage cost 30-50 ns),
+then the half boxes everywhere (s19-m-sweep-half, with the M split made or
+undone: "alt"), then only where they were faster (s19-m-sweep).
     python3 benchmarks/diag/m_sweep.py build DIR    # here
     python3 benchmarks/diag/m_sweep.py run DIR      # on the GPU
 """
@@ -33,25 +32,15 @@ PROBLEMS = [(4096, 7168, M, "tensor") for M in (1, 5, 33, 64, 65, 70, 100, 127, 
 
 def _gemms(d=None):
     from nvtma.kernels import gemm
-    return dict(api=gemm.Gemm(artifacts=d), no_half=gemm.Gemm(artifacts=d, xhalf=False),
-                no_half_raw=gemm.Gemm(artifacts=d, pad_x=False, xhalf=False))
+    return dict(api=gemm.Gemm(artifacts=d), half=gemm.Gemm(artifacts=d, xhalf=True),
+                no_half=gemm.Gemm(artifacts=d, xhalf=False))
 
 
-def _plan(g, N, K, M, mode, bf16_x):
+def _plan(g, N, K, M, mode, bf16_x, config=None):
     from nvtma.kernels import gemm
     if mode == "bf16":
-        return g.plan(M, N, K, "bf16", None)
-    return g.plan(M, N, K, gemm.F8, "tensor", quantize=bf16_x)
-
-
-def _alt(cfg):
-    """The problem's config with the M split undone (BM·ms rows a CTA), or made (BM / 2 rows, ms = 2), where
-    that is a config: the "alt" label."""
-    if cfg.ms == 2 and cfg.BM <= 64:
-        return cfg._replace(BM=cfg.BM * 2, ms=1, stages=None)
-    if cfg.ms == 1 and cfg.mc == 1 and cfg.BM >= 64 and not cfg.kwg:
-        return cfg._replace(BM=cfg.BM // 2, ms=2, stages=None)
-    return None
+        return g.plan(M, N, K, "bf16", None, config=config)
+    return g.plan(M, N, K, gemm.F8, "tensor", quantize=bf16_x, config=config)
 
 
 def build(d):
@@ -63,11 +52,11 @@ def build(d):
             for bf16_x in (False, True):
                 spec, _, q = _plan(g, N, K, M, mode, bf16_x)
                 specs += [s for s in (spec, q) if s is not None]
-        alt = _alt(gemm.choose_config(M, N, K, w_dtype="bf16" if mode == "bf16" else gemm.F8,
-                                      scale=None if mode == "bf16" else "tensor"))
-        if alt is not None:
-            specs.append(_gemms()["api"].plan(M, N, K, "bf16" if mode == "bf16" else gemm.F8,
-                                              None if mode == "bf16" else "tensor", config=alt)[0])
+            spec = _plan(g, N, K, M, mode, False)[0]
+            if name == "api":  # caller_pad's: x of the tile's rows, at M's config
+                specs.append(_plan(g, N, K, spec.info["BM"] * spec.info["ms"], mode, False,
+                                   config=gemm.choose_config(M, N, K, w_dtype=gemm.F8 if mode != "bf16" else "bf16",
+                                                             scale="tensor" if mode != "bf16" else None))[0])
     common.save_new(d, specs)
 
 
@@ -99,22 +88,18 @@ def run(d):
         kw = dict(w_scale=sw, scale="tensor") if fp8 else {}
         out, ys = {}, {}
         runs = [(name, g, xq, sx) for name, g in gs.items()] + [("caller_pad", gs["api"], xp, sxp)]
-        alt = _alt(cfg)
-        if alt is not None:
-            runs.append(("alt", gs["api"], xq, sx))
         if fp8:
-            runs += [("bf16_x", gs["api"], x16, None), ("bf16_x_no_half", gs["no_half"], x16, None)]
+            runs += [("bf16_x", gs["api"], x16, None)]
         for label, g, x, sxx in runs:
-            def call(i, g=g, x=x, sxx=sxx, c=alt if label == "alt" else cfg):
-                return g(x, wbufs[i], x_scale=sxx, config=c, **kw)
+            def call(i, g=g, x=x, sxx=sxx):
+                return g(x, wbufs[i], x_scale=sxx, config=cfg, **kw)
             ys[label] = call(0)[:M]
             t = common.graph_ms(torch, stream, call, nbufs)
             out[label] = dict(us=round(t * 1e3, 2), W_TBps=round(N * K * (1 if fp8 else 2) / t / 1e9, 3))
         ref = ys["caller_pad"]
-        out["same_y"] = {k: bool(torch.equal(ref, y)) for k, y in ys.items() if not k.startswith("bf16_x")}
-        out["same_y_bf16_x"] = bool(torch.equal(ys["bf16_x"], ys["bf16_x_no_half"])) if fp8 else None
+        out["same_y"] = {k: bool(torch.equal(ref, y)) for k, y in ys.items() if k != "bf16_x"}
         print(json.dumps(dict(bench="gemm-m-sweep", N=N, K=K, M=M, mode=mode, config=list(cfg.short),
-                              alt=list(alt.short) if alt is not None else None,
+                              xhalf=_plan(gs["api"], N, K, M, mode, False)[0].info["xhalf"],
                               kernel_rows=gs["api"].kernel_rows(M, spec.info["BM"], ms=spec.info["ms"]), **out)),
               flush=True)
 

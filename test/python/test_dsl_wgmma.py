@@ -478,8 +478,8 @@ def test_the_gemm_splits_m_over_a_cluster_sharing_w():
     assert spec.info["BM"] == 64 and spec.info["ms"] == 2 and splits == 1
     # no padding with the M split from M >= BM on: the kernel's second CTA takes M's last 64 rows (its box
     # in bounds); below BM the first CTA's box would reach past M, and x is padded to the cluster's rows
-    assert g.kernel_rows(100, 64, ms=2) == 100 and g.kernel_rows(64, 64, 56, ms=2) == 64
-    assert g.kernel_rows(40, 64, ms=2) == 128 and g.kernel_rows(40, 64, 56, ms=2) == 128
+    assert g.kernel_rows(100, 64, ms=2) == 100 and g.kernel_rows(64, 64, ms=2) == 64
+    assert g.kernel_rows(40, 64, ms=2) == 128
 
 
 def test_the_gemm_interleaves_k_over_its_warpgroups():
@@ -505,47 +505,47 @@ def test_the_gemm_interleaves_k_over_its_warpgroups():
     assert spec.info["kwg"] and spec.info["ms"] == 2
 
 
-def test_the_gemm_pads_x_to_its_tile_from_bm_128():
+def test_the_gemm_pads_quantized_x_to_its_tile_from_bm_128():
     """x's rows past M in a partial box are the TMA's out-of-bounds fill,
     which costs (measured: 4096 x 7168, M = 65, 21.4 us against 12.6 us
-    padded): from BM = 128 on, the kernel is given x padded with zero rows
-    when that adds 8 or more (M comes from y, not x); Gemm(pad_x=False) does not."""
+    padded): from BM = 128 on, bf16 x quantized by quantize_x first is
+    quantized into zero rows up to the tile when that adds 8 or more (M
+    comes from y, not x); Gemm(pad_x=False) does not."""
     from nvtma.kernels import gemm
     g = gemm.Gemm()
     assert [g.kernel_rows(M, BM) for M, BM in ((70, 128), (65, 128), (120, 128), (121, 128), (128, 128),
                                                (129, 256), (250, 256), (33, 64), (5, 8))] == \
         [128, 128, 128, 121, 128, 256, 250, 33, 5]
     assert gemm.Gemm(pad_x=False).kernel_rows(70, 128) == 70
-    # padding that takes a copy (e4m3 x from the caller): where rows x K steps pay for it
-    assert [g.kernel_rows(M, 128, kb) for M, kb in ((65, 56), (70, 56), (100, 56), (70, 16))] == [128, 128, 100, 70]
 
 
 def test_the_gemm_loads_a_partial_x_tile_in_half_boxes():
     """xhalf: a second descriptor of x with boxes of BM / 2 rows (a tile
     reaching past M loads one or two of them, their bytes in the stage's
-    expect-tx), by default where it can be (BM a multiple of 16 from 32 on,
-    mc = 1, x not quantized in the kernel), so e4m3 x is given as it is, no
-    copy; checked."""
+    expect-tx), where the kernel can take it (BM a multiple of 16 from 32
+    on, mc = 1, x not quantized in the kernel); checked. Gemm builds it where
+    it was measured faster: M ends inside one x tile (ms = 1) of 128 or more
+    rows, x not padded by quantize_x; Gemm(xhalf=True) wherever it can."""
     from nvtma.kernels import gemm
 
     def x_boxes(BM, **kw):  # x's descriptors (bound to parameter 1): their boxes, innermost first
         params = gemm.gemm_spec(BM, 64, 1, **kw).compile().records["kernels"]["gemm"]["params"]
         return [p["box_dim"] for p in params if p.get("kind") == "descriptor" and p["binds"] == 1]
-    assert x_boxes(128) == [[128, 128], [128, 64]] and x_boxes(128, xhalf=False) == [[128, 128]]
-    assert x_boxes(16) == [[128, 16]] and x_boxes(128, mc=2) == [[128, 64]]
-    assert x_boxes(64, w_dtype="bf16", w_scale=None) == [[64, 64], [64, 32]]
-    assert not gemm.gemm_spec(128, 64, 1, x_scale="fused").info["xhalf"]
-    assert not gemm.gemm_spec(40, 64, 1).info["xhalf"]  # 20-row halves: not whole 8-row swizzle atoms
+    assert x_boxes(128, xhalf=True) == [[128, 128], [128, 64]] and x_boxes(128) == [[128, 128]]
+    assert x_boxes(64, w_dtype="bf16", w_scale=None, xhalf=True) == [[64, 64], [64, 32]]
     for bad in (dict(BM=16, xhalf=True), dict(BM=40, xhalf=True), dict(BM=128, mc=2, xhalf=True),
                 dict(BM=64, x_scale="fused", xhalf=True), dict(BM=64, xhalf="yes")):
         with pytest.raises(ValueError, match="xhalf="):
             gemm.gemm_spec(bad.pop("BM"), 64, 1, **bad)
-    g = gemm.Gemm()
-    # e4m3 x given as it is (no padding copy); bf16 x quantized into padded rows (no copy either)
-    assert g.kernel_rows(70, 128, 56, xhalf=True) == 70 and g.kernel_rows(70, 128, 56) == 128
-    assert g.kernel_rows(70, 128) == 128
-    assert gemm.Gemm(xhalf=False).plan(70, 4096, 7168, scale="tensor", config=(128, 64, 1, 1))[0].info["xhalf"] \
-        is False
+
+    def half(M, cfg, g=gemm.Gemm(), **kw):
+        return g.plan(M, 4096, 7168, scale="tensor", config=cfg, **kw)[0].info["xhalf"]
+    assert half(70, (128, 64, 1, 1)) and half(100, (128, 64, 1, 0))
+    assert not half(128, (128, 64, 1, 1)) and not half(33, (64, 64, 1, 1))  # a whole tile; BM = 64
+    assert not half(70, (64, 64, 1, 1, 1, None, 2)) and not half(70, (128, 64, 1, 1, 2))  # ms = 2; mc = 2
+    assert not half(70, (128, 64, 1, 1), quantize="kernel")  # quantize_x pads x to the tile
+    assert half(33, (64, 64, 1, 1), g=gemm.Gemm(xhalf=True)) and not half(70, (128, 64, 1, 1), xhalf=False)
+    assert not half(70, (128, 64, 1, 1, 2), g=gemm.Gemm(xhalf=True))  # where it can
 
 
 def test_the_gemm_splits_its_accumulator_chains_at_small_m():

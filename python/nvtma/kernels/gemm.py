@@ -34,10 +34,10 @@ e4m3 with a scale per row and 128 K values, and the consumers promote each
 stage's partial with them (as block scaling does). y: bf16 or f32. M, N, K are run
 time; K tails and M padding come from the TMA's zero fill, except that a
 partial box's out-of-bounds rows are slow to fill: with the M split the CTA
-whose rows would reach past M takes M's last rows instead, and otherwise a
-tile reaching past M loads x as one or two boxes of BM / 2 rows, the second
-ending 0-7 rows past M (``xhalf``; ``quantize_x`` also writes zero rows up to
-a tile of 128 or more rows: ``Gemm.kernel_rows``).
+whose rows would reach past M takes M's last rows instead; otherwise from a
+tile of 128 rows on ``quantize_x`` writes zero rows up to the tile
+(``Gemm.kernel_rows``), and e4m3 x from the caller is loaded as one or two
+boxes of BM / 2 rows, the second ending 0-7 rows past M (``xhalf``).
 """
 
 from __future__ import annotations
@@ -955,7 +955,7 @@ DIAGS = (None, "no_red", "no_split_epilogue", "x_early", "no_wait", "epi_last", 
 
 def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16", w_scale="tensor", x_scale=None,
               l2_w="l2_128b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last", mc=1, ms=1, kwg=False,
-              pdl=True, profile=None, chains=None, diag=None, store=None, xhalf=None):
+              pdl=True, profile=None, chains=None, diag=None, store=None, xhalf=False):
     """One GEMM kernel: BM (the activations' tile, a multiple of 8 up to 256),
     BN (W rows per CTA tile: 64 · wgs · R), the ring depth, dtypes, scale modes,
     and the L2 promotion / cache hint of each operand (W's promotion 128B:
@@ -998,9 +998,11 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     the M split's CTA past M keep its own rows, its x box partly past M
     (benchmarks/diag/m_sweep.py). `xhalf`: a CTA whose x tile reaches past M
     loads it as one or two boxes of BM / 2 rows (the second ending 0-7 rows
-    past M), not one box of BM rows partly past M: None (the default) where
-    it can (BM a multiple of 16 from 32 on, mc = 1, e4m3 or bf16 W's x),
-    True (an error where it cannot) or False."""
+    past M), not one box of BM rows partly past M (BM a multiple of 16 from
+    32 on, mc = 1, e4m3 or bf16 W's x); measured on the H200: 10-24% faster
+    where M < BM = 128, 2-5% slower at BM = 64, and 20-33% slower at whole
+    tiles of some configs (s19-m-sweep), so Gemm builds it only for the
+    first (`Gemm.plan`)."""
     fp8 = w_dtype == "f8E4M3FN"
     if diag not in DIAGS:
         raise ValueError(f"diag={diag!r}: one of {', '.join(map(repr, DIAGS))}")
@@ -1053,10 +1055,9 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
         raise ValueError(f"ms={ms} with mc={mc}: 1, 2 or 4 CTAs sharing W (each loading BN / ms of its rows), "
                          "and not with mc")
     can_half = BM >= 32 and BM % 16 == 0 and mc == 1 and not fused
-    if xhalf not in (None, True, False) or (xhalf and not can_half):
+    if xhalf not in (True, False) or (xhalf and not can_half):
         raise ValueError(f"xhalf={xhalf!r} with BM={BM}, mc={mc}{', x quantized in the kernel' if fused else ''}: "
                          "x in half boxes takes BM a multiple of 16 from 32 on, mc = 1 and e4m3 (or bf16 W's) x")
-    xhalf = can_half if xhalf is None else xhalf
     dyn2 = (None, None)
     types = [dsl.Tensor(w_dtype, dyn2), dsl.Tensor(x_dtype, dyn2), dsl.Tensor(y_dtype, dyn2),
              dsl.Tensor("f32", (None, BN * BM)), dsl.Tensor("i32", (None,)), dsl.Int32]
@@ -1450,23 +1451,22 @@ class Gemm:
         self.module(spec).quantize_x(x, xq, sx, grid=grid)
         return xq, sx
 
-    def kernel_rows(self, M, BM, copy_kblocks=None, ms=1, xhalf=False):
-        """The rows of x the kernel is given: M, or M rounded up to the tile
-        of BM·ms rows (zero rows) from a tile of 128 on when that adds 8 or
-        more: the TMA's out-of-bounds rows of a partial x box are slow to fill
-        (measured on the H200, 4096 x 7168, M = 65: 21.4 us, on x padded to
-        128 rows 12.6; benchmarks/diag/m_sweep.py). With the M split (ms > 1)
-        and M >= BM no box reaches past M (the kernel's CTAs past M take its
-        last BM rows): M. When the padding takes a copy of x (e4m3 x from the
-        caller: ~3 us), only where the padding rows times the K steps
-        (`copy_kblocks`) reach 2048: M = 65 and 70 at K = 7168 gain 5-6 us,
-        M = 100 there and M = 70 at K = 2048 would lose 1-2 us. A kernel
-        loading a partial tile in half boxes (`xhalf`) takes no copy: M."""
+    def kernel_rows(self, M, BM, ms=1):
+        """The rows of bf16 x quantized by ``quantize_x`` for the kernel: M, or
+        M rounded up to the tile of BM·ms rows (zero rows, no more kernels)
+        from a tile of 128 on when that adds 8 or more: the TMA's
+        out-of-bounds rows of a partial x box are slow to fill (measured on
+        the H200, 4096 x 7168, M = 65: 21.4 us, on x padded to 128 rows 12.6;
+        benchmarks/diag/m_sweep.py). With the M split (ms > 1) and M >= BM no
+        box reaches past M (the kernel's CTAs past M take its last BM rows):
+        M. e4m3 x from the caller is not padded: a copy of it cost more than
+        the fill it saved (2112 x 7168, M = 70: 12.0 us against 9.9;
+        16384 x 16384, M = 100: 73.7 against 69.8; s19-m-sweep); the kernels
+        for M < BM = 128 load it in half boxes instead (`plan`)."""
         pad = -M % (BM * ms)
-        if not (self.pad_x and BM * ms >= 128 and pad >= 8) or (ms > 1 and M >= BM) or (
-                xhalf and copy_kblocks is not None):
+        if not (self.pad_x and BM * ms >= 128 and pad >= 8) or (ms > 1 and M >= BM):
             return M
-        return M + pad if copy_kblocks is None or pad * copy_kblocks >= 2048 else M
+        return M + pad
 
     def plan(self, M, N, K, w_dtype=F8, scale=None, y_dtype="bf16", quantize=False, sms=132, config=None,
              **spec_options):
@@ -1526,6 +1526,13 @@ class Gemm:
                              deepest_stages(cfg.BM, cfg.BN, w_dtype, fused=True))
                 stages -= stages % 2 if opts["kwg"] else 0
             opts.setdefault("stages", stages)
+        # x in half boxes where a tile reaches past M (gemm_spec's xhalf): measured faster only where M ends
+        # inside one tile of 128 or more rows (s19-m-sweep); Gemm(xhalf=True) wherever the kernel can, False never
+        can = cfg.BM >= 32 and cfg.BM % 16 == 0 and cfg.mc == 1 and how != "fused"
+        xhalf = opts.pop("xhalf", None)
+        if xhalf is None:  # not where quantize_x pads x to the tile (how "kernel")
+            xhalf = how != "kernel" and cfg.ms == 1 and cfg.BM >= 128 and M < cfg.BM
+        opts["xhalf"] = bool(xhalf) and can
         spec = gemm_spec(cfg.BM, cfg.BN, cfg.wgs, w_dtype=w_dtype, y_dtype=y_dtype, w_scale=scale if fp8 else None,
                          **opts)
         q = quantize_x_spec("block" if scale == "block" else "token") if how == "kernel" else None
@@ -1547,16 +1554,9 @@ class Gemm:
                                     config=config, **spec_options)
         BN, ms, BM = spec.consts["BN"], spec.info["ms"], spec.info["BM"]
         if q is not None:  # quantized into the padded rows: no extra kernel
-            rows = self.kernel_rows(M, BM, ms=ms)
-            x, x_scale = self._quantize(x, q.consts["granularity"], rows)
-        else:  # e4m3 x and its scales, bf16 x with bf16 W, or bf16 x the GEMM quantizes
-            x8 = x.dtype == torch.float8_e4m3fn
-            if x8 and scale == "block":
-                x_scale = block_scales_for_kernel(x_scale)
-            rows = self.kernel_rows(M, BM, -(-K * x.element_size() // KBYTES), ms=ms, xhalf=spec.info["xhalf"])
-            if rows > M:
-                x = torch.nn.functional.pad(x.view(torch.uint8) if x8 else x, (0, 0, 0, rows - M))
-                x = x.view(torch.float8_e4m3fn) if x8 else x
+            x, x_scale = self._quantize(x, q.consts["granularity"], self.kernel_rows(M, BM, ms=ms))
+        elif x.dtype == torch.float8_e4m3fn and scale == "block":  # e4m3 x as given; its scales as the kernel's
+            x_scale = block_scales_for_kernel(x_scale)
         y = out if out is not None else torch.empty(M, N, device=x.device, dtype=out_dtype or torch.bfloat16)
         ws, counters = self._workspace(torch, x.device, spec, N)
         extra = [w_scale] + ([x_scale] if spec.info["x_scale"] != "fused" else []) if fp8 else []
