@@ -30,7 +30,8 @@ earlier store left out (-split). Eleventh (s17-*): what the split epilogue
 still costs, its partials added from the registers (-split-cost-v2: at an
 intermediate version, y transposed and v2 reductions); the versions
 themselves are compared by diag/ab_probe.py. Twelfth (s18-*): configs with
-no K split with and without the split path in the kernel (-whole-k).
+no K split with and without the split path in the kernel (-whole-k). Thirteenth (s19-*): two producer warps taking alternate stages
+(-producers).
     python3 benchmarks/diag/config_probe.py build DIR    # here
     python3 benchmarks/diag/config_probe.py run DIR      # on the GPU
 """
@@ -51,20 +52,14 @@ SHAPES = [(4096, 7168), (7168, 2048), (2112, 7168), (24576, 1536), (16384, 16384
 MODES = ("tensor", "row", "block", "bf16")
 
 
-def _whole_tiles(N, K, M, mode):
-    """Whether the table's config for the problem has no K split (splits = 1)."""
-    from nvtma.kernels import gemm
-    fp8 = mode != "bf16"
-    cfg = gemm.choose_config(M, N, K, gemm.F8 if fp8 else "bf16", scale=mode if fp8 else None)
-    return gemm.Config(*cfg).splits == 1
-
-
-# every problem of the benchmark whose table config has no K split (twelfth session: 101 of 140)
-PROBES = [(N, K, M, mode, [None]) for N, K in SHAPES for M in (1, 8, 16, 32, 64, 128, 256) for mode in MODES
-          if _whole_tiles(N, K, M, mode)]
+# Thirteenth session (s19-config-probe-producers): every benchmark problem at M <= 128, per-tensor fp8 and bf16,
+# at the table's config, with one producer warp (as built) and two taking alternate stages (gemm_spec diag
+# "two_producers"), each twice, interleaved: whether the producer's per-stage instructions limit the
+# 64-CTA configs (a few more of them, with x's half boxes, cost 4096 x 7168 20%, the consumers' SASS the same).
+PROBES = [(N, K, M, mode, [None]) for N, K in SHAPES for M in (1, 8, 16, 32, 64, 128) for mode in ("tensor", "bf16")]
 # (label, spec options (a "quantize" entry: bf16 x, quantized as Gemm's quantize says), W resident in L2)
-VARIANTS = [("now", {}, False), ("whole_k_only", {"diag": "whole_k_only"}, False), ("now-again", {}, False),
-            ("whole_k_only-again", {"diag": "whole_k_only"}, False)]
+VARIANTS = [("now", {}, False), ("two_producers", {"diag": "two_producers"}, False), ("now-again", {}, False),
+            ("two_producers-again", {"diag": "two_producers"}, False)]
 
 
 def _plans(d=None):
