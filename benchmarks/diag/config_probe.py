@@ -31,7 +31,7 @@ still costs, its partials added from the registers (-split-cost-v2: at an
 intermediate version, y transposed and v2 reductions); the versions
 themselves are compared by diag/ab_probe.py. Twelfth (s18-*): configs with
 no K split with and without the split path in the kernel (-whole-k). Thirteenth (s19-*): two producer warps taking alternate stages
-(-producers).
+(-producers, the diag variant removed after).
     python3 benchmarks/diag/config_probe.py build DIR    # here
     python3 benchmarks/diag/config_probe.py run DIR      # on the GPU
 """
@@ -54,12 +54,13 @@ MODES = ("tensor", "row", "block", "bf16")
 
 # Thirteenth session (s19-config-probe-producers): every benchmark problem at M <= 128, per-tensor fp8 and bf16,
 # at the table's config, with one producer warp (as built) and two taking alternate stages (gemm_spec diag
-# "two_producers"), each twice, interleaved: whether the producer's per-stage instructions limit the
-# 64-CTA configs (a few more of them, with x's half boxes, cost 4096 x 7168 20%, the consumers' SASS the same).
+# "two_producers", ccfbda8, removed), each twice, interleaved: whether the producer's per-stage instructions
+# limit the 64-CTA configs (a few more of them, with x's half boxes, cost 4096 x 7168 20%, the consumers'
+# SASS the same). two / one: geometric mean 0.996, 0.953-1.027; not what limits them.
 PROBES = [(N, K, M, mode, [None]) for N, K in SHAPES for M in (1, 8, 16, 32, 64, 128) for mode in ("tensor", "bf16")]
 # (label, spec options (a "quantize" entry: bf16 x, quantized as Gemm's quantize says), W resident in L2)
-VARIANTS = [("now", {}, False), ("two_producers", {"diag": "two_producers"}, False), ("now-again", {}, False),
-            ("two_producers-again", {"diag": "two_producers"}, False)]
+# (the run's second and fourth were ("two_producers", {"diag": "two_producers"}, False), at ccfbda8)
+VARIANTS = [("now", {}, False), ("now-again", {}, False)]
 
 
 def _plans(d=None):

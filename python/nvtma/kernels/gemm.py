@@ -195,15 +195,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             dsl.yield_(it + (kb1 - kb0), body(tile_of(group), kb0, kb1, st))
         return loop.results[1]
 
-    # diag "two_producers": warps 0 and 1 issue alternate stages' loads (each waits for its own slots), the
-    # producer's per-stage instructions then in two warps
-    two = diag == "two_producers"
     with lang.WarpgroupRole(0, regs=40):
-        with (lang.WarpRole(0) if not two else dsl.if_(dsl.warp_idx() < 2, scope="warp")), prof.role("producer"):
-            pw = dsl.warp_idx() % 2 if two else None  # (two_producers) the stages' parity this warp loads
-
-            def mine(n):  # this warp loads stage n
-                return dsl.if_(n % 2 == pw) if two else contextlib.nullcontext()
+        with lang.WarpRole(0), prof.role("producer"):
             cpasync.prefetch_descriptor(w_atom)
             cpasync.prefetch_descriptor(x_atom)
 
@@ -253,8 +246,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 pre = dsl.select(p < parts, dsl.min(dsl.min(kblocks - kbs, it1 - it0), Int32(stages)), Int32(0))
                 prof.push("prefetch")
                 for j in dsl.range(pre):  # the fresh ring's first slots: free, no acquire
-                    with mine(j):
-                        load_w(lang.PipelineState(stages, index=j), tile0, kbs + j)
+                    load_w(lang.PipelineState(stages, index=j), tile0, kbs + j)
                     if diag == "x_early":  # diagnostics: their x too (wrong if an earlier kernel writes x)
                         load_x(lang.PipelineState(stages, index=j), kbs + j)
                 prof.pop()
@@ -268,14 +260,13 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             def load(tile, kb0, kb1, state):
                 inner = dsl.range(kb0, kb1, carry=state)
                 for kb, (s, n) in inner:
-                    with mine(n):
-                        if pdl:
-                            with dsl.if_(n >= pre):  # its W not loaded before the wait
-                                acquire_and_load(s, tile, kb, x=False)
-                            with dsl.if_(n >= pre) if diag == "x_early" else contextlib.nullcontext():
-                                load_x(s, kb)
-                        else:
-                            acquire_and_load(s, tile, kb)
+                    if pdl:
+                        with dsl.if_(n >= pre):  # its W not loaded before the wait
+                            acquire_and_load(s, tile, kb, x=False)
+                        with dsl.if_(n >= pre) if diag == "x_early" else contextlib.nullcontext():
+                            load_x(s, kb)
+                    else:
+                        acquire_and_load(s, tile, kb)
                     dsl.yield_(s.advance(), n + 1)
                 return inner.results
 
@@ -959,8 +950,7 @@ def max_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
     return min(8, deepest_stages(BM, BN, w_dtype, block_scaled))
 
 
-DIAGS = (None, "no_red", "no_split_epilogue", "x_early", "no_wait", "epi_last", "whole_k_only", "own_rows",
-         "two_producers")
+DIAGS = (None, "no_red", "no_split_epilogue", "x_early", "no_wait", "epi_last", "whole_k_only", "own_rows")
 
 
 def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16", w_scale="tensor", x_scale=None,
@@ -1006,8 +996,7 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     "whole_k_only" builds no K-split path at all (y right only with splits
     = 1) (what these cost: benchmarks/diag/config_probe.py), "own_rows" has
     the M split's CTA past M keep its own rows, its x box partly past M
-    (benchmarks/diag/m_sweep.py), "two_producers" has warps 0 and 1 issue
-    alternate stages' loads (benchmarks/diag/config_probe.py). `xhalf`: a CTA whose x tile reaches past M
+    (benchmarks/diag/m_sweep.py). `xhalf`: a CTA whose x tile reaches past M
     loads it as one or two boxes of BM / 2 rows (the second ending 0-7 rows
     past M), not one box of BM rows partly past M (BM a multiple of 16 from
     32 on, mc = 1, e4m3 or bf16 W's x); measured on the H200: 10-24% faster
@@ -1017,8 +1006,6 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     fp8 = w_dtype == "f8E4M3FN"
     if diag not in DIAGS:
         raise ValueError(f"diag={diag!r}: one of {', '.join(map(repr, DIAGS))}")
-    if diag == "two_producers" and (x_scale == "fused" or profile):
-        raise ValueError("diag='two_producers' with x quantized in the kernel or profiling: warp 1 is theirs")
     if pdl not in (False, True, "early"):
         raise ValueError(f"pdl={pdl!r}: False, True or 'early'")
     store = store or ("direct" if BM == 8 else "tma")
