@@ -953,6 +953,13 @@ def max_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
 DIAGS = (None, "no_red", "no_split_epilogue", "x_early", "no_wait", "epi_last", "whole_k_only", "own_rows")
 
 
+def half_boxes_fit(BM, mc, fused):
+    """Whether a kernel can load x in half boxes (gemm_spec's xhalf): halves of
+    whole 8-row swizzle atoms, x not split over a cluster (mc) and not loaded
+    in bf16 for the kernel to quantize (two boxes a row)."""
+    return BM >= 32 and BM % 16 == 0 and mc == 1 and not fused
+
+
 def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16", w_scale="tensor", x_scale=None,
               l2_w="l2_128b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last", mc=1, ms=1, kwg=False,
               pdl=True, profile=None, chains=None, diag=None, store=None, xhalf=False):
@@ -1054,8 +1061,7 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     if ms not in (1, 2, 4) or (ms > 1 and mc > 1):
         raise ValueError(f"ms={ms} with mc={mc}: 1, 2 or 4 CTAs sharing W (each loading BN / ms of its rows), "
                          "and not with mc")
-    can_half = BM >= 32 and BM % 16 == 0 and mc == 1 and not fused
-    if xhalf not in (True, False) or (xhalf and not can_half):
+    if xhalf not in (True, False) or (xhalf and not half_boxes_fit(BM, mc, fused)):
         raise ValueError(f"xhalf={xhalf!r} with BM={BM}, mc={mc}{', x quantized in the kernel' if fused else ''}: "
                          "x in half boxes takes BM a multiple of 16 from 32 on, mc = 1 and e4m3 (or bf16 W's) x")
     dyn2 = (None, None)
@@ -1388,7 +1394,10 @@ class Gemm:
     the GEMM ("fused": a scale per row and 128 K values, where a ring of two
     stages with x's bf16 tiles fits, else as "kernel"), or always by
     ``quantize_x``, per token or per 1x128 block as W's scaling asks, then
-    the GEMM ("kernel"). Modules come from nvtma.compile when the MLIR extension is
+    the GEMM ("kernel"). `xhalf` (spec option): e4m3 x (or bf16 x with bf16
+    W) loaded in half boxes where M ends inside one x tile of 128 or more rows
+    (None, the default), wherever the kernel can (True), or never (False).
+    Modules come from nvtma.compile when the MLIR extension is
     importable, else from AOT artifacts in `artifacts` (a directory of
     ``spec.key`` subdirectories: ``spec.compile().save(DIR / spec.key)``,
     as benchmarks/gemm_bench.py's `build` does)."""
@@ -1528,11 +1537,10 @@ class Gemm:
             opts.setdefault("stages", stages)
         # x in half boxes where a tile reaches past M (gemm_spec's xhalf): measured faster only where M ends
         # inside one tile of 128 or more rows (s19-m-sweep); Gemm(xhalf=True) wherever the kernel can, False never
-        can = cfg.BM >= 32 and cfg.BM % 16 == 0 and cfg.mc == 1 and how != "fused"
         xhalf = opts.pop("xhalf", None)
         if xhalf is None:  # not where quantize_x pads x to the tile (how "kernel")
             xhalf = how != "kernel" and cfg.ms == 1 and cfg.BM >= 128 and M < cfg.BM
-        opts["xhalf"] = bool(xhalf) and can
+        opts["xhalf"] = bool(xhalf) and half_boxes_fit(cfg.BM, cfg.mc, how == "fused")
         spec = gemm_spec(cfg.BM, cfg.BN, cfg.wgs, w_dtype=w_dtype, y_dtype=y_dtype, w_scale=scale if fp8 else None,
                          **opts)
         q = quantize_x_spec("block" if scale == "block" else "token") if how == "kernel" else None
