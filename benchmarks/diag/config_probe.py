@@ -56,11 +56,15 @@ MODES = ("tensor", "row", "block", "bf16")
 # at the table's config, with one producer warp (as built) and two taking alternate stages (gemm_spec diag
 # "two_producers", ccfbda8, removed), each twice, interleaved: whether the producer's per-stage instructions
 # limit the 64-CTA configs (a few more of them, with x's half boxes, cost 4096 x 7168 20%, the consumers'
-# SASS the same). two / one: geometric mean 0.996, 0.953-1.027; not what limits them.
-PROBES = [(N, K, M, mode, [None]) for N, K in SHAPES for M in (1, 8, 16, 32, 64, 128) for mode in ("tensor", "bf16")]
+# SASS the same). two / one: geometric mean 0.996, 0.953-1.027; not what limits them. Then (s19-config-probe-
+# half-param): the kernels half boxes slowed, as built, with x's half-box descriptor as one more parameter and
+# nothing else of them (diag "half_unused"), and with the half boxes (xhalf=True).
+PROBES = [(4096, 7168, M, mode, [None]) for M in (32, 64, 128) for mode in ("tensor", "bf16")] + \
+    [(7168, 2048, 64, "tensor", [None]), (24576, 1536, 128, "tensor", [None])]
 # (label, spec options (a "quantize" entry: bf16 x, quantized as Gemm's quantize says), W resident in L2)
-# (the run's second and fourth were ("two_producers", {"diag": "two_producers"}, False), at ccfbda8)
-VARIANTS = [("now", {}, False), ("now-again", {}, False)]
+VARIANTS = [("now", {}, False), ("half_unused", {"diag": "half_unused"}, False), ("half", {"xhalf": True}, False),
+            ("now-again", {}, False), ("half_unused-again", {"diag": "half_unused"}, False),
+            ("half-again", {"xhalf": True}, False)]
 
 
 def _plans(d=None):
