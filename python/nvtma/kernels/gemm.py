@@ -131,8 +131,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     # out-of-bounds rows are slow to fill, and each more box of a stage costs too (Gemm.kernel_rows)
     H = BM // 2
     x_half = cpasync.make_tiled_tma_atom(G2S(), x, (H, bk), swizzle=sw_, l2_promotion=l2_x,
-                                         internal_type="uint8" if fp8 else None) if xhalf or diag == "half_unused" \
-        else None  # (diag "half_unused": the descriptor, as a parameter, and nothing else of xhalf)
+                                         internal_type="uint8" if fp8 else None) if xhalf else None
     if promote:
         # the x scales of each K block: loaded with the stage ([ceil(K/128), M padded to 4], transposed
         # so a stage's BM scales are one TMA row), or written by the quantizing warps (fused)
@@ -951,8 +950,7 @@ def max_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
     return min(8, deepest_stages(BM, BN, w_dtype, block_scaled))
 
 
-DIAGS = (None, "no_red", "no_split_epilogue", "x_early", "no_wait", "epi_last", "whole_k_only", "own_rows",
-         "half_unused")
+DIAGS = (None, "no_red", "no_split_epilogue", "x_early", "no_wait", "epi_last", "whole_k_only", "own_rows")
 
 
 def half_boxes_fit(BM, mc, fused):
