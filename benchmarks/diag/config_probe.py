@@ -59,7 +59,7 @@ MODES = ("tensor", "row", "block", "bf16")
 # SASS the same). two / one: geometric mean 0.996, 0.953-1.027; not what limits them. Then (s19-config-probe-
 # half-param): the kernels half boxes slowed, as built, with x's half-box descriptor as one more parameter and
 # nothing else of them (diag "half_unused", 03faed9, removed), and with the half boxes (xhalf=True): the
-# parameter costs nothing (within 1%), the half boxes' code 4-31% at K = 7168 (1-8% at the two others).
+# parameter costs nothing (within 1%), the half boxes' code 5-31% at K = 7168 (1% at the two others).
 PROBES = [(4096, 7168, M, mode, [None]) for M in (32, 64, 128) for mode in ("tensor", "bf16")] + \
     [(7168, 2048, 64, "tensor", [None]), (24576, 1536, 128, "tensor", [None])]
 # (label, spec options (a "quantize" entry: bf16 x, quantized as Gemm's quantize says), W resident in L2)
