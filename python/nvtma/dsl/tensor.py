@@ -166,6 +166,15 @@ class SmemInfo:
             fail(f"{what} copies boxes of {list(box)}, this buffer holds boxes of {list(self.box)}", rule="box")
 
 
+def _row_major_strides(shape):
+    """The element strides of a row-major (contiguous) `shape`."""
+    strides, acc = [], 1
+    for d in reversed(shape):
+        strides.insert(0, acc)
+        acc *= d
+    return strides
+
+
 def _alignment(align, nb):
     """The byte alignment a vector access assumes: `align` (None or 0: the
     access's own size, up to 16), a power of two LLVM can carry."""
@@ -392,10 +401,7 @@ class TensorValue(Val):
         nb = 1
         for s, b in zip(shape, box):
             nb *= s // b
-        strides, acc = [], 1
-        for d in reversed((nb,) + box):
-            strides.insert(0, acc)
-            acc *= d
+        strides = _row_major_strides((nb,) + box)
         off = self.flat_offset
         static_off = off if isinstance(off, int) else ir.ShapedType.get_dynamic_stride_or_offset()
         mt = self.memref_type
@@ -430,10 +436,7 @@ class TensorValue(Val):
         if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= shape[0] or (
                 isinstance(start, int) and not 0 <= start <= shape[0] - n):
             fail(f"rows({start}, {n}) of a tile of {shape[0]} rows", rule="index")
-        strides, acc = [], 1
-        for d in reversed(shape):
-            strides.insert(0, acc)
-            acc *= d
+        strides = _row_major_strides(shape)
         row = strides[0]
         dyn = ir.ShapedType.get_dynamic_stride_or_offset()
         mt = self.memref_type
@@ -453,10 +456,8 @@ class TensorValue(Val):
         if isinstance(s, int) and not 0 <= s < shape[0]:  # before the layout: 2**64 was a TypeError from MLIR
             fail(f"stage {s} of a {shape[0]}-stage buffer", rule="index")
         inner = list(shape[1:])
-        strides, acc = [], 1
-        for d in reversed(inner):
-            strides.insert(0, acc)
-            acc *= d
+        strides = _row_major_strides(inner)
+        acc = strides[0] * inner[0]  # a stage's elements
         dyn = ir.ShapedType.get_dynamic_stride_or_offset()
         base = self.memref_type.layout
         try:

@@ -171,8 +171,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     if xhalf:
         V = M - m0  # this CTA's rows of M (x may have more: zero rows)
         r1 = (V - H + 7) // 8 * 8  # the second half box's first row, where V > H: 8-row aligned, in [8, H]
-        x_bytes = dsl.select(V >= BM, Int32(x_bytes), dsl.select(V > H, Int32(x_bytes), dsl.select(
-            V > 0, Int32(x_half.tile_bytes), Int32(0))))
+        # a whole box or two halves past the first half of the tile, one half within it, none past M
+        x_bytes = dsl.select(V > H, Int32(x_bytes), dsl.select(V > 0, Int32(x_half.tile_bytes), Int32(0)))
     stage_bytes = w_atom.tile_bytes + x_bytes + (sx_atom.tile_bytes if x_scale == "block" else 0)
 
     def tile_of(group):
