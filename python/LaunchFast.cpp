@@ -17,8 +17,8 @@
 //
 // The Packer type is the launch's fast path over torch tensors: for each
 // tensor argument it keeps the last shape, strides, dtype, device and
-// address the Python side packed, and when an exact torch.Tensor repeats all
-// but the address it writes only the address (the memref's two pointers and
+// address the Python side packed, and when an exact torch.Tensor (or
+// nn.Parameter: a weight) repeats all but the address it writes only the address (the memref's two pointers and
 // each bound descriptor's address field, after the TMA address checks).
 // Anything else answers -1 and Python takes its full, checked path, then
 // commits the new state here.
@@ -442,6 +442,19 @@ bool readInts(PyObject *tuple, long long *out, int &n) {
   return true;
 }
 
+// Is a's type exactly `types` (a type), or one of them (a tuple of types)?
+// Exact types only: a subclass may answer shape, stride or data_ptr its own
+// way (nn.Parameter, which does not, is named by the Python side).
+bool exactType(PyObject *a, PyObject *types) {
+  PyObject *tp = reinterpret_cast<PyObject *>(Py_TYPE(a));
+  if (!PyTuple_Check(types))
+    return tp == types;
+  for (Py_ssize_t i = 0, n = PyTuple_Size(types); i < n; ++i)
+    if (PyTuple_GetItem(types, i) == tp)
+      return true;
+  return false;
+}
+
 // The fast path's packing of argv[0..n): the device, or -1 (take the full
 // path).
 long fastPack(Packer *p, PyObject *const *argv, Py_ssize_t n, PyObject *tensorType) {
@@ -459,7 +472,7 @@ long fastPack(Packer *p, PyObject *const *argv, Py_ssize_t n, PyObject *tensorTy
         return -1;
       continue;
     }
-    if (s.kind != Memref || reinterpret_cast<PyObject *>(Py_TYPE(a)) != tensorType)
+    if (s.kind != Memref || !exactType(a, tensorType))
       return -1;
     PyObject *shape = PyObject_GetAttr(a, strShape);
     bool same = sameInts(shape, s.shape, s.rank);
@@ -513,7 +526,8 @@ Py_ssize_t tupleItems(PyObject *tuple, PyObject **out, Py_ssize_t max) {
 
 constexpr Py_ssize_t kMaxArgs = 64;
 
-// fast(args, tensor_type) -> device (>= 0) or -1 (take the full path)
+// fast(args, tensor_types) -> device (>= 0) or -1 (take the full path);
+// tensor_types: the exact tensor type, or a tuple of them
 PyObject *packerFast(PyObject *self, PyObject *const *argv, Py_ssize_t nargs) {
   PyObject *items[kMaxArgs];
   Py_ssize_t n = nargs == 2 && PyTuple_Check(argv[0]) ? tupleItems(argv[0], items, kMaxArgs) : -1;
@@ -553,7 +567,7 @@ int packerLaunch(Packer *p, PyObject *const *argv, Py_ssize_t n, const unsigned 
   return launchRaw(p->func, cfg, cfg[6], handle, p->params, p->ctx[dev], cfg + 7, cfg[10]);
 }
 
-// configure(func, params, tensor_type, stream_getter|None)
+// configure(func, params, tensor_types, stream_getter|None)
 PyObject *packerConfigure(PyObject *self, PyObject *args) {
   Packer *p = reinterpret_cast<Packer *>(self);
   PyObject *func, *params, *tt, *getter;

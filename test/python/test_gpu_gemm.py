@@ -175,11 +175,120 @@ def test_gemm_quantizes_bf16_x_inside(case):
         assert err < 1.5e-2, f"call {rep}: max error {err:.3e} of max |y|"
 
 
+def _inputs(M, N, K, mode, seed):
+    """(x, w, keywords) of a call: e4m3 x and W with scales, or bf16."""
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    x = torch.randn(M, K, generator=gen, device="cuda").to(torch.bfloat16)
+    w32 = torch.randn(N, K, generator=gen, device="cuda") / 8
+    if mode == "bf16":
+        return x, w32.to(torch.bfloat16), {}
+    w, sw, _ = _quantize_w(w32, mode)
+    xq, sx = _gemm().quantize(x, "block" if mode == "block" else "token")
+    return xq, w, dict(w_scale=sw, scale=mode, x_scale=sx)
+
+
+@pytest.mark.parametrize("case", [gpu_cases.GEMM_CASES[i] for i in (0, 2, 4, 7, 11)], **CASE_IDS)
+def test_gemm_calls_again_with_new_tensors(case):
+    """A Gemm plans and checks a kind of call once (its signature: shapes,
+    strides, dtypes, devices, options), then takes a prepared path: calls
+    with new tensors of the same kind, at other addresses, alternating with
+    another problem, W as an nn.Parameter, into out=, bf16 x quantized by
+    quantize_x first, each give the y a fresh Gemm gives for them."""
+    M, N, K, mode, cfg = case
+    g = _gemm()
+    sets = [_inputs(M, N, K, mode, seed) for seed in (1, 2)]
+    other = _inputs(1, 256, 512, "tensor", 3)  # gpu_cases.GEMM_CASES[0]: another kind of call between
+    want = [_gemm()(x, w, config=cfg, **kw) for x, w, kw in sets]
+    want_other = _gemm()(other[0], other[1], **other[2])
+    for rep in range(3):
+        for (x, w, kw), y0 in zip(sets, want):
+            assert torch.equal(g(x, w, config=cfg, **kw), y0), f"call {rep}"
+            assert torch.equal(g(other[0], other[1], **other[2]), want_other)
+    x, w, kw = sets[1]
+    wp = torch.nn.Parameter(w, requires_grad=False)
+    assert torch.equal(g(x, wp, config=cfg, **kw), want[1])
+    out = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+    for _ in range(2):
+        out.zero_()
+        assert g(x, w, config=cfg, out=out, **kw) is out and torch.equal(out, want[1])
+    if mode != "bf16":  # bf16 x, quantized by quantize_x, then the GEMM: twice, new x
+        gk = _gemm()
+        for seed in (4, 5, 4):
+            x16 = torch.randn(M, K, generator=torch.Generator(device="cuda").manual_seed(seed), device="cuda")
+            x16 = x16.to(torch.bfloat16)
+            kw16 = {k: v for k, v in kw.items() if k != "x_scale"}
+            assert torch.equal(gk(x16, w, config=cfg, **kw16), _gemm()(x16, w, config=cfg, **kw16))
+
+
+def test_gemm_writes_f32_y_into_out():
+    """out= a float32 tensor: y in f32 (the kernel for out_dtype=torch.float32), into it, call after call."""
+    x, w, kw = _inputs(1, 256, 512, "tensor", 3)
+    g = _gemm()
+    want = g(x, w, out_dtype=torch.float32, **kw)
+    assert want.dtype == torch.float32
+    out = torch.full((1, 256), float("nan"), device="cuda")
+    for _ in range(2):
+        assert g(x, w, out=out, **kw) is out and torch.equal(out, want)
+        out.fill_(float("nan"))
+    y16 = g(x, w, **kw).float()
+    assert ((want - y16).abs() <= want.abs() * 2.0 ** -8 + 1e-6).all()
+
+
+def test_gemm_follows_the_current_stream_and_graphs():
+    """Gemm calls (prepared or not) run on torch's current stream, after the
+    work queued there, and are captured by torch.cuda.graph: replays with new
+    x give new y."""
+    M, N, K, mode, cfg = gpu_cases.GEMM_CASES[2]
+    g = _gemm()
+    (x1, w, kw), (x2, _, kw2) = _inputs(M, N, K, mode, 1), _inputs(M, N, K, mode, 2)
+    kw2 = dict(kw, x_scale=kw2["x_scale"])
+    want1, want2 = g(x1, w, config=cfg, **kw), g(x2, w, config=cfg, **kw2)
+    torch.cuda.synchronize()
+    s = torch.cuda.Stream()
+    xs, ss = torch.zeros_like(x1), torch.zeros_like(kw["x_scale"])
+    for rep in range(2):
+        with torch.cuda.stream(s):
+            torch.cuda._sleep(20_000_000)  # queued work that writes x after ~10 ms
+            xs.copy_(x1 if rep == 0 else x2)
+            ss.copy_(kw["x_scale"] if rep == 0 else kw2["x_scale"])
+            y = g(xs, w, config=cfg, **dict(kw, x_scale=ss))
+        s.synchronize()
+        assert torch.equal(y, want1 if rep == 0 else want2), f"call {rep} on a side stream"
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        yg = g(xs, w, config=cfg, **dict(kw, x_scale=ss))
+    for xn, sn, want in ((x1, kw["x_scale"], want1), (x2, kw2["x_scale"], want2)):
+        xs.copy_(xn)
+        ss.copy_(sn)
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(yg, want)
+
+
 def test_gemm_typed_errors():
     from nvtma.runtime import LaunchError
     g = _gemm()
     w = torch.zeros(256, 512, device="cuda", dtype=torch.float8_e4m3fn)
     x = torch.zeros(4, 512, device="cuda", dtype=torch.bfloat16)
+    one = torch.ones(1, device="cuda")
+    # out: its shape, dtype and device (a wrong shape was taken for M and N), and out_dtype
+    xq = torch.zeros(1, 512, device="cuda", dtype=torch.float8_e4m3fn)
+    call = dict(w_scale=one, scale="tensor", x_scale=one)
+    with pytest.raises(LaunchError, match=r"out is \[5, 256\]: y is \[1, 256\]"):
+        g(xq, w, out=torch.empty(5, 256, device="cuda", dtype=torch.bfloat16), **call)
+    with pytest.raises(LaunchError, match="out is torch.float16"):
+        g(xq, w, out=torch.empty(1, 256, device="cuda", dtype=torch.float16), **call)
+    with pytest.raises(LaunchError, match="out_dtype"):
+        g(xq, w, out=torch.empty(1, 256, device="cuda", dtype=torch.bfloat16), out_dtype=torch.float32, **call)
+    with pytest.raises(LaunchError, match="out_dtype"):
+        g(xq, w, out_dtype=torch.float16, **call)
+    with pytest.raises(LaunchError, match="device"):
+        g(xq, w, out=torch.empty(1, 256, dtype=torch.bfloat16), **call)
+    # a misaligned x of a kind of call made before (the prepared path checks the address)
+    g(xq, w, **call)
+    bad = torch.zeros(512 + 8, device="cuda", dtype=torch.float8_e4m3fn)[8:].view(1, 512)
+    with pytest.raises(LaunchError, match="aligned"):
+        g(bad, w, **call)
     with pytest.raises(LaunchError, match="scale"):
         g(x, w)
     with pytest.raises(LaunchError, match="w_scale"):

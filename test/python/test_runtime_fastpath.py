@@ -184,6 +184,32 @@ def test_repeated_launches_skip_python(stub, launcher):
     """)
 
 
+def test_parameters_take_the_fast_path_other_subclasses_do_not(stub, launcher):
+    # nn.Parameter (a weight passed as it is) launches without Python like a tensor; any other
+    # subclass of the tensor type may answer shape, strides or address its own way: the checked path
+    run(stub, launcher, """
+        class Parameter(T):
+            pass
+        class Other(T):
+            pass
+        torch.nn = types.SimpleNamespace(Parameter=Parameter)
+        k = kernel()
+        x, y1, y2 = Parameter(0x7F0000000000), T(0x7F0000100000), T(0x7F0000200000)
+        g = (4,)
+        k(x, y1, 7, grid=g, block=(128,))
+        calls = counted(k)
+        for i in range(10):
+            y = (y1, y2)[i % 2]
+            k(x, y, 7, grid=g, block=(128,))
+            assert addrs() == (x.ptr, y.ptr, x.ptr, y.ptr), i
+        in_python(calls, 10)
+        o = Other(0x7F0000300000)
+        k(o, y1, 7, grid=g, block=(128,))
+        assert addrs() == (o.ptr, y1.ptr, o.ptr, y1.ptr)
+        in_python(calls, None)
+    """)
+
+
 def test_metadata_changed_in_place_is_repacked(stub, launcher):
     run(stub, launcher, """
         recs = F.records([F.DYN, dict(F.DYN), F.SCALAR, F.DESC, dict(F.DESC, binds=1)])

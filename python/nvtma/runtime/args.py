@@ -91,16 +91,22 @@ class TensorInfo:
 # --------------------------------------------------------------------------- torch
 
 _torch_tensor = None
+_torch_exact = None
 _torch_dtypes = {}
 
 
 def torch_tensor_type():
-    """torch.Tensor once torch is imported (never imports it)."""
-    global _torch_tensor
+    """torch.Tensor once torch is imported (never imports it); with it
+    `_torch_exact`, the exact types the launch's fast paths take: torch.Tensor
+    and nn.Parameter (a weight: a subclass that answers shape, strides and
+    addresses as a tensor does)."""
+    global _torch_tensor, _torch_exact
     if _torch_tensor is None:
         torch = sys.modules.get("torch")
         if torch is None or not hasattr(torch, "Tensor"):
             return None
+        param = getattr(getattr(torch, "nn", None), "Parameter", None)
+        _torch_exact = (torch.Tensor,) + ((param,) if isinstance(param, type) else ())
         _torch_tensor = torch.Tensor
     return _torch_tensor
 

@@ -328,7 +328,7 @@ class Kernel:
                         self._write_memref(s, info, meta, encoder)
                     else:  # the C fast path may have written another address since
                         self._write_pointer(s, ptr)
-                    if cp is not None and not reencode and a.__class__ is tt:
+                    if cp is not None and not reencode and a.__class__ in _args._torch_exact:
                         cp.commit(i, meta[0], meta[1], meta[2], dev, ptr)
                 else:
                     if hasattr(a, "__dlpack__") and not hasattr(a, "__cuda_array_interface__"):
@@ -500,7 +500,7 @@ class Kernel:
         if encoder != "nvtma":
             device = -1
         elif self._cfast is not None:
-            device = self._cfast(args, _args._torch_tensor)
+            device = self._cfast(args, _args._torch_exact)
         else:
             device = self._pack_fast(args)
         if device >= 0:
@@ -524,7 +524,7 @@ class Kernel:
         cp = self._cpack
         if cp is not None and device >= 0:
             # what the C launch needs to repeat this launch by itself
-            conf = (_args._torch_tensor, _raw_stream)
+            conf = (_args._torch_exact, _raw_stream)
             if conf != self._cconf:
                 cp.configure(func, self._params, conf[0], conf[1])
                 self._cconf = conf
@@ -565,13 +565,13 @@ class Kernel:
         exact torch.Tensor whose shape, strides, dtype and device repeat the
         last packed ones, every scalar the same object. Writes changed
         addresses; returns the device, or -1 to take the full path."""
-        tt = _args._torch_tensor
-        if tt is None or len(args) != self._nargs:
+        exact = _args._torch_exact
+        if exact is None or len(args) != self._nargs:
             return -1
         device = -1
         for s, a in zip(self._slots, args):
             if s.kind == _MEMREF:
-                if a.__class__ is not tt:
+                if a.__class__ not in exact:
                     return -1
                 meta = (a.shape, a.stride(), a.dtype, a.get_device())
                 if meta != s.meta:
