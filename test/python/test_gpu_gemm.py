@@ -234,6 +234,34 @@ def test_gemm_writes_f32_y_into_out():
     assert ((want - y16).abs() <= want.abs() * 2.0 ** -8 + 1e-6).all()
 
 
+def test_gemm_as_a_torch_op_under_torch_compile():
+    """Gemm.torch_op: a custom op torch.compile takes into a full graph; its
+    y is the call's, for new inputs too."""
+    g = _gemm()
+    op = g.torch_op("nvtma_test::gemm")
+    f = torch.compile(lambda x, w, sw, sx: op(x, w, sw, sx, "tensor") * 2, fullgraph=True)
+    for seed in (6, 7):
+        x, w, kw = _inputs(1, 256, 512, "tensor", seed)
+        assert torch.equal(f(x, w, kw["w_scale"], kw["x_scale"]), g(x, w, **kw) * 2)
+
+
+def test_gemm_of_an_empty_problem_is_zeros():
+    """M, N or K zero: y is [M, N], zeros where K is 0 (torch.matmul's), with no launch."""
+    g = _gemm()
+    bf = dict(device="cuda", dtype=torch.bfloat16)
+    w, x = torch.randn(256, 512, **bf), torch.randn(4, 512, **bf)
+    assert g(torch.empty(0, 512, **bf), w).shape == (0, 256)
+    assert g(x, torch.empty(0, 512, **bf)).shape == (4, 0)
+    y = g(torch.empty(4, 0, **bf), torch.empty(256, 0, **bf))
+    assert y.shape == (4, 256) and y.dtype == torch.bfloat16 and not y.any()
+    out = torch.ones(4, 256, device="cuda")
+    assert g(torch.empty(4, 0, **bf), torch.empty(256, 0, **bf), out=out) is out and not out.any()
+    f8 = dict(device="cuda", dtype=torch.float8_e4m3fn)
+    y = g(torch.empty(3, 0, **f8), torch.empty(128, 0, **f8), w_scale=torch.ones(1, device="cuda"),
+          scale="tensor", x_scale=torch.ones(3, device="cuda"), out_dtype=torch.float32)
+    assert y.shape == (3, 128) and y.dtype == torch.float32 and not y.any()
+
+
 def test_gemm_follows_the_current_stream_and_graphs():
     """Gemm calls (prepared or not) run on torch's current stream, after the
     work queued there, and are captured by torch.cuda.graph: replays with new

@@ -1400,7 +1400,14 @@ class Gemm:
     Modules come from nvtma.compile when the MLIR extension is
     importable, else from AOT artifacts in `artifacts` (a directory of
     ``spec.key`` subdirectories: ``spec.compile().save(DIR / spec.key)``,
-    as benchmarks/gemm_bench.py's `build` does)."""
+    as benchmarks/gemm_bench.py's `build` does).
+
+    A call: y = g(x, w, w_scale=, scale=, x_scale=, out=, out_dtype=,
+    config=, **spec options); `out` a [M, N] bf16 or f32 tensor to write y
+    into. Each kind of call (shapes, strides, dtypes, devices, options) is
+    checked and planned once; later ones check only the addresses (on the
+    H200, an eager call's host time fell from 38-39 to 19-20 us, against
+    torch._scaled_mm's 25-27: benchmarks/diag/gemm_host.py)."""
 
     def __init__(self, artifacts=None, *, pad_x=True, quantize="auto", **spec_options):
         if quantize not in ("auto", "fused", "kernel"):
@@ -1582,6 +1589,35 @@ class Gemm:
             self._calls[sig] = call
         return call(x, w, w_scale, x_scale, out)
 
+    def torch_op(self, name="nvtma::gemm"):
+        """This Gemm as the torch custom op `name` ("namespace::op",
+        torch.library.custom_op, with a fake implementation), so that
+        torch.compile takes it into its graph (fullgraph, CUDA graphs):
+        ``op(x, w, w_scale=None, x_scale=None, scale=None, f32=False) -> y``,
+        as ``self(x, w, w_scale=, x_scale=, scale=, out_dtype=torch.float32
+        if f32)``. Returns the op (``torch.ops.namespace.op``)."""
+        import inspect
+        from typing import Optional
+
+        import torch
+
+        def gemm(x, w, w_scale=None, x_scale=None, scale=None, f32=False):
+            return self(x, w, w_scale=w_scale, x_scale=x_scale, scale=scale,
+                        out_dtype=torch.float32 if f32 else None)
+
+        def fake(x, w, w_scale=None, x_scale=None, scale=None, f32=False):
+            return x.new_empty((x.shape[0], w.shape[0]), dtype=torch.float32 if f32 else torch.bfloat16)
+        P, T, OT = inspect.Parameter, torch.Tensor, Optional[torch.Tensor]
+        gemm.__signature__ = inspect.Signature(
+            [P("x", P.POSITIONAL_OR_KEYWORD, annotation=T), P("w", P.POSITIONAL_OR_KEYWORD, annotation=T),
+             P("w_scale", P.POSITIONAL_OR_KEYWORD, default=None, annotation=OT),
+             P("x_scale", P.POSITIONAL_OR_KEYWORD, default=None, annotation=OT),
+             P("scale", P.POSITIONAL_OR_KEYWORD, default=None, annotation=Optional[str]),
+             P("f32", P.POSITIONAL_OR_KEYWORD, default=False, annotation=bool)], return_annotation=T)
+        op = torch.library.custom_op(name, mutates_args=(), device_types="cuda")(gemm)
+        op.register_fake(fake)
+        return op
+
     def _prepare(self, x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_options):
         """The inputs checked (typed errors), the problem planned: a _Prepared
         that runs such calls."""
@@ -1595,6 +1631,8 @@ class Gemm:
             sms = self._sms[x.device.index] = torch.cuda.get_device_properties(x.device).multi_processor_count
         x16 = fp8 and x.dtype == torch.bfloat16  # to be quantized: in the GEMM, or by quantize_x first
         y_dtype = out.dtype if out is not None else out_dtype or torch.bfloat16
+        if not (M and N and K):  # nothing to stream: y is [M, N] zeros (torch.matmul's), no launch
+            return _Zeros(functools.partial(torch.zeros, (M, N), device=x.device, dtype=y_dtype))
         spec, splits, q = self.plan(M, N, K, F8 if fp8 else "bf16", scale, "f32" if y_dtype == torch.float32 else "bf16",
                                     quantize=x16, sms=sms, config=config, **spec_options)
         BN, ms, BM = spec.consts["BN"], spec.info["ms"], spec.info["BM"]
@@ -1607,6 +1645,17 @@ class Gemm:
         return _Prepared(self.module(spec).gemm, (ws, counters, parts), grid,
                          functools.partial(torch.empty, (M, N), device=x.device, dtype=y_dtype), scales, quantize,
                          quantize is None and x.dtype == torch.float8_e4m3fn and scale == "block")
+
+
+class _Zeros:
+    """The prepared call of an empty problem (M, N or K zero): zeros."""
+    __slots__ = ("new_y",)
+
+    def __init__(self, new_y):
+        self.new_y = new_y
+
+    def __call__(self, x, w, w_scale, x_scale, out):
+        return out.zero_() if out is not None else self.new_y()
 
 
 class _Prepared:
@@ -1695,6 +1744,8 @@ def _check_inputs(torch, x, w, w_scale, scale, x_scale, out=None, out_dtype=None
             bad(f"{name}: a 2-D torch tensor, got {getattr(t, 'shape', type(t).__name__)}", name, "shape")
         if not t.is_cuda:
             bad(f"{name}: on device {t.device}, not a GPU", name, "device")
+        if not t.numel():  # nothing the kernel reads or writes (no launch: Gemm._prepare)
+            continue
         if t.stride(1) != 1 or (t.stride(0) * t.element_size()) % 16:
             bad(f"{name}: rows must be contiguous with a 16-byte multiple pitch (strides {t.stride()})", name,
                 "stride")
@@ -1717,8 +1768,8 @@ def _check_inputs(torch, x, w, w_scale, scale, x_scale, out=None, out_dtype=None
             bad(f"out is {out.dtype}: y is torch.bfloat16 or torch.float32", "out", "dtype")
         if out_dtype not in (None, out.dtype):
             bad(f"out is {out.dtype}, out_dtype {out_dtype}: they must agree", "out_dtype", "dtype")
-    if not 1 <= M <= 256:
-        bad(f"x has {M} rows: 1 to 256", "x", "shape")
+    if not 0 <= M <= 256:
+        bad(f"x has {M} rows: 0 to 256", "x", "shape")
     if (K * w.element_size()) % 16 or (N * 2) % 16:
         bad(f"K = {K} and N = {N} must be multiples of 16 bytes", "w", "shape")
     if w.dtype == torch.float8_e4m3fn:
