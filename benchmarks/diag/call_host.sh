@@ -14,6 +14,6 @@ timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu test/python/test_gpu
 tail -2 $OUT/gpu_gemm_tests.log
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 timeout 200 $cs --tool memcheck --report-api-errors no python3 -m pytest -q -p no:cacheprovider -m gpu \
-  test/python/test_gpu_gemm.py -k "new_tensors or f32 or stream or typed" 2>&1 | grep -E "SUMMARY|passed|failed" | tail -4
+  test/python/test_gpu_gemm.py -k "new_tensors or f32 or stream or typed or empty" 2>&1 | grep -E "SUMMARY|passed|failed" | tail -4
 timeout 240 python3 benchmarks/diag/gemm_host.py run .dev/host_art > $OUT/gemm_host.jsonl 2> $OUT/gemm_host.err
 cat $OUT/gemm_host.jsonl; tail -45 $OUT/gemm_host.err
