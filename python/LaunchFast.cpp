@@ -18,8 +18,9 @@
 // The Packer type is the launch's fast path over torch tensors: for each
 // tensor argument it keeps the last shape, strides, dtype, device and
 // address the Python side packed, and when an exact torch.Tensor (or
-// nn.Parameter: a weight) repeats all but the address it writes only the address (the memref's two pointers and
-// each bound descriptor's address field, after the TMA address checks).
+// nn.Parameter: a weight) repeats all but the address it writes only the
+// address (the memref's two pointers and each bound descriptor's address
+// field, after the TMA address checks).
 // Anything else answers -1 and Python takes its full, checked path, then
 // commits the new state here.
 //

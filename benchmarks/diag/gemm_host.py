@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Experiment: the host time of an eager `Gemm` call (no CUDA graph). Each
 problem: every step of Gemm.__call__ timed alone (a loop of calls with
-nothing synchronized inside it: host time), the whole call prepared (the
-thirteenth session's fourteenth: planned and checked once per kind of call)
-and as before (`unprepared`: checked, planned from the memo and looked up
+nothing synchronized inside it: host time), the whole call prepared (since
+the fourteenth session: checked and planned once per kind of call) and as
+before (`unprepared`: checked, planned from the memo and looked up
 every call), W as an nn.Parameter, and torch's own eager calls
 (torch._scaled_mm, torch.matmul); for the whole calls also the wall time
 until the GPU is done, and the GPU time per call of a CUDA graph of 20
@@ -131,8 +131,8 @@ def run(d):
             walls = {name: _host_us(torch, steps[name], wall=True) for name in
                      ("call", "unprepared", "call_parameter_w", "torch_scaled_mm", "torch_matmul") if name in steps}
             walls["gpu_graph"] = round(common.graph_ms(torch, gstream, lambda i: g(x, w, **kw), 1) * 1e3, 2)
-            print(json.dumps(dict(bench="gemm-host-breakdown", N=N, K=K, M=M, mode=mode, BM_BN_splits_ms=[BM, BN, splits, ms],
-                host_us=out, wall_us=walls)), flush=True)
+            print(json.dumps(dict(bench="gemm-host-breakdown", N=N, K=K, M=M, mode=mode,
+                                  BM_BN_splits_ms=[BM, BN, splits, ms], host_us=out, wall_us=walls)), flush=True)
         N, K, M, mode = PROBES[0]
         w, x, sw, sx, _ = common.gemm_problem(torch, gen, N, K, M, True, "tensor")
         prof = cProfile.Profile()

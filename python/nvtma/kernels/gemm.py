@@ -1601,20 +1601,20 @@ class Gemm:
 
         import torch
 
-        def gemm(x, w, w_scale=None, x_scale=None, scale=None, f32=False):
+        def impl(x, w, w_scale=None, x_scale=None, scale=None, f32=False):
             return self(x, w, w_scale=w_scale, x_scale=x_scale, scale=scale,
                         out_dtype=torch.float32 if f32 else None)
 
         def fake(x, w, w_scale=None, x_scale=None, scale=None, f32=False):
             return x.new_empty((x.shape[0], w.shape[0]), dtype=torch.float32 if f32 else torch.bfloat16)
         P, T, OT = inspect.Parameter, torch.Tensor, Optional[torch.Tensor]
-        gemm.__signature__ = inspect.Signature(
+        impl.__signature__ = inspect.Signature(
             [P("x", P.POSITIONAL_OR_KEYWORD, annotation=T), P("w", P.POSITIONAL_OR_KEYWORD, annotation=T),
              P("w_scale", P.POSITIONAL_OR_KEYWORD, default=None, annotation=OT),
              P("x_scale", P.POSITIONAL_OR_KEYWORD, default=None, annotation=OT),
              P("scale", P.POSITIONAL_OR_KEYWORD, default=None, annotation=Optional[str]),
              P("f32", P.POSITIONAL_OR_KEYWORD, default=False, annotation=bool)], return_annotation=T)
-        op = torch.library.custom_op(name, mutates_args=(), device_types="cuda")(gemm)
+        op = torch.library.custom_op(name, mutates_args=(), device_types="cuda")(impl)
         op.register_fake(fake)
         return op
 
@@ -1633,8 +1633,9 @@ class Gemm:
         y_dtype = out.dtype if out is not None else out_dtype or torch.bfloat16
         if not (M and N and K):  # nothing to stream: y is [M, N] zeros (torch.matmul's), no launch
             return _Zeros(functools.partial(torch.zeros, (M, N), device=x.device, dtype=y_dtype))
-        spec, splits, q = self.plan(M, N, K, F8 if fp8 else "bf16", scale, "f32" if y_dtype == torch.float32 else "bf16",
-                                    quantize=x16, sms=sms, config=config, **spec_options)
+        spec, splits, q = self.plan(M, N, K, F8 if fp8 else "bf16", scale,
+                                    "f32" if y_dtype == torch.float32 else "bf16", quantize=x16, sms=sms,
+                                    config=config, **spec_options)
         BN, ms, BM = spec.consts["BN"], spec.info["ms"], spec.info["BM"]
         quantize = None
         if q is not None:  # quantized into the padded rows: no extra kernel

@@ -562,9 +562,10 @@ class Kernel:
 
     def _pack_fast(self, args) -> int:
         """The common case in a few attribute reads: every tensor argument an
-        exact torch.Tensor whose shape, strides, dtype and device repeat the
-        last packed ones, every scalar the same object. Writes changed
-        addresses; returns the device, or -1 to take the full path."""
+        exact torch.Tensor (or nn.Parameter) whose shape, strides, dtype and
+        device repeat the last packed ones, every scalar the same object.
+        Writes changed addresses; returns the device, or -1 to take the full
+        path."""
         exact = _args._torch_exact
         if exact is None or len(args) != self._nargs:
             return -1
