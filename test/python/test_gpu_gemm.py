@@ -329,3 +329,7 @@ def test_gemm_typed_errors():
           w_scale=torch.ones(1, device="cuda"))
     with pytest.raises(LaunchError, match="device"):
         g(x.cpu(), w, scale="tensor", w_scale=torch.ones(1, device="cuda"))
+    with pytest.raises(LaunchError, match="x_scale is for e4m3 x"):  # it would go unread
+        g(x, w, scale="tensor", w_scale=torch.ones(1, device="cuda"), x_scale=torch.ones(4, device="cuda"))
+    with pytest.raises(LaunchError, match="no scales"):
+        g(x, torch.zeros(256, 512, device="cuda", dtype=torch.bfloat16), x_scale=torch.ones(4, device="cuda"))

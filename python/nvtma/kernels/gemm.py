@@ -1787,8 +1787,11 @@ def _check_inputs(torch, x, w, w_scale, scale, x_scale, out=None, out_dtype=None
                 bad(f"fp8 x needs x_scale f32 of shape {' or '.join(map(str, xw))}", "x_scale", "scale")
         elif x.dtype != torch.bfloat16:
             bad(f"x: bf16 or e4m3 with fp8 W, got {x.dtype}", "x", "dtype")
+        elif x_scale is not None:  # it would go unread
+            bad("x_scale is for e4m3 x; bf16 x is quantized by the call, with scales of its own", "x_scale",
+                "scale")
     elif w.dtype == torch.bfloat16:
-        if x.dtype != torch.bfloat16 or w_scale is not None or scale is not None:
+        if x.dtype != torch.bfloat16 or w_scale is not None or scale is not None or x_scale is not None:
             bad("bf16 W takes bf16 x and no scales", "x", "dtype")
     else:
         bad(f"w: bf16 or float8_e4m3fn, got {w.dtype}", "w", "dtype")
