@@ -114,7 +114,8 @@ def run(a) -> dict:
                 def data_ptr(self):
                     return self._fake_ptr
             from nvtma.runtime import args as _a
-            _a._torch_tensor = DeviceLike  # the runtime's exact-class fast path takes it as torch.Tensor
+            _a._torch_tensor = DeviceLike  # the runtime's exact-class fast paths take it as torch.Tensor
+            _a._torch_exact = (DeviceLike,)
             bufs = []
             for i in range(3):
                 t = torch.empty(64, 64, dtype=torch.float16).as_subclass(DeviceLike)

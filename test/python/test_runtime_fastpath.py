@@ -194,6 +194,9 @@ def test_parameters_take_the_fast_path_other_subclasses_do_not(stub, launcher):
             pass
         torch.nn = types.SimpleNamespace(Parameter=Parameter)
         k = kernel()
+        full = []
+        real = k._pack
+        k._pack = lambda *a, **kw: full.append(1) or real(*a, **kw)
         x, y1, y2 = Parameter(0x7F0000000000), T(0x7F0000100000), T(0x7F0000200000)
         g = (4,)
         k(x, y1, 7, grid=g, block=(128,))
@@ -203,10 +206,12 @@ def test_parameters_take_the_fast_path_other_subclasses_do_not(stub, launcher):
             k(x, y, 7, grid=g, block=(128,))
             assert addrs() == (x.ptr, y.ptr, x.ptr, y.ptr), i
         in_python(calls, 10)
+        assert len(full) == 1, f"{len(full)} full-path packs"   # the first launch's only
         o = Other(0x7F0000300000)
         k(o, y1, 7, grid=g, block=(128,))
         assert addrs() == (o.ptr, y1.ptr, o.ptr, y1.ptr)
         in_python(calls, None)
+        assert len(full) == 2
     """)
 
 

@@ -1580,6 +1580,8 @@ class Gemm:
             call = self._calls.get(sig)
         except (AttributeError, TypeError):  # not tensors, or an unhashable option: the checks say what
             sig = call = None
+        if out is not None and out.numel():
+            _check_apart(out, x, w, w_scale, x_scale)
         if call is not None and not (x.data_ptr() | w.data_ptr() | (0 if out is None else out.data_ptr())) & 15:
             return call(x, w, w_scale, x_scale, out)
         call = self._prepare(x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_options)
@@ -1595,7 +1597,8 @@ class Gemm:
         torch.compile takes it into its graph (fullgraph, CUDA graphs):
         ``op(x, w, w_scale=None, x_scale=None, scale=None, f32=False) -> y``,
         as ``self(x, w, w_scale=, x_scale=, scale=, out_dtype=torch.float32
-        if f32)``. Returns the op (``torch.ops.namespace.op``)."""
+        if f32)``. Returns the op (``torch.ops.namespace.op``); a name is
+        registered once a process (torch refuses it a second time)."""
         import inspect
         from typing import Optional
 
@@ -1732,6 +1735,25 @@ def block_scales_for_kernel(x_scale):
     t = torch.zeros(kb, m4, device=x_scale.device, dtype=torch.float32)
     t[:, :M] = x_scale.t()
     return t
+
+
+def _check_apart(out, *inputs):
+    """A typed error where `out`'s bytes overlap an input's (y written while
+    the kernel still reads them)."""
+    def span(t):
+        p = t.data_ptr()
+        return p, p + (sum((n - 1) * abs(st) for n, st in zip(t.shape, t.stride())) + 1) * t.element_size()
+    try:
+        lo, hi = span(out)
+        for name, t in zip(("x", "w", "w_scale", "x_scale"), inputs):
+            if t is not None and t.numel():
+                a, b = span(t)
+                if a < hi and lo < b:
+                    from ..runtime.errors import LaunchError
+                    raise LaunchError(f"out overlaps {name} in memory: y would be written over what the kernel "
+                                      "reads", arg="out", rule="overlap")
+    except AttributeError:  # not tensors: the checks say what
+        pass
 
 
 def _check_inputs(torch, x, w, w_scale, scale, x_scale, out=None, out_dtype=None):

@@ -328,7 +328,7 @@ class Kernel:
                         self._write_memref(s, info, meta, encoder)
                     else:  # the C fast path may have written another address since
                         self._write_pointer(s, ptr)
-                    if cp is not None and not reencode and a.__class__ in _args._torch_exact:
+                    if cp is not None and not reencode and a.__class__ in (_args._torch_exact or (tt,)):
                         cp.commit(i, meta[0], meta[1], meta[2], dev, ptr)
                 else:
                     if hasattr(a, "__dlpack__") and not hasattr(a, "__cuda_array_interface__"):
