@@ -244,6 +244,12 @@ def test_gemm_as_a_torch_op_under_torch_compile():
     for seed in (6, 7):
         x, w, kw = _inputs(1, 256, 512, "tensor", seed)
         assert _same(f(x, w, kw["w_scale"], kw["x_scale"]), g(x, w, **kw) * 2)
+    # mode="reduce-overhead": torch's CUDA graph trees record the op (its launch on the capture stream)
+    # and replay it; new inputs are copied into the graph's, its output is overwritten by the next replay
+    fr = torch.compile(lambda x, w, sw, sx: op(x, w, sw, sx, "tensor") + 1, mode="reduce-overhead")
+    for seed in (8, 9, 10, 11):
+        x, w, kw = _inputs(1, 256, 512, "tensor", seed)
+        assert _same(fr(x, w, kw["w_scale"], kw["x_scale"]).clone(), g(x, w, **kw) + 1), f"seed {seed}"
 
 
 def test_gemm_of_an_empty_problem_is_zeros():
