@@ -155,4 +155,10 @@ def gemm_specs():
             sp, _, q = g.plan(M, N, K, wd, None if mode == "bf16" else mode, quantize=quantize, config=cfg)
             out += [sp] + ([q] if q is not None else [])
     out.append(g.plan(1, 256, 512, "f8E4M3FN", "tensor", y_dtype="f32")[0])  # y into an f32 out=
+    # Gemm(autotune=True) over a problem the table does not hold: every candidate's kernel
+    out += [g.plan(*AUTOTUNE_CASE, "f8E4M3FN", "tensor", config=c)[0]
+            for c in gemm.candidates(*AUTOTUNE_CASE, scale="tensor")]
     return out
+
+
+AUTOTUNE_CASE = (16, 1024, 2048)  # M, N, K

@@ -269,6 +269,39 @@ def test_gemm_of_an_empty_problem_is_zeros():
     assert y.shape == (3, 128) and y.dtype == torch.float32 and not y.any()
 
 
+def test_gemm_autotune_times_the_candidates_once(tmp_path, monkeypatch):
+    """Gemm(autotune=True), a problem the table does not hold: the first
+    call times every candidate (each launches), runs the fastest and stores
+    it; a second Gemm (as another process) takes the stored winner without
+    timing; under graph capture an untuned problem takes the cost model's
+    config. y is the cost model's config's, up to split K's summation order."""
+    monkeypatch.setenv("NVTMA_AUTOTUNE_DIR", str(tmp_path))
+    M, N, K = gpu_cases.AUTOTUNE_CASE
+    art = os.environ.get("NVTMA_GPU_ARTIFACTS")
+    x, w, kw = _inputs(M, N, K, "tensor", 12)
+    want = _gemm()(x, w, **kw)
+    g = gemm.Gemm(artifacts=art, autotune=True)
+    assert _same(g(x, w, **kw), want)
+    (tuner,) = g._tuners.values()
+    assert tuner.trials == len(gemm.candidates(M, N, K, scale="tensor"))  # every candidate launched and timed
+    assert len(list(tmp_path.glob("*.json"))) == 1
+    for seed in (13, 14):  # later calls: the winner, prepared
+        x2, w2, kw2 = _inputs(M, N, K, "tensor", seed)
+        assert _same(g(x2, w2, **kw2), _gemm()(x2, w2, **kw2))
+    assert tuner.trials == len(gemm.candidates(M, N, K, scale="tensor"))
+    g2 = gemm.Gemm(artifacts=art, autotune=True)
+    assert _same(g2(x, w, **kw), want)
+    assert next(iter(g2._tuners.values())).trials == 0  # the stored winner
+    g3 = gemm.Gemm(artifacts=art, autotune=True)
+    xs = x.clone()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        yg = g3(xs, w, **kw)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert not g3._tuners and _same(yg, want)
+
+
 def test_gemm_follows_the_current_stream_and_graphs():
     """Gemm calls (prepared or not) run on torch's current stream, after the
     work queued there, and are captured by torch.cuda.graph: replays with new

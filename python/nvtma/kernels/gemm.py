@@ -1402,6 +1402,13 @@ class Gemm:
     ``spec.key`` subdirectories: ``spec.compile().save(DIR / spec.key)``,
     as benchmarks/gemm_bench.py's `build` does).
 
+    `autotune`: a problem the table (MEASURED, the H200's) does not hold,
+    called without a `config`, runs the fastest of ``candidates`` rather than
+    the cost model's first: its first eager call times each once the L2 is
+    flushed (nvtma.autotune: best of 5 launches; kept in memory and in the
+    compile cache's ``autotune/`` directory for later processes). Calls
+    captured in a CUDA graph before that take the cost model's choice.
+
     A call: y = g(x, w, w_scale=, scale=, x_scale=, out=, out_dtype=,
     config=, **spec options); `out` a [M, N] bf16 or f32 tensor to write y
     into. Each kind of call (shapes, strides, dtypes, devices, options) is
@@ -1409,13 +1416,15 @@ class Gemm:
     H200, an eager call's host time fell from 38-39 to 19-20 us, against
     torch._scaled_mm's 25-27: benchmarks/diag/gemm_host.py)."""
 
-    def __init__(self, artifacts=None, *, pad_x=True, quantize="auto", **spec_options):
+    def __init__(self, artifacts=None, *, pad_x=True, quantize="auto", autotune=False, **spec_options):
         if quantize not in ("auto", "fused", "kernel"):
             raise ValueError(f"quantize={quantize!r}: 'auto', 'fused' (bf16 x quantized in the GEMM) or 'kernel' "
                              "(by quantize_x, then the GEMM)")
         self.artifacts = artifacts
         self.pad_x = pad_x
         self.quantize_mode = quantize
+        self.autotune = autotune
+        self._tuners = {}
         self.options = spec_options
         self._mods = {}
         self._ws = {}
@@ -1636,6 +1645,8 @@ class Gemm:
         y_dtype = out.dtype if out is not None else out_dtype or torch.bfloat16
         if not (M and N and K):  # nothing to stream: y is [M, N] zeros (torch.matmul's), no launch
             return _Zeros(functools.partial(torch.zeros, (M, N), device=x.device, dtype=y_dtype))
+        if self.autotune and config is None:
+            config = self._tuned(x, w, w_scale, scale, x_scale, y_dtype, sms, spec_options)
         spec, splits, q = self.plan(M, N, K, F8 if fp8 else "bf16", scale,
                                     "f32" if y_dtype == torch.float32 else "bf16", quantize=x16, sms=sms,
                                     config=config, **spec_options)
@@ -1649,6 +1660,49 @@ class Gemm:
         return _Prepared(self.module(spec).gemm, (ws, counters, parts), grid,
                          functools.partial(torch.empty, (M, N), device=x.device, dtype=y_dtype), scales, quantize,
                          quantize is None and x.dtype == torch.float8_e4m3fn and scale == "block")
+
+
+    def _tuned(self, x, w, w_scale, scale, x_scale, y_dtype, sms, spec_options):
+        """The config `autotune` runs for this call's problem: None (the
+        table's, or the cost model's under graph capture), or the fastest of
+        ``candidates`` on this GPU, timed with the call's own tensors."""
+        import torch
+        from ..autotune import Autotuner
+        from ..runtime.errors import LaunchError
+        M, K = x.shape
+        N = w.shape[0]
+        w_dtype = F8 if w.dtype == torch.float8_e4m3fn else "bf16"
+        scale_key = scale if w_dtype == F8 else "bf16"
+        cands = candidates(M, N, K, w_dtype, sms, scale=scale)
+        if (sms == 132 and (N, K, cands[0].BM, scale_key) in MEASURED) or torch.cuda.is_current_stream_capturing():
+            return None
+        key = (M, N, K, str(w.dtype), str(x.dtype), scale, str(y_dtype), sms, tuple(sorted(spec_options.items())))
+        tuner = self._tuners.get(key)
+        if tuner is None:
+            def launcher(cfg):
+                config = Config(*cfg["config"])
+
+                def run(x, w, w_scale, x_scale):
+                    try:
+                        return self(x, w, w_scale=w_scale, scale=scale, x_scale=x_scale, out_dtype=y_dtype,
+                                    config=config, **spec_options)
+                    except (ImportError, OSError, ValueError) as e:  # no kernel for it here (no MLIR, no artifact)
+                        raise LaunchError(f"config {config.short}: {e}", rule="autotune") from e
+                return run
+            # the kernel's source is part of the name: a winner stored for other kernels is not reused
+            name = "nvtma.kernels.gemm:" + _gemm_source()
+            tuner = self._tuners[key] = Autotuner(launcher, [dict(config=list(c)) for c in cands],
+                                                  key=lambda *a: [list(k) if isinstance(k, tuple) else k
+                                                                  for k in key[:-1]] + [repr(key[-1])],
+                                                  name=name)
+        return Config(*tuner.best_config(x, w, w_scale, x_scale)["config"])
+
+
+@functools.lru_cache(maxsize=None)
+def _gemm_source():
+    """The GEMM kernel's source fingerprint (what names its artifacts)."""
+    from ..dsl.kernel import source_fingerprint
+    return source_fingerprint(gemm_kernel.fn)
 
 
 class _Zeros:
