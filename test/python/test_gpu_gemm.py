@@ -274,23 +274,28 @@ def test_gemm_autotune_times_the_candidates_once(tmp_path, monkeypatch):
     call times every candidate (each launches), runs the fastest and stores
     it; a second Gemm (as another process) takes the stored winner without
     timing; under graph capture an untuned problem takes the cost model's
-    config. y is the cost model's config's, up to split K's summation order."""
+    config. Every y against float32 torch (configs differ in how their f32
+    sums are split: up to two bf16 steps apart)."""
     monkeypatch.setenv("NVTMA_AUTOTUNE_DIR", str(tmp_path))
     M, N, K = gpu_cases.AUTOTUNE_CASE
     art = os.environ.get("NVTMA_GPU_ARTIFACTS")
+
+    def err(y, x, w, kw):
+        want = (x.float() * kw["x_scale"][:, None]) @ (w.float() * kw["w_scale"]).t()
+        return ((y.float() - want).abs().max() / want.abs().max()).item()
     x, w, kw = _inputs(M, N, K, "tensor", 12)
-    want = _gemm()(x, w, **kw)
     g = gemm.Gemm(artifacts=art, autotune=True)
-    assert _same(g(x, w, **kw), want)
+    y = g(x, w, **kw)
+    assert err(y, x, w, kw) < 1.5e-2
     (tuner,) = g._tuners.values()
     assert tuner.trials == len(gemm.candidates(M, N, K, scale="tensor"))  # every candidate launched and timed
     assert len(list(tmp_path.glob("*.json"))) == 1
     for seed in (13, 14):  # later calls: the winner, prepared
         x2, w2, kw2 = _inputs(M, N, K, "tensor", seed)
-        assert _same(g(x2, w2, **kw2), _gemm()(x2, w2, **kw2))
+        assert err(g(x2, w2, **kw2), x2, w2, kw2) < 1.5e-2
     assert tuner.trials == len(gemm.candidates(M, N, K, scale="tensor"))
     g2 = gemm.Gemm(artifacts=art, autotune=True)
-    assert _same(g2(x, w, **kw), want)
+    assert _same(g2(x, w, **kw), y)  # the same config
     assert next(iter(g2._tuners.values())).trials == 0  # the stored winner
     g3 = gemm.Gemm(artifacts=art, autotune=True)
     xs = x.clone()
@@ -299,7 +304,7 @@ def test_gemm_autotune_times_the_candidates_once(tmp_path, monkeypatch):
         yg = g3(xs, w, **kw)
     graph.replay()
     torch.cuda.synchronize()
-    assert not g3._tuners and _same(yg, want)
+    assert not g3._tuners and _same(yg, _gemm()(x, w, **kw))
 
 
 def test_gemm_follows_the_current_stream_and_graphs():
