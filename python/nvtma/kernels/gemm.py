@@ -1662,7 +1662,6 @@ class Gemm:
                          functools.partial(torch.empty, (M, N), device=x.device, dtype=y_dtype), scales, quantize,
                          quantize is None and x.dtype == torch.float8_e4m3fn and scale == "block")
 
-
     def _tuned(self, x, w, w_scale, scale, x_scale, y_dtype, sms, spec_options):
         """The config `autotune` runs for this call's problem: None (the
         table's, or the cost model's under graph capture), or the fastest of
@@ -1724,9 +1723,8 @@ class Gemm:
             # the kernel's source is part of the name: a winner stored for other kernels is not reused
             name = "nvtma.kernels.gemm:" + _gemm_source()
             tuner = self._tuners[key] = Autotuner(launcher, [dict(config=list(c)) for c in cands],
-                                                  key=lambda *a: [list(k) if isinstance(k, tuple) else k
-                                                                  for k in key[:-1]] + [repr(key[-1])],
-                                                  name=name, timer=timer)
+                                                  key=lambda *a: list(key[:-1]) + [repr(key[-1])], name=name,
+                                                  timer=timer)
             tuner.weights = pool
         best = Config(*tuner.best_config(x, w, w_scale, x_scale)["config"])
         tuner.weights.clear()  # the copies of W go once timed
