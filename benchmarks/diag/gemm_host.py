@@ -108,10 +108,7 @@ def run(d):
                                                  spec.info["mc"], ms),
                 module=lambda: g.module(spec),
                 # what Gemm.__call__ reads of its arguments to find a prepared call
-                signature=lambda: (x.__class__, x.shape, x.stride(), x.dtype, x.get_device(), w.__class__, w.shape,
-                                   w.stride(), w.dtype, w.get_device(), scale,
-                                   None if sw is None else (sw.__class__, sw.shape, sw.dtype),
-                                   None if sx is None else (sx.__class__, sx.shape, sx.dtype), None, None, None, None),
+                signature=lambda: gemm._signature(x, w, sw, scale, sx, None, None, None, {}),
                 key=lambda: spec.key,
                 device_index=lambda: x.device.index)
             if not mode.endswith("bf16x"):

@@ -1262,11 +1262,17 @@ def choose_config(M, N, K, w_dtype=F8, sms=132, scale=None):
     """A Config: measured on the H200 for the benchmark's problems, else the
     best-ranked of ``candidates``."""
     cands = candidates(M, N, K, w_dtype, sms, scale=scale)
-    hit = MEASURED.get((N, K, cands[0].BM, "bf16" if w_dtype != F8 else scale or "tensor")) if sms == 132 else None
+    hit = _measured(N, K, cands[0].BM, w_dtype, sms, scale)
     if not hit:
         return cands[0]
     cfg = Config(cands[0].BM, *hit)
     return cfg._replace(BM=cfg.BM // cfg.ms)
+
+
+def _measured(N, K, BM, w_dtype, sms, scale):
+    """MEASURED's entry for a problem (its tile of BM x rows), or None: the
+    table holds the H200's (132 SMs) benchmark problems."""
+    return MEASURED.get((N, K, BM, "bf16" if w_dtype != F8 else scale or "tensor")) if sms == 132 else None
 
 
 def _ranked(BM, N, kblocks, w_dtype, sms):
@@ -1581,12 +1587,7 @@ class Gemm:
         # depend on but the addresses) finds it, and only the addresses' alignment is checked again. An eager
         # call's host time was 22-38 us with the plan memoized, against 4-10 us of GPU time (benchmarks/README.md)
         try:
-            sig = (x.__class__, x.shape, x.stride(), x.dtype, x.get_device(),
-                   w.__class__, w.shape, w.stride(), w.dtype, w.get_device(), scale,
-                   None if w_scale is None else (w_scale.__class__, w_scale.shape, w_scale.dtype),
-                   None if x_scale is None else (x_scale.__class__, x_scale.shape, x_scale.dtype),
-                   None if out is None else (out.__class__, out.shape, out.stride(), out.dtype, out.get_device()),
-                   out_dtype, config, tuple(spec_options.items()) if spec_options else None)
+            sig = _signature(x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_options)
             call = self._calls.get(sig)
         except (AttributeError, TypeError):  # not tensors, or an unhashable option: the checks say what
             sig = call = None
@@ -1675,9 +1676,8 @@ class Gemm:
         M, K = x.shape
         N = w.shape[0]
         w_dtype = F8 if w.dtype == torch.float8_e4m3fn else "bf16"
-        scale_key = scale if w_dtype == F8 else "bf16"
         cands = candidates(M, N, K, w_dtype, sms, scale=scale)
-        if (sms == 132 and (N, K, cands[0].BM, scale_key) in MEASURED) or torch.cuda.is_current_stream_capturing():
+        if _measured(N, K, cands[0].BM, w_dtype, sms, scale) or torch.cuda.is_current_stream_capturing():
             return None
         key = (M, N, K, str(w.dtype), str(x.dtype), scale, str(y_dtype), sms, tuple(sorted(spec_options.items())))
         tuner = self._tuners.get(key)
@@ -1825,6 +1825,19 @@ def block_scales_for_kernel(x_scale):
     t = torch.zeros(kb, m4, device=x_scale.device, dtype=torch.float32)
     t[:, :M] = x_scale.t()
     return t
+
+
+def _signature(x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_options):
+    """What Gemm's checks and plan read of a call, all but the addresses:
+    classes, shapes, strides, dtypes and devices of the tensors, and the
+    options (AttributeError for non-tensors; unhashable options make it
+    unhashable)."""
+    return (x.__class__, x.shape, x.stride(), x.dtype, x.get_device(),
+            w.__class__, w.shape, w.stride(), w.dtype, w.get_device(), scale,
+            None if w_scale is None else (w_scale.__class__, w_scale.shape, w_scale.dtype),
+            None if x_scale is None else (x_scale.__class__, x_scale.shape, x_scale.dtype),
+            None if out is None else (out.__class__, out.shape, out.stride(), out.dtype, out.get_device()),
+            out_dtype, config, tuple(spec_options.items()) if spec_options else None)
 
 
 def _check_apart(out, *inputs):
