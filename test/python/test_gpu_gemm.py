@@ -43,8 +43,9 @@ def _same(a, b):
     return bool(((a - b).abs() <= torch.maximum(a.abs(), b.abs()) * 2.0 ** -7 + 1e-6).all())
 
 
-def _case_inputs(M, N, K):
-    gen = torch.Generator(device="cuda").manual_seed(M * 7 + N)
+def _case_inputs(M, N, K, seed=None):
+    """bf16 x [M, K] and float32 W [N, K], from `seed` (default: one per problem)."""
+    gen = torch.Generator(device="cuda").manual_seed(M * 7 + N if seed is None else seed)
     x = torch.randn(M, K, generator=gen, device="cuda").to(torch.bfloat16)
     return x, torch.randn(N, K, generator=gen, device="cuda") / 8
 
@@ -177,9 +178,7 @@ def test_gemm_quantizes_bf16_x_inside(case):
 
 def _inputs(M, N, K, mode, seed):
     """(x, w, keywords) of a call: e4m3 x and W with scales, or bf16."""
-    gen = torch.Generator(device="cuda").manual_seed(seed)
-    x = torch.randn(M, K, generator=gen, device="cuda").to(torch.bfloat16)
-    w32 = torch.randn(N, K, generator=gen, device="cuda") / 8
+    x, w32 = _case_inputs(M, N, K, seed)
     if mode == "bf16":
         return x, w32.to(torch.bfloat16), {}
     w, sw, _ = _quantize_w(w32, mode)
