@@ -377,6 +377,31 @@ def test_the_gemm_diagnostics_are_named_and_whole_k_only_has_no_split_path():
     assert "cp.async.bulk.tensor.2d.global.shared::cta" in ptx  # y's writes stay
 
 
+def test_the_gemm_stream_only_diagnostics_stream_w_and_nothing_else():
+    """diag "stream_only" (the floor of a GEMM call: benchmarks/diag/
+    stream_floor.py) keeps W's TMA loads and the ring, and drops x's loads,
+    the wgmmas and every write; "stream_no_wait" also waits for the earlier
+    kernels only at its end. Neither builds with consumers or quantizers
+    that read x."""
+    import warnings
+
+    from nvtma.compiler import RegisterBudgetWarning
+    from nvtma.kernels import gemm
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RegisterBudgetWarning)
+        full = gemm.gemm_spec(64, 64, 1, w_scale="tensor").compile().ptx
+        for diag in ("stream_only", "stream_no_wait"):
+            ptx = gemm.gemm_spec(64, 64, 1, w_scale="tensor", diag=diag).compile().ptx
+            loads = ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global")
+            assert 0 < loads < full.count("cp.async.bulk.tensor.2d.shared::cluster.global")  # W's, not x's
+            assert "wgmma.mma_async" not in ptx and "red.global" not in ptx and "st.global" not in ptx
+            assert "cp.async.bulk.tensor.2d.global.shared::cta" not in ptx  # no y
+            assert "griddepcontrol.wait" in ptx and "mbarrier.try_wait" in ptx
+    for bad in (dict(wgs=2, kwg=True), dict(x_scale="fused")):
+        with pytest.raises(ValueError, match="diag='stream_only': not with kwg or x_scale='fused'"):
+            gemm.gemm_spec(64, 64, w_scale="tensor", diag="stream_only", **{"wgs": 1, **bad})
+
+
 def test_the_gemm_promotes_w_by_128_bytes_in_l2_unless_asked_otherwise():
     """W's descriptor (bound to argument 0) asks L2 for 128-byte promotion by
     default: 256B, DeepGEMM's, streamed W 3.5-9.4% slower at M = 1 on the H200

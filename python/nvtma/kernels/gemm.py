@@ -173,6 +173,12 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         r1 = (V - H + 7) // 8 * 8  # the second half box's first row, where V > H: 8-row aligned, in [8, H]
         # a whole box or two halves past the first half of the tile, one half within it, none past M
         x_bytes = dsl.select(V > H, Int32(x_bytes), dsl.select(V > 0, Int32(x_half.tile_bytes), Int32(0)))
+    # diagnostics "stream_only" / "stream_no_wait": the kernel streams W through the ring and nothing else (no
+    # x, no wgmma, no epilogue), with and without the waits for the earlier kernels: the floor of a GEMM call
+    stream = diag in ("stream_only", "stream_no_wait")
+    no_wait = diag in ("no_wait", "stream_no_wait")
+    if stream:
+        x_bytes = 0
     stage_bytes = w_atom.tile_bytes + x_bytes + (sx_atom.tile_bytes if x_scale == "block" else 0)
 
     def tile_of(group):
@@ -253,7 +259,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 if pdl == "early":  # the next kernel may start now: its CTAs prefetch beside this one's
                     cuda.griddepcontrol_launch_dependents()
                 prof.push("grid_wait")
-                if diag != "no_wait":  # diagnostics: no wait at all (wrong with split K, or x written before)
+                if not no_wait:  # diagnostics: no wait at all (wrong with split K, or x written before)
                     cuda.griddepcontrol_wait()
                 prof.pop()
 
@@ -263,10 +269,11 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                     if pdl:
                         with dsl.if_(n >= pre):  # its W not loaded before the wait
                             acquire_and_load(s, tile, kb, x=False)
-                        with dsl.if_(n >= pre) if diag == "x_early" else contextlib.nullcontext():
-                            load_x(s, kb)
+                        if not stream:
+                            with dsl.if_(n >= pre) if diag == "x_early" else contextlib.nullcontext():
+                                load_x(s, kb)
                     else:
-                        acquire_and_load(s, tile, kb)
+                        acquire_and_load(s, tile, kb, x=not stream)
                     dsl.yield_(s.advance(), n + 1)
                 return inner.results
 
@@ -288,7 +295,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         # the block scales' shared addresses in 64-bit index arithmetic: a base plus a constant each
         lane, warp = dsl.lane_idx().to(Index), (dsl.warp_idx() % 4).to(Index)
         peers = tuple(range(cl)) if cl > 1 else None  # the CTAs whose x (or W) slices a slot holds
-        if pdl and diag != "no_wait":
+        if pdl and not no_wait:
             cuda.griddepcontrol_wait()  # the workspace, counters and y are the earlier kernels' too
         # the epilogue's scales that stay the same over the tiles, loaded once here (after the wait: x's scales
         # may be an earlier kernel's output) and not waited for until an epilogue uses them, so no tile's
@@ -309,6 +316,13 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                                         for i in range(0, BM, 128 * rwgs))
 
         def compute(tile, kb0, kb1, st):
+            if stream:  # diagnostics: each stage waited for and released, nothing read
+                waits = dsl.range(kb0, kb1, carry=(st,))
+                for _, (s,) in waits:
+                    pipe.consumer_wait(s)
+                    pipe.consumer_release(s, ranks=peers)
+                    dsl.yield_(s.advance())
+                return waits.results[0]
             # acc[r]: `chains` accumulators of m64 block r, each taking every chains-th of a K step's
             # wgmmas (fewer products added into each f32 accumulator: default_chains), summed once
             # before the epilogue (promoting: one, and each stage's partial in `chains`)
@@ -416,7 +430,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             dsl.yield_(segments(i, st, compute))
         if store == "tma":
             _tile_read()  # the last TMA store has read the tile before the CTA's shared memory goes
-        if pdl and diag == "no_wait":
+        if pdl and no_wait:
             cuda.griddepcontrol_wait()  # diagnostics: at the end, off the loads' and wgmmas' path
 
     if cl > 1:
@@ -950,7 +964,8 @@ def max_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
     return min(8, deepest_stages(BM, BN, w_dtype, block_scaled))
 
 
-DIAGS = (None, "no_red", "no_split_epilogue", "x_early", "no_wait", "epi_last", "whole_k_only", "own_rows")
+DIAGS = (None, "no_red", "no_split_epilogue", "x_early", "no_wait", "epi_last", "whole_k_only", "own_rows",
+         "stream_only", "stream_no_wait")
 
 
 def half_boxes_fit(BM, mc, fused):
@@ -1003,7 +1018,10 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     "whole_k_only" builds no K-split path at all (y right only with splits
     = 1) (what these cost: benchmarks/diag/config_probe.py), "own_rows" has
     the M split's CTA past M keep its own rows, its x box partly past M
-    (benchmarks/diag/m_sweep.py). `xhalf`: a CTA whose x tile reaches past M
+    (benchmarks/diag/m_sweep.py), "stream_only" streams W through the
+    ring and nothing else (no x, wgmmas or epilogue; y not written),
+    "stream_no_wait" the same with no wait for the earlier kernels
+    (benchmarks/diag/stream_floor.py). `xhalf`: a CTA whose x tile reaches past M
     loads it as one or two boxes of BM / 2 rows (the second ending 0-7 rows
     past M), not one box of BM rows partly past M (BM a multiple of 16 from
     32 on, mc = 1, e4m3 or bf16 W's x); measured on the H200: 10-24% faster
@@ -1015,6 +1033,8 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
         raise ValueError(f"diag={diag!r}: one of {', '.join(map(repr, DIAGS))}")
     if pdl not in (False, True, "early"):
         raise ValueError(f"pdl={pdl!r}: False, True or 'early'")
+    if diag in ("stream_only", "stream_no_wait") and (kwg or x_scale == "fused"):
+        raise ValueError(f"diag={diag!r}: not with kwg or x_scale='fused' (their consumers and quantizers read x)")
     store = store or ("direct" if BM == 8 else "tma")
     if store not in ("tma", "direct"):
         raise ValueError(f"store={store!r}: 'tma' (y through shared memory and TMA stores) or 'direct'")

@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Experiment: the floor a GEMM call has in issue #13's benchmark: the time
+the GEMM kernel takes to stream W and do nothing else (gemm_spec diag
+"stream_only": W through the ring, each stage waited for and released by
+the consumers; no x, no wgmmas, no epilogue), with the waits for the
+earlier kernels a GEMM needs (x and y may be theirs) and without any
+("stream_no_wait"), in the same CUDA graphs of 20 calls, W rotating over
+>= 256 MiB of copies, as the GEMM itself and the baseline (torch._scaled_mm
+per-tensor for e4m3 W, torch.matmul for bf16), all in one process.
+
+Per problem (shape, M, W dtype) at the table's config: the GEMM, its
+stream-only kernel with and without the waits, the baseline and the
+target's time (issue #13: W bytes / min(1.5x the baseline's TB/s, 4.2) for
+e4m3, min(1.3x, 4.3) for bf16 at M <= 64). Per shape and W dtype: the
+stream-only kernel at every config ``gemm.candidates`` lists for M = 1
+(tiles of 64-256 W rows, K splits, stream K, rings deep enough for two
+CTAs an SM): the fastest any of these kernels streams W.
+    python3 benchmarks/diag/stream_floor.py build DIR    # here
+    python3 benchmarks/diag/stream_floor.py run DIR      # on the GPU
+"""
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # benchmarks/: common
+
+SHAPES = [(4096, 7168), (7168, 2048), (2112, 7168), (24576, 1536), (16384, 16384)]
+MS = (1, 8, 16, 32, 64, 128)
+WTYPES = ("e4m3", "bf16")
+STREAM = ("stream_only", "stream_no_wait")
+
+
+def _problems(d=None):
+    """(N, K, wtype, [(M, config, [(label, spec options)])], [(config, [(label, spec options)])]) per shape and
+    W dtype: the problems at the table's configs, then the stream-only floor's configs."""
+    from nvtma.kernels import gemm
+    for N, K in SHAPES:
+        for wt in WTYPES:
+            wd = gemm.F8 if wt == "e4m3" else "bf16"
+            scale = "tensor" if wt == "e4m3" else None
+            probs = [(M, gemm.choose_config(M, N, K, wd, scale=scale),
+                      [("gemm", {})] + [(v, {"diag": v}) for v in STREAM]) for M in MS]
+            floor = [(c, [(v, {"diag": v}) for v in STREAM]) for c in gemm.candidates(1, N, K, wd)
+                     if not c.kwg]
+            yield N, K, wt, wd, scale, probs, floor
+
+
+def _specs():
+    from nvtma.kernels import gemm
+    g = gemm.Gemm()
+    for N, K, wt, wd, scale, probs, floor in _problems():
+        for M, cfg, variants in probs + [(1, c, v) for c, v in floor]:
+            for _, opts in variants:
+                yield g.plan(M, N, K, wd, scale, config=cfg, **opts)[0]
+
+
+def build(d):
+    import common
+    common.save_new(d, list(_specs()))
+
+
+def target_us(wbytes, base_us, wt, M):
+    """Issue #13's target as a time per call, or None (bf16 past M = 64)."""
+    if wt == "bf16" and M > 64:
+        return None
+    factor, cap = (1.5, 4.2) if wt == "e4m3" else (1.3, 4.3)
+    return wbytes / (min(factor * wbytes / base_us, cap * 1e6)) if base_us else None
+
+
+def run(d):
+    import torch
+    import common
+    from nvtma.kernels import gemm
+    dev, stream, gen = common.gpu(torch)
+    g = gemm.Gemm(artifacts=d)
+
+    def us(call, nbufs):
+        return round(common.graph_ms(torch, stream, call, nbufs) * 1e3, 2)
+
+    for N, K, wt, wd, scale, probs, floor in _problems(d):
+        fp8 = wt == "e4m3"
+        wbytes = N * K * (1 if fp8 else 2)
+        w, _, sw, _, _ = common.gemm_problem(torch, gen, N, K, 1, fp8)
+        wbufs = common.copies(w)
+        for kind, M, cfg, variants in [("problem", *p) for p in probs] + [("floor", 1, *f) for f in floor]:
+            _, x, _, sx, want = common.gemm_problem(torch, gen, N, K, M, fp8)
+            kw = dict(w_scale=sw, scale=scale, x_scale=sx) if fp8 else {}
+            line = dict(bench="stream-floor", kind=kind, N=N, K=K, M=M,
+                        w=wt, config=list(gemm.Config(*cfg).short), w_copies=len(wbufs))
+            for label, opts in variants:
+                def call(i, opts=opts):
+                    return g(x, wbufs[i], config=cfg, **kw, **opts)
+                try:
+                    y = call(0)
+                    torch.cuda.synchronize()
+                    if label == "gemm":
+                        line["err"] = float(f"{((y.float() - want).abs().max() / want.abs().max()).item():.2e}")
+                    line[label] = us(call, len(wbufs))
+                except Exception as e:  # noqa: BLE001 (a config that does not launch is a result too)
+                    line[label + "_error"] = f"{type(e).__name__}: {e}"[:200]
+            if "gemm" in line:
+                try:
+                    if fp8:
+                        Mp = max(16, -(-M // 16) * 16)
+                        xp = torch.zeros(Mp, K, device=dev, dtype=x.dtype)
+                        xp[:M] = x
+                        one = torch.ones((), device=dev)
+
+                        def base(i):
+                            return torch._scaled_mm(xp, wbufs[i].t(), scale_a=one, scale_b=sw.reshape(()),
+                                                    out_dtype=torch.bfloat16)
+                    else:
+                        def base(i):
+                            return torch.matmul(x, wbufs[i].t())
+                    base(0)
+                    line["base"] = us(base, len(wbufs))
+                    t = target_us(wbytes, line["base"], wt, M)
+                    if t:
+                        line["target"] = round(t, 2)
+                except Exception as e:  # noqa: BLE001
+                    line["base_error"] = f"{type(e).__name__}: {e}"[:200]
+            print(json.dumps(line), flush=True)
+        del wbufs
+        torch.cuda.empty_cache()
+
+
+if __name__ == "__main__":
+    {"build": build, "run": run}[sys.argv[1]](sys.argv[2])
