@@ -17,6 +17,7 @@ stream-only kernel at every config ``gemm.candidates`` lists for M = 1
 CTAs an SM): the fastest any of these kernels streams W.
     python3 benchmarks/diag/stream_floor.py build DIR    # here
     python3 benchmarks/diag/stream_floor.py run DIR      # on the GPU
+    python3 benchmarks/diag/stream_floor.py build-split DIR / run-split DIR   # SPLIT_PROBES
 """
 import json
 import sys
@@ -28,9 +29,28 @@ SHAPES = [(4096, 7168), (7168, 2048), (2112, 7168), (24576, 1536), (16384, 16384
 MS = (1, 8, 16, 32, 64, 128)
 WTYPES = ("e4m3", "bf16")
 STREAM = ("stream_only", "stream_no_wait")
+# `split`: split-K configs, each as built and in the diagnostics that take the split epilogue apart
+# (gemm_spec diag): one fence by the counting thread instead of one per thread, no gather of the sum (y not
+# written), no workspace reductions, no split epilogue at all, the stream alone
+SPLIT_VARIANTS = (None, "split_one_fence", "split_no_gather", "no_red", "no_split_epilogue", "stream_only")
+# and configs of the table with a deep ring, each as built and with each stage's slot released as soon as its
+# wgmmas are done ("release_at_once"; as built, a stage's wgmmas overlap the next stage's wait, its slot
+# released after that wait)
+RELEASE_VARIANTS = (None, "release_at_once", "stream_only")
+SPLIT_PROBES = [(N, K, M, cfg, SPLIT_VARIANTS) for N, K, M, cfg in (
+    (2112, 7168, 1, (8, 128, 1, 7)), (4096, 7168, 1, (8, 128, 1, 4)), (4096, 7168, 1, (8, 64, 1, 2)),
+    (4096, 7168, 1, (8, 256, 2, 8)), (7168, 2048, 1, (8, 128, 1, 2)), (7168, 2048, 1, (8, 256, 2, 4)),
+    (4096, 7168, 64, (64, 64, 1, 2)), (2112, 7168, 64, (64, 64, 1, 0)), (24576, 1536, 16, (16, 192, 1, 2)))]
+RELEASE_PROBES = [(N, K, M, cfg, RELEASE_VARIANTS) for N, K, M, cfg in (
+    (4096, 7168, 1, (8, 64, 1, 1, 1, 16)), (4096, 7168, 16, (16, 64, 1, 1, 1, 16)),
+    (4096, 7168, 32, (32, 64, 1, 1, 1, 16)), (4096, 7168, 64, (64, 64, 1, 1, 1, 12)),
+    (7168, 2048, 1, (8, 64, 1, 1, 1, 11)), (7168, 2048, 1, (8, 64, 1, 1, 1, 16)), (7168, 2048, 16, (16, 64, 1, 1)),
+    (7168, 2048, 64, (64, 64, 1, 1)), (2112, 7168, 1, (8, 128, 1, 7)), (2112, 7168, 32, (32, 64, 1, 0, 1, 16)),
+    (24576, 1536, 1, (8, 192, 1, 1)), (24576, 1536, 16, (16, 192, 1, 1)), (24576, 1536, 64, (64, 192, 1, 1)),
+    (24576, 1536, 128, (128, 64, 1, 1)), (16384, 16384, 1, (8, 128, 1, 1, 1, 12)))]
 
 
-def _problems(d=None):
+def _problems():
     """(N, K, wtype, [(M, config, [(label, spec options)])], [(config, [(label, spec options)])]) per shape and
     W dtype: the problems at the table's configs, then the stream-only floor's configs."""
     from nvtma.kernels import gemm
@@ -45,18 +65,28 @@ def _problems(d=None):
             yield N, K, wt, wd, scale, probs, floor
 
 
-def _specs():
+def _split_problems():
+    """(N, K, "e4m3", F8, "tensor", [(M, config, [(label, spec options)])], []) per SPLIT_PROBES and
+    RELEASE_PROBES (the split diagnostics of the one-warpgroup path only)."""
+    from nvtma.kernels import gemm
+    for N, K, M, cfg, variants in SPLIT_PROBES + RELEASE_PROBES:
+        cfg = gemm.Config(*cfg)
+        yield N, K, "e4m3", gemm.F8, "tensor", [(M, cfg, [(v or "gemm", {"diag": v} if v else {}) for v in variants
+                                                          if cfg.wgs == 1 or not v or not v.startswith("split_")])], []
+
+
+def _specs(split=False):
     from nvtma.kernels import gemm
     g = gemm.Gemm()
-    for N, K, wt, wd, scale, probs, floor in _problems():
+    for N, K, wt, wd, scale, probs, floor in (_split_problems() if split else _problems()):
         for M, cfg, variants in probs + [(1, c, v) for c, v in floor]:
             for _, opts in variants:
                 yield g.plan(M, N, K, wd, scale, config=cfg, **opts)[0]
 
 
-def build(d):
+def build(d, split=False):
     import common
-    common.save_new(d, list(_specs()))
+    common.save_new(d, list(_specs(split)))
 
 
 def target_us(wbytes, base_us, wt, M):
@@ -67,7 +97,7 @@ def target_us(wbytes, base_us, wt, M):
     return wbytes / (min(factor * wbytes / base_us, cap * 1e6)) if base_us else None
 
 
-def run(d):
+def run(d, split=False):
     import torch
     import common
     from nvtma.kernels import gemm
@@ -77,15 +107,17 @@ def run(d):
     def us(call, nbufs):
         return round(common.graph_ms(torch, stream, call, nbufs) * 1e3, 2)
 
-    for N, K, wt, wd, scale, probs, floor in _problems(d):
+    for N, K, wt, wd, scale, probs, floor in (_split_problems() if split else _problems()):
         fp8 = wt == "e4m3"
         wbytes = N * K * (1 if fp8 else 2)
         w, _, sw, _, _ = common.gemm_problem(torch, gen, N, K, 1, fp8)
         wbufs = common.copies(w)
+        wf = w.float() * (sw if fp8 else 1)
         for kind, M, cfg, variants in [("problem", *p) for p in probs] + [("floor", 1, *f) for f in floor]:
-            _, x, _, sx, want = common.gemm_problem(torch, gen, N, K, M, fp8)
+            _, x, _, sx, _ = common.gemm_problem(torch, gen, N, K, M, fp8)
+            want = (x.float() * (sx[:, None] if fp8 else 1)) @ wf.t()
             kw = dict(w_scale=sw, scale=scale, x_scale=sx) if fp8 else {}
-            line = dict(bench="stream-floor", kind=kind, N=N, K=K, M=M,
+            line = dict(bench="stream-floor", kind="split" if split else kind, N=N, K=K, M=M,
                         w=wt, config=list(gemm.Config(*cfg).short), w_copies=len(wbufs))
             for label, opts in variants:
                 def call(i, opts=opts):
@@ -120,9 +152,11 @@ def run(d):
                 except Exception as e:  # noqa: BLE001
                     line["base_error"] = f"{type(e).__name__}: {e}"[:200]
             print(json.dumps(line), flush=True)
-        del wbufs
+        wbufs.clear()
         torch.cuda.empty_cache()
 
 
 if __name__ == "__main__":
-    {"build": build, "run": run}[sys.argv[1]](sys.argv[2])
+    cmd, d = sys.argv[1:3]
+    split = cmd.endswith("-split")
+    {"build": build, "run": run}[cmd.removesuffix("-split")](d, split)
