@@ -22,9 +22,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # benchmarks/: common
 
 # (N, K, M, (BM, BN, wgs, splits), pdl, stages or None (the default), carveout or None (the driver's))
-PROBLEMS = [(256, 256, 1, (8, 64, 1, 1), True, None, None), (256, 256, 1, (8, 64, 1, 1), False, None, None),
-            (7168, 2048, 1, (8, 64, 1, 1), True, None, None)]
-CALLS, EVENTS = 8, 96
+# (the sixth session's: (256, 256, 1, (8, 64, 1, 1), True / False, None, None), (7168, 2048, 1, (8, 64, 1, 1), True,
+# None, None), 96 events a warp.) Fifteenth session (s21-chain): the table's configs of 4096 x 7168 (64 CTAs, the
+# next call's CTAs can start on the other SMs) and 2112 x 7168 (K split 7 ways, 119 CTAs) at M = 1
+PROBLEMS = [(4096, 7168, 1, (8, 64, 1, 1), True, 16, None), (2112, 7168, 1, (8, 128, 1, 7), True, None, None)]
+CALLS, EVENTS = 8, 192
 
 
 def _name(N, K, cfg, pdl, stages):

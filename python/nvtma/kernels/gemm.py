@@ -332,7 +332,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             # stage later, which costs a quarter of a 4-stage ring (measured: M = 128 lost 9%)
             # block scaling waits at once: promoting a stage's partial while the next stage's wgmmas
             # run (two partials live) was measured slower (M = 64: 7%, 128: 3.5%; s9-gemm-full-last)
-            overlap = not promote and stages >= 6 and diag != "release_at_once"
+            overlap = not promote and stages >= 6
             # the slot whose MMAs may still run (released one stage later, so one
             # stage's wgmmas overlap the next stage's wait; block scaling waits at once)
             # with kwg this warpgroup takes the segment's K steps g, g + 2, ... (the ring state too); with
@@ -680,7 +680,6 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
                     cpasync.bulk_commit_group()
 
     cidx = tile if counter is None else counter  # the tile's count and workspace row (of this CTA's x rows)
-    one_fence = diag == "split_one_fence"
 
     def partial_places(acc):
         """(m64 block, register quad q, its column in the workspace's row, whether its x rows are in M) of
@@ -718,18 +717,16 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
                     with dsl.if_(ok) if check else contextlib.nullcontext():
                         cuda.red_add(ws, (cidx, i), dsl.vector_of(vals[r][4 * q:4 * q + 4]))
             rows_in_m(add)
-        if not one_fence:
-            cuda.thread_fence()  # every reduction of this thread before the unit counts as arrived
+        cuda.thread_fence()  # every reduction of this thread before the unit counts as arrived
         # every thread's reductions fenced before the count (and every thread past its read of the flag
         # the count is published in, at the last segment, before the count writes it again)
         cuda.barrier_sync(1, consumers)
-        last = _last_arrival(counters, cidx, kb1 - kb0, kblocks, consumers, fences=one_fence)
+        last = _last_arrival(counters, cidx, kb1 - kb0, kblocks, consumers)
         if diag == "split_no_gather":  # diagnostics only (y is not written)
             return acc, dsl.Boolean(False)
 
         def gather():
-            if not one_fence:
-                cuda.thread_fence()
+            cuda.thread_fence()
             sums = [list(v) for v in vals]
             got = [ws.load_vec(4, cidx, i) for _, _, i, _ in places]  # every load first: one memory latency
             zero = dsl.zeros(4)
@@ -811,7 +808,7 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
         write_y(final)
 
 
-def _last_arrival(counters, tile, steps, kblocks, consumers, fences=False):
+def _last_arrival(counters, tile, steps, kblocks, consumers):
     """True in every consumer thread of the segment whose `steps` K steps
     complete `tile`'s `kblocks`; that segment resets the counter for the next
     call. One thread counts, the others learn the answer through shared memory.
@@ -822,14 +819,10 @@ def _last_arrival(counters, tile, steps, kblocks, consumers, fences=False):
         k.scratch[key] = lang.SMEMPool().alloc((1,), "i32")
     flag = k.scratch[key]
     with dsl.if_(dsl.thread_idx() == 128):
-        if fences:
-            cuda.thread_fence()
         old = cuda.atomic_add(counters, (tile,), steps)
         is_last = old + steps == kblocks
         flag[0] = dsl.select(is_last, Int32(1), Int32(0))
         with dsl.if_(is_last):
-            if fences:
-                cuda.thread_fence()
             counters[tile] = Int32(0)
     cuda.barrier_sync(1, consumers)
     return flag[0] != 0
@@ -974,7 +967,7 @@ def max_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
 
 
 DIAGS = (None, "no_red", "no_split_epilogue", "x_early", "no_wait", "epi_last", "whole_k_only", "own_rows",
-         "stream_only", "stream_no_wait", "split_one_fence", "split_no_gather", "release_at_once")
+         "stream_only", "stream_no_wait", "split_no_gather")
 
 
 def half_boxes_fit(BM, mc, fused):
@@ -1029,8 +1022,9 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     the M split's CTA past M keep its own rows, its x box partly past M
     (benchmarks/diag/m_sweep.py), "stream_only" streams W through the
     ring and nothing else (no x, wgmmas or epilogue; y not written),
-    "stream_no_wait" the same with no wait for the earlier kernels
-    (benchmarks/diag/stream_floor.py). `xhalf`: a CTA whose x tile reaches past M
+    "stream_no_wait" the same with no wait for the earlier kernels,
+    "split_no_gather" has a split's last segment neither read the sum back
+    nor write y (benchmarks/diag/stream_floor.py). `xhalf`: a CTA whose x tile reaches past M
     loads it as one or two boxes of BM / 2 rows (the second ending 0-7 rows
     past M), not one box of BM rows partly past M (BM a multiple of 16 from
     32 on, mc = 1, e4m3 or bf16 W's x); measured on the H200: 10-24% faster
