@@ -17,7 +17,8 @@ stream-only kernel at every config ``gemm.candidates`` lists for M = 1
 CTAs an SM): the fastest any of these kernels streams W.
     python3 benchmarks/diag/stream_floor.py build DIR    # here
     python3 benchmarks/diag/stream_floor.py run DIR      # on the GPU
-    python3 benchmarks/diag/stream_floor.py build-split DIR / run-split DIR   # SPLIT_PROBES
+    python3 benchmarks/diag/stream_floor.py build-split DIR / run-split DIR   # SPLIT_PROBES, RELEASE_PROBES
+    python3 benchmarks/diag/stream_floor.py build-two DIR / run-two DIR       # TWO_PROBES
 """
 import json
 import sys
@@ -66,26 +67,38 @@ def _problems():
             yield N, K, wt, wd, scale, probs, floor
 
 
-def _split_problems():
-    """(N, K, "e4m3", F8, "tensor", [(M, config, [(label, spec options)])], []) per SPLIT_PROBES and
-    RELEASE_PROBES ("split_no_gather" on the one-warpgroup path only)."""
+# `two`: split configs of the table (one CTA an SM: the next call's CTAs start only as this call's leave)
+# beside the same tiles and splits with the deepest ring that lets two CTAs share an SM
+# (gemm.two_per_sm_stages: the next call's W prefetch overlaps this call's split epilogue). Fifteenth session
+# (s21-two-per-sm-1..3): every such config slower than the table's, by 0.4-1.6 us
+TWO_PROBES = [(N, K, M, cfg, RELEASE_VARIANTS) for N, K, M, cfg in (
+    (2112, 7168, 1, (8, 128, 1, 7)), (2112, 7168, 1, (8, 128, 1, 7, 1, 6)), (2112, 7168, 1, (8, 192, 1, 12, 1, 4)),
+    (2112, 7168, 16, (16, 128, 1, 7)), (2112, 7168, 16, (16, 128, 1, 7, 1, 5)),
+    (4096, 7168, 1, (8, 64, 1, 1, 1, 16)), (4096, 7168, 1, (8, 128, 1, 4, 1, 6)),
+    (7168, 2048, 1, (8, 64, 1, 1, 1, 11)), (7168, 2048, 1, (8, 128, 1, 2, 1, 6)))]
+PROBE_SETS = {"split": lambda: SPLIT_PROBES + RELEASE_PROBES, "two": lambda: TWO_PROBES}
+
+
+def _split_problems(probes):
+    """(N, K, "e4m3", F8, "tensor", [(M, config, [(label, spec options)])], []) per probe of a set
+    ("split_no_gather" on the one-warpgroup path only)."""
     from nvtma.kernels import gemm
-    for N, K, M, cfg, variants in SPLIT_PROBES + RELEASE_PROBES:
+    for N, K, M, cfg, variants in probes:
         cfg = gemm.Config(*cfg)
         yield N, K, "e4m3", gemm.F8, "tensor", [(M, cfg, [(v or "gemm", {"diag": v} if v else {}) for v in variants
                                                           if cfg.wgs == 1 or not v or not v.startswith("split_")])], []
 
 
-def _specs(split=False):
+def _specs(split=None):
     from nvtma.kernels import gemm
     g = gemm.Gemm()
-    for N, K, wt, wd, scale, probs, floor in (_split_problems() if split else _problems()):
+    for N, K, wt, wd, scale, probs, floor in (_split_problems(PROBE_SETS[split]()) if split else _problems()):
         for M, cfg, variants in probs + [(1, c, v) for c, v in floor]:
             for _, opts in variants:
                 yield g.plan(M, N, K, wd, scale, config=cfg, **opts)[0]
 
 
-def build(d, split=False):
+def build(d, split=None):
     import common
     common.save_new(d, list(_specs(split)))
 
@@ -98,7 +111,7 @@ def target_us(wbytes, base_us, wt, M):
     return wbytes / (min(factor * wbytes / base_us, cap * 1e6)) if base_us else None
 
 
-def run(d, split=False):
+def run(d, split=None):
     import torch
     import common
     from nvtma.kernels import gemm
@@ -108,7 +121,7 @@ def run(d, split=False):
     def us(call, nbufs):
         return round(common.graph_ms(torch, stream, call, nbufs) * 1e3, 2)
 
-    for N, K, wt, wd, scale, probs, floor in (_split_problems() if split else _problems()):
+    for N, K, wt, wd, scale, probs, floor in (_split_problems(PROBE_SETS[split]()) if split else _problems()):
         fp8 = wt == "e4m3"
         wbytes = N * K * (1 if fp8 else 2)
         w, _, sw, _, _ = common.gemm_problem(torch, gen, N, K, 1, fp8)
@@ -118,7 +131,7 @@ def run(d, split=False):
             _, x, _, sx, _ = common.gemm_problem(torch, gen, N, K, M, fp8)
             want = (x.float() * (sx[:, None] if fp8 else 1)) @ wf.t()
             kw = dict(w_scale=sw, scale=scale, x_scale=sx) if fp8 else {}
-            line = dict(bench="stream-floor", kind="split" if split else kind, N=N, K=K, M=M,
+            line = dict(bench="stream-floor", kind=split or kind, N=N, K=K, M=M,
                         w=wt, config=list(gemm.Config(*cfg).short), w_copies=len(wbufs))
             for label, opts in variants:
                 def call(i, opts=opts):
@@ -159,5 +172,5 @@ def run(d, split=False):
 
 if __name__ == "__main__":
     cmd, d = sys.argv[1:3]
-    split = cmd.endswith("-split")
-    {"build": build, "run": run}[cmd.removesuffix("-split")](d, split)
+    cmd, _, probes = cmd.partition("-")
+    {"build": build, "run": run}[cmd](d, probes or None)
