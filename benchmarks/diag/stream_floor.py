@@ -38,12 +38,12 @@ STREAM = ("stream_only", "stream_no_wait")
 # slower at 13 of 15 configs, up to 30%), both removed
 SPLIT_VARIANTS = (None, "split_no_gather", "no_red", "no_split_epilogue", "stream_only")
 # and configs of the table with a deep ring, as built and streaming only
-RELEASE_VARIANTS = (None, "stream_only")
+GEMM_AND_STREAM = (None, "stream_only")
 SPLIT_PROBES = [(N, K, M, cfg, SPLIT_VARIANTS) for N, K, M, cfg in (
     (2112, 7168, 1, (8, 128, 1, 7)), (4096, 7168, 1, (8, 128, 1, 4)), (4096, 7168, 1, (8, 64, 1, 2)),
     (4096, 7168, 1, (8, 256, 2, 8)), (7168, 2048, 1, (8, 128, 1, 2)), (7168, 2048, 1, (8, 256, 2, 4)),
     (4096, 7168, 64, (64, 64, 1, 2)), (2112, 7168, 64, (64, 64, 1, 0)), (24576, 1536, 16, (16, 192, 1, 2)))]
-RELEASE_PROBES = [(N, K, M, cfg, RELEASE_VARIANTS) for N, K, M, cfg in (
+RELEASE_PROBES = [(N, K, M, cfg, GEMM_AND_STREAM) for N, K, M, cfg in (
     (4096, 7168, 1, (8, 64, 1, 1, 1, 16)), (4096, 7168, 16, (16, 64, 1, 1, 1, 16)),
     (4096, 7168, 32, (32, 64, 1, 1, 1, 16)), (4096, 7168, 64, (64, 64, 1, 1, 1, 12)),
     (7168, 2048, 1, (8, 64, 1, 1, 1, 11)), (7168, 2048, 1, (8, 64, 1, 1, 1, 16)), (7168, 2048, 16, (16, 64, 1, 1)),
@@ -53,8 +53,8 @@ RELEASE_PROBES = [(N, K, M, cfg, RELEASE_VARIANTS) for N, K, M, cfg in (
 
 
 def _problems():
-    """(N, K, wtype, [(M, config, [(label, spec options)])], [(config, [(label, spec options)])]) per shape and
-    W dtype: the problems at the table's configs, then the stream-only floor's configs."""
+    """(N, K, W's name, W's dtype, W's scaling, [(M, config, [(label, spec options)])], [(config, [(label, spec
+    options)])]) per shape and W dtype: the problems at the table's configs, then the stream-only floor's configs."""
     from nvtma.kernels import gemm
     for N, K in SHAPES:
         for wt in WTYPES:
@@ -71,7 +71,7 @@ def _problems():
 # beside the same tiles and splits with the deepest ring that lets two CTAs share an SM
 # (gemm.two_per_sm_stages: the next call's W prefetch overlaps this call's split epilogue). Fifteenth session
 # (s21-two-per-sm-1..3): every such config slower than the table's, by 0.4-1.6 us
-TWO_PROBES = [(N, K, M, cfg, RELEASE_VARIANTS) for N, K, M, cfg in (
+TWO_PROBES = [(N, K, M, cfg, GEMM_AND_STREAM) for N, K, M, cfg in (
     (2112, 7168, 1, (8, 128, 1, 7)), (2112, 7168, 1, (8, 128, 1, 7, 1, 6)), (2112, 7168, 1, (8, 192, 1, 12, 1, 4)),
     (2112, 7168, 16, (16, 128, 1, 7)), (2112, 7168, 16, (16, 128, 1, 7, 1, 5)),
     (4096, 7168, 1, (8, 64, 1, 1, 1, 16)), (4096, 7168, 1, (8, 128, 1, 4, 1, 6)),
@@ -79,8 +79,8 @@ TWO_PROBES = [(N, K, M, cfg, RELEASE_VARIANTS) for N, K, M, cfg in (
 PROBE_SETS = {"split": lambda: SPLIT_PROBES + RELEASE_PROBES, "two": lambda: TWO_PROBES}
 
 
-def _split_problems(probes):
-    """(N, K, "e4m3", F8, "tensor", [(M, config, [(label, spec options)])], []) per probe of a set
+def _probed(probes):
+    """_problems' tuples, e4m3 W with a per-tensor scale, for a probe set's (N, K, M, config, variants)
     ("split_no_gather" on the one-warpgroup path only)."""
     from nvtma.kernels import gemm
     for N, K, M, cfg, variants in probes:
@@ -89,18 +89,18 @@ def _split_problems(probes):
                                                           if cfg.wgs == 1 or not v or not v.startswith("split_")])], []
 
 
-def _specs(split=None):
+def _specs(probes=None):
     from nvtma.kernels import gemm
     g = gemm.Gemm()
-    for N, K, wt, wd, scale, probs, floor in (_split_problems(PROBE_SETS[split]()) if split else _problems()):
+    for N, K, wt, wd, scale, probs, floor in (_probed(PROBE_SETS[probes]()) if probes else _problems()):
         for M, cfg, variants in probs + [(1, c, v) for c, v in floor]:
             for _, opts in variants:
                 yield g.plan(M, N, K, wd, scale, config=cfg, **opts)[0]
 
 
-def build(d, split=None):
+def build(d, probes=None):
     import common
-    common.save_new(d, list(_specs(split)))
+    common.save_new(d, list(_specs(probes)))
 
 
 def target_us(wbytes, base_us, wt, M):
@@ -111,7 +111,7 @@ def target_us(wbytes, base_us, wt, M):
     return wbytes / (min(factor * wbytes / base_us, cap * 1e6)) if base_us else None
 
 
-def run(d, split=None):
+def run(d, probes=None):
     import torch
     import common
     from nvtma.kernels import gemm
@@ -121,7 +121,7 @@ def run(d, split=None):
     def us(call, nbufs):
         return round(common.graph_ms(torch, stream, call, nbufs) * 1e3, 2)
 
-    for N, K, wt, wd, scale, probs, floor in (_split_problems(PROBE_SETS[split]()) if split else _problems()):
+    for N, K, wt, wd, scale, probs, floor in (_probed(PROBE_SETS[probes]()) if probes else _problems()):
         fp8 = wt == "e4m3"
         wbytes = N * K * (1 if fp8 else 2)
         w, _, sw, _, _ = common.gemm_problem(torch, gen, N, K, 1, fp8)
@@ -131,7 +131,7 @@ def run(d, split=None):
             _, x, _, sx, _ = common.gemm_problem(torch, gen, N, K, M, fp8)
             want = (x.float() * (sx[:, None] if fp8 else 1)) @ wf.t()
             kw = dict(w_scale=sw, scale=scale, x_scale=sx) if fp8 else {}
-            line = dict(bench="stream-floor", kind=split or kind, N=N, K=K, M=M,
+            line = dict(bench="stream-floor", kind=probes or kind, N=N, K=K, M=M,
                         w=wt, config=list(gemm.Config(*cfg).short), w_copies=len(wbufs))
             for label, opts in variants:
                 def call(i, opts=opts):
