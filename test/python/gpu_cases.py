@@ -156,9 +156,11 @@ def gemm_specs():
             out += [sp] + ([q] if q is not None else [])
     out.append(g.plan(1, 256, 512, "f8E4M3FN", "tensor", y_dtype="f32")[0])  # y into an f32 out=
     # Gemm(autotune=True) over a problem the table does not hold: every candidate's kernel
-    out += [g.plan(*AUTOTUNE_CASE, "f8E4M3FN", "tensor", config=c)[0]
-            for c in gemm.candidates(*AUTOTUNE_CASE, scale="tensor")]
+    # and Gemm(autotune="all") over one the table holds
+    out += [g.plan(*case, "f8E4M3FN", "tensor", config=c)[0]
+            for case in (AUTOTUNE_CASE, AUTOTUNE_TABLE_CASE) for c in gemm.candidates(*case, scale="tensor")]
     return out
 
 
 AUTOTUNE_CASE = (16, 1024, 2048)  # M, N, K
+AUTOTUNE_TABLE_CASE = (8, 7168, 2048)  # in gemm.MEASURED

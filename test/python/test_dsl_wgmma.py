@@ -751,6 +751,8 @@ def test_the_gemm_plans_where_bf16_x_is_quantized():
     assert sp.info["stages"] == two * gemm.stage_bytes(8, 64) // gemm.stage_bytes(8, 64, fused=True)
     with pytest.raises(ValueError, match="quantize='x'"):
         gemm.Gemm(quantize="x")
+    with pytest.raises(ValueError, match="autotune='always': False, True .* or 'all'"):
+        gemm.Gemm(autotune="always")
     with pytest.raises(ValueError, match="x_scale='fused': x's scaling follows"):
         gemm.Gemm(x_scale="fused").plan(8, 7168, 2048, scale="tensor", quantize=True)
 

@@ -306,6 +306,28 @@ def test_gemm_autotune_times_the_candidates_once(tmp_path, monkeypatch):
     assert not g3._tuners and _same(yg, _gemm()(x, w, **kw))
 
 
+def test_gemm_autotune_all_times_the_table_problems_too(tmp_path, monkeypatch):
+    """Gemm(autotune="all") times every candidate of a problem the table
+    holds (H200s differ from the one the table was measured on);
+    autotune=True runs the table's config there, untimed. y against float32
+    torch either way."""
+    monkeypatch.setenv("NVTMA_AUTOTUNE_DIR", str(tmp_path))
+    M, N, K = gpu_cases.AUTOTUNE_TABLE_CASE
+    assert gemm.MEASURED.get((N, K, M, "tensor"))
+    art = os.environ.get("NVTMA_GPU_ARTIFACTS")
+    x, w, kw = _inputs(M, N, K, "tensor", 15)
+    want = (x.float() * kw["x_scale"][:, None]) @ (w.float() * kw["w_scale"]).t()
+    for how, timed in (("all", len(gemm.candidates(M, N, K, scale="tensor"))), (True, None)):
+        g = gemm.Gemm(artifacts=art, autotune=how)
+        y = g(x, w, **kw)
+        assert ((y.float() - want).abs().max() / want.abs().max()).item() < 1.5e-2
+        if timed is None:
+            assert not g._tuners
+        else:
+            (tuner,) = g._tuners.values()
+            assert tuner.trials == timed and len(list(tmp_path.glob("*.json"))) == 1
+
+
 def test_gemm_follows_the_current_stream_and_graphs():
     """Gemm calls (prepared or not) run on torch's current stream, after the
     work queued there, and are captured by torch.cuda.graph: replays with new

@@ -1431,13 +1431,17 @@ class Gemm:
     ``spec.key`` subdirectories: ``spec.compile().save(DIR / spec.key)``,
     as benchmarks/gemm_bench.py's `build` does).
 
-    `autotune`: a problem the table (MEASURED, the H200's) does not hold,
-    called without a `config`, runs the fastest of ``candidates`` rather than
-    the cost model's first: its first eager call times each as the
-    benchmark does (a CUDA graph of 20 calls, W rotating over copies from
-    DRAM; nvtma.autotune keeps the winner in memory and in the compile
-    cache's ``autotune/`` directory for later processes). Calls captured in
-    a CUDA graph before that take the cost model's choice.
+    `autotune`: True: a problem the table (MEASURED, the H200's) does not
+    hold, called without a `config`, runs the fastest of ``candidates``
+    rather than the cost model's first: its first eager call times each as
+    the benchmark does (a CUDA graph of 20 calls, W rotating over copies
+    from DRAM; nvtma.autotune keeps the winner in memory and in the compile
+    cache's ``autotune/`` directory for later processes). "all": every
+    problem, the table's too: its configs were each the fastest on one
+    H200, and H200s differ (7168 x 2048, M = 1: the table's 11-stage ring
+    took 5.7-5.9 us where 16 stages took 4.9-5.1 on a later one,
+    benchmarks/README.md, fifteenth session). Calls captured in a CUDA
+    graph before that take the table's or the cost model's choice.
 
     A call: y = g(x, w, w_scale=, scale=, x_scale=, out=, out_dtype=,
     config=, **spec options); `out` a [M, N] bf16 or f32 tensor to write y
@@ -1450,6 +1454,8 @@ class Gemm:
         if quantize not in ("auto", "fused", "kernel"):
             raise ValueError(f"quantize={quantize!r}: 'auto', 'fused' (bf16 x quantized in the GEMM) or 'kernel' "
                              "(by quantize_x, then the GEMM)")
+        if autotune not in (False, True, "all"):
+            raise ValueError(f"autotune={autotune!r}: False, True (problems the table does not hold) or 'all'")
         self.artifacts = artifacts
         self.pad_x = pad_x
         self.quantize_mode = quantize
@@ -1695,7 +1701,8 @@ class Gemm:
 
     def _tuned(self, x, w, w_scale, scale, x_scale, y_dtype, sms, spec_options):
         """The config `autotune` runs for this call's problem: None (the
-        table's, or the cost model's under graph capture), or the fastest of
+        table's unless autotune is "all", or under graph capture the table's
+        or the cost model's), or the fastest of
         ``candidates`` on this GPU, timed as benchmarks/gemm_bench.py times:
         a CUDA graph of TUNE_CALLS calls with the call's x and scales, W
         rotating over copies of it of at least twice the L2 (so from DRAM, as
@@ -1707,7 +1714,8 @@ class Gemm:
         N = w.shape[0]
         w_dtype = F8 if w.dtype == torch.float8_e4m3fn else "bf16"
         cands = candidates(M, N, K, w_dtype, sms, scale=scale)
-        if _measured(N, K, cands[0].BM, w_dtype, sms, scale) or torch.cuda.is_current_stream_capturing():
+        in_table = self.autotune != "all" and _measured(N, K, cands[0].BM, w_dtype, sms, scale)
+        if in_table or torch.cuda.is_current_stream_capturing():
             return None
         key = (M, N, K, str(w.dtype), str(x.dtype), scale, str(y_dtype), sms, tuple(sorted(spec_options.items())))
         tuner = self._tuners.get(key)
