@@ -108,6 +108,18 @@ def gemm_problem(torch, gen, N, K, M, fp8, scale="tensor"):
     return w, x, sw, sx, want
 
 
+def scaled_mm_per_tensor(torch, x, wbufs, w_scale):
+    """cuBLASLt's per-tensor e4m3 GEMM, the baseline: call(i) = torch._scaled_mm
+    of x (rows padded with zeros to a multiple of 16, as it takes them) and
+    the i-th of wbufs, y in bf16."""
+    M, K = x.shape
+    xp = torch.zeros(max(16, -(-M // 16) * 16), K, device=x.device, dtype=x.dtype)
+    xp[:M] = x
+    one = torch.ones((), device=x.device)
+    return lambda i: torch._scaled_mm(xp, wbufs[i].t(), scale_a=one, scale_b=w_scale.reshape(()),
+                                      out_dtype=torch.bfloat16)
+
+
 def save_new(d, specs):
     """Compiles and saves each spec under d/<spec.key> unless it is there."""
     from pathlib import Path

@@ -147,14 +147,7 @@ def run(d, probes=None):
             if "gemm" in line:
                 try:
                     if fp8:
-                        Mp = max(16, -(-M // 16) * 16)
-                        xp = torch.zeros(Mp, K, device=dev, dtype=x.dtype)
-                        xp[:M] = x
-                        one = torch.ones((), device=dev)
-
-                        def base(i):
-                            return torch._scaled_mm(xp, wbufs[i].t(), scale_a=one, scale_b=sw.reshape(()),
-                                                    out_dtype=torch.bfloat16)
+                        base = common.scaled_mm_per_tensor(torch, x, wbufs, sw)
                     else:
                         def base(i):
                             return torch.matmul(x, wbufs[i].t())

@@ -1467,7 +1467,7 @@ class Gemm:
         self._plans = {}  # plan's memo
         self._sms = {}  # SMs by device index
         self._calls = {}  # a call's signature -> _Prepared (__call__)
-        self._quantizers = {}  # (granularity, rows, K, device) -> _quantizer's function (quantize)
+        self._quantizers = {}  # (granularity, rows, K, device) -> _quantizer's function
 
     def module(self, spec):
         key = spec.key
@@ -1497,24 +1497,22 @@ class Gemm:
         """bf16 x -> (e4m3 x, scales): per token [M], or per 1x128 block [M,
         ceil(K/128)] (a view of the transposed storage the kernel loads)."""
         M = x.shape[0]
-        xq, sx = self._quantize(x, granularity, M)
+        xq, sx = self._quantizer(granularity, M, x.shape[1], x.device)(x)
         return xq, (sx if granularity == "token" else sx[:, :M].t())
 
-    def _quantize(self, x, granularity, rows):
-        """(e4m3 x [rows, K], its scales as the kernel takes them): rows past
-        x's are zeros. Block scales are stored transposed, [ceil(K/128), rows
-        rounded up to 4] (what the GEMM's TMA loads)."""
-        key = (granularity, rows, x.shape[1], x.device)
-        q = self._quantizers.get(key)
-        if q is None:
-            if len(self._quantizers) >= 4096:
-                self._quantizers.clear()
-            q = self._quantizers[key] = self._quantizer(*key)
-        return q(x)
-
     def _quantizer(self, granularity, rows, K, device):
-        """``_quantize`` for one granularity, rows, K and device, its kernel,
-        grid and allocations set up once: a function of x."""
+        """quantize_x for one granularity, rows, K and device, its kernel,
+        grid and allocations set up once (and kept, up to 4,096): a function
+        of bf16 x [<= rows, K] giving (e4m3 x [rows, K], its scales as the
+        kernel takes them), rows past x's zeros. Block scales are stored
+        transposed, [ceil(K/128), rows rounded up to 4] (what the GEMM's TMA
+        loads)."""
+        key = (granularity, rows, K, device)
+        q = self._quantizers.get(key)
+        if q is not None:
+            return q
+        if len(self._quantizers) >= 4096:
+            self._quantizers.clear()
         import torch
         kernel = self.module(quantize_x_spec(granularity)).quantize_x
         new_xq = functools.partial(torch.empty, (rows, K), device=device, dtype=torch.float8_e4m3fn)
@@ -1529,6 +1527,7 @@ class Gemm:
             xq, sx = new_xq(), new_sx()
             kernel(x, xq, sx, grid=grid)
             return xq, sx
+        self._quantizers[key] = quantize
         return quantize
 
     def kernel_rows(self, M, BM, ms=1):
