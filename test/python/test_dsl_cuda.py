@@ -70,11 +70,6 @@ CASES = {
     "atomic_max i32": (lambda x, y, h, i: cuda.atomic_max(i, (t() % 4,), i[t()]), [r"(atom|red)\.global\.max\.s32"]),
     "atomic_cas": (lambda x, y, h, i: _set(i, cuda.atomic_cas(i, (0,), i[t()], i[t() + 1])),
                    [r"atom\.(acq_rel\.gpu\.)?global\.cas\.b32"]),
-    # volatile accesses (a flag beside each value: the GEMM's flagged split)
-    "store_volatile": (lambda x, y, h, i: cuda.store_volatile(y, (t() * 4,), dsl.vector_of([x[t()], 1.0, x[t()], 1.0])),
-                       [r"st\.volatile\.global\.v4\.b32\s+\[%rd\d+\], \{%r\d+, 0f3F800000"]),
-    "load_volatile": (lambda x, y, h, i: y.store_vec(cuda.load_volatile(x, (t() * 2,), 2), t() * 2),
-                      [r"ld\.volatile\.global\.v2\.(f32|b32)"]),
     # fences and barriers
     "fence_proxy_async": (lambda x, y, h, i: cuda.fence_proxy_async(), [r"fence\.proxy\.async\.shared::cta"]),
     "fence_proxy_async global": (lambda x, y, h, i: cuda.fence_proxy_async("global"),

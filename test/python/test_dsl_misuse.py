@@ -651,20 +651,6 @@ def test_atomic_targets_and_packed_lanes_are_checked(body, message):
     _refused(body, "atomic", message)
 
 
-@pytest.mark.parametrize("body,rule,message", [
-    (lambda x, y, f: cuda.load_volatile(dsl.Int32(3), (0,), 4), "volatile",
-     "load_volatile: a tensor and the first element's indices, got Int32"),
-    (lambda x, y, f: cuda.store_volatile(x, (0, 0), dsl.Float32(1.0)), "volatile", "store_volatile of Float32"),
-    (lambda x, y, f: cuda.store_volatile(x, (0, 0), dsl.full(2, 1.0, dsl.Float16)), "atomic",
-     "store_volatile of Vector<2 x Float16> into a Float32 tensor"),
-    (lambda x, y, f: cuda.load_volatile(x, (0, 0), 3), "vector-width", "a power of two"),
-], ids=["load-of-an-int", "store-of-a-scalar", "f16-into-f32", "three-lanes"])
-def test_volatile_accesses_are_checked(body, rule, message):
-    """load_volatile / store_volatile take a tensor, its indices and a
-    Vector of its element type, 1-16 bytes a power of two."""
-    _refused(body, rule, message)
-
-
 @pytest.mark.parametrize("box,message", [((0, 8), "dim 0 is not positive"), ((None, 8), "dim None is not an int")])
 def test_blocked_boxes_are_checked(box, message):
     """blocked((0, 8)) was a ZeroDivisionError, (None, 8) a TypeError, inside tensor.py."""

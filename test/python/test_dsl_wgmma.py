@@ -359,36 +359,6 @@ def test_the_gemm_adds_split_k_partials_from_its_registers_in_fragment_order():
     assert gemm.workspace_shape(spec, 300) == ((6, 4096), 6)
 
 
-def test_the_gemm_flagged_split_passes_partials_with_their_flags_and_no_count():
-    """gemm_spec(flags=True): a K split's segment stores each of its values
-    beside a flag (1.0) into its share's workspace row, 16-byte volatile
-    stores of two (value, flag) pairs, and the segment ending the tile
-    polls the earlier shares' rows with volatile loads (a row of partials
-    per share: the workspace [parts·cluster, 2·BN·BM]); no reduction, count,
-    atomic or fence. Any number of consumer warpgroups; not kwg, and no
-    diag of the count's path."""
-    import warnings
-
-    from nvtma.compiler import RegisterBudgetWarning
-    from nvtma.kernels import gemm
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RegisterBudgetWarning)
-        for BM, BN, wgs, ms in ((8, 128, 1, 1), (64, 64, 1, 1), (32, 64, 1, 2), (8, 256, 2, 1)):
-            sp = gemm.gemm_spec(BM, BN, wgs, w_scale="tensor", ms=ms, flags=True)
-            assert sp.param_types[3].shape == (None, 2 * BN * BM)
-            assert gemm.workspace_shape(sp, 1000, parts=33) == ((33 * ms, 2 * BN * BM), 1)
-            ptx = sp.compile().ptx
-            quads = BM // 8 * BN // 64 // wgs  # a thread's 4-register quads: 4 (value, flag) pairs each
-            assert ptx.count("st.relaxed.gpu.global.b64") >= 4 * quads
-            assert ptx.count("ld.relaxed.gpu.global.b64") >= 4 * quads
-            assert "red.global" not in ptx and "atom.global" not in ptx and "fence.acq_rel" not in ptx
-    with pytest.raises(ValueError, match="a flagged split's workspace has a row per share"):
-        gemm.workspace_shape(sp, 1000)
-    for bad in (dict(wgs=2, kwg=True), dict(wgs=1, diag="no_red"), dict(wgs=1, flags="yes")):
-        with pytest.raises(ValueError, match="flags=.*the flagged split takes the partials in the registers"):
-            gemm.gemm_spec(64, 128, w_scale="tensor", **{"flags": True, **bad})
-
-
 def test_the_gemm_diagnostics_are_named_and_whole_k_only_has_no_split_path():
     """gemm_spec(diag=) takes only the diagnostics it has (a misspelt one
     would otherwise build the normal kernel unnoticed); "whole_k_only"

@@ -70,7 +70,7 @@ def _gemm_cluster(mc=1, ms=1, **_):
 def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32", (None, None)),
                 counters: dsl.Tensor("i32", (None,)), parts: dsl.Int32, *scales, BM, BN, wgs, stages, w_scale,
                 x_scale, l2_w, l2_x, w_hint, x_hint, mc=1, ms=1, kwg=False, pdl=False, profile=None, chains=1,
-                diag=None, store="tma", xhalf=False, flags=False):
+                diag=None, store="tma", xhalf=False):
     # mc: CTAs per cluster sharing x (each loads 1/mc of every x tile and multicasts it to all)
     # ms: CTAs per cluster sharing W (each takes BM rows of x, loads 1/ms of every W tile, multicasts it)
     cl = max(mc, ms)  # CTAs per cluster (one of mc, ms is 1)
@@ -189,22 +189,16 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         it0 = p * per + dsl.min(p, extra)
         return it0, it0 + per + dsl.select(p < extra, Int32(1), Int32(0))
 
-    def share_of(it):
-        """The share holding step `it` (of the shares' steps, in order)."""
-        big = extra * (per + 1)
-        return dsl.select(it < big, it // (per + 1), extra + (it - big) // dsl.max(per, Int32(1)))
-
     def segments(i, state, body):
-        """state = body(tile, kb0, kb1, state, share, group) over the segments of
-        this CTA's i-th share; the final state."""
-        p = cid + i * nclusters
-        it0, it1 = share(p)
+        """state = body(tile, kb0, kb1, state) over the segments of this CTA's
+        i-th share; the final state."""
+        it0, it1 = share(cid + i * nclusters)
         loop = dsl.while_(lambda it, st: it < it1, carry=(it0, state))
         for it, st in loop:
             group = it // kblocks
             kb0 = it - group * kblocks
             kb1 = dsl.min(kblocks, kb0 + (it1 - it))
-            dsl.yield_(it + (kb1 - kb0), body(tile_of(group), kb0, kb1, st, p, group))
+            dsl.yield_(it + (kb1 - kb0), body(tile_of(group), kb0, kb1, st))
         return loop.results[1]
 
     with lang.WarpgroupRole(0, regs=40):
@@ -269,7 +263,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                     cuda.griddepcontrol_wait()
                 prof.pop()
 
-            def load(tile, kb0, kb1, state, *_):
+            def load(tile, kb0, kb1, state):
                 inner = dsl.range(kb0, kb1, carry=state)
                 for kb, (s, n) in inner:
                     if pdl:
@@ -321,7 +315,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 pre["xs_share"] = tuple((i, scales[1][dsl.min(m0 + ctid + i, M - 1)])
                                         for i in range(0, BM, 128 * rwgs))
 
-        def compute(tile, kb0, kb1, st, p, group):
+        def compute(tile, kb0, kb1, st):
             if stream:  # diagnostics: each stage waited for and released, nothing read
                 waits = dsl.range(kb0, kb1, carry=(st,))
                 for _, (s,) in waits:
@@ -425,13 +419,9 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 acc = _sum_warpgroups(acc, g, epi, BM, EM, lane, warp, store == "tma")
             with dsl.if_(tile < tiles) if mc > 1 else contextlib.nullcontext():  # a group's tiles past N
                 with dsl.if_(g == 0) if kwg else contextlib.nullcontext():
-                    # flags: this segment's share's row of ws, and the tile's last share's
-                    fl = dict(row=p * cl + rank, last=lambda: share_of(group * kblocks + kblocks - 1) * cl + rank,
-                              step=cl, mode="gpu" if flags is True else flags) if flags else None
                     _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN, BM,
                               EM, R, rwgs, epi, epi_y, y_atom, diag, m0, tile * ms + rank if ms > 1 else tile,
-                              store=store, pre=dict(pre, rows=w_rows), epi_y16=epi_y16,
-                              staged=kwg or (wgs > 1 and not flags), flags=fl)
+                              store=store, pre=dict(pre, rows=w_rows), epi_y16=epi_y16, staged=kwg or wgs > 1)
             prof.pop()
             return st_next
 
@@ -481,7 +471,7 @@ def _quantize_stages(segments, count, pipe, xready, xb_ring, xq_ring, sx_ring, B
                 sx[0, r] = a * (1.0 / 448.0)  # the row's 16 lanes store the same value
         cuda.fence_proxy_async()  # the e4m3 tile's generic writes before the wgmmas (async proxy) read it
 
-    def stages_of(tile, kb0, kb1, state, *_):
+    def stages_of(tile, kb0, kb1, state):
         inner = dsl.range(kb0, kb1, carry=state)
         for _, (s, n) in inner:
             # Every warp waits for every stage and arrives on its xready, in order: the consumers then
@@ -597,8 +587,7 @@ def _chain_sum(accs):
 
 
 def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN, BM, EM, R, wgs, epi,
-              epi_y, y_atom, diag=None, m0=0, counter=None, store="tma", pre=None, epi_y16=None, staged=False,
-              flags=None):
+              epi_y, y_atom, diag=None, m0=0, counter=None, store="tma", pre=None, epi_y16=None, staged=False):
     """Writes this segment's tile (rows m0.. of x and y; its split-K count in
     counters[counter] and its partials in that row of ws, tile's by default).
     A segment of all K writes y from its registers: through shared memory,
@@ -617,10 +606,7 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
     tile_free from each thread's "xs_share") or, storing directly, the
     thread's own "xs_own"; this thread's W rows' "rows" by (m64 block,
     half). `epi_y16`: bf16 y's tile as 16-byte rows (stmatrix's view of
-    epi_y's bytes), or None (scalar stores into epi_y). `flags` (a dict:
-    this segment's share's workspace "row", a callable giving the tile's
-    last share's row "last", and shares' rows a "step" apart): the partials
-    carry their own flags instead of a count (`flagged_split`)."""
+    epi_y's bytes), or None (scalar stores into epi_y)."""
     consumers = 128 * wgs
     # from BM = 128 on, the thread index is read here, so each register's address below is formed at
     # its store (a base plus a constant) rather than hoisted out of the persistent loop: hoisted, the
@@ -755,102 +741,6 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
             return tuple(wgmma.Accumulator.from_values(a.n, v) for a, v in zip(acc, sums))
         return dsl.cond(last, gather, lambda: acc), last
 
-    def flagged_split(acc):
-        """(the tile's sum, whether this segment writes y), with no count, fence or atomic. A segment not
-        starting the tile's K stores its partial into its share's row of ws (2·BN·BM f32: every value beside
-        a flag, 1.0, the pair one 8-byte word stored and loaded whole, so a reader that sees the flag sees
-        the value: NCCL's LL protocol) and is done; the segment starting it (its share's last: the later
-        shares' segments in the tile are their first, stored early; with stream K, waiting at a tile's end
-        chained every share to the one before) waits for the later shares' rows, adds them to its own
-        partial in the registers and zeroes them for the next call. One trip to L2 after the last partial
-        lands, where the count took three (the reductions fenced, the count, the sum read back).
-        `flags`' "mode": "gpu" (relaxed 8-byte loads and stores at the GPU's scope), "volatile" (16-byte
-        volatile ones, system scope), "probe" (gpu, a word per warp and row polled before reading them)."""
-        vals = [a.values() for a in acc]
-        places = list(partial_places(acc))
-        one = Float32(1.0)
-        starts = kb0 == 0
-        mode = flags["mode"]
-
-        def store(row, i, v):  # the quad's four (value, flag) pairs
-            if mode == "volatile":
-                for h in range(2):
-                    cuda.store_volatile(ws, (row, 2 * i + 4 * h), dsl.vector_of([v[2 * h], one, v[2 * h + 1], one]))
-            else:
-                for e in range(4):
-                    cuda.store_relaxed(ws, (row, 2 * i + 2 * e), dsl.vector_of([v[e], one]))
-
-        def load(row, i):  # the quad's four (value, flag) pairs
-            if mode == "volatile":
-                h = [cuda.load_volatile(ws, (row, 2 * i + 4 * k), 4) for k in range(2)]
-                return [(h[e // 2][2 * (e % 2)], h[e // 2][2 * (e % 2) + 1]) for e in range(4)]
-            got = [cuda.load_relaxed(ws, (row, 2 * i + 2 * e), 2) for e in range(4)]
-            return [(v[0], v[1]) for v in got]
-
-        def put(check):
-            for r, q, i, ok in places:
-                with dsl.if_(ok) if check else contextlib.nullcontext():
-                    store(flags["row"], i, vals[r][4 * q:4 * q + 4])
-        with dsl.if_(~starts):
-            rows_in_m(put)
-
-        def gather():
-            U = max(1, min(8, 12 // len(places)))  # rows read at once (8 registers a quad each)
-            step = flags["step"]
-            first, last = flags["row"] + step, flags["last"]()
-            anything = m0 < M  # no x row in M: nothing stored, nothing to wait for
-            sums0 = tuple(tuple(v) for v in vals)
-            loop = dsl.range(first, last + step, U * step, carry=(sums0,))
-            for row0, (sums,) in loop:
-                rows = [row0 + u * step for u in range(U)]
-                live = [anything] + [anything & (rw <= last) for rw in rows[1:]]
-                at = [dsl.min(rw, last) if u else rw for u, rw in enumerate(rows)]  # in bounds
-                if mode == "probe":  # lane 0's first quad (x row m0) in each row: one request a warp
-                    col = places[0][2] - 4 * lane
-
-                    def probed():
-                        done = None
-                        for u, rw in enumerate(at):
-                            here = (cuda.load_relaxed(ws, (rw, 2 * col + 6), 2)[1] == one) | ~live[u]
-                            done = here if done is None else done & here
-                        return done
-                    wait = dsl.while_(lambda d: ~d, carry=(probed(),))
-                    for _ in wait:
-                        dsl.yield_(probed())
-
-                def fetch():
-                    return tuple(tuple(tuple(load(rw, i)) for _, _, i, _ in places) for rw in at)
-
-                def arrived(got):  # every flag of the rows' live places
-                    done = None
-                    for u, g_ in enumerate(got):
-                        for k, (_, _, _, ok) in enumerate(places):
-                            here = None
-                            for _, f in g_[k]:
-                                here = (f == one) if here is None else here & (f == one)
-                            here = here | ~(ok & live[u])
-                            done = here if done is None else done & here
-                    return done
-                got = fetch()
-                spin = dsl.while_(lambda g_, d: ~d, carry=(got, arrived(got)))
-                for _ in spin:
-                    again = fetch()
-                    dsl.yield_(again, arrived(again))
-                got = spin.results[0]
-                new = [list(v) for v in sums]
-                for u, g_ in enumerate(got):
-                    for k, (r, q, i, ok) in enumerate(places):
-                        use = ok & live[u]
-                        for e, (v, _) in enumerate(g_[k]):
-                            new[r][4 * q + e] = new[r][4 * q + e] + dsl.select(use, v, Float32(0.0))
-                        with dsl.if_(use):
-                            for h in range(2):
-                                ws.store_vec(dsl.zeros(4), at[u], 2 * i + 4 * h)
-                dsl.yield_(tuple(tuple(v) for v in new))
-            sums = loop.results[0]
-            return tuple(wgmma.Accumulator.from_values(a.n, list(v)) for a, v in zip(acc, sums))
-        return dsl.cond(starts, gather, lambda: acc), starts
-
     def staged_split():
         """This segment's partial staged through the tile, EM x rows at a time, and added into the
         workspace row in y's order (x row by x row, BN values each: every thread 4 consecutive values,
@@ -913,7 +803,7 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
                 staged_split()
         return
     # one copy of y's writes, for a whole-K segment's registers or a split tile's sum
-    final, go = dsl.cond(whole, lambda: (acc, whole), lambda: (flagged_split if flags else split)(acc))
+    final, go = dsl.cond(whole, lambda: (acc, whole), lambda: split(acc))
     with dsl.if_(go):
         write_y(final)
 
@@ -1089,7 +979,7 @@ def half_boxes_fit(BM, mc, fused):
 
 def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16", w_scale="tensor", x_scale=None,
               l2_w="l2_128b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last", mc=1, ms=1, kwg=False,
-              pdl=True, profile=None, chains=None, diag=None, store=None, xhalf=False, flags=False):
+              pdl=True, profile=None, chains=None, diag=None, store=None, xhalf=False):
     """One GEMM kernel: BM (the activations' tile, a multiple of 8 up to 256),
     BN (W rows per CTA tile: 64 · wgs · R), the ring depth, dtypes, scale modes,
     and the L2 promotion / cache hint of each operand (W's promotion 128B:
@@ -1140,12 +1030,7 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     32 on, mc = 1, e4m3 or bf16 W's x); measured on the H200: 10-24% faster
     where M < BM = 128, 2-5% slower at BM = 64, and 20-33% slower at whole
     tiles of some configs (s19-m-sweep), so Gemm builds it only for the
-    first (`Gemm.plan`). `flags`: a K split's segments pass their partials
-    to the segment ending the tile through a workspace row per share, each
-    value beside its flag, which that segment polls for (no count, fence
-    or atomic: `_epilogue`'s flagged_split, from the registers with any
-    number of consumer warpgroups, not kwg; the workspace then has a row
-    per share: `workspace_shape`)."""
+    first (`Gemm.plan`)."""
     fp8 = w_dtype == "f8E4M3FN"
     if diag not in DIAGS:
         raise ValueError(f"diag={diag!r}: one of {', '.join(map(repr, DIAGS))}")
@@ -1199,16 +1084,12 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     if ms not in (1, 2, 4) or (ms > 1 and mc > 1):
         raise ValueError(f"ms={ms} with mc={mc}: 1, 2 or 4 CTAs sharing W (each loading BN / ms of its rows), "
                          "and not with mc")
-    if flags not in (True, False, "volatile", "probe") or (flags and (kwg or diag in ("no_red", "split_no_gather"))):
-        raise ValueError(f"flags={flags!r}{' with kwg' if kwg else ''}{f', diag={diag!r}' if diag else ''}: True "
-                         "or False; the flagged split takes the partials in the registers' order (not kwg's sum "
-                         "of two warpgroups) and no diag of the count's path")
     if xhalf not in (True, False) or (xhalf and not half_boxes_fit(BM, mc, fused)):
         raise ValueError(f"xhalf={xhalf!r} with BM={BM}, mc={mc}{', x quantized in the kernel' if fused else ''}: "
                          "x in half boxes takes BM a multiple of 16 from 32 on, mc = 1 and e4m3 (or bf16 W's) x")
     dyn2 = (None, None)
     types = [dsl.Tensor(w_dtype, dyn2), dsl.Tensor(x_dtype, dyn2), dsl.Tensor(y_dtype, dyn2),
-             dsl.Tensor("f32", (None, BN * BM * (2 if flags else 1))), dsl.Tensor("i32", (None,)), dsl.Int32]
+             dsl.Tensor("f32", (None, BN * BM)), dsl.Tensor("i32", (None,)), dsl.Int32]
     if fp8:
         types.append(dsl.Tensor("f32", {"tensor": (1,), "row": (None,), "block": dyn2}[w_scale]))
         if not fused:
@@ -1223,9 +1104,9 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
                                 **({"pdl": pdl} if pdl else {}),
                                 **({"chains": chains} if chains > 1 else {}), **({"diag": diag} if diag else {}),
                                 **({"store": store} if store != "tma" else {}),
-                                **({"xhalf": True} if xhalf else {}), **({"flags": flags} if flags else {}))
+                                **({"xhalf": True} if xhalf else {}))
     sp.info = dict(BM=BM, BN=BN, wgs=wgs, stages=stages, w_dtype=w_dtype, w_scale=w_scale, x_scale=x_scale, mc=mc,
-                   ms=ms, kwg=bool(kwg), chains=chains, xhalf=xhalf, flags=flags)
+                   ms=ms, kwg=bool(kwg), chains=chains, xhalf=xhalf)
     return sp
 
 
@@ -1602,14 +1483,14 @@ class Gemm:
             self._mods[key] = mod
         return mod
 
-    def _workspace(self, torch, device, spec, N, parts=None):
+    def _workspace(self, torch, device, spec, N):
         """The split-K workspace and per-tile counters (`workspace`), one
         pair per device and shape: the last unit of each tile zeroes its part
         and resets its counter."""
-        key = (device, workspace_shape(spec, N, parts))
+        key = (device, workspace_shape(spec, N))
         ws = self._ws.get(key)
         if ws is None:
-            ws = self._ws[key] = workspace(torch, device, spec, N, parts)
+            ws = self._ws[key] = workspace(torch, device, spec, N)
         return ws
 
     def quantize(self, x, granularity="token"):
@@ -1810,10 +1691,8 @@ class Gemm:
         quantize = None
         if q is not None:  # quantized into the padded rows: no extra kernel
             quantize = self._quantizer(q.consts["granularity"], self.kernel_rows(M, BM, ms), K, x.device)
+        ws, counters = self._workspace(torch, x.device, spec, N)
         parts, grid = parts_for(splits, N, K, BN, F8 if fp8 else "bf16", sms, spec.info["mc"], ms)
-        if spec.info["flags"]:
-            _check_flagged(parts, grid, N, K, BN, F8 if fp8 else "bf16", max(ms, spec.info["mc"]), spec.info["mc"])
-        ws, counters = self._workspace(torch, x.device, spec, N, parts)
         scales = (2 if spec.info["x_scale"] != "fused" else 1) if fp8 else 0
         return _Prepared(self.module(spec).gemm, (ws, counters, parts), grid,
                          functools.partial(torch.empty, (M, N), device=x.device, dtype=y_dtype), scales, quantize,
@@ -1937,40 +1816,22 @@ class _Prepared:
         return y
 
 
-def _check_flagged(parts, grid, N, K, BN, w_dtype, cl, mc):
-    """A flagged split's tile waits for the later shares in it: with more
-    shares a tile than clusters in the grid, a share it waits for could be
-    queued behind it on the same CTA (a hang). ValueError then."""
-    steps = -(-(-(-N // BN)) // mc) * k_steps(K, w_dtype)
-    span = -(-k_steps(K, w_dtype) // max(steps // parts, 1)) + 1  # the most shares covering one tile
-    if span >= grid[0] // cl:
-        raise ValueError(f"flags=True with {parts} shares of {steps} K steps on {grid[0] // cl} clusters: up to "
-                         f"{span} shares cover a tile, and its first waits for the others, so the grid must hold more "
-                         "(fewer K splits, or flags=False)")
-
-
-def workspace_shape(spec, N, parts=None):
+def workspace_shape(spec, N):
     """((rows, columns) of the split-K workspace, counters) a gemm spec
     takes for N rows of W: a row per tile and CTA of x rows (ms), f32
     [tiles·ms, BN·BM], each row a tile's partial sums in the accumulators'
     fragment order (with two consumer warpgroups or kwg, in y's order: x row
     by x row), every value of a tile a place, so the kernel needs no bounds;
-    and a count per row. With `flags` a row per share (`parts` of them)
-    and CTA of the cluster, each value beside its flag: [parts·cluster,
-    2·BN·BM] (the counters unused)."""
+    and a count per row."""
     BN, BM, ms = spec.consts["BN"], spec.info["BM"], spec.info["ms"]
     rows = -(-N // BN) * ms
-    if spec.info.get("flags"):
-        if parts is None:
-            raise ValueError("a flagged split's workspace has a row per share: give the launch's parts")
-        return (parts * max(ms, spec.info["mc"]), 2 * BN * BM), 1
     return (rows, BN * BM), rows
 
 
-def workspace(torch, device, spec, N, parts=None):
+def workspace(torch, device, spec, N):
     """The zeroed split-K workspace and counters of `workspace_shape`, on
     `device`: each call's last unit of a tile leaves its part zero again."""
-    shape, count = workspace_shape(spec, N, parts)
+    shape, count = workspace_shape(spec, N)
     return (torch.zeros(*shape, device=device, dtype=torch.float32),
             torch.zeros(count, device=device, dtype=torch.int32))
 
