@@ -78,8 +78,8 @@ TWO_PROBES = [(N, K, M, cfg, GEMM_AND_STREAM) for N, K, M, cfg in (
     (7168, 2048, 1, (8, 64, 1, 1, 1, 11)), (7168, 2048, 1, (8, 128, 1, 2, 1, 6)))]
 # Sixteenth session (s22-flags-1..3), at 36e570a also `flags`: split-K and stream-K configs with the count's
 # epilogue beside the partials passed with their flags (gemm_spec flags=: NCCL's LL protocol, the tile's
-# last or first segment polling the others' rows): slower at every probed config but one, by 0.5-13 us (one
-# variant hung), removed
+# last or first segment polling the others' rows): slower at every probed config but one, by 0.5-13 us where a
+# tile's shares lie within it (one variant hung), removed
 PROBE_SETS = {"split": lambda: SPLIT_PROBES + RELEASE_PROBES, "two": lambda: TWO_PROBES}
 
 
