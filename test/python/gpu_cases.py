@@ -139,41 +139,10 @@ HALF_CASES = [
 ]
 
 
-# (M, N, K, mode, config): K splits whose shares sum each tile among themselves (gemm_spec flags=True):
-# M not a multiple of 8, K tails, the M split and x multicast (a row per share and CTA; a group's tile past
-# N), two consumer warpgroups, every scaling and bf16, the GEMM's shapes (one wave of shares, each within
-# its tile)
-FLAG_CASES = [
-    (5, 200, 528, "tensor", (8, 64, 1, 5)),
-    (13, 384, 1024, "row", (16, 128, 1, 4)),
-    (77, 320, 2048, "row", (128, 64, 1, 4)),
-    (33, 384, 1040, "block", (64, 128, 1, 3)),
-    (100, 256, 2048, "bf16", (128, 128, 1, 4)),
-    (70, 320, 2048, "tensor", (128, 64, 1, 4, 2)),
-    (77, 320, 2048, "row", (64, 64, 1, 4, 1, None, 2)),
-    (256, 192, 768, "tensor", (128, 64, 1, 2, 1, 6, 2)),
-    (40, 320, 1024, "row", (40, 128, 2, 2)),
-    (1, 2112, 7168, "tensor", (8, 128, 1, 7)),
-    (8, 2112, 7168, "tensor", (8, 128, 1, 7)),
-    (16, 2112, 7168, "block", (16, 128, 1, 7)),
-    (37, 2112, 7168, "bf16", (64, 64, 1, 4)),
-    (8, 4096, 7168, "tensor", (8, 256, 2, 8)),
-]
-
-
 def gemm_specs():
     from nvtma.kernels import gemm
     g = gemm.Gemm()
     out = []
-    gf = gemm.Gemm(flags=True)
-    for M, N, K, mode, cfg in FLAG_CASES:  # e4m3 x, or bf16 x quantized before the GEMM (the same kernel)
-        wd = "bf16" if mode == "bf16" else "f8E4M3FN"
-        sp, _, q = gf.plan(M, N, K, wd, None if mode == "bf16" else mode, quantize=mode != "bf16" and "kernel",
-                           config=cfg)
-        out += [sp] + ([q] if q is not None else [])
-        for gp in (g, gf):  # the count's path beside it; and quantized in the GEMM
-            out += [gp.plan(M, N, K, wd, None if mode == "bf16" else mode, config=cfg)[0]] + (
-                [gp.plan(M, N, K, wd, mode, quantize="fused", config=cfg)[0]] if mode == "tensor" else [])
     for M, N, K, mode, cfg in HALF_CASES:
         gh = gemm.Gemm(xhalf=True)
         for rows in (M, cfg[0] * (cfg[6] if len(cfg) > 6 else 1)):  # x as it is, and padded by the caller
