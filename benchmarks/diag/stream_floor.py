@@ -80,7 +80,7 @@ TWO_PROBES = [(N, K, M, cfg, GEMM_AND_STREAM) for N, K, M, cfg in (
 # epilogue beside the partials passed with their flags (gemm_spec flags=: NCCL's LL protocol, the tile's
 # last or first segment polling the others' rows): slower at every probed config but one, by 0.5-13 us where a
 # tile's shares lie within it (one variant hung); and at de69e71 `rs` (s22-rs-1): the shares summing each tile
-# among themselves (a reduce-scatter of the flagged partials), faster only at 2 K splits, slower at 4-8 by
+# among themselves (a reduce-scatter of the flagged partials), faster at two of three 2-split configs, slower at 4-8 by
 # 0.6-4.6 us; both removed
 PROBE_SETS = {"split": lambda: SPLIT_PROBES + RELEASE_PROBES, "two": lambda: TWO_PROBES}
 
