@@ -19,10 +19,8 @@ CTAs an SM): the fastest any of these kernels streams W.
     python3 benchmarks/diag/stream_floor.py run DIR      # on the GPU
     python3 benchmarks/diag/stream_floor.py build-split DIR / run-split DIR   # SPLIT_PROBES, RELEASE_PROBES
     python3 benchmarks/diag/stream_floor.py build-two DIR / run-two DIR       # TWO_PROBES
-    python3 benchmarks/diag/stream_floor.py build-rs DIR / run-rs DIR         # RS_PROBES
 """
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -81,26 +79,20 @@ TWO_PROBES = [(N, K, M, cfg, GEMM_AND_STREAM) for N, K, M, cfg in (
 # Sixteenth session (s22-flags-1..3), at 36e570a also `flags`: split-K and stream-K configs with the count's
 # epilogue beside the partials passed with their flags (gemm_spec flags=: NCCL's LL protocol, the tile's
 # last or first segment polling the others' rows): slower at every probed config but one, by 0.5-13 us where a
-# tile's shares lie within it (one variant hung), removed
-# `rs`: split-K configs whose shares lie within their tiles, in one wave, with the count's epilogue and with
-# the shares summing each tile among themselves (gemm_spec flags=True: a reduce-scatter of flagged partials)
-RS_PROBES = [(N, K, M, cfg, (None, ("flags", {"flags": True}), ("flags_sleep256", {"flags": 256}),
-                             ("flags_sleep1024", {"flags": 1024})), "e4m3") for N, K, M, cfg in (
-    (2112, 7168, 1, (8, 128, 1, 7)), (2112, 7168, 16, (16, 128, 1, 7)), (4096, 7168, 1, (8, 128, 1, 4)),
-    (7168, 2048, 1, (8, 256, 2, 4)), (2112, 7168, 64, (64, 64, 1, 4)))]
-PROBE_SETS = {"split": lambda: SPLIT_PROBES + RELEASE_PROBES, "two": lambda: TWO_PROBES, "rs": lambda: RS_PROBES}
+# tile's shares lie within it (one variant hung); and at de69e71 `rs` (s22-rs-1): the shares summing each tile
+# among themselves (a reduce-scatter of the flagged partials), faster at two of three 2-split configs, slower at 4-8 by
+# 0.6-4.6 us, with PDL off too (79ff4fb, s22-rs-pdl); both removed
+PROBE_SETS = {"split": lambda: SPLIT_PROBES + RELEASE_PROBES, "two": lambda: TWO_PROBES}
 
 
 def _probed(probes):
-    """_problems' tuples for a probe set's (N, K, M, config, variants[, W: e4m3 with a per-tensor scale, or
-    bf16]): a variant a diag, None (the GEMM) or (label, spec options) ("split_no_gather" on the
-    one-warpgroup path only)."""
+    """_problems' tuples, e4m3 W with a per-tensor scale, for a probe set's (N, K, M, config, variants)
+    ("split_no_gather" on the one-warpgroup path only)."""
     from nvtma.kernels import gemm
-    for N, K, M, cfg, variants, *wt in probes:
-        cfg, wt = gemm.Config(*cfg), (wt or ["e4m3"])[0]
-        yield N, K, wt, gemm.F8 if wt == "e4m3" else "bf16", "tensor" if wt == "e4m3" else None, [(M, cfg, [
-            v if isinstance(v, tuple) else (v or "gemm", {"diag": v} if v else {}) for v in variants
-            if cfg.wgs == 1 or not isinstance(v, str) or not v.startswith("split_")])], []
+    for N, K, M, cfg, variants in probes:
+        cfg = gemm.Config(*cfg)
+        yield N, K, "e4m3", gemm.F8, "tensor", [(M, cfg, [(v or "gemm", {"diag": v} if v else {}) for v in variants
+                                                          if cfg.wgs == 1 or not v or not v.startswith("split_")])], []
 
 
 def _specs(probes=None):
@@ -132,21 +124,10 @@ def run(d, probes=None):
     dev, stream, gen = common.gpu(torch)
     g = gemm.Gemm(artifacts=d)
 
-    # STREAM_FLOOR_ISOLATED=1: each call alone (a graph of one call, L2 flushed before each replay), not in a
-    # chain of 20; STREAM_FLOOR_ONLY=i,j,...: only those probes of the set
-    isolated = os.environ.get("STREAM_FLOOR_ISOLATED") == "1"
-    flush = torch.empty(256 << 20, dtype=torch.uint8, device=dev) if isolated else None
-
     def us(call, nbufs):
-        if isolated:
-            return round(common.graph_ms(torch, stream, call, 1, calls=1, before=flush.zero_) * 1e3, 2)
         return round(common.graph_ms(torch, stream, call, nbufs) * 1e3, 2)
 
-    only = os.environ.get("STREAM_FLOOR_ONLY")
-    chosen = PROBE_SETS[probes]() if probes else None
-    if chosen is not None and only:
-        chosen = [chosen[int(i)] for i in only.split(",")]
-    for N, K, wt, wd, scale, probs, floor in (_probed(chosen) if probes else _problems()):
+    for N, K, wt, wd, scale, probs, floor in (_probed(PROBE_SETS[probes]()) if probes else _problems()):
         fp8 = wt == "e4m3"
         wbytes = N * K * (1 if fp8 else 2)
         w, _, sw, _, _ = common.gemm_problem(torch, gen, N, K, 1, fp8)
@@ -156,7 +137,7 @@ def run(d, probes=None):
             _, x, _, sx, _ = common.gemm_problem(torch, gen, N, K, M, fp8)
             want = (x.float() * (sx[:, None] if fp8 else 1)) @ wf.t()
             kw = dict(w_scale=sw, scale=scale, x_scale=sx) if fp8 else {}
-            line = dict(bench="stream-floor", kind=(probes + ("-isolated" if isolated else "")) if probes else kind, N=N, K=K, M=M,
+            line = dict(bench="stream-floor", kind=probes or kind, N=N, K=K, M=M,
                         w=wt, config=list(gemm.Config(*cfg).short), w_copies=len(wbufs))
             for label, opts in variants:
                 def call(i, opts=opts):
@@ -164,11 +145,9 @@ def run(d, probes=None):
                 try:
                     y = call(0)
                     torch.cuda.synchronize()
-                    if "diag" not in opts:  # y is right: checked
-                        err = ((y.float() - want).abs().max() / want.abs().max()).item()
-                        line["err" if label == "gemm" else label + "_err"] = float(f"{err:.2e}")
+                    if label == "gemm":
+                        line["err"] = float(f"{((y.float() - want).abs().max() / want.abs().max()).item():.2e}")
                     line[label] = us(call, len(wbufs))
-                    print(N, K, M, label, line[label], file=sys.stderr, flush=True)
                 except Exception as e:  # noqa: BLE001 (a config that does not launch is a result too)
                     line[label + "_error"] = f"{type(e).__name__}: {e}"[:200]
             if "gemm" in line:

@@ -36,7 +36,7 @@ __all__ = ["FULL_MASK", "any_sync", "all_sync", "ballot_sync", "elect_sync", "wa
            "barrier_sync", "barrier_arrive", "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync",
            "warp_reduce", "warp_sum", "warp_max", "warp_min", "cta_reduce", "cta_sum", "cta_max", "cta_min",
            "reduce_add_sync_u32", "reduce_min_sync_u32", "atomic_add", "red_add", "atomic_min", "atomic_max", "atomic_cas",
-           "atomic_exch", "load_volatile", "store_volatile", "thread_fence", "fence_proxy_async", "printf", "trap_when_assert_failed", "clock64",
+           "atomic_exch", "thread_fence", "fence_proxy_async", "printf", "trap_when_assert_failed", "clock64",
            "globaltimer", "nano_sleep", "ffs_u32", "ldmatrix", "stmatrix", "half2float", "bfloat162float",
            "float22half2", "float22bfloat162_rn", "bfloat1622float2", "fp8x4_e4m3_from_float4", "uint_as_float",
            "float_as_uint", "make_float2", "fmul2_rn", "fadd2_rn", "hmin2", "hmax2", "fdividef", "ldg",
@@ -449,39 +449,6 @@ def red_add(target, idx=None, val=None, *, scope="gpu"):
     llvm.InlineAsmOp(None, [ptr] + [x.value for x in val.lanes()],
                      f"red{space}{sc}.add.v{n}.f32 [$0], {{{regs}}};", ",".join(["l"] + ["f"] * n),
                      has_side_effects=True)
-
-
-def _volatile_access(target, idx, n, what):
-    """(pointer, vector type, alignment) of an n-lane volatile access of target at idx."""
-    if not isinstance(target, dsl.TensorValue):
-        fail(f"{what}: a tensor and the first element's indices, got {type(target).__name__}", rule="volatile")
-    nb = target._vec_check(n)
-    ptr, _ = _ptr(target, idx)
-    return ptr, ir.VectorType.get([n], target.dtype.mlir_type()), nb
-
-
-@user_op
-def load_volatile(target, idx, n):
-    """`n` contiguous elements of target from idx, as a Vector, by one
-    volatile load (ld.volatile.v<n>: past the L1, so a thread polling for
-    what another CTA stores sees it; aligned to its size, up to 16 bytes).
-    With 8-byte (value, flag) pairs, each pair arrives whole (NCCL's LL
-    protocol): a thread that sees the flag sees the value beside it."""
-    from .dsl.vector import Vector
-    ptr, vt, nb = _volatile_access(target, idx, n, "load_volatile")
-    return Vector(llvm.LoadOp(vt, ptr, alignment=nb, volatile_=True).result)
-
-
-@user_op
-def store_volatile(target, idx, val):
-    """target[idx:idx + len(val)] = val by one volatile store (st.volatile.v<n>;
-    the counterpart of `load_volatile`)."""
-    from .dsl.vector import Vector
-    if not isinstance(val, Vector):
-        fail(f"store_volatile of {val!r}: a Vector", rule="volatile")
-    _same_element(target, val, "store_volatile")
-    ptr, _, nb = _volatile_access(target, idx, len(val), "store_volatile")
-    llvm.StoreOp(val.value, ptr, alignment=nb, volatile_=True)
 
 
 def _addrspace(ptr):

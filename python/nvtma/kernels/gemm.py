@@ -70,7 +70,7 @@ def _gemm_cluster(mc=1, ms=1, **_):
 def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32", (None, None)),
                 counters: dsl.Tensor("i32", (None,)), parts: dsl.Int32, *scales, BM, BN, wgs, stages, w_scale,
                 x_scale, l2_w, l2_x, w_hint, x_hint, mc=1, ms=1, kwg=False, pdl=False, profile=None, chains=1,
-                diag=None, store="tma", xhalf=False, flags=False):
+                diag=None, store="tma", xhalf=False):
     # mc: CTAs per cluster sharing x (each loads 1/mc of every x tile and multicasts it to all)
     # ms: CTAs per cluster sharing W (each takes BM rows of x, loads 1/ms of every W tile, multicasts it)
     cl = max(mc, ms)  # CTAs per cluster (one of mc, ms is 1)
@@ -190,16 +190,15 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         return it0, it0 + per + dsl.select(p < extra, Int32(1), Int32(0))
 
     def segments(i, state, body):
-        """state = body(tile, kb0, kb1, state, share) over the segments of this
-        CTA's i-th share; the final state."""
-        p = cid + i * nclusters
-        it0, it1 = share(p)
+        """state = body(tile, kb0, kb1, state) over the segments of this CTA's
+        i-th share; the final state."""
+        it0, it1 = share(cid + i * nclusters)
         loop = dsl.while_(lambda it, st: it < it1, carry=(it0, state))
         for it, st in loop:
             group = it // kblocks
             kb0 = it - group * kblocks
             kb1 = dsl.min(kblocks, kb0 + (it1 - it))
-            dsl.yield_(it + (kb1 - kb0), body(tile_of(group), kb0, kb1, st, p))
+            dsl.yield_(it + (kb1 - kb0), body(tile_of(group), kb0, kb1, st))
         return loop.results[1]
 
     with lang.WarpgroupRole(0, regs=40):
@@ -264,7 +263,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                     cuda.griddepcontrol_wait()
                 prof.pop()
 
-            def load(tile, kb0, kb1, state, _):
+            def load(tile, kb0, kb1, state):
                 inner = dsl.range(kb0, kb1, carry=state)
                 for kb, (s, n) in inner:
                     if pdl:
@@ -316,7 +315,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 pre["xs_share"] = tuple((i, scales[1][dsl.min(m0 + ctid + i, M - 1)])
                                         for i in range(0, BM, 128 * rwgs))
 
-        def compute(tile, kb0, kb1, st, p):
+        def compute(tile, kb0, kb1, st):
             if stream:  # diagnostics: each stage waited for and released, nothing read
                 waits = dsl.range(kb0, kb1, carry=(st,))
                 for _, (s,) in waits:
@@ -422,10 +421,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 with dsl.if_(g == 0) if kwg else contextlib.nullcontext():
                     _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN, BM,
                               EM, R, rwgs, epi, epi_y, y_atom, diag, m0, tile * ms + rank if ms > 1 else tile,
-                              store=store, pre=dict(pre, rows=w_rows), epi_y16=epi_y16,
-                              staged=kwg or (wgs > 1 and not flags),
-                              flags=dict(row=p * cl + rank, step=cl, per=per,
-                                         sleep=0 if flags is True else flags) if flags else None)
+                              store=store, pre=dict(pre, rows=w_rows), epi_y16=epi_y16, staged=kwg or wgs > 1)
             prof.pop()
             return st_next
 
@@ -475,7 +471,7 @@ def _quantize_stages(segments, count, pipe, xready, xb_ring, xq_ring, sx_ring, B
                 sx[0, r] = a * (1.0 / 448.0)  # the row's 16 lanes store the same value
         cuda.fence_proxy_async()  # the e4m3 tile's generic writes before the wgmmas (async proxy) read it
 
-    def stages_of(tile, kb0, kb1, state, _):
+    def stages_of(tile, kb0, kb1, state):
         inner = dsl.range(kb0, kb1, carry=state)
         for _, (s, n) in inner:
             # Every warp waits for every stage and arrives on its xready, in order: the consumers then
@@ -591,8 +587,7 @@ def _chain_sum(accs):
 
 
 def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN, BM, EM, R, wgs, epi,
-              epi_y, y_atom, diag=None, m0=0, counter=None, store="tma", pre=None, epi_y16=None, staged=False,
-              flags=None):
+              epi_y, y_atom, diag=None, m0=0, counter=None, store="tma", pre=None, epi_y16=None, staged=False):
     """Writes this segment's tile (rows m0.. of x and y; its split-K count in
     counters[counter] and its partials in that row of ws, tile's by default).
     A segment of all K writes y from its registers: through shared memory,
@@ -611,10 +606,7 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
     tile_free from each thread's "xs_share") or, storing directly, the
     thread's own "xs_own"; this thread's W rows' "rows" by (m64 block,
     half). `epi_y16`: bf16 y's tile as 16-byte rows (stmatrix's view of
-    epi_y's bytes), or None (scalar stores into epi_y). `flags` (a dict:
-    this share's workspace "row", shares' rows a "step" apart, the shares'
-    K steps "per"): a split tile's shares sum it among themselves
-    (`flagged_split`)."""
+    epi_y's bytes), or None (scalar stores into epi_y)."""
     consumers = 128 * wgs
     # from BM = 128 on, the thread index is read here, so each register's address below is formed at
     # its store (a base plus a constant) rather than hoisted out of the persistent loop: hoisted, the
@@ -749,86 +741,6 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
             return tuple(wgmma.Accumulator.from_values(a.n, v) for a, v in zip(acc, sums))
         return dsl.cond(last, gather, lambda: acc), last
 
-    def flagged_split(acc):
-        """A split tile summed by its S shares among themselves, with no count, fence or atomic (reduce-
-        scatter): every register quad of the tile has an owner share, (thread·quads + quad) mod S; a share
-        stores the quads others own into its workspace row (2·BN·BM f32, every value beside a flag, 1.0,
-        the pair one 8-byte word, so a reader that sees the flag sees the value: NCCL's LL protocol), reads
-        its own quads from the other shares' rows until every flag is there, adds them to its registers,
-        zeroes what it read and writes those values of y. One trip to L2 after the last partial lands; each
-        SM reads about one partial's worth, where one share reading every other's was slower than the
-        count (benchmarks/README.md, sixteenth session). The shares are in one wave, each within its tile
-        (`_check_flagged`)."""
-        vals = [a.values() for a in acc]
-        places = list(partial_places(acc))
-        Q = len(places)
-        one = Float32(1.0)
-        per, step = flags["per"], flags["step"]
-        S = kblocks // per  # the tile's shares
-        jj = kb0 // per  # this one's
-        first = flags["row"] - jj * step  # the tile's first share's row
-        t = ((g * 128 + warp * 32 + lane) * Q).to(Int32)  # 32-bit: a 64-bit remainder is a call (wgmmas serialized)
-        mine = [(t + k) % S == jj for k in range(Q)]
-        for k, (r, q, i, ok) in enumerate(places):
-            v = vals[r][4 * q:4 * q + 4]
-            with dsl.if_(ok & ~mine[k]):
-                for h in range(2):
-                    cuda.store_volatile(ws, (flags["row"], 2 * i + 4 * h),
-                                        dsl.vector_of([v[2 * h], one, v[2 * h + 1], one]))
-        U = max(1, min(8, 12 // Q))  # the shares read at once
-        sums0 = tuple(tuple(v) for v in vals)
-        loop = dsl.range(Int32(0), S, U, carry=(sums0,))
-        for s0, (sums,) in loop:
-            shares = [s0 + u for u in range(U)]
-            rows = [first + dsl.min(sv, S - 1) * step for sv in shares]  # in bounds
-            act = [[(sv < S) & (sv != jj) & mine[k] & ok for k, (_, _, _, ok) in enumerate(places)]
-                   for sv in shares]
-
-            def fetch():
-                return tuple(tuple(dsl.cond(act[u][k], lambda u=u, i=i: tuple(
-                    cuda.load_volatile(ws, (rows[u], 2 * i + 4 * h), 4) for h in range(2)),
-                    lambda: (dsl.zeros(4), dsl.zeros(4))) for k, (_, _, i, _) in enumerate(places))
-                    for u in range(U))
-
-            def arrived(got):
-                done = None
-                for u in range(U):
-                    for k in range(Q):
-                        a, b = got[u][k]
-                        here = ((a[1] == one) & (a[3] == one) & (b[1] == one) & (b[3] == one)) | ~act[u][k]
-                        done = here if done is None else done & here
-                return done
-            got = fetch()
-            spin = dsl.while_(lambda g_, d: ~d, carry=(got, arrived(got)))
-            for _ in spin:
-                if flags["sleep"]:
-                    cuda.nano_sleep(flags["sleep"])
-                again = fetch()
-                dsl.yield_(again, arrived(again))
-            got = spin.results[0]
-            new = [list(v) for v in sums]
-            for u in range(U):
-                for k, (r, q, i, _) in enumerate(places):
-                    a, b = got[u][k]
-                    for e, v in enumerate((a[0], a[2], b[0], b[2])):
-                        new[r][4 * q + e] = new[r][4 * q + e] + dsl.select(act[u][k], v, Float32(0.0))
-                    with dsl.if_(act[u][k]):
-                        for h in range(2):
-                            ws.store_vec(dsl.zeros(4), rows[u], 2 * i + 4 * h)
-            dsl.yield_(tuple(tuple(v) for v in new))
-        sums = loop.results[0]
-        # this share's quads of y, each register stored directly (scaled, in bounds)
-        for k, (r, q, i, ok) in enumerate(places):
-            with dsl.if_(mine[k] & ok):
-                for e in range(4):
-                    jr = 4 * q + e
-                    row, m = wgmma.Accumulator.coords(jr, lane, warp)
-                    n = n0 + (g * R + r) * 64 + row
-                    w = pre["rows"][r, jr // 2 % 2] if pre["rows"] else None
-                    v = scaled(sums[r][jr], n, m, w).to(y.dtype)
-                    with dsl.if_((m0 + m < M) & (n < N)):
-                        y[m0 + m, n] = v
-
     def staged_split():
         """This segment's partial staged through the tile, EM x rows at a time, and added into the
         workspace row in y's order (x row by x row, BN values each: every thread 4 consecutive values,
@@ -880,12 +792,6 @@ def _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kb
                     y.store_vec(v.to(y.dtype), m, n)  # 4 columns of a row: 8 (bf16) or 16 (f32) bytes
 
     whole = (kb0 == 0) & (kb1 == kblocks)
-    if flags:
-        with dsl.if_(whole):
-            write_y(acc)
-        with dsl.else_():
-            flagged_split(acc)
-        return
     if diag == "whole_k_only":  # diagnostics: no split path in the kernel (right where every segment is whole)
         write_y(acc)
         return
@@ -1073,7 +979,7 @@ def half_boxes_fit(BM, mc, fused):
 
 def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16", w_scale="tensor", x_scale=None,
               l2_w="l2_128b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last", mc=1, ms=1, kwg=False,
-              pdl=True, profile=None, chains=None, diag=None, store=None, xhalf=False, flags=False):
+              pdl=True, profile=None, chains=None, diag=None, store=None, xhalf=False):
     """One GEMM kernel: BM (the activations' tile, a multiple of 8 up to 256),
     BN (W rows per CTA tile: 64 · wgs · R), the ring depth, dtypes, scale modes,
     and the L2 promotion / cache hint of each operand (W's promotion 128B:
@@ -1124,10 +1030,7 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     32 on, mc = 1, e4m3 or bf16 W's x); measured on the H200: 10-24% faster
     where M < BM = 128, 2-5% slower at BM = 64, and 20-33% slower at whole
     tiles of some configs (s19-m-sweep), so Gemm builds it only for the
-    first (`Gemm.plan`). `flags`: a split tile's shares sum it among
-    themselves through a workspace row per share, each value beside its
-    flag (`_epilogue`'s flagged_split: no count, fence or atomic; not kwg;
-    the shares must lie within their tiles and in one wave, `Gemm` checks)."""
+    first (`Gemm.plan`)."""
     fp8 = w_dtype == "f8E4M3FN"
     if diag not in DIAGS:
         raise ValueError(f"diag={diag!r}: one of {', '.join(map(repr, DIAGS))}")
@@ -1181,16 +1084,12 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     if ms not in (1, 2, 4) or (ms > 1 and mc > 1):
         raise ValueError(f"ms={ms} with mc={mc}: 1, 2 or 4 CTAs sharing W (each loading BN / ms of its rows), "
                          "and not with mc")
-    if not (flags in (True, False) or (isinstance(flags, int) and flags > 0)) or (flags and (kwg or diag)):
-        raise ValueError(f"flags={flags!r}{' with kwg' if kwg else ''}{f', diag={diag!r}' if diag else ''}: True "
-                         "or False; the flagged split sums the registers' partials (not kwg's two warpgroups'), "
-                         "and takes no diag")
     if xhalf not in (True, False) or (xhalf and not half_boxes_fit(BM, mc, fused)):
         raise ValueError(f"xhalf={xhalf!r} with BM={BM}, mc={mc}{', x quantized in the kernel' if fused else ''}: "
                          "x in half boxes takes BM a multiple of 16 from 32 on, mc = 1 and e4m3 (or bf16 W's) x")
     dyn2 = (None, None)
     types = [dsl.Tensor(w_dtype, dyn2), dsl.Tensor(x_dtype, dyn2), dsl.Tensor(y_dtype, dyn2),
-             dsl.Tensor("f32", (None, BN * BM * (2 if flags else 1))), dsl.Tensor("i32", (None,)), dsl.Int32]
+             dsl.Tensor("f32", (None, BN * BM)), dsl.Tensor("i32", (None,)), dsl.Int32]
     if fp8:
         types.append(dsl.Tensor("f32", {"tensor": (1,), "row": (None,), "block": dyn2}[w_scale]))
         if not fused:
@@ -1205,9 +1104,9 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
                                 **({"pdl": pdl} if pdl else {}),
                                 **({"chains": chains} if chains > 1 else {}), **({"diag": diag} if diag else {}),
                                 **({"store": store} if store != "tma" else {}),
-                                **({"xhalf": True} if xhalf else {}), **({"flags": flags} if flags else {}))
+                                **({"xhalf": True} if xhalf else {}))
     sp.info = dict(BM=BM, BN=BN, wgs=wgs, stages=stages, w_dtype=w_dtype, w_scale=w_scale, x_scale=x_scale, mc=mc,
-                   ms=ms, kwg=bool(kwg), chains=chains, xhalf=xhalf, flags=flags)
+                   ms=ms, kwg=bool(kwg), chains=chains, xhalf=xhalf)
     return sp
 
 
@@ -1584,14 +1483,14 @@ class Gemm:
             self._mods[key] = mod
         return mod
 
-    def _workspace(self, torch, device, spec, N, parts=None):
+    def _workspace(self, torch, device, spec, N):
         """The split-K workspace and per-tile counters (`workspace`), one
         pair per device and shape: the last unit of each tile zeroes its part
         and resets its counter."""
-        key = (device, workspace_shape(spec, N, parts))
+        key = (device, workspace_shape(spec, N))
         ws = self._ws.get(key)
         if ws is None:
-            ws = self._ws[key] = workspace(torch, device, spec, N, parts)
+            ws = self._ws[key] = workspace(torch, device, spec, N)
         return ws
 
     def quantize(self, x, granularity="token"):
@@ -1792,10 +1691,8 @@ class Gemm:
         quantize = None
         if q is not None:  # quantized into the padded rows: no extra kernel
             quantize = self._quantizer(q.consts["granularity"], self.kernel_rows(M, BM, ms), K, x.device)
+        ws, counters = self._workspace(torch, x.device, spec, N)
         parts, grid = parts_for(splits, N, K, BN, F8 if fp8 else "bf16", sms, spec.info["mc"], ms)
-        if spec.info["flags"]:
-            _check_flagged(parts, grid, N, K, BN, F8 if fp8 else "bf16", spec.info["mc"], ms)
-        ws, counters = self._workspace(torch, x.device, spec, N, parts)
         scales = (2 if spec.info["x_scale"] != "fused" else 1) if fp8 else 0
         return _Prepared(self.module(spec).gemm, (ws, counters, parts), grid,
                          functools.partial(torch.empty, (M, N), device=x.device, dtype=y_dtype), scales, quantize,
@@ -1919,44 +1816,22 @@ class _Prepared:
         return y
 
 
-def _check_flagged(parts, grid, N, K, BN, w_dtype, mc, ms):
-    """A flagged split's shares wait for each other (`_epilogue`'s
-    flagged_split): every share of a tile within it (the tile's K steps a
-    multiple of the shares') and all of them in one wave (a share queued
-    behind another on its CTA would never come). ValueError otherwise."""
-    cl = max(mc, ms)
-    kblocks = k_steps(K, w_dtype)
-    steps = -(-(-(-N // BN)) // mc) * kblocks
-    per = steps // parts
-    if steps % parts or kblocks % per or parts > grid[0] // cl:
-        raise ValueError(f"flags=True with {parts} shares of {steps} K steps ({kblocks} a tile) on {grid[0] // cl} "
-                         "clusters: the shares sum a tile among themselves, so each must lie within its tile "
-                         "(K splits dividing the tile's steps) and all must run at once (no more shares than "
-                         "clusters); split otherwise, or flags=False")
-
-
-def workspace_shape(spec, N, parts=None):
+def workspace_shape(spec, N):
     """((rows, columns) of the split-K workspace, counters) a gemm spec
     takes for N rows of W: a row per tile and CTA of x rows (ms), f32
     [tiles·ms, BN·BM], each row a tile's partial sums in the accumulators'
     fragment order (with two consumer warpgroups or kwg, in y's order: x row
     by x row), every value of a tile a place, so the kernel needs no bounds;
-    and a count per row. With `flags`, a row per share (`parts` of them) and
-    CTA of the cluster, each value beside its flag: [parts·cluster, 2·BN·BM]
-    (one counter, unused)."""
+    and a count per row."""
     BN, BM, ms = spec.consts["BN"], spec.info["BM"], spec.info["ms"]
-    if spec.info.get("flags"):
-        if parts is None:
-            raise ValueError("a flagged split's workspace has a row per share: give the launch's parts")
-        return (parts * max(ms, spec.info["mc"]), 2 * BN * BM), 1
     rows = -(-N // BN) * ms
     return (rows, BN * BM), rows
 
 
-def workspace(torch, device, spec, N, parts=None):
+def workspace(torch, device, spec, N):
     """The zeroed split-K workspace and counters of `workspace_shape`, on
     `device`: each call's last unit of a tile leaves its part zero again."""
-    shape, count = workspace_shape(spec, N, parts)
+    shape, count = workspace_shape(spec, N)
     return (torch.zeros(*shape, device=device, dtype=torch.float32),
             torch.zeros(count, device=device, dtype=torch.int32))
 
