@@ -108,16 +108,22 @@ def gemm_problem(torch, gen, N, K, M, fp8, scale="tensor"):
     return w, x, sw, sx, want
 
 
-def scaled_mm_per_tensor(torch, x, wbufs, w_scale):
-    """cuBLASLt's per-tensor e4m3 GEMM, the baseline: call(i) = torch._scaled_mm
-    of x (rows padded with zeros to a multiple of 16, as it takes them) and
-    the i-th of wbufs, y in bf16."""
+def scaled_mm(torch, x, wbufs, w_scale, mode="tensor"):
+    """cuBLASLt's e4m3 GEMM, the baseline: call(i) = torch._scaled_mm of x
+    (rows padded with zeros to a multiple of 16, as it takes them) and the
+    i-th of wbufs, y in bf16, with W's per-tensor scale (`mode` "tensor") or
+    per-row scales ("row": x's scales ones, row-wise)."""
     M, K = x.shape
-    xp = torch.zeros(max(16, -(-M // 16) * 16), K, device=x.device, dtype=x.dtype)
+    Mp = max(16, -(-M // 16) * 16)
+    xp = torch.zeros(Mp, K, device=x.device, dtype=x.dtype)
     xp[:M] = x
-    one = torch.ones((), device=x.device)
-    return lambda i: torch._scaled_mm(xp, wbufs[i].t(), scale_a=one, scale_b=w_scale.reshape(()),
-                                      out_dtype=torch.bfloat16)
+    if mode == "tensor":
+        sa, sb = torch.ones((), device=x.device), w_scale.reshape(())
+    elif mode == "row":
+        sa, sb = torch.ones(Mp, 1, device=x.device), w_scale.reshape(1, -1)
+    else:
+        raise ValueError(f"mode={mode!r}: 'tensor' or 'row'")
+    return lambda i: torch._scaled_mm(xp, wbufs[i].t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
 
 
 def save_new(d, specs):

@@ -185,20 +185,9 @@ def _run_shape(d: Path, quick, sweep, shape):
         base_ms, base_name = None, None
         try:
             if fp8:
-                Mp = max(16, -(-M // 16) * 16)
-                xp = torch.zeros(Mp, K, device=dev, dtype=torch.float8_e4m3fn)
-                xp[:M] = xin
-                if mode == "tensor":
-                    sa, sb = torch.ones((), device=dev), sw.reshape(())
-                    base_name = "torch._scaled_mm per-tensor"
-                elif mode == "row":
-                    sa, sb = torch.ones(Mp, 1, device=dev), sw.reshape(1, N)
-                    base_name = "torch._scaled_mm row-wise"
-                else:
-                    sa, sb = None, None
-                if sa is not None:
-                    def base(i):
-                        return torch._scaled_mm(xp, wbufs[i].t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
+                if mode in ("tensor", "row"):
+                    base_name = {"tensor": "torch._scaled_mm per-tensor", "row": "torch._scaled_mm row-wise"}[mode]
+                    base = common.scaled_mm(torch, xin, wbufs, sw, mode)
                     base(0)
                     base_ms = graph_ms(base, nbufs)
             else:

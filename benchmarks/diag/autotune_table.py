@@ -29,14 +29,15 @@ def main():
         tuned = gemm.Gemm(artifacts=art, autotune="all")
         picked = tuned._tuned(x, w, sw, "tensor", sx, torch.bfloat16, 132, {})
         g = gemm.Gemm(artifacts=art)
-        line = dict(bench="gemm-autotune-table", N=N, K=K, M=M, table=list(gemm.choose_config(M, N, K).short),
-                    picked=list(picked.short))
-        for label, cfg in (("table_us", gemm.choose_config(M, N, K)), ("picked_us", picked)):
+        table = gemm.choose_config(M, N, K)
+        line = dict(bench="gemm-autotune-table", N=N, K=K, M=M, table=list(table.short), picked=list(picked.short))
+        for label, cfg in (("table", table), ("picked", picked)):
             y = g(x, w, config=cfg, **kw)
-            line[label.replace("_us", "_err")] = float(f"{((y.float() - want).abs().max() / want.abs().max()).item():.2e}")
-            line[label] = round(common.graph_ms(torch, stream, lambda i: g(x, wbufs[i], config=cfg, **kw),
-                                                len(wbufs)) * 1e3, 2)
-        line["scaled_mm_us"] = round(common.graph_ms(torch, stream, common.scaled_mm_per_tensor(torch, x, wbufs, sw),
+            err = ((y.float() - want).abs().max() / want.abs().max()).item()
+            line[label + "_err"] = float(f"{err:.2e}")
+            line[label + "_us"] = round(common.graph_ms(torch, stream, lambda i: g(x, wbufs[i], config=cfg, **kw),
+                                                        len(wbufs)) * 1e3, 2)
+        line["scaled_mm_us"] = round(common.graph_ms(torch, stream, common.scaled_mm(torch, x, wbufs, sw),
                                                     len(wbufs)) * 1e3, 2)
         print(json.dumps(line), flush=True)
 

@@ -153,7 +153,7 @@ def run(d, probes=None):
             if "gemm" in line:
                 try:
                     if fp8:
-                        base = common.scaled_mm_per_tensor(torch, x, wbufs, sw)
+                        base = common.scaled_mm(torch, x, wbufs, sw)
                     else:
                         def base(i):
                             return torch.matmul(x, wbufs[i].t())
