@@ -19,6 +19,7 @@ CTAs an SM): the fastest any of these kernels streams W.
     python3 benchmarks/diag/stream_floor.py run DIR      # on the GPU
     python3 benchmarks/diag/stream_floor.py build-split DIR / run-split DIR   # SPLIT_PROBES, RELEASE_PROBES
     python3 benchmarks/diag/stream_floor.py build-two DIR / run-two DIR       # TWO_PROBES
+    python3 benchmarks/diag/stream_floor.py build-deep DIR / run-deep DIR     # DEEP_PROBES
 """
 import json
 import sys
@@ -82,16 +83,35 @@ TWO_PROBES = [(N, K, M, cfg, GEMM_AND_STREAM) for N, K, M, cfg in (
 # tile's shares lie within it (one variant hung); and at de69e71 `rs` (s22-rs-1): the shares summing each tile
 # among themselves (a reduce-scatter of the flagged partials), faster at two of three 2-split configs, slower at 4-8 by
 # 0.6-4.6 us, with PDL off too (79ff4fb, s22-rs-pdl); both removed
-PROBE_SETS = {"split": lambda: SPLIT_PROBES + RELEASE_PROBES, "two": lambda: TWO_PROBES}
+# `deep`: unsplit configs whose CTAs (fewer than the SMs, or a few tiles each) stream through rings deeper than
+# the 16 stages `gemm.candidates` stops at (up to `gemm.deepest_stages`: 24 at 8 x 64), as the GEMM and streaming
+# only; seventeenth session. The stream-only kernel at 4096 x 7168 ran 8.82 us with 12 stages and 7.54 with 16
+# (s21-stream-floor), on 64 of the 132 SMs: more bytes in flight per SM is what these CTAs lack
+DEEP_PROBES = [(N, K, M, cfg, GEMM_AND_STREAM, wt) for N, K, M, wt, cfgs in (
+    (4096, 7168, 1, "e4m3", [(8, 64, 1, 1, 1, s) for s in (16, 20, 24)]),
+    (4096, 7168, 16, "e4m3", [(16, 64, 1, 1, 1, s) for s in (16, 22)]),
+    (4096, 7168, 32, "e4m3", [(32, 64, 1, 1, 1, s) for s in (16, 18)]),
+    (4096, 7168, 64, "e4m3", [(64, 64, 1, 1, 1, s) for s in (12, 13)]),
+    (4096, 7168, 1, "bf16", [(8, 128, 1, 4)] + [(8, 64, 1, 1, 1, s) for s in (16, 20, 24)]),
+    (4096, 7168, 32, "bf16", [(32, 64, 1, 2, 1, 16)] + [(32, 64, 1, 1, 1, s) for s in (16, 18)]),
+    (7168, 2048, 1, "e4m3", [(8, 64, 1, 1, 1, s) for s in (11, 16)]),
+    (7168, 2048, 1, "bf16", [(8, 64, 1, 1, 1, s) for s in (11, 16, 20, 24)]),
+    (7168, 2048, 16, "bf16", [(16, 64, 1, 1, 1, s) for s in (10, 16, 22)]),
+    (24576, 1536, 1, "e4m3", [(8, 192, 1, 1)] + [(8, 64, 1, 1, 1, s) for s in (16, 24)]),
+    (24576, 1536, 1, "bf16", [(8, 64, 1, 1, 1, s) for s in (16, 24)]),
+    (16384, 16384, 1, "e4m3", [(8, 128, 1, 1, 1, 12)] + [(8, 64, 1, 1, 1, s) for s in (16, 24)]),
+    (2112, 7168, 1, "e4m3", [(8, 128, 1, 7)] + [(8, 64, 1, 4, 1, s) for s in (16, 24)]),
+) for cfg in cfgs]
+PROBE_SETS = {"split": lambda: SPLIT_PROBES + RELEASE_PROBES, "two": lambda: TWO_PROBES, "deep": lambda: DEEP_PROBES}
 
 
 def _probed(probes):
-    """_problems' tuples, e4m3 W with a per-tensor scale, for a probe set's (N, K, M, config, variants)
-    ("split_no_gather" on the one-warpgroup path only)."""
+    """_problems' tuples for a probe set's (N, K, M, config, variants[, W: "e4m3" (per-tensor scale, the
+    default) or "bf16"]) ("split_no_gather" on the one-warpgroup path only)."""
     from nvtma.kernels import gemm
-    for N, K, M, cfg, variants in probes:
-        cfg = gemm.Config(*cfg)
-        yield N, K, "e4m3", gemm.F8, "tensor", [(M, cfg, [(v or "gemm", {"diag": v} if v else {}) for v in variants
+    for N, K, M, cfg, variants, *wt in probes:
+        cfg, wt = gemm.Config(*cfg), (wt or ["e4m3"])[0]
+        yield N, K, wt, gemm.F8 if wt == "e4m3" else "bf16", "tensor" if wt == "e4m3" else None, [(M, cfg, [(v or "gemm", {"diag": v} if v else {}) for v in variants
                                                           if cfg.wgs == 1 or not v or not v.startswith("split_")])], []
 
 
