@@ -169,6 +169,7 @@ def _run_shape(d: Path, quick, sweep, shape):
             xin, sx, xdq = x, None, x.float()
         ref = xdq @ wdq.t()
         best = now = None
+        timed = []   # (config, us) of every candidate that ran
         for cfg in cands:
             def call(i, cfg=cfg):
                 return g(xin, wbufs[i], w_scale=sw, scale=None if not fp8 else mode, x_scale=sx, config=cfg)
@@ -184,6 +185,7 @@ def _run_shape(d: Path, quick, sweep, shape):
                 best = (ms, cfg, err)
             if cfg == cands[0]:
                 now = ms
+            timed.append([list(gemm.Config(*cfg).short), round(ms * 1e3, 2)])
         base_ms, base_name = None, None
         try:
             if fp8:
@@ -210,6 +212,7 @@ def _run_shape(d: Path, quick, sweep, shape):
                     max_rel_err=float(f"{err:.2e}"), correct=err < tol, w_copies=nbufs)
         if now is not None:  # the config Gemm() picks (gemm.MEASURED's, else the cost model's), timed in this run
             line.update(now_config=list(cands[0]), now_us=round(now * 1e3, 2))
+        line["candidates_us"] = timed
         if base_ms:
             line.update(baseline=base_name, base_us=round(base_ms * 1e3, 2),
                         base_W_TBps=round(wbytes / base_ms / 1e9, 3), speedup=round(base_ms / ms, 3))
