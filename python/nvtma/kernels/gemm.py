@@ -1324,7 +1324,8 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None, scale=None):
     """Configs for a problem: BM the smallest wgmma N holding M; BN and the K
     split from ``_ranked``. The best two also come with twice and half the
     splits, stream K, a deeper ring (16 stages where they fit: more bytes in
-    flight where fewer CTAs than SMs stream), up to BM = 16 the deepest ring
+    flight where fewer CTAs than SMs stream; unsplit too; deeper than 16 was
+    slower, benchmarks/diag/stream_floor.py's deep probes), up to BM = 16 the deepest ring
     that lets two CTAs share an SM (the next call's prefetch beside this
     call) and, from BM = 64 on (x, BM rows a K step reread for every W tile,
     outweighs W's tile), x shared by 2-CTA clusters, and M split over 2-CTA
