@@ -263,10 +263,13 @@ def _run_shape(d: Path, quick, sweep, shape):
 def table(results: Path, *more):
     """gemm.MEASURED from the lines of one run or more (RESULTS, then
     --also FILE ...): (N, K, BM, mode) -> (BN, wgs, splits[, mc[, stages[,
-    ms[, kwg]]]]) of the fastest config, from the M that is BM itself where
-    measured, the fastest over the runs."""
+    ms[, kwg]]]]). The Ms of one BM (1 and 8 share a tile) share the entry,
+    so from lines with every candidate's time (`candidates_us`) it is the
+    config timed at all of them whose worst time against each M's fastest
+    (times averaged over the runs) is least; from older lines, the fastest
+    at the M that is BM itself, else at any M."""
     from nvtma.kernels import gemm
-    best = {}
+    times = {}   # (N, K, BM, mode) -> {M: {short config: [us per run]}}
     for path in [results, *more]:
         for line in Path(path).read_text().splitlines():
             r = json.loads(line)
@@ -274,10 +277,21 @@ def table(results: Path, *more):
                 continue
             cfg = gemm.Config(*r["config"])
             key = (r["N"], r["K"], cfg.BM * cfg.ms, r["mode"])   # BM of the problem: the cluster's rows with ms
-            rank = (r["M"] != cfg.BM * cfg.ms, r["us"])
-            if key not in best or rank < best[key][0]:
-                best[key] = (rank, cfg.short[1:])
-    best = {key: cfg for key, (_, cfg) in best.items()}
+            per_m = times.setdefault(key, {}).setdefault(r["M"], {})
+            for short, us in r.get("candidates_us") or [[cfg.short, r["us"]]]:
+                per_m.setdefault(tuple(short), []).append(us)
+    best = {}
+    for key, by_m in times.items():
+        mean = {M: {c: sum(t) / len(t) for c, t in cs.items()} for M, cs in by_m.items()}
+        fastest = {M: min(ts.values()) for M, ts in mean.items()}
+        shared = set.intersection(*(set(ts) for ts in mean.values()))
+        if shared:
+            pick = min(shared, key=lambda c: (max(mean[M][c] / fastest[M] for M in mean),
+                                              sum(mean[M][c] for M in mean)))
+        else:
+            ts = mean.get(key[2]) or {c: t for M in mean for c, t in mean[M].items()}
+            pick = min(ts, key=ts.get)
+        best[key] = pick[1:]
     print("MEASURED = {")
     for key in sorted(best):
         print(f"    {key!r}: {best[key]!r},")

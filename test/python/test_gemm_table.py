@@ -1,0 +1,65 @@
+"""gemm.MEASURED's maker (benchmarks/gemm_bench.py `table`): the Ms that
+share a tile of BM rows share an entry, so it takes the config whose worst
+time against each M's fastest is least, not the fastest at one M."""
+
+import ast
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "gemm_bench.py"
+
+
+@pytest.fixture(scope="module")
+def gemm_bench():
+    spec = importlib.util.spec_from_file_location("gemm_bench", BENCH)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _line(M, config, cands, mode="row", correct=True):
+    return {"bench": "gemm", "N": 7168, "K": 2048, "M": M, "mode": mode, "config": config,
+            "us": min(us for _, us in cands) if cands else 1.0, "correct": correct,
+            **({"candidates_us": cands} if cands else {})}
+
+
+def _table(gemm_bench, tmp_path, capsys, *runs):
+    paths = []
+    for i, lines in enumerate(runs):
+        p = tmp_path / f"run{i}.jsonl"
+        p.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        paths.append(p)
+    gemm_bench.table(*paths)
+    out = capsys.readouterr().out
+    return ast.literal_eval(out.split("=", 1)[1])
+
+
+A, B, C = [8, 64, 1, 1, 1, 11], [8, 64, 1, 1, 1, 16], [8, 128, 2, 1, 1, 12]
+
+
+def test_the_ms_of_a_tile_share_the_least_worst_config(gemm_bench, tmp_path, capsys):
+    # A is fastest at M = 8 but 20% off at M = 1; C is 5% off at both; B 10% off at M = 8
+    run = [_line(1, B, [[A, 6.0], [B, 5.0], [C, 5.25]]),
+           _line(8, A, [[A, 5.0], [B, 5.5], [C, 5.25]])]
+    assert _table(gemm_bench, tmp_path, capsys, run) == {(7168, 2048, 8, "row"): tuple(C[1:])}
+
+
+def test_times_are_averaged_over_runs(gemm_bench, tmp_path, capsys):
+    one = [_line(8, A, [[A, 5.0], [B, 5.2]])]
+    two = [_line(8, B, [[A, 5.6], [B, 5.1]])]   # A: 5.3 on average, B: 5.15
+    assert _table(gemm_bench, tmp_path, capsys, one, two) == {(7168, 2048, 8, "row"): tuple(B[1:])}
+
+
+def test_older_lines_give_the_fastest_at_bm_itself(gemm_bench, tmp_path, capsys):
+    run = [_line(1, B, None) | {"us": 4.0}, _line(8, A, None) | {"us": 5.0},
+           _line(8, C, [[C, 3.0]], correct=False)]   # a wrong y is never a pick
+    assert _table(gemm_bench, tmp_path, capsys, run) == {(7168, 2048, 8, "row"): tuple(A[1:])}
+
+
+def test_an_m_split_config_keys_the_problem_tile(gemm_bench, tmp_path, capsys):
+    split = [64, 128, 1, 1, 1, None, 2]   # two CTAs of 64 rows: the problem's tile is 128
+    run = [_line(128, split, [[split, 7.0], [[128, 128, 1, 1], 8.0]])]
+    assert _table(gemm_bench, tmp_path, capsys, run) == {(7168, 2048, 128, "row"): tuple(split[1:])}
