@@ -3,7 +3,7 @@
 
     python3 benchmarks/gemm_bench.py build DIR [--quick]   # here (needs MLIR): AOT artifacts
     python3 benchmarks/gemm_bench.py run DIR [--quick] [--sweep]   # on the GPU: one JSON line per measurement
-    python3 benchmarks/gemm_bench.py table RESULTS.jsonl [--also MORE.jsonl ...]   # gemm.MEASURED: fastest configs
+    python3 benchmarks/gemm_bench.py table RESULTS.jsonl [--also MORE.jsonl ...]   # gemm.MEASURED: a config per tile
     python3 benchmarks/gemm_bench.py markdown RESULTS.jsonl   # README tables, issue #13's targets marked
 
 For every (N, K) of the issue and M in {1, 8, 16, 32, 64, 128, 256}: W as
@@ -352,7 +352,7 @@ if __name__ == "__main__":
     ap.add_argument("dir", type=Path)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--sweep", action="store_true")
-    ap.add_argument("--also", nargs="*", default=[], type=Path, help="table: more runs' lines, the fastest kept")
+    ap.add_argument("--also", nargs="*", default=[], type=Path, help="table: more runs' lines, times averaged")
     ap.add_argument("--shape", type=lambda v: tuple(int(t) for t in v.split(",")),
                     help="run: this N,K only, in this process (what each worker of a run does)")
     a = ap.parse_args()
