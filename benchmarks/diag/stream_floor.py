@@ -111,8 +111,10 @@ def _probed(probes):
     from nvtma.kernels import gemm
     for N, K, M, cfg, variants, *wt in probes:
         cfg, wt = gemm.Config(*cfg), (wt or ["e4m3"])[0]
-        yield N, K, wt, gemm.F8 if wt == "e4m3" else "bf16", "tensor" if wt == "e4m3" else None, [(M, cfg, [(v or "gemm", {"diag": v} if v else {}) for v in variants
-                                                          if cfg.wgs == 1 or not v or not v.startswith("split_")])], []
+        runs = [(v or "gemm", {"diag": v} if v else {}) for v in variants
+                if cfg.wgs == 1 or not v or not v.startswith("split_")]
+        fp8 = wt == "e4m3"
+        yield N, K, wt, gemm.F8 if fp8 else "bf16", "tensor" if fp8 else None, [(M, cfg, runs)], []
 
 
 def _specs(probes=None):

@@ -1349,12 +1349,11 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None, scale=None):
         # and, deep, unsplit: bf16 7168 x 2048, M = 1, 8/64/1/1 with 16 stages 7.5-7.7 us against 9.3-9.5
         # with 11 and the split 8/64/1/8's (s23-deep)
         splits = (c.splits, c.splits * 2, c.splits // 2, 0)
-        for sp in splits + (1,):
+        for sp in (s for s in splits + (1,) if s == 0 or 1 <= s <= kblocks):
             v = c._replace(splits=sp)
-            if (sp == 0 or 1 <= sp <= kblocks) and sp in splits and v not in ranked + more:
+            if sp in splits and v not in ranked + more:
                 more.append(v)
-            if (sp == 0 or 1 <= sp <= kblocks) and deep > max_stages(c.BM, c.BN, w_dtype) \
-                    and v._replace(stages=deep) not in ranked + more:
+            if deep > max_stages(c.BM, c.BN, w_dtype) and v._replace(stages=deep) not in ranked + more:
                 more.append(v._replace(stages=deep))
         two = two_per_sm_stages(c.BM, c.BN, w_dtype, block_scaled=True)
         if c.BM <= 16 and two > max_stages(c.BM, c.BN, w_dtype):
