@@ -20,6 +20,7 @@ CTAs an SM): the fastest any of these kernels streams W.
     python3 benchmarks/diag/stream_floor.py build-split DIR / run-split DIR   # SPLIT_PROBES, RELEASE_PROBES
     python3 benchmarks/diag/stream_floor.py build-two DIR / run-two DIR       # TWO_PROBES
     python3 benchmarks/diag/stream_floor.py build-deep DIR / run-deep DIR     # DEEP_PROBES
+    python3 benchmarks/diag/stream_floor.py build-kc DIR / run-kc DIR         # stages of several K steps
 """
 import json
 import sys
@@ -102,16 +103,50 @@ DEEP_PROBES = [(N, K, M, cfg, GEMM_AND_STREAM, wt) for N, K, M, wt, cfgs in (
     (16384, 16384, 1, "e4m3", [(8, 128, 1, 1, 1, 12)] + [(8, 64, 1, 1, 1, s) for s in (16, 24)]),
     (2112, 7168, 1, "e4m3", [(8, 128, 1, 7)] + [(8, 64, 1, 4, 1, s) for s in (16, 24)]),
 ) for cfg in cfgs]
-PROBE_SETS = {"split": lambda: SPLIT_PROBES + RELEASE_PROBES, "two": lambda: TWO_PROBES, "deep": lambda: DEEP_PROBES}
+# `kc`: stages of kc K steps (gemm_spec's kc: each operand's stage one TMA box of kc K steps), at the same ring
+# bytes as the config a K step a stage. Stream-only kernels of one K step a stage streamed faster with bigger
+# boxes at the same CTAs and ring bytes (s21-stream-floor, 4096 x 7168, 128 CTAs, 192 KB rings: 8 KB boxes 8.42
+# us, 16 KB 7.37, 24 KB 6.79, 32 KB 6.70), but a bigger box was a wider tile: fewer tiles, so split K
+def _kc_probes():
+    out = []
+    for N, K, M, wt, cfg, kcs in (
+            (4096, 7168, 1, "e4m3", (8, 64, 1, 1, 1, 16), (1, 2, 4)),
+            (4096, 7168, 16, "e4m3", (16, 64, 1, 1, 1, 16), (1, 2, 4)),
+            (4096, 7168, 64, "e4m3", (64, 64, 1, 1, 1, 12), (1, 2, 4)),
+            (4096, 7168, 1, "e4m3", (8, 128, 1, 4, 1, 12), (1, 2)),
+            (4096, 7168, 1, "bf16", (8, 64, 1, 1, 1, 16), (1, 2, 4)),
+            (4096, 7168, 1, "bf16", (8, 128, 1, 4), (1, 2)),
+            (7168, 2048, 1, "e4m3", (8, 64, 1, 1, 1, 16), (1, 2, 4)),
+            (7168, 2048, 16, "e4m3", (16, 64, 1, 1, 1, 16), (1, 2, 4)),
+            (7168, 2048, 64, "e4m3", (64, 64, 1, 1, 1, 12), (1, 2, 4)),
+            (7168, 2048, 1, "bf16", (8, 64, 1, 1, 1, 16), (1, 2, 4)),
+            (7168, 2048, 32, "bf16", (32, 64, 1, 1, 1, 16), (1, 2, 4)),
+            (2112, 7168, 1, "e4m3", (8, 128, 1, 7), (1, 2, 4)),
+            (2112, 7168, 1, "bf16", (8, 64, 1, 0, 1, 16), (1, 2, 4)),
+            (24576, 1536, 1, "e4m3", (8, 192, 1, 1), (1, 2)),
+            (24576, 1536, 32, "e4m3", (32, 192, 1, 1), (1, 2)),
+            (24576, 1536, 1, "bf16", (8, 64, 1, 1, 1, 16), (1, 2, 4)),
+            (24576, 1536, 128, "e4m3", (128, 64, 1, 1), (1, 2)),
+            (16384, 16384, 64, "e4m3", (64, 128, 1, 1), (1, 2))):
+        from nvtma.kernels import gemm
+        c = gemm.Config(*cfg)
+        ring = c.stages or gemm.max_stages(c.BM, c.BN)
+        for kc in kcs:
+            out.append((N, K, M, c._replace(stages=max(2, ring // kc)), GEMM_AND_STREAM, wt, {"kc": kc}))
+    return out
+
+
+PROBE_SETS = {"split": lambda: SPLIT_PROBES + RELEASE_PROBES, "two": lambda: TWO_PROBES, "deep": lambda: DEEP_PROBES,
+              "kc": _kc_probes}
 
 
 def _probed(probes):
     """_problems' tuples for a probe set's (N, K, M, config, variants[, W: "e4m3" (per-tensor scale, the
-    default) or "bf16"]) ("split_no_gather" on the one-warpgroup path only)."""
+    default) or "bf16"[, spec options of every variant]]) ("split_no_gather" on the one-warpgroup path only)."""
     from nvtma.kernels import gemm
-    for N, K, M, cfg, variants, *wt in probes:
-        cfg, wt = gemm.Config(*cfg), (wt or ["e4m3"])[0]
-        runs = [(v or "gemm", {"diag": v} if v else {}) for v in variants
+    for N, K, M, cfg, variants, *rest in probes:
+        cfg, wt, more = gemm.Config(*cfg), (rest or ["e4m3"])[0], (rest[1:] or [{}])[0]
+        runs = [(v or "gemm", dict({"diag": v} if v else {}, **more)) for v in variants
                 if cfg.wgs == 1 or not v or not v.startswith("split_")]
         fp8 = wt == "e4m3"
         yield N, K, wt, gemm.F8 if fp8 else "bf16", "tensor" if fp8 else None, [(M, cfg, runs)], []
@@ -161,6 +196,7 @@ def run(d, probes=None):
             kw = dict(w_scale=sw, scale=scale, x_scale=sx) if fp8 else {}
             line = dict(bench="stream-floor", kind=probes or kind, N=N, K=K, M=M,
                         w=wt, config=list(gemm.Config(*cfg).short), w_copies=len(wbufs))
+            line.update({k: v for k, v in variants[0][1].items() if k != "diag"})  # the probe's options (kc)
             for label, opts in variants:
                 def call(i, opts=opts):
                     return g(x, wbufs[i], config=cfg, **kw, **opts)

@@ -135,7 +135,9 @@ class SmemDescriptor:
         span = SWIZZLE_BYTES[sw]
         box = tile.info.box if tile.info is not None and tile.info.box else None
         self.row_bytes = (box[-1] if box else self.k) * eb   # bytes of a row inside one box
-        self.box_rows = box[0] if box else (rows_per_box or self.rows)
+        # rows of a box: its next-to-innermost dim (a box of several K blocks, [K blocks, rows, K], lands
+        # as K block after K block: a stage of each is one such [rows, K] tile)
+        self.box_rows = box[-2] if box else (rows_per_box or self.rows)
         if span is None:
             fail("wgmma operands from a non-swizzled TMA tile are not supported here: use swizzle_32b/64b/128b",
                  rule="descriptor")

@@ -139,10 +139,29 @@ HALF_CASES = [
 ]
 
 
+# (M, N, K, mode, config, kc): stages of kc K steps, each operand's stage one TMA box of its [K / bk, rows, bk]
+# view: a last stage partly past K (zeros), N tails, M not a multiple of 8, split K and stream K, two warpgroups,
+# BM = 128 through the TMA stores, per-tensor and per-row scales and bf16
+KC_CASES = [
+    (5, 320, 1152, "tensor", (8, 64, 1, 1), 4),
+    (13, 448, 2048, "row", (16, 64, 1, 3), 2),
+    (40, 256, 1536, "bf16", (64, 128, 2, 0), 2),
+    (1, 7168, 2048, "tensor", (8, 64, 1, 1, 1, 4), 4),
+    (100, 384, 1024, "tensor", (128, 64, 1, 2), 2),
+    (8, 200, 640, "bf16", (8, 64, 1, 1), 4),
+    (30, 512, 3072, "tensor", (32, 128, 1, 5, 1, 3), 3),
+]
+
+
 def gemm_specs():
     from nvtma.kernels import gemm
     g = gemm.Gemm()
     out = []
+    for M, N, K, mode, cfg, kc in KC_CASES:
+        wd, scale = ("bf16", None) if mode == "bf16" else ("f8E4M3FN", mode)
+        for opts in ({"kc": kc}, {}):  # and the same config a K step a stage
+            sp, _, q = g.plan(M, N, K, wd, scale, quantize=mode != "bf16", config=cfg, **opts)
+            out += [sp, g.plan(M, N, K, wd, scale, config=cfg, **opts)[0]] + ([q] if q is not None else [])
     for M, N, K, mode, cfg in HALF_CASES:
         gh = gemm.Gemm(xhalf=True)
         for rows in (M, cfg[0] * (cfg[6] if len(cfg) > 6 else 1)):  # x as it is, and padded by the caller

@@ -826,3 +826,15 @@ def test_an_unspecialized_tensor_is_named_at_the_kernels_def():
         k.build()
     assert e.value.rule == "specialize"
     assert e.value.where.endswith(f":{k.fn.__code__.co_firstlineno}")
+
+
+@pytest.mark.parametrize("strides", [(1,), (128, -1, 1), (128, 1.5, 1), (True, None, 1)])
+def test_tensor_strides_take_one_int_or_none_per_dim(strides):
+    """dsl.Tensor(strides=) names the bad strides at the user's line: one
+    non-negative int (elements) or None (run time) per dim of the shape."""
+    with pytest.raises(dsl.KernelBuildError) as e:
+        dsl.Tensor("f32", (None, None, 128), strides=strides)  # MARK:bad-strides
+    assert e.value.rule == "shape" and "strides" in str(e.value)
+    assert e.value.where == f"{HERE}:{_line('MARK:bad-strides')}", e.value.where
+    with pytest.raises(dsl.KernelBuildError):
+        dsl.Tensor("f32", None, strides=(1,))  # strides without a shape

@@ -816,3 +816,90 @@ def test_the_gemm_stores_y_from_registers_at_bm_8():
     assert tma_store in gemm.gemm_spec(8, 64, 1, w_scale="tensor", store="tma").compile().ptx
     with pytest.raises(ValueError, match="store='smem'"):
         gemm.gemm_spec(8, 64, 1, w_scale="tensor", store="smem")
+
+
+@pytest.mark.parametrize("wd,kc", [("f8E4M3FN", 2), ("f8E4M3FN", 4), ("bf16", 4)])
+def test_the_gemm_loads_stages_of_several_k_steps_in_one_box(wd, kc):
+    """gemm_spec(kc=): W and x are [K / bk, rows, bk] views (strides bk, run
+    time, 1), each operand's stage one 3-D TMA box of kc K steps, and the
+    consumers issue the wgmmas of all kc K steps (four K blocks each) before
+    one commit; the ring counts these stages in the shared memory of kc
+    stages of one K step."""
+    from nvtma.kernels import gemm
+    scale = None if wd == "bf16" else "tensor"
+    one = gemm.gemm_spec(8, 64, 1, stages=8, w_dtype=wd, w_scale=scale, pdl=False)
+    sp = gemm.gemm_spec(8, 64, 1, stages=8 // kc, w_dtype=wd, w_scale=scale, pdl=False, kc=kc)
+    assert sp.smem == one.smem
+    bk = 128 if wd != "bf16" else 64
+    assert [(t.shape, t.strides) for t in sp.param_types[:2]] == [((None, None, bk), (bk, None, 1))] * 2
+    assert str(sp.kernel.build(sp.param_types, **sp.consts).ir).count(f"x{bk}x{wd}, strided<[{bk}, ?, 1]>>") >= 2
+    ptx = sp.compile().ptx
+    assert len(re.findall(r"cp\.async\.bulk\.tensor\.3d\.shared::cluster\.global", ptx)) >= 2
+    assert "cp.async.bulk.tensor.2d.shared::cluster.global" not in ptx
+    assert ptx.count("wgmma.mma_async") == 4 * kc
+    assert ptx.count("wgmma.commit_group") == 1
+
+
+@pytest.mark.parametrize("opts", [dict(kc=0), dict(kc=9), dict(kc=2, mc=2, BM=16), dict(kc=2, ms=2, BM=16),
+                                  dict(kc=2, w_scale="block"), dict(kc=2, x_scale="fused"),
+                                  dict(kc=2, xhalf=True, BM=64)])
+def test_the_gemm_takes_stages_of_several_k_steps_where_it_can(opts):
+    """kc is 1-8, and above 1 not with block scales, x quantized in the
+    kernel, x or W multicast, kwg or half boxes of x: a ValueError naming kc."""
+    from nvtma.kernels import gemm
+    opts = dict(opts)
+    BM = opts.pop("BM", 8)
+    opts.setdefault("w_scale", "tensor")
+    with pytest.raises(ValueError, match="kc="):
+        gemm.gemm_spec(BM, 64, 1, **opts)
+
+
+def test_the_gemm_candidates_take_stages_of_several_k_steps():
+    """gemm.candidates adds 2 and 4 K steps a stage to the two best-ranked
+    configs, as ranked and unsplit with the deep ring, each at the ring's K
+    steps (at least two stages, where two fit), no share empty; not with
+    block scales, nor where K is not a whole number of 128-byte K steps
+    (the [K / bk, rows, bk] view needs it); parts_for counts their stages."""
+    from nvtma.kernels import gemm
+    for M, N, K, wd in ((1, 4096, 7168, gemm.F8), (16, 7168, 2048, gemm.F8), (128, 24576, 1536, gemm.F8),
+                        (8, 7168, 2048, "bf16")):
+        cands = gemm.candidates(M, N, K, wd, scale=None if wd == "bf16" else "tensor")
+        kcs = [c for c in cands if c.kc > 1]
+        assert kcs and len(cands) == len(set(cands))
+        kblocks = gemm.k_steps(K, wd)
+        for c in kcs:
+            assert c.mc == c.ms == 1 and not c.kwg and c.splits <= -(-kblocks // c.kc)
+            assert 2 <= c.stages <= gemm.deepest_stages(c.BM, c.BN, wd, kc=c.kc)
+        top = gemm._ranked(cands[0].BM, N, kblocks, wd, 132)[0]
+        steps = gemm.max_stages(top.BM, top.BN, wd)
+        if gemm.deepest_stages(top.BM, top.BN, wd, kc=2) >= 2:
+            assert top._replace(kc=2, stages=max(2, min(gemm.deepest_stages(top.BM, top.BN, wd, kc=2),
+                                                         steps // 2))) in kcs
+    assert not [c for c in gemm.candidates(1, 4096, 7168, scale="block") if c.kc > 1]
+    assert not [c for c in gemm.candidates(1, 4096, 7000, scale="tensor") if c.kc > 1]
+    assert gemm.parts_for(0, 4096, 2048, 64, kc=4) == (132, (132,))  # 64 tiles x 4 stages: 256 > 132
+    assert gemm.parts_for(0, 64, 2048, 64, kc=4) == (4, (4,))  # one tile of 4 stages: 4 shares
+
+
+def test_the_gemm_operand_views_pass_the_runtime_checks():
+    """A kernel of several K steps a stage records W's and x's strides as
+    [bk, ?, 1] (so the launch takes the [K / bk, rows, bk] view of a row-major
+    [rows, K] tensor, and refuses a contiguous [K / bk, rows, bk] one), and
+    the view's descriptor encodes (dims bk, rows, K / bk; byte strides K, 128)."""
+    from nvtma.kernels import gemm
+    from nvtma.runtime import args
+    from nvtma.runtime.errors import LaunchError
+    N, K = 4096, 7168
+    c = gemm.gemm_spec(8, 64, 1, stages=4, w_scale="tensor", kc=4).compile()
+    params = c.kernels["gemm"]["params"]
+    w = next(p for p in params if p["kind"] == "memref")
+    assert w["strides"] == [128, None, 1], w
+    view = args.TensorInfo(1 << 20, (K // 128, N, 128), (128, K, 1), "f8E4M3FN", 8)
+    args.check_memref(view, w, "w")
+    with pytest.raises(LaunchError, match="stride"):
+        args.check_memref(args.TensorInfo(1 << 20, (K // 128, N, 128), (N * 128, 128, 1), "f8E4M3FN", 8), w, "w")
+    d = c.descriptor_records("gemm")[0]
+    got = args.descriptor_params(view, d, "w")
+    assert (got["global_dim"], got["global_strides"], list(d["box_dim"])) == ([128, N, K // 128], [K, 128],
+                                                                              [128, 64, 4])
+    assert len(args.encode_descriptor(view, d, "w")) == 128

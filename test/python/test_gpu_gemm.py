@@ -403,3 +403,38 @@ def test_gemm_typed_errors():
         g(x, w, scale="tensor", w_scale=torch.ones(1, device="cuda"), x_scale=torch.ones(4, device="cuda"))
     with pytest.raises(LaunchError, match="no scales"):
         g(x, torch.zeros(256, 512, device="cuda", dtype=torch.bfloat16), x_scale=torch.ones(4, device="cuda"))
+
+
+@pytest.mark.parametrize("case", gpu_cases.KC_CASES, ids=lambda c: f"M{c[0]}-N{c[1]}-K{c[2]}-{c[3]}-kc{c[5]}")
+def test_gemm_stages_of_several_k_steps(case):
+    """Stages of kc K steps (gemm_spec's kc: each operand's stage one TMA box
+    of its [K / bk, rows, bk] view) match float32 torch call after call, and
+    the y of one K step a stage to f32 rounding (the K steps' wgmmas go into
+    the accumulator chains in another order); bf16 x quantized first takes
+    the same views."""
+    M, N, K, mode, cfg, kc = case
+    g = _gemm()
+    x, w32 = _case_inputs(M, N, K)
+    if mode == "bf16":
+        w, xin, kw = w32.to(torch.bfloat16), x, {}
+        want = x.float() @ w.float().t()
+    else:
+        w, sw, wdq = _quantize_w(w32, mode)
+        xin, sx = g.quantize(x)
+        want = gemm.dequantize_x(xin, sx) @ wdq.t()
+        kw = dict(w_scale=sw, scale=mode, x_scale=sx)
+    one = g(xin, w, config=cfg, **kw)
+    for rep in range(2):
+        y = g(xin, w, config=cfg, kc=kc, **kw)
+        torch.cuda.synchronize()
+        err = ((y.float() - want).abs().max() / want.abs().max()).item()
+        assert err < 1.5e-2, f"call {rep}: max error {err:.3e} of max |y|"
+        assert _near(y, one)
+    if mode != "bf16":  # bf16 x, quantized by quantize_x, then through the views
+        assert _near(g(x, w, config=cfg, kc=kc, **{k: v for k, v in kw.items() if k != "x_scale"}), one)
+
+
+def _near(a, b):
+    """Equal to a bf16 step of max |b| (f32 sums in another order round a bf16 element either way)."""
+    a, b = a.float(), b.float()
+    return (a - b).abs().max().item() <= b.abs().max().item() * 2.0 ** -7

@@ -33,9 +33,13 @@ class Tensor:
     """A global tensor parameter: element type and shape, outermost first.
     ``None`` in the shape is a dynamic dim (read it in the kernel as
     ``t.shape[i]``); ``dtype=None`` or ``shape=None`` leave the element type
-    or the whole shape to the argument of a JIT call."""
+    or the whole shape to the argument of a JIT call. ``strides`` (elements,
+    outermost first, ``None`` for a run-time one; the default row-major)
+    takes a strided view instead, e.g. ``(128, None, 1)`` for a [K / 128,
+    N, 128] view of a row-major [N, K] tensor (torch's ``as_strided``)."""
     dtype: object = None
     shape: tuple | None = None
+    strides: tuple | None = None
 
     def __post_init__(self):
         if self.dtype is not None:
@@ -46,6 +50,12 @@ class Tensor:
                 if d is not None and (not isinstance(d, int) or isinstance(d, bool) or d < 0):
                     fail(f"dsl.Tensor shape {self.shape}: dims are non-negative ints or None", rule="shape")
             _check_size(self.shape, self.dtype, "dsl.Tensor")
+        if self.strides is not None:
+            object.__setattr__(self, "strides", tuple(self.strides))
+            if self.shape is None or len(self.strides) != len(self.shape) or any(
+                    d is not None and (not isinstance(d, int) or isinstance(d, bool) or d < 0) for d in self.strides):
+                fail(f"dsl.Tensor strides {self.strides}: one non-negative int or None per dim of the shape "
+                     f"{self.shape}", rule="shape")
 
     @property
     def element(self):
@@ -56,7 +66,12 @@ class Tensor:
             fail("a dsl.Tensor without dtype or shape is specialized from the call's arguments; build it with "
                  "param_types= or call the kernel on tensors", rule="specialize")
         dyn = ir.ShapedType.get_dynamic_size()
-        return ir.MemRefType.get([dyn if d is None else d for d in self.shape], self.element.mlir_type())
+        shape = [dyn if d is None else d for d in self.shape]
+        if self.strides is None:
+            return ir.MemRefType.get(shape, self.element.mlir_type())
+        ds = ir.ShapedType.get_dynamic_stride_or_offset()
+        layout = ir.StridedLayoutAttr.get(0, [ds if d is None else d for d in self.strides])
+        return ir.MemRefType.get(shape, self.element.mlir_type(), layout=layout)
 
 
 # MLIR sizes are int64, and LLVM's memref lowering describes a memref by

@@ -70,7 +70,7 @@ def _gemm_cluster(mc=1, ms=1, **_):
 def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32", (None, None)),
                 counters: dsl.Tensor("i32", (None,)), parts: dsl.Int32, *scales, BM, BN, wgs, stages, w_scale,
                 x_scale, l2_w, l2_x, w_hint, x_hint, mc=1, ms=1, kwg=False, pdl=False, profile=None, chains=1,
-                diag=None, store="tma", xhalf=False):
+                diag=None, store="tma", xhalf=False, kc=1):
     # mc: CTAs per cluster sharing x (each loads 1/mc of every x tile and multicasts it to all)
     # ms: CTAs per cluster sharing W (each takes BM rows of x, loads 1/ms of every W tile, multicasts it)
     cl = max(mc, ms)  # CTAs per cluster (one of mc, ms is 1)
@@ -82,7 +82,13 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     scales = scales[:-1] if profile else scales
     # 32-bit problem arithmetic: a 64-bit division by a run-time value (the K split, the grid) is a
     # call in the SASS, and a call makes ptxas serialize every wgmma of the kernel
-    N, K = (d.to(Int32) for d in w.shape)
+    bk = KBYTES // max(w.dtype.width // 8, 1)   # K elements of a K step (128 bytes)
+    # kc > 1: a stage is kc K steps, one TMA box of each operand: W and x come as [K / bk, rows, bk] views of
+    # their rows (K steps outermost: gemm_operand_view), so a box [kc, rows, bk] lands as kc [rows, bk] tiles
+    if kc > 1:
+        N, K = w.shape[1].to(Int32), w.shape[0].to(Int32) * bk
+    else:
+        N, K = (d.to(Int32) for d in w.shape)
     M = y.shape[0].to(Int32)  # x may have more rows (zero padding up to the tile: no rows of its box past it)
     R = BN // (64 * rwgs)             # m64 tiles per consumer warpgroup
     fp8 = w.dtype is dsl.Float8E4M3FN
@@ -90,8 +96,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     # producer's warpgroup; each stage's partial is promoted with its x scales like block scaling's
     fused = x_scale == "fused"
     promote = w_scale == "block" or fused  # a scale per K step: each stage's wgmmas summed, then scaled
-    bk = KBYTES // max(w.dtype.width // 8, 1)   # K elements per stage
-    kblocks = (K + bk - 1) // bk
+    kblocks = (K + bk * kc - 1) // (bk * kc)  # stages of K (the last partial: zeros past K)
     tiles = (N + BN - 1) // BN
 
     pool = lang.SMEMPool()
@@ -110,8 +115,9 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     stm = y.dtype.width == 16 and not kwg
     y_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), y, (EY, BN),
                                          swizzle=sw_ if stm else "none")
-    w_ring = pool.alloc((stages, BN, bk), w.dtype, swizzle=sw_)
-    x_ring = pool.alloc((stages, BM, bk), w.dtype if fused else x.dtype, swizzle=sw_)  # what the wgmmas read
+    kdims = (kc,) if kc > 1 else ()
+    w_ring = pool.alloc((stages, *kdims, BN, bk), w.dtype, swizzle=sw_)
+    x_ring = pool.alloc((stages, *kdims, BM, bk), w.dtype if fused else x.dtype, swizzle=sw_)  # what the wgmmas read
     if fused:  # x as loaded: bf16 [BM, 128] of a stage, two boxes of [BM, 64]
         xb_ring = pool.alloc((stages, BM, bk), x.dtype, swizzle=sw_)
     if diag == "epi_last":  # diagnostics: the tile after the rings (its place before the tenth session)
@@ -120,10 +126,10 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     # bf16 y's 16-byte rows as stmatrix writes them (_y_matrices works out the swizzle)
     epi_y16 = pool.alias(epi, (EY * BN // 8, 8), y.dtype) if stm else None
     w_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp() if ms > 1 else G2S(), w,
-                                         (BN, bk), num_multicast=ms, swizzle=sw_, l2_promotion=l2_w,
+                                         (*kdims, BN, bk), num_multicast=ms, swizzle=sw_, l2_promotion=l2_w,
                                          internal_type="uint8" if fp8 else None)
     x_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp() if mc > 1 else G2S(), x,
-                                         (BM, bk), num_multicast=mc, swizzle=sw_, l2_promotion=l2_x,
+                                         (*kdims, BM, bk), num_multicast=mc, swizzle=sw_, l2_promotion=l2_x,
                                          internal_type="uint8" if fp8 and not fused else None)
     # xhalf: a tile reaching past M loads x as boxes of BM / 2 rows instead, one at its first row and,
     # where M ends in the second half, one ending 0-7 rows past M (the two overlap: rows written twice,
@@ -209,13 +215,16 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             def load_w(s, tile, kb):
                 pipe.producer_commit(s, stage_bytes)
                 mcast = dict(mcast_mask=(1 << ms) - 1, cta_rank=rank) if ms > 1 else {}
-                cpasync.copy(w_atom, [tile * BN, kb * bk], w_ring.stage(s.index), tma_bar_ptr=pipe.full.at(s.index),
+                at = [kb * kc, tile * BN, 0] if kc > 1 else [tile * BN, kb * bk]
+                cpasync.copy(w_atom, at, w_ring.stage(s.index), tma_bar_ptr=pipe.full.at(s.index),
                              cache_hint=w_hint, **mcast)
 
             def load_x(s, kb):
                 mcast = dict(mcast_mask=(1 << mc) - 1, cta_rank=rank) if mc > 1 else {}
                 bar = dict(tma_bar_ptr=pipe.full.at(s.index), cache_hint=x_hint)
-                if not xhalf:
+                if kc > 1:
+                    cpasync.copy(x_atom, [kb * kc, m0, 0], x_ring.stage(s.index), **bar)
+                elif not xhalf:
                     cpasync.copy(x_atom, [m0, kb * bk], (xb_ring if fused else x_ring).stage(s.index), **bar, **mcast)
                 else:
                     tile = x_ring.stage(s.index)
@@ -359,14 +368,17 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                     xready.wait(s.index, s.phase)
                 prof.pop()
                 prof.push("mma")
-                a_tile = w_ring.stage(s.index)
-                b = wgmma.SmemDescriptor(x_ring.stage(s.index))
-                a = wgmma.SmemDescriptor(a_tile)
+                # each K step of the stage: its W and x tiles, and its wgmmas' K blocks of 32 bytes
+                wt, xt = w_ring.stage(s.index), x_ring.stage(s.index)
+                ab = [(wgmma.SmemDescriptor(wt.stage(j) if kc > 1 else wt),
+                       wgmma.SmemDescriptor(xt.stage(j) if kc > 1 else xt), ks)
+                      for j in range(kc) for ks in range(KBYTES // 32)]
                 wgmma.fence()
                 new = []
                 for r in range(R):
                     rows = (rg * R + r) * 64
                     if promote:
+                        a, b = ab[0][:2]
                         t = [wgmma.Accumulator(BM) for _ in range(chains)]
                         for ks in range(KBYTES // 32):
                             t[ks % chains] = wgmma.mma_async(t[ks % chains], a.row_block(rows).k_block(ks),
@@ -374,9 +386,9 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                         new.append(tuple(t))
                     else:
                         c = list(acc[r])
-                        for ks in range(KBYTES // 32):
-                            c[ks % chains] = wgmma.mma_async(c[ks % chains], a.row_block(rows).k_block(ks),
-                                                             b.k_block(ks))
+                        for i, (a, b, ks) in enumerate(ab):
+                            c[i % chains] = wgmma.mma_async(c[i % chains], a.row_block(rows).k_block(ks),
+                                                            b.k_block(ks))
                         new.append(tuple(c))
                 wgmma.commit_group()
                 if not overlap:
@@ -923,15 +935,16 @@ def y_rows(BM, EM, y_bits):
     return _whole_rows(BM, EM * 32 // y_bits)
 
 
-def stage_bytes(BM, BN, block_scaled=False, fused=False):
-    """Shared memory of a ring stage: W and x tiles, x's bf16 tile as loaded
-    (fused quantization), and x's scales (block scaling or fused)."""
-    return (BM + BN) * KBYTES + (2 * BM * KBYTES if fused else 0) + (max(BM, 32) * 4 if block_scaled or fused else 0)
+def stage_bytes(BM, BN, block_scaled=False, fused=False, kc=1):
+    """Shared memory of a ring stage: W and x tiles (of kc K steps), x's bf16
+    tile as loaded (fused quantization), and x's scales (block scaling or fused)."""
+    return kc * (BM + BN) * KBYTES + (2 * BM * KBYTES if fused else 0) + (max(BM, 32) * 4 if block_scaled or fused
+                                                                         else 0)
 
 
-def deepest_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False, fused=False):
+def deepest_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False, fused=False, kc=1):
     """The deepest ring that fits beside the epilogue tile (f32 EM x BN)."""
-    per_stage = stage_bytes(BM, BN, block_scaled, fused)
+    per_stage = stage_bytes(BM, BN, block_scaled, fused, kc)
     return (SMEM_BYTES - 1024 - epi_rows(BM, BN) * BN * 4) // per_stage
 
 
@@ -979,7 +992,7 @@ def half_boxes_fit(BM, mc, fused):
 
 def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16", w_scale="tensor", x_scale=None,
               l2_w="l2_128b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last", mc=1, ms=1, kwg=False,
-              pdl=True, profile=None, chains=None, diag=None, store=None, xhalf=False):
+              pdl=True, profile=None, chains=None, diag=None, store=None, xhalf=False, kc=1):
     """One GEMM kernel: BM (the activations' tile, a multiple of 8 up to 256),
     BN (W rows per CTA tile: 64 · wgs · R), the ring depth, dtypes, scale modes,
     and the L2 promotion / cache hint of each operand (W's promotion 128B:
@@ -1030,7 +1043,10 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     32 on, mc = 1, e4m3 or bf16 W's x); measured on the H200: 10-24% faster
     where M < BM = 128, 2-5% slower at BM = 64, and 20-33% slower at whole
     tiles of some configs (s19-m-sweep), so Gemm builds it only for the
-    first (`Gemm.plan`)."""
+    first (`Gemm.plan`). `kc`: K steps a stage, each operand's stage one
+    TMA box of kc K steps (W and x passed as `gemm_operand_view`s; not with
+    block scaling, fused quantization, mc, ms, kwg or xhalf); `stages` then
+    counts these stages."""
     fp8 = w_dtype == "f8E4M3FN"
     if diag not in DIAGS:
         raise ValueError(f"diag={diag!r}: one of {', '.join(map(repr, DIAGS))}")
@@ -1062,7 +1078,11 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
                              "(x_scale='fused')")
     fused = fp8 and x_scale == "fused"
     x_dtype = "bf16" if fused else w_dtype
-    room = deepest_stages(BM, BN, w_dtype, w_scale == "block", fused)
+    if not isinstance(kc, int) or isinstance(kc, bool) or not 1 <= kc <= 8 or kc > 1 and (
+            fused or w_scale == "block" or mc > 1 or ms > 1 or kwg or xhalf):
+        raise ValueError(f"kc={kc!r}: 1 to 8 K steps a stage, more than one not with block scaling, x quantized in "
+                         "the kernel, mc, ms, kwg or xhalf")
+    room = deepest_stages(BM, BN, w_dtype, w_scale == "block", fused, kc)
     if kwg and stages and stages % 2:
         raise ValueError(f"kwg with stages={stages}: an even ring (each consumer warpgroup's K steps then keep to "
                          "their own slots, so its parity waits never see a slot's previous lap)")
@@ -1088,7 +1108,12 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
         raise ValueError(f"xhalf={xhalf!r} with BM={BM}, mc={mc}{', x quantized in the kernel' if fused else ''}: "
                          "x in half boxes takes BM a multiple of 16 from 32 on, mc = 1 and e4m3 (or bf16 W's) x")
     dyn2 = (None, None)
-    types = [dsl.Tensor(w_dtype, dyn2), dsl.Tensor(x_dtype, dyn2), dsl.Tensor(y_dtype, dyn2),
+    if kc > 1:  # W and x as [K / bk, rows, bk] views (gemm_operand_view)
+        bk = KBYTES // (1 if fp8 else 2)
+        wt, xt = (dsl.Tensor(d, (None, None, bk), strides=(bk, None, 1)) for d in (w_dtype, x_dtype))
+    else:
+        wt, xt = dsl.Tensor(w_dtype, dyn2), dsl.Tensor(x_dtype, dyn2)
+    types = [wt, xt, dsl.Tensor(y_dtype, dyn2),
              dsl.Tensor("f32", (None, BN * BM)), dsl.Tensor("i32", (None,)), dsl.Int32]
     if fp8:
         types.append(dsl.Tensor("f32", {"tensor": (1,), "row": (None,), "block": dyn2}[w_scale]))
@@ -1104,9 +1129,9 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
                                 **({"pdl": pdl} if pdl else {}),
                                 **({"chains": chains} if chains > 1 else {}), **({"diag": diag} if diag else {}),
                                 **({"store": store} if store != "tma" else {}),
-                                **({"xhalf": True} if xhalf else {}))
+                                **({"xhalf": True} if xhalf else {}), **({"kc": kc} if kc > 1 else {}))
     sp.info = dict(BM=BM, BN=BN, wgs=wgs, stages=stages, w_dtype=w_dtype, w_scale=w_scale, x_scale=x_scale, mc=mc,
-                   ms=ms, kwg=bool(kwg), chains=chains, xhalf=xhalf)
+                   ms=ms, kwg=bool(kwg), chains=chains, xhalf=xhalf, kc=kc)
     return sp
 
 
@@ -1132,8 +1157,9 @@ class Config(NamedTuple):
     (mc), the ring depth (None: the deepest of up to 8 stages that fits), and
     CTAs sharing W by multicast (ms: M split, each CTA BM rows of x), and
     whether the wgs = 2 consumer warpgroups take alternate K steps (kwg)
-    rather than half the rows each. A tuple: the first four values alone
-    are one too."""
+    rather than half the rows each, and the K steps a stage (kc: each
+    operand's stage one TMA box of kc K steps; `stages` then counts these).
+    A tuple: the first four values alone are one too."""
     BM: int
     BN: int
     wgs: int
@@ -1142,6 +1168,7 @@ class Config(NamedTuple):
     stages: int | None = None
     ms: int = 1
     kwg: bool = False
+    kc: int = 1
 
     @property
     def short(self):
@@ -1152,52 +1179,53 @@ class Config(NamedTuple):
         return t
 
 
-# (N, K, BM, W scaling or "bf16") -> (BN, consumer warpgroups, K splits or 0 for stream K[, mc[, stages[, ms[, kwg]]]]):
-# BM is the smallest tile holding M (with ms > 1 each CTA takes BM / ms of it); of the cost model's candidates
-# timed on the H200 (benchmarks/gemm_bench.py, 132 SMs, 2026-12-03, two runs), the one whose worst time against
-# the fastest is least over the Ms of a BM (`gemm_bench.py table results/h200-2026-12-03-s23-gemm-table-1.jsonl
-# --also results/h200-2026-12-03-s23-gemm-table-2.jsonl`); other problems, and other GPUs, use the cost model
+# (N, K, BM, W scaling or "bf16") -> (BN, consumer warpgroups, K splits or 0 for stream K[, mc[, stages[, ms[, kwg
+# [, kc]]]]]): BM is the smallest tile holding M (with ms > 1 each CTA takes BM / ms of it); of the cost model's
+# candidates timed on the H200 (benchmarks/gemm_bench.py, 132 SMs, 2026-12-03, three runs), the one whose worst
+# time against the fastest is least over the Ms of a BM (`gemm_bench.py table
+# results/h200-2026-12-03-s24-gemm-kc-1.jsonl --also results/h200-2026-12-03-s24-gemm-kc-2.jsonl
+# results/h200-2026-12-03-s24-gemm-kc-3.jsonl`); other problems, and other GPUs, use the cost model
 MEASURED = {
-    (2112, 7168, 8, 'bf16'): (64, 1, 0, 1, 16),
+    (2112, 7168, 8, 'bf16'): (64, 1, 4, 1, 16),
     (2112, 7168, 8, 'block'): (128, 1, 7),
     (2112, 7168, 8, 'row'): (128, 1, 7),
     (2112, 7168, 8, 'tensor'): (128, 1, 7),
-    (2112, 7168, 16, 'bf16'): (64, 1, 4, 1, 16),
+    (2112, 7168, 16, 'bf16'): (64, 1, 0, 1, 16),
     (2112, 7168, 16, 'block'): (64, 2, 4, 1, None, 1, True),
-    (2112, 7168, 16, 'row'): (128, 1, 7),
-    (2112, 7168, 16, 'tensor'): (128, 1, 7),
+    (2112, 7168, 16, 'row'): (64, 1, 1, 1, 8, 1, False, 2),
+    (2112, 7168, 16, 'tensor'): (64, 1, 1, 1, 4, 1, False, 4),
     (2112, 7168, 32, 'bf16'): (64, 1, 4, 1, 16),
     (2112, 7168, 32, 'block'): (64, 2, 4, 1, None, 1, True),
-    (2112, 7168, 32, 'row'): (64, 1, 0, 1, 16),
-    (2112, 7168, 32, 'tensor'): (64, 1, 4, 1, 16),
+    (2112, 7168, 32, 'row'): (64, 1, 1, 1, 4, 1, False, 4),
+    (2112, 7168, 32, 'tensor'): (64, 1, 1, 1, 4, 1, False, 4),
     (2112, 7168, 64, 'bf16'): (64, 1, 4),
-    (2112, 7168, 64, 'block'): (64, 1, 4),
-    (2112, 7168, 64, 'row'): (64, 1, 4),
-    (2112, 7168, 64, 'tensor'): (64, 1, 0),
+    (2112, 7168, 64, 'block'): (64, 1, 0),
+    (2112, 7168, 64, 'row'): (64, 1, 0),
+    (2112, 7168, 64, 'tensor'): (64, 1, 4),
     (2112, 7168, 128, 'bf16'): (64, 1, 0),
     (2112, 7168, 128, 'block'): (64, 2, 2, 1, None, 2, True),
     (2112, 7168, 128, 'row'): (64, 1, 0),
-    (2112, 7168, 128, 'tensor'): (64, 1, 4),
+    (2112, 7168, 128, 'tensor'): (64, 1, 0),
     (2112, 7168, 256, 'bf16'): (64, 1, 2, 1, None, 2),
     (2112, 7168, 256, 'block'): (64, 2, 2, 1, None, 2, True),
     (2112, 7168, 256, 'row'): (64, 1, 2, 1, None, 2),
     (2112, 7168, 256, 'tensor'): (64, 1, 2, 1, None, 2),
     (4096, 7168, 8, 'bf16'): (128, 1, 4),
     (4096, 7168, 8, 'block'): (256, 2, 8),
-    (4096, 7168, 8, 'row'): (64, 1, 1, 1, 16),
-    (4096, 7168, 8, 'tensor'): (64, 1, 1, 1, 16),
+    (4096, 7168, 8, 'row'): (64, 1, 1, 1, 4, 1, False, 4),
+    (4096, 7168, 8, 'tensor'): (64, 1, 1, 1, 4, 1, False, 4),
     (4096, 7168, 16, 'bf16'): (128, 1, 4),
     (4096, 7168, 16, 'block'): (64, 2, 2, 1, None, 1, True),
-    (4096, 7168, 16, 'row'): (64, 1, 1, 1, 16),
-    (4096, 7168, 16, 'tensor'): (64, 1, 1, 1, 16),
-    (4096, 7168, 32, 'bf16'): (64, 1, 2, 1, 16),
+    (4096, 7168, 16, 'row'): (64, 1, 1, 1, 4, 1, False, 4),
+    (4096, 7168, 16, 'tensor'): (64, 1, 1, 1, 4, 1, False, 4),
+    (4096, 7168, 32, 'bf16'): (64, 1, 1, 1, 4, 1, False, 4),
     (4096, 7168, 32, 'block'): (64, 2, 2, 1, None, 1, True),
-    (4096, 7168, 32, 'row'): (64, 1, 1, 1, 16),
-    (4096, 7168, 32, 'tensor'): (64, 1, 1, 1, 16),
+    (4096, 7168, 32, 'row'): (64, 1, 1, 1, 8, 1, False, 2),
+    (4096, 7168, 32, 'tensor'): (64, 1, 1, 1, 8, 1, False, 2),
     (4096, 7168, 64, 'bf16'): (64, 1, 1, 1, 16, 2),
     (4096, 7168, 64, 'block'): (64, 2, 2, 1, None, 1, True),
-    (4096, 7168, 64, 'row'): (64, 1, 1, 1, 12),
-    (4096, 7168, 64, 'tensor'): (64, 1, 1, 1, 12),
+    (4096, 7168, 64, 'row'): (64, 1, 1, 1, 6, 1, False, 2),
+    (4096, 7168, 64, 'tensor'): (64, 1, 1, 1, 6, 1, False, 2),
     (4096, 7168, 128, 'bf16'): (64, 1, 1, 1, 12, 2),
     (4096, 7168, 128, 'block'): (64, 2, 1, 1, None, 2, True),
     (4096, 7168, 128, 'row'): (64, 1, 1, 1, 12, 2),
@@ -1206,69 +1234,69 @@ MEASURED = {
     (4096, 7168, 256, 'block'): (64, 2, 1, 1, None, 2, True),
     (4096, 7168, 256, 'row'): (64, 1, 1, 1, None, 2),
     (4096, 7168, 256, 'tensor'): (64, 1, 1, 1, None, 2),
-    (7168, 2048, 8, 'bf16'): (64, 1, 1, 1, 16),
+    (7168, 2048, 8, 'bf16'): (64, 1, 1, 1, 4, 1, False, 4),
     (7168, 2048, 8, 'block'): (64, 2, 1, 1, None, 1, True),
-    (7168, 2048, 8, 'row'): (128, 2, 1, 1, 12),
-    (7168, 2048, 8, 'tensor'): (64, 1, 1, 1, 11),
-    (7168, 2048, 16, 'bf16'): (64, 1, 1, 1, 16),
+    (7168, 2048, 8, 'row'): (64, 1, 1, 1, 8, 1, False, 2),
+    (7168, 2048, 8, 'tensor'): (64, 1, 1, 1, 8, 1, False, 2),
+    (7168, 2048, 16, 'bf16'): (64, 1, 1, 1, 4, 1, False, 4),
     (7168, 2048, 16, 'block'): (64, 2, 1, 1, None, 1, True),
-    (7168, 2048, 16, 'row'): (64, 1, 1),
-    (7168, 2048, 16, 'tensor'): (64, 1, 1),
-    (7168, 2048, 32, 'bf16'): (64, 1, 1, 1, 16),
+    (7168, 2048, 16, 'row'): (64, 1, 1, 1, 2, 1, False, 4),
+    (7168, 2048, 16, 'tensor'): (64, 1, 1, 1, 2, 1, False, 4),
+    (7168, 2048, 32, 'bf16'): (64, 1, 1, 1, 4, 1, False, 4),
     (7168, 2048, 32, 'block'): (64, 1, 1),
-    (7168, 2048, 32, 'row'): (64, 1, 1),
-    (7168, 2048, 32, 'tensor'): (64, 1, 1),
+    (7168, 2048, 32, 'row'): (64, 1, 1, 1, 4, 1, False, 2),
+    (7168, 2048, 32, 'tensor'): (64, 1, 1, 1, 4, 1, False, 2),
     (7168, 2048, 64, 'bf16'): (64, 1, 1, 1, 12),
     (7168, 2048, 64, 'block'): (64, 2, 1, 1, None, 1, True),
-    (7168, 2048, 64, 'row'): (64, 1, 1),
-    (7168, 2048, 64, 'tensor'): (64, 1, 1),
+    (7168, 2048, 64, 'row'): (64, 1, 1, 1, 4, 1, False, 2),
+    (7168, 2048, 64, 'tensor'): (64, 1, 1, 1, 4, 1, False, 2),
     (7168, 2048, 128, 'bf16'): (64, 1, 1),
-    (7168, 2048, 128, 'block'): (64, 1, 1),
+    (7168, 2048, 128, 'block'): (128, 2, 1, 1, None, 2),
     (7168, 2048, 128, 'row'): (64, 1, 1),
     (7168, 2048, 128, 'tensor'): (64, 1, 1),
     (7168, 2048, 256, 'bf16'): (128, 2, 1, 1, None, 2),
     (7168, 2048, 256, 'block'): (128, 2, 1, 1, None, 2),
     (7168, 2048, 256, 'row'): (128, 1, 1, 1, None, 2),
     (7168, 2048, 256, 'tensor'): (128, 1, 1, 1, None, 2),
-    (16384, 16384, 8, 'bf16'): (128, 1, 0, 1, 12),
+    (16384, 16384, 8, 'bf16'): (128, 1, 1, 1, 4, 1, False, 2),
     (16384, 16384, 8, 'block'): (128, 2, 1, 1, None, 1, True),
-    (16384, 16384, 8, 'row'): (128, 1, 1, 1, 12),
-    (16384, 16384, 8, 'tensor'): (128, 2, 1, 1, 12),
-    (16384, 16384, 16, 'bf16'): (128, 1, 1, 1, 11),
+    (16384, 16384, 8, 'row'): (128, 1, 1, 1, 6, 1, False, 2),
+    (16384, 16384, 8, 'tensor'): (128, 2, 1, 1, 6, 1, False, 2),
+    (16384, 16384, 16, 'bf16'): (128, 2, 1, 1, 5, 1, False, 2),
     (16384, 16384, 16, 'block'): (128, 2, 1, 1, None, 1, True),
-    (16384, 16384, 16, 'row'): (128, 1, 1, 1, 11),
-    (16384, 16384, 16, 'tensor'): (128, 1, 1, 1, 11),
-    (16384, 16384, 32, 'bf16'): (128, 2, 0),
+    (16384, 16384, 16, 'row'): (128, 1, 1, 1, 5, 1, False, 2),
+    (16384, 16384, 16, 'tensor'): (128, 1, 1, 1, 5, 1, False, 2),
+    (16384, 16384, 32, 'bf16'): (128, 2, 1, 1, 5, 1, False, 2),
     (16384, 16384, 32, 'block'): (128, 2, 1, 1, None, 1, True),
-    (16384, 16384, 32, 'row'): (128, 2, 1),
-    (16384, 16384, 32, 'tensor'): (128, 2, 1),
-    (16384, 16384, 64, 'bf16'): (128, 2, 1, 1, 10, 2),
+    (16384, 16384, 32, 'row'): (128, 1, 1, 1, 5, 1, False, 2),
+    (16384, 16384, 32, 'tensor'): (128, 2, 1, 1, 5, 1, False, 2),
+    (16384, 16384, 64, 'bf16'): (128, 1, 1, 1, 4, 1, False, 2),
     (16384, 16384, 64, 'block'): (256, 2, 1, 1, None, 2),
     (16384, 16384, 64, 'row'): (128, 1, 1, 2),
-    (16384, 16384, 64, 'tensor'): (128, 1, 1),
+    (16384, 16384, 64, 'tensor'): (128, 1, 1, 2),
     (16384, 16384, 128, 'bf16'): (256, 2, 1, 1, None, 2),
-    (16384, 16384, 128, 'block'): (128, 2, 1),
-    (16384, 16384, 128, 'row'): (128, 1, 1),
+    (16384, 16384, 128, 'block'): (128, 2, 1, 2),
+    (16384, 16384, 128, 'row'): (128, 2, 1, 2),
     (16384, 16384, 128, 'tensor'): (128, 1, 1, 2),
     (16384, 16384, 256, 'bf16'): (256, 2, 1, 1, None, 2),
-    (16384, 16384, 256, 'block'): (128, 2, 2, 1, None, 2),
-    (16384, 16384, 256, 'row'): (128, 2, 1),
-    (16384, 16384, 256, 'tensor'): (128, 2, 1, 2),
-    (24576, 1536, 8, 'bf16'): (64, 1, 1, 1, 16),
+    (16384, 16384, 256, 'block'): (128, 2, 1, 1, None, 2),
+    (16384, 16384, 256, 'row'): (128, 2, 1, 2),
+    (16384, 16384, 256, 'tensor'): (128, 2, 1),
+    (24576, 1536, 8, 'bf16'): (192, 1, 1, 1, 4, 1, False, 2),
     (24576, 1536, 8, 'block'): (192, 2, 1, 1, None, 1, True),
-    (24576, 1536, 8, 'row'): (192, 1, 1),
+    (24576, 1536, 8, 'row'): (192, 1, 1, 1, 4, 1, False, 2),
     (24576, 1536, 8, 'tensor'): (192, 1, 1),
-    (24576, 1536, 16, 'bf16'): (64, 1, 1, 1, 16),
+    (24576, 1536, 16, 'bf16'): (64, 1, 1, 1, 4, 1, False, 4),
     (24576, 1536, 16, 'block'): (192, 1, 1),
-    (24576, 1536, 16, 'row'): (192, 1, 1),
-    (24576, 1536, 16, 'tensor'): (192, 1, 1),
-    (24576, 1536, 32, 'bf16'): (64, 1, 1, 1, 16),
+    (24576, 1536, 16, 'row'): (192, 1, 1, 1, 4, 1, False, 2),
+    (24576, 1536, 16, 'tensor'): (192, 1, 1, 1, 4, 1, False, 2),
+    (24576, 1536, 32, 'bf16'): (64, 1, 1, 1, 4, 1, False, 4),
     (24576, 1536, 32, 'block'): (192, 1, 1),
     (24576, 1536, 32, 'row'): (192, 1, 1),
     (24576, 1536, 32, 'tensor'): (192, 1, 1),
-    (24576, 1536, 64, 'bf16'): (64, 1, 1, 1, 12),
+    (24576, 1536, 64, 'bf16'): (192, 1, 1, 1, 3, 1, False, 2),
     (24576, 1536, 64, 'block'): (192, 1, 1),
-    (24576, 1536, 64, 'row'): (64, 1, 1, 1, 12),
+    (24576, 1536, 64, 'row'): (192, 1, 1),
     (24576, 1536, 64, 'tensor'): (192, 1, 1),
     (24576, 1536, 128, 'bf16'): (192, 1, 1, 1, None, 2),
     (24576, 1536, 128, 'block'): (192, 1, 1, 1, None, 2),
@@ -1371,6 +1399,21 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None, scale=None):
     if scale == "block":
         one = [c for c in ranked[:2] + [m for m in more if m.ms > 1][:2] if c.wgs == 1 and c.stages is None]
         more += [v for v in (c._replace(wgs=2, kwg=True) for c in one) if v not in more]
+    elif K % (KBYTES // (1 if w_dtype == F8 else 2)) == 0:
+        # stages of 2 and 4 K steps (kc: each operand's stage one TMA box), with the ring's bytes kept and
+        # with the deepest ring: the best two configs as ranked and unsplit with the deep ring (measured,
+        # s24-kc: 7168 x 2048, M = 16, 16/64/1/1 with 16 stages 5.54 us, kc = 2 with 8 4.99; 4096 x 7168,
+        # M = 16, kc = 4 9.22 -> 8.43)
+        for c in ranked[:2]:
+            deep = min(16, deepest_stages(c.BM, c.BN, w_dtype, block_scaled=True))
+            for b in dict.fromkeys((c, c._replace(splits=1, stages=deep))):
+                steps = b.stages or max_stages(b.BM, b.BN, w_dtype)
+                for kc in (2, 4):
+                    room = deepest_stages(b.BM, b.BN, w_dtype, kc=kc)
+                    for st in dict.fromkeys((max(2, min(room, steps // kc)), room)):
+                        v = b._replace(kc=kc, stages=st)
+                        if room >= 2 and v not in more and v.splits <= -(-kblocks // kc):  # no empty share
+                            more.append(v)
     return ranked + more
 
 
@@ -1379,14 +1422,14 @@ def k_steps(K, w_dtype=F8):
     return -(-K // (KBYTES // (1 if w_dtype == F8 else 2)))
 
 
-def parts_for(splits, N, K, BN, w_dtype=F8, sms=132, mc=1, ms=1):
+def parts_for(splits, N, K, BN, w_dtype=F8, sms=132, mc=1, ms=1, kc=1):
     """The kernel's `parts` argument and grid for a config's splits: tiles x
     splits shares (split K), or with splits 0 one share per SM (stream K);
     with mc CTAs sharing x, shares of groups of mc tiles, one per cluster;
-    with ms CTAs sharing W, shares of tiles, one per cluster."""
+    with ms CTAs sharing W, shares of tiles, one per cluster (kc: K steps a stage)."""
     cl = max(mc, ms)
     groups = -(-(-(-N // BN)) // mc)
-    steps = groups * k_steps(K, w_dtype)
+    steps = groups * -(-k_steps(K, w_dtype) // kc)
     parts = groups * splits if splits else min(sms // cl, steps)
     return parts, (min(parts, sms // cl) * cl,)
 
@@ -1407,6 +1450,7 @@ def fused_config(cfg, N, K, w_dtype=F8, sms=132):
     8/64/1/1 fused took 14.4 us, 8/128/1/4 10.1-10.2, quantize_x then the
     GEMM 11.1-11.3; 7168 x 2048, M = 16, 16/128/1/2 (896) fused 8.4, e4m3 x
     alone 6.5 there against 5.7 at 16/64/1/1, quantize_x then the GEMM 7.3."""
+    cfg = cfg._replace(kc=1)  # x loaded in bf16: a K step a stage
     if fused_w_rows(cfg, N, K, w_dtype, sms) >= FUSED_MIN_W_ROWS:
         return cfg
     kblocks = k_steps(K, w_dtype)
@@ -1586,9 +1630,9 @@ class Gemm:
         how = (quantize if isinstance(quantize, str) else self.quantize_mode) if fp8 and quantize else None
         if how in ("auto", "fused"):
             # a config of its own unless one was given: the problem's, or where that leaves the quantizing
-            # warps behind W's stream, W tiles of 128 rows split over the SMs
+            # warps behind W's stream, W tiles of 128 rows split over the SMs (a K step a stage: x in bf16)
             fcfg = cfg if config is not None else fused_config(cfg, N, K, w_dtype, sms)
-            if how == "auto" and (fcfg.BM * fcfg.ms > FUSED_MAX_ROWS or (
+            if how == "auto" and (opts.get("kc", fcfg.kc) > 1 or fcfg.BM * fcfg.ms > FUSED_MAX_ROWS or (
                     scale != "block" and fused_w_rows(fcfg, N, K, w_dtype, sms) < FUSED_MIN_W_ROWS)):
                 how = "kernel"
             elif deepest_stages(fcfg.BM, fcfg.BN, w_dtype, scale == "block", True) < 2:
@@ -1600,6 +1644,7 @@ class Gemm:
         opts.setdefault("mc", cfg.mc)
         opts.setdefault("ms", cfg.ms)
         opts.setdefault("kwg", cfg.kwg)
+        opts.setdefault("kc", cfg.kc)
         if how == "fused":
             opts.setdefault("x_scale", "fused")
         if cfg.stages is not None:
@@ -1614,7 +1659,7 @@ class Gemm:
         # inside one tile of 128 or more rows (s19-m-sweep); Gemm(xhalf=True) wherever the kernel can, False never
         xhalf = opts.pop("xhalf", None)
         if xhalf is None:  # not where quantize_x pads x to the tile (how "kernel")
-            xhalf = how != "kernel" and cfg.ms == 1 and cfg.BM >= 128 and M < cfg.BM
+            xhalf = how != "kernel" and cfg.ms == 1 and cfg.BM >= 128 and M < cfg.BM and opts.get("kc", 1) == 1
         opts["xhalf"] = bool(xhalf) and half_boxes_fit(cfg.BM, cfg.mc, how == "fused")
         spec = gemm_spec(cfg.BM, cfg.BN, cfg.wgs, w_dtype=w_dtype, y_dtype=y_dtype, w_scale=scale if fp8 else None,
                          **opts)
@@ -1692,16 +1737,19 @@ class Gemm:
         spec, splits, q = self.plan(M, N, K, F8 if fp8 else "bf16", scale,
                                     "f32" if y_dtype == torch.float32 else "bf16", quantize=x16, sms=sms,
                                     config=config, **spec_options)
-        BN, ms, BM = spec.consts["BN"], spec.info["ms"], spec.info["BM"]
+        BN, ms, BM, kc = spec.consts["BN"], spec.info["ms"], spec.info["BM"], spec.info["kc"]
+        if kc > 1 and K * w.element_size() % KBYTES:  # the operands' [K / bk, rows, bk] views
+            raise ValueError(f"kc={kc}: stages of several K steps take K a multiple of {KBYTES} bytes "
+                             f"({KBYTES // w.element_size()} values), not K = {K}")
         quantize = None
         if q is not None:  # quantized into the padded rows: no extra kernel
             quantize = self._quantizer(q.consts["granularity"], self.kernel_rows(M, BM, ms), K, x.device)
         ws, counters = self._workspace(torch, x.device, spec, N)
-        parts, grid = parts_for(splits, N, K, BN, F8 if fp8 else "bf16", sms, spec.info["mc"], ms)
+        parts, grid = parts_for(splits, N, K, BN, F8 if fp8 else "bf16", sms, spec.info["mc"], ms, kc)
         scales = (2 if spec.info["x_scale"] != "fused" else 1) if fp8 else 0
         return _Prepared(self.module(spec).gemm, (ws, counters, parts), grid,
                          functools.partial(torch.empty, (M, N), device=x.device, dtype=y_dtype), scales, quantize,
-                         quantize is None and x.dtype == torch.float8_e4m3fn and scale == "block")
+                         quantize is None and x.dtype == torch.float8_e4m3fn and scale == "block", kc > 1)
 
     def _tuned(self, x, w, w_scale, scale, x_scale, y_dtype, sms, spec_options):
         """The config `autotune` runs for this call's problem: None (the
@@ -1799,17 +1847,19 @@ class _Prepared:
     tensors of its signature, the kernel and its launch's arguments (grid,
     workspace, parts: the same objects every call, so the launch takes the
     C fast path) looked up once."""
-    __slots__ = ("kernel", "tail", "grid", "new_y", "scales", "quantize", "block_x")
+    __slots__ = ("kernel", "tail", "grid", "new_y", "scales", "quantize", "block_x", "views")
 
-    def __init__(self, kernel, tail, grid, new_y, scales, quantize, block_x):
+    def __init__(self, kernel, tail, grid, new_y, scales, quantize, block_x, views=False):
         self.kernel, self.tail, self.grid, self.new_y = kernel, tail, grid, new_y
-        self.scales, self.quantize, self.block_x = scales, quantize, block_x
+        self.scales, self.quantize, self.block_x, self.views = scales, quantize, block_x, views
 
     def __call__(self, x, w, w_scale, x_scale, out):
         if self.quantize is not None:  # bf16 x quantized by quantize_x first
             x, x_scale = self.quantize(x)
         elif self.block_x:  # e4m3 x as given; its block scales as the kernel takes them
             x_scale = block_scales_for_kernel(x_scale)
+        if self.views:  # a stage of several K steps: W and x K step outermost
+            x, w = gemm_operand_view(x), gemm_operand_view(w)
         y = out if out is not None else self.new_y()
         ws, counters, parts = self.tail
         if self.scales == 2:
@@ -1819,6 +1869,15 @@ class _Prepared:
         else:
             self.kernel(w, x, y, ws, counters, parts, grid=self.grid)
         return y
+
+
+def gemm_operand_view(t):
+    """A [rows, K] operand as the [K / bk, rows, bk] view (bk: the K values of
+    128 bytes; K a multiple of bk) a kernel of several K steps a stage (gemm_spec's
+    kc) loads its boxes from: one box, [kc, rows, bk], lands as kc K-step tiles."""
+    rows, K = t.shape
+    bk = KBYTES // t.element_size()
+    return t.as_strided((K // bk, rows, bk), (bk, t.stride(0), 1), t.storage_offset())
 
 
 def workspace_shape(spec, N):
