@@ -132,7 +132,8 @@ def main(argv=None):
                                  quantize=fp8, sms=a.sms, config=a.config)
     i = spec.info
     print(f"gemm M={a.m} N={a.n} K={a.k} {a.scale}: BM={i['BM']} BN={i['BN']} consumer warpgroups={i['wgs']}"
-          f"{' (alternate K steps)' if i['kwg'] else ''} stages={i['stages']} "
+          f"{' (alternate K steps)' if i['kwg'] else ''} stages={i['stages']}"
+          f"{' of ' + str(i['kc']) + ' K steps (a TMA box each)' if i['kc'] > 1 else ''} "
           f"K splits={splits if splits else 'stream K'}, x "
           f"{'multicast to ' + str(i['mc']) + ' CTAs' if i['mc'] > 1 else 'loaded by each CTA'}"
           f"{' (in boxes of BM/2 rows, ending within 8 rows of M)' if i['xhalf'] else ''}"

@@ -28,7 +28,7 @@ def specs(a):
     w_dtype = "bf16" if a.scale == "bf16" else gemm.F8
     cfg = a.config or gemm.choose_config(a.m, a.n, a.k, w_dtype, a.sms, None if a.scale == "bf16" else a.scale)
     kw = dict(w_dtype=w_dtype, w_scale=None if a.scale == "bf16" else a.scale, mc=cfg.mc, ms=cfg.ms,
-              kwg=cfg.kwg, stages=cfg.stages)
+              kwg=cfg.kwg, stages=cfg.stages, kc=cfg.kc)
     return (gemm.gemm_spec(cfg.BM, cfg.BN, cfg.wgs, profile=a.events, **kw),
             gemm.gemm_spec(cfg.BM, cfg.BN, cfg.wgs, **kw), cfg)
 
@@ -109,7 +109,9 @@ def main(argv=None):
     x, w, scales, want = _inputs(torch, a)
     BN = c["BN"]
     parts, grid = gemm.parts_for(splits, a.n, a.k, BN, "bf16" if a.scale == "bf16" else gemm.F8, a.sms, cfg.mc,
-                                 cfg.ms)
+                                 cfg.ms, cfg.kc)
+    if cfg.kc > 1:  # stages of several K steps load the operands' [K / bk, rows, bk] views
+        x, w = gemm.gemm_operand_view(x), gemm.gemm_operand_view(w)
     y = torch.empty(a.m, a.n, device="cuda", dtype=torch.bfloat16)
     ws, counters = gemm.workspace(torch, "cuda", traced, a.n)
     buf = profile.alloc_buffer(grid, traced.block, names.events_per_warp)

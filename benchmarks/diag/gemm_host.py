@@ -89,8 +89,10 @@ def run(d):
             sxk = gemm.block_scales_for_kernel(sx) if scale == "block" else sx
             extra = [sw] + ([sxk] if spec.info["x_scale"] not in ("fused",) and not mode.endswith("bf16x") else []) \
                 if fp8 else []
-            parts, grid = gemm.parts_for(splits, N, K, BN, gemm.F8 if fp8 else "bf16", 132, spec.info["mc"], ms)
+            kc = spec.info["kc"]
+            parts, grid = gemm.parts_for(splits, N, K, BN, gemm.F8 if fp8 else "bf16", 132, spec.info["mc"], ms, kc)
             k = g.module(spec).gemm
+            wv, xv = (gemm.gemm_operand_view(w), gemm.gemm_operand_view(x)) if kc > 1 else (w, x)
             wp = torch.nn.Parameter(w, requires_grad=False)
             steps = dict(
                 call=lambda: g(x, w, **kw),
@@ -105,15 +107,15 @@ def run(d):
                 new_empty=lambda: x.new_empty((M, N), dtype=torch.bfloat16),
                 workspace=lambda: g._workspace(torch, x.device, spec, N),
                 parts_for=lambda: gemm.parts_for(splits, N, K, BN, gemm.F8 if fp8 else "bf16", 132,
-                                                 spec.info["mc"], ms),
+                                                 spec.info["mc"], ms, kc),
                 module=lambda: g.module(spec),
                 # what Gemm.__call__ reads of its arguments to find a prepared call
                 signature=lambda: gemm._signature(x, w, sw, scale, sx, None, None, None, {}),
                 key=lambda: spec.key,
                 device_index=lambda: x.device.index)
             if not mode.endswith("bf16x"):
-                steps.update(launch_same_grid=lambda: k(w, x, y, ws, counters, parts, *extra, grid=grid),
-                             launch_new_grid=lambda: k(w, x, y, ws, counters, parts, *extra, grid=(grid[0],)))
+                steps.update(launch_same_grid=lambda: k(wv, xv, y, ws, counters, parts, *extra, grid=grid),
+                             launch_new_grid=lambda: k(wv, xv, y, ws, counters, parts, *extra, grid=(grid[0],)))
             if fp8 and scale == "tensor" and not mode.endswith("bf16x"):
                 one = torch.ones(1, device=dev)
                 steps["torch_scaled_mm"] = lambda: torch._scaled_mm(x, w.t(), scale_a=one, scale_b=sw,

@@ -141,7 +141,7 @@ HALF_CASES = [
 
 # (M, N, K, mode, config, kc): stages of kc K steps, each operand's stage one TMA box of its [K / bk, rows, bk]
 # view: a last stage partly past K (zeros), N tails, M not a multiple of 8, split K and stream K, two warpgroups,
-# BM = 128 through the TMA stores, per-tensor and per-row scales and bf16
+# BM = 128 through the TMA stores, every W scaling and bf16
 KC_CASES = [
     (5, 320, 1152, "tensor", (8, 64, 1, 1), 4),
     (13, 448, 2048, "row", (16, 64, 1, 3), 2),
@@ -150,6 +150,10 @@ KC_CASES = [
     (100, 384, 1024, "tensor", (128, 64, 1, 2), 2),
     (8, 200, 640, "bf16", (8, 64, 1, 1), 4),
     (30, 512, 3072, "tensor", (32, 128, 1, 5, 1, 3), 3),
+    # block scales: x's a box of kc rows a stage, W's read per K step (a step past K reads the last column)
+    (5, 320, 1152, "block", (8, 64, 1, 1), 4),
+    (40, 256, 2048, "block", (64, 128, 2, 3), 2),
+    (77, 200, 1536, "block", (128, 64, 1, 0), 2),
 ]
 
 

@@ -818,15 +818,16 @@ def test_the_gemm_stores_y_from_registers_at_bm_8():
         gemm.gemm_spec(8, 64, 1, w_scale="tensor", store="smem")
 
 
-@pytest.mark.parametrize("wd,kc", [("f8E4M3FN", 2), ("f8E4M3FN", 4), ("bf16", 4)])
+@pytest.mark.parametrize("wd,kc", [("f8E4M3FN", 2), ("f8E4M3FN", 4), ("bf16", 4), ("block", 2)])
 def test_the_gemm_loads_stages_of_several_k_steps_in_one_box(wd, kc):
     """gemm_spec(kc=): W and x are [K / bk, rows, bk] views (strides bk, run
     time, 1), each operand's stage one 3-D TMA box of kc K steps, and the
     consumers issue the wgmmas of all kc K steps (four K blocks each) before
     one commit; the ring counts these stages in the shared memory of kc
-    stages of one K step."""
+    stages of one K step. Block-scaled, x's scales are a box of kc rows a
+    stage (a 2-D load beside the two 3-D ones)."""
     from nvtma.kernels import gemm
-    scale = None if wd == "bf16" else "tensor"
+    wd, scale = ("bf16", None) if wd == "bf16" else (gemm.F8, "block" if wd == "block" else "tensor")
     one = gemm.gemm_spec(8, 64, 1, stages=8, w_dtype=wd, w_scale=scale, pdl=False)
     sp = gemm.gemm_spec(8, 64, 1, stages=8 // kc, w_dtype=wd, w_scale=scale, pdl=False, kc=kc)
     assert sp.smem == one.smem
@@ -835,47 +836,78 @@ def test_the_gemm_loads_stages_of_several_k_steps_in_one_box(wd, kc):
     assert str(sp.kernel.build(sp.param_types, **sp.consts).ir).count(f"x{bk}x{wd}, strided<[{bk}, ?, 1]>>") >= 2
     ptx = sp.compile().ptx
     assert len(re.findall(r"cp\.async\.bulk\.tensor\.3d\.shared::cluster\.global", ptx)) >= 2
-    assert "cp.async.bulk.tensor.2d.shared::cluster.global" not in ptx
+    assert ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global") == (scale == "block")
     assert ptx.count("wgmma.mma_async") == 4 * kc
     assert ptx.count("wgmma.commit_group") == 1
 
 
 @pytest.mark.parametrize("opts", [dict(kc=0), dict(kc=9), dict(kc=2, mc=2, BM=16), dict(kc=2, ms=2, BM=16),
-                                  dict(kc=2, w_scale="block"), dict(kc=2, x_scale="fused"),
-                                  dict(kc=2, xhalf=True, BM=64)])
+                                  dict(kc=2, x_scale="fused"), dict(kc=2, xhalf=True, BM=64),
+                                  dict(kc=2, kwg=True, wgs=2)])
 def test_the_gemm_takes_stages_of_several_k_steps_where_it_can(opts):
-    """kc is 1-8, and above 1 not with block scales, x quantized in the
-    kernel, x or W multicast, kwg or half boxes of x: a ValueError naming kc."""
+    """kc is 1-8, and above 1 not with x quantized in the kernel, x or W
+    multicast, kwg or half boxes of x: a ValueError naming kc."""
     from nvtma.kernels import gemm
     opts = dict(opts)
-    BM = opts.pop("BM", 8)
+    BM, wgs = opts.pop("BM", 8), opts.pop("wgs", 1)
     opts.setdefault("w_scale", "tensor")
     with pytest.raises(ValueError, match="kc="):
-        gemm.gemm_spec(BM, 64, 1, **opts)
+        gemm.gemm_spec(BM, 64, wgs, **opts)
+
+
+def test_gemm_plans_keep_a_configs_ring_in_k_steps_across_kc():
+    """Gemm's plan: a kc option converts the config's stages so its ring
+    keeps its K steps (as many as fit); x quantized inside the GEMM, x or W
+    multicast and kwg take the config at one K step a stage; xhalf=True
+    ("wherever the kernel can") leaves kernels of several K steps whole
+    boxes; block-scaled kc > 1 whose partials would not fit the registers
+    is refused, and not a candidate."""
+    from nvtma.kernels import gemm
+    g = gemm.Gemm()
+    cfg = gemm.Config(8, 64, 1, 1, 1, 16)
+    for kc, stages in ((2, 8), (4, 4), (1, 16)):
+        sp = g.plan(1, 7168, 2048, gemm.F8, "tensor", config=cfg, kc=kc)[0]
+        assert (sp.info["kc"], sp.info["stages"]) == (kc, stages)
+    k4 = cfg._replace(kc=4, stages=4)
+    assert g.plan(1, 7168, 2048, gemm.F8, "tensor", config=k4, kc=1)[0].info["stages"] == 16
+    assert gemm.with_kc(k4, 1) == cfg and gemm.with_kc(cfg, 4) == k4
+    fused = gemm.Gemm(quantize="fused").plan(1, 7168, 2048, gemm.F8, "tensor", quantize=True, config=k4)[0]
+    assert fused.info["kc"] == 1 and fused.info["x_scale"] == "fused"
+    assert gemm.Gemm(mc=2).plan(64, 7168, 2048, gemm.F8, "tensor", config=(64, 64, 1, 1, 1, 4, 1, False, 2)
+                                )[0].info["kc"] == 1
+    half = gemm.Gemm(xhalf=True)
+    c128 = gemm.Config(128, 64, 1, 1, 1, 4, 1, False, 2)
+    assert not half.plan(100, 7168, 2048, gemm.F8, "tensor", config=c128)[0].info["xhalf"]
+    assert half.plan(100, 7168, 2048, gemm.F8, "tensor", config=c128, kc=1)[0].info["xhalf"]
+    with pytest.raises(ValueError, match="partial for each of the 4 K steps"):
+        gemm.gemm_spec(128, 64, 1, w_scale="block", kc=4, stages=2)
+    assert not [c for c in gemm.candidates(100, 24576, 1536, scale="block")
+                if gemm.live_registers(c.BM, c.BN, c.wgs, c.kwg, c.kc, True) > 255]
 
 
 def test_the_gemm_candidates_take_stages_of_several_k_steps():
     """gemm.candidates adds 2 and 4 K steps a stage to the two best-ranked
     configs, as ranked and unsplit with the deep ring, each at the ring's K
-    steps (at least two stages, where two fit), no share empty; not with
-    block scales, nor where K is not a whole number of 128-byte K steps
-    (the [K / bk, rows, bk] view needs it); parts_for counts their stages."""
+    steps (at least two stages, where two fit) and with the deepest ring, no
+    share empty, block scales too; not where K is not a whole number of
+    128-byte K steps (the [K / bk, rows, bk] view needs it); parts_for counts
+    their stages."""
     from nvtma.kernels import gemm
-    for M, N, K, wd in ((1, 4096, 7168, gemm.F8), (16, 7168, 2048, gemm.F8), (128, 24576, 1536, gemm.F8),
-                        (8, 7168, 2048, "bf16")):
-        cands = gemm.candidates(M, N, K, wd, scale=None if wd == "bf16" else "tensor")
+    for M, N, K, wd, scale in ((1, 4096, 7168, gemm.F8, "tensor"), (16, 7168, 2048, gemm.F8, "tensor"),
+                               (128, 24576, 1536, gemm.F8, "tensor"), (8, 7168, 2048, "bf16", None),
+                               (1, 4096, 7168, gemm.F8, "block")):
+        cands = gemm.candidates(M, N, K, wd, scale=scale)
         kcs = [c for c in cands if c.kc > 1]
         assert kcs and len(cands) == len(set(cands))
         kblocks = gemm.k_steps(K, wd)
         for c in kcs:
-            assert c.mc == c.ms == 1 and not c.kwg and c.splits <= -(-kblocks // c.kc)
-            assert 2 <= c.stages <= gemm.deepest_stages(c.BM, c.BN, wd, kc=c.kc)
+            room = gemm.deepest_stages(c.BM, c.BN, wd, scale == "block", kc=c.kc)
+            assert c.mc == c.ms == 1 and not c.kwg and c.splits <= -(-kblocks // c.kc) and 2 <= c.stages <= room
         top = gemm._ranked(cands[0].BM, N, kblocks, wd, 132)[0]
-        steps = gemm.max_stages(top.BM, top.BN, wd)
-        if gemm.deepest_stages(top.BM, top.BN, wd, kc=2) >= 2:
-            assert top._replace(kc=2, stages=max(2, min(gemm.deepest_stages(top.BM, top.BN, wd, kc=2),
-                                                         steps // 2))) in kcs
-    assert not [c for c in gemm.candidates(1, 4096, 7168, scale="block") if c.kc > 1]
+        room = gemm.deepest_stages(top.BM, top.BN, wd, scale == "block", kc=2)
+        if room >= 2:
+            assert top._replace(kc=2, stages=max(2, min(room, gemm.max_stages(top.BM, top.BN, wd) // 2))) in kcs
+            assert top._replace(kc=2, stages=room) in kcs
     assert not [c for c in gemm.candidates(1, 4096, 7000, scale="tensor") if c.kc > 1]
     assert gemm.parts_for(0, 4096, 2048, 64, kc=4) == (132, (132,))  # 64 tiles x 4 stages: 256 > 132
     assert gemm.parts_for(0, 64, 2048, 64, kc=4) == (4, (4,))  # one tile of 4 stages: 4 shares

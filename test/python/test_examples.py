@@ -64,7 +64,12 @@ def test_example_compiles_and_saves(name, flags, want, tmp_path):
       r"compiled quantize_x"]),
     (["--m", "5", "--n", "7168", "--k", "2048", "--scale", "bf16", "--l2-w", "l2_256b"],
      [r"BM=8 ", r"wgmma\.mma_async\.sync\.aligned\.m64n8k16\.f32\.bf16\.bf16",
-      r"descriptor for argument 0: tiled box \[(64|128), 64\] bfloat16, l2_promotion l2_256b"]),
+      r"descriptor for argument 0: tiled box \[([248], )?(64|128), 64\] bfloat16, l2_promotion l2_256b"]),
+    # stages of 4 K steps: W's and x's descriptors load 3-D boxes of 4 K steps
+    (["--m", "1", "--n", "7168", "--k", "2048", "--config", "8,64,1,1,1,4,1,0,4"],
+     [r"BM=8 BN=64 consumer warpgroups=1 stages=4 of 4 K steps \(a TMA box each\) K splits=1",
+      r"descriptor for argument 0: tiled box \[4, 64, 128\] uint8", r"descriptor for argument 1: tiled box "
+      r"\[4, 8, 128\] uint8"]),
     # bf16 x quantized inside the GEMM: x's descriptor loads bf16 boxes of 64 columns, no quantize_x
     (["--m", "8", "--n", "7168", "--k", "2048", "--scale", "row", "--quantize", "fused"],
      [r"BM=8 .*; x quantized inside the GEMM", r"wgmma\.mma_async\.sync\.aligned\.m64n8k32\.f32\.e4m3\.e4m3",

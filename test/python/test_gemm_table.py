@@ -63,3 +63,15 @@ def test_an_m_split_config_keys_the_problem_tile(gemm_bench, tmp_path, capsys):
     split = [64, 128, 1, 1, 1, None, 2]   # two CTAs of 64 rows: the problem's tile is 128
     run = [_line(128, split, [[split, 7.0], [[128, 128, 1, 1], 8.0]])]
     assert _table(gemm_bench, tmp_path, capsys, run) == {(7168, 2048, 128, "row"): tuple(split[1:])}
+
+
+def test_stages_of_several_k_steps_are_kept_in_the_table(gemm_bench, tmp_path, capsys):
+    """A config of kc K steps a stage (Config's ninth value) is an entry of its
+    own, written whole, and the README's tables name it "kc N"."""
+    K4 = [8, 64, 1, 1, 1, 4, 1, False, 4]
+    got = _table(gemm_bench, tmp_path, capsys, [_line(1, K4, [[K4, 4.4], [B, 4.9]]),
+                                                _line(8, K4, [[K4, 4.5], [B, 4.8]])])
+    assert got == {(7168, 2048, 8, "row"): (64, 1, 1, 1, 4, 1, False, 4)}
+    assert gemm_bench.config_text(K4) == "8/64/1/1/1/4 kc 4"
+    assert gemm_bench.config_text([64, 64, 2, 0, 1, None, 1, True]) == "64/64/2/sK kwg"
+    assert gemm_bench.config_text([128, 64, 1, 1, 1, None, 2]) == "128/64/1/1/1/-/2"

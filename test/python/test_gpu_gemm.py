@@ -410,17 +410,20 @@ def test_gemm_stages_of_several_k_steps(case):
     """Stages of kc K steps (gemm_spec's kc: each operand's stage one TMA box
     of its [K / bk, rows, bk] view) match float32 torch call after call, and
     the y of one K step a stage to f32 rounding (the K steps' wgmmas go into
-    the accumulator chains in another order); bf16 x quantized first takes
-    the same views."""
+    the accumulator chains in another order); so does x with a row stride
+    and an offset of its own (the view keeps them), and bf16 x quantized
+    first (Gemm's "auto" quantization takes quantize_x for these kernels)."""
     M, N, K, mode, cfg, kc = case
     g = _gemm()
+    wd, scale = ("bf16", None) if mode == "bf16" else (gemm.F8, mode)
+    assert g.plan(M, N, K, wd, scale, config=cfg, kc=kc)[0].info["kc"] == kc
     x, w32 = _case_inputs(M, N, K)
     if mode == "bf16":
         w, xin, kw = w32.to(torch.bfloat16), x, {}
         want = x.float() @ w.float().t()
     else:
         w, sw, wdq = _quantize_w(w32, mode)
-        xin, sx = g.quantize(x)
+        xin, sx = g.quantize(x, "block" if mode == "block" else "token")
         want = gemm.dequantize_x(xin, sx) @ wdq.t()
         kw = dict(w_scale=sw, scale=mode, x_scale=sx)
     one = g(xin, w, config=cfg, **kw)
@@ -430,8 +433,13 @@ def test_gemm_stages_of_several_k_steps(case):
         err = ((y.float() - want).abs().max() / want.abs().max()).item()
         assert err < 1.5e-2, f"call {rep}: max error {err:.3e} of max |y|"
         assert _near(y, one)
+    wide = torch.zeros(M + 1, K + 256, device="cuda", dtype=xin.dtype)
+    xs = wide[1:, 128:128 + K]
+    xs.copy_(xin)
+    assert _near(g(xs, w, config=cfg, kc=kc, **kw), y)
     if mode != "bf16":  # bf16 x, quantized by quantize_x, then through the views
-        assert _near(g(x, w, config=cfg, kc=kc, **{k: v for k, v in kw.items() if k != "x_scale"}), one)
+        auto = gemm.Gemm(artifacts=os.environ.get("NVTMA_GPU_ARTIFACTS"))
+        assert _near(auto(x, w, config=cfg, kc=kc, **{k: v for k, v in kw.items() if k != "x_scale"}), one)
 
 
 def _near(a, b):

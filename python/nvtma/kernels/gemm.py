@@ -13,6 +13,8 @@ activations' M (1-256, padded to the tile) is the wgmma's N:
   or (`kwg`) two take alternate K steps of the whole tile;
 * optionally 2-4 CTAs of a cluster share x (`mc`: neighbouring W tiles) or
   W (`ms`: each its own BM rows of x, the M split) by TMA multicast;
+* optionally a stage is kc K steps, each operand's stage one 3-D TMA box of
+  its [K / bk, rows, bk] view (`kc`: fewer, bigger loads, waits and releases);
 * the work, (N tile, K step) pairs, is cut into `parts` shares of equal
   length spread over persistent CTAs: tiles x s shares split each tile's K s
   ways, one share per SM streams K (every CTA the same share of W, whatever
@@ -142,9 +144,9 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         # the x scales of each K block: loaded with the stage ([ceil(K/128), M padded to 4], transposed
         # so a stage's BM scales are one TMA row), or written by the quantizing warps (fused)
         bms = max(BM, 32)  # TMA writes shared memory in 128-byte aligned pieces
-        sx_ring = pool.alloc((stages, 1, bms), "f32")
+        sx_ring = pool.alloc((stages, kc, bms), "f32")  # a row per K step of the stage
     if x_scale == "block":
-        sx_atom = cpasync.make_tiled_tma_atom(G2S(), scales[1], (1, bms), l2_promotion=l2_x)
+        sx_atom = cpasync.make_tiled_tma_atom(G2S(), scales[1], (kc, bms), l2_promotion=l2_x)
     # a slot is free once the consumer warps of every CTA its x slice lands in released it (fused: every
     # consumer thread, each after its own reads of the scales the quantizing warps wrote there)
     pipe = lang.Pipeline(stages, full="tma", empty="mbar", init_empty=(32 if fused else 1) * 4 * rwgs * cl)
@@ -236,7 +238,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                         with dsl.if_(V > H):
                             cpasync.copy(x_half, [m0 + r1, kb * bk], tile.rows(r1, H), **bar)
                 if x_scale == "block":
-                    cpasync.copy(sx_atom, [kb, m0], sx_ring.stage(s.index), tma_bar_ptr=pipe.full.at(s.index),
+                    cpasync.copy(sx_atom, [kb * kc, m0], sx_ring.stage(s.index), tma_bar_ptr=pipe.full.at(s.index),
                                  cache_hint=x_hint)
 
             def acquire_and_load(s, tile, kb, x=True):
@@ -301,6 +303,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         g = dsl.warpgroup_idx() - 1
         rg = 0 if kwg else g  # the warpgroup's share of the tile's rows
         nblocks = scales[0].shape[0].to(Int32) if w_scale == "block" else None  # 128-row blocks of W's scales
+        kbw = scales[0].shape[1].to(Int32) if w_scale == "block" else None  # and 128-column ones
         # the block scales' shared addresses in 64-bit index arithmetic: a base plus a constant each
         lane, warp = dsl.lane_idx().to(Index), (dsl.warp_idx() % 4).to(Index)
         peers = tuple(range(cl)) if cl > 1 else None  # the CTAs whose x (or W) slices a slot holds
@@ -360,7 +363,9 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             for kb, (s, acc, prev) in inner:
                 if w_scale == "block":  # the W blocks' scales, loaded before the wait hides their latency
                     # (an m64 block past N, in the last tile, reads the last row of scales: its y is not written)
-                    swv = [scales[0][dsl.min((tile * BN + (rg * R + r) * 64) // 128, nblocks - 1), kb]
+                    # (with several K steps a stage, a step past K, its partial zero, reads the last column)
+                    swv = [[scales[0][dsl.min((tile * BN + (rg * R + r) * 64) // 128, nblocks - 1),
+                                      kb if kc == 1 else dsl.min(kb * kc + j, kbw - 1)] for j in range(kc)]
                            for r in range(R)]
                 prof.push("wait")
                 pipe.consumer_wait(s)
@@ -377,13 +382,16 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 new = []
                 for r in range(R):
                     rows = (rg * R + r) * 64
-                    if promote:
-                        a, b = ab[0][:2]
-                        t = [wgmma.Accumulator(BM) for _ in range(chains)]
-                        for ks in range(KBYTES // 32):
-                            t[ks % chains] = wgmma.mma_async(t[ks % chains], a.row_block(rows).k_block(ks),
-                                                             b.k_block(ks), scale_d=ks >= chains)
-                        new.append(tuple(t))
+                    if promote:  # each K step's partial apart, in `chains` accumulators (one with kc > 1)
+                        ch = chains if kc == 1 else 1
+                        per = []
+                        for j in range(kc):
+                            t = [wgmma.Accumulator(BM) for _ in range(ch)]
+                            for a, b, ks in ab[j * (KBYTES // 32):(j + 1) * (KBYTES // 32)]:
+                                t[ks % ch] = wgmma.mma_async(t[ks % ch], a.row_block(rows).k_block(ks), b.k_block(ks),
+                                                             scale_d=ks >= ch)
+                            per.append(tuple(t))
+                        new.append(tuple(per))
                     else:
                         c = list(acc[r])
                         for i, (a, b, ks) in enumerate(ab):
@@ -402,17 +410,20 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                     with dsl.if_(prev >= 0):
                         pipe.consumer_release(lang.PipelineState(stages, index=prev), ranks=peers)
                 if promote:
-                    # promote this 128-wide K block: acc += partial · sw[n-block, kb] · sx[kb, m]
+                    # promote each 128-wide K block j: acc += partial · sw[n-block, kb] · sx[kb, m]
                     sxs = sx_ring.stage(s.index)
                     merged = []
                     for r in range(R):
-                        vals, part = acc[r][0].values(), _chain_sum(new[r]).values()
-                        out = []
-                        for j in range(len(part)):
-                            m = wgmma.Accumulator.coords(j, lane, warp)[1]
-                            f = sxs[0, m] * swv[r] if w_scale == "block" else sxs[0, m]
-                            out.append(dsl.fma(part[j], f, vals[j]))
-                        merged.append((wgmma.Accumulator.from_values(BM, out),))
+                        vals = acc[r][0].values()
+                        for j in range(kc):
+                            part = _chain_sum(new[r][j]).values()
+                            out = []
+                            for i in range(len(part)):
+                                m = wgmma.Accumulator.coords(i, lane, warp)[1]
+                                f = sxs[j, m] * swv[r][j] if w_scale == "block" else sxs[j, m]
+                                out.append(dsl.fma(part[i], f, vals[i]))
+                            vals = out
+                        merged.append((wgmma.Accumulator.from_values(BM, vals),))
                     new = merged
                     # after the scales were read from the slot: fused, each thread its own reads of what
                     # the quantizing warps wrote (an elected lane's arrival orders only its own)
@@ -938,14 +949,22 @@ def y_rows(BM, EM, y_bits):
 def stage_bytes(BM, BN, block_scaled=False, fused=False, kc=1):
     """Shared memory of a ring stage: W and x tiles (of kc K steps), x's bf16
     tile as loaded (fused quantization), and x's scales (block scaling or fused)."""
-    return kc * (BM + BN) * KBYTES + (2 * BM * KBYTES if fused else 0) + (max(BM, 32) * 4 if block_scaled or fused
-                                                                         else 0)
+    return kc * ((BM + BN) * KBYTES + (max(BM, 32) * 4 if block_scaled or fused else 0)) + (
+        2 * BM * KBYTES if fused else 0)
 
 
 def deepest_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False, fused=False, kc=1):
     """The deepest ring that fits beside the epilogue tile (f32 EM x BN)."""
     per_stage = stage_bytes(BM, BN, block_scaled, fused, kc)
     return (SMEM_BYTES - 1024 - epi_rows(BM, BN) * BN * 4) // per_stage
+
+
+def live_registers(BM, BN, wgs, kwg=False, kc=1, block_scaled=False):
+    """A consumer thread's registers the accumulators take, and ~32 more: R m64 blocks of BM / 2 each, and
+    with block scales and kc > 1 as many again for each K step's partial of a stage (ptxas serialized the
+    wgmmas of 128/64/1 block-scaled at kc = 4, and spilled at 256 rows with kc = 2)."""
+    R = BN // (64 * (1 if kwg else wgs))
+    return R * BM // 2 * (1 + kc if block_scaled and kc > 1 else 1) + 32
 
 
 def default_chains(BM, R):
@@ -1044,8 +1063,9 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     where M < BM = 128, 2-5% slower at BM = 64, and 20-33% slower at whole
     tiles of some configs (s19-m-sweep), so Gemm builds it only for the
     first (`Gemm.plan`). `kc`: K steps a stage, each operand's stage one
-    TMA box of kc K steps (W and x passed as `gemm_operand_view`s; not with
-    block scaling, fused quantization, mc, ms, kwg or xhalf); `stages` then
+    TMA box of kc K steps (W and x passed as `gemm_operand_view`s, and with
+    block scaling x's scales a box of kc rows; not with fused quantization,
+    mc, ms, kwg or xhalf); `stages` then
     counts these stages."""
     fp8 = w_dtype == "f8E4M3FN"
     if diag not in DIAGS:
@@ -1079,9 +1099,9 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     fused = fp8 and x_scale == "fused"
     x_dtype = "bf16" if fused else w_dtype
     if not isinstance(kc, int) or isinstance(kc, bool) or not 1 <= kc <= 8 or kc > 1 and (
-            fused or w_scale == "block" or mc > 1 or ms > 1 or kwg or xhalf):
-        raise ValueError(f"kc={kc!r}: 1 to 8 K steps a stage, more than one not with block scaling, x quantized in "
-                         "the kernel, mc, ms, kwg or xhalf")
+            fused or mc > 1 or ms > 1 or kwg or xhalf):
+        raise ValueError(f"kc={kc!r}: 1 to 8 K steps a stage, more than one not with x quantized in the kernel, mc, "
+                         "ms, kwg or xhalf")
     room = deepest_stages(BM, BN, w_dtype, w_scale == "block", fused, kc)
     if kwg and stages and stages % 2:
         raise ValueError(f"kwg with stages={stages}: an even ring (each consumer warpgroup's K steps then keep to "
@@ -1091,10 +1111,11 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
         raise ValueError(f"BM={BM}, BN={BN}: a ring of {stages} stages beside the epilogue tile; 2 to {room} fit")
     R = BN // (64 * rwgs)
     launch_regs = 65536 // (128 * (wgs + 1))  # a thread's registers at launch: ptxas fits the kernel in them
-    if R * BM // 2 + 32 > min(255, launch_regs):
+    if live_registers(BM, BN, wgs, kwg, kc, w_scale == "block") > min(255, launch_regs):
+        parts = f" (and, block-scaled, a partial for each of the {kc} K steps)" if kc > 1 and w_scale == "block" else ""
         raise ValueError(f"BM={BM}, BN={BN} with {wgs} consumer warpgroups: {R} m64 accumulators of BM/2 "
-                         f"registers a thread, and ~32 more, exceed the {min(255, launch_regs)} a thread has "
-                         f"in a CTA of {128 * (wgs + 1)} threads")
+                         f"registers a thread{parts}, and ~32 more, exceed the {min(255, launch_regs)} a thread "
+                         f"has in a CTA of {128 * (wgs + 1)} threads")
     chains = default_chains(BM, R) if chains is None else chains
     if chains not in (1, 2, 4):
         raise ValueError(f"chains={chains}: 1, 2 or 4 accumulator chains per m64 block")
@@ -1181,49 +1202,49 @@ class Config(NamedTuple):
 
 # (N, K, BM, W scaling or "bf16") -> (BN, consumer warpgroups, K splits or 0 for stream K[, mc[, stages[, ms[, kwg
 # [, kc]]]]]): BM is the smallest tile holding M (with ms > 1 each CTA takes BM / ms of it); of the cost model's
-# candidates timed on the H200 (benchmarks/gemm_bench.py, 132 SMs, 2026-12-03, three runs), the one whose worst
+# candidates timed on the H200 (benchmarks/gemm_bench.py, 132 SMs, 2026-12-03, two runs), the one whose worst
 # time against the fastest is least over the Ms of a BM (`gemm_bench.py table
-# results/h200-2026-12-03-s24-gemm-kc-1.jsonl --also results/h200-2026-12-03-s24-gemm-kc-2.jsonl
-# results/h200-2026-12-03-s24-gemm-kc-3.jsonl`); other problems, and other GPUs, use the cost model
+# results/h200-2026-12-03-s24-gemm-kc-4.jsonl --also results/h200-2026-12-03-s24-gemm-kc-5.jsonl`); other
+# problems, and other GPUs, use the cost model
 MEASURED = {
-    (2112, 7168, 8, 'bf16'): (64, 1, 4, 1, 16),
-    (2112, 7168, 8, 'block'): (128, 1, 7),
-    (2112, 7168, 8, 'row'): (128, 1, 7),
-    (2112, 7168, 8, 'tensor'): (128, 1, 7),
-    (2112, 7168, 16, 'bf16'): (64, 1, 0, 1, 16),
+    (2112, 7168, 8, 'bf16'): (64, 1, 4, 1, 6, 1, False, 4),
+    (2112, 7168, 8, 'block'): (64, 1, 1, 1, 6, 1, False, 4),
+    (2112, 7168, 8, 'row'): (64, 1, 1, 1, 12, 1, False, 2),
+    (2112, 7168, 8, 'tensor'): (64, 1, 1, 1, 12, 1, False, 2),
+    (2112, 7168, 16, 'bf16'): (64, 1, 4, 1, 11, 1, False, 2),
     (2112, 7168, 16, 'block'): (64, 2, 4, 1, None, 1, True),
-    (2112, 7168, 16, 'row'): (64, 1, 1, 1, 8, 1, False, 2),
-    (2112, 7168, 16, 'tensor'): (64, 1, 1, 1, 4, 1, False, 4),
+    (2112, 7168, 16, 'row'): (64, 1, 1, 1, 5, 1, False, 4),
+    (2112, 7168, 16, 'tensor'): (64, 1, 1, 1, 5, 1, False, 4),
     (2112, 7168, 32, 'bf16'): (64, 1, 4, 1, 16),
     (2112, 7168, 32, 'block'): (64, 2, 4, 1, None, 1, True),
-    (2112, 7168, 32, 'row'): (64, 1, 1, 1, 4, 1, False, 4),
-    (2112, 7168, 32, 'tensor'): (64, 1, 1, 1, 4, 1, False, 4),
-    (2112, 7168, 64, 'bf16'): (64, 1, 4),
-    (2112, 7168, 64, 'block'): (64, 1, 0),
-    (2112, 7168, 64, 'row'): (64, 1, 0),
-    (2112, 7168, 64, 'tensor'): (64, 1, 4),
-    (2112, 7168, 128, 'bf16'): (64, 1, 0),
-    (2112, 7168, 128, 'block'): (64, 2, 2, 1, None, 2, True),
-    (2112, 7168, 128, 'row'): (64, 1, 0),
-    (2112, 7168, 128, 'tensor'): (64, 1, 0),
+    (2112, 7168, 32, 'row'): (64, 1, 1, 1, 9, 1, False, 2),
+    (2112, 7168, 32, 'tensor'): (64, 1, 1, 1, 9, 1, False, 2),
+    (2112, 7168, 64, 'bf16'): (64, 1, 0),
+    (2112, 7168, 64, 'block'): (64, 1, 4, 1, 4, 1, False, 2),
+    (2112, 7168, 64, 'row'): (64, 1, 4),
+    (2112, 7168, 64, 'tensor'): (64, 1, 0),
+    (2112, 7168, 128, 'bf16'): (64, 1, 4),
+    (2112, 7168, 128, 'block'): (64, 1, 4, 1, 4, 1, False, 2),
+    (2112, 7168, 128, 'row'): (64, 1, 4),
+    (2112, 7168, 128, 'tensor'): (64, 1, 4),
     (2112, 7168, 256, 'bf16'): (64, 1, 2, 1, None, 2),
     (2112, 7168, 256, 'block'): (64, 2, 2, 1, None, 2, True),
     (2112, 7168, 256, 'row'): (64, 1, 2, 1, None, 2),
     (2112, 7168, 256, 'tensor'): (64, 1, 2, 1, None, 2),
-    (4096, 7168, 8, 'bf16'): (128, 1, 4),
-    (4096, 7168, 8, 'block'): (256, 2, 8),
-    (4096, 7168, 8, 'row'): (64, 1, 1, 1, 4, 1, False, 4),
-    (4096, 7168, 8, 'tensor'): (64, 1, 1, 1, 4, 1, False, 4),
-    (4096, 7168, 16, 'bf16'): (128, 1, 4),
-    (4096, 7168, 16, 'block'): (64, 2, 2, 1, None, 1, True),
-    (4096, 7168, 16, 'row'): (64, 1, 1, 1, 4, 1, False, 4),
-    (4096, 7168, 16, 'tensor'): (64, 1, 1, 1, 4, 1, False, 4),
-    (4096, 7168, 32, 'bf16'): (64, 1, 1, 1, 4, 1, False, 4),
-    (4096, 7168, 32, 'block'): (64, 2, 2, 1, None, 1, True),
+    (4096, 7168, 8, 'bf16'): (64, 1, 2, 1, 6, 1, False, 4),
+    (4096, 7168, 8, 'block'): (64, 1, 1, 1, 4, 1, False, 4),
+    (4096, 7168, 8, 'row'): (64, 1, 1, 1, 12, 1, False, 2),
+    (4096, 7168, 8, 'tensor'): (64, 1, 1, 1, 12, 1, False, 2),
+    (4096, 7168, 16, 'bf16'): (64, 1, 1, 1, 5, 1, False, 4),
+    (4096, 7168, 16, 'block'): (64, 1, 1, 1, 4, 1, False, 4),
+    (4096, 7168, 16, 'row'): (64, 1, 1, 1, 5, 1, False, 4),
+    (4096, 7168, 16, 'tensor'): (64, 1, 1, 1, 5, 1, False, 4),
+    (4096, 7168, 32, 'bf16'): (64, 1, 1, 1, 9, 1, False, 2),
+    (4096, 7168, 32, 'block'): (64, 1, 1, 1, 4, 1, False, 4),
     (4096, 7168, 32, 'row'): (64, 1, 1, 1, 8, 1, False, 2),
-    (4096, 7168, 32, 'tensor'): (64, 1, 1, 1, 8, 1, False, 2),
+    (4096, 7168, 32, 'tensor'): (64, 1, 1, 1, 4, 1, False, 4),
     (4096, 7168, 64, 'bf16'): (64, 1, 1, 1, 16, 2),
-    (4096, 7168, 64, 'block'): (64, 2, 2, 1, None, 1, True),
+    (4096, 7168, 64, 'block'): (64, 1, 2, 1, 4, 1, False, 2),
     (4096, 7168, 64, 'row'): (64, 1, 1, 1, 6, 1, False, 2),
     (4096, 7168, 64, 'tensor'): (64, 1, 1, 1, 6, 1, False, 2),
     (4096, 7168, 128, 'bf16'): (64, 1, 1, 1, 12, 2),
@@ -1235,39 +1256,39 @@ MEASURED = {
     (4096, 7168, 256, 'row'): (64, 1, 1, 1, None, 2),
     (4096, 7168, 256, 'tensor'): (64, 1, 1, 1, None, 2),
     (7168, 2048, 8, 'bf16'): (64, 1, 1, 1, 4, 1, False, 4),
-    (7168, 2048, 8, 'block'): (64, 2, 1, 1, None, 1, True),
-    (7168, 2048, 8, 'row'): (64, 1, 1, 1, 8, 1, False, 2),
-    (7168, 2048, 8, 'tensor'): (64, 1, 1, 1, 8, 1, False, 2),
-    (7168, 2048, 16, 'bf16'): (64, 1, 1, 1, 4, 1, False, 4),
-    (7168, 2048, 16, 'block'): (64, 2, 1, 1, None, 1, True),
+    (7168, 2048, 8, 'block'): (64, 1, 1, 1, 4, 1, False, 2),
+    (7168, 2048, 8, 'row'): (64, 1, 1, 1, 6, 1, False, 4),
+    (7168, 2048, 8, 'tensor'): (64, 1, 1, 1, 6, 1, False, 4),
+    (7168, 2048, 16, 'bf16'): (64, 1, 1, 1, 5, 1, False, 4),
+    (7168, 2048, 16, 'block'): (64, 1, 1, 1, 4, 1, False, 2),
     (7168, 2048, 16, 'row'): (64, 1, 1, 1, 2, 1, False, 4),
     (7168, 2048, 16, 'tensor'): (64, 1, 1, 1, 2, 1, False, 4),
-    (7168, 2048, 32, 'bf16'): (64, 1, 1, 1, 4, 1, False, 4),
-    (7168, 2048, 32, 'block'): (64, 1, 1),
-    (7168, 2048, 32, 'row'): (64, 1, 1, 1, 4, 1, False, 2),
+    (7168, 2048, 32, 'bf16'): (64, 1, 1, 1, 9, 1, False, 2),
+    (7168, 2048, 32, 'block'): (64, 1, 1, 1, 4, 1, False, 2),
+    (7168, 2048, 32, 'row'): (64, 1, 1, 1, 2, 1, False, 4),
     (7168, 2048, 32, 'tensor'): (64, 1, 1, 1, 4, 1, False, 2),
     (7168, 2048, 64, 'bf16'): (64, 1, 1, 1, 12),
-    (7168, 2048, 64, 'block'): (64, 2, 1, 1, None, 1, True),
+    (7168, 2048, 64, 'block'): (64, 1, 1, 1, 4, 1, False, 2),
     (7168, 2048, 64, 'row'): (64, 1, 1, 1, 4, 1, False, 2),
     (7168, 2048, 64, 'tensor'): (64, 1, 1, 1, 4, 1, False, 2),
     (7168, 2048, 128, 'bf16'): (64, 1, 1),
-    (7168, 2048, 128, 'block'): (128, 2, 1, 1, None, 2),
+    (7168, 2048, 128, 'block'): (64, 1, 1, 1, 4, 1, False, 2),
     (7168, 2048, 128, 'row'): (64, 1, 1),
     (7168, 2048, 128, 'tensor'): (64, 1, 1),
-    (7168, 2048, 256, 'bf16'): (128, 2, 1, 1, None, 2),
+    (7168, 2048, 256, 'bf16'): (128, 1, 1, 1, None, 2),
     (7168, 2048, 256, 'block'): (128, 2, 1, 1, None, 2),
     (7168, 2048, 256, 'row'): (128, 1, 1, 1, None, 2),
     (7168, 2048, 256, 'tensor'): (128, 1, 1, 1, None, 2),
-    (16384, 16384, 8, 'bf16'): (128, 1, 1, 1, 4, 1, False, 2),
-    (16384, 16384, 8, 'block'): (128, 2, 1, 1, None, 1, True),
-    (16384, 16384, 8, 'row'): (128, 1, 1, 1, 6, 1, False, 2),
+    (16384, 16384, 8, 'bf16'): (128, 2, 1, 1, 6, 1, False, 2),
+    (16384, 16384, 8, 'block'): (128, 1, 1, 1, 4, 1, False, 2),
+    (16384, 16384, 8, 'row'): (128, 1, 1, 1, 3, 1, False, 4),
     (16384, 16384, 8, 'tensor'): (128, 2, 1, 1, 6, 1, False, 2),
-    (16384, 16384, 16, 'bf16'): (128, 2, 1, 1, 5, 1, False, 2),
-    (16384, 16384, 16, 'block'): (128, 2, 1, 1, None, 1, True),
-    (16384, 16384, 16, 'row'): (128, 1, 1, 1, 5, 1, False, 2),
-    (16384, 16384, 16, 'tensor'): (128, 1, 1, 1, 5, 1, False, 2),
+    (16384, 16384, 16, 'bf16'): (128, 1, 1, 1, 6, 1, False, 2),
+    (16384, 16384, 16, 'block'): (128, 1, 1, 1, 2, 1, False, 4),
+    (16384, 16384, 16, 'row'): (128, 1, 1, 1, 6, 1, False, 2),
+    (16384, 16384, 16, 'tensor'): (128, 1, 1, 1, 6, 1, False, 2),
     (16384, 16384, 32, 'bf16'): (128, 2, 1, 1, 5, 1, False, 2),
-    (16384, 16384, 32, 'block'): (128, 2, 1, 1, None, 1, True),
+    (16384, 16384, 32, 'block'): (128, 2, 1, 1, 4, 1, False, 2),
     (16384, 16384, 32, 'row'): (128, 1, 1, 1, 5, 1, False, 2),
     (16384, 16384, 32, 'tensor'): (128, 2, 1, 1, 5, 1, False, 2),
     (16384, 16384, 64, 'bf16'): (128, 1, 1, 1, 4, 1, False, 2),
@@ -1276,30 +1297,30 @@ MEASURED = {
     (16384, 16384, 64, 'tensor'): (128, 1, 1, 2),
     (16384, 16384, 128, 'bf16'): (256, 2, 1, 1, None, 2),
     (16384, 16384, 128, 'block'): (128, 2, 1, 2),
-    (16384, 16384, 128, 'row'): (128, 2, 1, 2),
+    (16384, 16384, 128, 'row'): (128, 1, 1, 2),
     (16384, 16384, 128, 'tensor'): (128, 1, 1, 2),
     (16384, 16384, 256, 'bf16'): (256, 2, 1, 1, None, 2),
     (16384, 16384, 256, 'block'): (128, 2, 1, 1, None, 2),
-    (16384, 16384, 256, 'row'): (128, 2, 1, 2),
+    (16384, 16384, 256, 'row'): (128, 2, 1),
     (16384, 16384, 256, 'tensor'): (128, 2, 1),
-    (24576, 1536, 8, 'bf16'): (192, 1, 1, 1, 4, 1, False, 2),
-    (24576, 1536, 8, 'block'): (192, 2, 1, 1, None, 1, True),
+    (24576, 1536, 8, 'bf16'): (64, 1, 1, 1, 6, 1, False, 4),
+    (24576, 1536, 8, 'block'): (192, 1, 1, 1, 2, 1, False, 4),
     (24576, 1536, 8, 'row'): (192, 1, 1, 1, 4, 1, False, 2),
-    (24576, 1536, 8, 'tensor'): (192, 1, 1),
-    (24576, 1536, 16, 'bf16'): (64, 1, 1, 1, 4, 1, False, 4),
-    (24576, 1536, 16, 'block'): (192, 1, 1),
+    (24576, 1536, 8, 'tensor'): (192, 1, 1, 1, 4, 1, False, 2),
+    (24576, 1536, 16, 'bf16'): (64, 1, 1, 1, 5, 1, False, 4),
+    (24576, 1536, 16, 'block'): (192, 1, 1, 1, 4, 1, False, 2),
     (24576, 1536, 16, 'row'): (192, 1, 1, 1, 4, 1, False, 2),
-    (24576, 1536, 16, 'tensor'): (192, 1, 1, 1, 4, 1, False, 2),
-    (24576, 1536, 32, 'bf16'): (64, 1, 1, 1, 4, 1, False, 4),
-    (24576, 1536, 32, 'block'): (192, 1, 1),
+    (24576, 1536, 16, 'tensor'): (192, 1, 1),
+    (24576, 1536, 32, 'bf16'): (64, 1, 1, 1, 9, 1, False, 2),
+    (24576, 1536, 32, 'block'): (192, 1, 1, 1, 3, 1, False, 2),
     (24576, 1536, 32, 'row'): (192, 1, 1),
     (24576, 1536, 32, 'tensor'): (192, 1, 1),
-    (24576, 1536, 64, 'bf16'): (192, 1, 1, 1, 3, 1, False, 2),
+    (24576, 1536, 64, 'bf16'): (192, 1, 1),
     (24576, 1536, 64, 'block'): (192, 1, 1),
     (24576, 1536, 64, 'row'): (192, 1, 1),
     (24576, 1536, 64, 'tensor'): (192, 1, 1),
     (24576, 1536, 128, 'bf16'): (192, 1, 1, 1, None, 2),
-    (24576, 1536, 128, 'block'): (192, 1, 1, 1, None, 2),
+    (24576, 1536, 128, 'block'): (64, 1, 1, 1, 4, 1, False, 2),
     (24576, 1536, 128, 'row'): (64, 1, 1),
     (24576, 1536, 128, 'tensor'): (64, 1, 1),
     (24576, 1536, 256, 'bf16'): (128, 2, 1, 1, None, 2),
@@ -1399,7 +1420,7 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None, scale=None):
     if scale == "block":
         one = [c for c in ranked[:2] + [m for m in more if m.ms > 1][:2] if c.wgs == 1 and c.stages is None]
         more += [v for v in (c._replace(wgs=2, kwg=True) for c in one) if v not in more]
-    elif K % (KBYTES // (1 if w_dtype == F8 else 2)) == 0:
+    if K % (KBYTES // (1 if w_dtype == F8 else 2)) == 0:
         # stages of 2 and 4 K steps (kc: each operand's stage one TMA box), with the ring's bytes kept and
         # with the deepest ring: the best two configs as ranked and unsplit with the deep ring (measured,
         # s24-kc: 7168 x 2048, M = 16, 16/64/1/1 with 16 stages 5.54 us, kc = 2 with 8 4.99; 4096 x 7168,
@@ -1409,7 +1430,10 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None, scale=None):
             for b in dict.fromkeys((c, c._replace(splits=1, stages=deep))):
                 steps = b.stages or max_stages(b.BM, b.BN, w_dtype)
                 for kc in (2, 4):
-                    room = deepest_stages(b.BM, b.BN, w_dtype, kc=kc)
+                    room = deepest_stages(b.BM, b.BN, w_dtype, scale == "block", kc=kc)
+                    if live_registers(b.BM, b.BN, b.wgs, False, kc, scale == "block") > min(
+                            255, 65536 // (128 * (b.wgs + 1))):
+                        continue  # gemm_spec refuses it
                     for st in dict.fromkeys((max(2, min(room, steps // kc)), room)):
                         v = b._replace(kc=kc, stages=st)
                         if room >= 2 and v not in more and v.splits <= -(-kblocks // kc):  # no empty share
@@ -1441,6 +1465,15 @@ def fused_w_rows(cfg, N, K, w_dtype=F8, sms=132):
     return ctas * cfg.BN // cfg.BM
 
 
+def with_kc(cfg, kc, w_dtype=F8, block_scaled=False):
+    """`cfg` with kc K steps a stage and its ring's K steps kept (as many as fit, at least two stages)."""
+    if kc == cfg.kc:
+        return cfg
+    stages = cfg.stages and max(2, min(deepest_stages(cfg.BM, cfg.BN, w_dtype, block_scaled, kc=kc),
+                                       cfg.stages * cfg.kc // kc))
+    return cfg._replace(kc=kc, stages=stages)
+
+
 def fused_config(cfg, N, K, w_dtype=F8, sms=132):
     """The config for bf16 x quantized in the GEMM: `cfg`, or where its grid
     streams fewer than FUSED_MIN_W_ROWS rows of W an x row, tiles of 128 W
@@ -1450,7 +1483,7 @@ def fused_config(cfg, N, K, w_dtype=F8, sms=132):
     8/64/1/1 fused took 14.4 us, 8/128/1/4 10.1-10.2, quantize_x then the
     GEMM 11.1-11.3; 7168 x 2048, M = 16, 16/128/1/2 (896) fused 8.4, e4m3 x
     alone 6.5 there against 5.7 at 16/64/1/1, quantize_x then the GEMM 7.3."""
-    cfg = cfg._replace(kc=1)  # x loaded in bf16: a K step a stage
+    cfg = with_kc(cfg, 1, w_dtype)  # x loaded in bf16: a K step a stage
     if fused_w_rows(cfg, N, K, w_dtype, sms) >= FUSED_MIN_W_ROWS:
         return cfg
     kblocks = k_steps(K, w_dtype)
@@ -1628,11 +1661,12 @@ class Gemm:
             raise ValueError(f"x_scale={opts['x_scale']!r}: x's scaling follows from x's dtype and W's scale; "
                              "for bf16 x quantized in the GEMM, Gemm(quantize='fused')")
         how = (quantize if isinstance(quantize, str) else self.quantize_mode) if fp8 and quantize else None
+        kc = opts.pop("kc", None)  # K steps a stage asked for (else the config's, where the kernel takes them)
         if how in ("auto", "fused"):
             # a config of its own unless one was given: the problem's, or where that leaves the quantizing
             # warps behind W's stream, W tiles of 128 rows split over the SMs (a K step a stage: x in bf16)
             fcfg = cfg if config is not None else fused_config(cfg, N, K, w_dtype, sms)
-            if how == "auto" and (opts.get("kc", fcfg.kc) > 1 or fcfg.BM * fcfg.ms > FUSED_MAX_ROWS or (
+            if how == "auto" and ((kc or fcfg.kc) > 1 or fcfg.BM * fcfg.ms > FUSED_MAX_ROWS or (
                     scale != "block" and fused_w_rows(fcfg, N, K, w_dtype, sms) < FUSED_MIN_W_ROWS)):
                 how = "kernel"
             elif deepest_stages(fcfg.BM, fcfg.BN, w_dtype, scale == "block", True) < 2:
@@ -1644,7 +1678,10 @@ class Gemm:
         opts.setdefault("mc", cfg.mc)
         opts.setdefault("ms", cfg.ms)
         opts.setdefault("kwg", cfg.kwg)
-        opts.setdefault("kc", cfg.kc)
+        if kc is None:  # the config's, but one with x quantized inside, x or W multicast, or kwg
+            kc = 1 if how == "fused" or opts["mc"] > 1 or opts["ms"] > 1 or opts["kwg"] else cfg.kc
+        cfg = with_kc(cfg, kc, w_dtype, scale == "block")
+        opts["kc"] = kc
         if how == "fused":
             opts.setdefault("x_scale", "fused")
         if cfg.stages is not None:
@@ -1659,8 +1696,8 @@ class Gemm:
         # inside one tile of 128 or more rows (s19-m-sweep); Gemm(xhalf=True) wherever the kernel can, False never
         xhalf = opts.pop("xhalf", None)
         if xhalf is None:  # not where quantize_x pads x to the tile (how "kernel")
-            xhalf = how != "kernel" and cfg.ms == 1 and cfg.BM >= 128 and M < cfg.BM and opts.get("kc", 1) == 1
-        opts["xhalf"] = bool(xhalf) and half_boxes_fit(cfg.BM, cfg.mc, how == "fused")
+            xhalf = how != "kernel" and cfg.ms == 1 and cfg.BM >= 128 and M < cfg.BM
+        opts["xhalf"] = bool(xhalf) and kc == 1 and half_boxes_fit(cfg.BM, cfg.mc, how == "fused")
         spec = gemm_spec(cfg.BM, cfg.BN, cfg.wgs, w_dtype=w_dtype, y_dtype=y_dtype, w_scale=scale if fp8 else None,
                          **opts)
         q = quantize_x_spec("block" if scale == "block" else "token") if how == "kernel" else None
