@@ -1065,8 +1065,7 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     first (`Gemm.plan`). `kc`: K steps a stage, each operand's stage one
     TMA box of kc K steps (W and x passed as `gemm_operand_view`s, and with
     block scaling x's scales a box of kc rows; not with fused quantization,
-    mc, ms, kwg or xhalf); `stages` then
-    counts these stages."""
+    mc, ms, kwg or xhalf); `stages` then counts these stages."""
     fp8 = w_dtype == "f8E4M3FN"
     if diag not in DIAGS:
         raise ValueError(f"diag={diag!r}: one of {', '.join(map(repr, DIAGS))}")
@@ -1099,7 +1098,7 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     fused = fp8 and x_scale == "fused"
     x_dtype = "bf16" if fused else w_dtype
     if not isinstance(kc, int) or isinstance(kc, bool) or not 1 <= kc <= 8 or kc > 1 and (
-            fused or mc > 1 or ms > 1 or kwg or xhalf):
+            fused or mc != 1 or ms != 1 or kwg or xhalf):
         raise ValueError(f"kc={kc!r}: 1 to 8 K steps a stage, more than one not with x quantized in the kernel, mc, "
                          "ms, kwg or xhalf")
     room = deepest_stages(BM, BN, w_dtype, w_scale == "block", fused, kc)
@@ -1112,9 +1111,9 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     R = BN // (64 * rwgs)
     launch_regs = 65536 // (128 * (wgs + 1))  # a thread's registers at launch: ptxas fits the kernel in them
     if live_registers(BM, BN, wgs, kwg, kc, w_scale == "block") > min(255, launch_regs):
-        parts = f" (and, block-scaled, a partial for each of the {kc} K steps)" if kc > 1 and w_scale == "block" else ""
+        more = f" (and, block-scaled, a partial for each of the {kc} K steps)" if kc > 1 and w_scale == "block" else ""
         raise ValueError(f"BM={BM}, BN={BN} with {wgs} consumer warpgroups: {R} m64 accumulators of BM/2 "
-                         f"registers a thread{parts}, and ~32 more, exceed the {min(255, launch_regs)} a thread "
+                         f"registers a thread{more}, and ~32 more, exceed the {min(255, launch_regs)} a thread "
                          f"has in a CTA of {128 * (wgs + 1)} threads")
     chains = default_chains(BM, R) if chains is None else chains
     if chains not in (1, 2, 4):
