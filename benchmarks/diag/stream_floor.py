@@ -21,6 +21,7 @@ CTAs an SM): the fastest any of these kernels streams W.
     python3 benchmarks/diag/stream_floor.py build-two DIR / run-two DIR       # TWO_PROBES
     python3 benchmarks/diag/stream_floor.py build-deep DIR / run-deep DIR     # DEEP_PROBES
     python3 benchmarks/diag/stream_floor.py build-kc DIR / run-kc DIR         # stages of several K steps
+    python3 benchmarks/diag/stream_floor.py build-kc8 DIR / run-kc8 DIR       # kc 1-8 at the near misses
 """
 import json
 import sys
@@ -136,8 +137,29 @@ def _kc_probes():
     return out
 
 
+# `kc8`: the near misses of the nineteenth session's final runs (s24-gemm-final-*) at the table's tile, with
+# kc from 1 to 8, each with the ring's bytes of the table's config and with the deepest ring
+def _kc8_probes():
+    from nvtma.kernels import gemm
+    out = []
+    for N, K, M, wt, scale in ((4096, 7168, 1, "e4m3", "tensor"), (4096, 7168, 16, "e4m3", "tensor"),
+                               (7168, 2048, 8, "e4m3", "tensor"), (7168, 2048, 16, "e4m3", "tensor"),
+                               (2112, 7168, 16, "e4m3", "tensor"), (24576, 1536, 16, "e4m3", "tensor"),
+                               (24576, 1536, 32, "e4m3", "tensor"), (4096, 7168, 1, "bf16", None),
+                               (7168, 2048, 32, "bf16", None)):
+        wd = gemm.F8 if wt == "e4m3" else "bf16"
+        c = gemm.choose_config(M, N, K, wd, scale=scale)
+        steps = (c.stages or gemm.max_stages(c.BM, c.BN, wd)) * c.kc
+        for kc in (1, 2, 3, 4, 6, 8):
+            room = gemm.deepest_stages(c.BM, c.BN, wd, kc=kc)
+            for st in dict.fromkeys((max(2, min(room, steps // kc)), room)):
+                if room >= 2:
+                    out.append((N, K, M, c._replace(kc=kc, stages=st), (None,), wt))
+    return out
+
+
 PROBE_SETS = {"split": lambda: SPLIT_PROBES + RELEASE_PROBES, "two": lambda: TWO_PROBES, "deep": lambda: DEEP_PROBES,
-              "kc": _kc_probes}
+              "kc": _kc_probes, "kc8": _kc8_probes}
 
 
 def _probed(probes):
