@@ -109,6 +109,7 @@ DEEP_PROBES = [(N, K, M, cfg, GEMM_AND_STREAM, wt) for N, K, M, wt, cfgs in (
 # boxes at the same CTAs and ring bytes (s21-stream-floor, 4096 x 7168, 128 CTAs, 192 KB rings: 8 KB boxes 8.42
 # us, 16 KB 7.37, 24 KB 6.79, 32 KB 6.70), but a bigger box was a wider tile: fewer tiles, so split K
 def _kc_probes():
+    from nvtma.kernels import gemm
     out = []
     for N, K, M, wt, cfg, kcs in (
             (4096, 7168, 1, "e4m3", (8, 64, 1, 1, 1, 16), (1, 2, 4)),
@@ -129,11 +130,9 @@ def _kc_probes():
             (24576, 1536, 1, "bf16", (8, 64, 1, 1, 1, 16), (1, 2, 4)),
             (24576, 1536, 128, "e4m3", (128, 64, 1, 1), (1, 2)),
             (16384, 16384, 64, "e4m3", (64, 128, 1, 1), (1, 2))):
-        from nvtma.kernels import gemm
         c = gemm.Config(*cfg)
-        ring = c.stages or gemm.max_stages(c.BM, c.BN)
-        for kc in kcs:
-            out.append((N, K, M, c._replace(stages=max(2, ring // kc)), GEMM_AND_STREAM, wt, {"kc": kc}))
+        c = c._replace(stages=c.stages or gemm.max_stages(c.BM, c.BN))
+        out += [(N, K, M, gemm.with_kc(c, kc), GEMM_AND_STREAM, wt) for kc in kcs]  # the ring's K steps kept
     return out
 
 
@@ -149,12 +148,7 @@ def _kc8_probes():
                                (7168, 2048, 32, "bf16", None)):
         wd = gemm.F8 if wt == "e4m3" else "bf16"
         c = gemm.choose_config(M, N, K, wd, scale=scale)
-        steps = (c.stages or gemm.max_stages(c.BM, c.BN, wd)) * c.kc
-        for kc in (1, 2, 3, 4, 6, 8):
-            room = gemm.deepest_stages(c.BM, c.BN, wd, kc=kc)
-            for st in dict.fromkeys((max(2, min(room, steps // kc)), room)):
-                if room >= 2:
-                    out.append((N, K, M, c._replace(kc=kc, stages=st), (None,), wt))
+        out += [(N, K, M, v, (None,), wt) for kc in (1, 2, 3, 4, 6, 8) for v in gemm.kc_variants(c, kc, wd)]
     return out
 
 
@@ -164,11 +158,11 @@ PROBE_SETS = {"split": lambda: SPLIT_PROBES + RELEASE_PROBES, "two": lambda: TWO
 
 def _probed(probes):
     """_problems' tuples for a probe set's (N, K, M, config, variants[, W: "e4m3" (per-tensor scale, the
-    default) or "bf16"[, spec options of every variant]]) ("split_no_gather" on the one-warpgroup path only)."""
+    default) or "bf16"]) ("split_no_gather" on the one-warpgroup path only)."""
     from nvtma.kernels import gemm
-    for N, K, M, cfg, variants, *rest in probes:
-        cfg, wt, more = gemm.Config(*cfg), (rest or ["e4m3"])[0], (rest[1:] or [{}])[0]
-        runs = [(v or "gemm", dict({"diag": v} if v else {}, **more)) for v in variants
+    for N, K, M, cfg, variants, *wt in probes:
+        cfg, wt = gemm.Config(*cfg), (wt or ["e4m3"])[0]
+        runs = [(v or "gemm", {"diag": v} if v else {}) for v in variants
                 if cfg.wgs == 1 or not v or not v.startswith("split_")]
         fp8 = wt == "e4m3"
         yield N, K, wt, gemm.F8 if fp8 else "bf16", "tensor" if fp8 else None, [(M, cfg, runs)], []
@@ -218,7 +212,6 @@ def run(d, probes=None):
             kw = dict(w_scale=sw, scale=scale, x_scale=sx) if fp8 else {}
             line = dict(bench="stream-floor", kind=probes or kind, N=N, K=K, M=M,
                         w=wt, config=list(gemm.Config(*cfg).short), w_copies=len(wbufs))
-            line.update({k: v for k, v in variants[0][1].items() if k != "diag"})  # the probe's options (kc)
             for label, opts in variants:
                 def call(i, opts=opts):
                     return g(x, wbufs[i], config=cfg, **kw, **opts)

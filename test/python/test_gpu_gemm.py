@@ -328,15 +328,19 @@ def test_gemm_autotune_all_times_the_table_problems_too(tmp_path, monkeypatch):
             assert tuner.trials == timed and len(list(tmp_path.glob("*.json"))) == 1
 
 
-def test_gemm_follows_the_current_stream_and_graphs():
+@pytest.mark.parametrize("case", [gpu_cases.GEMM_CASES[2] + ({},), gpu_cases.KC_CASES[0][:5] + (
+    {"kc": gpu_cases.KC_CASES[0][5]},)], ids=["one-k-step", "kc"])
+def test_gemm_follows_the_current_stream_and_graphs(case):
     """Gemm calls (prepared or not) run on torch's current stream, after the
     work queued there, and are captured by torch.cuda.graph: replays with new
-    x give new y."""
-    M, N, K, mode, cfg = gpu_cases.GEMM_CASES[2]
+    x give new y (stages of several K steps too: their operand views are
+    made in the call, where the graph captures the launch)."""
+    M, N, K, mode, cfg, opts = case
+    how = dict(config=cfg, **opts)
     g = _gemm()
     (x1, w, kw), (x2, _, kw2) = _inputs(M, N, K, mode, 1), _inputs(M, N, K, mode, 2)
     kw2 = dict(kw, x_scale=kw2["x_scale"])
-    want1, want2 = g(x1, w, config=cfg, **kw), g(x2, w, config=cfg, **kw2)
+    want1, want2 = g(x1, w, **how, **kw), g(x2, w, **how, **kw2)
     torch.cuda.synchronize()
     s = torch.cuda.Stream()
     xs, ss = torch.zeros_like(x1), torch.zeros_like(kw["x_scale"])
@@ -345,12 +349,12 @@ def test_gemm_follows_the_current_stream_and_graphs():
             torch.cuda._sleep(20_000_000)  # queued work that writes x after ~10 ms
             xs.copy_(x1 if rep == 0 else x2)
             ss.copy_(kw["x_scale"] if rep == 0 else kw2["x_scale"])
-            y = g(xs, w, config=cfg, **dict(kw, x_scale=ss))
+            y = g(xs, w, **how, **dict(kw, x_scale=ss))
         s.synchronize()
         assert _same(y, want1 if rep == 0 else want2), f"call {rep} on a side stream"
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        yg = g(xs, w, config=cfg, **dict(kw, x_scale=ss))
+        yg = g(xs, w, **how, **dict(kw, x_scale=ss))
     for xn, sn, want in ((x1, kw["x_scale"], want1), (x2, kw2["x_scale"], want2)):
         xs.copy_(xn)
         ss.copy_(sn)

@@ -967,6 +967,12 @@ def live_registers(BM, BN, wgs, kwg=False, kc=1, block_scaled=False):
     return R * BM // 2 * (1 + kc if block_scaled and kc > 1 else 1) + 32
 
 
+def thread_registers(wgs):
+    """The registers a thread has at launch in a CTA of wgs consumer warpgroups and the producer's (ptxas fits
+    the whole kernel in them; setmaxnreg is ignored, consumer_regs), at most 255."""
+    return min(255, 65536 // (128 * (wgs + 1)))
+
+
 def default_chains(BM, R):
     """Accumulator chains per m64 block: as many of 1, 2, 4 as keep the
     extra chains of the R blocks within 32 registers a thread (each BM/2),
@@ -1109,11 +1115,10 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     if stages < 2 or stages > room:
         raise ValueError(f"BM={BM}, BN={BN}: a ring of {stages} stages beside the epilogue tile; 2 to {room} fit")
     R = BN // (64 * rwgs)
-    launch_regs = 65536 // (128 * (wgs + 1))  # a thread's registers at launch: ptxas fits the kernel in them
-    if live_registers(BM, BN, wgs, kwg, kc, w_scale == "block") > min(255, launch_regs):
+    if live_registers(BM, BN, wgs, kwg, kc, w_scale == "block") > thread_registers(wgs):
         more = f" (and, block-scaled, a partial for each of the {kc} K steps)" if kc > 1 and w_scale == "block" else ""
         raise ValueError(f"BM={BM}, BN={BN} with {wgs} consumer warpgroups: {R} m64 accumulators of BM/2 "
-                         f"registers a thread{more}, and ~32 more, exceed the {min(255, launch_regs)} a thread "
+                         f"registers a thread{more}, and ~32 more, exceed the {thread_registers(wgs)} a thread "
                          f"has in a CTA of {128 * (wgs + 1)} threads")
     chains = default_chains(BM, R) if chains is None else chains
     if chains not in (1, 2, 4):
@@ -1427,15 +1432,11 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None, scale=None):
         for c in ranked[:2]:
             deep = min(16, deepest_stages(c.BM, c.BN, w_dtype, block_scaled=True))
             for b in dict.fromkeys((c, c._replace(splits=1, stages=deep))):
-                steps = b.stages or max_stages(b.BM, b.BN, w_dtype)
                 for kc in (2, 4):
-                    room = deepest_stages(b.BM, b.BN, w_dtype, scale == "block", kc=kc)
-                    if live_registers(b.BM, b.BN, b.wgs, False, kc, scale == "block") > min(
-                            255, 65536 // (128 * (b.wgs + 1))):
+                    if live_registers(b.BM, b.BN, b.wgs, False, kc, scale == "block") > thread_registers(b.wgs):
                         continue  # gemm_spec refuses it
-                    for st in dict.fromkeys((max(2, min(room, steps // kc)), room)):
-                        v = b._replace(kc=kc, stages=st)
-                        if room >= 2 and v not in more and v.splits <= -(-kblocks // kc):  # no empty share
+                    for v in kc_variants(b, kc, w_dtype, scale == "block"):
+                        if v not in more and v.splits <= -(-kblocks // kc):  # no empty share
                             more.append(v)
     return ranked + more
 
@@ -1471,6 +1472,16 @@ def with_kc(cfg, kc, w_dtype=F8, block_scaled=False):
     stages = cfg.stages and max(2, min(deepest_stages(cfg.BM, cfg.BN, w_dtype, block_scaled, kc=kc),
                                        cfg.stages * cfg.kc // kc))
     return cfg._replace(kc=kc, stages=stages)
+
+
+def kc_variants(cfg, kc, w_dtype=F8, block_scaled=False):
+    """`cfg` at kc K steps a stage with its ring's K steps kept, and with the deepest ring (one config where
+    they are the same; none where not two stages fit)."""
+    room = deepest_stages(cfg.BM, cfg.BN, w_dtype, block_scaled, kc=kc)
+    if room < 2:
+        return []
+    kept = with_kc(cfg._replace(stages=cfg.stages or max_stages(cfg.BM, cfg.BN, w_dtype)), kc, w_dtype, block_scaled)
+    return list(dict.fromkeys((kept, cfg._replace(kc=kc, stages=room))))
 
 
 def fused_config(cfg, N, K, w_dtype=F8, sms=132):
