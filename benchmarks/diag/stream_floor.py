@@ -22,6 +22,8 @@ CTAs an SM): the fastest any of these kernels streams W.
     python3 benchmarks/diag/stream_floor.py build-deep DIR / run-deep DIR     # DEEP_PROBES
     python3 benchmarks/diag/stream_floor.py build-kc DIR / run-kc DIR         # stages of several K steps
     python3 benchmarks/diag/stream_floor.py build-kc8 DIR / run-kc8 DIR       # kc 1-8 at the near misses
+    python3 benchmarks/diag/stream_floor.py build-parts DIR / run-parts DIR   # no epilogue, no wgmmas
+    python3 benchmarks/diag/stream_floor.py build-pre DIR / run-pre DIR       # fewer stages before the wait
 """
 import json
 import sys
@@ -152,18 +154,58 @@ def _kc8_probes():
     return out
 
 
+# `parts`: where the time beside W's stream goes at the misses of M = 16-128 (twentieth session): the table's
+# config as built, with no epilogue (gemm_spec diag "no_epilogue": the wgmmas, y not written), with no wgmmas
+# ("no_mma": W and x loaded, each tile's epilogue of zeros) and streaming W only
+PARTS_VARIANTS = (None, "no_epilogue", "no_mma", "stream_only")
+
+
+def _parts_probes():
+    from nvtma.kernels import gemm
+    out = []
+    for N, K, wt, Ms in ((4096, 7168, "e4m3", (16, 32, 64, 128)), (7168, 2048, "e4m3", (16, 32, 64, 128)),
+                         (2112, 7168, "e4m3", (32, 64, 128)), (24576, 1536, "e4m3", (32, 64, 128)),
+                         (16384, 16384, "e4m3", (128,)), (4096, 7168, "bf16", (32, 64)),
+                         (7168, 2048, "bf16", (64,))):
+        wd = gemm.F8 if wt == "e4m3" else "bf16"
+        out += [(N, K, M, gemm.choose_config(M, N, K, wd, scale="tensor" if wt == "e4m3" else None),
+                 PARTS_VARIANTS, wt) for M in Ms]
+    return out
+
+
+# `pre`: the near misses (ratio 0.94-1.0 in s24-gemm-final-*) with fewer stages' W loaded before the wait for the
+# earlier kernels (gemm_spec's prefetch: the rest of the ring free for W loads issued after it, in flight while x,
+# loaded only after the wait, comes), and x loaded before the wait too ("x_early", wrong if an earlier kernel
+# writes x: what x's latency after the wait costs)
+def _pre_probes():
+    from nvtma.kernels import gemm
+    out = []
+    for N, K, M, wt in ((4096, 7168, 1, "e4m3"), (4096, 7168, 8, "e4m3"), (4096, 7168, 16, "e4m3"),
+                        (7168, 2048, 8, "e4m3"), (7168, 2048, 16, "e4m3"), (2112, 7168, 8, "e4m3"),
+                        (24576, 1536, 16, "e4m3"), (24576, 1536, 32, "e4m3"), (4096, 7168, 1, "bf16"),
+                        (4096, 7168, 32, "bf16"), (7168, 2048, 32, "bf16"), (16384, 16384, 128, "e4m3")):
+        wd = gemm.F8 if wt == "e4m3" else "bf16"
+        c = gemm.choose_config(M, N, K, wd, scale="tensor" if wt == "e4m3" else None)
+        st = c.stages or gemm.max_stages(c.BM, c.BN, wd)
+        pres = sorted({st // 2, st // 4, 1} - {0})
+        out.append((N, K, M, c, (None, "x_early", "stream_only") + tuple((f"pre{p}", {"prefetch": p}) for p in pres),
+                    wt))
+    return out
+
+
 PROBE_SETS = {"split": lambda: SPLIT_PROBES + RELEASE_PROBES, "two": lambda: TWO_PROBES, "deep": lambda: DEEP_PROBES,
-              "kc": _kc_probes, "kc8": _kc8_probes}
+              "kc": _kc_probes, "kc8": _kc8_probes, "parts": _parts_probes, "pre": _pre_probes}
 
 
 def _probed(probes):
     """_problems' tuples for a probe set's (N, K, M, config, variants[, W: "e4m3" (per-tensor scale, the
-    default) or "bf16"]) ("split_no_gather" on the one-warpgroup path only)."""
+    default) or "bf16"]) ("split_no_gather" on the one-warpgroup path only). A variant: a diag, None (the
+    GEMM) or (label, gemm_spec options)."""
     from nvtma.kernels import gemm
     for N, K, M, cfg, variants, *wt in probes:
         cfg, wt = gemm.Config(*cfg), (wt or ["e4m3"])[0]
-        runs = [(v or "gemm", {"diag": v} if v else {}) for v in variants
-                if cfg.wgs == 1 or not v or not v.startswith("split_")]
+        runs = [v if isinstance(v, tuple) else (v or "gemm", {"diag": v} if v else {}) for v in variants
+                if isinstance(v, tuple) or cfg.wgs == 1 or not v or not v.startswith("split_")]
         fp8 = wt == "e4m3"
         yield N, K, wt, gemm.F8 if fp8 else "bf16", "tensor" if fp8 else None, [(M, cfg, runs)], []
 

@@ -402,6 +402,45 @@ def test_the_gemm_stream_only_diagnostics_stream_w_and_nothing_else():
             gemm.gemm_spec(64, 64, w_scale="tensor", diag="stream_only", **{"wgs": 1, **bad})
 
 
+def test_the_gemm_parts_diagnostics_drop_the_wgmmas_or_the_epilogue():
+    """diag "no_mma" keeps both operands' loads and the epilogue (of zero
+    accumulators) and drops the wgmmas; "no_epilogue" keeps the wgmmas, and
+    y's TMA stores only under a condition no call meets (the accumulators
+    stay live: ptxas keeps every wgmma)."""
+    import warnings
+
+    from nvtma.compiler import RegisterBudgetWarning
+    from nvtma.kernels import gemm
+    load = "cp.async.bulk.tensor.2d.shared::cluster.global"
+    store = "cp.async.bulk.tensor.2d.global.shared::cta"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RegisterBudgetWarning)
+        full = gemm.gemm_spec(64, 64, 1, w_scale="row").compile()
+        no_mma = gemm.gemm_spec(64, 64, 1, w_scale="row", diag="no_mma").compile()
+        no_epi = gemm.gemm_spec(64, 64, 1, w_scale="row", diag="no_epilogue").compile()
+    assert no_mma.ptx.count(load) == full.ptx.count(load) > 0
+    assert "wgmma.mma_async" not in no_mma.ptx and store in no_mma.ptx
+    sass = {k: c.sass() for k, c in (("full", full), ("no_mma", no_mma), ("no_epi", no_epi))}
+    if sass["full"] is not None:  # nvdisasm there
+        mmas = sass["full"].count("GMMA")  # QGMMA: e4m3
+        assert mmas > 0 and sass["no_epi"].count("GMMA") == mmas and "GMMA" not in sass["no_mma"]
+    assert store in no_epi.ptx  # behind parts < 0
+    with pytest.raises(ValueError, match="diag='no_mma': not with kwg or x_scale='fused'"):
+        gemm.gemm_spec(64, 64, 2, w_scale="tensor", kwg=True, diag="no_mma")
+
+
+def test_the_gemm_prefetches_the_ring_or_fewer_stages_before_its_wait():
+    """`prefetch`: how many stages' W a CTA loads before it waits for the
+    earlier kernels; the whole ring by default (the same kernel as
+    prefetch = stages), any number from 0, only with pdl."""
+    from nvtma.kernels import gemm
+    assert gemm.gemm_spec(64, 64, 1, stages=6).key == gemm.gemm_spec(64, 64, 1, stages=6, prefetch=6).key
+    assert gemm.gemm_spec(64, 64, 1, stages=6).key != gemm.gemm_spec(64, 64, 1, stages=6, prefetch=3).key
+    for bad, opts in ((7, {}), (-1, {}), (True, {}), (2, {"pdl": False})):
+        with pytest.raises(ValueError, match=f"prefetch={bad!r}: with pdl, 0 to the ring's 6 stages"):
+            gemm.gemm_spec(64, 64, 1, stages=6, prefetch=bad, **opts)
+
+
 def test_the_gemm_promotes_w_by_128_bytes_in_l2_unless_asked_otherwise():
     """W's descriptor (bound to argument 0) asks L2 for 128-byte promotion by
     default: 256B, DeepGEMM's, streamed W 3.5-9.4% slower at M = 1 on the H200

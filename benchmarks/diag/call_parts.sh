@@ -1,0 +1,9 @@
+set -u
+P=${1:-parts}
+tar xzf .devpack.tgz && rm -rf /tmp/pk && pip install -q --no-index --no-deps --target /tmp/pk .dev/wheels/*.whl 2>/dev/null
+export PYTHONPATH=/tmp/pk:$PWD/benchmarks NVTMA_CACHE=0
+mkdir -p "$OUT"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+for i in 1 2; do
+timeout 250 python3 benchmarks/diag/stream_floor.py run-$P .dev/$P > "$OUT/$P$i.jsonl" 2> "$OUT/$P$i.err"; echo "rc $? $(wc -l < $OUT/$P$i.jsonl)"; tail -3 $OUT/$P$i.err
+done
