@@ -7,3 +7,5 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,
 for i in 1 2; do
 timeout 250 python3 benchmarks/diag/stream_floor.py run-$P .dev/$P > "$OUT/$P$i.jsonl" 2> "$OUT/$P$i.err"; echo "rc $? $(wc -l < $OUT/$P$i.jsonl)"; tail -3 $OUT/$P$i.err
 done
+# then ncu of the GEMMs given in NCU (N_K_M_MODE ...) from .dev/parts
+if [ -n "${NCU:-}" ]; then ART=.dev/parts bash benchmarks/diag/ncu_gemm.sh $NCU > "$OUT/ncu.txt" 2>&1; tail -c 200 "$OUT/ncu.txt"; fi

@@ -23,7 +23,6 @@ CTAs an SM): the fastest any of these kernels streams W.
     python3 benchmarks/diag/stream_floor.py build-kc DIR / run-kc DIR         # stages of several K steps
     python3 benchmarks/diag/stream_floor.py build-kc8 DIR / run-kc8 DIR       # kc 1-8 at the near misses
     python3 benchmarks/diag/stream_floor.py build-parts DIR / run-parts DIR   # no epilogue, no wgmmas
-    python3 benchmarks/diag/stream_floor.py build-pre DIR / run-pre DIR       # fewer stages before the wait
 """
 import json
 import sys
@@ -173,28 +172,8 @@ def _parts_probes():
     return out
 
 
-# `pre`: the near misses (ratio 0.94-1.0 in s24-gemm-final-*) with fewer stages' W loaded before the wait for the
-# earlier kernels (gemm_spec's prefetch: the rest of the ring free for W loads issued after it, in flight while x,
-# loaded only after the wait, comes), and x loaded before the wait too ("x_early", wrong if an earlier kernel
-# writes x: what x's latency after the wait costs)
-def _pre_probes():
-    from nvtma.kernels import gemm
-    out = []
-    for N, K, M, wt in ((4096, 7168, 1, "e4m3"), (4096, 7168, 8, "e4m3"), (4096, 7168, 16, "e4m3"),
-                        (7168, 2048, 8, "e4m3"), (7168, 2048, 16, "e4m3"), (2112, 7168, 8, "e4m3"),
-                        (24576, 1536, 16, "e4m3"), (24576, 1536, 32, "e4m3"), (4096, 7168, 1, "bf16"),
-                        (4096, 7168, 32, "bf16"), (7168, 2048, 32, "bf16"), (16384, 16384, 128, "e4m3")):
-        wd = gemm.F8 if wt == "e4m3" else "bf16"
-        c = gemm.choose_config(M, N, K, wd, scale="tensor" if wt == "e4m3" else None)
-        st = c.stages or gemm.max_stages(c.BM, c.BN, wd)
-        pres = sorted({st // 2, st // 4, 1} - {0})
-        out.append((N, K, M, c, (None, "x_early", "stream_only") + tuple((f"pre{p}", {"prefetch": p}) for p in pres),
-                    wt))
-    return out
-
-
 PROBE_SETS = {"split": lambda: SPLIT_PROBES + RELEASE_PROBES, "two": lambda: TWO_PROBES, "deep": lambda: DEEP_PROBES,
-              "kc": _kc_probes, "kc8": _kc8_probes, "parts": _parts_probes, "pre": _pre_probes}
+              "kc": _kc_probes, "kc8": _kc8_probes, "parts": _parts_probes}
 
 
 def _probed(probes):

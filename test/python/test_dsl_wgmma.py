@@ -429,18 +429,6 @@ def test_the_gemm_parts_diagnostics_drop_the_wgmmas_or_the_epilogue():
         gemm.gemm_spec(64, 64, 2, w_scale="tensor", kwg=True, diag="no_mma")
 
 
-def test_the_gemm_prefetches_the_ring_or_fewer_stages_before_its_wait():
-    """`prefetch`: how many stages' W a CTA loads before it waits for the
-    earlier kernels; the whole ring by default (the same kernel as
-    prefetch = stages), any number from 0, only with pdl."""
-    from nvtma.kernels import gemm
-    assert gemm.gemm_spec(64, 64, 1, stages=6).key == gemm.gemm_spec(64, 64, 1, stages=6, prefetch=6).key
-    assert gemm.gemm_spec(64, 64, 1, stages=6).key != gemm.gemm_spec(64, 64, 1, stages=6, prefetch=3).key
-    for bad, opts in ((7, {}), (-1, {}), (True, {}), (2, {"pdl": False})):
-        with pytest.raises(ValueError, match=f"prefetch={bad!r}: with pdl, 0 to the ring's 6 stages"):
-            gemm.gemm_spec(64, 64, 1, stages=6, prefetch=bad, **opts)
-
-
 def test_the_gemm_promotes_w_by_128_bytes_in_l2_unless_asked_otherwise():
     """W's descriptor (bound to argument 0) asks L2 for 128-byte promotion by
     default: 256B, DeepGEMM's, streamed W 3.5-9.4% slower at M = 1 on the H200

@@ -72,7 +72,7 @@ def _gemm_cluster(mc=1, ms=1, **_):
 def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32", (None, None)),
                 counters: dsl.Tensor("i32", (None,)), parts: dsl.Int32, *scales, BM, BN, wgs, stages, w_scale,
                 x_scale, l2_w, l2_x, w_hint, x_hint, mc=1, ms=1, kwg=False, pdl=False, profile=None, chains=1,
-                diag=None, store="tma", xhalf=False, kc=1, prefetch=None):
+                diag=None, store="tma", xhalf=False, kc=1):
     # mc: CTAs per cluster sharing x (each loads 1/mc of every x tile and multicasts it to all)
     # ms: CTAs per cluster sharing W (each takes BM rows of x, loads 1/ms of every W tile, multicasts it)
     cl = max(mc, ms)  # CTAs per cluster (one of mc, ms is 1)
@@ -260,9 +260,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 group0 = it0 // kblocks
                 kbs = it0 - group0 * kblocks
                 tile0 = tile_of(group0)
-                # (`prefetch`: fewer, the rest of the ring free for W loads issued after the wait)
-                most = Int32(stages if prefetch is None else prefetch)
-                pre = dsl.select(p < parts, dsl.min(dsl.min(kblocks - kbs, it1 - it0), most), Int32(0))
+                pre = dsl.select(p < parts, dsl.min(dsl.min(kblocks - kbs, it1 - it0), Int32(stages)), Int32(0))
                 prof.push("prefetch")
                 for j in dsl.range(pre):  # the fresh ring's first slots: free, no acquire
                     load_w(lang.PipelineState(stages, index=j), tile0, kbs + j)
@@ -329,25 +327,14 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 pre["xs_share"] = tuple((i, scales[1][dsl.min(m0 + ctid + i, M - 1)])
                                         for i in range(0, BM, 128 * rwgs))
 
-        def row_scales(tile):
-            """W rows' scales: this thread's 2 rows of each m64 block."""
-            if w_scale != "row":
-                return None
-            return {(r, h): scales[0][dsl.min(tile * BN + (rg * R + r) * 64 + warp * 16 + lane // 4 + 8 * h, N - 1)]
-                    for r in range(R) for h in range(2)}
-
         def compute(tile, kb0, kb1, st):
-            if stream or diag == "no_mma":  # diagnostics: each stage waited for and released, nothing read
+            if stream:  # diagnostics: each stage waited for and released, nothing read
                 waits = dsl.range(kb0, kb1, carry=(st,))
                 for _, (s,) in waits:
                     pipe.consumer_wait(s)
                     pipe.consumer_release(s, ranks=peers)
                     dsl.yield_(s.advance())
-                if stream:
-                    return waits.results[0]
-                # "no_mma": the epilogue as built, of zero accumulators
-                return epilogue(tile, kb0, kb1, tuple(wgmma.Accumulator(BM) for _ in range(R)),
-                                waits.results[0], row_scales(tile))
+                return waits.results[0]
             # acc[r]: `chains` accumulators of m64 block r, each taking every chains-th of a K step's
             # wgmmas (fewer products added into each f32 accumulator: default_chains), summed once
             # before the epilogue (promoting: one, and each stage's partial in `chains`)
@@ -366,7 +353,12 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             # segment, whose parity may start with either: both together keep a parity wait from seeing
             # a slot's previous lap (test_gemm_ring_model.py)
             first = st.advance(g) if kwg else st
-            w_rows = row_scales(tile)  # loaded before the K loop hides their latency
+            # W rows' scales: this thread's 2 rows of each m64 block, loaded before the K loop hides their latency
+            w_rows = None
+            if w_scale == "row":
+                w_rows = {(r, h): scales[0][dsl.min(tile * BN + (rg * R + r) * 64 + warp * 16 + lane // 4 + 8 * h,
+                                                   N - 1)]
+                        for r in range(R) for h in range(2)}
             inner = dsl.range(kb0 + g if kwg else kb0, kb1, 2 if kwg else 1, carry=(first, accs, Int32(-1)))
             for kb, (s, acc, prev) in inner:
                 if w_scale == "block":  # the W blocks' scales, loaded before the wait hides their latency
@@ -444,20 +436,15 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 wgmma.wait_group(0)
                 with dsl.if_(prev >= 0):
                     pipe.consumer_release(lang.PipelineState(stages, index=prev), ranks=peers)
-            return epilogue(tile, kb0, kb1, tuple(_chain_sum(a) for a in acc), st_next, w_rows)
-
-        def epilogue(tile, kb0, kb1, acc, st_next, w_rows):
+            acc = tuple(_chain_sum(a) for a in acc)
             prof.push("epilogue")
             if kwg:
                 acc = _sum_warpgroups(acc, g, epi, BM, EM, lane, warp, store == "tma")
             with dsl.if_(tile < tiles) if mc > 1 else contextlib.nullcontext():  # a group's tiles past N
                 with dsl.if_(g == 0) if kwg else contextlib.nullcontext():
-                    # diagnostics "no_epilogue": under a condition no call meets (the accumulators stay live)
-                    with dsl.if_(parts < 0) if diag == "no_epilogue" else contextlib.nullcontext():
-                        _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN,
-                                  BM, EM, R, rwgs, epi, epi_y, y_atom, diag, m0,
-                                  tile * ms + rank if ms > 1 else tile, store=store, pre=dict(pre, rows=w_rows),
-                                  epi_y16=epi_y16, staged=kwg or wgs > 1)
+                    _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN, BM,
+                              EM, R, rwgs, epi, epi_y, y_atom, diag, m0, tile * ms + rank if ms > 1 else tile,
+                              store=store, pre=dict(pre, rows=w_rows), epi_y16=epi_y16, staged=kwg or wgs > 1)
             prof.pop()
             return st_next
 
@@ -1018,7 +1005,7 @@ def max_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
 
 
 DIAGS = (None, "no_red", "no_split_epilogue", "x_early", "no_wait", "epi_last", "whole_k_only", "own_rows",
-         "stream_only", "stream_no_wait", "split_no_gather", "no_mma", "no_epilogue")
+         "stream_only", "stream_no_wait", "split_no_gather")
 
 
 def half_boxes_fit(BM, mc, fused):
@@ -1030,7 +1017,7 @@ def half_boxes_fit(BM, mc, fused):
 
 def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16", w_scale="tensor", x_scale=None,
               l2_w="l2_128b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last", mc=1, ms=1, kwg=False,
-              pdl=True, profile=None, chains=None, diag=None, store=None, xhalf=False, kc=1, prefetch=None):
+              pdl=True, profile=None, chains=None, diag=None, store=None, xhalf=False, kc=1):
     """One GEMM kernel: BM (the activations' tile, a multiple of 8 up to 256),
     BN (W rows per CTA tile: 64 · wgs · R), the ring depth, dtypes, scale modes,
     and the L2 promotion / cache hint of each operand (W's promotion 128B:
@@ -1075,9 +1062,7 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     ring and nothing else (no x, wgmmas or epilogue; y not written),
     "stream_no_wait" the same with no wait for the earlier kernels,
     "split_no_gather" has a split's last segment neither read the sum back
-    nor write y (benchmarks/diag/stream_floor.py), "no_mma" loads W and x
-    and runs each tile's epilogue as built, of zero accumulators, with no
-    wgmmas, "no_epilogue" runs the wgmmas and no epilogue. `xhalf`: a CTA whose x tile reaches past M
+    nor write y (benchmarks/diag/stream_floor.py). `xhalf`: a CTA whose x tile reaches past M
     loads it as one or two boxes of BM / 2 rows (the second ending 0-7 rows
     past M), not one box of BM rows partly past M (BM a multiple of 16 from
     32 on, mc = 1, e4m3 or bf16 W's x); measured on the H200: 10-24% faster
@@ -1086,15 +1071,13 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     first (`Gemm.plan`). `kc`: K steps a stage, each operand's stage one
     TMA box of kc K steps (W and x passed as `gemm_operand_view`s, and with
     block scaling x's scales a box of kc rows; not with fused quantization,
-    mc, ms, kwg or xhalf); `stages` then counts these stages. `prefetch`
-    (with pdl): the stages whose W loads before the wait for the earlier
-    kernels (default the whole ring)."""
+    mc, ms, kwg or xhalf); `stages` then counts these stages."""
     fp8 = w_dtype == "f8E4M3FN"
     if diag not in DIAGS:
         raise ValueError(f"diag={diag!r}: one of {', '.join(map(repr, DIAGS))}")
     if pdl not in (False, True, "early"):
         raise ValueError(f"pdl={pdl!r}: False, True or 'early'")
-    if diag in ("stream_only", "stream_no_wait", "no_mma") and (kwg or x_scale == "fused"):
+    if diag in ("stream_only", "stream_no_wait") and (kwg or x_scale == "fused"):
         raise ValueError(f"diag={diag!r}: not with kwg or x_scale='fused' (their consumers and quantizers read x)")
     store = store or ("direct" if BM == 8 else "tma")
     if store not in ("tma", "direct"):
@@ -1131,9 +1114,6 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     stages = stages or min(8, room) // (2 if kwg else 1) * (2 if kwg else 1)
     if stages < 2 or stages > room:
         raise ValueError(f"BM={BM}, BN={BN}: a ring of {stages} stages beside the epilogue tile; 2 to {room} fit")
-    if prefetch is not None and (not pdl or isinstance(prefetch, bool) or not isinstance(prefetch, int)
-                                 or not 0 <= prefetch <= stages):
-        raise ValueError(f"prefetch={prefetch!r}: with pdl, 0 to the ring's {stages} stages loaded before the wait")
     R = BN // (64 * rwgs)
     if live_registers(BM, BN, wgs, kwg, kc, w_scale == "block") > thread_registers(wgs):
         more = f" (and, block-scaled, a partial for each of the {kc} K steps)" if kc > 1 and w_scale == "block" else ""
@@ -1174,8 +1154,7 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
                                 **({"pdl": pdl} if pdl else {}),
                                 **({"chains": chains} if chains > 1 else {}), **({"diag": diag} if diag else {}),
                                 **({"store": store} if store != "tma" else {}),
-                                **({"xhalf": True} if xhalf else {}), **({"kc": kc} if kc > 1 else {}),
-                                **({"prefetch": prefetch} if prefetch is not None and prefetch != stages else {}))
+                                **({"xhalf": True} if xhalf else {}), **({"kc": kc} if kc > 1 else {}))
     sp.info = dict(BM=BM, BN=BN, wgs=wgs, stages=stages, w_dtype=w_dtype, w_scale=w_scale, x_scale=x_scale, mc=mc,
                    ms=ms, kwg=bool(kwg), chains=chains, xhalf=xhalf, kc=kc)
     return sp
