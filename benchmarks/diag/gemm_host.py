@@ -106,6 +106,8 @@ def run(d):
                 empty=lambda: torch.empty(M, N, device=x.device, dtype=torch.bfloat16),
                 new_empty=lambda: x.new_empty((M, N), dtype=torch.bfloat16),
                 workspace=lambda: g._workspace(torch, x.device, spec, N),
+                # a kernel of several K steps a stage: its operands' [K / bk, rows, bk] views, made every call
+                operand_views=lambda: (gemm.gemm_operand_view(x), gemm.gemm_operand_view(w)),
                 parts_for=lambda: gemm.parts_for(splits, N, K, BN, gemm.F8 if fp8 else "bf16", 132,
                                                  spec.info["mc"], ms, kc),
                 module=lambda: g.module(spec),
