@@ -327,14 +327,25 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 pre["xs_share"] = tuple((i, scales[1][dsl.min(m0 + ctid + i, M - 1)])
                                         for i in range(0, BM, 128 * rwgs))
 
+        def row_scales(tile):
+            """W rows' scales: this thread's 2 rows of each m64 block."""
+            if w_scale != "row":
+                return None
+            return {(r, h): scales[0][dsl.min(tile * BN + (rg * R + r) * 64 + warp * 16 + lane // 4 + 8 * h, N - 1)]
+                    for r in range(R) for h in range(2)}
+
         def compute(tile, kb0, kb1, st):
-            if stream:  # diagnostics: each stage waited for and released, nothing read
+            if stream or diag == "no_mma":  # diagnostics: each stage waited for and released, nothing read
                 waits = dsl.range(kb0, kb1, carry=(st,))
                 for _, (s,) in waits:
                     pipe.consumer_wait(s)
                     pipe.consumer_release(s, ranks=peers)
                     dsl.yield_(s.advance())
-                return waits.results[0]
+                if stream:
+                    return waits.results[0]
+                # "no_mma": the epilogue as built, of zero accumulators
+                return epilogue(tile, kb0, kb1, tuple(wgmma.Accumulator(BM) for _ in range(R)),
+                                waits.results[0], row_scales(tile))
             # acc[r]: `chains` accumulators of m64 block r, each taking every chains-th of a K step's
             # wgmmas (fewer products added into each f32 accumulator: default_chains), summed once
             # before the epilogue (promoting: one, and each stage's partial in `chains`)
@@ -353,12 +364,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             # segment, whose parity may start with either: both together keep a parity wait from seeing
             # a slot's previous lap (test_gemm_ring_model.py)
             first = st.advance(g) if kwg else st
-            # W rows' scales: this thread's 2 rows of each m64 block, loaded before the K loop hides their latency
-            w_rows = None
-            if w_scale == "row":
-                w_rows = {(r, h): scales[0][dsl.min(tile * BN + (rg * R + r) * 64 + warp * 16 + lane // 4 + 8 * h,
-                                                   N - 1)]
-                        for r in range(R) for h in range(2)}
+            w_rows = row_scales(tile)  # loaded before the K loop hides their latency
             inner = dsl.range(kb0 + g if kwg else kb0, kb1, 2 if kwg else 1, carry=(first, accs, Int32(-1)))
             for kb, (s, acc, prev) in inner:
                 if w_scale == "block":  # the W blocks' scales, loaded before the wait hides their latency
@@ -436,15 +442,20 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 wgmma.wait_group(0)
                 with dsl.if_(prev >= 0):
                     pipe.consumer_release(lang.PipelineState(stages, index=prev), ranks=peers)
-            acc = tuple(_chain_sum(a) for a in acc)
+            return epilogue(tile, kb0, kb1, tuple(_chain_sum(a) for a in acc), st_next, w_rows)
+
+        def epilogue(tile, kb0, kb1, acc, st_next, w_rows):
             prof.push("epilogue")
             if kwg:
                 acc = _sum_warpgroups(acc, g, epi, BM, EM, lane, warp, store == "tma")
             with dsl.if_(tile < tiles) if mc > 1 else contextlib.nullcontext():  # a group's tiles past N
                 with dsl.if_(g == 0) if kwg else contextlib.nullcontext():
-                    _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN, BM,
-                              EM, R, rwgs, epi, epi_y, y_atom, diag, m0, tile * ms + rank if ms > 1 else tile,
-                              store=store, pre=dict(pre, rows=w_rows), epi_y16=epi_y16, staged=kwg or wgs > 1)
+                    # diagnostics "no_epilogue": under a condition no call meets (the accumulators stay live)
+                    with dsl.if_(parts < 0) if diag == "no_epilogue" else contextlib.nullcontext():
+                        _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN,
+                                  BM, EM, R, rwgs, epi, epi_y, y_atom, diag, m0,
+                                  tile * ms + rank if ms > 1 else tile, store=store, pre=dict(pre, rows=w_rows),
+                                  epi_y16=epi_y16, staged=kwg or wgs > 1)
             prof.pop()
             return st_next
 
@@ -1005,7 +1016,7 @@ def max_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
 
 
 DIAGS = (None, "no_red", "no_split_epilogue", "x_early", "no_wait", "epi_last", "whole_k_only", "own_rows",
-         "stream_only", "stream_no_wait", "split_no_gather")
+         "stream_only", "stream_no_wait", "split_no_gather", "no_mma", "no_epilogue")
 
 
 def half_boxes_fit(BM, mc, fused):
@@ -1062,7 +1073,9 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     ring and nothing else (no x, wgmmas or epilogue; y not written),
     "stream_no_wait" the same with no wait for the earlier kernels,
     "split_no_gather" has a split's last segment neither read the sum back
-    nor write y (benchmarks/diag/stream_floor.py). `xhalf`: a CTA whose x tile reaches past M
+    nor write y (benchmarks/diag/stream_floor.py), "no_mma" loads W and x
+    and runs each tile's epilogue as built, of zero accumulators, with no
+    wgmmas, "no_epilogue" runs the wgmmas and no epilogue. `xhalf`: a CTA whose x tile reaches past M
     loads it as one or two boxes of BM / 2 rows (the second ending 0-7 rows
     past M), not one box of BM rows partly past M (BM a multiple of 16 from
     32 on, mc = 1, e4m3 or bf16 W's x); measured on the H200: 10-24% faster
@@ -1077,7 +1090,7 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
         raise ValueError(f"diag={diag!r}: one of {', '.join(map(repr, DIAGS))}")
     if pdl not in (False, True, "early"):
         raise ValueError(f"pdl={pdl!r}: False, True or 'early'")
-    if diag in ("stream_only", "stream_no_wait") and (kwg or x_scale == "fused"):
+    if diag in ("stream_only", "stream_no_wait", "no_mma") and (kwg or x_scale == "fused"):
         raise ValueError(f"diag={diag!r}: not with kwg or x_scale='fused' (their consumers and quantizers read x)")
     store = store or ("direct" if BM == 8 else "tma")
     if store not in ("tma", "direct"):
