@@ -962,3 +962,38 @@ def test_the_gemm_operand_views_pass_the_runtime_checks():
     assert (got["global_dim"], got["global_strides"], list(d["box_dim"])) == ([128, N, K // 128], [K, 128],
                                                                               [128, 64, 4])
     assert len(args.encode_descriptor(view, d, "w")) == 128
+
+
+def test_a_kc_call_makes_w_s_view_once_per_w_and_keeps_no_w_alive():
+    """A prepared call of a kernel of several K steps a stage makes W's
+    [K / bk, rows, bk] view once per W tensor (x's every call: a model's
+    layers call one prepared call with their own weights in turn), and holds
+    W's bytes no longer than the caller holds W."""
+    import gc
+    import weakref
+    torch = pytest.importorskip("torch")
+    from nvtma.kernels import gemm
+    got = []
+    call = gemm._Prepared(lambda *a, **k: got.append(a), (None, None, 1), (1,), lambda: torch.empty(2, 3), 0, None,
+                          False, views=True)
+    w = torch.arange(3 * 256, dtype=torch.float32).reshape(3, 256).to(torch.bfloat16)
+    other = w.flip(0).contiguous()
+    x = torch.ones(2, 256, dtype=torch.bfloat16)
+    for t in (w, other, w, other):
+        call(x, t, None, None, None)
+    (w1, x1), (o1, _), (w2, x2), (o2, _) = (a[:2] for a in got)
+    assert w1 is w2 and o1 is o2 and x1 is not x2
+    assert w1.shape == (4, 3, 64) and w1.stride() == (64, 256, 1) and torch.equal(w1, gemm.gemm_operand_view(w))
+    assert torch.equal(o1, gemm.gemm_operand_view(other))
+    w.data = torch.zeros_like(w)  # the same tensor, other bytes: a new view
+    call(x, w, None, None, None)
+    assert got[-1][0] is not w1 and not got[-1][0].any()
+    # a W's view goes with it
+    views = [weakref.ref(v) for v in (w1, got[-1][0])]
+    got.clear()
+    del w1, w2, x1, x2, o1, o2, w
+    gc.collect()
+    assert [v() for v in views] == [None, None] and len(call.w_views) == 1
+    del other, t
+    gc.collect()
+    assert call.w_views == {}
