@@ -1,3 +1,7 @@
+#!/bin/bash
+# The twentieth session's probe calls: a stream_floor.py probe set (parts; pre at 656772b) built here into
+# .dev/SET, staged with the runtime wheel in .devpack.tgz, run twice; NCU="N_K_M_MODE ..." adds ncu of those
+# GEMMs from .dev/parts. On the GPU:  [NCU=...] bash benchmarks/diag/call_parts.sh [SET]
 set -u
 P=${1:-parts}
 tar xzf .devpack.tgz && rm -rf /tmp/pk && pip install -q --no-index --no-deps --target /tmp/pk .dev/wheels/*.whl 2>/dev/null

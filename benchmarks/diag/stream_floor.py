@@ -178,13 +178,12 @@ PROBE_SETS = {"split": lambda: SPLIT_PROBES + RELEASE_PROBES, "two": lambda: TWO
 
 def _probed(probes):
     """_problems' tuples for a probe set's (N, K, M, config, variants[, W: "e4m3" (per-tensor scale, the
-    default) or "bf16"]) ("split_no_gather" on the one-warpgroup path only). A variant: a diag, None (the
-    GEMM) or (label, gemm_spec options)."""
+    default) or "bf16"]) ("split_no_gather" on the one-warpgroup path only)."""
     from nvtma.kernels import gemm
     for N, K, M, cfg, variants, *wt in probes:
         cfg, wt = gemm.Config(*cfg), (wt or ["e4m3"])[0]
-        runs = [v if isinstance(v, tuple) else (v or "gemm", {"diag": v} if v else {}) for v in variants
-                if isinstance(v, tuple) or cfg.wgs == 1 or not v or not v.startswith("split_")]
+        runs = [(v or "gemm", {"diag": v} if v else {}) for v in variants
+                if cfg.wgs == 1 or not v or not v.startswith("split_")]
         fp8 = wt == "e4m3"
         yield N, K, wt, gemm.F8 if fp8 else "bf16", "tensor" if fp8 else None, [(M, cfg, runs)], []
 
