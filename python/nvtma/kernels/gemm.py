@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import weakref
 from typing import NamedTuple
 
 from .. import cpasync, cuda, dsl, lang, wgmma
@@ -1147,7 +1148,7 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
                          "x in half boxes takes BM a multiple of 16 from 32 on, mc = 1 and e4m3 (or bf16 W's) x")
     dyn2 = (None, None)
     if kc > 1:  # W and x as [K / bk, rows, bk] views (gemm_operand_view)
-        bk = KBYTES // (1 if fp8 else 2)
+        bk = step_values(w_dtype)
         wt, xt = (dsl.Tensor(d, (None, None, bk), strides=(bk, None, 1)) for d in (w_dtype, x_dtype))
     else:
         wt, xt = dsl.Tensor(w_dtype, dyn2), dsl.Tensor(x_dtype, dyn2)
@@ -1437,7 +1438,7 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None, scale=None):
     if scale == "block":
         one = [c for c in ranked[:2] + [m for m in more if m.ms > 1][:2] if c.wgs == 1 and c.stages is None]
         more += [v for v in (c._replace(wgs=2, kwg=True) for c in one) if v not in more]
-    if K % (KBYTES // (1 if w_dtype == F8 else 2)) == 0:
+    if K % step_values(w_dtype) == 0:
         # stages of 2 and 4 K steps (kc: each operand's stage one TMA box), with the ring's bytes kept and
         # with the deepest ring: the best two configs as ranked and unsplit with the deep ring (measured,
         # s24-kc: 7168 x 2048, M = 16, 16/64/1/1 with 16 stages 5.54 us, kc = 2 with 8 4.99; 4096 x 7168,
@@ -1454,9 +1455,14 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None, scale=None):
     return ranked + more
 
 
+def step_values(w_dtype=F8):
+    """The K values of a K step: KBYTES bytes, 128 fp8 or 64 bf16 values."""
+    return KBYTES // (1 if w_dtype == F8 else 2)
+
+
 def k_steps(K, w_dtype=F8):
-    """K steps of a row of W: KBYTES-byte blocks (128 fp8 or 64 bf16 values), the last one partial."""
-    return -(-K // (KBYTES // (1 if w_dtype == F8 else 2)))
+    """K steps of a row of W, the last one partial."""
+    return -(-K // step_values(w_dtype))
 
 
 def parts_for(splits, N, K, BN, w_dtype=F8, sms=132, mc=1, ms=1, kc=1):
@@ -1924,7 +1930,6 @@ class _Prepared:
             if c[1] == w.data_ptr():
                 return c[2]
             c[3].detach()  # the same W on other bytes (w.data = ...): its old view goes now
-        import weakref
         view = gemm_operand_view(w.detach())
         key = id(w)
 
