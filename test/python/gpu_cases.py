@@ -44,7 +44,7 @@ def all_specs():
     specs += [K.update_descriptor(256, 256)]
     specs += [K.pipelined_copy(1024, 2048, "f16", (64, 128), 4, load_hint=h[0], store_hint=h[1])
               for h in ((None, None), ("evict_first", "evict_last"))]
-    specs += [gemv_spec(*c) for c in GEMV_CASES]
+    specs += [gemv_spec(*c) for c in GEMV_CASES] + [gemv_pdl_spec()]
     specs += gemm_specs()
     return specs
 
@@ -64,6 +64,12 @@ GEMV_SHAPE = (1024, 4096)
 def gemv_spec(w_dtype, scale, tile, fp8_math, split, vec, x_dtype):
     return K.gemv(*GEMV_SHAPE, w_dtype, tile=tile, stages=4, scale=scale, fp8_math=fp8_math, split=split, vec=vec,
                   x_dtype=x_dtype)
+
+
+def gemv_pdl_spec():
+    """The GEMV built for programmatic dependent launch (fp8 W, f32 math, whole row blocks a CTA)."""
+    return K.gemv(*GEMV_SHAPE, "f8E4M3FN", tile=(64, 256), stages=4, scale="tensor", fp8_math="f32", split="rows",
+                  pdl=True)
 
 
 # (M, N, K, mode, config or None): the weight-streaming GEMM at small sizes; M not a multiple of 8,

@@ -55,3 +55,23 @@ def test_the_gemm_built_for_pdl_loads_w_before_its_wait(pdl):
     if pdl:
         first_load = re.search(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global", text).start()
         assert first_load < min(waits)
+
+
+@pytest.mark.parametrize("pdl", [False, True])
+def test_the_gemv_built_for_pdl_waits_before_x_and_triggers_after_its_loads(pdl):
+    """The PDL GEMV's consumers wait before they read x or the scale or
+    write y (no global load or store before the wait), its producer triggers after its last W load and
+    never waits; its record says pdl. The plain GEMV has neither."""
+    from nvtma import kernels
+    mod = kernels.gemv(1024, 4096, "f8E4M3FN", tile=(64, 256), stages=4, scale="tensor", fp8_math="f32",
+                       split="rows", pdl=pdl).compile()
+    text = mod.ptx
+    waits = [m.start() for m in re.finditer(r"griddepcontrol\.wait;", text)]
+    triggers = [m.start() for m in re.finditer(r"griddepcontrol\.launch_dependents;", text)]
+    assert (len(waits), len(triggers)) == ((1, 1) if pdl else (0, 0))
+    assert mod.records["kernels"]["gemv"]["launch"].get("pdl", False) is pdl
+    if pdl:
+        loads = [m.start() for m in re.finditer(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global", text)]
+        assert loads and max(loads) < triggers[0]
+        # x and the scale are read, y written, only after the wait
+        assert not re.search(r"(ld|st)\.global", text[:waits[0]]) and re.search(r"ld\.global", text[waits[0]:])

@@ -1,6 +1,5 @@
 """GPU tests: run on an sm_90 device (the H200), skipped elsewhere."""
 
-import math
 
 import pytest
 
@@ -245,3 +244,40 @@ def test_gemv(case):
         else:
             err = ((y - want).abs().max() / want.abs().max()).item()
             assert err < 4e-3, f"grid {grid}: max error {err:.2e} of max |y|"
+
+
+def test_gemv_with_pdl_waits_for_the_stream_and_graphs():
+    """A GEMV built for programmatic dependent launch streams W before the
+    earlier kernels end but reads x and writes y after them: on a side stream
+    behind queued work that writes x, and in a CUDA graph replayed on new x,
+    y is W·x of the x written last."""
+    spec = gpu_cases.gemv_pdl_spec()
+    mod = build(spec)
+    assert mod.kernels["gemv"]["launch"].get("pdl") is True
+    m, k = gpu_cases.GEMV_SHAPE
+    w = rand((m, k), "f8E4M3FN", 31)
+    s = torch.tensor([0.37], device="cuda")
+    xs = [rand((k,), "bf16", 32 + i) for i in range(2)]
+    wants = [(w.float() @ x.float()) * s for x in xs]
+    x, y = torch.zeros(k, device="cuda", dtype=torch.bfloat16), torch.empty(m, device="cuda")
+    kw = launch(spec, mod, (132,))
+    stream = torch.cuda.Stream()
+    for i in range(2):
+        y.fill_(float("nan"))
+        with torch.cuda.stream(stream):
+            torch.cuda._sleep(20_000_000)  # ~10 ms of queued work, then x written
+            x.copy_(xs[i])
+            mod.gemv(w, x, y, s, **kw)
+        stream.synchronize()
+        torch.testing.assert_close(y, wants[i], rtol=1e-4, atol=2e-3, msg=lambda e: f"call {i}: {e}")
+    src = torch.empty_like(x)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        x.copy_(src)  # a kernel writing x, then the GEMV: one programmatic edge in the graph
+        mod.gemv(w, x, y, s, **kw)
+    for i in (1, 0):
+        src.copy_(xs[i])
+        y.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        torch.testing.assert_close(y, wants[i], rtol=1e-4, atol=2e-3, msg=lambda e: f"replay on x {i}: {e}")

@@ -11,9 +11,9 @@ from .. import cpasync, cuda, dsl, lang
 from ..dsl import Float16, Float32
 
 
-@dsl.kernel(block=lambda consumers, **_: ((consumers + 1) * 32,), name="gemv")
+@dsl.kernel(block=lambda consumers, **_: ((consumers + 1) * 32,), name="gemv", pdl=lambda pdl=False, **_: pdl)
 def gemv_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, *scale, tile, stages, l2_promotion, consumers,
-                scale_kind, fp8_math, split, vec, x_dtype, w_hint):
+                scale_kind, fp8_math, split, vec, x_dtype, w_hint, pdl=False):
     bm, bk = tile
     m, k = w.static_shape
     packed = w.dtype is dsl.Float8E4M3FN and fp8_math != "f32"
@@ -59,8 +59,14 @@ def gemv_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, *scale, tile, stage
                 full.arrive_expect_tx(s, atom.tile_bytes)
             cpasync.copy(atom, [(t // kt_count) * bm, (t % kt_count) * bk], ring.stage(s), tma_bar_ptr=full.at(s),
                          cache_hint=w_hint)
+        if pdl:
+            cuda.griddepcontrol_launch_dependents()  # every load issued: the next kernel may start
 
     with dsl.if_(tid >= 32):  # the consumers
+        if pdl:
+            # programmatic dependent launch: W is no earlier kernel's output, so the producer streams it from
+            # the start; x, the scales and y may be, so the consumers wait for those kernels first
+            cuda.griddepcontrol_wait()
         cw = (tid - 32) // 32
         lane = tid % 32
         llane, lrow = lane % lpr, lane // lpr
@@ -128,7 +134,7 @@ def _packed_dot(wv, xh, vec):
 
 
 def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_128b", consumers=4, scale=None,
-         fp8_math="f16x2", split="tiles", vec=8, x_dtype="bf16", w_hint=None):
+         fp8_math="f16x2", split="tiles", vec=8, x_dtype="bf16", w_hint=None, pdl=False):
     """y = scale · (W · x), the weight-streaming GEMV of CUTLASS #3672.
 
     W [m, k] (bf16 or f8E4M3FN, read once through TMA with `l2_promotion`:
@@ -149,7 +155,10 @@ def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_128b",
     "rows" (each CTA owns whole row blocks and stores y). `vec` elements of a
     row per lane and tile: 8 (a warp per row) or 16 (fp8 with f16x2 math:
     half a warp per row). `x_dtype` "bf16", or "f16" with fp8 f16x2 math.
-    `w_hint`: an L2 eviction priority for the W loads, or None."""
+    `w_hint`: an L2 eviction priority for the W loads, or None. `pdl`: built
+    for programmatic dependent launch: W streams before the earlier kernels
+    end, x, the scales and y are touched after (split "tiles" zeroes y in
+    an earlier kernel, which the consumers' wait orders too)."""
     bm, bk = tile
     if w_dtype not in ("bf16", "f8E4M3FN"):
         raise ValueError(f"w_dtype {w_dtype!r}: bf16 or f8E4M3FN")
@@ -177,7 +186,7 @@ def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_128b",
     eb = 1 if w_dtype == "f8E4M3FN" else 2
     sp = gemv_kernel.specialize(types, tile=tuple(tile), stages=stages, l2_promotion=l2_promotion,
                                 consumers=consumers, scale_kind=scale, fp8_math=fp8_math, split=split, vec=vec,
-                                x_dtype=x_dtype, w_hint=w_hint)
+                                x_dtype=x_dtype, w_hint=w_hint, **({"pdl": True} if pdl else {}))
     sp.info = dict(tiles=(m // bm) * (k // bk), tile_bytes=bm * bk * eb, stages=stages, w_bytes=m * k * eb)
     return sp
 
