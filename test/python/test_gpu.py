@@ -1,6 +1,5 @@
 """GPU tests: run on an sm_90 device (the H200), skipped elsewhere."""
 
-
 import pytest
 
 from conftest import build, launch
