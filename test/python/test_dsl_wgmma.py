@@ -813,11 +813,63 @@ def test_the_gemm_plans_where_bf16_x_is_quantized():
     (dict(BM=128, BN=256, wgs=1), "4 m64 accumulators of BM/2 registers a thread, and ~32 more, exceed the 255"),
     (dict(BM=64, BN=64, wgs=1, pdl="start"), "pdl='start': False, True or 'early'"),
     (dict(BM=64, BN=64, wgs=2, kwg=True, stages=5), "kwg with stages=5: an even ring"),
+    # each argument's type and range, named (a fuzzing campaign's ZeroDivisionError, TypeError and
+    # DSL-internal errors before)
+    (dict(BM=8, BN=0, wgs=1), "BN=0 with 1 consumer warpgroups: a multiple of 64 up to 256"),
+    (dict(BM=8, BN=-64, wgs=1), "BN=-64 with 1 consumer warpgroups"),
+    (dict(BM=8, BN=64, wgs=0), "wgs=0: 1 to 4 consumer warpgroups"),
+    (dict(BM=8, BN=64, wgs=None), "wgs=None: an integer"),
+    (dict(BM="8", BN=64, wgs=1), "BM='8': an integer"),
+    (dict(BM=8.0, BN=64, wgs=1), "BM=8.0: an integer"),
+    (dict(BM=8, BN=64, wgs=1, stages="4"), "stages='4': an integer"),
+    (dict(BM=8, BN=64, wgs=1, stages=0), "a ring of 0 stages beside the epilogue tile"),
+    (dict(BM=8, BN=64, wgs=1, chains=4.0), "chains=4.0: an integer"),
+    (dict(BM=8, BN=64, wgs=1, chains=True), "chains=True: an integer"),
+    (dict(BM=8, BN=64, wgs=1, ms=2.0), "ms=2.0: an integer"),
+    (dict(BM=128, BN=128, wgs=1, chains=4), "chains=4 with BM=128, BN=128: 2 m64 blocks of 4 accumulators"),
+    (dict(BM=8, BN=64, wgs=1, y_dtype="i32"), "y_dtype='i32': 'bf16' or 'f32'"),
+    (dict(BM=8, BN=64, wgs=1, w_dtype="f8E5M2"), "w_dtype='f8E5M2': 'f8E4M3FN' (e4m3) or 'bf16'"),
+    (dict(BM=48, BN=64, wgs=1, w_scale="block"), "BM=48 with 1x128 block-scaled x"),
 ])
 def test_the_gemm_spec_refuses(kw, message):
     from nvtma.kernels import gemm
     with pytest.raises(ValueError, match=re.escape(message)):
-        gemm.gemm_spec(w_scale="tensor", **kw)
+        gemm.gemm_spec(**dict(dict(w_scale="tensor"), **kw))
+
+
+def test_the_gemm_spec_takes_numpy_integers_as_ints():
+    """A numpy integer is an integer (a config read from a table): the same spec as Python's."""
+    np = pytest.importorskip("numpy")
+    from nvtma.kernels import gemm
+    a = gemm.gemm_spec(np.int64(8), np.int32(64), np.int64(1), stages=np.int64(4), w_scale="tensor")
+    assert a.key == gemm.gemm_spec(8, 64, 1, stages=4, w_scale="tensor").key
+
+
+@pytest.mark.parametrize("args,kw,message", [
+    ((1, 4096, 0), {}, "K = 0: at least 1"),
+    ((0, 4096, 7168), dict(config=(8, 64, 1, 1)), "M = 0: at least 1"),
+    ((1, 4096, 7168), dict(sms=0), "sms = 0: at least 1"),
+    ((1, 4096, 7168.0), {}, "K=7168.0: an integer"),
+    ((1, 4096, 7168), dict(quantize="bogus"), "quantize='bogus': False"),
+    ((1, 4096, 100), dict(config=(8, 64, 1, 1, 1, None, 1, False, 4)), "kc=4: stages of several K steps take K a "
+                                                                          "multiple of 128 bytes (128 values), not K = 100"),
+    ((1, 4096, 7168), dict(config=(8, 64, 1, -1)), "splits=-1, 0 (stream K) or 1 to the 56 stages"),
+    ((1, 4096, 1024), dict(config=(8, 64, 1, 9)), "splits=9, 0 (stream K) or 1 to the 8 stages of K = 1024"),
+])
+def test_the_gemm_plan_refuses(args, kw, message):
+    from nvtma.kernels import gemm
+    with pytest.raises(ValueError, match=re.escape(message)):
+        gemm.Gemm().plan(*args, scale="tensor", **kw)
+
+
+def test_the_gemm_candidates_leave_no_share_empty():
+    """No candidate splits K into more shares than K steps (the M-split variants with twice the splits
+    included), at problems whose K is a few steps."""
+    from nvtma.kernels import gemm
+    for M, N, K, wd in ((100, 1536, 64, "bf16"), (127, 96, 1000, gemm.F8), (128, 256, 1000, "bf16"),
+                        (129, 128, 4000, "bf16"), (1, 4096, 128, gemm.F8)):
+        for c in gemm.candidates(M, N, K, wd):
+            assert 0 <= c.splits <= -(-gemm.k_steps(K, wd) // c.kc), (M, N, K, c)
 
 
 def test_the_gemm_gives_alternate_k_warpgroups_an_even_ring():

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import operator
 import weakref
 from typing import NamedTuple
 
@@ -1027,6 +1028,14 @@ def half_boxes_fit(BM, mc, fused):
     return BM >= 32 and BM % 16 == 0 and mc == 1 and not fused
 
 
+def _whole(name, v):
+    """`v` as a Python int (a numpy integer too), or a ValueError naming the argument (a bool, float or string
+    is none)."""
+    if isinstance(v, bool) or not hasattr(type(v), "__index__"):
+        raise ValueError(f"{name}={v!r}: an integer")
+    return operator.index(v)
+
+
 def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16", w_scale="tensor", x_scale=None,
               l2_w="l2_128b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last", mc=1, ms=1, kwg=False,
               pdl=True, profile=None, chains=None, diag=None, store=None, xhalf=False, kc=1):
@@ -1086,7 +1095,17 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     TMA box of kc K steps (W and x passed as `gemm_operand_view`s, and with
     block scaling x's scales a box of kc rows; not with fused quantization,
     mc, ms, kwg or xhalf); `stages` then counts these stages."""
-    fp8 = w_dtype == "f8E4M3FN"
+    BM, BN, wgs, mc, ms, kc = (_whole(*a) for a in (("BM", BM), ("BN", BN), ("wgs", wgs), ("mc", mc), ("ms", ms),
+                                                    ("kc", kc)))
+    stages, given_chains = stages if stages is None else _whole("stages", stages), chains
+    chains = chains if chains is None else _whole("chains", chains)
+    if w_dtype not in (F8, "bf16"):
+        raise ValueError(f"w_dtype={w_dtype!r}: {F8!r} (e4m3) or 'bf16'")
+    if y_dtype not in ("bf16", "f32"):
+        raise ValueError(f"y_dtype={y_dtype!r}: 'bf16' or 'f32'")
+    if not 1 <= wgs <= 4:
+        raise ValueError(f"wgs={wgs}: 1 to 4 consumer warpgroups")
+    fp8 = w_dtype == F8
     if diag not in DIAGS:
         raise ValueError(f"diag={diag!r}: one of {', '.join(map(repr, DIAGS))}")
     if pdl not in (False, True, "early"):
@@ -1101,7 +1120,7 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     if kwg and wgs != 2:
         raise ValueError(f"kwg with wgs={wgs}: two consumer warpgroups take alternate K steps")
     rwgs = 1 if kwg else wgs  # warpgroups the tile's rows are split over
-    if BN % (64 * rwgs) or BN > 256:
+    if BN % (64 * rwgs) or not 64 * rwgs <= BN <= 256:
         raise ValueError(f"BN={BN} with {wgs} consumer warpgroups: a multiple of {64 * rwgs} up to 256")
     if fp8 and w_scale not in ("tensor", "row", "block"):
         raise ValueError(f"w_scale={w_scale!r} for fp8 W: tensor, row or block")
@@ -1117,7 +1136,10 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
                              "(x_scale='fused')")
     fused = fp8 and x_scale == "fused"
     x_dtype = "bf16" if fused else w_dtype
-    if not isinstance(kc, int) or isinstance(kc, bool) or not 1 <= kc <= 8 or kc > 1 and (
+    if fp8 and x_scale == "block" and BM > 32 and BM % 32:
+        raise ValueError(f"BM={BM} with 1x128 block-scaled x: a stage's x scales, a TMA box of max(BM, 32) f32 "
+                         "values a K step, are whole 128-byte rows, so BM is at most 32 or a multiple of 32")
+    if not 1 <= kc <= 8 or kc > 1 and (
             fused or mc != 1 or ms != 1 or kwg or xhalf):
         raise ValueError(f"kc={kc!r}: 1 to 8 K steps a stage, more than one not with x quantized in the kernel, mc, "
                          "ms, kwg or xhalf")
@@ -1125,7 +1147,8 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     if kwg and stages and stages % 2:
         raise ValueError(f"kwg with stages={stages}: an even ring (each consumer warpgroup's K steps then keep to "
                          "their own slots, so its parity waits never see a slot's previous lap)")
-    stages = stages or min(8, room) // (2 if kwg else 1) * (2 if kwg else 1)
+    if stages is None:
+        stages = min(8, room) // (2 if kwg else 1) * (2 if kwg else 1)
     if stages < 2 or stages > room:
         raise ValueError(f"BM={BM}, BN={BN}: a ring of {stages} stages beside the epilogue tile; 2 to {room} fit")
     R = BN // (64 * rwgs)
@@ -1137,6 +1160,12 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     chains = default_chains(BM, R) if chains is None else chains
     if chains not in (1, 2, 4):
         raise ValueError(f"chains={chains}: 1, 2 or 4 accumulator chains per m64 block")
+    extra = R * (chains - 1) * BM // 2  # the chains past the first (default_chains keeps them within the ~32)
+    if given_chains is not None and live_registers(BM, BN, wgs, kwg, kc, w_scale == "block") + extra > \
+            thread_registers(wgs):
+        raise ValueError(f"chains={chains} with BM={BM}, BN={BN}: {R} m64 blocks of {chains} accumulators of BM/2 "
+                         f"registers a thread, and ~32 more, exceed the {thread_registers(wgs)} a thread has in a CTA "
+                         f"of {128 * (wgs + 1)} threads")
     if mc not in (1, 2, 4) or BM % (8 * mc):
         raise ValueError(f"mc={mc} with BM={BM}: 1, 2 or 4 CTAs sharing x, each loading a whole number of "
                          "8-row swizzle atoms of it (BM a multiple of 8·mc)")
@@ -1402,6 +1431,7 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None, scale=None):
     alternate K steps (kwg: a stage's wait and promotion overlap the other
     warpgroup's wgmmas; measured on the H200: 4096 x 7168 block-scaled, M =
     128 17.05 -> 14.26 us, M = 32 12.04 -> 10.81)."""
+    M, N, K, sms = _problem(M, N, K, w_dtype, sms)
     BM = next(b for b in (8, 16, 32, 64, 128, 256) if b >= M) if M <= 256 else None
     if BM is None:
         raise ValueError(f"M = {M}: this kernel is for M <= 256")
@@ -1432,7 +1462,7 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None, scale=None):
     if BM >= 64:
         for c in _ranked(BM // 2, N, kblocks, w_dtype, sms // 2)[:2]:
             deep = min(16, deepest_stages(c.BM, c.BN, w_dtype, block_scaled=True))
-            more += [c._replace(ms=2), c._replace(ms=2, splits=c.splits * 2)]
+            more += [c._replace(ms=2)] + ([c._replace(ms=2, splits=c.splits * 2)] if c.splits * 2 <= kblocks else [])
             if deep > max_stages(c.BM, c.BN, w_dtype):  # measured: 4096 x 7168, M = 128, 12 stages 6% faster
                 more.append(c._replace(ms=2, stages=deep))
     if scale == "block":
@@ -1453,6 +1483,18 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None, scale=None):
                         if v not in more and v.splits <= -(-kblocks // kc):  # no empty share
                             more.append(v)
     return ranked + more
+
+
+def _problem(M, N, K, w_dtype, sms):
+    """(M, N, K, sms) as Python ints, or a ValueError naming the one that is not a positive integer (or the
+    W dtype that is neither e4m3 nor bf16)."""
+    if w_dtype not in (F8, "bf16"):
+        raise ValueError(f"w_dtype={w_dtype!r}: {F8!r} (e4m3) or 'bf16'")
+    got = tuple(_whole(n, v) for n, v in (("M", M), ("N", N), ("K", K), ("sms", sms)))
+    for n, v in zip(("M", "N", "K", "sms"), got):
+        if v < 1:
+            raise ValueError(f"{n} = {v}: at least 1")
+    return got
 
 
 def step_values(w_dtype=F8):
@@ -1683,6 +1725,10 @@ class Gemm:
         return got
 
     def _plan(self, M, N, K, w_dtype, scale, y_dtype, quantize, sms, config, spec_options):
+        M, N, K, sms = _problem(M, N, K, w_dtype, sms)
+        if quantize not in (False, True, "auto", "fused", "kernel"):
+            raise ValueError(f"quantize={quantize!r}: False (x in e4m3, or bf16 with bf16 W), True (as the Gemm's "
+                             "quantize says), 'auto', 'fused' or 'kernel'")
         fp8 = w_dtype == F8
         cfg = Config(*(config or choose_config(M, N, K, w_dtype, sms, scale)))
         opts = dict(self.options, **spec_options)
@@ -1711,6 +1757,12 @@ class Gemm:
             kc = 1 if how == "fused" or opts["mc"] > 1 or opts["ms"] > 1 or opts["kwg"] else cfg.kc
         cfg = with_kc(cfg, kc, w_dtype, scale == "block")
         opts["kc"] = kc
+        if kc > 1 and K % step_values(w_dtype):  # the operands' [K / bk, rows, bk] views
+            raise ValueError(f"kc={kc}: stages of several K steps take K a multiple of {KBYTES} bytes "
+                             f"({step_values(w_dtype)} values), not K = {K}")
+        if not 0 <= cfg.splits <= -(-k_steps(K, w_dtype) // kc):
+            raise ValueError(f"config {cfg.short}: splits={cfg.splits}, 0 (stream K) or 1 to the "
+                             f"{-(-k_steps(K, w_dtype) // kc)} stages of K = {K} (no empty share)")
         if how == "fused":
             opts.setdefault("x_scale", "fused")
         if cfg.stages is not None:
@@ -1804,9 +1856,6 @@ class Gemm:
                                     "f32" if y_dtype == torch.float32 else "bf16", quantize=x16, sms=sms,
                                     config=config, **spec_options)
         BN, ms, BM, kc = spec.consts["BN"], spec.info["ms"], spec.info["BM"], spec.info["kc"]
-        if kc > 1 and K * w.element_size() % KBYTES:  # the operands' [K / bk, rows, bk] views
-            raise ValueError(f"kc={kc}: stages of several K steps take K a multiple of {KBYTES} bytes "
-                             f"({KBYTES // w.element_size()} values), not K = {K}")
         quantize = None
         if q is not None:  # quantized into the padded rows: no extra kernel
             quantize = self._quantizer(q.consts["granularity"], self.kernel_rows(M, BM, ms), K, x.device)
