@@ -1097,8 +1097,9 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     mc, ms, kwg or xhalf); `stages` then counts these stages."""
     BM, BN, wgs, mc, ms, kc = (_whole(*a) for a in (("BM", BM), ("BN", BN), ("wgs", wgs), ("mc", mc), ("ms", ms),
                                                     ("kc", kc)))
-    stages, given_chains = stages if stages is None else _whole("stages", stages), chains
-    chains = chains if chains is None else _whole("chains", chains)
+    stages = None if stages is None else _whole("stages", stages)
+    given_chains = chains is not None  # checked against the registers below (default_chains keeps within them)
+    chains = None if chains is None else _whole("chains", chains)
     if w_dtype not in (F8, "bf16"):
         raise ValueError(f"w_dtype={w_dtype!r}: {F8!r} (e4m3) or 'bf16'")
     if y_dtype not in ("bf16", "f32"):
@@ -1160,9 +1161,8 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     chains = default_chains(BM, R) if chains is None else chains
     if chains not in (1, 2, 4):
         raise ValueError(f"chains={chains}: 1, 2 or 4 accumulator chains per m64 block")
-    extra = R * (chains - 1) * BM // 2  # the chains past the first (default_chains keeps them within the ~32)
-    if given_chains is not None and live_registers(BM, BN, wgs, kwg, kc, w_scale == "block") + extra > \
-            thread_registers(wgs):
+    extra = R * (chains - 1) * BM // 2  # the chains past the first
+    if given_chains and live_registers(BM, BN, wgs, kwg, kc, w_scale == "block") + extra > thread_registers(wgs):
         raise ValueError(f"chains={chains} with BM={BM}, BN={BN}: {R} m64 blocks of {chains} accumulators of BM/2 "
                          f"registers a thread, and ~32 more, exceed the {thread_registers(wgs)} a thread has in a CTA "
                          f"of {128 * (wgs + 1)} threads")

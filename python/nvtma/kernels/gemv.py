@@ -175,6 +175,8 @@ def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_128b",
         raise ValueError("vec=16 needs fp8 W with f16x2 math")
     if x_dtype == "f16" and not packed:
         raise ValueError("x_dtype='f16' needs fp8 W with f16x2 math")
+    if pdl not in (False, True):
+        raise ValueError(f"pdl={pdl!r}: False or True")
     if w_hint is not None and w_hint not in cpasync.CACHE_HINTS:
         raise ValueError(f"cache hint {w_hint!r}: one of {sorted(cpasync.CACHE_HINTS)} or None")
     lpr = bk // vec
