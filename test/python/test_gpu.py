@@ -263,16 +263,17 @@ def test_gemv_with_pdl_waits_for_the_stream_and_graphs():
     stream = torch.cuda.Stream()
     for i in range(2):
         y.fill_(float("nan"))
+        stream.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(stream):
-            torch.cuda._sleep(20_000_000)  # ~10 ms of queued work, then x written
-            x.copy_(xs[i])
+            torch.cuda._sleep(20_000_000)  # ~10 ms of queued work, then a kernel writing x (not a copy:
+            torch.mul(xs[i], 1, out=x)  # the launch's programmatic edge is to the kernel before it)
             mod.gemv(w, x, y, s, **kw)
         stream.synchronize()
         torch.testing.assert_close(y, wants[i], rtol=1e-4, atol=2e-3, msg=lambda e: f"call {i}: {e}")
     src = torch.empty_like(x)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        x.copy_(src)  # a kernel writing x, then the GEMV: one programmatic edge in the graph
+        torch.mul(src, 1, out=x)  # a kernel writing x, then the GEMV: a programmatic edge in the graph
         mod.gemv(w, x, y, s, **kw)
     for i in (1, 0):
         src.copy_(xs[i])
