@@ -334,7 +334,10 @@ def test_gemm_follows_the_current_stream_and_graphs(case):
     """Gemm calls (prepared or not) run on torch's current stream, after the
     work queued there, and are captured by torch.cuda.graph: replays with new
     x give new y (stages of several K steps too: their operand views are
-    made in the call, where the graph captures the launch)."""
+    made in the call, where the graph captures the launch). x and its scales
+    are written by kernels just before the call, on the stream and in the
+    graph, so its launch has a programmatic edge to a kernel that writes
+    what it reads (a copy is a memcpy, not a kernel)."""
     M, N, K, mode, cfg, opts = case
     how = dict(config=cfg, **opts)
     g = _gemm()
@@ -344,20 +347,26 @@ def test_gemm_follows_the_current_stream_and_graphs(case):
     torch.cuda.synchronize()
     s = torch.cuda.Stream()
     xs, ss = torch.zeros_like(x1), torch.zeros_like(kw["x_scale"])
+
+    def write(x, sx):  # elementwise kernels writing x's bytes and its scales
+        torch.bitwise_or(x.view(torch.uint8), 0, out=xs.view(torch.uint8))
+        torch.mul(sx, 1, out=ss)
     for rep in range(2):
+        s.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(s):
-            torch.cuda._sleep(20_000_000)  # queued work that writes x after ~10 ms
-            xs.copy_(x1 if rep == 0 else x2)
-            ss.copy_(kw["x_scale"] if rep == 0 else kw2["x_scale"])
+            torch.cuda._sleep(20_000_000)  # queued work, then x written, after ~10 ms
+            write(*((x1, kw["x_scale"]) if rep == 0 else (x2, kw2["x_scale"])))
             y = g(xs, w, **how, **dict(kw, x_scale=ss))
         s.synchronize()
         assert _same(y, want1 if rep == 0 else want2), f"call {rep} on a side stream"
+    xsrc, ssrc = torch.empty_like(xs), torch.empty_like(ss)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
+        write(xsrc, ssrc)
         yg = g(xs, w, **how, **dict(kw, x_scale=ss))
-    for xn, sn, want in ((x1, kw["x_scale"], want1), (x2, kw2["x_scale"], want2)):
-        xs.copy_(xn)
-        ss.copy_(sn)
+    for xn, sn, want in ((x2, kw2["x_scale"], want2), (x1, kw["x_scale"], want1)):
+        xsrc.copy_(xn)
+        ssrc.copy_(sn)
         graph.replay()
         torch.cuda.synchronize()
         assert _same(yg, want)
