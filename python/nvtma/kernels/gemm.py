@@ -1480,7 +1480,7 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None, scale=None):
                     if live_registers(b.BM, b.BN, b.wgs, False, kc, scale == "block") > thread_registers(b.wgs):
                         continue  # gemm_spec refuses it
                     for v in kc_variants(b, kc, w_dtype, scale == "block"):
-                        if v not in more and v.splits <= -(-kblocks // kc):  # no empty share
+                        if v not in more and v.splits <= k_stages(K, w_dtype, kc):  # no empty share
                             more.append(v)
     return ranked + more
 
@@ -1507,6 +1507,12 @@ def k_steps(K, w_dtype=F8):
     return -(-K // step_values(w_dtype))
 
 
+def k_stages(K, w_dtype=F8, kc=1):
+    """Ring stages a row of W fills at kc K steps a stage, the last one partial: the most K splits
+    that leave no share empty."""
+    return -(-k_steps(K, w_dtype) // kc)
+
+
 def parts_for(splits, N, K, BN, w_dtype=F8, sms=132, mc=1, ms=1, kc=1):
     """The kernel's `parts` argument and grid for a config's splits: tiles x
     splits shares (split K), or with splits 0 one share per SM (stream K);
@@ -1514,7 +1520,7 @@ def parts_for(splits, N, K, BN, w_dtype=F8, sms=132, mc=1, ms=1, kc=1):
     with ms CTAs sharing W, shares of tiles, one per cluster (kc: K steps a stage)."""
     cl = max(mc, ms)
     groups = -(-(-(-N // BN)) // mc)
-    steps = groups * -(-k_steps(K, w_dtype) // kc)
+    steps = groups * k_stages(K, w_dtype, kc)
     parts = groups * splits if splits else min(sms // cl, steps)
     return parts, (min(parts, sms // cl) * cl,)
 
@@ -1760,9 +1766,9 @@ class Gemm:
         if kc > 1 and K % step_values(w_dtype):  # the operands' [K / bk, rows, bk] views
             raise ValueError(f"kc={kc}: stages of several K steps take K a multiple of {KBYTES} bytes "
                              f"({step_values(w_dtype)} values), not K = {K}")
-        if not 0 <= cfg.splits <= -(-k_steps(K, w_dtype) // kc):
+        if not 0 <= cfg.splits <= k_stages(K, w_dtype, kc):
             raise ValueError(f"config {cfg.short}: splits={cfg.splits}, 0 (stream K) or 1 to the "
-                             f"{-(-k_steps(K, w_dtype) // kc)} stages of K = {K} (no empty share)")
+                             f"{k_stages(K, w_dtype, kc)} stages of K = {K} (no empty share)")
         if how == "fused":
             opts.setdefault("x_scale", "fused")
         if cfg.stages is not None:
