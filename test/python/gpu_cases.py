@@ -163,6 +163,23 @@ KC_CASES = [
 ]
 
 
+# (M, N, K, mode, config, y dtype): x as the wgmmas' A (swap=False, the config's tenth value): W tiles of any
+# multiple of 8 rows (16, 24, 56), a last tile partly past N, M not a multiple of 8 and BM not a power of two
+# (40, 80: the second warpgroup's 64 rows mostly past it), one and several K steps a stage (x's pad rows), a K
+# tail, more tiles than SMs (persistent CTAs), per-tensor and row scales, bf16, f32 y
+XA_CASES = [
+    (5, 200, 528, "tensor", (8, 16, 1, 1, 1, None, 1, False, 1, False), "bf16"),
+    (13, 448, 2048, "row", (16, 56, 1, 1, 1, None, 1, False, 2, False), "bf16"),
+    (40, 320, 1024, "bf16", (40, 32, 1, 1, 1, None, 1, False, 4, False), "bf16"),
+    (77, 384, 2048, "tensor", (80, 24, 2, 1, 1, None, 1, False, 2, False), "bf16"),
+    (128, 256, 1536, "row", (128, 16, 2, 1, 1, None, 1, False, 4, False), "bf16"),
+    (16, 8192, 512, "tensor", (16, 16, 1, 1, 1, None, 1, False, 4, False), "bf16"),
+    (1, 4096, 1024, "bf16", (8, 32, 1, 1, 1, None, 1, False, 8, False), "bf16"),
+    (30, 320, 1040, "row", (32, 64, 1, 1, 1, 3, 1, False, 1, False), "f32"),
+    (64, 7168, 2048, "tensor", (64, 56, 1, 1, 1, None, 1, False, 4, False), "bf16"),
+]
+
+
 def gemm_specs():
     from nvtma.kernels import gemm
     g = gemm.Gemm()
@@ -182,6 +199,11 @@ def gemm_specs():
         # e4m3 x; bf16 x quantized in the GEMM, or before it
         for quantize in (False,) if mode == "bf16" else (False, "fused", "kernel"):
             sp, _, q = g.plan(M, N, K, wd, None if mode == "bf16" else mode, quantize=quantize, config=cfg)
+            out += [sp] + ([q] if q is not None else [])
+    for M, N, K, mode, cfg, yd in XA_CASES:
+        wd, scale = ("bf16", None) if mode == "bf16" else ("f8E4M3FN", mode)
+        for quantize in (False,) if mode == "bf16" else (False, True):  # e4m3 x, and bf16 x quantized first
+            sp, _, q = g.plan(M, N, K, wd, scale, y_dtype=yd, quantize=quantize, config=cfg)
             out += [sp] + ([q] if q is not None else [])
     out.append(g.plan(1, 256, 512, "f8E4M3FN", "tensor", y_dtype="f32")[0])  # y into an f32 out=
     # Gemm(autotune=True) over a problem the table does not hold: every candidate's kernel

@@ -830,6 +830,19 @@ def test_the_gemm_plans_where_bf16_x_is_quantized():
     (dict(BM=8, BN=64, wgs=1, y_dtype="i32"), "y_dtype='i32': 'bf16' or 'f32'"),
     (dict(BM=8, BN=64, wgs=1, w_dtype="f8E5M2"), "w_dtype='f8E5M2': 'f8E4M3FN' (e4m3) or 'bf16'"),
     (dict(BM=48, BN=64, wgs=1, w_scale="block"), "BM=48 with 1x128 block-scaled x"),
+    # x as the wgmmas' A (swap=False): a warpgroup per 64 rows of x, BN a wgmma n, no split-K path
+    (dict(BM=8, BN=64, wgs=1, swap=0), "swap=0: True (W the wgmmas' A) or False"),
+    (dict(BM=128, BN=32, wgs=1, swap=False), "swap=False with BM=128: wgs=1, but each consumer warpgroup takes "
+                                              "64 rows of x (wgs = 2)"),
+    (dict(BM=16, BN=20, wgs=1, swap=False), "swap=False with BN=20: the wgmmas' n, a multiple of 8 in [8, 256]"),
+    (dict(BM=16, BN=264, wgs=1, swap=False), "swap=False with BN=264"),
+    (dict(BM=16, BN=32, wgs=1, swap=False, w_scale="block"), "swap=False: W scaled per tensor or row"),
+    (dict(BM=16, BN=32, wgs=1, swap=False, x_scale="fused"), "swap=False: W scaled per tensor or row"),
+    (dict(BM=64, BN=32, wgs=1, swap=False, ms=2), "not with mc, ms, kwg or xhalf"),
+    (dict(BM=64, BN=32, wgs=1, swap=False, xhalf=True), "not with mc, ms, kwg or xhalf"),
+    (dict(BM=64, BN=32, wgs=1, swap=False, diag="no_red"), "diag='no_red': not with swap=False"),
+    (dict(BM=64, BN=32, wgs=1, swap=False, store="tma"), "store='tma': swap=False stores y straight"),
+    (dict(BM=256, BN=256, wgs=4, swap=False), "BM=256, BN=256 with 4 consumer warpgroups"),
 ])
 def test_the_gemm_spec_refuses(kw, message):
     from nvtma.kernels import gemm
@@ -855,6 +868,9 @@ def test_the_gemm_spec_takes_numpy_integers_as_ints():
                                                                           "multiple of 128 bytes (128 values), not K = 100"),
     ((1, 4096, 7168), dict(config=(8, 64, 1, -1)), "splits=-1, 0 (stream K) or 1 to the 56 stages"),
     ((1, 4096, 1024), dict(config=(8, 64, 1, 9)), "splits=9, 0 (stream K) or 1 to the 8 stages of K = 1024"),
+    ((16, 4096, 1024), dict(config=(16, 32, 1, 2, 1, None, 1, False, 1, False)),
+     "splits=2, but x as the wgmmas' A (swap=False) takes whole-K tiles only (splits 1)"),
+    ((16, 4096, 1024), dict(config=(16, 32, 1, 0, 1, None, 1, False, 1, False)), "splits=0, but x as the wgmmas' A"),
 ])
 def test_the_gemm_plan_refuses(args, kw, message):
     from nvtma.kernels import gemm
@@ -918,6 +934,37 @@ def test_the_gemm_loads_stages_of_several_k_steps_in_one_box(wd, kc):
     assert ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global") == (scale == "block")
     assert ptx.count("wgmma.mma_async") == 4 * kc
     assert ptx.count("wgmma.commit_group") == 1
+
+
+@pytest.mark.parametrize("BM,BN,kc,wd", [(8, 16, 1, "tensor"), (16, 56, 2, "row"), (40, 32, 4, "bf16"),
+                                         (80, 24, 2, "tensor"), (128, 16, 4, "row")])
+def test_the_gemm_takes_x_as_the_wgmmas_a(BM, BN, kc, wd):
+    """swap=False: x is the wgmmas' A, each consumer warpgroup (ceil(BM / 64)
+    of them) 64 of its rows, and W's tile of BN rows (any multiple of 8)
+    their B: m64nBNk wgmmas of x's and W's descriptors in that order, a K
+    step's K blocks for each of kc K steps. x's ring holds each stage's BM
+    rows (kc boxes of them) and the pad rows past them that its last K
+    step's 64-row A tiles read (x_pad_rows), counted in the stage's bytes.
+    y is stored from the registers, two columns (W rows) of an x row a
+    store, under a bounds check; no epilogue tile, TMA store or split-K
+    workspace reduction is built, and W's row scales are loaded for the
+    accumulator's columns."""
+    from nvtma.kernels import gemm
+    w_dtype, scale = ("bf16", None) if wd == "bf16" else (gemm.F8, wd)
+    sp = gemm.gemm_spec(BM, BN, -(-BM // 64), w_dtype=w_dtype, w_scale=scale, kc=kc, swap=False)
+    assert sp.info["swap"] is False and sp.consts["swap"] is False
+    pad = gemm.x_pad_rows(BM, kc)
+    assert (BM + pad) % 64 == 0 if kc == 1 else pad % BM == 0 and (kc * BM + pad - (kc - 1) * BM) >= 64 * -(-BM // 64)
+    assert gemm.stage_bytes(BM, BN, kc=kc, swap=False) == (kc * (BM + BN) + pad) * gemm.KBYTES
+    assert sp.info["stages"] == min(8, gemm.deepest_stages(BM, BN, w_dtype, kc=kc, swap=False))
+    k = 16 if wd == "bf16" else 32
+    ptx = sp.compile().ptx
+    assert set(re.findall(r"wgmma\.mma_async\.sync\.aligned\.(m\d+n\d+k\d+)", ptx)) == {f"m64n{BN}k{k}"}
+    assert ptx.count("wgmma.mma_async") == 4 * kc
+    assert "cp.async.bulk.tensor.2d.global.shared::cta" not in ptx  # no TMA store of y
+    assert "red.global" not in ptx and "atom.global" not in ptx  # no split-K workspace, no counters
+    stores = re.findall(r"st\.global(?:\.\w+)*\.(v2\.b16|b32|v2\.f32|v2\.u16)", ptx)
+    assert len(stores) == BN // 4, stores  # the BN / 2 registers of the 64 x BN accumulator, two a store
 
 
 @pytest.mark.parametrize("opts", [dict(kc=0), dict(kc=9), dict(kc=2, mc=2, BM=16), dict(kc=2, ms=2, BM=16),

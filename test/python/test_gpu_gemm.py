@@ -87,6 +87,41 @@ def test_gemm_matches_torch(case):
         assert _same(y3, y)
 
 
+@pytest.mark.parametrize("case", gpu_cases.XA_CASES, **CASE_IDS)
+def test_gemm_with_x_as_the_wgmmas_a(case):
+    """x as the wgmmas' A and W's tile as their B (swap=False: W tiles of
+    any multiple of 8 rows, each consumer warpgroup 64 rows of x, the rows
+    of a stage past BM never loaded, y stored from the registers) matches
+    float32 torch call after call, in bf16 and f32 y, and bf16 x quantized
+    first gives the same y (Gemm's "auto" quantization takes quantize_x for
+    these kernels: they cannot quantize x themselves)."""
+    M, N, K, mode, cfg, yd = case
+    g = _gemm(quantize="auto")
+    out_dtype = torch.float32 if yd == "f32" else torch.bfloat16
+    spec = g.plan(M, N, K, "bf16" if mode == "bf16" else gemm.F8, None if mode == "bf16" else mode, y_dtype=yd,
+                  config=cfg)[0]
+    assert spec.info["swap"] is False and spec.info["BN"] == cfg[1]
+    x, w32 = _case_inputs(M, N, K)
+    if mode == "bf16":
+        w, xin, kw = w32.to(torch.bfloat16), x, {}
+        want = x.float() @ w.float().t()
+    else:
+        w, sw, wdq = _quantize_w(w32, mode)
+        xin, sx = g.quantize(x)
+        want = gemm.dequantize_x(xin, sx) @ wdq.t()
+        kw = dict(w_scale=sw, scale=mode, x_scale=sx)
+    for rep in range(2):
+        y = g(xin, w, config=cfg, out_dtype=out_dtype, **kw)
+        torch.cuda.synchronize()
+        assert y.dtype == out_dtype
+        err = ((y.float() - want).abs().max() / want.abs().max()).item()
+        assert err < 1.5e-2, f"call {rep}: max error {err:.3e} of max |y|"
+    if mode != "bf16":  # bf16 x, quantized by quantize_x first: the same y
+        y2 = g(x, w, config=cfg, out_dtype=out_dtype, **{k: v for k, v in kw.items() if k != "x_scale"})
+        torch.cuda.synchronize()
+        assert _same(y2, y)
+
+
 def test_gemm_m_split_takes_the_last_rows_of_m():
     """With the M split, the CTA whose BM rows would reach past M computes
     M's last BM rows instead (rows the first CTA computes too, written
@@ -329,7 +364,7 @@ def test_gemm_autotune_all_times_the_table_problems_too(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("case", [gpu_cases.GEMM_CASES[2] + ({},), gpu_cases.KC_CASES[0][:5] + (
-    {"kc": gpu_cases.KC_CASES[0][5]},)], ids=["one-k-step", "kc"])
+    {"kc": gpu_cases.KC_CASES[0][5]},), gpu_cases.XA_CASES[1][:5] + ({},)], ids=["one-k-step", "kc", "x-as-a"])
 def test_gemm_follows_the_current_stream_and_graphs(case):
     """Gemm calls (prepared or not) run on torch's current stream, after the
     work queued there, and are captured by torch.cuda.graph: replays with new

@@ -74,7 +74,10 @@ def _gemm_cluster(mc=1, ms=1, **_):
 def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32", (None, None)),
                 counters: dsl.Tensor("i32", (None,)), parts: dsl.Int32, *scales, BM, BN, wgs, stages, w_scale,
                 x_scale, l2_w, l2_x, w_hint, x_hint, mc=1, ms=1, kwg=False, pdl=False, profile=None, chains=1,
-                diag=None, store="tma", xhalf=False, kc=1):
+                diag=None, store="tma", xhalf=False, kc=1, swap=True):
+    # swap: W is the wgmmas' A (its tile's rows fill their M = 64) and x their B (n = BM); swap=False: x is A,
+    # each consumer warpgroup 64 of its rows (rows of a stage past BM unloaded: their y rows are not written),
+    # and W's tile of BN rows B (n = BN, any multiple of 8): whole-K tiles only, y stored from the registers
     # mc: CTAs per cluster sharing x (each loads 1/mc of every x tile and multicasts it to all)
     # ms: CTAs per cluster sharing W (each takes BM rows of x, loads 1/ms of every W tile, multicasts it)
     cl = max(mc, ms)  # CTAs per cluster (one of mc, ms is 1)
@@ -94,7 +97,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     else:
         N, K = (d.to(Int32) for d in w.shape)
     M = y.shape[0].to(Int32)  # x may have more rows (zero padding up to the tile: no rows of its box past it)
-    R = BN // (64 * rwgs)             # m64 tiles per consumer warpgroup
+    R = BN // (64 * rwgs) if swap else 1  # m64 tiles per consumer warpgroup
+    AN = BM if swap else BN           # the accumulators' n
     fp8 = w.dtype is dsl.Float8E4M3FN
     # fused: x comes in bf16 and is quantized here, per row and K step (128 values), by warps 1-3 of the
     # producer's warpgroup; each stage's partial is promoted with its x scales like block scaling's
@@ -109,24 +113,33 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     # for TMA stores (a whole BM x BN f32 tile would take the ring's room: 64 KB at 128 x 128). First in
     # the pool: aligned for y's swizzled stores, and a whole number of KB, so the rings need no padding
     EM = epi_rows(BM, BN)
-    epi = pool.alloc((EM, BN), "f32", align=1024) if diag != "epi_last" else None
+    epi = pool.alloc((EM, BN), "f32", align=1024) if swap and diag != "epi_last" else None
     # y's tile in the same bytes: bf16 y takes twice the rows a chunk (fewer chunks, each a TMA store and
     # two barriers), laid out as y's TMA store reads it: 128-byte boxes of its columns, 128B-swizzled, so
     # the consumers' writes (four x rows two apart in a warp's store) hit distinct banks
     EY = y_rows(BM, EM, y.dtype.width)
     # (not with kwg: its two warpgroups at 168 registers spilled in the K loop, 9-16% slower at M = 128;
     # there, and for f32 y, scalar stores into the unswizzled tile)
-    stm = y.dtype.width == 16 and not kwg
+    stm = y.dtype.width == 16 and not kwg and swap
     y_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), y, (EY, BN),
-                                         swizzle=sw_ if stm else "none")
+                                         swizzle=sw_ if stm else "none") if swap else None
     kdims = (kc,) if kc > 1 else ()
     w_ring = pool.alloc((stages, *kdims, BN, bk), w.dtype, swizzle=sw_)
-    x_ring = pool.alloc((stages, *kdims, BM, bk), w.dtype if fused else x.dtype, swizzle=sw_)  # what the wgmmas read
+    # swap=False: each stage's x rows padded (x_pad_rows) so its last K step's 64-row A tiles, reading past BM
+    # rows, stay in the stage (rows no TMA writes: the next stage's may be landing)
+    xpad = 0 if swap else x_pad_rows(BM, kc)
+    xdims = ((kc + xpad // BM, BM) if kc > 1 else (BM + xpad,)) if xpad else (*kdims, BM)
+    x_ring = pool.alloc((stages, *xdims, bk), w.dtype if fused else x.dtype, swizzle=sw_)  # what the wgmmas read
+
+    def x_stage(i):
+        """Stage i of x's ring as its TMA box lands in it."""
+        t = x_ring.stage(i)
+        return t.rows(0, kc if kc > 1 else BM) if xpad else t
     if fused:  # x as loaded: bf16 [BM, 128] of a stage, two boxes of [BM, 64]
         xb_ring = pool.alloc((stages, BM, bk), x.dtype, swizzle=sw_)
     if diag == "epi_last":  # diagnostics: the tile after the rings (its place before the tenth session)
         epi = pool.alloc((EM, BN), "f32", align=1024)
-    epi_y = pool.alias(epi, (EY, BN), y.dtype, atom=y_atom)
+    epi_y = pool.alias(epi, (EY, BN), y.dtype, atom=y_atom) if swap else None
     # bf16 y's 16-byte rows as stmatrix writes them (_y_matrices works out the swizzle)
     epi_y16 = pool.alias(epi, (EY * BN // 8, 8), y.dtype) if stm else None
     w_atom = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp() if ms > 1 else G2S(), w,
@@ -227,9 +240,10 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 mcast = dict(mcast_mask=(1 << mc) - 1, cta_rank=rank) if mc > 1 else {}
                 bar = dict(tma_bar_ptr=pipe.full.at(s.index), cache_hint=x_hint)
                 if kc > 1:
-                    cpasync.copy(x_atom, [kb * kc, m0, 0], x_ring.stage(s.index), **bar)
+                    cpasync.copy(x_atom, [kb * kc, m0, 0], x_stage(s.index), **bar)
                 elif not xhalf:
-                    cpasync.copy(x_atom, [m0, kb * bk], (xb_ring if fused else x_ring).stage(s.index), **bar, **mcast)
+                    cpasync.copy(x_atom, [m0, kb * bk], xb_ring.stage(s.index) if fused else x_stage(s.index), **bar,
+                                 **mcast)
                 else:
                     tile = x_ring.stage(s.index)
                     with dsl.if_(V >= BM):
@@ -319,7 +333,9 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         # these too; only the staged split's sum, _epilogue's staged_split, loads its own beside its partials.)
         pre = dict(w=scales[0][0] if w_scale == "tensor" else None, xs=None, xs_share=(), xs_own=None)
         if x_scale == "token":
-            if store == "direct":
+            if not swap:  # this thread's two accumulator rows (x rows) of its warpgroup's 64
+                pre["xs_own"] = {h: scales[1][dsl.min(g * 64 + warp * 16 + lane // 4 + 8 * h, M - 1)] for h in range(2)}
+            elif store == "direct":
                 q = (dsl.lane_idx() % 4).to(Int32)
                 pre["xs_own"] = {(jb, t): scales[1][dsl.min(m0 + 8 * jb + 2 * q + t, M - 1)]
                                  for jb in range(BM // 8) for t in range(2)}
@@ -333,6 +349,9 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             """W rows' scales: this thread's 2 rows of each m64 block."""
             if w_scale != "row":
                 return None
+            if not swap:  # W rows are the accumulators' columns: this thread's 2 of each 8
+                return {(c, t): scales[0][dsl.min(tile * BN + 8 * c + 2 * (lane % 4) + t, N - 1)]
+                        for c in range(BN // 8) for t in range(2)}
             return {(r, h): scales[0][dsl.min(tile * BN + (rg * R + r) * 64 + warp * 16 + lane // 4 + 8 * h, N - 1)]
                     for r in range(R) for h in range(2)}
 
@@ -346,12 +365,12 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 if stream:
                     return waits.results[0]
                 # "no_mma": the epilogue as built, of zero accumulators
-                return epilogue(tile, kb0, kb1, tuple(wgmma.Accumulator(BM) for _ in range(R)),
+                return epilogue(tile, kb0, kb1, tuple(wgmma.Accumulator(AN) for _ in range(R)),
                                 waits.results[0], row_scales(tile))
             # acc[r]: `chains` accumulators of m64 block r, each taking every chains-th of a K step's
             # wgmmas (fewer products added into each f32 accumulator: default_chains), summed once
             # before the epilogue (promoting: one, and each stage's partial in `chains`)
-            accs = tuple(tuple(wgmma.Accumulator(BM) for _ in range(1 if promote else chains))
+            accs = tuple(tuple(wgmma.Accumulator(AN) for _ in range(1 if promote else chains))
                          for _ in range(R))
             # keep one stage of wgmmas in flight only with a deep ring: the slot is then freed a
             # stage later, which costs a quarter of a 4-stage ring (measured: M = 128 lost 9%)
@@ -386,6 +405,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 ab = [(wgmma.SmemDescriptor(wt.stage(j) if kc > 1 else wt),
                        wgmma.SmemDescriptor(xt.stage(j) if kc > 1 else xt), ks)
                       for j in range(kc) for ks in range(KBYTES // 32)]
+                if not swap:  # A = x (this warpgroup's 64 rows: row_block below), B = W
+                    ab = [(b, a, ks) for a, b, ks in ab]
                 wgmma.fence()
                 new = []
                 for r in range(R):
@@ -448,6 +469,11 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
 
         def epilogue(tile, kb0, kb1, acc, st_next, w_rows):
             prof.push("epilogue")
+            if not swap:
+                with dsl.if_(parts < 0) if diag == "no_epilogue" else contextlib.nullcontext():
+                    _epilogue_xa(acc[0], y, w_scale, x_scale, tile * BN, M, N, g, lane, warp, dict(pre, rows=w_rows))
+                prof.pop()
+                return st_next
             if kwg:
                 acc = _sum_warpgroups(acc, g, epi, BM, EM, lane, warp, store == "tma")
             with dsl.if_(tile < tiles) if mc > 1 else contextlib.nullcontext():  # a group's tiles past N
@@ -609,6 +635,31 @@ def _sum_warpgroups(acc, g, buf, BM, EM, lane, warp, stores):
     with dsl.if_(g == 0):
         cuda.barrier_sync(1, 128)  # every read of warpgroup 0 before its epilogue writes buf
     return tuple(wgmma.Accumulator.from_values(a.n, v) for a, v in zip(acc, vals))
+
+
+def _epilogue_xa(acc, y, w_scale, x_scale, n0, M, N, g, lane, warp, pre):
+    """swap=False: y's rows g·64.. (this warpgroup's x rows) and columns n0.. from the accumulator (64 x
+    rows by the tile's W rows), scaled, straight from the registers: a register pair is two adjacent W
+    rows of one x row, one 4-byte (bf16) or 8-byte (f32) store. Every scale was loaded before (`pre`: W's
+    per-tensor "w", the thread's W rows' "rows" by (8-column group, parity), its two x rows' "xs_own")."""
+    vals = acc.values()
+    got = []
+    for i in range(0, len(vals), 2):
+        row, col = wgmma.Accumulator.coords(i, lane, warp)
+        pair = []
+        for t in range(2):
+            v = vals[i + t]
+            if w_scale == "tensor":
+                v = v * pre["w"]
+            elif w_scale == "row":
+                v = v * pre["rows"][i // 4, t]
+            if x_scale == "token":
+                v = v * pre["xs_own"][i // 2 % 2]
+            pair.append(v)
+        got.append((g * 64 + row, n0 + col, dsl.vector_of(pair).to(y.dtype)))
+    for m, n, v in got:
+        with dsl.if_((m < M) & (n < N)):
+            y.store_vec(v, m, n)
 
 
 def _chain_sum(accs):
@@ -959,23 +1010,35 @@ def y_rows(BM, EM, y_bits):
     return _whole_rows(BM, EM * 32 // y_bits)
 
 
-def stage_bytes(BM, BN, block_scaled=False, fused=False, kc=1):
+def stage_bytes(BM, BN, block_scaled=False, fused=False, kc=1, swap=True):
     """Shared memory of a ring stage: W and x tiles (of kc K steps), x's bf16
-    tile as loaded (fused quantization), and x's scales (block scaling or fused)."""
+    tile as loaded (fused quantization), x's scales (block scaling or fused),
+    and (swap=False) x's pad rows (x_pad_rows)."""
     return kc * ((BM + BN) * KBYTES + (max(BM, 32) * 4 if block_scaled or fused else 0)) + (
-        2 * BM * KBYTES if fused else 0)
+        2 * BM * KBYTES if fused else 0) + (0 if swap else x_pad_rows(BM, kc) * KBYTES)
 
 
-def deepest_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False, fused=False, kc=1):
-    """The deepest ring that fits beside the epilogue tile (f32 EM x BN)."""
-    per_stage = stage_bytes(BM, BN, block_scaled, fused, kc)
-    return (SMEM_BYTES - 1024 - epi_rows(BM, BN) * BN * 4) // per_stage
+def x_pad_rows(BM, kc=1):
+    """swap=False: x's rows a ring stage holds past its kc·BM, so the 64-row A tiles of the wgmmas (each
+    consumer warpgroup's 64 rows, from a tile of BM) of its last K step read no row of the next stage: 64·wgs
+    - BM, or with kc > 1 whole K steps of BM rows (the stage is [kc, BM, 128 bytes] boxes)."""
+    pad = -BM % 64
+    return pad if kc == 1 else -(-pad // BM) * BM
 
 
-def live_registers(BM, BN, wgs, kwg=False, kc=1, block_scaled=False):
+def deepest_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False, fused=False, kc=1, swap=True):
+    """The deepest ring that fits beside the epilogue tile (f32 EM x BN; swap=False: none)."""
+    per_stage = stage_bytes(BM, BN, block_scaled, fused, kc, swap)
+    return (SMEM_BYTES - 1024 - (epi_rows(BM, BN) * BN * 4 if swap else 0)) // per_stage
+
+
+def live_registers(BM, BN, wgs, kwg=False, kc=1, block_scaled=False, swap=True):
     """A consumer thread's registers the accumulators take, and ~32 more: R m64 blocks of BM / 2 each, and
     with block scales and kc > 1 as many again for each K step's partial of a stage (ptxas serialized the
-    wgmmas of 128/64/1 block-scaled at kc = 4, and spilled at 256 rows with kc = 2)."""
+    wgmmas of 128/64/1 block-scaled at kc = 4, and spilled at 256 rows with kc = 2); swap=False: one 64 x BN
+    accumulator, BN / 2, and BN / 4 W row scales (whatever the scaling: the bound stays one)."""
+    if not swap:
+        return BN // 2 + BN // 4 + 32
     R = BN // (64 * (1 if kwg else wgs))
     return R * BM // 2 * (1 + kc if block_scaled and kc > 1 else 1) + 32
 
@@ -1038,7 +1101,7 @@ def _whole(name, v):
 
 def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16", w_scale="tensor", x_scale=None,
               l2_w="l2_128b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last", mc=1, ms=1, kwg=False,
-              pdl=True, profile=None, chains=None, diag=None, store=None, xhalf=False, kc=1):
+              pdl=True, profile=None, chains=None, diag=None, store=None, xhalf=False, kc=1, swap=True):
     """One GEMM kernel: BM (the activations' tile, a multiple of 8 up to 256),
     BN (W rows per CTA tile: 64 · wgs · R), the ring depth, dtypes, scale modes,
     and the L2 promotion / cache hint of each operand (W's promotion 128B:
@@ -1094,7 +1157,14 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     first (`Gemm.plan`). `kc`: K steps a stage, each operand's stage one
     TMA box of kc K steps (W and x passed as `gemm_operand_view`s, and with
     block scaling x's scales a box of kc rows; not with fused quantization,
-    mc, ms, kwg or xhalf); `stages` then counts these stages."""
+    mc, ms, kwg or xhalf); `stages` then counts these stages. `swap` (the
+    default): W is the wgmmas' A, its tile's rows their M (BN a multiple of
+    64 a warpgroup); swap=False: x is A, each of the wgs = ceil(BM / 64)
+    consumer warpgroups 64 of its rows, and W's tile B (BN any multiple of 8
+    up to 256: as many tiles as SMs without a K split, e.g. 2112 rows in
+    132 tiles of 16), y stored straight from the registers; whole-K tiles
+    only (splits 1), W scaled per tensor or per row (or bf16), x in e4m3
+    with a scale per token (or bf16), and not with mc, ms, kwg or xhalf."""
     BM, BN, wgs, mc, ms, kc = (_whole(*a) for a in (("BM", BM), ("BN", BN), ("wgs", wgs), ("mc", mc), ("ms", ms),
                                                     ("kc", kc)))
     stages = None if stages is None else _whole("stages", stages)
@@ -1113,7 +1183,7 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
         raise ValueError(f"pdl={pdl!r}: False, True or 'early'")
     if diag in ("stream_only", "stream_no_wait", "no_mma") and (kwg or x_scale == "fused"):
         raise ValueError(f"diag={diag!r}: not with kwg or x_scale='fused' (their consumers and quantizers read x)")
-    store = store or ("direct" if BM == 8 else "tma")
+    store = store or ("direct" if BM == 8 or swap is False else "tma")
     if store not in ("tma", "direct"):
         raise ValueError(f"store={store!r}: 'tma' (y through shared memory and TMA stores) or 'direct'")
     if BM % 8 or not 8 <= BM <= 256:
@@ -1121,7 +1191,22 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     if kwg and wgs != 2:
         raise ValueError(f"kwg with wgs={wgs}: two consumer warpgroups take alternate K steps")
     rwgs = 1 if kwg else wgs  # warpgroups the tile's rows are split over
-    if BN % (64 * rwgs) or not 64 * rwgs <= BN <= 256:
+    if not isinstance(swap, bool):
+        raise ValueError(f"swap={swap!r}: True (W the wgmmas' A) or False (x their A)")
+    if not swap:
+        if wgs != -(-BM // 64):
+            raise ValueError(f"swap=False with BM={BM}: wgs={wgs}, but each consumer warpgroup takes 64 rows of x "
+                             f"(wgs = {-(-BM // 64)})")
+        if BN % 8 or not 8 <= BN <= 256:
+            raise ValueError(f"swap=False with BN={BN}: the wgmmas' n, a multiple of 8 in [8, 256]")
+        if w_scale == "block" or x_scale not in (None, "token") or mc != 1 or ms != 1 or kwg or xhalf:
+            raise ValueError("swap=False: W scaled per tensor or row (or bf16) with e4m3 x scaled per token (or bf16 "
+                             "x), and not with mc, ms, kwg or xhalf")
+        if diag not in (None, "x_early", "no_wait", "stream_only", "stream_no_wait", "no_mma", "no_epilogue"):
+            raise ValueError(f"diag={diag!r}: not with swap=False (no split-K path, no epilogue tile)")
+        if store != "direct":
+            raise ValueError(f"store={store!r}: swap=False stores y straight from the registers ('direct')")
+    elif BN % (64 * rwgs) or not 64 * rwgs <= BN <= 256:
         raise ValueError(f"BN={BN} with {wgs} consumer warpgroups: a multiple of {64 * rwgs} up to 256")
     if fp8 and w_scale not in ("tensor", "row", "block"):
         raise ValueError(f"w_scale={w_scale!r} for fp8 W: tensor, row or block")
@@ -1144,7 +1229,7 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
             fused or mc != 1 or ms != 1 or kwg or xhalf):
         raise ValueError(f"kc={kc!r}: 1 to 8 K steps a stage, more than one not with x quantized in the kernel, mc, "
                          "ms, kwg or xhalf")
-    room = deepest_stages(BM, BN, w_dtype, w_scale == "block", fused, kc)
+    room = deepest_stages(BM, BN, w_dtype, w_scale == "block", fused, kc, swap)
     if kwg and stages and stages % 2:
         raise ValueError(f"kwg with stages={stages}: an even ring (each consumer warpgroup's K steps then keep to "
                          "their own slots, so its parity waits never see a slot's previous lap)")
@@ -1152,17 +1237,19 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
         stages = min(8, room) // (2 if kwg else 1) * (2 if kwg else 1)
     if stages < 2 or stages > room:
         raise ValueError(f"BM={BM}, BN={BN}: a ring of {stages} stages beside the epilogue tile; 2 to {room} fit")
-    R = BN // (64 * rwgs)
-    if live_registers(BM, BN, wgs, kwg, kc, w_scale == "block") > thread_registers(wgs):
+    R = BN // (64 * rwgs) if swap else 1
+    live = live_registers(BM, BN, wgs, kwg, kc, w_scale == "block", swap)
+    if live > thread_registers(wgs):
         more = f" (and, block-scaled, a partial for each of the {kc} K steps)" if kc > 1 and w_scale == "block" else ""
         raise ValueError(f"BM={BM}, BN={BN} with {wgs} consumer warpgroups: {R} m64 accumulators of BM/2 "
                          f"registers a thread{more}, and ~32 more, exceed the {thread_registers(wgs)} a thread "
                          f"has in a CTA of {128 * (wgs + 1)} threads")
-    chains = default_chains(BM, R) if chains is None else chains
+    AN = BM if swap else BN  # the accumulators' n
+    chains = default_chains(AN, R) if chains is None else chains
     if chains not in (1, 2, 4):
         raise ValueError(f"chains={chains}: 1, 2 or 4 accumulator chains per m64 block")
-    extra = R * (chains - 1) * BM // 2  # the chains past the first
-    if given_chains and live_registers(BM, BN, wgs, kwg, kc, w_scale == "block") + extra > thread_registers(wgs):
+    extra = R * (chains - 1) * AN // 2  # the chains past the first
+    if given_chains and live + extra > thread_registers(wgs):
         raise ValueError(f"chains={chains} with BM={BM}, BN={BN}: {R} m64 blocks of {chains} accumulators of BM/2 "
                          f"registers a thread, and ~32 more, exceed the {thread_registers(wgs)} a thread has in a CTA "
                          f"of {128 * (wgs + 1)} threads")
@@ -1197,9 +1284,10 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
                                 **({"pdl": pdl} if pdl else {}),
                                 **({"chains": chains} if chains > 1 else {}), **({"diag": diag} if diag else {}),
                                 **({"store": store} if store != "tma" else {}),
-                                **({"xhalf": True} if xhalf else {}), **({"kc": kc} if kc > 1 else {}))
+                                **({"xhalf": True} if xhalf else {}), **({"kc": kc} if kc > 1 else {}),
+                                **({} if swap else {"swap": False}))
     sp.info = dict(BM=BM, BN=BN, wgs=wgs, stages=stages, w_dtype=w_dtype, w_scale=w_scale, x_scale=x_scale, mc=mc,
-                   ms=ms, kwg=bool(kwg), chains=chains, xhalf=xhalf, kc=kc)
+                   ms=ms, kwg=bool(kwg), chains=chains, xhalf=xhalf, kc=kc, swap=swap)
     return sp
 
 
@@ -1225,8 +1313,10 @@ class Config(NamedTuple):
     (mc), the ring depth (None: the deepest of up to 8 stages that fits), and
     CTAs sharing W by multicast (ms: M split, each CTA BM rows of x), and
     whether the wgs = 2 consumer warpgroups take alternate K steps (kwg)
-    rather than half the rows each, and the K steps a stage (kc: each
-    operand's stage one TMA box of kc K steps; `stages` then counts these).
+    rather than half the rows each, the K steps a stage (kc: each
+    operand's stage one TMA box of kc K steps; `stages` then counts these),
+    and whether W is the wgmmas' A (swap, the default) or x is (gemm_spec's
+    swap=False: BN any multiple of 8, wgs = ceil(BM / 64), splits 1).
     A tuple: the first four values alone are one too."""
     BM: int
     BN: int
@@ -1237,6 +1327,7 @@ class Config(NamedTuple):
     ms: int = 1
     kwg: bool = False
     kc: int = 1
+    swap: bool = True
 
     @property
     def short(self):
@@ -1747,11 +1838,11 @@ class Gemm:
             # a config of its own unless one was given: the problem's, or where that leaves the quantizing
             # warps behind W's stream, W tiles of 128 rows split over the SMs (a K step a stage: x in bf16)
             fcfg = cfg if config is not None else fused_config(cfg, N, K, w_dtype, sms)
-            if how == "auto" and ((kc or fcfg.kc) > 1 or fcfg.BM * fcfg.ms > FUSED_MAX_ROWS or (
+            if how == "auto" and ((kc or fcfg.kc) > 1 or not fcfg.swap or fcfg.BM * fcfg.ms > FUSED_MAX_ROWS or (
                     scale != "block" and fused_w_rows(fcfg, N, K, w_dtype, sms) < FUSED_MIN_W_ROWS)):
                 how = "kernel"
-            elif deepest_stages(fcfg.BM, fcfg.BN, w_dtype, scale == "block", True) < 2:
-                how = "kernel"  # no room for a ring with x's bf16 tiles too (BM = 256 with BN = 64)
+            elif not fcfg.swap or deepest_stages(fcfg.BM, fcfg.BN, w_dtype, scale == "block", True) < 2:
+                how = "kernel"  # x as A, or no room for a ring with x's bf16 tiles too (BM = 256 with BN = 64)
             else:
                 how, cfg = "fused", fcfg
         if cfg.BM * cfg.ms < M:  # the kernel computes one tile of x rows: the rest of y would not be written
@@ -1759,6 +1850,10 @@ class Gemm:
         opts.setdefault("mc", cfg.mc)
         opts.setdefault("ms", cfg.ms)
         opts.setdefault("kwg", cfg.kwg)
+        opts.setdefault("swap", cfg.swap)
+        if not opts["swap"] and cfg.splits != 1:
+            raise ValueError(f"config {cfg.short}: splits={cfg.splits}, but x as the wgmmas' A (swap=False) "
+                             "takes whole-K tiles only (splits 1)")
         if kc is None:  # the config's, but one with x quantized inside, x or W multicast, or kwg
             kc = 1 if how == "fused" or opts["mc"] > 1 or opts["ms"] > 1 or opts["kwg"] else cfg.kc
         cfg = with_kc(cfg, kc, w_dtype, scale == "block")
@@ -1784,7 +1879,7 @@ class Gemm:
         xhalf = opts.pop("xhalf", None)
         if xhalf is None:  # not where quantize_x pads x to the tile (how "kernel")
             xhalf = how != "kernel" and cfg.ms == 1 and cfg.BM >= 128 and M < cfg.BM
-        opts["xhalf"] = bool(xhalf) and kc == 1 and half_boxes_fit(cfg.BM, cfg.mc, how == "fused")
+        opts["xhalf"] = bool(xhalf) and kc == 1 and opts["swap"] and half_boxes_fit(cfg.BM, cfg.mc, how == "fused")
         spec = gemm_spec(cfg.BM, cfg.BN, cfg.wgs, w_dtype=w_dtype, y_dtype=y_dtype, w_scale=scale if fp8 else None,
                          **opts)
         q = quantize_x_spec("block" if scale == "block" else "token") if how == "kernel" else None
