@@ -263,7 +263,7 @@ def _run_shape(d: Path, quick, sweep, shape):
 def table(results: Path, *more):
     """gemm.MEASURED from the lines of one run or more (RESULTS, then
     --also FILE ...): (N, K, BM, mode) -> (BN, wgs, splits[, mc[, stages[,
-    ms[, kwg[, kc]]]]]). The Ms of one BM (1 and 8 share a tile) share the entry,
+    ms[, kwg[, kc[, swap]]]]]]). The Ms of one BM (1 and 8 share a tile) share the entry,
     so from lines with every candidate's time (`candidates_us`) it is the
     config timed at all of them whose worst time against each M's fastest
     (times averaged over the runs) is least; from older lines, the fastest
@@ -303,12 +303,12 @@ TARGETS = {"tensor": (1.5, 4.2), "row": (2.0, 4.2), "bf16": (1.3, 4.3)}  # issue
 
 def config_text(cfg):
     """A config as the README's tables write it: BM/BN/wgs/splits[/mc/stages/ms] (sK: stream K, -: the default
-    ring), then "kwg" and "kc N" where they are set."""
+    ring), then "kwg", "kc N" and "x-A" (x the wgmmas' A: swap=False) where they are set."""
     from nvtma.kernels import gemm
     c = gemm.Config(*cfg)
-    head = c._replace(kwg=False, kc=1).short
+    head = c._replace(kwg=False, kc=1, swap=True).short
     text = "/".join("sK" if i == 3 and v == 0 else "-" if v is None else str(v) for i, v in enumerate(head))
-    return text + (" kwg" if c.kwg else "") + (f" kc {c.kc}" if c.kc > 1 else "")
+    return text + (" kwg" if c.kwg else "") + (f" kc {c.kc}" if c.kc > 1 else "") + ("" if c.swap else " x-A")
 
 
 def markdown(results: Path, *_):

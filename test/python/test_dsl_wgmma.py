@@ -1027,7 +1027,7 @@ def test_the_gemm_candidates_take_stages_of_several_k_steps():
         assert kcs and len(cands) == len(set(cands))
         kblocks = gemm.k_steps(K, wd)
         for c in kcs:
-            room = gemm.deepest_stages(c.BM, c.BN, wd, scale == "block", kc=c.kc)
+            room = gemm.deepest_stages(c.BM, c.BN, wd, scale == "block", kc=c.kc, swap=c.swap)
             assert c.mc == c.ms == 1 and not c.kwg and c.splits <= -(-kblocks // c.kc) and 2 <= c.stages <= room
         top = gemm._ranked(cands[0].BM, N, kblocks, wd, 132)[0]
         room = gemm.deepest_stages(top.BM, top.BN, wd, scale == "block", kc=2)
@@ -1037,6 +1037,38 @@ def test_the_gemm_candidates_take_stages_of_several_k_steps():
     assert not [c for c in gemm.candidates(1, 4096, 7000, scale="tensor") if c.kc > 1]
     assert gemm.parts_for(0, 4096, 2048, 64, kc=4) == (132, (132,))  # 64 tiles x 4 stages: 256 > 132
     assert gemm.parts_for(0, 64, 2048, 64, kc=4) == (4, (4,))  # one tile of 4 stages: 4 shares
+
+
+def test_the_gemm_candidates_take_x_as_the_wgmmas_a():
+    """gemm.candidates adds x as the wgmmas' A (swap=False) with x's tile M
+    rounded up to 8 rows, W tiles of the fewest multiple of 8 rows that fill
+    the SMs in one wave and in two, unsplit, at 2, 4 and 8 K steps a stage
+    with the deepest ring up to 16: each one gemm_spec builds; none with
+    block scales, past M = 128 or where K is not whole K steps. A table
+    entry of x as A takes x's tile M rounded up to 8 rows."""
+    from nvtma.kernels import gemm
+    for M, N, K, wd, BNs in ((1, 4096, 7168, gemm.F8, (32, 16)), (77, 2112, 7168, gemm.F8, (16, 8)),
+                             (40, 24576, 1536, gemm.F8, (192, 96)), (32, 7168, 2048, "bf16", (56, 32))):
+        xa = [c for c in gemm.candidates(M, N, K, wd, scale=None if wd == "bf16" else "tensor") if not c.swap]
+        BM = -(-M // 8) * 8
+        assert {c.BN for c in xa} == set(BNs) and {c.kc for c in xa} <= {2, 4, 8}
+        for c in xa:
+            assert (c.BM, c.wgs, c.splits) == (BM, -(-BM // 64), 1)
+            assert c.stages == min(16, gemm.deepest_stages(BM, c.BN, wd, kc=c.kc, swap=False))
+            assert gemm.Gemm().plan(M, N, K, wd, None if wd == "bf16" else "tensor", config=c)[0].info["swap"] is False
+    assert not [c for c in gemm.candidates(1, 4096, 7168, scale="block") if not c.swap]
+    assert not [c for c in gemm.candidates(129, 4096, 7168, scale="tensor") if not c.swap]
+    assert not [c for c in gemm.candidates(1, 4096, 7000, scale="tensor") if not c.swap]
+    key = (4096, 7168, 64, "tensor")
+    old = gemm.MEASURED.get(key)
+    try:
+        gemm.MEASURED[key] = (32, 1, 1, 1, 8, 1, False, 4, False)
+        assert gemm.choose_config(40, 4096, 7168, scale="tensor") == gemm.Config(40, 32, 1, 1, 1, 8, 1, False, 4, False)
+    finally:
+        if old is None:
+            del gemm.MEASURED[key]
+        else:
+            gemm.MEASURED[key] = old
 
 
 def test_the_gemm_operand_views_pass_the_runtime_checks():

@@ -15,6 +15,10 @@ activations' M (1-256, padded to the tile) is the wgmma's N:
   W (`ms`: each its own BM rows of x, the M split) by TMA multicast;
 * optionally a stage is kc K steps, each operand's stage one 3-D TMA box of
   its [K / bk, rows, bk] view (`kc`: fewer, bigger loads, waits and releases);
+* or (`swap=False`) x is the wgmmas' A, each consumer warpgroup 64 of its
+  rows, and W's tile their B, n = BN any multiple of 8: as many W tiles as
+  SMs with no K split (4096 rows in 128 tiles of 32), y stored from the
+  registers;
 * the work, (N tile, K step) pairs, is cut into `parts` shares of equal
   length spread over persistent CTAs: tiles x s shares split each tile's K s
   ways, one share per SM streams K (every CTA the same share of W, whatever
@@ -1476,6 +1480,8 @@ def choose_config(M, N, K, w_dtype=F8, sms=132, scale=None):
     if not hit:
         return cands[0]
     cfg = Config(cands[0].BM, *hit)
+    if not cfg.swap:  # x as A: x's tile M rounded up to 8 rows (no box rows past M's last 8-row group)
+        return cfg._replace(BM=-(-M // 8) * 8, wgs=-(-M // 64))
     return cfg._replace(BM=cfg.BM // cfg.ms)
 
 
@@ -1573,7 +1579,29 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None, scale=None):
                     for v in kc_variants(b, kc, w_dtype, scale == "block"):
                         if v not in more and v.splits <= k_stages(K, w_dtype, kc):  # no empty share
                             more.append(v)
+        more += [v for v in x_as_a_candidates(M, N, w_dtype, sms, scale) if v not in more]
     return ranked + more
+
+
+def x_as_a_candidates(M, N, w_dtype=F8, sms=132, scale=None):
+    """Configs with x as the wgmmas' A (swap=False): x's tile M rounded up to 8 rows, W tiles of the fewest
+    multiple of 8 rows that fill the SMs in one wave and in two (4096 rows: 128 tiles of 32; 2112: 132 of 16),
+    unsplit, each with stages of 2, 4 and 8 K steps and the deepest ring up to 16 (K a whole number of K steps;
+    M up to 128; not with block scales)."""
+    if M > 128 or scale == "block":
+        return []
+    BM = -(-M // 8) * 8
+    wgs = -(-BM // 64)
+    out = []
+    for waves in (1, 2):
+        BN = 8 * -(-N // (8 * sms * waves))
+        if BN > 256 or live_registers(BM, BN, wgs, swap=False) > thread_registers(wgs):
+            continue
+        for kc in (2, 4, 8):
+            room = min(16, deepest_stages(BM, BN, w_dtype, kc=kc, swap=False))
+            if room >= 2:
+                out.append(Config(BM, BN, wgs, 1, stages=room, kc=kc, swap=False))
+    return list(dict.fromkeys(out))
 
 
 def _problem(M, N, K, w_dtype, sms):
