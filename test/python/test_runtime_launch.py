@@ -145,6 +145,25 @@ def test_grid_block_cluster_smem_reach_the_driver(stub):
     """)
 
 
+def test_any_dynamic_shared_memory_is_opted_in(stub):
+    """A kernel opts in to its dynamic shared memory whatever its size: the
+    48 KB a kernel may use without opting in count its static shared memory
+    too, so 48 KB of dynamic (x as the GEMM's A, three stages of 16 KB)
+    beside a few hundred static bytes failed to launch on the H200 when
+    only sizes past 48 KB opted in. None without dynamic shared memory."""
+    run(stub, """
+        k = kernel(F.records(launch={"block": [128, 1, 1], "cluster": None, "smem": 49152}))
+        k(t(), t(), 7, grid=[8])
+        assert last.smem == 49152 and last.smem_attr[0] == 49152
+        k(t(), t(), 7, grid=[8])
+        assert last.smem_attr[0] == 49152
+        last.smem_attr[0] = 0
+        k0 = kernel(F.records(launch={"block": [128, 1, 1], "cluster": None, "smem": 0}))
+        k0(t(), t(), 7, grid=[8])
+        assert last.smem_attr[0] == 0
+    """)
+
+
 def test_a_pdl_kernel_is_launched_with_programmatic_serialization(stub):
     """A record with launch.pdl launches through cuLaunchKernelEx with the
     programmatic-stream-serialization attribute, also beside a cluster and on

@@ -35,7 +35,7 @@ from . import driver
 from .errors import LaunchError
 
 MAX_SMEM = 227 * 1024   # an sm_90 block's dynamic shared memory limit (232448 bytes)
-DEFAULT_SMEM = 48 * 1024  # what a kernel may use without opting in
+DEFAULT_SMEM = 48 * 1024  # what a kernel may use without opting in (static and dynamic: allow_smem)
 DESCRIPTOR_BYTES = 128
 
 _MEMREF, _SCALAR, _POINTER = 0, 1, 2
@@ -513,9 +513,7 @@ class Kernel:
         else:
             device, s, keep = self._pack(args, stream, encoder)
         func = self._func or self._function()
-        if cfg[6] > DEFAULT_SMEM and self._smem_set.get(device, 0) < cfg[6]:
-            driver.set_max_dynamic_smem(func, cfg[6], device)
-            self._smem_set[device] = cfg[6]
+        self.allow_smem(func, cfg[6], device)
         ctx = _contexts.get(device) or driver.primary_context(device)
         rc = self._launch_cfg(func, cfg, s, self._params, ctx)
         if rc:
@@ -534,6 +532,17 @@ class Kernel:
             last = self._last_cfg
             if last is not None and last[4] is cfg and encoder == "nvtma":
                 self._arm(*last)
+
+    def allow_smem(self, func, smem: int, device: int):
+        """Opts the kernel in to `smem` bytes of dynamic shared memory on
+        `device`, once per size: any dynamic shared memory, as the 48 KB a
+        kernel may use without opting in count its static shared memory too
+        (a GEMM of 48 KB dynamic and a few hundred static bytes failed to
+        launch with CUDA_ERROR_INVALID_VALUE when only dynamic shared memory
+        past 48 KB opted in)."""
+        if smem and self._smem_set.get(device, 0) < smem:
+            driver.set_max_dynamic_smem(func, smem, device)
+            self._smem_set[device] = smem
 
     def _launch_failed(self, rc: int):
         raise LaunchError(f"kernel {self.name}: the launch failed ({driver.error_name(rc)})", rule="driver")

@@ -380,9 +380,7 @@ def launch(kernel, *args, grid, stream=None, cooperative: bool = True):
                            arg="device")
     func = kernel._function()
     smem = cfg[6]
-    if smem > 48 * 1024 and kernel._smem_set.get(device, 0) < smem:
-        driver.set_max_dynamic_smem(func, smem, device)
-        kernel._smem_set[device] = smem
+    kernel.allow_smem(func, smem, device)
     d = driver.drv()
     c = d.CUlaunchConfig()
     c.gridDimX, c.gridDimY, c.gridDimZ = cfg[0:3]
