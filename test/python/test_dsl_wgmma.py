@@ -1045,7 +1045,8 @@ def test_the_gemm_candidates_take_x_as_the_wgmmas_a():
     the SMs in one wave and in two, unsplit, at 2, 4 and 8 K steps a stage
     with the deepest ring up to 16: each one gemm_spec builds; none with
     block scales, past M = 128 or where K is not whole K steps. A table
-    entry of x as A takes x's tile M rounded up to 8 rows."""
+    entry of x as A takes x's tile M rounded up to 8 rows, its ring as deep
+    as that tile's shared memory lets it be."""
     from nvtma.kernels import gemm
     for M, N, K, wd, BNs in ((1, 4096, 7168, gemm.F8, (32, 16)), (77, 2112, 7168, gemm.F8, (16, 8)),
                              (40, 24576, 1536, gemm.F8, (192, 96)), (32, 7168, 2048, "bf16", (56, 32))):
@@ -1062,8 +1063,12 @@ def test_the_gemm_candidates_take_x_as_the_wgmmas_a():
     key = (4096, 7168, 64, "tensor")
     old = gemm.MEASURED.get(key)
     try:
-        gemm.MEASURED[key] = (32, 1, 1, 1, 8, 1, False, 4, False)
-        assert gemm.choose_config(40, 4096, 7168, scale="tensor") == gemm.Config(40, 32, 1, 1, 1, 8, 1, False, 4, False)
+        gemm.MEASURED[key] = (32, 1, 1, 1, 9, 1, False, 2, False)
+        assert gemm.choose_config(64, 4096, 7168, scale="tensor") == gemm.Config(64, 32, 1, 1, 1, 9, 1, False, 2, False)
+        assert gemm.choose_config(40, 4096, 7168, scale="tensor") == gemm.Config(40, 32, 1, 1, 1, 9, 1, False, 2, False)
+        # M = 48: x's tile of 48 rows and 48 pad rows a stage (one K step's): 8 stages fit, not the table's 9
+        assert gemm.deepest_stages(48, 32, kc=2, swap=False) == 8 < gemm.deepest_stages(64, 32, kc=2, swap=False)
+        assert gemm.choose_config(48, 4096, 7168, scale="tensor").stages == 8
     finally:
         if old is None:
             del gemm.MEASURED[key]

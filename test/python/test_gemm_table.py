@@ -75,3 +75,18 @@ def test_stages_of_several_k_steps_are_kept_in_the_table(gemm_bench, tmp_path, c
     assert gemm_bench.config_text(K4) == "8/64/1/1/1/4 kc 4"
     assert gemm_bench.config_text([64, 64, 2, 0, 1, None, 1, True]) == "64/64/2/sK kwg"
     assert gemm_bench.config_text([128, 64, 1, 1, 1, None, 2]) == "128/64/1/1/1/-/2"
+
+
+def test_every_table_entry_plans_at_every_m_of_its_tile():
+    """gemm.MEASURED's configs, keyed by a tile of BM rows, plan (gemm_spec
+    accepts them) at every M that tile holds: x as the wgmmas' A takes x's
+    tile M rounded up to 8 rows, whose pad rows may leave room for fewer
+    stages than the table's tile (4096 x 7168, M = 41-48: 8 of 9)."""
+    from nvtma.kernels import gemm
+    g = gemm.Gemm()
+    lowest = {8: 1, 16: 9, 32: 17, 64: 33, 128: 65, 256: 129}
+    for (N, K, BM, mode), _ in gemm.MEASURED.items():
+        wd, scale = ("bf16", None) if mode == "bf16" else (gemm.F8, mode)
+        for M in range(lowest[BM], BM + 1):
+            spec = g.plan(M, N, K, wd, scale)[0]
+            assert spec.info["BM"] * spec.info["ms"] >= M

@@ -1343,52 +1343,53 @@ class Config(NamedTuple):
 
 
 # (N, K, BM, W scaling or "bf16") -> (BN, consumer warpgroups, K splits or 0 for stream K[, mc[, stages[, ms[, kwg
-# [, kc]]]]]): BM is the smallest tile holding M (with ms > 1 each CTA takes BM / ms of it); of the cost model's
-# candidates timed on the H200 (benchmarks/gemm_bench.py, 132 SMs, 2026-12-03, two runs), the one whose worst
-# time against the fastest is least over the Ms of a BM (`gemm_bench.py table
-# results/h200-2026-12-03-s24-gemm-kc-4.jsonl --also results/h200-2026-12-03-s24-gemm-kc-5.jsonl`); other
-# problems, and other GPUs, use the cost model
+# [, kc[, swap]]]]]]): BM is the smallest tile holding M (with ms > 1 each CTA takes BM / ms of it; with swap False
+# x's tile is M rounded up to 8 rows); of the cost model's candidates timed on the H200 (benchmarks/gemm_bench.py,
+# 132 SMs, 2026-12-03, three runs in one process each), the one whose worst time against the fastest is least over
+# the Ms of a BM (`gemm_bench.py table results/h200-2026-12-03-s27-gemm-xa-1.jsonl --also
+# results/h200-2026-12-03-s27-gemm-xa-2.jsonl results/h200-2026-12-03-s27-gemm-xa-3.jsonl`); other problems, and
+# other GPUs, use the cost model
 MEASURED = {
     (2112, 7168, 8, 'bf16'): (64, 1, 4, 1, 6, 1, False, 4),
     (2112, 7168, 8, 'block'): (64, 1, 1, 1, 6, 1, False, 4),
-    (2112, 7168, 8, 'row'): (64, 1, 1, 1, 12, 1, False, 2),
+    (2112, 7168, 8, 'row'): (128, 1, 7),
     (2112, 7168, 8, 'tensor'): (64, 1, 1, 1, 12, 1, False, 2),
     (2112, 7168, 16, 'bf16'): (64, 1, 4, 1, 11, 1, False, 2),
     (2112, 7168, 16, 'block'): (64, 2, 4, 1, None, 1, True),
     (2112, 7168, 16, 'row'): (64, 1, 1, 1, 5, 1, False, 4),
     (2112, 7168, 16, 'tensor'): (64, 1, 1, 1, 5, 1, False, 4),
-    (2112, 7168, 32, 'bf16'): (64, 1, 4, 1, 16),
+    (2112, 7168, 32, 'bf16'): (64, 1, 4, 1, 9, 1, False, 2),
     (2112, 7168, 32, 'block'): (64, 2, 4, 1, None, 1, True),
     (2112, 7168, 32, 'row'): (64, 1, 1, 1, 9, 1, False, 2),
-    (2112, 7168, 32, 'tensor'): (64, 1, 1, 1, 9, 1, False, 2),
-    (2112, 7168, 64, 'bf16'): (64, 1, 0),
+    (2112, 7168, 32, 'tensor'): (64, 1, 1, 1, 4, 1, False, 4),
+    (2112, 7168, 64, 'bf16'): (64, 1, 4),
     (2112, 7168, 64, 'block'): (64, 1, 4, 1, 4, 1, False, 2),
-    (2112, 7168, 64, 'row'): (64, 1, 4),
-    (2112, 7168, 64, 'tensor'): (64, 1, 0),
-    (2112, 7168, 128, 'bf16'): (64, 1, 4),
+    (2112, 7168, 64, 'row'): (16, 1, 1, 1, 5, 1, False, 4, False),
+    (2112, 7168, 64, 'tensor'): (16, 1, 1, 1, 5, 1, False, 4, False),
+    (2112, 7168, 128, 'bf16'): (64, 1, 2, 1, 12, 2),
     (2112, 7168, 128, 'block'): (64, 1, 4, 1, 4, 1, False, 2),
-    (2112, 7168, 128, 'row'): (64, 1, 4),
-    (2112, 7168, 128, 'tensor'): (64, 1, 4),
+    (2112, 7168, 128, 'row'): (64, 1, 0),
+    (2112, 7168, 128, 'tensor'): (64, 1, 0),
     (2112, 7168, 256, 'bf16'): (64, 1, 2, 1, None, 2),
     (2112, 7168, 256, 'block'): (64, 2, 2, 1, None, 2, True),
     (2112, 7168, 256, 'row'): (64, 1, 2, 1, None, 2),
     (2112, 7168, 256, 'tensor'): (64, 1, 2, 1, None, 2),
-    (4096, 7168, 8, 'bf16'): (64, 1, 2, 1, 6, 1, False, 4),
+    (4096, 7168, 8, 'bf16'): (32, 1, 1, 1, 8, 1, False, 4, False),
     (4096, 7168, 8, 'block'): (64, 1, 1, 1, 4, 1, False, 4),
     (4096, 7168, 8, 'row'): (64, 1, 1, 1, 12, 1, False, 2),
     (4096, 7168, 8, 'tensor'): (64, 1, 1, 1, 12, 1, False, 2),
-    (4096, 7168, 16, 'bf16'): (64, 1, 1, 1, 5, 1, False, 4),
-    (4096, 7168, 16, 'block'): (64, 1, 1, 1, 4, 1, False, 4),
+    (4096, 7168, 16, 'bf16'): (32, 1, 1, 1, 4, 1, False, 8, False),
+    (4096, 7168, 16, 'block'): (64, 1, 1, 1, 5, 1, False, 4),
     (4096, 7168, 16, 'row'): (64, 1, 1, 1, 5, 1, False, 4),
     (4096, 7168, 16, 'tensor'): (64, 1, 1, 1, 5, 1, False, 4),
-    (4096, 7168, 32, 'bf16'): (64, 1, 1, 1, 9, 1, False, 2),
+    (4096, 7168, 32, 'bf16'): (32, 1, 1, 1, 11, 1, False, 2, False),
     (4096, 7168, 32, 'block'): (64, 1, 1, 1, 4, 1, False, 4),
-    (4096, 7168, 32, 'row'): (64, 1, 1, 1, 8, 1, False, 2),
-    (4096, 7168, 32, 'tensor'): (64, 1, 1, 1, 4, 1, False, 4),
-    (4096, 7168, 64, 'bf16'): (64, 1, 1, 1, 16, 2),
+    (4096, 7168, 32, 'row'): (64, 1, 1, 1, 9, 1, False, 2),
+    (4096, 7168, 32, 'tensor'): (64, 1, 1, 1, 9, 1, False, 2),
+    (4096, 7168, 64, 'bf16'): (32, 1, 1, 1, 4, 1, False, 4, False),
     (4096, 7168, 64, 'block'): (64, 1, 2, 1, 4, 1, False, 2),
     (4096, 7168, 64, 'row'): (64, 1, 1, 1, 6, 1, False, 2),
-    (4096, 7168, 64, 'tensor'): (64, 1, 1, 1, 6, 1, False, 2),
+    (4096, 7168, 64, 'tensor'): (32, 1, 1, 1, 9, 1, False, 2, False),
     (4096, 7168, 128, 'bf16'): (64, 1, 1, 1, 12, 2),
     (4096, 7168, 128, 'block'): (64, 2, 1, 1, None, 2, True),
     (4096, 7168, 128, 'row'): (64, 1, 1, 1, 12, 2),
@@ -1397,15 +1398,15 @@ MEASURED = {
     (4096, 7168, 256, 'block'): (64, 2, 1, 1, None, 2, True),
     (4096, 7168, 256, 'row'): (64, 1, 1, 1, None, 2),
     (4096, 7168, 256, 'tensor'): (64, 1, 1, 1, None, 2),
-    (7168, 2048, 8, 'bf16'): (64, 1, 1, 1, 4, 1, False, 4),
-    (7168, 2048, 8, 'block'): (64, 1, 1, 1, 4, 1, False, 2),
+    (7168, 2048, 8, 'bf16'): (56, 1, 1, 1, 9, 1, False, 2, False),
+    (7168, 2048, 8, 'block'): (64, 1, 1, 1, 6, 1, False, 4),
     (7168, 2048, 8, 'row'): (64, 1, 1, 1, 6, 1, False, 4),
     (7168, 2048, 8, 'tensor'): (64, 1, 1, 1, 6, 1, False, 4),
-    (7168, 2048, 16, 'bf16'): (64, 1, 1, 1, 5, 1, False, 4),
+    (7168, 2048, 16, 'bf16'): (56, 1, 1, 1, 9, 1, False, 2, False),
     (7168, 2048, 16, 'block'): (64, 1, 1, 1, 4, 1, False, 2),
     (7168, 2048, 16, 'row'): (64, 1, 1, 1, 2, 1, False, 4),
     (7168, 2048, 16, 'tensor'): (64, 1, 1, 1, 2, 1, False, 4),
-    (7168, 2048, 32, 'bf16'): (64, 1, 1, 1, 9, 1, False, 2),
+    (7168, 2048, 32, 'bf16'): (64, 1, 1, 1, 4, 1, False, 4),
     (7168, 2048, 32, 'block'): (64, 1, 1, 1, 4, 1, False, 2),
     (7168, 2048, 32, 'row'): (64, 1, 1, 1, 2, 1, False, 4),
     (7168, 2048, 32, 'tensor'): (64, 1, 1, 1, 4, 1, False, 2),
@@ -1417,18 +1418,18 @@ MEASURED = {
     (7168, 2048, 128, 'block'): (64, 1, 1, 1, 4, 1, False, 2),
     (7168, 2048, 128, 'row'): (64, 1, 1),
     (7168, 2048, 128, 'tensor'): (64, 1, 1),
-    (7168, 2048, 256, 'bf16'): (128, 1, 1, 1, None, 2),
+    (7168, 2048, 256, 'bf16'): (128, 2, 1, 1, None, 2),
     (7168, 2048, 256, 'block'): (128, 2, 1, 1, None, 2),
     (7168, 2048, 256, 'row'): (128, 1, 1, 1, None, 2),
     (7168, 2048, 256, 'tensor'): (128, 1, 1, 1, None, 2),
-    (16384, 16384, 8, 'bf16'): (128, 2, 1, 1, 6, 1, False, 2),
-    (16384, 16384, 8, 'block'): (128, 1, 1, 1, 4, 1, False, 2),
+    (16384, 16384, 8, 'bf16'): (64, 1, 1, 1, 8, 1, False, 2, False),
+    (16384, 16384, 8, 'block'): (128, 2, 1, 1, 4, 1, False, 2),
     (16384, 16384, 8, 'row'): (128, 1, 1, 1, 3, 1, False, 4),
-    (16384, 16384, 8, 'tensor'): (128, 2, 1, 1, 6, 1, False, 2),
-    (16384, 16384, 16, 'bf16'): (128, 1, 1, 1, 6, 1, False, 2),
-    (16384, 16384, 16, 'block'): (128, 1, 1, 1, 2, 1, False, 4),
+    (16384, 16384, 8, 'tensor'): (128, 2, 1, 1, 3, 1, False, 4),
+    (16384, 16384, 16, 'bf16'): (64, 1, 1, 1, 8, 1, False, 2, False),
+    (16384, 16384, 16, 'block'): (128, 1, 1, 1, 4, 1, False, 2),
     (16384, 16384, 16, 'row'): (128, 1, 1, 1, 6, 1, False, 2),
-    (16384, 16384, 16, 'tensor'): (128, 1, 1, 1, 6, 1, False, 2),
+    (16384, 16384, 16, 'tensor'): (128, 1, 1, 1, 3, 1, False, 4),
     (16384, 16384, 32, 'bf16'): (128, 2, 1, 1, 5, 1, False, 2),
     (16384, 16384, 32, 'block'): (128, 2, 1, 1, 4, 1, False, 2),
     (16384, 16384, 32, 'row'): (128, 1, 1, 1, 5, 1, False, 2),
@@ -1439,7 +1440,7 @@ MEASURED = {
     (16384, 16384, 64, 'tensor'): (128, 1, 1, 2),
     (16384, 16384, 128, 'bf16'): (256, 2, 1, 1, None, 2),
     (16384, 16384, 128, 'block'): (128, 2, 1, 2),
-    (16384, 16384, 128, 'row'): (128, 1, 1, 2),
+    (16384, 16384, 128, 'row'): (128, 2, 1, 2),
     (16384, 16384, 128, 'tensor'): (128, 1, 1, 2),
     (16384, 16384, 256, 'bf16'): (256, 2, 1, 1, None, 2),
     (16384, 16384, 256, 'block'): (128, 2, 1, 1, None, 2),
@@ -1447,8 +1448,8 @@ MEASURED = {
     (16384, 16384, 256, 'tensor'): (128, 2, 1),
     (24576, 1536, 8, 'bf16'): (64, 1, 1, 1, 6, 1, False, 4),
     (24576, 1536, 8, 'block'): (192, 1, 1, 1, 2, 1, False, 4),
-    (24576, 1536, 8, 'row'): (192, 1, 1, 1, 4, 1, False, 2),
-    (24576, 1536, 8, 'tensor'): (192, 1, 1, 1, 4, 1, False, 2),
+    (24576, 1536, 8, 'row'): (192, 1, 1),
+    (24576, 1536, 8, 'tensor'): (192, 1, 1),
     (24576, 1536, 16, 'bf16'): (64, 1, 1, 1, 5, 1, False, 4),
     (24576, 1536, 16, 'block'): (192, 1, 1, 1, 4, 1, False, 2),
     (24576, 1536, 16, 'row'): (192, 1, 1, 1, 4, 1, False, 2),
@@ -1457,7 +1458,7 @@ MEASURED = {
     (24576, 1536, 32, 'block'): (192, 1, 1, 1, 3, 1, False, 2),
     (24576, 1536, 32, 'row'): (192, 1, 1),
     (24576, 1536, 32, 'tensor'): (192, 1, 1),
-    (24576, 1536, 64, 'bf16'): (192, 1, 1),
+    (24576, 1536, 64, 'bf16'): (192, 1, 1, 1, 3, 1, False, 2),
     (24576, 1536, 64, 'block'): (192, 1, 1),
     (24576, 1536, 64, 'row'): (192, 1, 1),
     (24576, 1536, 64, 'tensor'): (192, 1, 1),
@@ -1480,8 +1481,11 @@ def choose_config(M, N, K, w_dtype=F8, sms=132, scale=None):
     if not hit:
         return cands[0]
     cfg = Config(cands[0].BM, *hit)
-    if not cfg.swap:  # x as A: x's tile M rounded up to 8 rows (no box rows past M's last 8-row group)
-        return cfg._replace(BM=-(-M // 8) * 8, wgs=-(-M // 64))
+    if not cfg.swap:  # x as A: x's tile M rounded up to 8 rows (no box rows past M's last 8-row group), the
+        # ring as deep as that tile lets it be (its pad rows, x_pad_rows, may take more than the table's tile's)
+        BM = -(-M // 8) * 8
+        room = deepest_stages(BM, cfg.BN, w_dtype, kc=cfg.kc, swap=False)
+        return cfg._replace(BM=BM, wgs=-(-M // 64), stages=cfg.stages and min(cfg.stages, room))
     return cfg._replace(BM=cfg.BM // cfg.ms)
 
 
