@@ -14,8 +14,8 @@ import re
 import nvtma
 
 
-GEMM_CONFIG = ("BM,BN,wgs,splits[,mc[,stages[,ms[,kwg[,kc]]]]]] (ints; stages 0: the default ring; kwg 0 or 1; "
-               "kc: K steps a stage)")
+GEMM_CONFIG = ("BM,BN,wgs,splits[,mc[,stages[,ms[,kwg[,kc[,swap]]]]]]] (ints; stages 0: the default ring; kwg 0 or "
+               "1; kc: K steps a stage; swap 1, or 0: x the wgmmas' A)")
 
 
 def gemm_config(text):
@@ -25,12 +25,13 @@ def gemm_config(text):
         vals = [int(v) for v in text.split(",")]
     except ValueError:
         vals = []
-    if not 4 <= len(vals) <= 9 or (len(vals) >= 8 and vals[7] not in (0, 1)):
+    if not 4 <= len(vals) <= 10 or any(len(vals) > i and vals[i] not in (0, 1) for i in (7, 9)):
         raise argparse.ArgumentTypeError(f"{text!r}: {GEMM_CONFIG}")
     if len(vals) > 5 and vals[5] == 0:
         vals[5] = None
-    if len(vals) >= 8:
-        vals[7] = bool(vals[7])
+    for i in (7, 9):
+        if len(vals) > i:
+            vals[i] = bool(vals[i])
     return gemm.Config(*vals)
 
 

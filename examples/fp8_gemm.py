@@ -8,7 +8,8 @@ else per token / per 1x128 block by a kernel of its own before the GEMM,
 which launches as it starts (PDL); --quantize fused / kernel choose one
 always. y is bf16. The kernels are
 nvtma.kernels.gemm's DSL programs; the config (tile, consumer warpgroups, K
-split, x multicast, M split) is the GEMM's choice for the problem unless --config.
+split, x multicast, M split, which operand is the wgmmas' A) is the GEMM's
+choice for the problem unless --config.
 
     python examples/fp8_gemm.py --m 16 --n 7168 --k 2048              # compile, report (no GPU needed)
     python examples/fp8_gemm.py --m 16 --n 7168 --k 2048 --run        # and run, check against torch (GPU)
@@ -138,6 +139,7 @@ def main(argv=None):
           f"{'multicast to ' + str(i['mc']) + ' CTAs' if i['mc'] > 1 else 'loaded by each CTA'}"
           f"{' (in boxes of BM/2 rows, ending within 8 rows of M)' if i['xhalf'] else ''}"
           f"{', M split over ' + str(i['ms']) + ' CTAs sharing W' if i['ms'] > 1 else ''}"
+          f"{', x the wgmmas A (W tiles their B)' if not i['swap'] else ''}"
           f"{'; x quantized inside the GEMM' if i['x_scale'] == 'fused' else ''}; "
           f"l2_promotion of W {a.l2_w}, of x {a.l2_x}")
     # --run's check quantizes x with quantize_x too (in 1x128 blocks where the GEMM quantizes inside), and

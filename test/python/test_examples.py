@@ -62,9 +62,14 @@ def test_example_compiles_and_saves(name, flags, want, tmp_path):
       r"wgmma\.mma_async\.sync\.aligned\.m64n128k32\.f32\.e4m3\.e4m3", r"griddepcontrol\.wait",
       r"\.multicast::cluster", r"descriptor for argument 0: tiled box \[64, 128\] uint8, l2_promotion l2_128b",
       r"compiled quantize_x"]),
-    (["--m", "5", "--n", "7168", "--k", "2048", "--scale", "bf16", "--l2-w", "l2_256b"],
+    (["--m", "5", "--n", "7168", "--k", "2048", "--scale", "bf16", "--l2-w", "l2_256b", "--config", "8,64,1,1"],
      [r"BM=8 ", r"wgmma\.mma_async\.sync\.aligned\.m64n8k16\.f32\.bf16\.bf16",
-      r"descriptor for argument 0: tiled box \[([248], )?(64|128), 64\] bfloat16, l2_promotion l2_256b"]),
+      r"descriptor for argument 0: tiled box \[(64|128), 64\] bfloat16, l2_promotion l2_256b"]),
+    # x as the wgmmas' A: m64n56 wgmmas (x's 64 rows by 56 of W's), W's box 56 rows of 2 K steps
+    (["--m", "5", "--n", "7168", "--k", "2048", "--scale", "bf16", "--config", "8,56,1,1,1,9,1,0,2,0"],
+     [r"BM=8 BN=56 .*, x the wgmmas A \(W tiles their B\)", r"wgmma\.mma_async\.sync\.aligned\.m64n56k16\.f32\.bf16\.bf16",
+      r"descriptor for argument 0: tiled box \[2, 56, 64\] bfloat16", r"descriptor for argument 1: tiled box "
+      r"\[2, 8, 64\] bfloat16"]),
     # stages of 4 K steps: W's and x's descriptors load 3-D boxes of 4 K steps
     (["--m", "1", "--n", "7168", "--k", "2048", "--config", "8,64,1,1,1,4,1,0,4"],
      [r"BM=8 BN=64 consumer warpgroups=1 stages=4 of 4 K steps \(a TMA box each\) K splits=1",
