@@ -23,7 +23,6 @@ CTAs an SM): the fastest any of these kernels streams W.
     python3 benchmarks/diag/stream_floor.py build-kc DIR / run-kc DIR         # stages of several K steps
     python3 benchmarks/diag/stream_floor.py build-kc8 DIR / run-kc8 DIR       # kc 1-8 at the near misses
     python3 benchmarks/diag/stream_floor.py build-parts DIR / run-parts DIR   # no epilogue, no wgmmas
-    python3 benchmarks/diag/stream_floor.py build-xa DIR / run-xa DIR         # x as the wgmmas' A (swap=False)
 """
 import json
 import sys
@@ -173,36 +172,8 @@ def _parts_probes():
     return out
 
 
-# `xa`: x as the wgmmas' A and W's tile their B (gemm_spec swap=False, twenty-second session): W tiles of any
-# multiple of 8 rows, so the grid fills the SMs without a K split (4096 rows in 128 tiles of 32, 2112 in 132 of
-# 16); each problem at the table's config, then x as A at BM = M rounded up to 8, the BN below, and kc 2, 4 and 8
-# with the deepest ring (up to 16 stages)
-XA_BN = {4096: 32, 7168: 56, 2112: 16, 24576: 192, 16384: 128}
-
-
-def _xa_probes():
-    from nvtma.kernels import gemm
-    out = []
-    for N, K, wt, Ms in ((4096, 7168, "e4m3", (8, 16, 32, 64, 128)), (7168, 2048, "e4m3", (8, 16, 32, 64, 128)),
-                         (2112, 7168, "e4m3", (8, 16, 32, 64, 128)), (24576, 1536, "e4m3", (16, 32, 64, 128)),
-                         (16384, 16384, "e4m3", (64, 128)), (4096, 7168, "bf16", (1, 32, 64)),
-                         (7168, 2048, "bf16", (32, 64)), (2112, 7168, "bf16", (32, 64)),
-                         (24576, 1536, "bf16", (32, 64))):
-        wd = gemm.F8 if wt == "e4m3" else "bf16"
-        for M in Ms:
-            out.append((N, K, M, gemm.choose_config(M, N, K, wd, scale="tensor" if wt == "e4m3" else None), (None,), wt))
-            BM, BN = -(-M // 8) * 8, XA_BN[N]
-            for kc in (2, 4, 8):
-                room = gemm.deepest_stages(BM, BN, wd, kc=kc, swap=False)
-                if room >= 2 and gemm.live_registers(BM, BN, -(-BM // 64), swap=False) <= gemm.thread_registers(
-                        -(-BM // 64)):
-                    out.append((N, K, M, gemm.Config(BM, BN, -(-BM // 64), 1, stages=min(16, room), kc=kc, swap=False),
-                                (None,), wt))
-    return out
-
-
 PROBE_SETS = {"split": lambda: SPLIT_PROBES + RELEASE_PROBES, "two": lambda: TWO_PROBES, "deep": lambda: DEEP_PROBES,
-              "kc": _kc_probes, "kc8": _kc8_probes, "parts": _parts_probes, "xa": _xa_probes}
+              "kc": _kc_probes, "kc8": _kc8_probes, "parts": _parts_probes}
 
 
 def _probed(probes):
@@ -249,7 +220,6 @@ def run(d, probes=None):
     def us(call, nbufs):
         return round(common.graph_ms(torch, stream, call, nbufs) * 1e3, 2)
 
-    bases = {}  # the baseline's time per problem: timed once for the probes of one problem
     for N, K, wt, wd, scale, probs, floor in (_probed(PROBE_SETS[probes]()) if probes else _problems()):
         fp8 = wt == "e4m3"
         wbytes = N * K * (1 if fp8 else 2)
@@ -273,10 +243,7 @@ def run(d, probes=None):
                     line[label] = us(call, len(wbufs))
                 except Exception as e:  # noqa: BLE001 (a config that does not launch is a result too)
                     line[label + "_error"] = f"{type(e).__name__}: {e}"[:200]
-            if "gemm" in line and (N, K, M, wt) in bases:
-                line["base"] = bases[N, K, M, wt]
-                line["target"] = round(target_us(wbytes, line["base"], wt, M) or 0, 2) or None
-            elif "gemm" in line:
+            if "gemm" in line:
                 try:
                     if fp8:
                         base = common.scaled_mm(torch, x, wbufs, sw)
@@ -284,7 +251,7 @@ def run(d, probes=None):
                         def base(i):
                             return torch.matmul(x, wbufs[i].t())
                     base(0)
-                    line["base"] = bases[N, K, M, wt] = us(base, len(wbufs))
+                    line["base"] = us(base, len(wbufs))
                     t = target_us(wbytes, line["base"], wt, M)
                     if t:
                         line["target"] = round(t, 2)

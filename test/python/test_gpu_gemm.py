@@ -50,6 +50,18 @@ def _case_inputs(M, N, K, seed=None):
     return x, torch.randn(N, K, generator=gen, device="cuda") / 8
 
 
+def _quantized_case(g, M, N, K, mode):
+    """(bf16 x, x as the GEMM takes it, W, the call's scale keywords, float32 y): bf16 W and x, or W quantized
+    (`mode`'s scaling) and x quantized by `g` as that scaling asks, the reference from the dequantized values."""
+    x, w32 = _case_inputs(M, N, K)
+    if mode == "bf16":
+        w = w32.to(torch.bfloat16)
+        return x, x, w, {}, x.float() @ w.float().t()
+    w, sw, wdq = _quantize_w(w32, mode)
+    xin, sx = g.quantize(x, "block" if mode == "block" else "token")
+    return x, xin, w, dict(w_scale=sw, scale=mode, x_scale=sx), gemm.dequantize_x(xin, sx) @ wdq.t()
+
+
 CASE_IDS = dict(ids=lambda c: f"M{c[0]}-N{c[1]}-K{c[2]}-{c[3]}")
 
 
@@ -101,15 +113,7 @@ def test_gemm_with_x_as_the_wgmmas_a(case):
     spec = g.plan(M, N, K, "bf16" if mode == "bf16" else gemm.F8, None if mode == "bf16" else mode, y_dtype=yd,
                   config=cfg)[0]
     assert spec.info["swap"] is False and spec.info["BN"] == cfg[1]
-    x, w32 = _case_inputs(M, N, K)
-    if mode == "bf16":
-        w, xin, kw = w32.to(torch.bfloat16), x, {}
-        want = x.float() @ w.float().t()
-    else:
-        w, sw, wdq = _quantize_w(w32, mode)
-        xin, sx = g.quantize(x)
-        want = gemm.dequantize_x(xin, sx) @ wdq.t()
-        kw = dict(w_scale=sw, scale=mode, x_scale=sx)
+    x, xin, w, kw, want = _quantized_case(g, M, N, K, mode)
     for rep in range(2):
         y = g(xin, w, config=cfg, out_dtype=out_dtype, **kw)
         torch.cuda.synchronize()
@@ -465,15 +469,7 @@ def test_gemm_stages_of_several_k_steps(case):
     g = _gemm()
     wd, scale = ("bf16", None) if mode == "bf16" else (gemm.F8, mode)
     assert g.plan(M, N, K, wd, scale, config=cfg, kc=kc)[0].info["kc"] == kc
-    x, w32 = _case_inputs(M, N, K)
-    if mode == "bf16":
-        w, xin, kw = w32.to(torch.bfloat16), x, {}
-        want = x.float() @ w.float().t()
-    else:
-        w, sw, wdq = _quantize_w(w32, mode)
-        xin, sx = g.quantize(x, "block" if mode == "block" else "token")
-        want = gemm.dequantize_x(xin, sx) @ wdq.t()
-        kw = dict(w_scale=sw, scale=mode, x_scale=sx)
+    x, xin, w, kw, want = _quantized_case(g, M, N, K, mode)
     one = g(xin, w, config=cfg, **kw)
     for rep in range(2):
         y = g(xin, w, config=cfg, kc=kc, **kw)
