@@ -842,7 +842,9 @@ def test_the_gemm_plans_where_bf16_x_is_quantized():
     (dict(BM=64, BN=32, wgs=1, swap=False, xhalf=True), "not with mc, ms, kwg or xhalf"),
     (dict(BM=64, BN=32, wgs=1, swap=False, diag="no_red"), "diag='no_red': not with swap=False"),
     (dict(BM=64, BN=32, wgs=1, swap=False, store="tma"), "store='tma': swap=False stores y straight"),
-    (dict(BM=256, BN=256, wgs=4, swap=False), "BM=256, BN=256 with 4 consumer warpgroups"),
+    (dict(BM=256, BN=256, wgs=4, swap=False), "BM=256, BN=256 with 4 consumer warpgroups: x as A: a 64 x BN "
+                                               "accumulator of BN/2 registers a thread, BN/4 W row scales, and ~32 "
+                                               "more, exceed the 102"),
 ])
 def test_the_gemm_spec_refuses(kw, message):
     from nvtma.kernels import gemm

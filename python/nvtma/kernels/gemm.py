@@ -1245,9 +1245,10 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     live = live_registers(BM, BN, wgs, kwg, kc, w_scale == "block", swap)
     if live > thread_registers(wgs):
         more = f" (and, block-scaled, a partial for each of the {kc} K steps)" if kc > 1 and w_scale == "block" else ""
-        raise ValueError(f"BM={BM}, BN={BN} with {wgs} consumer warpgroups: {R} m64 accumulators of BM/2 "
-                         f"registers a thread{more}, and ~32 more, exceed the {thread_registers(wgs)} a thread "
-                         f"has in a CTA of {128 * (wgs + 1)} threads")
+        what = f"{R} m64 accumulators of BM/2 registers a thread{more}" if swap else (
+            "x as A: a 64 x BN accumulator of BN/2 registers a thread, BN/4 W row scales")
+        raise ValueError(f"BM={BM}, BN={BN} with {wgs} consumer warpgroups: {what}, and ~32 more, exceed the "
+                         f"{thread_registers(wgs)} a thread has in a CTA of {128 * (wgs + 1)} threads")
     AN = BM if swap else BN  # the accumulators' n
     chains = default_chains(AN, R) if chains is None else chains
     if chains not in (1, 2, 4):
