@@ -1,10 +1,10 @@
 #!/bin/bash
 # The twenty-second session's calls. Staged here (.devpack.tgz: .dev/wheels, .dev/gpu_art, .dev/gf from
-# gemm_bench.py build); on the GPU:  [SUITES=gemm|all] [SAN=1] bash benchmarks/diag/call_s27.sh
+# gemm_bench.py build); on the GPU:  [SUITES=gemm|all] [SAN=1] [RUNS=N] bash benchmarks/diag/call_s27.sh
 #   SUITES=gemm (the default): the GEMM's GPU tests; all: every GPU suite (call_s26.sh)
 #   SAN=1: then compute-sanitizer (memcheck, racecheck, synccheck; device errors only) over the GEMM tests of x
 #          as the wgmmas' A and the stream/graph ones
-# then full gemm_bench.py runs (every candidate, x as A too) while the call's time lasts.
+# then up to RUNS (3) full gemm_bench.py runs (every candidate, x as A too) while the call's time lasts.
 # The first call: the default; the last: SUITES=all SAN=1.
 set -u
 t0=$(date +%s)
@@ -28,7 +28,7 @@ if [ "${SAN:-0}" = 1 ]; then
   wait
   for tool in memcheck racecheck synccheck; do echo "$tool: $(grep -E 'SUMMARY|passed|failed' "$OUT/$tool.log" | tr '\n' ' ')"; done
 fi
-for i in 1 2 3; do
+for i in $(seq 1 "${RUNS:-3}"); do
   left=$(( 570 - ($(date +%s) - t0) ))
   [ "$left" -lt 90 ] && break
   timeout "$left" python3 benchmarks/gemm_bench.py run .dev/gf > "$OUT/g$i.jsonl" 2> "$OUT/g$i.err"
