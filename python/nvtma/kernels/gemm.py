@@ -1198,9 +1198,9 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     if not isinstance(swap, bool):
         raise ValueError(f"swap={swap!r}: True (W the wgmmas' A) or False (x their A)")
     if not swap:
-        if wgs != -(-BM // 64):
+        if wgs != x_as_a_tile(BM)[1]:
             raise ValueError(f"swap=False with BM={BM}: wgs={wgs}, but each consumer warpgroup takes 64 rows of x "
-                             f"(wgs = {-(-BM // 64)})")
+                             f"(wgs = {x_as_a_tile(BM)[1]})")
         if BN % 8 or not 8 <= BN <= 256:
             raise ValueError(f"swap=False with BN={BN}: the wgmmas' n, a multiple of 8 in [8, 256]")
         if w_scale == "block" or x_scale not in (None, "token") or mc != 1 or ms != 1 or kwg or xhalf:
@@ -1484,9 +1484,9 @@ def choose_config(M, N, K, w_dtype=F8, sms=132, scale=None):
     cfg = Config(cands[0].BM, *hit)
     if not cfg.swap:  # x as A: x's tile M rounded up to 8 rows (no box rows past M's last 8-row group), the
         # ring as deep as that tile lets it be (its pad rows, x_pad_rows, may take more than the table's tile's)
-        BM = -(-M // 8) * 8
+        BM, wgs = x_as_a_tile(M)
         room = deepest_stages(BM, cfg.BN, w_dtype, kc=cfg.kc, swap=False)
-        return cfg._replace(BM=BM, wgs=-(-M // 64), stages=cfg.stages and min(cfg.stages, room))
+        return cfg._replace(BM=BM, wgs=wgs, stages=cfg.stages and min(cfg.stages, room))
     return cfg._replace(BM=cfg.BM // cfg.ms)
 
 
@@ -1588,6 +1588,12 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None, scale=None):
     return ranked + more
 
 
+def x_as_a_tile(M):
+    """(BM, wgs) of x as the wgmmas' A: x's tile M rounded up to 8 rows, a consumer warpgroup per 64 of them."""
+    BM = -(-M // 8) * 8
+    return BM, -(-BM // 64)
+
+
 def x_as_a_candidates(M, N, w_dtype=F8, sms=132, scale=None):
     """Configs with x as the wgmmas' A (swap=False): x's tile M rounded up to 8 rows, W tiles of the fewest
     multiple of 8 rows that fill the SMs in one wave and in two (4096 rows: 128 tiles of 32; 2112: 132 of 16),
@@ -1595,8 +1601,7 @@ def x_as_a_candidates(M, N, w_dtype=F8, sms=132, scale=None):
     M up to 128; not with block scales)."""
     if M > 128 or scale == "block":
         return []
-    BM = -(-M // 8) * 8
-    wgs = -(-BM // 64)
+    BM, wgs = x_as_a_tile(M)
     out = []
     for waves in (1, 2):
         BN = 8 * -(-N // (8 * sms * waves))
