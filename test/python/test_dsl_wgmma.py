@@ -1047,7 +1047,8 @@ def test_the_gemm_candidates_take_x_as_the_wgmmas_a():
     rounded up to 8 rows, W tiles of the fewest multiple of 8 rows that fill
     the SMs in one wave and in two, unsplit, at 2, 4 and 8 K steps a stage
     with the deepest ring up to 16: each one gemm_spec builds; none with
-    block scales, past M = 128 or where K is not whole K steps. A table
+    block scales, past M = 128 or where K is not whole K steps, nor whose
+    accumulator (and W's row scales, row-scaled) overflow a thread. A table
     entry of x as A takes x's tile M rounded up to 8 rows, its ring as deep
     as that tile's shared memory lets it be."""
     from nvtma.kernels import gemm
@@ -1063,6 +1064,13 @@ def test_the_gemm_candidates_take_x_as_the_wgmmas_a():
     assert not [c for c in gemm.candidates(1, 4096, 7168, scale="block") if not c.swap]
     assert not [c for c in gemm.candidates(129, 4096, 7168, scale="tensor") if not c.swap]
     assert not [c for c in gemm.candidates(1, 4096, 7000, scale="tensor") if not c.swap]
+    # two warpgroups' threads have 170 registers: W tiles of 192 rows (a 96-register accumulator) fit them, and
+    # with row scales (48 more, loaded before the K loop) do not: offered per tensor and bf16, not per row
+    for scale, wd, BNs in (("tensor", gemm.F8, {192, 96}), (None, "bf16", {192, 96}), ("row", gemm.F8, {96})):
+        assert {c.BN for c in gemm.candidates(100, 24576, 1536, wd, scale=scale) if not c.swap} == BNs
+    gemm.gemm_spec(104, 192, 2, kc=2, swap=False, w_scale="tensor", x_scale="token")
+    with pytest.raises(ValueError, match="BN/4 W row scales, and ~32 more, exceed the 170"):
+        gemm.gemm_spec(104, 192, 2, kc=2, swap=False, w_scale="row", x_scale="token")
     key = (4096, 7168, 64, "tensor")
     old = gemm.MEASURED.get(key)
     try:

@@ -1036,13 +1036,14 @@ def deepest_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False, fused=False, 
     return (SMEM_BYTES - 1024 - (epi_rows(BM, BN) * BN * 4 if swap else 0)) // per_stage
 
 
-def live_registers(BM, BN, wgs, kwg=False, kc=1, block_scaled=False, swap=True):
+def live_registers(BM, BN, wgs, kwg=False, kc=1, block_scaled=False, swap=True, row_scaled=True):
     """A consumer thread's registers the accumulators take, and ~32 more: R m64 blocks of BM / 2 each, and
     with block scales and kc > 1 as many again for each K step's partial of a stage (ptxas serialized the
     wgmmas of 128/64/1 block-scaled at kc = 4, and spilled at 256 rows with kc = 2); swap=False: one 64 x BN
-    accumulator, BN / 2, and BN / 4 W row scales (whatever the scaling: the bound stays one)."""
+    accumulator, BN / 2, and with W scaled per row (row_scaled) its BN / 4 row scales, loaded before the K
+    loop (`row_scales`)."""
     if not swap:
-        return BN // 2 + BN // 4 + 32
+        return BN // 2 + (BN // 4 if row_scaled else 0) + 32
     R = BN // (64 * (1 if kwg else wgs))
     return R * BM // 2 * (1 + kc if block_scaled and kc > 1 else 1) + 32
 
@@ -1242,11 +1243,12 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     if stages < 2 or stages > room:
         raise ValueError(f"BM={BM}, BN={BN}: a ring of {stages} stages beside the epilogue tile; 2 to {room} fit")
     R = BN // (64 * rwgs) if swap else 1
-    live = live_registers(BM, BN, wgs, kwg, kc, w_scale == "block", swap)
+    live = live_registers(BM, BN, wgs, kwg, kc, w_scale == "block", swap, w_scale == "row")
     if live > thread_registers(wgs):
         more = f" (and, block-scaled, a partial for each of the {kc} K steps)" if kc > 1 and w_scale == "block" else ""
         what = f"{R} m64 accumulators of BM/2 registers a thread{more}" if swap else (
-            "x as A: a 64 x BN accumulator of BN/2 registers a thread, BN/4 W row scales")
+            "x as A: a 64 x BN accumulator of BN/2 registers a thread" + (", BN/4 W row scales" if w_scale == "row"
+                                                                              else ""))
         raise ValueError(f"BM={BM}, BN={BN} with {wgs} consumer warpgroups: {what}, and ~32 more, exceed the "
                          f"{thread_registers(wgs)} a thread has in a CTA of {128 * (wgs + 1)} threads")
     AN = BM if swap else BN  # the accumulators' n
@@ -1598,14 +1600,15 @@ def x_as_a_candidates(M, N, w_dtype=F8, sms=132, scale=None):
     """Configs with x as the wgmmas' A (swap=False): x's tile M rounded up to 8 rows, W tiles of the fewest
     multiple of 8 rows that fill the SMs in one wave and in two (4096 rows: 128 tiles of 32; 2112: 132 of 16),
     unsplit, each with stages of 2, 4 and 8 K steps and the deepest ring up to 16 (K a whole number of K steps;
-    M up to 128; not with block scales)."""
+    M up to 128; not with block scales; W tiles whose accumulator and row scales fit a thread's registers)."""
     if M > 128 or scale == "block":
         return []
     BM, wgs = x_as_a_tile(M)
+    rows = w_dtype == F8 and scale != "tensor"  # W's row scales in registers (fp8 W of an unnamed scaling too)
     out = []
     for waves in (1, 2):
         BN = 8 * -(-N // (8 * sms * waves))
-        if BN > 256 or live_registers(BM, BN, wgs, swap=False) > thread_registers(wgs):
+        if BN > 256 or live_registers(BM, BN, wgs, swap=False, row_scaled=rows) > thread_registers(wgs):
             continue
         for kc in (2, 4, 8):
             room = min(16, deepest_stages(BM, BN, w_dtype, kc=kc, swap=False))
