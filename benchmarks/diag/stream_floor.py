@@ -23,7 +23,6 @@ CTAs an SM): the fastest any of these kernels streams W.
     python3 benchmarks/diag/stream_floor.py build-kc DIR / run-kc DIR         # stages of several K steps
     python3 benchmarks/diag/stream_floor.py build-kc8 DIR / run-kc8 DIR       # kc 1-8 at the near misses
     python3 benchmarks/diag/stream_floor.py build-parts DIR / run-parts DIR   # no epilogue, no wgmmas
-    python3 benchmarks/diag/stream_floor.py build-xkwg DIR / run-xkwg DIR     # x as A over two warpgroups' K steps
 """
 import json
 import sys
@@ -173,31 +172,12 @@ def _parts_probes():
     return out
 
 
-# `xkwg`: x as the wgmmas' A with two consumer warpgroups on alternate stages (gemm_spec swap=False, kwg=True)
-# beside the one-warpgroup kernel of the same tiles (as built and with no wgmmas) and the table's config, at the
-# points where x as A fills the SMs with tiles of 16-56 W rows (twenty-third session): is the one-warpgroup
-# kernel bound by its wgmmas' issue (about 63 clocks a K step whatever M, BN or kc: s27-gemm-xa-*)?
-def _xkwg_probes():
-    from nvtma.kernels import gemm
-    out = []
-    for N, K, wt, Ms in ((2112, 7168, "e4m3", (1, 16, 32, 64)), (4096, 7168, "e4m3", (1, 16, 32, 64)),
-                         (7168, 2048, "e4m3", (16, 64)), (4096, 7168, "bf16", (1, 32, 64)),
-                         (2112, 7168, "bf16", (32, 64)), (24576, 1536, "e4m3", (32, 64))):
-        wd = gemm.F8 if wt == "e4m3" else "bf16"
-        scale = "tensor" if wt == "e4m3" else None
-        for M in Ms:
-            out.append((N, K, M, gemm.choose_config(M, N, K, wd, scale=scale), (None,), wt))
-            one = [c for c in gemm.x_as_a_candidates(M, N, wd, scale=scale) if c.kc in (2, 4)]
-            one = [c for c in one if c.BN == max(v.BN for v in one)]  # one wave of tiles
-            for c in one:
-                out.append((N, K, M, c, (None, "no_mma"), wt))
-                room = min(16, gemm.deepest_stages(c.BM, c.BN, wd, kc=c.kc, swap=False, kwg=True)) // 2 * 2
-                out.append((N, K, M, c._replace(wgs=2, kwg=True, stages=room), (None,), wt))
-    return out
-
-
+# Twenty-third session (s28-xkwg-1/-2), at 37a3e68 also `xkwg`: x as the wgmmas' A with two consumer warpgroups on
+# alternate stages (gemm_spec swap=False, kwg=True, warpgroup 1's accumulator added through shared memory) beside
+# the one-warpgroup kernel (as built and "no_mma") and the table's config: 0.5-0.9 us faster than one warpgroup
+# with 16-row W tiles (2112 x 7168, M <= 16), slower with 32-56, never faster than the table's config; removed
 PROBE_SETS = {"split": lambda: SPLIT_PROBES + RELEASE_PROBES, "two": lambda: TWO_PROBES, "deep": lambda: DEEP_PROBES,
-              "kc": _kc_probes, "kc8": _kc8_probes, "parts": _parts_probes, "xkwg": _xkwg_probes}
+              "kc": _kc_probes, "kc8": _kc8_probes, "parts": _parts_probes}
 
 
 def _probed(probes):

@@ -118,9 +118,6 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     # the pool: aligned for y's swizzled stores, and a whole number of KB, so the rings need no padding
     EM = epi_rows(BM, BN)
     epi = pool.alloc((EM, BN), "f32", align=1024) if swap and diag != "epi_last" else None
-    # swap=False with kwg: warpgroup 1's accumulator, register j of consumer thread t at [j, t], for warpgroup 0
-    # to add (a whole number of KB: BN a multiple of 8)
-    ksum = pool.alloc((BN // 2, 128), "f32", align=1024) if kwg and not swap else None
     # y's tile in the same bytes: bf16 y takes twice the rows a chunk (fewer chunks, each a TMA store and
     # two barriers), laid out as y's TMA store reads it: 128-byte boxes of its columns, 128B-swizzled, so
     # the consumers' writes (four x rows two apart in a warp's store) hit distinct banks
@@ -341,8 +338,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         pre = dict(w=scales[0][0] if w_scale == "tensor" else None, xs=None, xs_share=(), xs_own=None)
         if x_scale == "token":
             if not swap:  # this thread's two accumulator rows (x rows) of its warpgroup's 64
-                pre["xs_own"] = {h: scales[1][dsl.min(rg * 64 + warp * 16 + lane // 4 + 8 * h, M - 1)]
-                                 for h in range(2)}
+                pre["xs_own"] = {h: scales[1][dsl.min(g * 64 + warp * 16 + lane // 4 + 8 * h, M - 1)] for h in range(2)}
             elif store == "direct":
                 q = (dsl.lane_idx() % 4).to(Int32)
                 pre["xs_own"] = {(jb, t): scales[1][dsl.min(m0 + 8 * jb + 2 * q + t, M - 1)]
@@ -478,10 +474,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         def epilogue(tile, kb0, kb1, acc, st_next, w_rows):
             prof.push("epilogue")
             if not swap:
-                a = _sum_xa_warpgroups(acc[0], g, ksum) if kwg else acc[0]
-                with dsl.if_(g == 0) if kwg else contextlib.nullcontext():
-                    with dsl.if_(parts < 0) if diag == "no_epilogue" else contextlib.nullcontext():
-                        _epilogue_xa(a, y, w_scale, x_scale, tile * BN, M, N, rg, lane, warp, dict(pre, rows=w_rows))
+                with dsl.if_(parts < 0) if diag == "no_epilogue" else contextlib.nullcontext():
+                    _epilogue_xa(acc[0], y, w_scale, x_scale, tile * BN, M, N, g, lane, warp, dict(pre, rows=w_rows))
                 prof.pop()
                 return st_next
             if kwg:
@@ -645,21 +639,6 @@ def _sum_warpgroups(acc, g, buf, BM, EM, lane, warp, stores):
     with dsl.if_(g == 0):
         cuda.barrier_sync(1, 128)  # every read of warpgroup 0 before its epilogue writes buf
     return tuple(wgmma.Accumulator.from_values(a.n, v) for a, v in zip(acc, vals))
-
-
-def _sum_xa_warpgroups(acc, g, buf):
-    """swap=False with kwg: warpgroup 1's accumulator (alternate K steps of the same tile) added into warpgroup
-    0's, register by register through `buf` (f32 [BN / 2, 128]: consecutive threads, consecutive words). The
-    first barrier also keeps warpgroup 1 from overwriting buf before warpgroup 0 read the previous tile's.
-    Returns the sums (meaningful in warpgroup 0)."""
-    vals = acc.values()
-    t = (dsl.thread_idx() % 128).to(Index)
-    cuda.barrier_sync(2, 256)
-    with dsl.if_(g == 1):
-        for j, v in enumerate(vals):
-            buf[j, t] = v
-    cuda.barrier_sync(2, 256)
-    return wgmma.Accumulator.from_values(acc.n, [v + buf[j, t] for j, v in enumerate(vals)])
 
 
 def _epilogue_xa(acc, y, w_scale, x_scale, n0, M, N, g, lane, warp, pre):
@@ -1051,11 +1030,10 @@ def x_pad_rows(BM, kc=1):
     return pad if kc == 1 else -(-pad // BM) * BM
 
 
-def deepest_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False, fused=False, kc=1, swap=True, kwg=False):
-    """The deepest ring that fits beside the epilogue tile (f32 EM x BN; swap=False: none, or with kwg the
-    sum's f32 BN / 2 x 128)."""
+def deepest_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False, fused=False, kc=1, swap=True):
+    """The deepest ring that fits beside the epilogue tile (f32 EM x BN; swap=False: none)."""
     per_stage = stage_bytes(BM, BN, block_scaled, fused, kc, swap)
-    return (SMEM_BYTES - 1024 - (epi_rows(BM, BN) * BN * 4 if swap else BN * 256 if kwg else 0)) // per_stage
+    return (SMEM_BYTES - 1024 - (epi_rows(BM, BN) * BN * 4 if swap else 0)) // per_stage
 
 
 def live_registers(BM, BN, wgs, kwg=False, kc=1, block_scaled=False, swap=True, row_scaled=True):
@@ -1221,17 +1199,14 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     if not isinstance(swap, bool):
         raise ValueError(f"swap={swap!r}: True (W the wgmmas' A) or False (x their A)")
     if not swap:
-        if kwg and BM > 64:
-            raise ValueError(f"swap=False, kwg with BM={BM}: the two warpgroups take alternate K steps of one 64-row "
-                             "A tile (BM up to 64)")
-        if not kwg and wgs != x_as_a_tile(BM)[1]:
+        if wgs != x_as_a_tile(BM)[1]:
             raise ValueError(f"swap=False with BM={BM}: wgs={wgs}, but each consumer warpgroup takes 64 rows of x "
                              f"(wgs = {x_as_a_tile(BM)[1]})")
         if BN % 8 or not 8 <= BN <= 256:
             raise ValueError(f"swap=False with BN={BN}: the wgmmas' n, a multiple of 8 in [8, 256]")
-        if w_scale == "block" or x_scale not in (None, "token") or mc != 1 or ms != 1 or xhalf:
+        if w_scale == "block" or x_scale not in (None, "token") or mc != 1 or ms != 1 or kwg or xhalf:
             raise ValueError("swap=False: W scaled per tensor or row (or bf16) with e4m3 x scaled per token (or bf16 "
-                             "x), and not with mc, ms or xhalf")
+                             "x), and not with mc, ms, kwg or xhalf")
         if diag not in (None, "x_early", "no_wait", "stream_only", "stream_no_wait", "no_mma", "no_epilogue"):
             raise ValueError(f"diag={diag!r}: not with swap=False (no split-K path, no epilogue tile)")
         if store != "direct":
@@ -1256,10 +1231,10 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
         raise ValueError(f"BM={BM} with 1x128 block-scaled x: a stage's x scales, a TMA box of max(BM, 32) f32 "
                          "values a K step, are whole 128-byte rows, so BM is at most 32 or a multiple of 32")
     if not 1 <= kc <= 8 or kc > 1 and (
-            fused or mc != 1 or ms != 1 or (kwg and swap) or xhalf):
+            fused or mc != 1 or ms != 1 or kwg or xhalf):
         raise ValueError(f"kc={kc!r}: 1 to 8 K steps a stage, more than one not with x quantized in the kernel, mc, "
-                         "ms, xhalf or (W the wgmmas' A) kwg")
-    room = deepest_stages(BM, BN, w_dtype, w_scale == "block", fused, kc, swap, kwg)
+                         "ms, kwg or xhalf")
+    room = deepest_stages(BM, BN, w_dtype, w_scale == "block", fused, kc, swap)
     if kwg and stages and stages % 2:
         raise ValueError(f"kwg with stages={stages}: an even ring (each consumer warpgroup's K steps then keep to "
                          "their own slots, so its parity waits never see a slot's previous lap)")
@@ -1510,11 +1485,10 @@ def choose_config(M, N, K, w_dtype=F8, sms=132, scale=None):
         return cands[0]
     cfg = Config(cands[0].BM, *hit)
     if not cfg.swap:  # x as A: x's tile M rounded up to 8 rows (no box rows past M's last 8-row group), the
-        # ring as deep as that tile lets it be (its pad rows, x_pad_rows, may take more than the table's tile's;
-        # with kwg an even ring of two warpgroups)
+        # ring as deep as that tile lets it be (its pad rows, x_pad_rows, may take more than the table's tile's)
         BM, wgs = x_as_a_tile(M)
-        room = deepest_stages(BM, cfg.BN, w_dtype, kc=cfg.kc, swap=False, kwg=cfg.kwg) // (1 + cfg.kwg) * (1 + cfg.kwg)
-        return cfg._replace(BM=BM, wgs=2 if cfg.kwg else wgs, stages=cfg.stages and min(cfg.stages, room))
+        room = deepest_stages(BM, cfg.BN, w_dtype, kc=cfg.kc, swap=False)
+        return cfg._replace(BM=BM, wgs=wgs, stages=cfg.stages and min(cfg.stages, room))
     return cfg._replace(BM=cfg.BM // cfg.ms)
 
 
@@ -1921,8 +1895,8 @@ class Gemm:
         if not opts["swap"] and cfg.splits != 1:
             raise ValueError(f"config {cfg.short}: splits={cfg.splits}, but x as the wgmmas' A (swap=False) "
                              "takes whole-K tiles only (splits 1)")
-        if kc is None:  # the config's, but one with x quantized inside, x or W multicast, or W as A's kwg
-            kc = 1 if how == "fused" or opts["mc"] > 1 or opts["ms"] > 1 or opts["kwg"] and opts["swap"] else cfg.kc
+        if kc is None:  # the config's, but one with x quantized inside, x or W multicast, or kwg
+            kc = 1 if how == "fused" or opts["mc"] > 1 or opts["ms"] > 1 or opts["kwg"] else cfg.kc
         cfg = with_kc(cfg, kc, w_dtype, scale == "block")
         opts["kc"] = kc
         if kc > 1 and K % step_values(w_dtype):  # the operands' [K / bk, rows, bk] views
