@@ -1,0 +1,43 @@
+#!/bin/bash
+# The twenty-third session's calls. Staged here (.devpack.tgz: .dev/wheels, .dev/gpu_art with profile_cases.py's
+# kernels, .dev/xk from `stream_floor.py build-xkwg`, .dev/gf from `gemm_bench.py build` where it is needed);
+# on the GPU:  [SUITES=xa|all|none] [PROBES=N] [SAN=1] [RUNS=N] bash benchmarks/diag/call_s28.sh
+#   SUITES=xa (the default): the GEMM's GPU tests of x as the wgmmas' A; all: every GPU suite (call_s26.sh)
+#   PROBES=N (2): N runs of stream_floor.py's xkwg probes; SAN=1: compute-sanitizer (memcheck, racecheck,
+#   synccheck; device errors only) over the tests of x as A and the stream/graph ones; RUNS=N (0): full
+#   gemm_bench.py runs while the call's time lasts
+set -u
+t0=$(date +%s)
+if [ "${SUITES:-xa}" = all ]; then
+  bash benchmarks/diag/call_s26.sh
+else
+  tar xzf .devpack.tgz
+fi
+rm -rf /tmp/pk && pip install -q --no-index --no-deps --target /tmp/pk .dev/wheels/*.whl 2>/dev/null
+export PYTHONPATH=/tmp/pk:$PWD/test/TensorMap:$PWD/test/python:$PWD/benchmarks NVTMA_GPU_ARTIFACTS=$PWD/.dev/gpu_art NVTMA_CACHE=0
+mkdir -p "$OUT"
+if [ "${SUITES:-xa}" = xa ]; then
+  timeout 150 python3 -m pytest -q -m gpu -p no:cacheprovider test/python/test_gpu_gemm.py -k "x_as_the_wgmmas_a" -rfE \
+    > "$OUT/test_gpu_gemm_xa.log" 2>&1
+  echo "x-as-A GPU tests rc $?: $(tail -n 1 "$OUT/test_gpu_gemm_xa.log") at $(( $(date +%s) - t0 )) s"
+fi
+for i in $(seq 1 "${PROBES:-2}"); do
+  timeout 240 python3 benchmarks/diag/stream_floor.py run-xkwg .dev/xk > "$OUT/xk$i.jsonl" 2> "$OUT/xk$i.err"
+  echo "probes $i rc $? $(wc -l < "$OUT/xk$i.jsonl") lines at $(( $(date +%s) - t0 )) s"; tail -2 "$OUT/xk$i.err"
+done
+if [ "${SAN:-0}" = 1 ]; then
+  cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  for tool in memcheck racecheck synccheck; do
+    ( timeout 200 "$cs" --report-api-errors no --print-limit 20 --tool $tool python3 -m pytest -q -p no:cacheprovider \
+        -m gpu test/python/test_gpu_gemm.py -k "x_as_the_wgmmas_a or stream_and_graphs" 2>&1 \
+        | grep -E "=====|passed|failed|Error" | head -40 > "$OUT/$tool.log" ) &
+  done
+  wait
+  for tool in memcheck racecheck synccheck; do echo "$tool: $(grep -E 'SUMMARY|passed|failed' "$OUT/$tool.log" | tr '\n' ' ')"; done
+fi
+for i in $(seq 1 "${RUNS:-0}"); do
+  left=$(( 570 - ($(date +%s) - t0) ))
+  [ "$left" -lt 90 ] && break
+  timeout "$left" python3 benchmarks/gemm_bench.py run .dev/gf > "$OUT/g$i.jsonl" 2> "$OUT/g$i.err"
+  echo "run $i rc $? $(wc -l < "$OUT/g$i.jsonl") lines at $(( $(date +%s) - t0 )) s"; tail -2 "$OUT/g$i.err"
+done
