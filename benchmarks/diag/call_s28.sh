@@ -3,7 +3,8 @@
 # kernels, .dev/xk from `stream_floor.py build-xkwg` (at 37a3e68), .dev/gf from `gemm_bench.py build` where it is
 # needed); on the GPU:  [SUITES=xa|all|none] [PROBES=N] [SAN=1] [RUNS=N] bash benchmarks/diag/call_s28.sh
 #   SUITES=xa (the default): the GEMM's GPU tests of x as the wgmmas' A; all: every GPU suite (call_s26.sh)
-#   PROBES=N (0; 2 at 37a3e68): N runs of stream_floor.py's xkwg probes; SAN=1: compute-sanitizer (memcheck, racecheck,
+#   PROBES=N (0; 2 at 37a3e68): N runs of stream_floor.py's xkwg probes (XPROBES=xring XDIR=xr: its xring probes,
+#   in .dev/xr); SAN=1: compute-sanitizer (memcheck, racecheck,
 #   synccheck; device errors only) over the tests of x as A and the stream/graph ones; RUNS=N (0): full
 #   gemm_bench.py runs while the call's time lasts
 set -u
@@ -22,7 +23,8 @@ if [ "${SUITES:-xa}" = xa ]; then
   echo "x-as-A GPU tests rc $?: $(tail -n 1 "$OUT/test_gpu_gemm_xa.log") at $(( $(date +%s) - t0 )) s"
 fi
 for i in $(seq 1 "${PROBES:-0}"); do
-  timeout 240 python3 benchmarks/diag/stream_floor.py run-xkwg .dev/xk > "$OUT/xk$i.jsonl" 2> "$OUT/xk$i.err"
+  timeout 240 python3 benchmarks/diag/stream_floor.py run-${XPROBES:-xkwg} .dev/${XDIR:-xk} > "$OUT/xk$i.jsonl" \
+    2> "$OUT/xk$i.err"
   echo "probes $i rc $? $(wc -l < "$OUT/xk$i.jsonl") lines at $(( $(date +%s) - t0 )) s"; tail -2 "$OUT/xk$i.err"
 done
 if [ "${SAN:-0}" = 1 ]; then
@@ -41,3 +43,5 @@ for i in $(seq 1 "${RUNS:-0}"); do
   timeout "$left" python3 benchmarks/gemm_bench.py run .dev/gf > "$OUT/g$i.jsonl" 2> "$OUT/g$i.err"
   echo "run $i rc $? $(wc -l < "$OUT/g$i.jsonl") lines at $(( $(date +%s) - t0 )) s"; tail -2 "$OUT/g$i.err"
 done
+# one file back (a call returns at most 8)
+( cd "$OUT" && tar czf /tmp/s28-out.tgz -- * && rm -f -- * && mv /tmp/s28-out.tgz "$OUT/out.tgz" )

@@ -23,6 +23,7 @@ CTAs an SM): the fastest any of these kernels streams W.
     python3 benchmarks/diag/stream_floor.py build-kc DIR / run-kc DIR         # stages of several K steps
     python3 benchmarks/diag/stream_floor.py build-kc8 DIR / run-kc8 DIR       # kc 1-8 at the near misses
     python3 benchmarks/diag/stream_floor.py build-parts DIR / run-parts DIR   # no epilogue, no wgmmas
+    python3 benchmarks/diag/stream_floor.py build-xring DIR / run-xring DIR   # x as A at rings of 3-16 stages
 """
 import json
 import sys
@@ -172,12 +173,34 @@ def _parts_probes():
     return out
 
 
+# `xring`: x as the wgmmas' A at rings of 3-16 stages (kc 2 and 4) beside the table's config. Its wgmmas do not
+# overlap its loads where a CTA's ring holds much of its W (16-row tiles, kc 2, 16 stages: 57% of K): x, their A,
+# comes after the wait for the earlier kernels, and the compute of the stages already landed follows (twenty-third
+# session). Does a shallower ring, less W before that wait, overlap more?
+def _xring_probes():
+    from nvtma.kernels import gemm
+    out = []
+    for N, K, wt, Ms in ((2112, 7168, "e4m3", (1, 16, 32)), (4096, 7168, "e4m3", (1, 16, 32)),
+                         (7168, 2048, "e4m3", (16,)), (4096, 7168, "bf16", (1, 32))):
+        wd = gemm.F8 if wt == "e4m3" else "bf16"
+        scale = "tensor" if wt == "e4m3" else None
+        for M in Ms:
+            out.append((N, K, M, gemm.choose_config(M, N, K, wd, scale=scale), (None,), wt))
+            one = [c for c in gemm.x_as_a_candidates(M, N, wd, scale=scale) if c.kc in (2, 4)]
+            for c in (c for c in one if c.BN == max(v.BN for v in one)):  # one wave of tiles
+                room = min(16, gemm.deepest_stages(c.BM, c.BN, wd, kc=c.kc, swap=False))
+                out += [(N, K, M, c._replace(stages=st), (None, "no_mma"), wt)
+                        for st in (3, 4, 6, 8, 12, 16) if st < room] + [(N, K, M, c._replace(stages=room),
+                                                                      (None, "no_mma"), wt)]
+    return out
+
+
 # Twenty-third session (s28-xkwg-1/-2), at 37a3e68 also `xkwg`: x as the wgmmas' A with two consumer warpgroups on
 # alternate stages (gemm_spec swap=False, kwg=True, warpgroup 1's accumulator added through shared memory) beside
 # the one-warpgroup kernel (as built and "no_mma") and the table's config: 0.5-0.9 us faster than one warpgroup
 # with 16-row W tiles (2112 x 7168, M <= 16), slower with 32-56, never faster than the table's config; removed
 PROBE_SETS = {"split": lambda: SPLIT_PROBES + RELEASE_PROBES, "two": lambda: TWO_PROBES, "deep": lambda: DEEP_PROBES,
-              "kc": _kc_probes, "kc8": _kc8_probes, "parts": _parts_probes}
+              "kc": _kc_probes, "kc8": _kc8_probes, "parts": _parts_probes, "xring": _xring_probes}
 
 
 def _probed(probes):
