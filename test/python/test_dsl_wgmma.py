@@ -1046,7 +1046,8 @@ def test_the_gemm_candidates_take_x_as_the_wgmmas_a():
     """gemm.candidates adds x as the wgmmas' A (swap=False) with x's tile M
     rounded up to 8 rows, W tiles of the fewest multiple of 8 rows that fill
     the SMs in one wave and in two, unsplit, at 2, 4 and 8 K steps a stage
-    with the deepest ring up to 16: each one gemm_spec builds; none with
+    with the deepest ring up to 16 and a ring of 16 K steps: each one
+    gemm_spec builds; none with
     block scales, past M = 128 or where K is not whole K steps, nor whose
     accumulator (and W's row scales, row-scaled) overflow a thread. A table
     entry of x as A takes x's tile M rounded up to 8 rows, its ring as deep
@@ -1057,9 +1058,15 @@ def test_the_gemm_candidates_take_x_as_the_wgmmas_a():
         xa = [c for c in gemm.candidates(M, N, K, wd, scale=None if wd == "bf16" else "tensor") if not c.swap]
         BM = -(-M // 8) * 8
         assert {c.BN for c in xa} == set(BNs) and {c.kc for c in xa} <= {2, 4, 8}
+        # each W tile and kc with its deepest ring and a ring of 16 K steps (where shallower)
+        assert {(c.BN, c.kc, c.stages) for c in xa} == {
+            (BN, kc, st) for BN in BNs for kc in (2, 4, 8)
+            for room in [min(16, gemm.deepest_stages(BM, BN, wd, kc=kc, swap=False))]
+            for st in (room, min(room, 16 // kc)) if st >= 2}
         for c in xa:
             assert (c.BM, c.wgs, c.splits) == (BM, -(-BM // 64), 1)
-            assert c.stages == min(16, gemm.deepest_stages(BM, c.BN, wd, kc=c.kc, swap=False))
+            room = min(16, gemm.deepest_stages(BM, c.BN, wd, kc=c.kc, swap=False))
+            assert c.stages in (room, min(room, 16 // c.kc))
             assert gemm.Gemm().plan(M, N, K, wd, None if wd == "bf16" else "tensor", config=c)[0].info["swap"] is False
     assert not [c for c in gemm.candidates(1, 4096, 7168, scale="block") if not c.swap]
     assert not [c for c in gemm.candidates(129, 4096, 7168, scale="tensor") if not c.swap]

@@ -1599,8 +1599,12 @@ def x_as_a_tile(M):
 def x_as_a_candidates(M, N, w_dtype=F8, sms=132, scale=None):
     """Configs with x as the wgmmas' A (swap=False): x's tile M rounded up to 8 rows, W tiles of the fewest
     multiple of 8 rows that fill the SMs in one wave and in two (4096 rows: 128 tiles of 32; 2112: 132 of 16),
-    unsplit, each with stages of 2, 4 and 8 K steps and the deepest ring up to 16 (K a whole number of K steps;
-    M up to 128; not with block scales; W tiles whose accumulator and row scales fit a thread's registers)."""
+    unsplit, each with stages of 2, 4 and 8 K steps, the deepest ring up to 16 and a ring of 16 K steps (K a whole
+    number of K steps; M up to 128; not with block scales; W tiles whose accumulator and row scales fit a thread's
+    registers). The shallower ring: x, the wgmmas' A, comes only after the wait for the earlier kernels, and the
+    compute of the W already landed then follows the loads; measured on the H200 at 2112 x 7168 (16-row tiles,
+    benchmarks/diag/stream_floor.py xring, s28-xring-*): 8 stages of 2 K steps 6.2-6.3 us at M = 1-16 against
+    7.2-7.5 with 16, 4-6 stages of 4 K steps 6.5-6.6 at M = 32 against 6.9-7.1 with 8."""
     if M > 128 or scale == "block":
         return []
     BM, wgs = x_as_a_tile(M)
@@ -1612,8 +1616,8 @@ def x_as_a_candidates(M, N, w_dtype=F8, sms=132, scale=None):
             continue
         for kc in (2, 4, 8):
             room = min(16, deepest_stages(BM, BN, w_dtype, kc=kc, swap=False))
-            if room >= 2:
-                out.append(Config(BM, BN, wgs, 1, stages=room, kc=kc, swap=False))
+            out += [Config(BM, BN, wgs, 1, stages=st, kc=kc, swap=False)
+                    for st in (room, min(room, 16 // kc)) if st >= 2]
     return list(dict.fromkeys(out))
 
 
