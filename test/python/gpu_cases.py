@@ -177,6 +177,14 @@ XA_CASES = [
     (1, 4096, 1024, "bf16", (8, 32, 1, 1, 1, None, 1, False, 8, False), "bf16"),
     (30, 320, 1040, "row", (32, 64, 1, 1, 1, 3, 1, False, 1, False), "f32"),
     (64, 7168, 2048, "tensor", (64, 56, 1, 1, 1, None, 1, False, 4, False), "bf16"),
+    # an N tail at 24-row tiles with row scales, f32 y, M = 5, 9 K steps in stages of 4 (the last one partial);
+    # M = 1 with row scales into f32 y; 513 tiles on 132 CTAs with row scales and an N tail; three warpgroups;
+    # an N tail at 24-row tiles over two warpgroups
+    (5, 320, 1152, "row", (8, 24, 1, 1, 1, None, 1, False, 4, False), "f32"),
+    (1, 448, 1024, "row", (8, 56, 1, 1, 1, None, 1, False, 2, False), "f32"),
+    (16, 8200, 512, "row", (16, 16, 1, 1, 1, None, 1, False, 4, False), "bf16"),
+    (150, 256, 1024, "tensor", (152, 32, 3, 1, 1, None, 1, False, 2, False), "bf16"),
+    (77, 200, 2048, "row", (80, 24, 2, 1, 1, None, 1, False, 2, False), "bf16"),
 ]
 
 

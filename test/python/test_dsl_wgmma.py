@@ -843,8 +843,10 @@ def test_the_gemm_plans_where_bf16_x_is_quantized():
     (dict(BM=64, BN=32, wgs=1, swap=False, diag="no_red"), "diag='no_red': not with swap=False"),
     (dict(BM=64, BN=32, wgs=1, swap=False, store="tma"), "store='tma': swap=False stores y straight"),
     (dict(BM=256, BN=256, wgs=4, swap=False), "BM=256, BN=256 with 4 consumer warpgroups: x as A: a 64 x BN "
-                                               "accumulator of BN/2 registers a thread, BN/4 W row scales, and ~32 "
-                                               "more, exceed the 102"),
+                                               "accumulator of BN/2 registers a thread, and ~32 more, exceed the 102"),
+    (dict(BM=200, BN=160, wgs=4, swap=False, w_scale="row"), "BM=200, BN=160 with 4 consumer warpgroups: x as A: a "
+                                                             "64 x BN accumulator of BN/2 registers a thread, BN/4 W "
+                                                             "row scales, and ~32 more, exceed the 102"),
 ])
 def test_the_gemm_spec_refuses(kw, message):
     from nvtma.kernels import gemm
@@ -968,6 +970,58 @@ def test_the_gemm_takes_x_as_the_wgmmas_a(BM, BN, kc, wd):
     assert "red.global" not in ptx and "atom.global" not in ptx  # no split-K workspace, no counters
     stores = re.findall(r"st\.global(?:\.\w+)*\.(v2\.b16|b32|v2\.f32|v2\.u16)", ptx)
     assert len(stores) == BN // 4, stores  # the BN / 2 registers of the 64 x BN accumulator, two a store
+
+
+def test_gemm_plans_table_entries_of_x_as_a_with_every_option():
+    """Where the table gives x as the wgmmas' A (bf16 4096 x 7168 at M = 1,
+    e4m3 2112 x 7168 at M = 64): a kc option keeps the ring within what fits
+    with x's pad rows (it sized the ring as if W were A, and gemm_spec refused
+    it); options x as A does not take (x or W multicast, kwg, TMA stores of y,
+    swap=True) and bf16 x quantized inside the GEMM (quantize="fused") plan
+    the problem's best config with W as A instead, not a ValueError or a
+    silent quantize_x first; a given x-as-A config with them is refused."""
+    from nvtma.kernels import gemm
+    g = gemm.Gemm()
+    assert not gemm.choose_config(1, 4096, 7168, "bf16").swap
+    for kc in (1, 2, 4, 8):
+        sp = g.plan(1, 4096, 7168, "bf16", None, kc=kc)[0]
+        assert sp.info["swap"] is False and sp.info["kc"] == kc
+        assert 2 <= sp.info["stages"] <= gemm.deepest_stages(8, sp.info["BN"], "bf16", kc=kc, swap=False)
+    assert not gemm.choose_config(64, 2112, 7168, gemm.F8, scale="row").swap
+    for opts in (dict(mc=2), dict(ms=2), dict(store="tma"), dict(swap=True)):
+        sp = g.plan(64, 2112, 7168, gemm.F8, "row", **opts)[0]
+        assert sp.info["swap"] is True and all(sp.info.get(k, v) == v for k, v in opts.items() if k != "store")
+    sp, _, q = gemm.Gemm(quantize="fused").plan(64, 2112, 7168, gemm.F8, "row", quantize=True)
+    assert sp.info["swap"] is True and sp.info["x_scale"] == "fused" and q is None
+    xa = gemm.Config(64, 16, 1, 1, 1, 5, 1, False, 4, False)
+    with pytest.raises(ValueError, match="x as the wgmmas' A"):
+        gemm.Gemm(quantize="fused").plan(64, 2112, 7168, gemm.F8, "row", quantize=True, config=xa)
+    with pytest.raises(ValueError, match="x as the wgmmas' A .swap=False. takes no mc"):
+        g.plan(64, 2112, 7168, gemm.F8, "row", config=xa, mc=2)
+    # and swap=False where the table has W as A: the first x-as-A candidate
+    assert gemm.choose_config(8, 7168, 2048, gemm.F8, scale="tensor").swap
+    sp = g.plan(8, 7168, 2048, gemm.F8, "tensor", swap=False)[0]
+    assert sp.info["swap"] is False and sp.info["BM"] == 8
+
+
+def test_x_as_a_default_chains_fit_the_registers():
+    """swap=False at 4 consumer warpgroups (102 registers a thread): the
+    default accumulator chains stay within the registers (two chains of a
+    64-column accumulator with row scales spilled), so the kernel builds
+    without local memory."""
+    import warnings
+
+    from nvtma.compiler import RegisterBudgetWarning
+    from nvtma.kernels import gemm
+    sp = gemm.gemm_spec(200, 64, 4, swap=False, w_scale="row")
+    assert sp.info["chains"] == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RegisterBudgetWarning)
+        c = sp.compile()
+    try:
+        assert not re.search(r"\b(STL|LDL)(\.\w+)*\s", c.sass())
+    except FileNotFoundError:
+        pass
 
 
 @pytest.mark.parametrize("opts", [dict(kc=0), dict(kc=9), dict(kc=2, mc=2, BM=16), dict(kc=2, ms=2, BM=16),

@@ -1167,9 +1167,11 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     64 a warpgroup); swap=False: x is A, each of the wgs = ceil(BM / 64)
     consumer warpgroups 64 of its rows, and W's tile B (BN any multiple of 8
     up to 256: as many tiles as SMs without a K split, e.g. 2112 rows in
-    132 tiles of 16), y stored straight from the registers; whole-K tiles
-    only (splits 1), W scaled per tensor or per row (or bf16), x in e4m3
-    with a scale per token (or bf16), and not with mc, ms, kwg or xhalf."""
+    132 tiles of 16), y stored straight from the registers two columns a
+    store (so N even and y's rows 4- or 8-byte aligned: Gemm's checks ask
+    N a multiple of 8 and 16-byte rows); whole-K tiles only (splits 1), W
+    scaled per tensor or per row (or bf16), x in e4m3 with a scale per
+    token (or bf16), and not with mc, ms, kwg or xhalf."""
     BM, BN, wgs, mc, ms, kc = (_whole(*a) for a in (("BM", BM), ("BN", BN), ("wgs", wgs), ("mc", mc), ("ms", ms),
                                                     ("kc", kc)))
     stages = None if stages is None else _whole("stages", stages)
@@ -1241,7 +1243,8 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     if stages is None:
         stages = min(8, room) // (2 if kwg else 1) * (2 if kwg else 1)
     if stages < 2 or stages > room:
-        raise ValueError(f"BM={BM}, BN={BN}: a ring of {stages} stages beside the epilogue tile; 2 to {room} fit")
+        where = "beside the epilogue tile" if swap else "with x's pad rows"
+        raise ValueError(f"BM={BM}, BN={BN}: a ring of {stages} stages {where}; 2 to {room} fit")
     R = BN // (64 * rwgs) if swap else 1
     live = live_registers(BM, BN, wgs, kwg, kc, w_scale == "block", swap, w_scale == "row")
     if live > thread_registers(wgs):
@@ -1252,7 +1255,10 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
         raise ValueError(f"BM={BM}, BN={BN} with {wgs} consumer warpgroups: {what}, and ~32 more, exceed the "
                          f"{thread_registers(wgs)} a thread has in a CTA of {128 * (wgs + 1)} threads")
     AN = BM if swap else BN  # the accumulators' n
-    chains = default_chains(AN, R) if chains is None else chains
+    if chains is None:  # the default, fewer where the extra chains would not fit the registers (spilled: x as A at
+        # four warpgroups, 102 registers a thread, with two chains of 64 columns and row scales)
+        chains = next(c for c in (4, 2, 1) if c <= default_chains(AN, R) and (
+            c == 1 or live + R * (c - 1) * AN // 2 <= thread_registers(wgs)))
     if chains not in (1, 2, 4):
         raise ValueError(f"chains={chains}: 1, 2 or 4 accumulator chains per m64 block")
     extra = R * (chains - 1) * AN // 2  # the chains past the first
@@ -1349,30 +1355,30 @@ class Config(NamedTuple):
 # [, kc[, swap]]]]]]): BM is the smallest tile holding M (with ms > 1 each CTA takes BM / ms of it; with swap False
 # x's tile is M rounded up to 8 rows); of the cost model's candidates timed on the H200 (benchmarks/gemm_bench.py,
 # 132 SMs, 2026-12-03, three runs in one process each), the one whose worst time against the fastest is least over
-# the Ms of a BM (`gemm_bench.py table results/h200-2026-12-03-s27-gemm-xa-1.jsonl --also
-# results/h200-2026-12-03-s27-gemm-xa-2.jsonl results/h200-2026-12-03-s27-gemm-xa-3.jsonl`); other problems, and
+# the Ms of a BM (`gemm_bench.py table results/h200-2026-12-03-s28-gemm-1.jsonl --also
+# results/h200-2026-12-03-s28-gemm-2.jsonl results/h200-2026-12-03-s28-gemm-3.jsonl`); other problems, and
 # other GPUs, use the cost model
 MEASURED = {
     (2112, 7168, 8, 'bf16'): (64, 1, 4, 1, 6, 1, False, 4),
     (2112, 7168, 8, 'block'): (64, 1, 1, 1, 6, 1, False, 4),
-    (2112, 7168, 8, 'row'): (128, 1, 7),
+    (2112, 7168, 8, 'row'): (64, 1, 1, 1, 12, 1, False, 2),
     (2112, 7168, 8, 'tensor'): (64, 1, 1, 1, 12, 1, False, 2),
     (2112, 7168, 16, 'bf16'): (64, 1, 4, 1, 11, 1, False, 2),
     (2112, 7168, 16, 'block'): (64, 2, 4, 1, None, 1, True),
     (2112, 7168, 16, 'row'): (64, 1, 1, 1, 5, 1, False, 4),
     (2112, 7168, 16, 'tensor'): (64, 1, 1, 1, 5, 1, False, 4),
-    (2112, 7168, 32, 'bf16'): (64, 1, 4, 1, 9, 1, False, 2),
+    (2112, 7168, 32, 'bf16'): (16, 1, 1, 1, 8, 1, False, 4, False),
     (2112, 7168, 32, 'block'): (64, 2, 4, 1, None, 1, True),
-    (2112, 7168, 32, 'row'): (64, 1, 1, 1, 9, 1, False, 2),
-    (2112, 7168, 32, 'tensor'): (64, 1, 1, 1, 4, 1, False, 4),
-    (2112, 7168, 64, 'bf16'): (64, 1, 4),
+    (2112, 7168, 32, 'row'): (16, 1, 1, 1, 4, 1, False, 4, False),
+    (2112, 7168, 32, 'tensor'): (16, 1, 1, 1, 4, 1, False, 4, False),
+    (2112, 7168, 64, 'bf16'): (64, 1, 0),
     (2112, 7168, 64, 'block'): (64, 1, 4, 1, 4, 1, False, 2),
-    (2112, 7168, 64, 'row'): (16, 1, 1, 1, 5, 1, False, 4, False),
-    (2112, 7168, 64, 'tensor'): (16, 1, 1, 1, 5, 1, False, 4, False),
-    (2112, 7168, 128, 'bf16'): (64, 1, 2, 1, 12, 2),
+    (2112, 7168, 64, 'row'): (16, 1, 1, 1, 8, 1, False, 2, False),
+    (2112, 7168, 64, 'tensor'): (16, 1, 1, 1, 4, 1, False, 4, False),
+    (2112, 7168, 128, 'bf16'): (64, 1, 0),
     (2112, 7168, 128, 'block'): (64, 1, 4, 1, 4, 1, False, 2),
-    (2112, 7168, 128, 'row'): (64, 1, 0),
-    (2112, 7168, 128, 'tensor'): (64, 1, 0),
+    (2112, 7168, 128, 'row'): (64, 1, 4),
+    (2112, 7168, 128, 'tensor'): (64, 1, 4),
     (2112, 7168, 256, 'bf16'): (64, 1, 2, 1, None, 2),
     (2112, 7168, 256, 'block'): (64, 2, 2, 1, None, 2, True),
     (2112, 7168, 256, 'row'): (64, 1, 2, 1, None, 2),
@@ -1380,18 +1386,18 @@ MEASURED = {
     (4096, 7168, 8, 'bf16'): (32, 1, 1, 1, 8, 1, False, 4, False),
     (4096, 7168, 8, 'block'): (64, 1, 1, 1, 4, 1, False, 4),
     (4096, 7168, 8, 'row'): (64, 1, 1, 1, 12, 1, False, 2),
-    (4096, 7168, 8, 'tensor'): (64, 1, 1, 1, 12, 1, False, 2),
+    (4096, 7168, 8, 'tensor'): (32, 1, 1, 1, 8, 1, False, 4, False),
     (4096, 7168, 16, 'bf16'): (32, 1, 1, 1, 4, 1, False, 8, False),
-    (4096, 7168, 16, 'block'): (64, 1, 1, 1, 5, 1, False, 4),
+    (4096, 7168, 16, 'block'): (64, 1, 1, 1, 4, 1, False, 4),
     (4096, 7168, 16, 'row'): (64, 1, 1, 1, 5, 1, False, 4),
     (4096, 7168, 16, 'tensor'): (64, 1, 1, 1, 5, 1, False, 4),
     (4096, 7168, 32, 'bf16'): (32, 1, 1, 1, 11, 1, False, 2, False),
     (4096, 7168, 32, 'block'): (64, 1, 1, 1, 4, 1, False, 4),
-    (4096, 7168, 32, 'row'): (64, 1, 1, 1, 9, 1, False, 2),
+    (4096, 7168, 32, 'row'): (64, 1, 1, 1, 8, 1, False, 2),
     (4096, 7168, 32, 'tensor'): (64, 1, 1, 1, 9, 1, False, 2),
     (4096, 7168, 64, 'bf16'): (32, 1, 1, 1, 4, 1, False, 4, False),
     (4096, 7168, 64, 'block'): (64, 1, 2, 1, 4, 1, False, 2),
-    (4096, 7168, 64, 'row'): (64, 1, 1, 1, 6, 1, False, 2),
+    (4096, 7168, 64, 'row'): (32, 1, 1, 1, 8, 1, False, 2, False),
     (4096, 7168, 64, 'tensor'): (32, 1, 1, 1, 9, 1, False, 2, False),
     (4096, 7168, 128, 'bf16'): (64, 1, 1, 1, 12, 2),
     (4096, 7168, 128, 'block'): (64, 2, 1, 1, None, 2, True),
@@ -1402,16 +1408,16 @@ MEASURED = {
     (4096, 7168, 256, 'row'): (64, 1, 1, 1, None, 2),
     (4096, 7168, 256, 'tensor'): (64, 1, 1, 1, None, 2),
     (7168, 2048, 8, 'bf16'): (56, 1, 1, 1, 9, 1, False, 2, False),
-    (7168, 2048, 8, 'block'): (64, 1, 1, 1, 6, 1, False, 4),
+    (7168, 2048, 8, 'block'): (64, 1, 1, 1, 4, 1, False, 4),
     (7168, 2048, 8, 'row'): (64, 1, 1, 1, 6, 1, False, 4),
     (7168, 2048, 8, 'tensor'): (64, 1, 1, 1, 6, 1, False, 4),
     (7168, 2048, 16, 'bf16'): (56, 1, 1, 1, 9, 1, False, 2, False),
     (7168, 2048, 16, 'block'): (64, 1, 1, 1, 4, 1, False, 2),
     (7168, 2048, 16, 'row'): (64, 1, 1, 1, 2, 1, False, 4),
     (7168, 2048, 16, 'tensor'): (64, 1, 1, 1, 2, 1, False, 4),
-    (7168, 2048, 32, 'bf16'): (64, 1, 1, 1, 4, 1, False, 4),
+    (7168, 2048, 32, 'bf16'): (64, 1, 1, 1, 9, 1, False, 2),
     (7168, 2048, 32, 'block'): (64, 1, 1, 1, 4, 1, False, 2),
-    (7168, 2048, 32, 'row'): (64, 1, 1, 1, 2, 1, False, 4),
+    (7168, 2048, 32, 'row'): (64, 1, 1, 1, 4, 1, False, 2),
     (7168, 2048, 32, 'tensor'): (64, 1, 1, 1, 4, 1, False, 2),
     (7168, 2048, 64, 'bf16'): (64, 1, 1, 1, 12),
     (7168, 2048, 64, 'block'): (64, 1, 1, 1, 4, 1, False, 2),
@@ -1421,51 +1427,51 @@ MEASURED = {
     (7168, 2048, 128, 'block'): (64, 1, 1, 1, 4, 1, False, 2),
     (7168, 2048, 128, 'row'): (64, 1, 1),
     (7168, 2048, 128, 'tensor'): (64, 1, 1),
-    (7168, 2048, 256, 'bf16'): (128, 2, 1, 1, None, 2),
+    (7168, 2048, 256, 'bf16'): (128, 1, 1, 1, None, 2),
     (7168, 2048, 256, 'block'): (128, 2, 1, 1, None, 2),
     (7168, 2048, 256, 'row'): (128, 1, 1, 1, None, 2),
-    (7168, 2048, 256, 'tensor'): (128, 1, 1, 1, None, 2),
+    (7168, 2048, 256, 'tensor'): (128, 2, 1, 1, None, 2),
     (16384, 16384, 8, 'bf16'): (64, 1, 1, 1, 8, 1, False, 2, False),
-    (16384, 16384, 8, 'block'): (128, 2, 1, 1, 4, 1, False, 2),
-    (16384, 16384, 8, 'row'): (128, 1, 1, 1, 3, 1, False, 4),
-    (16384, 16384, 8, 'tensor'): (128, 2, 1, 1, 3, 1, False, 4),
+    (16384, 16384, 8, 'block'): (128, 2, 1, 1, 3, 1, False, 4),
+    (16384, 16384, 8, 'row'): (128, 1, 1, 1, 6, 1, False, 2),
+    (16384, 16384, 8, 'tensor'): (128, 1, 1, 1, 6, 1, False, 2),
     (16384, 16384, 16, 'bf16'): (64, 1, 1, 1, 8, 1, False, 2, False),
     (16384, 16384, 16, 'block'): (128, 1, 1, 1, 4, 1, False, 2),
-    (16384, 16384, 16, 'row'): (128, 1, 1, 1, 6, 1, False, 2),
-    (16384, 16384, 16, 'tensor'): (128, 1, 1, 1, 3, 1, False, 4),
+    (16384, 16384, 16, 'row'): (128, 1, 1, 1, 3, 1, False, 4),
+    (16384, 16384, 16, 'tensor'): (128, 1, 1, 1, 6, 1, False, 2),
     (16384, 16384, 32, 'bf16'): (128, 2, 1, 1, 5, 1, False, 2),
     (16384, 16384, 32, 'block'): (128, 2, 1, 1, 4, 1, False, 2),
-    (16384, 16384, 32, 'row'): (128, 1, 1, 1, 5, 1, False, 2),
+    (16384, 16384, 32, 'row'): (128, 2, 1, 1, 5, 1, False, 2),
     (16384, 16384, 32, 'tensor'): (128, 2, 1, 1, 5, 1, False, 2),
     (16384, 16384, 64, 'bf16'): (128, 1, 1, 1, 4, 1, False, 2),
-    (16384, 16384, 64, 'block'): (256, 2, 1, 1, None, 2),
-    (16384, 16384, 64, 'row'): (128, 1, 1, 2),
-    (16384, 16384, 64, 'tensor'): (128, 1, 1, 2),
+    (16384, 16384, 64, 'block'): (128, 1, 1, 1, 4, 1, False, 2),
+    (16384, 16384, 64, 'row'): (128, 1, 1, 1, 4, 1, False, 2),
+    (16384, 16384, 64, 'tensor'): (128, 1, 1, 1, 4, 1, False, 2),
     (16384, 16384, 128, 'bf16'): (256, 2, 1, 1, None, 2),
     (16384, 16384, 128, 'block'): (128, 2, 1, 2),
-    (16384, 16384, 128, 'row'): (128, 2, 1, 2),
+    (16384, 16384, 128, 'row'): (128, 1, 1, 1, 3, 1, False, 2),
     (16384, 16384, 128, 'tensor'): (128, 1, 1, 2),
     (16384, 16384, 256, 'bf16'): (256, 2, 1, 1, None, 2),
     (16384, 16384, 256, 'block'): (128, 2, 1, 1, None, 2),
-    (16384, 16384, 256, 'row'): (128, 2, 1),
+    (16384, 16384, 256, 'row'): (256, 2, 1, 1, None, 2),
     (16384, 16384, 256, 'tensor'): (128, 2, 1),
     (24576, 1536, 8, 'bf16'): (64, 1, 1, 1, 6, 1, False, 4),
-    (24576, 1536, 8, 'block'): (192, 1, 1, 1, 2, 1, False, 4),
-    (24576, 1536, 8, 'row'): (192, 1, 1),
+    (24576, 1536, 8, 'block'): (192, 1, 1, 1, 4, 1, False, 2),
+    (24576, 1536, 8, 'row'): (192, 1, 1, 1, 4, 1, False, 2),
     (24576, 1536, 8, 'tensor'): (192, 1, 1),
     (24576, 1536, 16, 'bf16'): (64, 1, 1, 1, 5, 1, False, 4),
     (24576, 1536, 16, 'block'): (192, 1, 1, 1, 4, 1, False, 2),
-    (24576, 1536, 16, 'row'): (192, 1, 1, 1, 4, 1, False, 2),
-    (24576, 1536, 16, 'tensor'): (192, 1, 1),
+    (24576, 1536, 16, 'row'): (192, 1, 1),
+    (24576, 1536, 16, 'tensor'): (192, 1, 1, 1, 4, 1, False, 2),
     (24576, 1536, 32, 'bf16'): (64, 1, 1, 1, 9, 1, False, 2),
-    (24576, 1536, 32, 'block'): (192, 1, 1, 1, 3, 1, False, 2),
-    (24576, 1536, 32, 'row'): (192, 1, 1),
+    (24576, 1536, 32, 'block'): (64, 1, 1, 1, 4, 1, False, 4),
+    (24576, 1536, 32, 'row'): (64, 1, 1, 1, 8, 1, False, 2),
     (24576, 1536, 32, 'tensor'): (192, 1, 1),
-    (24576, 1536, 64, 'bf16'): (192, 1, 1, 1, 3, 1, False, 2),
+    (24576, 1536, 64, 'bf16'): (64, 1, 1, 1, 3, 1, False, 4),
     (24576, 1536, 64, 'block'): (192, 1, 1),
     (24576, 1536, 64, 'row'): (192, 1, 1),
     (24576, 1536, 64, 'tensor'): (192, 1, 1),
-    (24576, 1536, 128, 'bf16'): (192, 1, 1, 1, None, 2),
+    (24576, 1536, 128, 'bf16'): (64, 1, 1),
     (24576, 1536, 128, 'block'): (64, 1, 1, 1, 4, 1, False, 2),
     (24576, 1536, 128, 'row'): (64, 1, 1),
     (24576, 1536, 128, 'tensor'): (64, 1, 1),
@@ -1672,7 +1678,7 @@ def with_kc(cfg, kc, w_dtype=F8, block_scaled=False):
     """`cfg` with kc K steps a stage and its ring's K steps kept (as many as fit, at least two stages)."""
     if kc == cfg.kc:
         return cfg
-    stages = cfg.stages and max(2, min(deepest_stages(cfg.BM, cfg.BN, w_dtype, block_scaled, kc=kc),
+    stages = cfg.stages and max(2, min(deepest_stages(cfg.BM, cfg.BN, w_dtype, block_scaled, kc=kc, swap=cfg.swap),
                                        cfg.stages * cfg.kc // kc))
     return cfg._replace(kc=kc, stages=stages)
 
@@ -1680,7 +1686,7 @@ def with_kc(cfg, kc, w_dtype=F8, block_scaled=False):
 def kc_variants(cfg, kc, w_dtype=F8, block_scaled=False):
     """`cfg` at kc K steps a stage with its ring's K steps kept, and with the deepest ring (one config where
     they are the same; none where not two stages fit)."""
-    room = deepest_stages(cfg.BM, cfg.BN, w_dtype, block_scaled, kc=kc)
+    room = deepest_stages(cfg.BM, cfg.BN, w_dtype, block_scaled, kc=kc, swap=cfg.swap)
     if room < 2:
         return []
     kept = with_kc(cfg._replace(stages=cfg.stages or max_stages(cfg.BM, cfg.BN, w_dtype)), kc, w_dtype, block_scaled)
@@ -1879,6 +1885,17 @@ class Gemm:
                              "for bf16 x quantized in the GEMM, Gemm(quantize='fused')")
         how = (quantize if isinstance(quantize, str) else self.quantize_mode) if fp8 and quantize else None
         kc = opts.pop("kc", None)  # K steps a stage asked for (else the config's, where the kernel takes them)
+        # what x as the wgmmas' A does not take (x or W multicast, kwg, TMA stores of y, W as A, x quantized in
+        # the kernel): a table's x-as-A entry gives way to the problem's best-ranked config with W as A, a given
+        # x-as-A config is refused; and swap=False takes the first x-as-A candidate where the table has W as A
+        if not cfg.swap and (opts.get("mc", 1) != 1 or opts.get("ms", 1) != 1 or opts.get("kwg") or
+                             opts.get("store") == "tma" or opts.get("swap") is True or how == "fused"):
+            if config is not None:
+                raise ValueError(f"config {cfg.short}: x as the wgmmas' A (swap=False) takes no mc, ms, kwg, "
+                                 "store='tma' or swap=True, nor x quantized in the kernel (quantize='fused')")
+            cfg = next(c for c in candidates(M, N, K, w_dtype, sms, scale=scale) if c.swap and c.ms == 1)
+        elif cfg.swap and opts.get("swap") is False and config is None:
+            cfg = next((c for c in candidates(M, N, K, w_dtype, sms, scale=scale) if not c.swap), cfg)
         if how in ("auto", "fused"):
             # a config of its own unless one was given: the problem's, or where that leaves the quantizing
             # warps behind W's stream, W tiles of 128 rows split over the SMs (a K step a stage: x in bf16)
@@ -2167,9 +2184,9 @@ def workspace_shape(spec, N):
     [tiles·ms, BN·BM], each row a tile's partial sums in the accumulators'
     fragment order (with two consumer warpgroups or kwg, in y's order: x row
     by x row), every value of a tile a place, so the kernel needs no bounds;
-    and a count per row."""
+    and a count per row. x as the wgmmas' A takes whole-K tiles: one row."""
     BN, BM, ms = spec.consts["BN"], spec.info["BM"], spec.info["ms"]
-    rows = -(-N // BN) * ms
+    rows = -(-N // BN) * ms if spec.info["swap"] else 1  # x as A (whole-K tiles) never touches it
     return (rows, BN * BM), rows
 
 
