@@ -2,7 +2,8 @@
 # The twenty-third session's calls. Staged here (.devpack.tgz: .dev/wheels, .dev/gpu_art with profile_cases.py's
 # kernels, .dev/xk from `stream_floor.py build-xkwg` (at 37a3e68), .dev/gf from `gemm_bench.py build` where it is
 # needed); on the GPU:  [SUITES=xa|all|none] [PROBES=N] [SAN=1] [RUNS=N] bash benchmarks/diag/call_s28.sh
-#   SUITES=xa (the default): the GEMM's GPU tests of x as the wgmmas' A; all: every GPU suite (call_s26.sh)
+#   SUITES=xa (the default): the GEMM's GPU tests of x as the wgmmas' A; gemm: all the GEMM's; all: every GPU
+#   suite (call_s26.sh)
 #   PROBES=N (0; 2 at 37a3e68): N runs of stream_floor.py's xkwg probes (XPROBES=xring XDIR=xr: its xring probes,
 #   in .dev/xr); SAN=1: compute-sanitizer (memcheck, racecheck,
 #   synccheck; device errors only) over the tests of x as A and the stream/graph ones; RUNS=N (0): full
@@ -23,6 +24,9 @@ if [ "${SUITES:-xa}" = xa ]; then
   timeout 150 python3 -m pytest -q -m gpu -p no:cacheprovider test/python/test_gpu_gemm.py -k "x_as_the_wgmmas_a" -rfE \
     > "$OUT/test_gpu_gemm_xa.log" 2>&1
   echo "x-as-A GPU tests rc $?: $(tail -n 1 "$OUT/test_gpu_gemm_xa.log") at $(( $(date +%s) - t0 )) s"
+elif [ "${SUITES:-xa}" = gemm ]; then
+  timeout 200 python3 -m pytest -q -m gpu -p no:cacheprovider test/python/test_gpu_gemm.py -rfE > "$OUT/test_gpu_gemm.log" 2>&1
+  echo "test_gpu_gemm.py rc $?: $(tail -n 1 "$OUT/test_gpu_gemm.log") at $(( $(date +%s) - t0 )) s"
 fi
 for i in $(seq 1 "${PROBES:-0}"); do
   timeout 240 python3 benchmarks/diag/stream_floor.py run-${XPROBES:-xkwg} .dev/${XDIR:-xk} > "$OUT/xk$i.jsonl" \
