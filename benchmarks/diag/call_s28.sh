@@ -1,5 +1,5 @@
 #!/bin/bash
-# The twenty-third session's calls. Staged here (.devpack.tgz: .dev/wheels, .dev/gpu_art with profile_cases.py's
+# The twenty-third session's calls (call_s27.sh's too: SUITES=gemm|all, SAN=1, RUNS=N). Staged here (.devpack.tgz: .dev/wheels, .dev/gpu_art with profile_cases.py's
 # kernels, .dev/xk from `stream_floor.py build-xkwg` (at 37a3e68), .dev/gf from `gemm_bench.py build` where it is
 # needed); on the GPU:  [SUITES=xa|all|none] [PROBES=N] [SAN=1] [RUNS=N] bash benchmarks/diag/call_s28.sh
 #   SUITES=xa (the default): the GEMM's GPU tests of x as the wgmmas' A; gemm: all the GEMM's; all: every GPU
