@@ -1,13 +1,13 @@
 #!/bin/bash
-# The twenty-third session's calls (call_s27.sh's too: SUITES=gemm|all, SAN=1, RUNS=N). Staged here (.devpack.tgz: .dev/wheels, .dev/gpu_art with profile_cases.py's
-# kernels, .dev/xk from `stream_floor.py build-xkwg` (at 37a3e68), .dev/gf from `gemm_bench.py build` where it is
-# needed); on the GPU:  [SUITES=xa|all|none] [PROBES=N] [SAN=1] [RUNS=N] bash benchmarks/diag/call_s28.sh
+# The twenty-third session's calls (call_s27.sh's too: SUITES=gemm|all, SAN=1, RUNS=N). Staged here
+# (.devpack.tgz, or .devpack.txz with xz: .dev/wheels, .dev/gpu_art with profile_cases.py's kernels, .dev/xk from
+# `stream_floor.py build-xkwg` (at 37a3e68) or .dev/xr from `build-xring`, .dev/gf from `gemm_bench.py build` where
+# it is needed); on the GPU:  [SUITES=xa|gemm|all|none] [PROBES=N] [SAN=1] [RUNS=N] bash benchmarks/diag/call_s28.sh
 #   SUITES=xa (the default): the GEMM's GPU tests of x as the wgmmas' A; gemm: all the GEMM's; all: every GPU
 #   suite (call_s26.sh)
 #   PROBES=N (0; 2 at 37a3e68): N runs of stream_floor.py's xkwg probes (XPROBES=xring XDIR=xr: its xring probes,
-#   in .dev/xr); SAN=1: compute-sanitizer (memcheck, racecheck,
-#   synccheck; device errors only) over the tests of x as A and the stream/graph ones; RUNS=N (0): full
-#   gemm_bench.py runs while the call's time lasts
+#   in .dev/xr); SAN=1: compute-sanitizer (memcheck, racecheck, synccheck; device errors only) over the tests of x
+#   as A and the stream/graph ones; RUNS=N (0): full gemm_bench.py runs while the call's time lasts
 set -u
 t0=$(date +%s)
 if [ "${SUITES:-xa}" = all ]; then
