@@ -1903,8 +1903,9 @@ class Gemm:
             if how == "auto" and ((kc or fcfg.kc) > 1 or not fcfg.swap or fcfg.BM * fcfg.ms > FUSED_MAX_ROWS or (
                     scale != "block" and fused_w_rows(fcfg, N, K, w_dtype, sms) < FUSED_MIN_W_ROWS)):
                 how = "kernel"
-            elif not fcfg.swap or deepest_stages(fcfg.BM, fcfg.BN, w_dtype, scale == "block", True) < 2:
-                how = "kernel"  # x as A, or no room for a ring with x's bf16 tiles too (BM = 256 with BN = 64)
+            elif deepest_stages(fcfg.BM, fcfg.BN, w_dtype, scale == "block", True) < 2:
+                how = "kernel"  # no room for a ring with x's bf16 tiles too (BM = 256 with BN = 64; "fused" has W
+                # as A: an x-as-A config gave way to one above, or was refused)
             else:
                 how, cfg = "fused", fcfg
         if cfg.BM * cfg.ms < M:  # the kernel computes one tile of x rows: the rest of y would not be written
