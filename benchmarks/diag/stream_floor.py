@@ -199,20 +199,42 @@ def _xring_probes():
 # alternate stages (gemm_spec swap=False, kwg=True, warpgroup 1's accumulator added through shared memory) beside
 # the one-warpgroup kernel (as built and "no_mma") and the table's config: 0.5-0.9 us faster than one warpgroup
 # with 16-row W tiles (2112 x 7168, M <= 16), slower with 32-56, never faster than the table's config; removed
+# Twenty-fourth session (s29-krot-1/-2), at 129a832 plus gemm_spec diag "krot": each CTA took its segments' K steps
+# rotated by its cluster's index (the CTAs at different K steps at once, not reading x's same lines together), beside
+# the table's config at 19 problems of M = 16-128: never faster beyond noise, 0.7-3 us slower where x is large (4096 x
+# 7168, M = 128: 13.96 against 11.03 us): the CTAs reading x's lines together is cheaper; removed
+
+# At 129a832 plus gemm_spec diag "x_once" (s29-xonce-1/-2): configs of several tiles a CTA with x loaded for the
+# first tile only (y wrong), beside the same config as built, at 13 problems of M = 16-128: x loaded again for each
+# tile costs 0-0.4 us (24576 x 1536, M = 128, 128/64/1/1: 12.41-12.45 against 12.00-12.07), so a kernel holding x in
+# shared memory would save little; not built, the diagnostic removed
+
+
+# At 129a832 plus gemm_spec lag=True (s29-lag): block-scaled W with each K step's partial promoted while the next
+# step's wgmmas run (a loop iteration a K step, three accumulator sets: the partial promoted, the one being written,
+# the sum), beside the table's kernel (each partial promoted after its own wait_group 0) and the per-tensor kernel:
+# correct (test_gpu_gemm.py 114 passed with it the default) but slower at all 30 problems, 2-100%. ptxas (CUDA 13.0,
+# nvJitLink) does not keep the overlap: the loop-carried partial is copied out of the wgmmas' fixed accumulator
+# registers behind a wait_group 0 (SASS: WARPGROUP.DEPBAR.LE gsb0, 0x0 in every iteration), and a partial read in the
+# iteration whose wgmmas wrote it (two K steps an iteration) has ptxas serialize every wgmma (C7514); removed
+
+
 PROBE_SETS = {"split": lambda: SPLIT_PROBES + RELEASE_PROBES, "two": lambda: TWO_PROBES, "deep": lambda: DEEP_PROBES,
               "kc": _kc_probes, "kc8": _kc8_probes, "parts": _parts_probes, "xring": _xring_probes}
 
 
 def _probed(probes):
     """_problems' tuples for a probe set's (N, K, M, config, variants[, W: "e4m3" (per-tensor scale, the
-    default) or "bf16"]) ("split_no_gather" on the one-warpgroup path only)."""
+    default), "block" (e4m3, 128 x 128 block scales) or "bf16"]) ("split_no_gather" on the one-warpgroup path
+    only); a variant is a diag value or (label, spec options)."""
     from nvtma.kernels import gemm
     for N, K, M, cfg, variants, *wt in probes:
         cfg, wt = gemm.Config(*cfg), (wt or ["e4m3"])[0]
-        runs = [(v or "gemm", {"diag": v} if v else {}) for v in variants
-                if cfg.wgs == 1 or not v or not v.startswith("split_")]
-        fp8 = wt == "e4m3"
-        yield N, K, wt, gemm.F8 if fp8 else "bf16", "tensor" if fp8 else None, [(M, cfg, runs)], []
+        runs = [v if isinstance(v, tuple) else (v or "gemm", {"diag": v} if v else {}) for v in variants
+                if isinstance(v, tuple) or cfg.wgs == 1 or not v or not v.startswith("split_")]
+        fp8 = wt != "bf16"
+        yield N, K, wt, gemm.F8 if fp8 else "bf16", ("block" if wt == "block" else "tensor") if fp8 else None, [
+            (M, cfg, runs)], []
 
 
 def _specs(probes=None):
@@ -248,14 +270,14 @@ def run(d, probes=None):
         return round(common.graph_ms(torch, stream, call, nbufs) * 1e3, 2)
 
     for N, K, wt, wd, scale, probs, floor in (_probed(PROBE_SETS[probes]()) if probes else _problems()):
-        fp8 = wt == "e4m3"
+        fp8 = wt != "bf16"
         wbytes = N * K * (1 if fp8 else 2)
-        w, _, sw, _, _ = common.gemm_problem(torch, gen, N, K, 1, fp8)
+        w, _, sw, _, _ = common.gemm_problem(torch, gen, N, K, 1, fp8, scale or "tensor")
         wbufs = common.copies(w)
-        wf = w.float() * (sw if fp8 else 1)
+        wf = w.float() * (sw.flatten()[0] if fp8 else 1)  # (block scales: every block of W the same)
         for kind, M, cfg, variants in [("problem", *p) for p in probs] + [("floor", 1, *f) for f in floor]:
-            _, x, _, sx, _ = common.gemm_problem(torch, gen, N, K, M, fp8)
-            want = (x.float() * (sx[:, None] if fp8 else 1)) @ wf.t()
+            _, x, _, sx, _ = common.gemm_problem(torch, gen, N, K, M, fp8, scale or "tensor")
+            want = (x.float() * ((sx[:, :1] if sx.dim() == 2 else sx[:, None]) if fp8 else 1)) @ wf.t()
             kw = dict(w_scale=sw, scale=scale, x_scale=sx) if fp8 else {}
             line = dict(bench="stream-floor", kind=probes or kind, N=N, K=K, M=M,
                         w=wt, config=list(gemm.Config(*cfg).short), w_copies=len(wbufs))
@@ -265,15 +287,16 @@ def run(d, probes=None):
                 try:
                     y = call(0)
                     torch.cuda.synchronize()
-                    if label == "gemm":
-                        line["err"] = float(f"{((y.float() - want).abs().max() / want.abs().max()).item():.2e}")
+                    if not opts.get("diag"):  # (a diagnostic's y may be wrong)
+                        err = ((y.float() - want).abs().max() / want.abs().max()).item()
+                        line["err" if label == "gemm" else label + "_err"] = float(f"{err:.2e}")
                     line[label] = us(call, len(wbufs))
                 except Exception as e:  # noqa: BLE001 (a config that does not launch is a result too)
                     line[label + "_error"] = f"{type(e).__name__}: {e}"[:200]
             if "gemm" in line:
                 try:
                     if fp8:
-                        base = common.scaled_mm(torch, x, wbufs, sw)
+                        base = common.scaled_mm(torch, x, wbufs, sw.flatten()[:1])
                     else:
                         def base(i):
                             return torch.matmul(x, wbufs[i].t())

@@ -1,13 +1,15 @@
 #!/bin/bash
-# The twenty-third session's calls (call_s27.sh's too: SUITES=gemm|all, SAN=1, RUNS=N). Staged here
-# (.devpack.tgz, or .devpack.txz with xz: .dev/wheels, .dev/gpu_art with profile_cases.py's kernels, .dev/xk from
-# `stream_floor.py build-xkwg` (at 37a3e68) or .dev/xr from `build-xring`, .dev/gf from `gemm_bench.py build` where
-# it is needed); on the GPU:  [SUITES=xa|gemm|all|none] [PROBES=N] [SAN=1] [RUNS=N] bash benchmarks/diag/call_s28.sh
+# The twenty-third and twenty-fourth sessions' calls (call_s27.sh's too: SUITES=gemm|all, SAN=1, RUNS=N). Staged here
+# (.devpack.tgz, or .devpack.txz with xz: .dev/wheels, .dev/gpu_art with profile_cases.py's kernels, a probe set's
+# kernels from `stream_floor.py build-NAME .dev/DIR`, .dev/gf from `gemm_bench.py build` where it is needed); on the
+# GPU:  [SUITES=xa|gemm|all|none] [PROBES=N XPROBES=NAME XDIR=DIR] [SAN=1 [SANK=EXPR]] [RUNS=N] bash
+# benchmarks/diag/call_s29.sh
 #   SUITES=xa (the default): the GEMM's GPU tests of x as the wgmmas' A; gemm: all the GEMM's; all: every GPU
 #   suite (call_s26.sh)
-#   PROBES=N (0; 2 at 37a3e68): N runs of stream_floor.py's xkwg probes (XPROBES=xring XDIR=xr: its xring probes,
-#   in .dev/xr); SAN=1: compute-sanitizer (memcheck, racecheck, synccheck; device errors only) over the tests of x
-#   as A and the stream/graph ones; RUNS=N (0): full gemm_bench.py runs while the call's time lasts
+#   PROBES=N (0): N runs of stream_floor.py's probe set NAME (run-NAME .dev/DIR; xkwg in .dev/xk by default);
+#   SAN=1: compute-sanitizer (memcheck, racecheck, synccheck; device errors only) over test_gpu_gemm.py's tests
+#   that pytest -k EXPR picks (SANK; by default those of x as A and the stream/graph ones); RUNS=N (0): full
+#   gemm_bench.py runs while the call's time lasts
 set -u
 t0=$(date +%s)
 if [ "${SUITES:-xa}" = all ]; then
@@ -37,7 +39,7 @@ if [ "${SAN:-0}" = 1 ]; then
   cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   for tool in memcheck racecheck synccheck; do
     ( timeout 200 "$cs" --report-api-errors no --print-limit 20 --tool $tool python3 -m pytest -q -p no:cacheprovider \
-        -m gpu test/python/test_gpu_gemm.py -k "x_as_the_wgmmas_a or stream_and_graphs" 2>&1 \
+        -m gpu test/python/test_gpu_gemm.py -k "${SANK:-x_as_the_wgmmas_a or stream_and_graphs}" 2>&1 \
         | grep -E "=====|passed|failed|Error" | head -40 > "$OUT/$tool.log" ) &
   done
   wait
@@ -50,4 +52,4 @@ for i in $(seq 1 "${RUNS:-0}"); do
   echo "run $i rc $? $(wc -l < "$OUT/g$i.jsonl") lines at $(( $(date +%s) - t0 )) s"; tail -2 "$OUT/g$i.err"
 done
 # one file back (a call returns at most 8)
-( cd "$OUT" && tar czf /tmp/s28-out.tgz -- * && rm -f -- * && mv /tmp/s28-out.tgz "$OUT/out.tgz" )
+( cd "$OUT" && tar czf /tmp/s29-out.tgz -- * && rm -f -- * && mv /tmp/s29-out.tgz "$OUT/out.tgz" )
