@@ -4,6 +4,7 @@ of the same problem, between cudaProfilerStart/Stop, for ncu:
 
     ncu --profile-from-start off --section SpeedOfLight --section WarpStateStats ... \\
         python3 benchmarks/diag/ncu_gemm.py GEMM_ART N K M MODE
+    python3 benchmarks/diag/ncu_gemm.py build GEMM_ART N_K_M_MODE ...   # its kernels, here
 
 ncu flushes the caches before each profiled kernel (its default cache
 control), so W comes from DRAM as in the benchmark. MODE: tensor or bf16.
@@ -66,5 +67,22 @@ def main():
     torch.cuda.cudart().cudaProfilerStop()
 
 
+def build(d, problems):
+    """The kernels main() calls for N_K_M_MODE problems (at the configs Gemm picks), saved in d (here, no GPU)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))   # benchmarks/: common
+    import common
+    g = gemm.Gemm()
+    specs = []
+    for p in problems:
+        N, K, M, mode = p.split("_")
+        N, K, M = int(N), int(K), int(M)
+        wd, scale = ("bf16", None) if mode == "bf16" else (gemm.F8, "tensor")
+        specs.append(g.plan(M, N, K, wd, scale)[0])
+    common.save_new(d, specs)
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1] == "build":  # python3 benchmarks/diag/ncu_gemm.py build DIR N_K_M_MODE ...
+        build(sys.argv[2], sys.argv[3:])
+    else:
+        main()
