@@ -219,6 +219,14 @@ def _xring_probes():
 # iteration whose wgmmas wrote it (two K steps an iteration) has ptxas serialize every wgmma (C7514); removed
 
 
+# At 129a832 plus block-scaled W's scales loaded two stages ahead and carried through the K loop (s29-ahead-1/-2,
+# beside diag "scales_at_stage", loaded at each stage as before, and the per-tensor kernel, all at the table's
+# configs): correct (test_gpu_gemm.py 114 passed, memcheck/racecheck/synccheck clean over 33 block and stream/graph
+# tests) but no faster: block within 10% of per-tensor at 17 of 30 points either way, 0.4-0.5 us slower at 24576 x
+# 1536, M = 32-64; the scales' latency is not what block scaling costs at M = 1-8 (7168 x 2048: 5.0 against 4.4 us
+# per tensor either way); removed
+
+
 PROBE_SETS = {"split": lambda: SPLIT_PROBES + RELEASE_PROBES, "two": lambda: TWO_PROBES, "deep": lambda: DEEP_PROBES,
               "kc": _kc_probes, "kc8": _kc8_probes, "parts": _parts_probes, "xring": _xring_probes}
 
