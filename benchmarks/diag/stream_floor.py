@@ -201,8 +201,9 @@ def _xring_probes():
 # with 16-row W tiles (2112 x 7168, M <= 16), slower with 32-56, never faster than the table's config; removed
 # Twenty-fourth session (s29-krot-1/-2), at 129a832 plus gemm_spec diag "krot": each CTA took its segments' K steps
 # rotated by its cluster's index (the CTAs at different K steps at once, not reading x's same lines together), beside
-# the table's config at 19 problems of M = 16-128: never faster beyond noise, 0.7-3 us slower where x is large (4096 x
-# 7168, M = 128: 13.96 against 11.03 us): the CTAs reading x's lines together is cheaper; removed
+# the table's config at 19 problems of M = 16-128: faster only at 24576 x 1536, M = 64 (0.2 us) and 16384 x 16384,
+# M = 128 (0.5 us, 0.7%), within the runs' spread; 0.4-3 us slower where x is large (4096 x 7168, M = 128: 13.96
+# against 11.03 us) and with x as A: the CTAs reading x's lines together is cheaper; removed
 
 # At 129a832 plus gemm_spec diag "x_once" (s29-xonce-1/-2): configs of several tiles a CTA with x loaded for the
 # first tile only (y wrong), beside the same config as built, at 13 problems of M = 16-128: x loaded again for each
