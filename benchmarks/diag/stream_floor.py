@@ -214,10 +214,11 @@ def _xring_probes():
 # At 129a832 plus gemm_spec lag=True (s29-lag): block-scaled W with each K step's partial promoted while the next
 # step's wgmmas run (a loop iteration a K step, three accumulator sets: the partial promoted, the one being written,
 # the sum), beside the table's kernel (each partial promoted after its own wait_group 0) and the per-tensor kernel:
-# correct (test_gpu_gemm.py 114 passed with it the default) but slower at all 30 problems, 2-100%. ptxas (CUDA 13.0,
-# nvJitLink) does not keep the overlap: the loop-carried partial is copied out of the wgmmas' fixed accumulator
-# registers behind a wait_group 0 (SASS: WARPGROUP.DEPBAR.LE gsb0, 0x0 in every iteration), and a partial read in the
-# iteration whose wgmmas wrote it (two K steps an iteration) has ptxas serialize every wgmma (C7514); removed
+# correct (test_gpu_gemm.py 114 passed with it the default) but slower at 29 of 30 problems, up to 81%. ptxas
+# (CUDA 13.0, nvJitLink) does not keep the overlap: the loop-carried partial is copied out of the wgmmas' fixed
+# accumulator registers behind a wait_group 0 (SASS: WARPGROUP.DEPBAR.LE gsb0, 0x0 in every iteration), and a partial
+# read in the iteration whose wgmmas wrote it (two K steps an iteration) has ptxas serialize every wgmma (C7514);
+# removed
 
 
 # At 129a832 plus block-scaled W's scales loaded two stages ahead and carried through the K loop (s29-ahead-1/-2,
