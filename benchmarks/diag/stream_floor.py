@@ -229,6 +229,15 @@ def _xring_probes():
 # per tensor either way); removed
 
 
+# At 129a832 plus gemm_spec xstages (s29-xown-1/-2): x (and its block scales) in a ring of its own of 3 or 4 slots,
+# loaded by warp 1 after the wait for the earlier kernels, and W's ring the rest of shared memory (up to 32 stages,
+# loaded by warp 0 with no wait), beside the table's config and the same config with one ring, at 33 problems of
+# M = 16-128: correct (its GPU cases' y right; 3 of 7 failed only for a kernel the call had not staged) but slower at
+# 30 of them, faster by 0.1-0.3 us only at 24576 x 1536, M = 64 (4 slots), and 4 slots faster than 3 (24576 x 1536,
+# M = 128, 128/64/1/1: 12.6-12.7 us with one ring, 14.0-14.2 with 4 slots of x, 15.2 with 3): x's loads take long
+# enough to need a ring as deep as W's; removed
+
+
 PROBE_SETS = {"split": lambda: SPLIT_PROBES + RELEASE_PROBES, "two": lambda: TWO_PROBES, "deep": lambda: DEEP_PROBES,
               "kc": _kc_probes, "kc8": _kc8_probes, "parts": _parts_probes, "xring": _xring_probes}
 
