@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ncu of the GEMM beside cuBLASLt for each problem N_K_M_MODE given (staged tree in .dev, runtime on PYTHONPATH;
-# the nvtma kernels from $ART, default .dev/gemm_art; W's L2 promotion from $NVTMA_L2_W, else the default):
+# the nvtma kernels from $ART, default .dev/gemm_art, built here by `ncu_gemm.py build DIR N_K_M_MODE ...`; W's L2
+# promotion from $NVTMA_L2_W, else the default):
 #   benchmarks/diag/ncu_gemm.sh 4096_7168_1_tensor 16384_16384_128_tensor > ncu.txt
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 for p in "$@"; do
