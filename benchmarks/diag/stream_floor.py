@@ -199,43 +199,40 @@ def _xring_probes():
 # alternate stages (gemm_spec swap=False, kwg=True, warpgroup 1's accumulator added through shared memory) beside
 # the one-warpgroup kernel (as built and "no_mma") and the table's config: 0.5-0.9 us faster than one warpgroup
 # with 16-row W tiles (2112 x 7168, M <= 16), slower with 32-56, never faster than the table's config; removed
-# Twenty-fourth session (s29-krot-1/-2), at 129a832 plus gemm_spec diag "krot": each CTA took its segments' K steps
-# rotated by its cluster's index (the CTAs at different K steps at once, not reading x's same lines together), beside
-# the table's config at 19 problems of M = 16-128: faster only at 24576 x 1536, M = 64 (0.2 us) and 16384 x 16384,
-# M = 128 (0.5 us, 0.7%), within the runs' spread; 0.4-3 us slower where x is large (4096 x 7168, M = 128: 13.96
-# against 11.03 us) and with x as A: the CTAs reading x's lines together is cheaper; removed
 
-# At 129a832 plus gemm_spec diag "x_once" (s29-xonce-1/-2): configs of several tiles a CTA with x loaded for the
-# first tile only (y wrong), beside the same config as built, at 13 problems of M = 16-128: x loaded again for each
-# tile costs 0-0.4 us (24576 x 1536, M = 128, 128/64/1/1: 12.41-12.45 against 12.00-12.07), so a kernel holding x in
-# shared memory would save little; not built, the diagnostic removed
+# Twenty-fourth session, each built on 129a832, measured and removed. gemm_spec diag "krot" (s29-krot-1/-2): each CTA
+# took its segments' K steps rotated by its cluster's index (the CTAs at different K steps at once, not reading x's
+# same lines together), beside the table's config at 19 problems of M = 16-128: faster only at 24576 x 1536, M = 64
+# (0.2 us) and 16384 x 16384, M = 128 (0.5 us, 0.7%), within the runs' spread; 0.4-3 us slower where x is large (4096
+# x 7168, M = 128: 13.96 against 11.03 us) and with x as A: the CTAs reading x's lines together is cheaper; removed
 
+# gemm_spec diag "x_once" (s29-xonce-1/-2): configs of several tiles a CTA with x loaded for the first tile only (y
+# wrong), beside the same config as built, at 13 problems of M = 16-128: x loaded again for each tile costs 0-0.5 us
+# (24576 x 1536, M = 128, 128/64/1/1: 12.41-12.45 against 12.00-12.07), so a kernel holding x in shared memory would
+# save little; not built, the diagnostic removed
 
-# At 129a832 plus gemm_spec lag=True (s29-lag): block-scaled W with each K step's partial promoted while the next
-# step's wgmmas run (a loop iteration a K step, three accumulator sets: the partial promoted, the one being written,
-# the sum), beside the table's kernel (each partial promoted after its own wait_group 0) and the per-tensor kernel:
-# correct (test_gpu_gemm.py 114 passed with it the default) but slower at 29 of 30 problems, up to 81%. ptxas
-# (CUDA 13.0, nvJitLink) does not keep the overlap: the loop-carried partial is copied out of the wgmmas' fixed
-# accumulator registers behind a wait_group 0 (SASS: WARPGROUP.DEPBAR.LE gsb0, 0x0 in every iteration), and a partial
-# read in the iteration whose wgmmas wrote it (two K steps an iteration) has ptxas serialize every wgmma (C7514);
-# removed
+# gemm_spec lag=True (s29-lag): block-scaled W with each K step's partial promoted while the next step's wgmmas run (a
+# loop iteration a K step, three accumulator sets: the partial promoted, the one being written, the sum), beside the
+# table's kernel (each partial promoted after its own wait_group 0) and the per-tensor kernel: correct
+# (test_gpu_gemm.py 114 passed with it the default) but slower at 29 of 30 problems, up to 81%. ptxas (CUDA 13.0,
+# nvJitLink) does not keep the overlap: the loop-carried partial is copied out of the wgmmas' fixed accumulator
+# registers behind a wait_group 0 (SASS: WARPGROUP.DEPBAR.LE gsb0, 0x0 in every iteration), and a partial read in the
+# iteration whose wgmmas wrote it (two K steps an iteration) has ptxas serialize every wgmma (C7514); removed
 
+# Block-scaled W's scales loaded two stages ahead and carried through the K loop (s29-ahead-1/-2, beside diag
+# "scales_at_stage", loaded at each stage as before, and the per-tensor kernel, all at the table's configs): correct
+# (test_gpu_gemm.py 114 passed, memcheck/racecheck/synccheck clean over 33 block and stream/graph tests) but no
+# faster: block within 10% of per-tensor at 17 of 30 points either way, 0.4-0.5 us slower at 24576 x 1536, M = 32-64;
+# the scales' latency is not what block scaling costs at M = 1-8 (7168 x 2048: 5.0 against 4.4 us per tensor either
+# way); removed
 
-# At 129a832 plus block-scaled W's scales loaded two stages ahead and carried through the K loop (s29-ahead-1/-2,
-# beside diag "scales_at_stage", loaded at each stage as before, and the per-tensor kernel, all at the table's
-# configs): correct (test_gpu_gemm.py 114 passed, memcheck/racecheck/synccheck clean over 33 block and stream/graph
-# tests) but no faster: block within 10% of per-tensor at 17 of 30 points either way, 0.4-0.5 us slower at 24576 x
-# 1536, M = 32-64; the scales' latency is not what block scaling costs at M = 1-8 (7168 x 2048: 5.0 against 4.4 us
-# per tensor either way); removed
-
-
-# At 129a832 plus gemm_spec xstages (s29-xown-1/-2): x (and its block scales) in a ring of its own of 3 or 4 slots,
-# loaded by warp 1 after the wait for the earlier kernels, and W's ring the rest of shared memory (up to 32 stages,
-# loaded by warp 0 with no wait), beside the table's config and the same config with one ring, at 33 problems of
-# M = 16-128: correct (its GPU cases' y right; 3 of 7 failed only for a kernel the call had not staged) but slower at
-# 30 of them, faster by 0.1-0.3 us only at 24576 x 1536, M = 64 (4 slots), and 4 slots faster than 3 (24576 x 1536,
-# M = 128, 128/64/1/1: 12.6-12.7 us with one ring, 14.0-14.2 with 4 slots of x, 15.2 with 3): x's loads take long
-# enough to need a ring as deep as W's; removed
+# gemm_spec xstages (s29-xown-1/-2): x (and its block scales) in a ring of its own of 3 or 4 slots, loaded by warp 1
+# after the wait for the earlier kernels, and W's ring the rest of shared memory (up to 32 stages, loaded by warp 0
+# with no wait), beside the table's config and the same config with one ring, at 33 problems of M = 16-128: correct
+# (its GPU cases' y right; 3 of 7 failed only for a kernel the call had not staged) but slower at 30 of them, faster
+# by 0.1-0.3 us only at 24576 x 1536, M = 64 (4 slots), and 4 slots faster than 3 (24576 x 1536, M = 128, 128/64/1/1:
+# 12.6-12.7 us with one ring, 14.0-14.2 with 4 slots of x, 15.2 with 3): x's loads take long enough to need a ring as
+# deep as W's; removed
 
 
 PROBE_SETS = {"split": lambda: SPLIT_PROBES + RELEASE_PROBES, "two": lambda: TWO_PROBES, "deep": lambda: DEEP_PROBES,
