@@ -29,8 +29,8 @@ __all__ = [
     "make_tiled_tma_atom", "tma_partition", "copy", "create_tma_multicast_mask", "prefetch", "prefetch_descriptor",
     "copy_tensormap", "update_tma_descriptor", "fence_tma_desc_acquire", "fence_tma_desc_release",
     "cp_fence_tma_desc_release", "group_bulk_copy_modes", "bulk_copy", "ReductionKind", "address_of",
-    "bulk_commit_group", "bulk_wait_group", "make_tma_atom_from_descriptor", "cp_async", "cp_async_commit_group",
-    "cp_async_wait_group", "cache_hint", "CACHE_HINTS",
+    "bulk_commit_group", "bulk_wait_group", "make_tma_atom_from_descriptor", "cp_async", "cp_async_arrive",
+    "cp_async_commit_group", "cp_async_wait_group", "cache_hint", "CACHE_HINTS",
 ]
 
 
@@ -519,18 +519,41 @@ def bulk_wait_group(pending: int = 0, read: bool = False):
 
 
 @user_op
-def cp_async(dst, src, size=16, *, op=None):
+def cp_async(dst, src, size=16, *, op=None, src_size=None):
     """Non-bulk cp.async of `size` (4, 8, 16) bytes from global `src` to
     shared `dst` (pointers, e.g. address_of(...)), per thread; `op` a
-    CopyG2SOp for the cache mode. Complete with cp_async_commit_group /
-    cp_async_wait_group."""
+    CopyG2SOp for the cache mode. `src_size` (an Int32, 0 to `size`): the
+    bytes read from `src`, the rest of `dst`'s zero filled (0: nothing read;
+    `src` must still be a valid address). Complete with
+    cp_async_commit_group / cp_async_wait_group, or on an mbarrier with
+    cp_async_arrive."""
     mode = (op or CopyG2SOp()).cache_mode.value
     if size not in (4, 8, 16):
         fail(f"cp.async of {size} bytes: 4, 8 or 16", rule="cp-async")
     if mode == "cache_global" and size != 16:
         fail("cp.async.cg copies 16 bytes", rule="cp-async")
+    if isinstance(src_size, int) and not isinstance(src_size, bool) and not 0 <= src_size <= size:
+        fail(f"cp.async src_size={src_size}: 0 to the {size} bytes copied", rule="cp-async")
     d, s = dsl.as_value(dst), dsl.as_value(src)
-    _d.CpAsyncOp(d, s, size, cache_mode=_d.LoadCacheMode.GLOBAL if mode == "cache_global" else _d.LoadCacheMode.ALWAYS)
+    n = None if src_size is None else dsl.as_value(src_size, dsl.Int32)
+    _d.CpAsyncOp(d, s, size, src_size=n,
+                 cache_mode=_d.LoadCacheMode.GLOBAL if mode == "cache_global" else _d.LoadCacheMode.ALWAYS)
+
+
+@user_op
+def cp_async_arrive(bar, *, noinc=True):
+    """cp.async.mbarrier.arrive[.noinc] on `bar` (what tma_bar_ptr takes: a
+    barrier's at(stage), or its ptr(stage)): an arrival of this
+    thread once all its earlier cp.asyncs have landed. With noinc (the
+    default) that arrival counts toward the barrier's arrival count, so its
+    init count must include one for each thread that arrives this way;
+    without, the barrier also needs this thread's own arrive."""
+    if not isinstance(noinc, bool):
+        fail(f"cp_async_arrive noinc={noinc!r}: True or False", rule="cp-async")
+    if isinstance(bar, tuple):
+        bar = bar[0].ptr(bar[1])
+    from .dialects import nvvm
+    nvvm.CpAsyncMBarrierArriveOp(dsl.as_value(bar), noinc=noinc)
 
 
 @user_op

@@ -41,6 +41,7 @@ def all_specs():
     specs += [K.reduce_add(256, 256, "f32", (32, 32))]
     specs += [K.im2col_dump(2, 8, 8, 64, 64, 64)]
     specs += [K.bulk_roundtrip(16384), K.cp_async_roundtrip(8192)]
+    specs += [K.cp_async_roundtrip(8192, zfill=z, mbarrier=m) for z, m in ((True, False), (False, True), (True, True))]
     specs += [K.update_descriptor(256, 256)]
     specs += [K.pipelined_copy(1024, 2048, "f16", (64, 128), 4, load_hint=h[0], store_hint=h[1])
               for h in ((None, None), ("evict_first", "evict_last"))]

@@ -465,6 +465,20 @@ def test_wait_group_counts_are_checked(body, rule, message):
     _refused(body, rule, message)
 
 
+def _cp_async_into_shared(**kw):
+    s = lang.SMEMPool().alloc((64,), "i8")
+    return lambda x, y, f: cpasync.cp_async(cpasync.address_of(s, [0]), cpasync.address_of(x, [0, 0]), 16, **kw)
+
+
+@pytest.mark.parametrize("body,message", [
+    (lambda x, y, f: _cp_async_into_shared(src_size=17)(x, y, f), "cp.async src_size=17: 0 to the 16 bytes copied"),
+    (lambda x, y, f: _cp_async_into_shared(src_size=-1)(x, y, f), "cp.async src_size=-1"),
+    (lambda x, y, f: cpasync.cp_async_arrive(lang.MBarrier(1, 32).at(0), noinc=1), "noinc=1: True or False"),
+], ids=["src-size-past-the-copy", "src-size-negative", "noinc-not-bool"])
+def test_cp_async_zero_fill_and_arrive_are_checked(body, message):
+    _refused(body, "cp-async", message)
+
+
 def _nest(depth, body):
     """`body()` inside `depth` nested dsl.if_ (Python allows only 20 static `with` levels)."""
     if depth == 0:

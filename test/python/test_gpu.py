@@ -175,6 +175,25 @@ def test_byte_roundtrip(make, n):
     assert torch.equal(x, y)
 
 
+@pytest.mark.parametrize("zfill,mbarrier", [(True, False), (False, True), (True, True)],
+                         ids=["zero-fill", "mbarrier", "zero-fill-mbarrier"])
+def test_cp_async_zero_fill_and_mbarrier(zfill, mbarrier):
+    """cp.async reading only part of each chunk (the rest zeros) and completing
+    on an mbarrier through each thread's cp.async.mbarrier.arrive.noinc."""
+    n = 8192
+    spec = K.cp_async_roundtrip(n, zfill=zfill, mbarrier=mbarrier)
+    mod = build(spec)
+    x = torch.randint(1, 255, (n,), dtype=torch.uint8, device="cuda").view(torch.int8)
+    y = torch.full_like(x, 7)
+    getattr(mod, spec.name)(x, y, **launch(spec, mod))
+    torch.cuda.synchronize()
+    want = x.view(-1, 16).clone()
+    if zfill:
+        kept = (torch.arange(n // 16, device="cuda") * 7 % 17)[:, None]
+        want[torch.arange(16, device="cuda")[None, :] >= kept] = 0
+    assert torch.equal(y.view(-1, 16), want)
+
+
 # --------------------------------------------------------------------------- descriptor update on device
 
 def test_update_descriptor_then_use():

@@ -577,7 +577,7 @@ struct BulkCopyLowering : ConvertOpToLLVMPattern<BulkCopyOp> {
   }
 };
 
-/// nvtma.cp_async -> cp.async.{ca,cg}.shared.global.
+/// nvtma.cp_async -> cp.async.{ca,cg}.shared.global (src_size: zero fill).
 struct CpAsyncLowering : ConvertOpToLLVMPattern<CpAsyncOp> {
   using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
   LogicalResult
@@ -589,7 +589,8 @@ struct CpAsyncLowering : ConvertOpToLLVMPattern<CpAsyncOp> {
     NVVM::CpAsyncOp::create(
         rewriter, op.getLoc(), adaptor.getDst(), adaptor.getSrc(),
         rewriter.getI32IntegerAttr(op.getSize()),
-        NVVM::LoadCacheModifierKindAttr::get(getContext(), mode), Value());
+        NVVM::LoadCacheModifierKindAttr::get(getContext(), mode),
+        adaptor.getSrcSize());
     rewriter.eraseOp(op);
     return success();
   }

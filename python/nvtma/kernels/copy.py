@@ -323,25 +323,36 @@ def bulk_roundtrip(nbytes=16384):
 
 
 @dsl.kernel(block=(128,), name="cp_async_roundtrip")
-def cp_async_roundtrip_kernel(src: dsl.Tensor, dst: dsl.Tensor, *, nbytes, cache_mode):
+def cp_async_roundtrip_kernel(src: dsl.Tensor, dst: dsl.Tensor, *, nbytes, cache_mode, zfill=False, mbarrier=False):
     """Every thread cp.async's 16-byte chunks to shared memory, then copies
-    shared memory back out with plain loads and stores."""
+    shared memory back out with plain loads and stores. `zfill`: chunk k
+    reads only its first (7 k) % 17 bytes, the rest zero filled; `mbarrier`:
+    the copies complete on an mbarrier (each thread's cp_async_arrive)
+    rather than a cp.async group."""
     pool = lang.SMEMPool()
     s = pool.alloc((nbytes,), "i8")
+    if mbarrier:  # an arrival a thread, each once its copies landed
+        bar = lang.MBarrier(1, 128)
+        dsl.barrier()
     op = cpasync.CopyG2SOp(cpasync.LoadCacheMode(cache_mode))
     for k in dsl.range(dsl.thread_idx(), nbytes // 16, dsl.block_dim()):
         off = k * 16
-        cpasync.cp_async(cpasync.address_of(s, [off]), cpasync.address_of(src, [off]), 16, op=op)
-    cpasync.cp_async_commit_group()
-    cpasync.cp_async_wait_group(0)
+        cpasync.cp_async(cpasync.address_of(s, [off]), cpasync.address_of(src, [off]), 16, op=op,
+                         src_size=(k * 7 % 17).to(dsl.Int32) if zfill else None)
+    if mbarrier:
+        cpasync.cp_async_arrive(bar.at(0))
+        bar.wait(0, 0)
+    else:
+        cpasync.cp_async_commit_group()
+        cpasync.cp_async_wait_group(0)
     dsl.barrier()
     for e in dsl.range(dsl.thread_idx(), nbytes, dsl.block_dim()):
         dst[e] = s[e]
 
 
-def cp_async_roundtrip(nbytes=8192, cache_mode="cache_global"):
+def cp_async_roundtrip(nbytes=8192, cache_mode="cache_global", zfill=False, mbarrier=False):
     sp = cp_async_roundtrip_kernel.specialize([_t("i8", (nbytes,)), _t("i8", (nbytes,))], nbytes=nbytes,
-                                       cache_mode=cache_mode)
+                                              cache_mode=cache_mode, zfill=zfill, mbarrier=mbarrier)
     sp.grid = (1, 1, 1)
     return sp
 

@@ -163,6 +163,8 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
     nvtma.bulk_copy s2s_cluster %c, %sp, %n remote_barrier %c : !llvm.ptr<7>, !llvm.ptr<3>
     // CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = {{ *}}cg
     nvtma.cp_async %sp, %g {size = 16 : i32, cache_mode = #nvtma.load_cache_mode<cache_global>} : !llvm.ptr<3>, !llvm.ptr<1>
+    // CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = {{ *}}cg, %{{.*}} :
+    nvtma.cp_async %sp, %g, %n {size = 16 : i32, cache_mode = #nvtma.load_cache_mode<cache_global>} : !llvm.ptr<3>, !llvm.ptr<1>
     // CHECK: st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [$0], $1, [$2];
     nvtma.dsmem_store %v, %c, %c : i32, !llvm.ptr<7>, !llvm.ptr<7>
     gpu.return

@@ -198,6 +198,8 @@ gpu.module @kernels [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
     nvtma.cp_async %s, %g {size = 16 : i32, cache_mode = #nvtma.load_cache_mode<cache_global>} : !llvm.ptr<3>, !llvm.ptr<1>
     // CHECK: nvtma.cp_async %{{.*}}, %{{.*}} {size = 4 : i32}
     nvtma.cp_async %s, %g {size = 4 : i32} : !llvm.ptr<3>, !llvm.ptr<1>
+    // CHECK: nvtma.cp_async %{{.*}}, %{{.*}}, %{{.*}} {size = 16 : i32}
+    nvtma.cp_async %s, %g, %n {size = 16 : i32} : !llvm.ptr<3>, !llvm.ptr<1>
     // CHECK: nvtma.dsmem_store %{{.*}}, %{{.*}}, %{{.*}} : i32, !llvm.ptr<7>, !llvm.ptr<7>
     nvtma.dsmem_store %v, %c, %c : i32, !llvm.ptr<7>, !llvm.ptr<7>
     // CHECK: nvtma.address_of %{{.*}}[%{{.*}}] : memref<256xf16, #gpu.address_space<workgroup>> -> !llvm.ptr<3>

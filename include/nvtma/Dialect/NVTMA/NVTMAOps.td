@@ -350,17 +350,21 @@ def NVTMA_CpAsyncOp : NVTMA_Op<"cp_async", [
     CuTe's `CopyG2SOp`. `cache_mode` `always` caches at all levels (`.ca`,
     4/8/16 bytes), `cache_global` only in L2 (`.cg`, 16 bytes). Every thread
     issues its own copy. Becomes `cp.async.{ca,cg}.shared.global [dst],
-    [src], size`; complete it with `nvvm.cp.async.commit.group` /
-    `nvvm.cp.async.wait.group`.
+    [src], size{, src_size}`; complete it with `nvvm.cp.async.commit.group` /
+    `nvvm.cp.async.wait.group`, or on an mbarrier with
+    `nvvm.cp.async.mbarrier.arrive`. The optional `src_size` (an i32 from 0
+    to `size`) is the bytes read from `src`; the rest of `dst`'s `size`
+    bytes are zero filled (0: no read at all, all zeros).
 
     ```mlir
     nvtma.cp_async %dst, %src {size = 16 : i32, cache_mode = #nvtma.load_cache_mode<cache_global>} : !llvm.ptr<3>, !llvm.ptr<1>
+    nvtma.cp_async %dst, %src, %n {size = 16 : i32} : !llvm.ptr<3>, !llvm.ptr<1>
     ```
   }];
-  let arguments = (ins NVTMA_SharedPtr:$dst, NVTMA_GlobalPtr:$src,
+  let arguments = (ins NVTMA_SharedPtr:$dst, NVTMA_GlobalPtr:$src, Optional<I32>:$src_size,
       ConfinedAttr<I32Attr, [IntIsOneOf<[4, 8, 16]>]>:$size,
       DefaultValuedAttr<NVTMA_LoadCacheModeAttr, "LoadCacheMode::ALWAYS">:$cache_mode);
-  let assemblyFormat = "$dst `,` $src attr-dict `:` qualified(type($dst)) `,` qualified(type($src))";
+  let assemblyFormat = "$dst `,` $src (`,` $src_size^)? attr-dict `:` qualified(type($dst)) `,` qualified(type($src))";
   let hasVerifier = 1;
 }
 
