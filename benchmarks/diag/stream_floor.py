@@ -24,6 +24,7 @@ CTAs an SM): the fastest any of these kernels streams W.
     python3 benchmarks/diag/stream_floor.py build-kc8 DIR / run-kc8 DIR       # kc 1-8 at the near misses
     python3 benchmarks/diag/stream_floor.py build-parts DIR / run-parts DIR   # no epilogue, no wgmmas
     python3 benchmarks/diag/stream_floor.py build-xring DIR / run-xring DIR   # x as A at rings of 3-16 stages
+    python3 benchmarks/diag/stream_floor.py build-xcp DIR / run-xcp DIR       # x by cp.async, not TMA
 """
 import json
 import sys
@@ -235,18 +236,39 @@ def _xring_probes():
 # deep as W's; removed
 
 
+# `xcp`: x's tiles by the producer warp's cp.asyncs (gemm_spec xload="cp_async") beside TMA's, at the table's config
+# of every problem (per-tensor e4m3 and bf16, M = 1-128). TMA loads issue in order from one queue an SM, so x's,
+# issued after the wait for the earlier kernels, may wait behind the W loads before it; through the LSU it would not
+XCP = ("xcp", {"xload": "cp_async"})
+
+
+def _xcp_probes():
+    from nvtma.kernels import gemm
+    out = []
+    for N, K in SHAPES:
+        for wt in WTYPES:
+            wd = gemm.F8 if wt == "e4m3" else "bf16"
+            for M in MS:
+                cfg = gemm.choose_config(M, N, K, wd, scale="tensor" if wt == "e4m3" else None)
+                if cfg.mc == 1:
+                    out.append((N, K, M, cfg, (None, XCP), wt))
+    return out
+
+
 PROBE_SETS = {"split": lambda: SPLIT_PROBES + RELEASE_PROBES, "two": lambda: TWO_PROBES, "deep": lambda: DEEP_PROBES,
-              "kc": _kc_probes, "kc8": _kc8_probes, "parts": _parts_probes, "xring": _xring_probes}
+              "kc": _kc_probes, "kc8": _kc8_probes, "parts": _parts_probes, "xring": _xring_probes,
+              "xcp": _xcp_probes}
 
 
 def _probed(probes):
     """_problems' tuples for a probe set's (N, K, M, config, variants[, W: "e4m3" (per-tensor scale, the
-    default) or "bf16"]) ("split_no_gather" on the one-warpgroup path only)."""
+    default) or "bf16"]); a variant None (the GEMM as built), a diag, or (label, spec options) ("split_no_gather"
+    on the one-warpgroup path only)."""
     from nvtma.kernels import gemm
     for N, K, M, cfg, variants, *wt in probes:
         cfg, wt = gemm.Config(*cfg), (wt or ["e4m3"])[0]
-        runs = [(v or "gemm", {"diag": v} if v else {}) for v in variants
-                if cfg.wgs == 1 or not v or not v.startswith("split_")]
+        runs = [v if isinstance(v, tuple) else (v or "gemm", {"diag": v} if v else {}) for v in variants
+                if isinstance(v, tuple) or cfg.wgs == 1 or not v or not v.startswith("split_")]
         fp8 = wt == "e4m3"
         yield N, K, wt, gemm.F8 if fp8 else "bf16", "tensor" if fp8 else None, [(M, cfg, runs)], []
 
