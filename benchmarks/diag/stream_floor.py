@@ -24,7 +24,6 @@ CTAs an SM): the fastest any of these kernels streams W.
     python3 benchmarks/diag/stream_floor.py build-kc8 DIR / run-kc8 DIR       # kc 1-8 at the near misses
     python3 benchmarks/diag/stream_floor.py build-parts DIR / run-parts DIR   # no epilogue, no wgmmas
     python3 benchmarks/diag/stream_floor.py build-xring DIR / run-xring DIR   # x as A at rings of 3-16 stages
-    python3 benchmarks/diag/stream_floor.py build-xcp DIR / run-xcp DIR       # x by cp.async, not TMA
 """
 import json
 import sys
@@ -236,39 +235,28 @@ def _xring_probes():
 # deep as W's; removed
 
 
-# `xcp`: x's tiles by the producer warp's cp.asyncs (gemm_spec xload="cp_async") beside TMA's, at the table's config
-# of every problem (per-tensor e4m3 and bf16, M = 1-128). TMA loads issue in order from one queue an SM, so x's,
-# issued after the wait for the earlier kernels, may wait behind the W loads before it; through the LSU it would not
-XCP = ("xcp", {"xload": "cp_async"})
-
-
-def _xcp_probes():
-    from nvtma.kernels import gemm
-    out = []
-    for N, K in SHAPES:
-        for wt in WTYPES:
-            wd = gemm.F8 if wt == "e4m3" else "bf16"
-            for M in MS:
-                cfg = gemm.choose_config(M, N, K, wd, scale="tensor" if wt == "e4m3" else None)
-                if cfg.mc == 1:
-                    out.append((N, K, M, cfg, (None, XCP), wt))
-    return out
-
+# Twenty-fifth session (s30-xcp-1/-2), at 94e6ba4 also `xcp`: x's tiles by the producer warp's cp.asyncs (gemm_spec
+# xload="cp_async": 16-byte chunks swizzled as TMA's 128B swizzle puts them, rows past x and K steps past K zero
+# filled, each lane's cp.async.mbarrier.arrive.noinc on the stage's full barrier, the consumers' proxy fence before
+# their wgmmas) beside TMA's, at the table's config of 59 problems (per-tensor e4m3 and bf16, M = 1-128). The idea:
+# TMA loads issue in order from one queue an SM, so x's, issued after the wait for the earlier kernels, might wait
+# behind W's prefetched loads. Correct (test_gpu_gemm.py 127 passed; memcheck, racecheck, synccheck clean over 16
+# cp.async and stream/graph tests) but no faster at M <= 8 (0.17 us faster at best, within the runs' spread, up to
+# 1.23 slower) and 1.0-2.5x slower from M = 16 on, where one warp issuing 8-32 cp.asyncs a stage cannot keep up:
+# x's latency after the wait is not the TMA queue's; removed (the DSL keeps cp.async's zero fill and mbarrier arrival)
 
 PROBE_SETS = {"split": lambda: SPLIT_PROBES + RELEASE_PROBES, "two": lambda: TWO_PROBES, "deep": lambda: DEEP_PROBES,
-              "kc": _kc_probes, "kc8": _kc8_probes, "parts": _parts_probes, "xring": _xring_probes,
-              "xcp": _xcp_probes}
+              "kc": _kc_probes, "kc8": _kc8_probes, "parts": _parts_probes, "xring": _xring_probes}
 
 
 def _probed(probes):
     """_problems' tuples for a probe set's (N, K, M, config, variants[, W: "e4m3" (per-tensor scale, the
-    default) or "bf16"]); a variant None (the GEMM as built), a diag, or (label, spec options) ("split_no_gather"
-    on the one-warpgroup path only)."""
+    default) or "bf16"]) ("split_no_gather" on the one-warpgroup path only)."""
     from nvtma.kernels import gemm
     for N, K, M, cfg, variants, *wt in probes:
         cfg, wt = gemm.Config(*cfg), (wt or ["e4m3"])[0]
-        runs = [v if isinstance(v, tuple) else (v or "gemm", {"diag": v} if v else {}) for v in variants
-                if isinstance(v, tuple) or cfg.wgs == 1 or not v or not v.startswith("split_")]
+        runs = [(v or "gemm", {"diag": v} if v else {}) for v in variants
+                if cfg.wgs == 1 or not v or not v.startswith("split_")]
         fp8 = wt == "e4m3"
         yield N, K, wt, gemm.F8 if fp8 else "bf16", "tensor" if fp8 else None, [(M, cfg, runs)], []
 

@@ -189,34 +189,10 @@ XA_CASES = [
 ]
 
 
-# (M, N, K, mode, config, options): x's tiles by the producer warp's cp.asyncs (xload="cp_async"): M not a multiple
-# of 8 (rows past x zero filled), K tails (a K step partly past K), N tails, split K, stream K, block scales (their
-# x scales still by TMA), bf16, the M split, kwg, stages of several K steps, and x as the wgmmas' A
-CP_CASES = [
-    (5, 200, 528, "tensor", (8, 64, 1, 1), {}),
-    (77, 320, 2048, "row", (128, 64, 1, 4), {}),
-    (70, 448, 1040, "tensor", (128, 64, 1, 0), {}),
-    (100, 256, 2048, "block", (128, 64, 1, 3), {}),
-    (16, 448, 1000, "bf16", (16, 64, 1, 1), {}),
-    (40, 256, 768, "bf16", (32, 128, 2, 0, 1, None, 2), {}),
-    (121, 448, 1024, "tensor", (64, 64, 1, 1, 1, None, 2), {}),
-    (77, 320, 1040, "block", (128, 64, 2, 3, 1, None, 1, True), {}),
-    (5, 320, 1152, "tensor", (8, 64, 1, 1), {"kc": 4}),
-    (77, 200, 1536, "block", (128, 64, 1, 0), {"kc": 2}),
-    (13, 448, 2048, "row", (16, 56, 1, 1, 1, None, 1, False, 2, False), {}),
-    (77, 384, 2048, "tensor", (80, 24, 2, 1, 1, None, 1, False, 2, False), {}),
-]
-
-
 def gemm_specs():
     from nvtma.kernels import gemm
     g = gemm.Gemm()
     out = []
-    for M, N, K, mode, cfg, opts in CP_CASES:
-        wd, scale = ("bf16", None) if mode == "bf16" else ("f8E4M3FN", mode)
-        for xload in ("tma", "cp_async"):
-            for gg in (g, gemm.Gemm(pad_x=False)):
-                out.append(gg.plan(M, N, K, wd, scale, config=cfg, xload=xload, **opts)[0])
     for M, N, K, mode, cfg, kc in KC_CASES:
         wd, scale = ("bf16", None) if mode == "bf16" else ("f8E4M3FN", mode)
         for opts in ({"kc": kc}, {}):  # and the same config a K step a stage

@@ -78,15 +78,11 @@ def _gemm_cluster(mc=1, ms=1, **_):
 def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32", (None, None)),
                 counters: dsl.Tensor("i32", (None,)), parts: dsl.Int32, *scales, BM, BN, wgs, stages, w_scale,
                 x_scale, l2_w, l2_x, w_hint, x_hint, mc=1, ms=1, kwg=False, pdl=False, profile=None, chains=1,
-                diag=None, store="tma", xhalf=False, kc=1, swap=True, xload="tma"):
+                diag=None, store="tma", xhalf=False, kc=1, swap=True):
     # swap: W is the wgmmas' A (its tile's rows fill their M = 64) and x their B (n = BM); swap=False: x is A,
     # each consumer warpgroup 64 of its rows (rows of a stage past BM unloaded: their y rows are not written),
     # and W's tile of BN rows B (n = BN, any multiple of 8): whole-K tiles only, y stored from the registers
     # mc: CTAs per cluster sharing x (each loads 1/mc of every x tile and multicasts it to all)
-    # xload "cp_async": the producer warp's 32 lanes load x's tiles with cp.async (16 bytes each, swizzled here as
-    # the TMA would), not through the TMA unit, whose queue W's loads fill; each lane arrives on the stage's full
-    # barrier once its copies land, and the consumers fence the generic proxy's writes before their wgmmas read them
-    xcp = xload == "cp_async"
     # ms: CTAs per cluster sharing W (each takes BM rows of x, loads 1/ms of every W tile, multicasts it)
     cl = max(mc, ms)  # CTAs per cluster (one of mc, ms is 1)
     # kwg: the two consumer warpgroups take alternate K steps of the whole tile (each waits for, and
@@ -172,8 +168,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         sx_atom = cpasync.make_tiled_tma_atom(G2S(), scales[1], (kc, bms), l2_promotion=l2_x)
     # a slot is free once the consumer warps of every CTA its x slice lands in released it (fused: every
     # consumer thread, each after its own reads of the scales the quantizing warps wrote there)
-    pipe = lang.Pipeline(stages, full="tma", empty="mbar", init_full=1 + (32 if xcp else 0),
-                         init_empty=(32 if fused else 1) * 4 * rwgs * cl)
+    pipe = lang.Pipeline(stages, full="tma", empty="mbar", init_empty=(32 if fused else 1) * 4 * rwgs * cl)
     # fused: a stage's e4m3 x and scales written (every thread of the quantizing warps arrives)
     xready = lang.MBarrier(stages, QUANTIZER_WARPS * 32) if fused else None
     if cl > 1:
@@ -199,7 +194,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     # (diag "own_rows": its own rows, the box partly past M, as before 2026-12-02)
     m0 = 0 if ms == 1 else rank * BM if diag == "own_rows" else dsl.select(M >= BM, dsl.min(rank * BM, M - BM),
                                                                              rank * BM)
-    x_bytes = 0 if xcp else x_atom.tile_bytes
+    x_bytes = x_atom.tile_bytes
     if xhalf:
         V = M - m0  # this CTA's rows of M (x may have more: zero rows)
         r1 = (V - H + 7) // 8 * 8  # the second half box's first row, where V > H: 8-row aligned, in [8, H]
@@ -245,41 +240,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 cpasync.copy(w_atom, at, w_ring.stage(s.index), tma_bar_ptr=pipe.full.at(s.index),
                              cache_hint=w_hint, **mcast)
 
-            def load_x_cp(s, kb):
-                """x's stage by cp.async: lane l copies 16-byte chunk l % 8 of rows l // 8, + 4, + 8, ... (a
-                row's 128 bytes from 8 neighbouring lanes), to where TMA's 128B swizzle puts it; rows past x
-                and K steps past K read nothing (zeros)"""
-                per = 16 * 8 // x.dtype.width  # elements a chunk
-                c = dsl.lane_idx().to(Int32) % 8
-                rr = dsl.lane_idx().to(Int32) // 8
-                rows = x.shape[1 if kc > 1 else 0].to(Int32)
-                ksteps = x.shape[0].to(Int32) if kc > 1 else None
-                tile = x_ring.stage(s.index)
-                for i in range(kc * BM // 4):
-                    kk, r = 4 * i // BM, 4 * i % BM + rr
-                    row = m0 + r
-                    if kc > 1:
-                        step = kb * kc + kk
-                        ok = (row < rows) & (step < ksteps)
-                        src = [dsl.select(ok, step, Int32(0)), dsl.select(ok, row, Int32(0)), c * per]
-                    else:
-                        col = kb * bk + c * per
-                        ok = (row < rows) & (col < K)
-                        src = [dsl.select(ok, row, Int32(0)), dsl.select(ok, col, Int32(0))]
-                    dst = ([kk] if kc > 1 else []) + [r, (c ^ (r % 8)) * per]
-                    cpasync.cp_async(cpasync.address_of(tile, [v.to(Index) if not isinstance(v, int) else v
-                                                               for v in dst]),
-                                     cpasync.address_of(x, [v.to(Index) for v in src]), 16,
-                                     src_size=dsl.select(ok, Int32(16), Int32(0)))
-                cpasync.cp_async_arrive(pipe.full.at(s.index))
-
             def load_x(s, kb):
-                if xcp:
-                    load_x_cp(s, kb)
-                    if x_scale == "block":
-                        cpasync.copy(sx_atom, [kb * kc, m0], sx_ring.stage(s.index),
-                                     tma_bar_ptr=pipe.full.at(s.index), cache_hint=x_hint)
-                    return
                 mcast = dict(mcast_mask=(1 << mc) - 1, cta_rank=rank) if mc > 1 else {}
                 bar = dict(tma_bar_ptr=pipe.full.at(s.index), cache_hint=x_hint)
                 if kc > 1:
@@ -439,8 +400,6 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                            for r in range(R)]
                 prof.push("wait")
                 pipe.consumer_wait(s)
-                if xcp:  # x's tile written by cp.async (the generic proxy), read by the wgmmas (the async proxy)
-                    cuda.fence_proxy_async()
                 if fused:
                     xready.wait(s.index, s.phase)
                 prof.pop()
@@ -1147,7 +1106,7 @@ def _whole(name, v):
 
 def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16", w_scale="tensor", x_scale=None,
               l2_w="l2_128b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last", mc=1, ms=1, kwg=False,
-              pdl=True, profile=None, chains=None, diag=None, store=None, xhalf=False, kc=1, swap=True, xload="tma"):
+              pdl=True, profile=None, chains=None, diag=None, store=None, xhalf=False, kc=1, swap=True):
     """One GEMM kernel: BM (the activations' tile, a multiple of 8 up to 256),
     BN (W rows per CTA tile: 64 · wgs · R), the ring depth, dtypes, scale modes,
     and the L2 promotion / cache hint of each operand (W's promotion 128B:
@@ -1212,10 +1171,7 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     store (so N even and y's rows 4- or 8-byte aligned: Gemm's checks ask
     N a multiple of 8 and 16-byte rows); whole-K tiles only (splits 1), W
     scaled per tensor or per row (or bf16), x in e4m3 with a scale per
-    token (or bf16), and not with mc, ms, kwg or xhalf. `xload`: x's tiles
-    come by TMA ("tma", the default) or by the producer warp's cp.asyncs
-    ("cp_async": not through the TMA unit that W's loads queue in; not with
-    x quantized in the kernel, mc or xhalf)."""
+    token (or bf16), and not with mc, ms, kwg or xhalf."""
     BM, BN, wgs, mc, ms, kc = (_whole(*a) for a in (("BM", BM), ("BN", BN), ("wgs", wgs), ("mc", mc), ("ms", ms),
                                                     ("kc", kc)))
     stages = None if stages is None else _whole("stages", stages)
@@ -1273,9 +1229,6 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
                              "(x_scale='fused')")
     fused = fp8 and x_scale == "fused"
     x_dtype = "bf16" if fused else w_dtype
-    if xload not in ("tma", "cp_async") or xload == "cp_async" and (fused or mc != 1 or xhalf):
-        raise ValueError(f"xload={xload!r}: 'tma' or 'cp_async' (the latter not with x quantized in the kernel, mc "
-                         "or xhalf)")
     if fp8 and x_scale == "block" and BM > 32 and BM % 32:
         raise ValueError(f"BM={BM} with 1x128 block-scaled x: a stage's x scales, a TMA box of max(BM, 32) f32 "
                          "values a K step, are whole 128-byte rows, so BM is at most 32 or a multiple of 32")
@@ -1345,9 +1298,9 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
                                 **({"chains": chains} if chains > 1 else {}), **({"diag": diag} if diag else {}),
                                 **({"store": store} if store != "tma" else {}),
                                 **({"xhalf": True} if xhalf else {}), **({"kc": kc} if kc > 1 else {}),
-                                **({} if swap else {"swap": False}), **({"xload": xload} if xload != "tma" else {}))
+                                **({} if swap else {"swap": False}))
     sp.info = dict(BM=BM, BN=BN, wgs=wgs, stages=stages, w_dtype=w_dtype, w_scale=w_scale, x_scale=x_scale, mc=mc,
-                   ms=ms, kwg=bool(kwg), chains=chains, xhalf=xhalf, kc=kc, swap=swap, xload=xload)
+                   ms=ms, kwg=bool(kwg), chains=chains, xhalf=xhalf, kc=kc, swap=swap)
     return sp
 
 
@@ -1932,7 +1885,6 @@ class Gemm:
                              "for bf16 x quantized in the GEMM, Gemm(quantize='fused')")
         how = (quantize if isinstance(quantize, str) else self.quantize_mode) if fp8 and quantize else None
         kc = opts.pop("kc", None)  # K steps a stage asked for (else the config's, where the kernel takes them)
-        xcp = opts.get("xload") == "cp_async"  # x by cp.async: not quantized in the kernel, nor in half boxes
         # what x as the wgmmas' A does not take (x or W multicast, kwg, TMA stores of y, W as A, x quantized in
         # the kernel): a table's x-as-A entry gives way to the problem's best-ranked config with W as A, a given
         # x-as-A config is refused; and swap=False takes the first x-as-A candidate where the table has W as A
@@ -1948,8 +1900,8 @@ class Gemm:
             # a config of its own unless one was given: the problem's, or where that leaves the quantizing
             # warps behind W's stream, W tiles of 128 rows split over the SMs (a K step a stage: x in bf16)
             fcfg = cfg if config is not None else fused_config(cfg, N, K, w_dtype, sms)
-            if how == "auto" and (xcp or (kc or fcfg.kc) > 1 or not fcfg.swap or fcfg.BM * fcfg.ms > FUSED_MAX_ROWS
-                                  or (scale != "block" and fused_w_rows(fcfg, N, K, w_dtype, sms) < FUSED_MIN_W_ROWS)):
+            if how == "auto" and ((kc or fcfg.kc) > 1 or not fcfg.swap or fcfg.BM * fcfg.ms > FUSED_MAX_ROWS or (
+                    scale != "block" and fused_w_rows(fcfg, N, K, w_dtype, sms) < FUSED_MIN_W_ROWS)):
                 how = "kernel"
             elif deepest_stages(fcfg.BM, fcfg.BN, w_dtype, scale == "block", True) < 2:
                 how = "kernel"  # no room for a ring with x's bf16 tiles too (BM = 256 with BN = 64; "fused" has W
@@ -1989,7 +1941,7 @@ class Gemm:
         # inside one tile of 128 or more rows (s19-m-sweep); Gemm(xhalf=True) wherever the kernel can, False never
         xhalf = opts.pop("xhalf", None)
         if xhalf is None:  # not where quantize_x pads x to the tile (how "kernel")
-            xhalf = how != "kernel" and cfg.ms == 1 and cfg.BM >= 128 and M < cfg.BM and not xcp
+            xhalf = how != "kernel" and cfg.ms == 1 and cfg.BM >= 128 and M < cfg.BM
         opts["xhalf"] = bool(xhalf) and kc == 1 and opts["swap"] and half_boxes_fit(cfg.BM, cfg.mc, how == "fused")
         spec = gemm_spec(cfg.BM, cfg.BN, cfg.wgs, w_dtype=w_dtype, y_dtype=y_dtype, w_scale=scale if fp8 else None,
                          **opts)
