@@ -10,9 +10,13 @@ producers' prefetch (its first start, median end) and their
 griddepcontrol.wait's median return; and the call's share of the graph's
 time. Variants: with PDL or not, the ring's depth, the shared memory
 carveout (None: the driver's choice; 100: the most shared memory). Sixth
-session: a 256 x 256 problem, the per-call floor (s12-chain-floor).
-    python3 benchmarks/diag/chain_timeline.py build DIR    # here
-    python3 benchmarks/diag/chain_timeline.py run DIR      # on the GPU
+session: a 256 x 256 problem, the per-call floor (s12-chain-floor). Each
+call's line also has `shares`: per role (producer, consumer) the median over
+its CTAs of the share of the role's span (first event to last) each event
+kind took (producer: acquire = waiting for a free slot, load; consumer:
+wait = for a full slot, mma, epilogue).
+    python3 benchmarks/diag/chain_timeline.py build DIR [steady]   # here
+    python3 benchmarks/diag/chain_timeline.py run DIR [steady]     # on the GPU
 """
 import json
 import statistics
@@ -26,6 +30,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # benchmarks/: co
 # None, None), 96 events a warp.) Fifteenth session (s21-chain): the table's configs of 4096 x 7168 (64 CTAs, the
 # next call's CTAs can start on the other SMs) and 2112 x 7168 (K split 7 ways, 119 CTAs) at M = 1
 PROBLEMS = [(4096, 7168, 1, (8, 64, 1, 1), True, 16, None), (2112, 7168, 1, (8, 128, 1, 7), True, None, None)]
+# `steady` (twenty-fifth session): the table's one-CTA-cluster, one-K-step-a-stage configs at M = 8-128, where a
+# CTA streams several tiles: is a call's time its consumers waiting for data, or its producer for free slots?
+STEADY_PROBLEMS = [(24576, 1536, 128, (128, 64, 1, 1), True, None, None),
+                   (7168, 2048, 128, (128, 64, 1, 1), True, None, None),
+                   (24576, 1536, 64, (64, 192, 1, 1), True, None, None),
+                   (24576, 1536, 8, (8, 192, 1, 1), True, None, None),
+                   (4096, 7168, 64, (64, 64, 1, 1), True, 12, None)]
 CALLS, EVENTS = 8, 192
 
 
@@ -33,22 +44,39 @@ def _name(N, K, cfg, pdl, stages):
     return f"{N}-{K}-{'-'.join(map(str, cfg))}-pdl{int(pdl)}-s{stages or 0}"
 
 
-def build(d):
+def _shares(events):
+    """{role: {event name: median over CTAs of its share of the role's span}} (depth-0 spans)."""
+    per = {}
+    for e in events:
+        if e.depth == 0 and e.role in ("producer", "consumer"):
+            per.setdefault((e.role, e.cta), []).append(e)
+    out = {}
+    for (role, _), evs in per.items():
+        span = max(e.end_ns for e in evs) - min(e.start_ns for e in evs)
+        sums = {}
+        for e in evs:
+            sums[e.name] = sums.get(e.name, 0) + e.dur_ns
+        for name, t in sums.items():
+            out.setdefault(role, {}).setdefault(name, []).append(t / span if span else 0.0)
+    return {role: {n: round(statistics.median(v), 3) for n, v in names.items()} for role, names in out.items()}
+
+
+def build(d, which=None):
     from nvtma.kernels import gemm
-    for N, K, M, cfg, pdl, stages, _ in PROBLEMS:
+    for N, K, M, cfg, pdl, stages, _ in STEADY_PROBLEMS if which == "steady" else PROBLEMS:
         sub = Path(d) / _name(N, K, cfg, pdl, stages)
         if not sub.exists():
             gemm.gemm_spec(*cfg[:3], stages=stages, w_scale="tensor", pdl=pdl, profile=EVENTS).compile().save(sub)
 
 
-def run(d):
+def run(d, which=None):
     import torch
     from nvtma import profile, runtime
     from nvtma.kernels import gemm
     from cuda.bindings import driver as drv
     import common
     dev, stream, gen = common.gpu(torch)
-    for N, K, M, cfg, pdl, stages, carve in PROBLEMS:
+    for N, K, M, cfg, pdl, stages, carve in STEADY_PROBLEMS if which == "steady" else PROBLEMS:
         BM, BN, wgs, splits = cfg
         wbufs = common.copies((torch.randn(N, K, generator=gen, device=dev) / 4).to(torch.float8_e4m3fn), CALLS)
         nbufs = len(wbufs)
@@ -110,7 +138,7 @@ def run(d):
                              prefetch_done_median=((statistics.median(e.end_ns for e in pre) - origin) / 1e3)
                              if pre else None,
                              grid_wait_median=((statistics.median(gw) - origin) / 1e3) if gw else None,
-                             dropped=p.dropped))
+                             dropped=p.dropped, shares=_shares(ev)))
         print(json.dumps(dict(bench="gemm-chain", N=N, K=K, M=M, config=list(cfg), pdl=pdl, stages=stages,
                               carveout=carve,
                               us_per_call=round(us, 2),
@@ -119,4 +147,4 @@ def run(d):
 
 
 if __name__ == "__main__":
-    {"build": build, "run": run}[sys.argv[1]](sys.argv[2])
+    {"build": build, "run": run}[sys.argv[1]](*sys.argv[2:4])
