@@ -61,9 +61,13 @@ def _shares(events):
     return {role: {n: round(statistics.median(v), 3) for n, v in names.items()} for role, names in out.items()}
 
 
+def _problems(which):
+    return STEADY_PROBLEMS if which == "steady" else PROBLEMS
+
+
 def build(d, which=None):
     from nvtma.kernels import gemm
-    for N, K, M, cfg, pdl, stages, _ in STEADY_PROBLEMS if which == "steady" else PROBLEMS:
+    for N, K, M, cfg, pdl, stages, _ in _problems(which):
         sub = Path(d) / _name(N, K, cfg, pdl, stages)
         if not sub.exists():
             gemm.gemm_spec(*cfg[:3], stages=stages, w_scale="tensor", pdl=pdl, profile=EVENTS).compile().save(sub)
@@ -76,7 +80,7 @@ def run(d, which=None):
     from cuda.bindings import driver as drv
     import common
     dev, stream, gen = common.gpu(torch)
-    for N, K, M, cfg, pdl, stages, carve in STEADY_PROBLEMS if which == "steady" else PROBLEMS:
+    for N, K, M, cfg, pdl, stages, carve in _problems(which):
         BM, BN, wgs, splits = cfg
         wbufs = common.copies((torch.randn(N, K, generator=gen, device=dev) / 4).to(torch.float8_e4m3fn), CALLS)
         nbufs = len(wbufs)

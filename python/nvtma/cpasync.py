@@ -290,14 +290,19 @@ def tma_partition(atom, tile_coords):
     return [dsl.Index(r) for r in op.results]
 
 
+def _barrier_pair(p, what="tma_bar_ptr"):
+    """p, checked to be a (barrier, stage) pair: what a barrier's at(stage) returns."""
+    if not (isinstance(p, tuple) and len(p) == 2 and hasattr(p[0], "group")):
+        fail(f"{what} takes (barrier, stage), e.g. bar.at(stage)", rule="barrier")
+    return p
+
+
 def _operands(tma_bar_ptr, **optional) -> dict:
     """Builder keywords for an op's optional operands: the (MBarrier, stage)
     pair, and every other one given (not None) as a Value."""
     kw = {k: v for k, v in optional.items() if v is not None}
     if tma_bar_ptr is not None:
-        if not (isinstance(tma_bar_ptr, tuple) and len(tma_bar_ptr) == 2 and hasattr(tma_bar_ptr[0], "group")):
-            fail("tma_bar_ptr takes (barrier, stage), e.g. bar.at(stage)", rule="barrier")
-        bar, stage = tma_bar_ptr
+        bar, stage = _barrier_pair(tma_bar_ptr)
         if hasattr(bar, "_stage"):
             bar._stage(stage)
         kw.update(barriers=bar.group, barrier_id=dsl.as_value(stage, dsl.Index))
@@ -543,17 +548,16 @@ def cp_async(dst, src, size=16, *, op=None, src_size=None):
 @user_op
 def cp_async_arrive(bar, *, noinc=True):
     """cp.async.mbarrier.arrive[.noinc] on `bar` (what tma_bar_ptr takes: a
-    barrier's at(stage), or its ptr(stage)): an arrival of this
-    thread once all its earlier cp.asyncs have landed. With noinc (the
+    barrier's at(stage)): an arrival of this thread once all its earlier
+    cp.asyncs have landed. With noinc (the
     default) that arrival counts toward the barrier's arrival count, so its
     init count must include one for each thread that arrives this way;
     without, the barrier also needs this thread's own arrive."""
     if not isinstance(noinc, bool):
         fail(f"cp_async_arrive noinc={noinc!r}: True or False", rule="cp-async")
-    if isinstance(bar, tuple):
-        bar = bar[0].ptr(bar[1])
+    barrier, stage = _barrier_pair(bar, "cp_async_arrive")
     from .dialects import nvvm
-    nvvm.CpAsyncMBarrierArriveOp(dsl.as_value(bar), noinc=noinc)
+    nvvm.CpAsyncMBarrierArriveOp(dsl.as_value(barrier.ptr(stage)), noinc=noinc)
 
 
 @user_op

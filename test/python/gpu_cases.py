@@ -32,6 +32,11 @@ def tile_specs():
     return [K.tile_copy(shape, elem, box, swizzle=sw) for elem, shape, box, sw in TILE_CASES]
 
 
+# (zfill, mbarrier) of cp_async_roundtrip's GPU cases: part of each chunk read (the rest zeros), completion on an
+# mbarrier, both
+CP_ASYNC_VARIANTS = [(True, False), (False, True), (True, True)]
+
+
 def all_specs():
     specs = list(dump_specs().values()) + tile_specs()
     specs += [K.tile_copy((1000, 1000), "f16", (64, 64), prefetch=True, l2_promotion="l2_256b")]
@@ -41,7 +46,7 @@ def all_specs():
     specs += [K.reduce_add(256, 256, "f32", (32, 32))]
     specs += [K.im2col_dump(2, 8, 8, 64, 64, 64)]
     specs += [K.bulk_roundtrip(16384), K.cp_async_roundtrip(8192)]
-    specs += [K.cp_async_roundtrip(8192, zfill=z, mbarrier=m) for z, m in ((True, False), (False, True), (True, True))]
+    specs += [K.cp_async_roundtrip(8192, zfill=z, mbarrier=m) for z, m in CP_ASYNC_VARIANTS]
     specs += [K.update_descriptor(256, 256)]
     specs += [K.pipelined_copy(1024, 2048, "f16", (64, 128), 4, load_hint=h[0], store_hint=h[1])
               for h in ((None, None), ("evict_first", "evict_last"))]

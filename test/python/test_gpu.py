@@ -175,7 +175,7 @@ def test_byte_roundtrip(make, n):
     assert torch.equal(x, y)
 
 
-@pytest.mark.parametrize("zfill,mbarrier", [(True, False), (False, True), (True, True)],
+@pytest.mark.parametrize("zfill,mbarrier", gpu_cases.CP_ASYNC_VARIANTS,
                          ids=["zero-fill", "mbarrier", "zero-fill-mbarrier"])
 def test_cp_async_zero_fill_and_mbarrier(zfill, mbarrier):
     """cp.async reading only part of each chunk (the rest zeros) and completing
