@@ -31,7 +31,8 @@ still costs, its partials added from the registers (-split-cost-v2: at an
 intermediate version, y transposed and v2 reductions); the versions
 themselves are compared by diag/ab_probe.py. Twelfth (s18-*): configs with
 no K split with and without the split path in the kernel (-whole-k). Thirteenth (s19-*): two producer warps taking alternate stages
-(-producers, the diag variant removed after).
+(-producers, the diag variant removed after). Twenty-sixth (s31-*): block-scaled and
+fused promotion with the scale factors read during the wgmmas (-promote; the kernel change not kept).
     python3 benchmarks/diag/config_probe.py build DIR    # here
     python3 benchmarks/diag/config_probe.py run DIR      # on the GPU
 """
@@ -60,12 +61,19 @@ MODES = ("tensor", "row", "block", "bf16")
 # half-param): the kernels half boxes slowed, as built, with x's half-box descriptor as one more parameter and
 # nothing else of them (diag "half_unused", 03faed9, removed), and with the half boxes (xhalf=True): the
 # parameter costs nothing (within 1%), the half boxes' code 5-31% at K = 7168 (1% at the two others).
-PROBES = [(4096, 7168, M, mode, [None]) for M in (32, 64, 128) for mode in ("tensor", "bf16")] + \
-    [(7168, 2048, 64, "tensor", [None]), (24576, 1536, 128, "tensor", [None])]
+# Twenty-sixth session (s31-promote): block-scaled W and bf16 x quantized in the GEMM ("fused": their K loops
+# promote each stage's partial) at the table's config, per-tensor beside them. Built in the working tree and
+# removed, not committed: each stage's scale factors (sx · sw, per x row a thread holds) read from the slot and
+# multiplied while its wgmmas ran and the slot released as soon as they retired ("now"), against the kernels as
+# they are (then gemm_spec diag "promote_after": factors after the wgmmas, release after the promotion), each
+# twice, interleaved. Block: 1-15% slower at 31 of 35 points (ptxas put the loads and multiplies between the
+# stage's wgmmas, and the K loop held 32 more registers); fused: within 1.3%. The run's VARIANTS were
+# now / after / now-again / after-again; "after" is the kernel now, so as built twice:
+MS = (1, 8, 16, 32, 64, 128, 256)
+PROBES = [(N, K, M, mode, [None]) for N, K in SHAPES for M in MS for mode in ("block", "tensor")] + \
+    [(N, K, M, "fused", [None]) for N, K in SHAPES for M in (1, 8, 16)]
 # (label, spec options (a "quantize" entry: bf16 x, quantized as Gemm's quantize says), W resident in L2)
-# (the run's second and fifth were ("half_unused", {"diag": "half_unused"}, False), at 03faed9)
-VARIANTS = [("now", {}, False), ("half", {"xhalf": True}, False), ("now-again", {}, False),
-            ("half-again", {"xhalf": True}, False)]
+VARIANTS = [("now", {}, False), ("now-again", {}, False)]
 
 
 def _plans(d=None):
@@ -73,15 +81,19 @@ def _plans(d=None):
     gs = {}
     for N, K, M, mode, cfgs in PROBES:
         fp8 = mode != "bf16"
+        fused = mode == "fused"  # per-tensor W, bf16 x quantized in the GEMM
+        mode = "tensor" if fused else mode
         for cfg in cfgs:
-            cfg = cfg or gemm.choose_config(M, N, K, gemm.F8 if fp8 else "bf16", scale=mode if fp8 else None)
+            cfg = cfg or (gemm.fused_config(gemm.choose_config(M, N, K), N, K) if fused else
+                          gemm.choose_config(M, N, K, gemm.F8 if fp8 else "bf16", scale=mode if fp8 else None))
             for label, opts, l2 in VARIANTS:
-                opts = dict(opts)
+                opts = dict(opts, **({"quantize": "fused"} if fused else {}))
                 how = opts.pop("quantize", None)
                 g = gs.setdefault(how, gemm.Gemm(artifacts=d, quantize=how or "auto"))
                 sp, _, q = g.plan(M, N, K, gemm.F8 if fp8 else "bf16", mode if fp8 else None, config=cfg,
                                   quantize=bool(how), **opts)
-                yield g, (N, K, M, mode), tuple(cfg), label, dict(opts, quantize=how), l2, [sp] + ([q] if q else [])
+                yield (g, (N, K, M, mode), tuple(cfg), "fused-" + label if fused else label, dict(opts, quantize=how),
+                       l2, [sp] + ([q] if q else []))
 
 
 def build(d):
