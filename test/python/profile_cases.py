@@ -42,7 +42,8 @@ def gemm_specs():
     g = GEMM
     # not built for PDL: its W stages loaded before the wait are not traced as acquire/load
     return {"plain": gemm.gemm_spec(g["BM"], g["BN"], g["wgs"], pdl=False),
-            "traced": gemm.gemm_spec(g["BM"], g["BN"], g["wgs"], profile=g["events"], pdl=False)}
+            "traced": gemm.gemm_spec(g["BM"], g["BN"], g["wgs"], profile=g["events"], pdl=False),
+            "totals": gemm.gemm_spec(g["BM"], g["BN"], g["wgs"], profile="totals", pdl=False)}
 
 
 def all_specs():

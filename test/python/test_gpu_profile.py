@@ -133,11 +133,9 @@ def test_ws_pipeline_overhead_one_range_per_tile():
     assert ratio <= 1.03, f"profiling costs {100 * (ratio - 1):.2f}% of the kernel's time ({a:.4f} -> {b:.4f} ms)"
 
 
-def test_gemm_trace_and_overhead(tmp_path):
+def _gemm_case():
+    """The profiling GEMM's inputs and launch: (M, N, K, splits, wgs, wq, xq, sw, sx, want, parts, grid, sms)."""
     g = profile_cases.GEMM
-    specs = profile_cases.gemm_specs()
-    traced, plain = build(specs["traced"]), build(specs["plain"])
-    names = profile.event_table(traced, "gemm")
     M, N, K, splits, wgs = g["M"], g["N"], g["K"], g["splits"], g["wgs"]
     gen = torch.Generator(device="cuda").manual_seed(1)
     x = torch.randn(M, K, generator=gen, device="cuda")
@@ -152,6 +150,22 @@ def test_gemm_trace_and_overhead(tmp_path):
     grid = (parts,)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     assert grid[0] <= sms
+    return M, N, K, splits, wgs, wq, xq, sw, sx, want, parts, grid, sms
+
+
+def _gemm_counts(parts, kb, wgs):
+    """What each role of the profiling GEMM records: per share (one segment of kb K steps) a wait for a free
+    slot and a load a K step, per consumer warpgroup a wait for a full slot and wgmmas a K step, one epilogue."""
+    return {("producer", "acquire"): parts * kb, ("producer", "load"): parts * kb,
+            ("consumer", "wait"): parts * kb * wgs, ("consumer", "mma"): parts * kb * wgs,
+            ("consumer", "epilogue"): parts * wgs}
+
+
+def test_gemm_trace_and_overhead(tmp_path):
+    specs = profile_cases.gemm_specs()
+    traced, plain = build(specs["traced"]), build(specs["plain"])
+    names = profile.event_table(traced, "gemm")
+    M, N, K, splits, wgs, wq, xq, sw, sx, want, parts, grid, sms = _gemm_case()
     y = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
     from nvtma.kernels import gemm
     ws, counters = gemm.workspace(torch, "cuda", specs["traced"], N)
@@ -162,11 +176,8 @@ def test_gemm_trace_and_overhead(tmp_path):
     assert err < 1.5e-2
     prof = profile.collect(buf, names)
     kb = K // 128 // splits                       # k-blocks per share (one segment each)
-    units = parts
     assert prof.dropped == 0
-    assert _counts(prof) == {("producer", "acquire"): units * kb, ("producer", "load"): units * kb,
-                             ("consumer", "wait"): units * kb * wgs, ("consumer", "mma"): units * kb * wgs,
-                             ("consumer", "epilogue"): units * wgs}
+    assert _counts(prof) == _gemm_counts(parts, kb, wgs)
     # warpgroup scope: warp 0 (producer) and the first warp of each consumer warpgroup
     assert {w for (_, w) in prof.by_warp()} == {0} | {4 * (i + 1) for i in range(wgs)}
     _check_timelines(prof, sms)
@@ -176,3 +187,38 @@ def test_gemm_trace_and_overhead(tmp_path):
                             lambda: traced.gemm(wq, xq, y, ws, counters, parts, sw, sx, buf, grid=grid))
     print(f"\ngemm M={M} N={N} K={K} ({grid[0]} CTAs):\n{prof.table()}\ngemm overhead, ranges per k-block: "
           f"{a * 1e3:.2f} us plain, {b * 1e3:.2f} us traced, median ratio {ratio:.4f} ({100 * (ratio - 1):+.2f}%)")
+
+
+def test_gemm_totals_count_what_the_trace_records_and_cost_little():
+    specs = profile_cases.gemm_specs()
+    tot, plain = build(specs["totals"]), build(specs["plain"])
+    names = profile.event_table(tot, "gemm")
+    M, N, K, splits, wgs, wq, xq, sw, sx, want, parts, grid, sms = _gemm_case()
+    y = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+    from nvtma.kernels import gemm
+    ws, counters = gemm.workspace(torch, "cuda", specs["totals"], N)
+    buf = profile.alloc_buffer(grid, specs["totals"].block, names.events_per_warp)
+    calls = 3  # sums add up over launches
+    for _ in range(calls):
+        tot.gemm(wq, xq, y, ws, counters, parts, sw, sx, buf, grid=grid)
+    torch.cuda.synchronize()
+    assert ((y.float() - want).abs().max() / want.abs().max()).item() < 1.5e-2
+    t = profile.collect(buf, names)
+    assert isinstance(t, profile.Totals) and t.ctas == grid[0]
+    got = {}
+    for w in t.warps.values():
+        for (event, role), (count, cycles) in w["events"].items():
+            got[(role, event)] = got.get((role, event), 0) + count
+            assert 0 < cycles < w["span"], (event, role, cycles, w["span"])
+    assert got == {k: calls * v for k, v in _gemm_counts(parts, K // 128 // splits, wgs).items()}
+    # every warp of every CTA adds its span; the recording warps are the producer and each warpgroup's first
+    assert len(t.warps) == grid[0] * (wgs + 1) * 4 and all(0 <= w["sm"] < sms for w in t.warps.values())
+    assert {w for (_, w), v in t.warps.items() if v["events"]} == {0} | {4 * (i + 1) for i in range(wgs)}
+    shares = t.shares()
+    assert 0 < sum(shares["consumer"].values()) <= 1.0 and 0 < sum(shares["producer"].values()) <= 1.0
+    buf.zero_()
+    a, b, ratio = _overhead(lambda: plain.gemm(wq, xq, y, ws, counters, parts, sw, sx, grid=grid),
+                            lambda: tot.gemm(wq, xq, y, ws, counters, parts, sw, sx, buf, grid=grid))
+    print(f"\ngemm totals:\n{profile.collect(buf, names).table()}\ngemm overhead, totals: {a * 1e3:.2f} us plain, "
+          f"{b * 1e3:.2f} us totals, median ratio {ratio:.4f} ({100 * (ratio - 1):+.2f}%)")
+    assert ratio <= 1.10, f"totals cost {100 * (ratio - 1):.2f}% of the GEMM's time ({a:.4f} -> {b:.4f} ms)"

@@ -283,3 +283,64 @@ def test_name_table_from_ir_text_and_escapes():
         assert e.value.rule == "names"
     with pytest.raises(ProfileError):
         pr.EventTable.from_json('{"format": 1}')
+
+
+# --------------------------------------------------------------------------- totals mode
+
+def totals_buffer(slots, keys, E=4, warps=2, ctas=2):
+    """A totals buffer as the kernel leaves it: header (mode 1), then per (cta, warp) slot its span and SM,
+    and record i = (0, count, cycles, 0) of key i."""
+    sw = pr.slot_words(E)
+    w = [0] * (pr.HEADER_WORDS + ctas * warps * sw)
+    w[:pr.HEADER_WORDS] = [pr.MAGIC, pr.VERSION, E, warps, ctas, pr.RECORD_WORDS, sw, 1]
+    for (cta, warp), (span, sm, sums) in slots.items():
+        base = pr.HEADER_WORDS + (cta * warps + warp) * sw
+        w[base:base + 2] = [span, sm]
+        for key, (count, cycles) in sums.items():
+            at = base + pr.SLOT_HEADER_WORDS + keys.index(key) * pr.RECORD_WORDS
+            w[at:at + 4] = [0, count, cycles, 0]
+    return w
+
+
+def test_totals_decode_shares_and_table():
+    keys = (("wait", "consumer"), ("mma", "consumer"), ("acquire", "producer"))
+    t = pr.EventTable("k", ("wait", "mma", "acquire"), ("", "producer", "consumer"), 4, 2, "warpgroup", keys)
+    assert pr.EventTable.from_json(t.to_json()) == t and t.mode == "totals"
+    assert table().mode == "trace" and "keys" not in table().to_json()
+    buf = totals_buffer({(0, 0): (1000, 7, {("acquire", "producer"): (12, 300)}),
+                         (0, 1): (1000, 7, {("wait", "consumer"): (12, 200), ("mma", "consumer"): (12, 500)}),
+                         (1, 1): (2000, 9, {("wait", "consumer"): (12, 1000), ("mma", "consumer"): (12, 400)}),
+                         (1, 0): (2000, 9, {})}, keys)
+    got = pr.collect(buf, t)
+    assert isinstance(got, pr.Totals) and got.ctas == 2
+    assert got.warps[(1, 1)] == dict(sm=9, span=2000, events={("wait", "consumer"): (12, 1000),
+                                                              ("mma", "consumer"): (12, 400)})
+    assert got.warps[(1, 0)]["events"] == {}  # it ran and recorded nothing
+    # the median over the warps recording an event (of two: the upper one)
+    assert got.shares() == {"producer": {"acquire": 0.3}, "consumer": {"wait": 0.5, "mma": 0.5}}
+    rows = {(r["role"], r["name"]): r for r in got.summary()}
+    assert rows[("consumer", "wait")]["cycles_per_event"] == 1200 / 24
+    assert rows[("consumer", "mma")]["count_per_warp"] == 12 and rows[("consumer", "wait")]["warps"] == 2
+    text = got.table()
+    assert "share of span" in text and "totals of 4 warps of 2 CTAs" in text
+    # a slot no launch wrote (span 0) is left out
+    assert (0, 0) not in pr.collect(totals_buffer({(0, 1): (5, 1, {})}, keys), t).warps
+
+
+def test_totals_buffers_and_tables_must_agree():
+    keys = (("wait", "consumer"),)
+    tt = pr.EventTable("k", ("wait",), ("", "consumer"), 4, 2, "warp", keys)
+    tot = totals_buffer({(0, 0): (10, 1, {("wait", "consumer"): (1, 5)})}, keys)
+    trace = buffer({(0, 0): [rec(0, 0, 1, 2)]})
+    for buf, names, rule in [(tot, table(events=("wait",), roles=("", "consumer")), "names"),  # a trace table
+                             (trace, tt, "names"),                                              # a totals table
+                             (tot[:7] + [2] + tot[8:], tt, "buffer"),                           # mode 2
+                             (tot[:pr.HEADER_WORDS] + [-1] + tot[pr.HEADER_WORDS + 1:], tt, "buffer")]:  # span < 0
+        with pytest.raises(ProfileError) as e:
+            pr.collect(buf, names)
+        assert e.value.rule == rule, (rule, str(e.value))
+    for bad in ['{"format":1,"kernel":"k","events":["a"],"roles":[""],"events_per_warp":1,"warps":1,"keys":[["b",""]]}',
+                '{"format":1,"kernel":"k","events":["a"],"roles":[""],"events_per_warp":1,"warps":1,"keys":"a"}']:
+        with pytest.raises(ProfileError) as e:
+            pr.EventTable.from_json(bad)
+        assert e.value.rule == "names"

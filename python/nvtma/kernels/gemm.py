@@ -55,7 +55,7 @@ import weakref
 from typing import NamedTuple
 
 from .. import cpasync, cuda, dsl, lang, wgmma
-from ..dsl import Float32, Index, Int32
+from ..dsl import Float32, Index, Int32, Int64
 from ..profile import Profiler
 
 G2S = cpasync.CopyBulkTensorTileG2SOp
@@ -88,8 +88,16 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     # kwg: the two consumer warpgroups take alternate K steps of the whole tile (each waits for, and
     # promotes, its own stages while the other's wgmmas run), summed through shared memory at the end
     rwgs = 1 if kwg else wgs          # warpgroups the tile's rows are split over
-    # profile: None, or events per warp (the last parameter is then the int64 profile buffer)
-    prof = Profiler(scales[-1] if profile else None, events_per_warp=profile or 1, scope="warpgroup")
+    # profile: None, events per warp (a timeline) or "totals" (each event's count and cycles summed); the last
+    # parameter is then the int64 profile buffer
+    totals = profile == "totals"
+    # "clocks" (diagnostics): each warpgroup's SM-clock sums of where its time went, carried in registers through
+    # its loops and added into the buffer once at its end (CLOCKS): no memory access or branch per event
+    clocks = profile == "clocks"
+    prof = Profiler(scales[-1] if profile and not clocks else None,
+                    events_per_warp=PROFILE_TOTALS if totals else profile if isinstance(profile, int) else 1,
+                    scope="warpgroup", totals=totals)
+    clock_buf = scales[-1] if clocks else None
     scales = scales[:-1] if profile else scales
     # 32-bit problem arithmetic: a 64-bit division by a run-time value (the K split, the grid) is a
     # call in the SASS, and a call makes ptxas serialize every wgmma of the kernel
@@ -272,6 +280,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 prof.pop()
 
             pre = 0
+            c_start = cuda.clock64() if clocks else None
+            ck0 = (Int64(0), Int64(0), Int64(0), c_start) if clocks else None  # blocked, x_load, grid_wait, last
             if pdl:
                 # programmatic dependent launch: W is no earlier kernel's output, so the first stages of
                 # this CTA's first segment take their W before the wait for those kernels, x after it
@@ -290,27 +300,40 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 if pdl == "early":  # the next kernel may start now: its CTAs prefetch beside this one's
                     cuda.griddepcontrol_launch_dependents()
                 prof.push("grid_wait")
+                tg = cuda.clock64() if clocks else None
                 if not no_wait:  # diagnostics: no wait at all (wrong with split K, or x written before)
                     cuda.griddepcontrol_wait()
                 prof.pop()
+                if clocks:
+                    t = cuda.clock64()
+                    ck0 = (ck0[0], ck0[1], t - tg, t)
 
             def load(tile, kb0, kb1, state):
                 inner = dsl.range(kb0, kb1, carry=state)
-                for kb, (s, n) in inner:
+                for kb, (s, n, *ck) in inner:
+                    t0 = cuda.clock64() if clocks else None
                     if pdl:
                         with dsl.if_(n >= pre):  # its W not loaded before the wait
                             acquire_and_load(s, tile, kb, x=False)
+                        t1 = cuda.clock64() if clocks else None
                         if not stream:
                             with dsl.if_(n >= pre) if diag == "x_early" else contextlib.nullcontext():
                                 load_x(s, kb)
                     else:
                         acquire_and_load(s, tile, kb, x=not stream)
-                    dsl.yield_(s.advance(), n + 1)
+                        t1 = None
+                    if clocks:  # the wait for a free slot and W's load; x's load
+                        t2 = cuda.clock64()
+                        c = ck[0]
+                        ck = [(c[0] + ((t1 if pdl else t2) - t0), c[1] + (t2 - t1 if pdl else Int64(0)), c[2], t2)]
+                    dsl.yield_(s.advance(), n + 1, *ck)
                 return inner.results
 
-            outer = dsl.range(sched.count, carry=((lang.PipelineState(stages), Int32(0)),))
+            outer = dsl.range(sched.count, carry=((lang.PipelineState(stages), Int32(0), *((ck0,) if clocks else ())),))
             for i, (state,) in outer:
                 dsl.yield_(segments(i, state, load))
+            if clocks:
+                _write_clocks(clock_buf, 0, wgs, outer.results[0][2], c_start, dsl.lane_idx() == 0)
             if pdl is True:
                 cuda.griddepcontrol_launch_dependents()  # every load issued: the next kernel may start
 
@@ -327,6 +350,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         # the block scales' shared addresses in 64-bit index arithmetic: a base plus a constant each
         lane, warp = dsl.lane_idx().to(Index), (dsl.warp_idx() % 4).to(Index)
         peers = tuple(range(cl)) if cl > 1 else None  # the CTAs whose x (or W) slices a slot holds
+        c_start = cuda.clock64() if clocks else None
         if pdl and not no_wait:
             cuda.griddepcontrol_wait()  # the workspace, counters and y are the earlier kernels' too
         # the epilogue's scales that stay the same over the tiles, loaded once here (after the wait: x's scales
@@ -360,6 +384,9 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                     for r in range(R) for h in range(2)}
 
         def compute(tile, kb0, kb1, st):
+            ck = ()
+            if clocks:  # (wait, mma, promote, epilogue, last) sums carried with the ring state
+                st, ck = st[0], (st[1],)
             if stream or diag == "no_mma":  # diagnostics: each stage waited for and released, nothing read
                 waits = dsl.range(kb0, kb1, carry=(st,))
                 for _, (s,) in waits:
@@ -390,19 +417,21 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             # a slot's previous lap (test_gemm_ring_model.py)
             first = st.advance(g) if kwg else st
             w_rows = row_scales(tile)  # loaded before the K loop hides their latency
-            inner = dsl.range(kb0 + g if kwg else kb0, kb1, 2 if kwg else 1, carry=(first, accs, Int32(-1)))
-            for kb, (s, acc, prev) in inner:
+            inner = dsl.range(kb0 + g if kwg else kb0, kb1, 2 if kwg else 1, carry=(first, accs, Int32(-1), *ck))
+            for kb, (s, acc, prev, *ck) in inner:
                 if w_scale == "block":  # the W blocks' scales, loaded before the wait hides their latency
                     # (an m64 block past N, in the last tile, reads the last row of scales: its y is not written)
                     # (with several K steps a stage, a step past K, its partial zero, reads the last column)
                     swv = [[scales[0][dsl.min((tile * BN + (rg * R + r) * 64) // 128, nblocks - 1),
                                       kb if kc == 1 else dsl.min(kb * kc + j, kbw - 1)] for j in range(kc)]
                            for r in range(R)]
+                t0 = cuda.clock64() if clocks else None
                 prof.push("wait")
                 pipe.consumer_wait(s)
                 if fused:
                     xready.wait(s.index, s.phase)
                 prof.pop()
+                t1 = cuda.clock64() if clocks else None
                 prof.push("mma")
                 # each K step of the stage: its W and x tiles, and its wgmmas' K blocks of 32 bytes
                 wt, xt = w_ring.stage(s.index), x_ring.stage(s.index)
@@ -435,14 +464,17 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 if not overlap:
                     wgmma.wait_group(0)
                     prof.pop()
+                    t2 = cuda.clock64() if clocks else None
                     if not promote:
                         pipe.consumer_release(s, ranks=peers)
                 else:
                     wgmma.wait_group(1)
                     prof.pop()
+                    t2 = cuda.clock64() if clocks else None
                     with dsl.if_(prev >= 0):
                         pipe.consumer_release(lang.PipelineState(stages, index=prev), ranks=peers)
                 if promote:
+                    prof.push("promote")
                     # promote each 128-wide K block j: acc += partial · sw[n-block, kb] · sx[kb, m]
                     sxs = sx_ring.stage(s.index)
                     merged = []
@@ -461,15 +493,25 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                     # after the scales were read from the slot: fused, each thread its own reads of what
                     # the quantizing warps wrote (an elected lane's arrival orders only its own)
                     pipe.consumer_release(s, ranks=peers, elect=not fused)
-                dsl.yield_(s.advance(2 if kwg else 1), tuple(new), s.index if overlap else Int32(-1))
-            st_next, acc, prev = inner.results
+                    prof.pop()
+                if clocks:
+                    t3 = cuda.clock64()
+                    c = ck[0]
+                    ck = [(c[0] + (t1 - t0), c[1] + (t2 - t1), c[2] + (t3 - t2), c[3], t3)]
+                dsl.yield_(s.advance(2 if kwg else 1), tuple(new), s.index if overlap else Int32(-1), *ck)
+            st_next, acc, prev, *ck = inner.results
             if kwg:
                 st_next = st.advance(kb1 - kb0)  # the state past the whole segment, the same in both
             if overlap:
                 wgmma.wait_group(0)
                 with dsl.if_(prev >= 0):
                     pipe.consumer_release(lang.PipelineState(stages, index=prev), ranks=peers)
-            return epilogue(tile, kb0, kb1, tuple(_chain_sum(a) for a in acc), st_next, w_rows)
+            if not clocks:
+                return epilogue(tile, kb0, kb1, tuple(_chain_sum(a) for a in acc), st_next, w_rows)
+            t0 = cuda.clock64()
+            st_next = epilogue(tile, kb0, kb1, tuple(_chain_sum(a) for a in acc), st_next, w_rows)
+            t1, c = cuda.clock64(), ck[0]
+            return st_next, (c[0], c[1], c[2], c[3] + (t1 - t0), t1)
 
         def epilogue(tile, kb0, kb1, acc, st_next, w_rows):
             prof.push("epilogue")
@@ -491,9 +533,13 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             prof.pop()
             return st_next
 
-        outer = dsl.range(sched.count, carry=(lang.PipelineState(stages),))
+        zero = Int64(0)
+        outer = dsl.range(sched.count, carry=((lang.PipelineState(stages), (zero, zero, zero, zero, c_start))
+                                              if clocks else lang.PipelineState(stages),))
         for i, (st,) in outer:
             dsl.yield_(segments(i, st, compute))
+        if clocks:
+            _write_clocks(clock_buf, g + 1, wgs, outer.results[0][1], c_start, dsl.thread_idx() % 128 == 0)
         if store == "tma":
             _tile_read()  # the last TMA store has read the tile before the CTA's shared memory goes
         if pdl and no_wait:
@@ -504,6 +550,21 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
 
 
 QUANTIZER_WARPS = 3  # warps 1-3 of the producer's warpgroup (warp 0 issues the TMA loads)
+# gemm_spec(profile="clocks"): per CTA and warpgroup (the producer's first), CLOCK_WORDS int64 words of SM-clock
+# sums, each the role's names in order, the span (start to its last event) last
+CLOCKS = {"producer": ("blocked", "x_load", "grid_wait"), "consumer": ("wait", "mma", "promote", "epilogue")}
+CLOCK_WORDS = 8
+
+
+def _write_clocks(buf, role, wgs, sums, start, who):
+    """A warpgroup's clock sums (and its span: start to its last event) added into its CLOCK_WORDS of the
+    buffer by one thread (`who`); launches add up."""
+    base = (dsl.block_idx().to(Int32) * (wgs + 1) + role).to(Index) * CLOCK_WORDS
+    with dsl.if_(who):
+        for i, v in enumerate(sums[:-1]):
+            cuda.red_add(buf, (base + i,), v)
+        cuda.red_add(buf, (base + CLOCK_WORDS - 1,), sums[-1] - start)
+PROFILE_TOTALS = 8  # gemm_spec(profile="totals"): (event, role) pairs a warp holds (the GEMM records 8)
 
 
 def _quantize_stages(segments, count, pipe, xready, xb_ring, xq_ring, sx_ring, BM, stages):
@@ -1122,7 +1183,11 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     steps of the whole tile instead of half its rows each (one waits for
     and promotes its stage while the other's wgmmas run), summed through
     shared memory before the epilogue. `profile` (events per
-    warp) builds the traced variant: an int64 profile buffer follows the scales.
+    warp) builds the traced variant: an int64 profile buffer follows the scales
+    (nvtma.profile); "totals" builds one that sums each event's count and SM
+    cycles per warp instead of tracing them (Profiler(totals=True)), and
+    "clocks" (diagnostics) one whose warpgroups carry their SM-clock sums in
+    registers and add them into the buffer once, at their end (CLOCKS).
     `pdl` (the default) builds it for programmatic dependent launch: its first
     W stages load before it waits for the stream's earlier kernels, and it lets
     the next kernel launch once its own loads are issued (measured on the H200
@@ -1188,6 +1253,11 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
         raise ValueError(f"diag={diag!r}: one of {', '.join(map(repr, DIAGS))}")
     if pdl not in (False, True, "early"):
         raise ValueError(f"pdl={pdl!r}: False, True or 'early'")
+    if profile is not None and profile not in ("totals", "clocks") and \
+            (isinstance(profile, bool) or not isinstance(profile, int) or profile < 1):
+        raise ValueError(f"profile={profile!r}: events per warp (an int >= 1), 'totals' or 'clocks'")
+    if profile == "clocks" and diag in ("stream_only", "stream_no_wait", "no_mma"):
+        raise ValueError(f"profile='clocks' with diag={diag!r}: the clocks are the wgmma loop's")
     if diag in ("stream_only", "stream_no_wait", "no_mma") and (kwg or x_scale == "fused"):
         raise ValueError(f"diag={diag!r}: not with kwg or x_scale='fused' (their consumers and quantizers read x)")
     store = store or ("direct" if BM == 8 or swap is False else "tma")
@@ -2152,7 +2222,8 @@ class _Prepared:
         self.w_views[key] = (weakref.ref(w), w.data_ptr(), view, weakref.finalize(w, drop))
         return view
 
-    def __call__(self, x, w, w_scale, x_scale, out):
+    def __call__(self, x, w, w_scale, x_scale, out, *profile):
+        """One call (`profile`: the int64 buffer of a kernel built with gemm_spec's profile, last)."""
         if self.quantize is not None:  # bf16 x quantized by quantize_x first
             x, x_scale = self.quantize(x)
         elif self.block_x:  # e4m3 x as given; its block scales as the kernel takes them
@@ -2161,7 +2232,9 @@ class _Prepared:
             x, w = gemm_operand_view(x), self.operand_w(w)
         y = out if out is not None else self.new_y()
         ws, counters, parts = self.tail
-        if self.scales == 2:
+        if profile:
+            self.kernel(w, x, y, ws, counters, parts, *(w_scale, x_scale)[:self.scales], *profile, grid=self.grid)
+        elif self.scales == 2:
             self.kernel(w, x, y, ws, counters, parts, w_scale, x_scale, grid=self.grid)
         elif self.scales == 1:
             self.kernel(w, x, y, ws, counters, parts, w_scale, grid=self.grid)
