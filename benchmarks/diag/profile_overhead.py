@@ -1,12 +1,29 @@
 #!/usr/bin/env python3
-"""Experiment: what an in-kernel Profiler costs the profiling GEMM
-(test/python/profile_cases.py's: M = 16, N = 4096, K = 8192, two consumer
-warpgroups), by part: the kernel as built, with the totals Profiler, with
-its events reading only the clock (no sums), with its events updating the
-sums but reading no clock, with the trace Profiler. Each variant's PTX is
-built here (the variants patch nvtma.profile.Profiler for the build only)
-and saved under DIR/<name>; `run` times each against the plain kernel in
-CUDA graphs of 50 launches, 21 interleaved rounds (the median ratio).
+"""Experiment: what in-kernel measurement costs the profiling GEMM
+(test/python/profile_cases.py's: M = 16, N = 4096, K = 8192, 64 CTAs of two
+consumer warpgroups, split K 2): the kernel as built against its trace
+(gemm_spec(profile=256): nvtma.profile's records) and its clock sums
+(profile="clocks": SM-clock sums carried in registers, added into a buffer
+once per warpgroup), each timed in CUDA graphs of 50 launches, 21
+interleaved rounds (the median ratio; test_gpu_profile.py's _overhead).
+
+Twenty-sixth session (s31-profile-overhead, H200, four calls): with a
+per-warp totals mode of the Profiler (built at d184d8f: each event's count
+and cycles summed in shared memory, added into the buffer at the kernel's
+end; removed after) and its parts patched in and out at build time, ratios
+to the kernel as built:
+- trace 1.62-1.71; totals 1.53-1.64;
+- totals' events reading the clock only 1.11-1.17; no event at all (the
+  end-of-kernel flush alone) 1.10-1.17; neither 1.02;
+- its sums only: a load-add-store of shared memory a word 1.44, a lane-0
+  `red.shared` a word instead 1.41-1.51; one `st.shared` an event 1.26-1.32,
+  one `red.shared` 1.27-1.32 (1.22-1.28 without the flush).
+So in these loops any memory write per event costs 20-40% (likely: the
+mbarrier arrival after it, a release, waits for it), and code that reads a
+special register at the kernel's end (%clock64, %smid) made ptxas keep the
+K loop's ring state and wgmma descriptors in per-thread registers rather
+than uniform ones (the SASS's R2UR count 10 -> 31-33): 10-17%. The clock
+sums avoid the first and pay about the second: 1.20.
     python3 benchmarks/diag/profile_overhead.py build DIR    # here
     python3 benchmarks/diag/profile_overhead.py run DIR      # on the GPU
 """
@@ -16,50 +33,13 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "test" / "python"))
-VARIANTS = ("plain", "totals", "clock_only", "sums_only", "nothing", "no_flush", "traced", "store_only", "red_only",
-            "red_only_no_flush", "clocks")
+VARIANTS = ("plain", "traced", "clocks")
 
 
 def build(d):
-    import os
-    os.environ["NVTMA_CACHE"] = "0"
     import profile_cases
-    from nvtma import profile
-    from nvtma.dsl.numeric import Int64
-    from nvtma.kernels import gemm
-    P = profile.Profiler
-    now, add, flush = P._now, P._add, P._flush
-
-    def key_only(self, eid, rid, scope, cycles, end):
-        if (eid, rid) not in self._keys:
-            self._keys[(eid, rid)] = len(self._keys)
-            self._publish()
-    from nvtma import cuda
-    from nvtma.dsl.numeric import Uint32
-
-    def store_only(self, eid, rid, scope, cycles, end):
-        key_only(self, eid, rid, scope, cycles, end)
-        self._put64(self._sums() + 2, end)
-
-    def red_only(self, eid, rid, scope, cycles, end):
-        key_only(self, eid, rid, scope, cycles, end)
-        cuda.red_add(self.counters, (self._sums() + 6 + 2 * self._keys[(eid, rid)],), Uint32(1), scope="cta", lane=0)
-    patches = {"store_only": dict(_add=store_only), "red_only": dict(_add=red_only, _now=lambda self: (None, Int64(0))),
-               "red_only_no_flush": dict(_add=red_only, _now=lambda self: (None, Int64(0)), _flush=lambda self: None),
-               "clock_only": dict(_add=key_only), "sums_only": dict(_now=lambda self: (None, Int64(0))),
-               "nothing": dict(_add=key_only, _now=lambda self: (None, Int64(0))),
-               "no_flush": dict(_add=key_only, _now=lambda self: (None, Int64(0)), _flush=lambda self: None)}
-    for name in VARIANTS:
-        for attr, fn in patches.get(name, {}).items():
-            setattr(P, attr, fn)
-        gemm.gemm_kernel._built.clear()
-        if name == "clocks":
-            g = profile_cases.GEMM
-            spec = gemm.gemm_spec(g["BM"], g["BN"], g["wgs"], profile="clocks", pdl=False)
-        else:
-            spec = profile_cases.gemm_specs()["plain" if name == "plain" else "traced" if name == "traced" else "totals"]
+    for name, spec in profile_cases.gemm_specs().items():
         spec.compile().save(Path(d) / name)
-        P._now, P._add, P._flush = now, add, flush
 
 
 def run(d):
@@ -74,15 +54,12 @@ def run(d):
     ws, counters = gemm.workspace(torch, "cuda", profile_cases.gemm_specs()["plain"], N)
 
     def launcher(name):
-        mod = mods[name]
-        if name == "plain":
-            return lambda: mod.gemm(wq, xq, y, ws, counters, parts, sw, sx, grid=grid)
+        mod, extra = mods[name], ()
         if name == "clocks":
-            buf = torch.zeros(grid[0] * (wgs + 1) * gemm.CLOCK_WORDS, dtype=torch.int64, device="cuda")
-            return lambda: mod.gemm(wq, xq, y, ws, counters, parts, sw, sx, buf, grid=grid)
-        names = profile.event_table(mod, "gemm")
-        buf = profile.alloc_buffer(grid, (128 * (wgs + 1),), names.events_per_warp)
-        return lambda: mod.gemm(wq, xq, y, ws, counters, parts, sw, sx, buf, grid=grid)
+            extra = (torch.zeros(grid[0] * (wgs + 1) * gemm.CLOCK_WORDS, dtype=torch.int64, device="cuda"),)
+        elif name == "traced":
+            extra = (profile.alloc_buffer(grid, (128 * (wgs + 1),), profile.event_table(mod, "gemm").events_per_warp),)
+        return lambda: mod.gemm(wq, xq, y, ws, counters, parts, sw, sx, *extra, grid=grid)
     plain = launcher("plain")
     for name in VARIANTS[1:]:
         a, b, ratio = t._overhead(plain, launcher(name))

@@ -18,7 +18,7 @@ from . import dsl
 from ._lazy import lazy
 from .dsl import types
 from .dsl.errors import fail, user_op
-from .dsl.numeric import Boolean, Float16, Float32, Index, Int32, Int64, Numeric, Uint32, Uint64, Val, as_value
+from .dsl.numeric import Boolean, Float16, Float32, Int32, Int64, Numeric, Uint32, Uint64, Val, as_value
 
 ir = lazy("nvtma.ir")
 arith = lazy("nvtma.dialects.arith")
@@ -423,19 +423,13 @@ def _packed_atomic(kind, ptr, val, scope):
 
 
 @user_op
-def red_add(target, idx=None, val=None, *, scope="gpu", lane=None):
+def red_add(target, idx=None, val=None, *, scope="gpu"):
     """target[idx] += val with no result (PTX red: the thread does not wait
     for it). A scalar, or a vector of 2 or 4 f32 (red.global.add.v2/v4.f32,
-    16-byte aligned for v4) or of 2 f16/bf16. `lane` (a scalar only): only
-    that lane of each warp adds, by a predicate on %laneid, not a branch, so
-    code around keeps its uniform control flow (one add a warp, where the
-    warp's lanes hold the same value)."""
+    16-byte aligned for v4) or of 2 f16/bf16."""
     from .dsl.vector import Vector
     if val is None:
         idx, val = None, idx
-    if lane is not None:
-        _lane_red_add(target, idx, val, scope, lane)
-        return
     if not isinstance(val, Vector):
         _atomic("add", target, idx, val, scope)
         return
@@ -455,27 +449,6 @@ def red_add(target, idx=None, val=None, *, scope="gpu", lane=None):
     llvm.InlineAsmOp(None, [ptr] + [x.value for x in val.lanes()],
                      f"red{space}{sc}.add.v{n}.f32 [$0], {{{regs}}};", ",".join(["l"] + ["f"] * n),
                      has_side_effects=True)
-
-
-def _lane_red_add(target, idx, val, scope, lane):
-    """red_add's `lane`: one predicated red of an integer or f32 scalar."""
-    if isinstance(lane, bool) or not isinstance(lane, int) or not 0 <= lane < 32:
-        fail(f"red_add lane {lane!r}: an int in 0..31", rule="atomic")
-    if _SCOPES.get(scope, "x") == "x":
-        fail(f"atomic scope {scope!r}: 'cta', 'cluster', 'gpu' or 'sys'", rule="atomic")
-    ptr, elem = _ptr(target, idx)
-    cls = elem or (type(val) if isinstance(val, Numeric) else Float32 if isinstance(val, float) else Int32)
-    kind = {(32, False): "u32", (64, False): "u64", (32, True): "f32"}.get((cls.width, cls.is_float))
-    if kind is None or cls is Index:
-        fail(f"red_add with lane= of {cls.__name__}: a 32- or 64-bit integer or f32 scalar", rule="atomic")
-    v = as_value(val, cls)
-    sc = {"device": ".gpu", "block": ".cta", "cluster": ".cluster", None: ".sys"}[_SCOPES[scope]]
-    space = ".global" if _addrspace(ptr) != 3 else ".shared::cta"
-    con = {"u32": "r", "u64": "l", "f32": "f"}[kind]
-    llvm.InlineAsmOp(None, [ptr, v],
-                     "{ .reg .pred %p; .reg .u32 %l; mov.u32 %l, %laneid; "
-                     f"setp.eq.u32 %p, %l, {lane}; @%p red{sc}{space}.add.{kind} [$0], $1; }}",
-                     f"l,{con}", has_side_effects=True)
 
 
 def _addrspace(ptr):

@@ -21,17 +21,6 @@ a shared-memory count and one 32-byte record: no global count per event.
 Event and role names are build-time strings; their ids and the table
 (``nvtma_profile`` on the kernel function) are fixed by the build.
 
-``totals=True`` keeps no timeline: each (event, role) a warp records sums
-its count and %clock64 cycles (32-bit, per launch) in the warp's words of
-static shared memory (8 bytes a key; ``events_per_warp`` is then how many
-keys a warp holds), and at the kernel's end each warp adds them and its span
-(kernel start to end) into its slot of the buffer (record i: the name
-table's i-th key) with reductions that do not wait. An event costs two clock
-reads and a shared-memory update of one lane: no global write inside the
-kernel's loops, where a later mbarrier arrival (a release) would wait for
-it. Sums add up over launches into one zeroed buffer. ``collect`` returns a
-`Totals` (``shares()``: each role's time by event).
-
 A Profiler made with no buffer (or ``enabled=False``) builds nothing: the
 kernel's IR and PTX are those of the same kernel without the calls.
 Layout and host side: nvtma.profile_report (re-exported here).
@@ -43,21 +32,19 @@ from . import cuda, dsl
 from ._lazy import lazy
 from .dsl.errors import fail, user_op
 from .dsl.numeric import Index, Int32, Int64, Uint32
-from .profile_report import (HEADER_WORDS, KINDS, MAGIC, MODES, RECORD_WORDS, SCOPES, SLOT_HEADER_WORDS, VERSION,
-                             EventTable, Profile, ProfileError, Totals, alloc_buffer, buffer_words, check_trace,
-                             collect, event_table, event_tables, pack_meta, slot_words)
+from .profile_report import (HEADER_WORDS, KINDS, MAGIC, RECORD_WORDS, SCOPES, SLOT_HEADER_WORDS, VERSION,
+                             EventTable, Profile, ProfileError, alloc_buffer, buffer_words, check_trace, collect,
+                             event_table, event_tables, pack_meta, slot_words)
 from .profile_report import ATTRIBUTE, MAX_EVENTS_PER_WARP, MAX_NAMES, MAX_ROLES
 
 ir = lazy("nvtma.ir")
 gpu = lazy("nvtma.dialects.gpu")
 
-__all__ = ["Profiler", "ProfileError", "EventTable", "Profile", "Totals", "buffer_words", "alloc_buffer", "collect",
+__all__ = ["Profiler", "ProfileError", "EventTable", "Profile", "buffer_words", "alloc_buffer", "collect",
            "event_table", "event_tables", "check_trace"]
 
 _MAX_NAME = 128
 _COUNTERS = "__nvtma_profile_counters"
-_TOTALS = "__nvtma_profile_totals"
-_SUMS_HEAD = 6  # totals: a warp's start clock (2 words), last event's end clock (2), SM, pad
 _KIND = {k: i for i, k in enumerate(KINDS)}
 
 
@@ -121,12 +108,8 @@ class Profiler:
     default, one lane of every warp ("warp") or of the first warp of every
     warpgroup ("warpgroup"); each call may override it."""
 
-    def __init__(self, buffer=None, *, events_per_warp=64, scope="warp", enabled=None, totals=False):
+    def __init__(self, buffer=None, *, events_per_warp=64, scope="warp", enabled=None):
         self.enabled = (buffer is not None) if enabled is None else bool(enabled)
-        if not isinstance(totals, bool):
-            fail(f"totals {totals!r}: a bool", rule="profile")
-        self.totals = totals
-        self._keys = {}          # totals: (event id, role id) -> its record in a warp's slot
         if isinstance(events_per_warp, bool) or not isinstance(events_per_warp, int) or \
                 not 1 <= events_per_warp <= MAX_EVENTS_PER_WARP:
             fail(f"events_per_warp {events_per_warp!r}: an int in 1..{MAX_EVENTS_PER_WARP}", rule="profile")
@@ -161,61 +144,27 @@ class Profiler:
         self._publish()
 
     # ------------------------------------------------------------------ setup
-    def _slot(self, warp):
-        """(CTA, this warp's slot's first word, whether the slot is in the buffer) of the buffer."""
-        # in 64 bits: a grid may hold more than 2^31 CTAs
-        gx, gy, gz = (dsl.grid_dim(d).to(Index) for d in "xyz")
-        cta = dsl.block_idx("x").to(Index) + gx * (dsl.block_idx("y").to(Index) + gy * dsl.block_idx("z").to(Index))
-        base = (cta * self.warps + warp.to(Index)) * slot_words(self.events_per_warp) + HEADER_WORDS
-        return cta, base, base + slot_words(self.events_per_warp) <= self.buf.shape[0]
-
-    def _sums(self):
-        """totals: this warp's first word of its shared sums (_SUMS_HEAD words: its start clock, its last event's
-        end clock, its SM; then a (count, cycles) pair a key), from the warp index read here. Nothing of the
-        Profiler's is held in registers across the kernel, and the kernel's end reads no clock or SM id: either
-        made ptxas move a GEMM's K-loop ring state and wgmma descriptors out of uniform registers (1.6x slower),
-        as did a leader's branch in each event."""
-        return (dsl.thread_idx(hoist=False) // 32).to(Index) * (2 * self.events_per_warp + _SUMS_HEAD)
-
-    def _put64(self, at, v):
-        self.counters[at] = v.to(Int32)
-        self.counters[at + 1] = (v >> 32).to(Int32)
-
-    def _get64(self, at):
-        return self.counters[at].to(Uint32).to(Int64) | (self.counters[at + 1].to(Int64) << 32)
-
     @user_op
     def _setup(self):
         E, sw = self.events_per_warp, slot_words(self.events_per_warp)
-        if self.totals:
-            self.counters = self.k.static_smem(_TOTALS, [self.warps * (2 * E + _SUMS_HEAD)],
-                                               ir.IntegerType.get_signless(32))
-            # every lane writes the same words (its own clock: whichever lands): no branch
-            at, c0 = self._sums(), cuda.clock64()  # the warp's span starts here
-            self._put64(at, c0)
-            self._put64(at + 2, c0)
-            self.counters[at + 4] = dsl.smid()
-            for i in range(2 * E):
-                self.counters[at + _SUMS_HEAD + i] = Int32(0)
-        else:
-            # each warp's event count
-            self.counters = self._counters()
+        self.counters = self._counters()
         self.warp = dsl.warp_idx()
-        cta, self.base, self.fits = self._slot(self.warp)
+        # in 64 bits: a grid may hold more than 2^31 CTAs
+        gx, gy, gz = (dsl.grid_dim(d).to(Index) for d in "xyz")
+        cta = dsl.block_idx("x").to(Index) + gx * (dsl.block_idx("y").to(Index) + gy * dsl.block_idx("z").to(Index))
+        slot = cta * self.warps + self.warp.to(Index)
+        self.base = slot * sw + HEADER_WORDS
         self.records = self.base + SLOT_HEADER_WORDS
         words = self.buf.shape[0]
-        if not self.totals:
-            self.meta0 = dsl.smid().to(Int64) | (self.warp.to(Int64) << 16)
+        self.fits = self.base + sw <= words
+        self.meta0 = dsl.smid().to(Int64) | (self.warp.to(Int64) << 16)
         with self._leader("warp"):
-            if not self.totals:
-                # a warp without a slot starts full: its events write nothing, so
-                # that an event's one bounds check is its count against E
-                self.counters[self.warp] = dsl.select(self.fits, Int32(0), Int32(E))
+            # a warp without a slot starts full: its events write nothing, so
+            # that an event's one bounds check is its count against E
+            self.counters[self.warp] = dsl.select(self.fits, Int32(0), Int32(E))
             with dsl.if_((cta == 0) & (self.warp == 0) & (words >= HEADER_WORDS)):
-                gx, gy, gz = (dsl.grid_dim(d).to(Index) for d in "xyz")
                 ctas = gx * gy * gz
-                head = [MAGIC, VERSION, E, self.warps, ctas, RECORD_WORDS, sw, MODES.index("totals" if self.totals
-                                                                                          else "trace")]
+                head = [MAGIC, VERSION, E, self.warps, ctas, RECORD_WORDS, sw, 0]
                 head = [v.to(Int64) if isinstance(v, dsl.Val) else Int64(v) for v in head]
                 for i in range(0, HEADER_WORDS, 2):
                     self.buf.store_vec(dsl.Vector.from_elements(head[i:i + 2], self.buf.dtype), i)
@@ -227,17 +176,6 @@ class Profiler:
         """The kernel's end (a hook of the kernel builder): each warp writes
         its count, the events it tried to record, once."""
         cuda.warp_sync()  # the last event's leader may be another lane
-        if self.totals:  # the warp's span (to its last event's end) and sums, added, and its SM
-            at = self._sums()
-            _, base, fits = self._slot(dsl.thread_idx(hoist=False) // 32)
-            with self._leader("warp"), dsl.if_(fits):
-                cuda.red_add(self.buf, (base,), self._get64(at + 2) - self._get64(at))
-                self.buf[base + 1] = self.counters[at + 4].to(Int64)
-                for key in range(len(self._keys)):
-                    for j in range(2):  # unsigned 32-bit sums, widened
-                        v = self.counters[at + _SUMS_HEAD + 2 * key + j].to(Uint32).to(Int64)
-                        cuda.red_add(self.buf, (base + SLOT_HEADER_WORDS + key * RECORD_WORDS + 1 + j,), v)
-            return
         with self._leader("warp"), dsl.if_(self.fits):
             n = self.counters[self.warp].to(Uint32).to(Int64)
             # the count and the pad word: one 16-byte store
@@ -250,9 +188,8 @@ class Profiler:
 
     def _publish(self):
         """The name table, as JSON text on the kernel function."""
-        names, roles = tuple(self._events), tuple(self._roles)
-        keys = tuple((names[e], roles[r]) for e, r in self._keys) if self.totals else None
-        t = EventTable(self.k.kernel.name, names, roles, self.events_per_warp, self.warps, self.scope, keys)
+        t = EventTable(self.k.kernel.name, tuple(self._events), tuple(self._roles), self.events_per_warp,
+                       self.warps, self.scope)
         self.k.func.operation.attributes[ATTRIBUTE] = ir.StringAttr.get(t.to_json())
 
     @staticmethod
@@ -291,39 +228,13 @@ class Profiler:
         "warpgroup", only in the warpgroup's first warp."""
         return _Leader(self, scope)
 
-    def _now(self):
-        return None if self.totals else cuda.globaltimer(), cuda.clock64()
-
-    def _add(self, eid, rid, scope, cycles, end):
-        """totals: the event's count and cycles (None for a mark) added into its record, its end clock the
-        warp's last."""
-        key = self._keys.get((eid, rid))
-        if key is None:
-            if len(self._keys) >= self.events_per_warp:
-                fail(f"more than {self.events_per_warp} (event, role) pairs to total: raise events_per_warp",
-                     rule="profile")
-            key = self._keys[(eid, rid)] = len(self._keys)
-            self._publish()
-        self._sites += 1
-        # every lane of the warp reads its sums (a broadcast) and writes them back (the same values): no branch,
-        # so the code around keeps its uniform control flow (a leader's branch inside a K loop made ptxas move
-        # the loop's ring state and wgmma descriptors out of uniform registers: the GEMM 1.6x slower); every
-        # warp running the event records it, whatever the scope
-        head = self._sums()
-        at = head + _SUMS_HEAD + 2 * key
-        # lane 0's reductions (no result: nothing waits on them, where a load-add-store held the warp ~30
-        # cycles a word: the GEMM 1.44x slower); the end clock stored by every lane (no branch)
-        cuda.red_add(self.counters, (at,), Uint32(1), scope="cta", lane=0)
-        if cycles is not None:
-            cuda.red_add(self.counters, (at + 1,), cycles.to(Uint32), scope="cta", lane=0)
-        self._put64(head + 2, end)
+    @staticmethod
+    def _now():
+        return cuda.globaltimer(), cuda.clock64()
 
     def _emit(self, kind, eid, rid, depth, scope, t0, c0, t1, c1, n=None):
         """One record; `n`: the warp's count if read earlier (at the range's
         start, so that its latency hides behind the range's body)."""
-        if self.totals:
-            self._add(eid, rid, scope, None if kind == "mark" else c1 - c0, c1)
-            return
         E = self.events_per_warp
         const = pack_meta(role=rid, event=eid, kind=_KIND[kind], depth=min(depth, 15), scope=SCOPES.index(scope))
         self._sites += 1
@@ -425,7 +336,7 @@ class Profiler:
         t, c = self._now()
         # every lane reads the count (one shared-memory broadcast); unused,
         # the load is dead code and goes
-        n0 = None if self.totals else self.counters[self.warp]
+        n0 = self.counters[self.warp]
         return _Open(name, eid, rid, scope, len(self._stack), t, c, ir.InsertionPoint.current.block, n0,
                      self._sites)
 

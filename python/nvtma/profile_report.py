@@ -18,14 +18,6 @@ fields), start and end in %globaltimer ns, and (start %clock64 low 32 bits)
 strings; their table rides on the kernel's IR (the ``nvtma_profile``
 attribute of its gpu.func), so the compiled module and its saved artifact
 carry it.
-
-A totals buffer (``Profiler(..., totals=True)``, header word 7 = 1) has the
-same header and slots, but no timeline: record i of a warp's slot holds the
-i-th (event, role) of the name table's ``keys`` as (0, count, %clock64
-cycles summed, 0), each event adding to them with a reduction that does not
-wait, and the slot's first two words are the warp's span in cycles (kernel
-start to end, summed over the launches that wrote the buffer) and its SM.
-``collect`` returns a `Totals` for it.
 """
 
 from __future__ import annotations
@@ -35,14 +27,14 @@ import math
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["ProfileError", "EventTable", "Event", "Profile", "Totals", "event_table", "buffer_words", "alloc_buffer",
+__all__ = ["ProfileError", "EventTable", "Event", "Profile", "event_table", "buffer_words", "alloc_buffer",
            "collect", "check_trace", "HEADER_WORDS", "RECORD_WORDS", "SLOT_HEADER_WORDS", "slot_words"]
 
 # --------------------------------------------------------------------------- the layout (one schema)
 
 MAGIC = int.from_bytes(b"nvtmaprf", "little")
 VERSION = 1
-HEADER_WORDS = 8        # magic, version, events per warp, warps per CTA, CTAs, record words, slot words, mode
+HEADER_WORDS = 8        # magic, version, events per warp, warps per CTA, CTAs, record words, slot words, 0
 RECORD_WORDS = 4        # meta, start ns, end ns, (start clock << 32) | cycles
 SLOT_HEADER_WORDS = 2   # count, pad (keeps records 16-byte aligned)
 MAX_EVENTS_PER_WARP = 1 << 20
@@ -60,7 +52,6 @@ SCOPE_FIELD = (56, 4)
 
 KINDS = ("range", "mark", "span")   # nested ranges (range/push-pop), instants, start/end spans (may overlap)
 SCOPES = ("warp", "warpgroup")
-MODES = ("trace", "totals")         # header word 7: a timeline of records, or each (event, role)'s sums
 ATTRIBUTE = "nvtma_profile"         # the kernel function attribute holding the name table (JSON text)
 
 
@@ -139,18 +130,11 @@ class EventTable:
     events_per_warp: int
     warps: int
     scope: str = "warp"
-    keys: tuple = None      # totals mode: the (event, role) name pair of each record of a slot; None: trace
-
-    @property
-    def mode(self) -> str:
-        return "trace" if self.keys is None else "totals"
 
     def to_json(self) -> str:
-        d = {"format": VERSION, "kernel": self.kernel, "events": list(self.events), "roles": list(self.roles),
-             "events_per_warp": self.events_per_warp, "warps": self.warps, "scope": self.scope}
-        if self.keys is not None:
-            d["keys"] = [list(k) for k in self.keys]
-        return json.dumps(d, separators=(",", ":"))
+        return json.dumps({"format": VERSION, "kernel": self.kernel, "events": list(self.events),
+                           "roles": list(self.roles), "events_per_warp": self.events_per_warp,
+                           "warps": self.warps, "scope": self.scope}, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str) -> "EventTable":
@@ -163,15 +147,11 @@ class EventTable:
               and isinstance(d.get("roles"), list) and all(isinstance(x, str) for x in d["roles"])
               and isinstance(d.get("events_per_warp"), int) and isinstance(d.get("warps"), int)
               and d.get("scope", "warp") in SCOPES)
-        keys = d.get("keys") if ok else None
-        if keys is not None:
-            ok = isinstance(keys, list) and all(
-                isinstance(k, list) and len(k) == 2 and k[0] in d["events"] and k[1] in d["roles"] for k in keys)
         if not ok:
             raise ProfileError(f"the profile name table {text[:200]!r} is not a format-{VERSION} table",
                                rule="names")
         return cls(d["kernel"], tuple(d["events"]), tuple(d["roles"]), d["events_per_warp"], d["warps"],
-                   d.get("scope", "warp"), None if keys is None else tuple(tuple(k) for k in keys))
+                   d.get("scope", "warp"))
 
 
 _ATTR_RE = re.compile(ATTRIBUTE + r' = "((?:[^"\\]|\\.)*)"')
@@ -489,90 +469,6 @@ class Profile:
         return "\n".join(text)
 
 
-@dataclass
-class Totals:
-    """A decoded totals buffer: per (CTA, warp) that ran, its SM, its span in
-    cycles (kernel start to end) and {(event, role): (count, cycles)} of the
-    events it recorded (a warp of a "warpgroup"-scoped event records for its
-    warpgroup), each summed over the launches that wrote the buffer."""
-    names: EventTable
-    warps: dict                                      # (cta, warp) -> {"sm", "span", "events"}
-    ctas: int = 0
-    ctas_without_slot: int = 0
-
-    def shares(self) -> dict:
-        """{role: {event: the median over the warps that recorded it of its
-        cycles' share of the warp's span}}: where each role's time went."""
-        per = {}
-        for w in self.warps.values():
-            for (event, role), (_, cycles) in w["events"].items():
-                if w["span"] > 0:
-                    per.setdefault(role, {}).setdefault(event, []).append(cycles / w["span"])
-        return {role: {e: sorted(v)[len(v) // 2] for e, v in evs.items()} for role, evs in per.items()}
-
-    def summary(self) -> list:
-        """One row per (role, event): the warps that recorded it, its count
-        and cycles per warp, cycles per event, and the median share of the
-        warp's span (shares())."""
-        shares = self.shares()
-        rows = {}
-        for w in self.warps.values():
-            for (event, role), (count, cycles) in w["events"].items():
-                r = rows.setdefault((role, event), dict(role=role, name=event, warps=0, count=0, cycles=0))
-                r["warps"] += 1
-                r["count"] += count
-                r["cycles"] += cycles
-        out = []
-        for (role, event), r in sorted(rows.items()):
-            n = r["warps"]
-            out.append(dict(role=role, name=event, warps=n, count_per_warp=r["count"] / n,
-                            cycles_per_warp=r["cycles"] / n, cycles_per_event=r["cycles"] / max(r["count"], 1),
-                            share=shares.get(role, {}).get(event, 0.0)))
-        return out
-
-    def table(self) -> str:
-        """summary() as a text table."""
-        head = ("role", "event", "warps", "count/warp", "cycles/warp", "cycles/event", "share of span")
-        lines = [head] + [(r["role"] or "-", r["name"], str(r["warps"]), f"{r['count_per_warp']:.1f}",
-                           f"{r['cycles_per_warp']:.0f}", f"{r['cycles_per_event']:.0f}", f"{r['share']:.3f}")
-                          for r in self.summary()]
-        widths = [max(len(x[i]) for x in lines) for i in range(len(head))]
-        text = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(x, widths)))
-                for x in lines]
-        spans = [w["span"] for w in self.warps.values()]
-        text.append(f"{self.names.kernel}: totals of {len(spans)} warps of {self.ctas} CTAs, mean span "
-                    f"{sum(spans) / max(len(spans), 1):.0f} cycles"
-                    + (f"; {self.ctas_without_slot} CTAs had no slot in the buffer" if self.ctas_without_slot else ""))
-        return "\n".join(text)
-
-
-def _collect_totals(w, table, E, warps, ctas, sw):
-    if table.keys is None:
-        raise ProfileError(f"a totals buffer, but {table.kernel}'s name table is a trace kernel's", rule="names")
-    if len(table.keys) > E:
-        raise ProfileError(f"{table.kernel}'s table has {len(table.keys)} totals keys for {E} records a warp",
-                           rule="names")
-    slots = min(ctas * warps, (len(w) - HEADER_WORDS) // sw)
-    out = {}
-    for slot in range(slots):
-        base = HEADER_WORDS + slot * sw
-        span = w[base]
-        if span < 0:
-            raise ProfileError(f"slot {slot} spans {span} cycles", rule="buffer")
-        if span == 0:  # no launch wrote it
-            continue
-        events = {}
-        for i, key in enumerate(table.keys):
-            r = base + SLOT_HEADER_WORDS + i * RECORD_WORDS
-            count, cycles = w[r + 1], w[r + 2]
-            if count < 0 or cycles < 0:
-                raise ProfileError(f"slot {slot} record {i}: count {count}, cycles {cycles}", rule="buffer")
-            if count:
-                events[key] = (count, cycles)
-        out[divmod(slot, warps)] = dict(sm=w[base + 1], span=span, events=events)
-    return Totals(table, out, ctas, max(0, ctas - slots // warps))
-
-
 def _wrap32(d):
     """A difference of two 32-bit clock readings, as a signed int."""
     return ((d + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
@@ -584,9 +480,8 @@ def _pct(sorted_vals, p):
     return sorted_vals[k]
 
 
-def collect(buffer, table: EventTable):
-    """Decodes a profile buffer (after the kernel ran) with the kernel's name
-    table: a Profile (a trace kernel's), or a Totals (a totals kernel's)."""
+def collect(buffer, table: EventTable) -> Profile:
+    """Decodes a profile buffer (after the kernel ran) with the kernel's name table."""
     if not isinstance(table, EventTable):
         raise ProfileError(f"collect takes the kernel's EventTable (profile.event_table(module, name)), got "
                            f"{type(table).__name__}", rule="names")
@@ -607,12 +502,6 @@ def collect(buffer, table: EventTable):
         raise ProfileError(f"the buffer was written with {E} events per warp and {warps} warps per CTA, the name "
                            f"table of {table.kernel} says {table.events_per_warp} and {table.warps}: another "
                            "kernel's buffer", rule="names")
-    if w[7] not in (0, 1):
-        raise ProfileError(f"profile buffer mode {w[7]}: 0 (trace) or 1 (totals)", rule="buffer")
-    if w[7] == 1:
-        return _collect_totals(w, table, E, warps, ctas, sw)
-    if table.keys is not None:
-        raise ProfileError(f"a trace buffer, but {table.kernel}'s name table is a totals kernel's", rule="names")
     slots = min(ctas * warps, (len(w) - HEADER_WORDS) // sw)
     events, overflow, recorded = [], {}, {}
     for slot in range(slots):

@@ -43,7 +43,7 @@ def gemm_specs():
     # not built for PDL: its W stages loaded before the wait are not traced as acquire/load
     return {"plain": gemm.gemm_spec(g["BM"], g["BN"], g["wgs"], pdl=False),
             "traced": gemm.gemm_spec(g["BM"], g["BN"], g["wgs"], profile=g["events"], pdl=False),
-            "totals": gemm.gemm_spec(g["BM"], g["BN"], g["wgs"], profile="totals", pdl=False)}
+            "clocks": gemm.gemm_spec(g["BM"], g["BN"], g["wgs"], profile="clocks", pdl=False)}
 
 
 def all_specs():

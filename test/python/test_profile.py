@@ -268,40 +268,6 @@ def test_ws_pipeline_profile_compiles_and_saves(tmp_path):
     assert "profile: events tile for roles producer, consumer" in out
 
 
-@dsl.kernel(block=(64,))
-def totaled(x: dsl.Tensor("f32", (None,)), b: dsl.Tensor("i64", (None,)), *, E=4, role2=False):
-    p = profile.Profiler(b, events_per_warp=E, totals=True)
-    with p.role("producer"), p.range("loop"):
-        for i in dsl.range(x.shape[0]):
-            with p.range("body"):
-                x[i] = x[i] * 2.0
-            p.mark("tick")
-    if role2:  # the same event name in another role: a key of its own
-        with p.range("body", role="other"):
-            x[0] = x[0] + 1.0
-
-
-def test_totals_sum_counts_and_clocks_with_reductions():
-    built = totaled.build()
-    t = profile.event_table(built, "totaled")
-    assert t.mode == "totals" and t.keys == (("body", "producer"), ("tick", "producer"), ("loop", "producer"))
-    ptx = nvtma.compile(built.ir, cache=False).ptx
-    assert "%globaltimer" not in ptx and ptx.count("%clock64") >= 5
-    # the sums of a launch in shared memory; into the buffer only at the end, after the last clock read (the
-    # span's): the span, and a count and cycles per key
-    assert "st.shared" in ptx
-    adds = [m.start() for m in re.finditer(r"(?:red|atom)\.global\.add\.u64", ptx)]
-    assert len(adds) == 1 + 2 * len(t.keys) and min(adds) > ptx.rindex("%clock64"), adds
-    assert "st.global.v2.b64" in ptx                 # the header
-    assert profile.event_table(totaled.build(role2=True)).keys[-1] == ("body", "other")
-    with pytest.raises(dsl.KernelBuildError) as e:
-        totaled.build(E=2)
-    assert e.value.rule == "profile" and "more than 2 (event, role) pairs" in str(e.value)
-    with pytest.raises(dsl.KernelBuildError) as e:
-        profile.Profiler(None, totals=1)
-    assert e.value.rule == "profile"
-
-
 def test_gemm_traced_variant():
     from nvtma.kernels import gemm
     sp = gemm.gemm_spec(16, 128, 2, profile=128)
@@ -318,14 +284,27 @@ def test_gemm_traced_variant():
     assert len(sp.kernel.signature()) == 6 and len(sp.param_types) == len(plain.param_types) + 1
     ptx = nvtma.compile(sp.ir, cache=False).ptx
     assert ptx.count("%globaltimer") >= 2 and "wgmma.mma_async" in ptx
-    # totals: the same events (and "promote" with block scales) as keys, the same parameters
-    tot = gemm.gemm_spec(16, 128, 2, profile="totals", w_scale="block")
-    t = profile.event_table(tot)
-    assert t.mode == "totals" and t.events_per_warp == gemm.PROFILE_TOTALS and t.scope == "warpgroup"
-    assert set(t.keys) == {("prefetch", "producer"), ("grid_wait", "producer"), ("acquire", "producer"),
-                           ("load", "producer"), ("wait", "consumer"), ("mma", "consumer"), ("promote", "consumer"),
-                           ("epilogue", "consumer")}
-    assert len(tot.param_types) == len(gemm.gemm_spec(16, 128, 2, w_scale="block").param_types) + 1
+    # block scales: each stage's promotion is an event too
+    assert "promote" in profile.event_table(gemm.gemm_spec(16, 128, 2, profile=128, w_scale="block")).events
+
+
+def test_gemm_clock_sums_in_registers():
+    from nvtma.kernels import gemm
+    sp, plain = gemm.gemm_spec(16, 128, 2, profile="clocks"), gemm.gemm_spec(16, 128, 2)
+    assert "nvtma_profile" not in sp.ir and len(sp.param_types) == len(plain.param_types) + 1
+    ptx = nvtma.compile(sp.ir, cache=False).ptx
+    # clock reads in the loops, no memory access per event: the sums are added into the buffer once per
+    # warpgroup (producer: blocked, x_load, grid_wait and the span; consumers: wait, mma, after_mma, epilogue,
+    # span), each by one 64-bit reduction (the kernel as built has none)
+    assert ptx.count("%clock64") >= 8 and "%globaltimer" not in ptx
+    adds = re.findall(r"(?:red|atom)\.global\.add\.u64", ptx)
+    assert len(adds) == len(gemm.CLOCKS["producer"]) + 1 + len(gemm.CLOCKS["consumer"]) + 1, adds
+    assert not re.findall(r"(?:red|atom)\.global\.add\.u64", nvtma.compile(plain.ir, cache=False).ptx)
+    for bad in (0, True, "total", 1.5):
+        with pytest.raises(ValueError, match="profile="):
+            gemm.gemm_spec(16, 128, 2, profile=bad)
+    with pytest.raises(ValueError, match="clocks"):
+        gemm.gemm_spec(16, 128, 2, profile="clocks", diag="stream_only")
 
 
 def test_profile_gemm_example_compiles(tmp_path):

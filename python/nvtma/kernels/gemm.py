@@ -88,15 +88,13 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     # kwg: the two consumer warpgroups take alternate K steps of the whole tile (each waits for, and
     # promotes, its own stages while the other's wgmmas run), summed through shared memory at the end
     rwgs = 1 if kwg else wgs          # warpgroups the tile's rows are split over
-    # profile: None, events per warp (a timeline) or "totals" (each event's count and cycles summed); the last
-    # parameter is then the int64 profile buffer
-    totals = profile == "totals"
-    # "clocks" (diagnostics): each warpgroup's SM-clock sums of where its time went, carried in registers through
-    # its loops and added into the buffer once at its end (CLOCKS): no memory access or branch per event
+    # profile: None, events per warp (the last parameter is then the int64 profile buffer), or "clocks"
+    # (diagnostics): each warpgroup's SM-clock sums of where its time went, carried in registers through its
+    # loops and added into the (int64, last) buffer once at its end (CLOCKS): no memory access or branch per
+    # event, which in these loops cost a trace 1.6x (benchmarks/diag/profile_overhead.py)
     clocks = profile == "clocks"
     prof = Profiler(scales[-1] if profile and not clocks else None,
-                    events_per_warp=PROFILE_TOTALS if totals else profile if isinstance(profile, int) else 1,
-                    scope="warpgroup", totals=totals)
+                    events_per_warp=profile if isinstance(profile, int) else 1, scope="warpgroup")
     clock_buf = scales[-1] if clocks else None
     scales = scales[:-1] if profile else scales
     # 32-bit problem arithmetic: a 64-bit division by a run-time value (the K split, the grid) is a
@@ -385,7 +383,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
 
         def compute(tile, kb0, kb1, st):
             ck = ()
-            if clocks:  # (wait, mma, promote, epilogue, last) sums carried with the ring state
+            if clocks:  # (wait, mma, after_mma, epilogue, last) sums carried with the ring state
                 st, ck = st[0], (st[1],)
             if stream or diag == "no_mma":  # diagnostics: each stage waited for and released, nothing read
                 waits = dsl.range(kb0, kb1, carry=(st,))
@@ -551,8 +549,10 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
 
 QUANTIZER_WARPS = 3  # warps 1-3 of the producer's warpgroup (warp 0 issues the TMA loads)
 # gemm_spec(profile="clocks"): per CTA and warpgroup (the producer's first), CLOCK_WORDS int64 words of SM-clock
-# sums, each the role's names in order, the span (start to its last event) last
-CLOCKS = {"producer": ("blocked", "x_load", "grid_wait"), "consumer": ("wait", "mma", "promote", "epilogue")}
+# sums, each the role's names in order, the span (start to its last event) last. Producer: blocked (waiting for a
+# free slot and issuing W's load), x_load, grid_wait (PDL); consumers: wait (for a full slot), mma (the stage's
+# wgmmas issued and waited for), after_mma (the slot's release and, with block scales, the promotion), epilogue
+CLOCKS = {"producer": ("blocked", "x_load", "grid_wait"), "consumer": ("wait", "mma", "after_mma", "epilogue")}
 CLOCK_WORDS = 8
 
 
@@ -564,7 +564,6 @@ def _write_clocks(buf, role, wgs, sums, start, who):
         for i, v in enumerate(sums[:-1]):
             cuda.red_add(buf, (base + i,), v)
         cuda.red_add(buf, (base + CLOCK_WORDS - 1,), sums[-1] - start)
-PROFILE_TOTALS = 8  # gemm_spec(profile="totals"): (event, role) pairs a warp holds (the GEMM records 8)
 
 
 def _quantize_stages(segments, count, pipe, xready, xb_ring, xq_ring, sx_ring, BM, stages):
@@ -1184,10 +1183,9 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     and promotes its stage while the other's wgmmas run), summed through
     shared memory before the epilogue. `profile` (events per
     warp) builds the traced variant: an int64 profile buffer follows the scales
-    (nvtma.profile); "totals" builds one that sums each event's count and SM
-    cycles per warp instead of tracing them (Profiler(totals=True)), and
-    "clocks" (diagnostics) one whose warpgroups carry their SM-clock sums in
-    registers and add them into the buffer once, at their end (CLOCKS).
+    (nvtma.profile); "clocks" (diagnostics) builds one whose warpgroups carry
+    their SM-clock sums in registers and add them into an int64 buffer of
+    CLOCK_WORDS words per CTA and warpgroup once, at their end (CLOCKS).
     `pdl` (the default) builds it for programmatic dependent launch: its first
     W stages load before it waits for the stream's earlier kernels, and it lets
     the next kernel launch once its own loads are issued (measured on the H200
@@ -1253,9 +1251,9 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
         raise ValueError(f"diag={diag!r}: one of {', '.join(map(repr, DIAGS))}")
     if pdl not in (False, True, "early"):
         raise ValueError(f"pdl={pdl!r}: False, True or 'early'")
-    if profile is not None and profile not in ("totals", "clocks") and \
+    if profile is not None and profile != "clocks" and \
             (isinstance(profile, bool) or not isinstance(profile, int) or profile < 1):
-        raise ValueError(f"profile={profile!r}: events per warp (an int >= 1), 'totals' or 'clocks'")
+        raise ValueError(f"profile={profile!r}: events per warp (an int >= 1) or 'clocks'")
     if profile == "clocks" and diag in ("stream_only", "stream_no_wait", "no_mma"):
         raise ValueError(f"profile='clocks' with diag={diag!r}: the clocks are the wgmma loop's")
     if diag in ("stream_only", "stream_no_wait", "no_mma") and (kwg or x_scale == "fused"):
