@@ -66,9 +66,9 @@ MODES = ("tensor", "row", "block", "bf16")
 # removed, not committed: each stage's scale factors (sx · sw, per x row a thread holds) read from the slot and
 # multiplied while its wgmmas ran and the slot released as soon as they retired ("now"), against the kernels as
 # they are (then gemm_spec diag "promote_after": factors after the wgmmas, release after the promotion), each
-# twice, interleaved. Block: 1-15% slower at 31 of 35 points (ptxas put the loads and multiplies between the
-# stage's wgmmas, and the K loop held 32 more registers); fused: within 1.3%. The run's VARIANTS were
-# now / after / now-again / after-again; "after" is the kernel now, so as built twice:
+# twice, interleaved. Block: slower at 32 of 35 points, by more than 1% at 27, up to 15% (ptxas put the loads and
+# multiplies between the stage's wgmmas, and the K loop held 32 more registers); fused: within 1.3%. The run's
+# VARIANTS were now / after / now-again / after-again; "after" is the kernel now, so as built twice:
 MS = (1, 8, 16, 32, 64, 128, 256)
 PROBES = [(N, K, M, mode, [None]) for N, K in SHAPES for M in MS for mode in ("block", "tensor")] + \
     [(N, K, M, "fused", [None]) for N, K in SHAPES for M in (1, 8, 16)]

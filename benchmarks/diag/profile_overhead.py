@@ -12,7 +12,7 @@ per-warp totals mode of the Profiler (built at d184d8f: each event's count
 and cycles summed in shared memory, added into the buffer at the kernel's
 end; removed after) and its parts patched in and out at build time, ratios
 to the kernel as built:
-- trace 1.62-1.71; totals 1.53-1.64;
+- trace 1.59-1.71 (with test_gpu_profile.py's runs); totals 1.53-1.64;
 - totals' events reading the clock only 1.11-1.17; no event at all (the
   end-of-kernel flush alone) 1.10-1.17; neither 1.02;
 - its sums only: a load-add-store of shared memory a word 1.44, a lane-0

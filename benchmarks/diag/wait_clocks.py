@@ -92,7 +92,8 @@ def run(d, which=None):
                     line["shares"], line["cycles"] = {}, {}
                     for role, (names, rows) in per.items():
                         span = sum(r[W - 1] for r in rows)
-                        line["shares"][role] = {n: round(sum(r[i] for r in rows) / span, 3) for i, n in enumerate(names)}
+                        line["shares"][role] = {n: round(sum(r[i] for r in rows) / span, 3)
+                                                for i, n in enumerate(names)}
                         # per warpgroup of the role, CTA and call
                         k = len(rows) * prep.grid[0] * 20
                         line["cycles"][role] = {n: round(sum(r[i] for r in rows) / k) for i, n in enumerate(names)}
