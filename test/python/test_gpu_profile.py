@@ -153,14 +153,6 @@ def _gemm_case():
     return M, N, K, splits, wgs, wq, xq, sw, sx, want, parts, grid, sms
 
 
-def _gemm_counts(parts, kb, wgs):
-    """What each role of the profiling GEMM records: per share (one segment of kb K steps) a wait for a free
-    slot and a load a K step, per consumer warpgroup a wait for a full slot and wgmmas a K step, one epilogue."""
-    return {("producer", "acquire"): parts * kb, ("producer", "load"): parts * kb,
-            ("consumer", "wait"): parts * kb * wgs, ("consumer", "mma"): parts * kb * wgs,
-            ("consumer", "epilogue"): parts * wgs}
-
-
 def test_gemm_trace_and_overhead(tmp_path):
     specs = profile_cases.gemm_specs()
     traced, plain = build(specs["traced"]), build(specs["plain"])
@@ -177,7 +169,9 @@ def test_gemm_trace_and_overhead(tmp_path):
     prof = profile.collect(buf, names)
     kb = K // 128 // splits                       # k-blocks per share (one segment each)
     assert prof.dropped == 0
-    assert _counts(prof) == _gemm_counts(parts, kb, wgs)
+    assert _counts(prof) == {("producer", "acquire"): parts * kb, ("producer", "load"): parts * kb,
+                             ("consumer", "wait"): parts * kb * wgs, ("consumer", "mma"): parts * kb * wgs,
+                             ("consumer", "epilogue"): parts * wgs}
     # warpgroup scope: warp 0 (producer) and the first warp of each consumer warpgroup
     assert {w for (_, w) in prof.by_warp()} == {0} | {4 * (i + 1) for i in range(wgs)}
     _check_timelines(prof, sms)

@@ -304,7 +304,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 prof.pop()
                 if clocks:
                     t = cuda.clock64()
-                    ck0 = (ck0[0], ck0[1], t - tg, t)
+                    ck0 = _tally(ck0, (None, None, t - tg), t)
 
             def load(tile, kb0, kb1, state):
                 inner = dsl.range(kb0, kb1, carry=state)
@@ -313,17 +313,15 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                     if pdl:
                         with dsl.if_(n >= pre):  # its W not loaded before the wait
                             acquire_and_load(s, tile, kb, x=False)
-                        t1 = cuda.clock64() if clocks else None
-                        if not stream:
-                            with dsl.if_(n >= pre) if diag == "x_early" else contextlib.nullcontext():
-                                load_x(s, kb)
-                    else:
+                    else:  # (x's load with W's: x_load stays near 0)
                         acquire_and_load(s, tile, kb, x=not stream)
-                        t1 = None
+                    t1 = cuda.clock64() if clocks else None
+                    if pdl and not stream:
+                        with dsl.if_(n >= pre) if diag == "x_early" else contextlib.nullcontext():
+                            load_x(s, kb)
                     if clocks:  # the wait for a free slot and W's load; x's load
                         t2 = cuda.clock64()
-                        c = ck[0]
-                        ck = [(c[0] + ((t1 if pdl else t2) - t0), c[1] + (t2 - t1 if pdl else Int64(0)), c[2], t2)]
+                        ck = [_tally(ck[0], (t1 - t0, t2 - t1, None), t2)]
                     dsl.yield_(s.advance(), n + 1, *ck)
                 return inner.results
 
@@ -494,8 +492,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                     prof.pop()
                 if clocks:
                     t3 = cuda.clock64()
-                    c = ck[0]
-                    ck = [(c[0] + (t1 - t0), c[1] + (t2 - t1), c[2] + (t3 - t2), c[3], t3)]
+                    ck = [_tally(ck[0], (t1 - t0, t2 - t1, t3 - t2, None), t3)]
                 dsl.yield_(s.advance(2 if kwg else 1), tuple(new), s.index if overlap else Int32(-1), *ck)
             st_next, acc, prev, *ck = inner.results
             if kwg:
@@ -508,8 +505,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 return epilogue(tile, kb0, kb1, tuple(_chain_sum(a) for a in acc), st_next, w_rows)
             t0 = cuda.clock64()
             st_next = epilogue(tile, kb0, kb1, tuple(_chain_sum(a) for a in acc), st_next, w_rows)
-            t1, c = cuda.clock64(), ck[0]
-            return st_next, (c[0], c[1], c[2], c[3] + (t1 - t0), t1)
+            t1 = cuda.clock64()
+            return st_next, _tally(ck[0], (None, None, None, t1 - t0), t1)
 
         def epilogue(tile, kb0, kb1, acc, st_next, w_rows):
             prof.push("epilogue")
@@ -554,6 +551,12 @@ QUANTIZER_WARPS = 3  # warps 1-3 of the producer's warpgroup (warp 0 issues the 
 # wgmmas issued and waited for), after_mma (the slot's release and, with block scales, the promotion), epilogue
 CLOCKS = {"producer": ("blocked", "x_load", "grid_wait"), "consumer": ("wait", "mma", "after_mma", "epilogue")}
 CLOCK_WORDS = 8
+
+
+def _tally(sums, deltas, last):
+    """Clock sums (each role's CLOCKS, then the last event's clock) with `deltas` added (None: unchanged) and
+    `last` the new last clock."""
+    return tuple(v if d is None else v + d for v, d in zip(sums, deltas)) + (last,)
 
 
 def _write_clocks(buf, role, wgs, sums, start, who):
