@@ -33,6 +33,8 @@ themselves are compared by diag/ab_probe.py. Twelfth (s18-*): configs with
 no K split with and without the split path in the kernel (-whole-k). Thirteenth (s19-*): two producer warps taking alternate stages
 (-producers, the diag variant removed after). Twenty-sixth (s31-*): block-scaled and
 fused promotion with the scale factors read during the wgmmas (-promote; the kernel change not kept).
+Twenty-seventh (s32-*): what block scales' promotion factors cost (-promote-bound), and block-scaled W
+with x as the wgmmas' A (-xa-block-1..6).
     python3 benchmarks/diag/config_probe.py build DIR    # here
     python3 benchmarks/diag/config_probe.py run DIR      # on the GPU
 """
@@ -68,25 +70,47 @@ MODES = ("tensor", "row", "block", "bf16")
 # they are (then gemm_spec diag "promote_after": factors after the wgmmas, release after the promotion), each
 # twice, interleaved. Block: slower at 32 of 35 points, by more than 1% at 27, up to 15% (ptxas put the loads and
 # multiplies between the stage's wgmmas, and the K loop held 32 more registers); fused: within 1.3%. The run's
-# VARIANTS were now / after / now-again / after-again; "after" is the kernel now, so as built twice:
-MS = (1, 8, 16, 32, 64, 128, 256)
-PROBES = [(N, K, M, mode, [None]) for N, K in SHAPES for M in MS for mode in ("block", "tensor")] + \
-    [(N, K, M, "fused", [None]) for N, K in SHAPES for M in (1, 8, 16)]
+# VARIANTS were now / after / now-again / after-again; "after" is the kernel now (both lists in git history).
+# Twenty-seventh session (s32-promote-bound, its lists in git history): block-scaled W at the table's config, as
+# built and with the promotion's factor W's block scale alone (gemm_spec diag "promote_w_only": no x-scale load or
+# multiply, y wrong) or x's scale alone ("promote_sx_only": no multiply), per-tensor beside them: what a stage's
+# factors precomputed off the consumers' path could save at most (M = 128: 12-16%). Then (s32-xa-block-*): at
+# each problem per-tensor and block-scaled W at the table's config and block-scaled at every x-as-A candidate
+# (swap=False: its promotion two factors a thread a K step), two runs in one call each: -1/-2 the factors read
+# after the wgmmas; -3/-4 with W's block scales loaded a stage ahead (built and removed: no change) and the
+# factors also read before the wgmmas (a diag, its slot still released after the promotion: "early" lines);
+# -5/-6 the kernels as built (two warpgroups: the factors before the wgmmas, the slot released when they retire)
+# and with diag "factors_after" ("after" lines: the factors after the wgmmas, the slot released after the
+# promotion). The candidates then included M <= 32, since left out (never faster than the table's config):
+SHAPE_MS = [(N, K, M) for N, K in SHAPES for M in (1, 8, 16, 32, 64, 128)]
+
+
+def _xa_block(M, N, K):
+    from nvtma.kernels import gemm
+    return [None] + [c for c in gemm.candidates(M, N, K, scale="block") if not c.swap]
+
+
+PROBES = [(N, K, M, "tensor", [None]) for N, K, M in SHAPE_MS] + \
+    [(N, K, M, "block", "xa") for N, K, M in SHAPE_MS]
 # (label, spec options (a "quantize" entry: bf16 x, quantized as Gemm's quantize says), W resident in L2)
-VARIANTS = [("now", {}, False), ("now-again", {}, False)]
+VARIANTS = [("now", {}, False)]
+AFTER = ("after", {"diag": "factors_after"}, False)  # x as A, block-scaled: its factors after the wgmmas
 
 
 def _plans(d=None):
     from nvtma.kernels import gemm
     gs = {}
     for N, K, M, mode, cfgs in PROBES:
+        cfgs = _xa_block(M, N, K) if cfgs == "xa" else cfgs
         fp8 = mode != "bf16"
         fused = mode == "fused"  # per-tensor W, bf16 x quantized in the GEMM
         mode = "tensor" if fused else mode
         for cfg in cfgs:
             cfg = cfg or (gemm.fused_config(gemm.choose_config(M, N, K), N, K) if fused else
                           gemm.choose_config(M, N, K, gemm.F8 if fp8 else "bf16", scale=mode if fp8 else None))
-            for label, opts, l2 in VARIANTS:
+            for label, opts, l2 in VARIANTS + ([AFTER] if cfg and not gemm.Config(*cfg).swap and mode == "block" else []):
+                if str(opts.get("diag")).startswith("promote_") and mode != "block":
+                    continue  # the promotion's diagnostics change nothing without block scales
                 opts = dict(opts, **({"quantize": "fused"} if fused else {}))
                 how = opts.pop("quantize", None)
                 g = gs.setdefault(how, gemm.Gemm(artifacts=d, quantize=how or "auto"))

@@ -191,6 +191,14 @@ XA_CASES = [
     (16, 8200, 512, "row", (16, 16, 1, 1, 1, None, 1, False, 4, False), "bf16"),
     (150, 256, 1024, "tensor", (152, 32, 3, 1, 1, None, 1, False, 2, False), "bf16"),
     (77, 200, 2048, "row", (80, 24, 2, 1, 1, None, 1, False, 2, False), "bf16"),
+    # block-scaled W and x: M = 5 with an N tail (2.5 W blocks) and a last stage past K (9 K steps in stages of 2);
+    # M = 77 over two warpgroups (x's tile 96 rows) into f32 y, W tiles of 32 rows and an N tail; 128-row tiles of
+    # x and W a K step a stage; a K tail (1040) at 64 x 128; 16-row W tiles over 132 CTAs in stages of 4 K steps
+    (5, 320, 1152, "block", (8, 64, 1, 1, 1, None, 1, False, 2, False), "bf16"),
+    (77, 448, 2048, "block", (96, 32, 2, 1, 1, None, 1, False, 2, False), "f32"),
+    (128, 512, 1536, "block", (128, 128, 2, 1, 1, None, 1, False, 1, False), "bf16"),
+    (40, 384, 1040, "block", (64, 128, 1, 1, 1, None, 1, False, 1, False), "bf16"),
+    (16, 2112, 2048, "block", (16, 16, 1, 1, 1, None, 1, False, 4, False), "bf16"),
 ]
 
 

@@ -836,8 +836,13 @@ def test_the_gemm_plans_where_bf16_x_is_quantized():
                                               "64 rows of x (wgs = 2)"),
     (dict(BM=16, BN=20, wgs=1, swap=False), "swap=False with BN=20: the wgmmas' n, a multiple of 8 in [8, 256]"),
     (dict(BM=16, BN=264, wgs=1, swap=False), "swap=False with BN=264"),
-    (dict(BM=16, BN=32, wgs=1, swap=False, w_scale="block"), "swap=False: W scaled per tensor or row"),
     (dict(BM=16, BN=32, wgs=1, swap=False, x_scale="fused"), "swap=False: W scaled per tensor or row"),
+    (dict(BM=16, BN=32, wgs=1, swap=False, w_scale="block", x_scale="fused"), "swap=False: W scaled per tensor"),
+    (dict(BM=16, BN=48, wgs=1, swap=False, w_scale="block"), "swap=False with BN=48 and block-scaled W: BN divides "
+                                                             "128 or is 256"),
+    (dict(BM=128, BN=128, wgs=2, swap=False, w_scale="block", kc=2),
+     "x as A: a 64 x BN accumulator of BN/2 registers a thread, and a partial as large for each of the 2 K steps a "
+     "stage, and ~32 more, exceed the 170"),
     (dict(BM=64, BN=32, wgs=1, swap=False, ms=2), "not with mc, ms, kwg or xhalf"),
     (dict(BM=64, BN=32, wgs=1, swap=False, xhalf=True), "not with mc, ms, kwg or xhalf"),
     (dict(BM=64, BN=32, wgs=1, swap=False, diag="no_red"), "diag='no_red': not with swap=False"),
@@ -972,6 +977,33 @@ def test_the_gemm_takes_x_as_the_wgmmas_a(BM, BN, kc, wd):
     assert len(stores) == BN // 4, stores  # the BN / 2 registers of the 64 x BN accumulator, two a store
 
 
+@pytest.mark.parametrize("BM,BN,kc", [(8, 64, 2), (32, 16, 4), (64, 128, 2), (96, 32, 2), (128, 128, 1)])
+def test_the_gemm_takes_x_as_the_wgmmas_a_with_block_scales(BM, BN, kc):
+    """Block-scaled W with x as the wgmmas' A: each stage's partial of each K
+    step is promoted into the accumulator with one factor per x row a
+    thread holds and W block (x's 1x128 scale of the row times W's 128x128
+    block's: two rows, BN // 128 or one block), not one per accumulator
+    column as with W as A; the scales ride the ring (a TMA box of each
+    stage's), and y is stored from the registers unscaled."""
+    from nvtma.kernels import gemm
+    sp = gemm.gemm_spec(BM, BN, -(-BM // 64), w_scale="block", kc=kc, swap=False)
+    assert sp.info["swap"] is False and sp.info["x_scale"] == "block"
+    assert gemm.stage_bytes(BM, BN, True, kc=kc, swap=False) == gemm.stage_bytes(BM, BN, kc=kc, swap=False) + \
+        kc * max(BM, 32) * 4
+    ptx = sp.compile().ptx
+    assert set(re.findall(r"wgmma\.mma_async\.sync\.aligned\.(m\d+n\d+k\d+)", ptx)) == {f"m64n{BN}k32"}
+    assert ptx.count("wgmma.mma_async") == 4 * kc
+    assert ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global") + \
+        ptx.count("cp.async.bulk.tensor.3d.shared::cluster.global") == 4  # W (before PDL's wait too), x, x's scales
+    # a stage's promotion: BN / 2 FMAs a K step, its factors from 2 x-row scales a K step (shared loads) times
+    # W's block scale
+    assert len(re.findall(r"\bfma\.rn\.f32", ptx)) == kc * BN // 2
+    assert len(re.findall(r"ld\.shared\.b32", ptx)) == 2 * kc
+    assert len(re.findall(r"\bmul\.rn\.f32", ptx)) == 2 * kc * max(1, BN // 128)
+    stores = re.findall(r"st\.global(?:\.\w+)*\.(v2\.b16|b32|v2\.f32|v2\.u16)", ptx)
+    assert len(stores) == BN // 4
+
+
 def test_gemm_plans_table_entries_of_x_as_a_with_every_option():
     """Where the table gives x as the wgmmas' A (bf16 4096 x 7168 at M = 1,
     e4m3 2112 x 7168 at M = 64): a kc option keeps the ring within what fits
@@ -1101,9 +1133,10 @@ def test_the_gemm_candidates_take_x_as_the_wgmmas_a():
     rounded up to 8 rows, W tiles of the fewest multiple of 8 rows that fill
     the SMs in one wave and in two, unsplit, at 2, 4 and 8 K steps a stage
     with the deepest ring up to 16 and a ring of 16 K steps: each one
-    gemm_spec builds; none with
-    block scales, past M = 128 or where K is not whole K steps, nor whose
-    accumulator (and W's row scales, row-scaled) overflow a thread. A table
+    gemm_spec builds (with block scales, M > 32 only, W tiles that keep
+    within W's blocks, and a K step a stage too); none past M = 128 or where
+    K is not whole K steps, nor whose accumulator (and W's row scales, row-scaled, or
+    block-scaled partials) overflow a thread. A table
     entry of x as A takes x's tile M rounded up to 8 rows, its ring as deep
     as that tile's shared memory lets it be."""
     from nvtma.kernels import gemm
@@ -1122,7 +1155,18 @@ def test_the_gemm_candidates_take_x_as_the_wgmmas_a():
             room = min(16, gemm.deepest_stages(BM, c.BN, wd, kc=c.kc, swap=False))
             assert c.stages in (room, min(room, 16 // c.kc))
             assert gemm.Gemm().plan(M, N, K, wd, None if wd == "bf16" else "tensor", config=c)[0].info["swap"] is False
-    assert not [c for c in gemm.candidates(1, 4096, 7168, scale="block") if not c.swap]
+    # block scales (M > 32): W tiles of 8-256 rows a power of two (none straddles W's blocks), kc = 1 too, x's
+    # tile a multiple of 32 rows (a stage's scales whole 128-byte rows), each partial within the registers
+    for M, N, BM, BNs in ((33, 4096, 64, (32, 16)), (40, 24576, 64, (256, 128)), (100, 7168, 128, (64, 32))):
+        xa = [c for c in gemm.candidates(M, N, 7168, scale="block") if not c.swap]
+        assert xa and {c.BN for c in xa} <= set(BNs) and {c.kc for c in xa} <= {1, 2, 4, 8}
+        for c in xa:
+            assert (c.BM, c.wgs) == (BM, -(-BM // 64))
+            assert gemm.live_registers(BM, c.BN, c.wgs, kc=c.kc, block_scaled=True, swap=False, row_scaled=False) <= \
+                gemm.thread_registers(c.wgs)
+            assert gemm.Gemm().plan(M, N, 7168, gemm.F8, "block", config=c)[0].info["swap"] is False
+    assert {c.kc for c in gemm.candidates(128, 24576, 1536, scale="block") if not c.swap} == {1}
+    assert not [c for c in gemm.candidates(32, 4096, 7168, scale="block") if not c.swap]
     assert not [c for c in gemm.candidates(129, 4096, 7168, scale="tensor") if not c.swap]
     assert not [c for c in gemm.candidates(1, 4096, 7000, scale="tensor") if not c.swap]
     # two warpgroups' threads have 170 registers: W tiles of 192 rows (a 96-register accumulator) fit them, and

@@ -413,14 +413,23 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             # a slot's previous lap (test_gemm_ring_model.py)
             first = st.advance(g) if kwg else st
             w_rows = row_scales(tile)  # loaded before the K loop hides their latency
+            if promote and not swap:  # this thread's two x rows (the accumulator's), within the slot's scales
+                xrows = [dsl.min(g * 64 + warp * 16 + lane // 4 + 8 * h, bms - 1) for h in range(2)]
+
+            def w_block_scales(kb):
+                """The W blocks' scales of stage kb's K steps: swap, per m64 block of the tile's rows; swap=False,
+                per 128 of its columns (W rows). (An m64 block past N, in the last tile, reads the last row of
+                scales: its y is not written; with several K steps a stage, a step past K, its partial zero, reads
+                the last column.)"""
+                wb = [(rg * R + r) * 64 for r in range(R)] if swap else [128 * b for b in range(max(1, BN // 128))]
+                return tuple(tuple(scales[0][dsl.min((tile * BN + o) // 128, nblocks - 1),
+                                             kb if kc == 1 else dsl.min(kb * kc + j, kbw - 1)] for j in range(kc))
+                             for o in wb)
+
             inner = dsl.range(kb0 + g if kwg else kb0, kb1, 2 if kwg else 1, carry=(first, accs, Int32(-1), *ck))
             for kb, (s, acc, prev, *ck) in inner:
-                if w_scale == "block":  # the W blocks' scales, loaded before the wait hides their latency
-                    # (an m64 block past N, in the last tile, reads the last row of scales: its y is not written)
-                    # (with several K steps a stage, a step past K, its partial zero, reads the last column)
-                    swv = [[scales[0][dsl.min((tile * BN + (rg * R + r) * 64) // 128, nblocks - 1),
-                                      kb if kc == 1 else dsl.min(kb * kc + j, kbw - 1)] for j in range(kc)]
-                           for r in range(R)]
+                if w_scale == "block":  # loaded before the wait hides their latency
+                    swv = w_block_scales(kb)
                 t0 = cuda.clock64() if clocks else None
                 prof.push("wait")
                 pipe.consumer_wait(s)
@@ -436,6 +445,17 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                       for j in range(kc) for ks in range(KBYTES // 32)]
                 if not swap:  # A = x (this warpgroup's 64 rows: row_block below), B = W
                     ab = [(b, a, ks) for a, b, ks in ab]
+                # x as A, block-scaled, over two or more warpgroups: the stage's factors (two x rows' scales a
+                # thread times W's block scale, a K step) read from the slot before its wgmmas, and the slot
+                # released as soon as they retire, before the promotion. Measured on the H200 (s32-xa-block-5/-6,
+                # against diag "factors_after"): M = 128, 5-12% faster at the best configs (4096 x 7168, 128/32/2
+                # kc 2: 15.1 -> 13.4 us); with one warpgroup (M <= 64) 2-7% slower, so there the factors follow the
+                # wgmmas and the slot is released after the promotion
+                early = None
+                if promote and not swap and wgs > 1 and diag != "factors_after":
+                    sxs = sx_ring.stage(s.index)
+                    early = [{(h, b): sxs[j, xrows[h]] * swv[b][j] for h in range(2) for b in range(len(swv))}
+                             for j in range(kc)]
                 wgmma.fence()
                 new = []
                 for r in range(R):
@@ -444,7 +464,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                         ch = chains if kc == 1 else 1
                         per = []
                         for j in range(kc):
-                            t = [wgmma.Accumulator(BM) for _ in range(ch)]
+                            t = [wgmma.Accumulator(AN) for _ in range(ch)]
                             for a, b, ks in ab[j * (KBYTES // 32):(j + 1) * (KBYTES // 32)]:
                                 t[ks % ch] = wgmma.mma_async(t[ks % ch], a.row_block(rows).k_block(ks), b.k_block(ks),
                                                              scale_d=ks >= ch)
@@ -461,7 +481,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                     wgmma.wait_group(0)
                     prof.pop()
                     t2 = cuda.clock64() if clocks else None
-                    if not promote:
+                    if not promote or early:
                         pipe.consumer_release(s, ranks=peers)
                 else:
                     wgmma.wait_group(1)
@@ -479,16 +499,27 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                         for j in range(kc):
                             part = _chain_sum(new[r][j]).values()
                             out = []
+                            if not swap:  # a factor per x row (2 a thread) and 128 W rows (BN // 128 or 1)
+                                fs = early[j] if early else {(h, b): sxs[j, xrows[h]] * swv[b][j] for h in range(2)
+                                                             for b in range(len(swv))}  # (diag "factors_after")
+                                vals = [dsl.fma(part[i], fs[i // 2 % 2, i // 64], vals[i]) for i in range(len(part))]
+                                continue
                             for i in range(len(part)):
                                 m = wgmma.Accumulator.coords(i, lane, warp)[1]
-                                f = sxs[j, m] * swv[r][j] if w_scale == "block" else sxs[j, m]
+                                if diag == "promote_w_only":  # diagnostics: W's block scale alone (no x scale)
+                                    f = swv[r][j]
+                                elif diag == "promote_sx_only":  # diagnostics: x's scale alone (no multiply)
+                                    f = sxs[j, m]
+                                else:
+                                    f = sxs[j, m] * swv[r][j] if w_scale == "block" else sxs[j, m]
                                 out.append(dsl.fma(part[i], f, vals[i]))
                             vals = out
-                        merged.append((wgmma.Accumulator.from_values(BM, vals),))
+                        merged.append((wgmma.Accumulator.from_values(AN, vals),))
                     new = merged
                     # after the scales were read from the slot: fused, each thread its own reads of what
                     # the quantizing warps wrote (an elected lane's arrival orders only its own)
-                    pipe.consumer_release(s, ranks=peers, elect=not fused)
+                    if not early:
+                        pipe.consumer_release(s, ranks=peers, elect=not fused)
                     prof.pop()
                 if clocks:
                     t3 = cuda.clock64()
@@ -1104,9 +1135,9 @@ def live_registers(BM, BN, wgs, kwg=False, kc=1, block_scaled=False, swap=True, 
     with block scales and kc > 1 as many again for each K step's partial of a stage (ptxas serialized the
     wgmmas of 128/64/1 block-scaled at kc = 4, and spilled at 256 rows with kc = 2); swap=False: one 64 x BN
     accumulator, BN / 2, and with W scaled per row (row_scaled) its BN / 4 row scales, loaded before the K
-    loop (`row_scales`)."""
-    if not swap:
-        return BN // 2 + (BN // 4 if row_scaled else 0) + 32
+    loop (`row_scales`), or with block scales a partial of BN / 2 for each K step of a stage."""
+    if not swap:  # (block scales: and each K step's partial of a stage, kc · BN / 2)
+        return BN // 2 * (1 + kc if block_scaled else 1) + (BN // 4 if row_scaled else 0) + 32
     R = BN // (64 * (1 if kwg else wgs))
     return R * BM // 2 * (1 + kc if block_scaled and kc > 1 else 1) + 32
 
@@ -1149,7 +1180,8 @@ def max_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
 
 
 DIAGS = (None, "no_red", "no_split_epilogue", "x_early", "no_wait", "epi_last", "whole_k_only", "own_rows",
-         "stream_only", "stream_no_wait", "split_no_gather", "no_mma", "no_epilogue")
+         "stream_only", "stream_no_wait", "split_no_gather", "no_mma", "no_epilogue", "promote_w_only",
+         "promote_sx_only", "factors_after")
 
 
 def half_boxes_fit(BM, mc, fused):
@@ -1219,7 +1251,10 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     "split_no_gather" has a split's last segment neither read the sum back
     nor write y (benchmarks/diag/stream_floor.py), "no_mma" loads W and x
     and runs each tile's epilogue as built, of zero accumulators, with no
-    wgmmas, "no_epilogue" runs the wgmmas and no epilogue. `xhalf`: a CTA whose x tile reaches past M
+    wgmmas, "no_epilogue" runs the wgmmas and no epilogue, "promote_w_only" / "promote_sx_only"
+    promote block-scaled partials with W's block scale alone / x's 1x128 scale alone (what the factors cost),
+    "factors_after" has x-as-A block scaling over two warpgroups read a stage's factors after its wgmmas and
+    release the slot after the promotion (as with one). `xhalf`: a CTA whose x tile reaches past M
     loads it as one or two boxes of BM / 2 rows (the second ending 0-7 rows
     past M), not one box of BM rows partly past M (BM a multiple of 16 from
     32 on, mc = 1, e4m3 or bf16 W's x); measured on the H200: 10-24% faster
@@ -1236,8 +1271,11 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     132 tiles of 16), y stored straight from the registers two columns a
     store (so N even and y's rows 4- or 8-byte aligned: Gemm's checks ask
     N a multiple of 8 and 16-byte rows); whole-K tiles only (splits 1), W
-    scaled per tensor or per row (or bf16), x in e4m3 with a scale per
-    token (or bf16), and not with mc, ms, kwg or xhalf."""
+    scaled per tensor or per row (or bf16) with x in e4m3 with a scale per
+    token (or bf16), or W's 128x128 block scales with x's 1x128 ones (BN
+    dividing 128, or 256: each thread's partials promoted with two x rows'
+    scales and one W block's, not a scale per accumulator column as with W
+    as A), and not with mc, ms, kwg or xhalf."""
     BM, BN, wgs, mc, ms, kc = (_whole(*a) for a in (("BM", BM), ("BN", BN), ("wgs", wgs), ("mc", mc), ("ms", ms),
                                                     ("kc", kc)))
     stages = None if stages is None else _whole("stages", stages)
@@ -1277,10 +1315,14 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
                              f"(wgs = {x_as_a_tile(BM)[1]})")
         if BN % 8 or not 8 <= BN <= 256:
             raise ValueError(f"swap=False with BN={BN}: the wgmmas' n, a multiple of 8 in [8, 256]")
-        if w_scale == "block" or x_scale not in (None, "token") or mc != 1 or ms != 1 or kwg or xhalf:
+        if x_scale == "fused" or (x_scale == "block") > (w_scale == "block") or mc != 1 or ms != 1 or kwg or xhalf:
             raise ValueError("swap=False: W scaled per tensor or row (or bf16) with e4m3 x scaled per token (or bf16 "
-                             "x), and not with mc, ms, kwg or xhalf")
-        if diag not in (None, "x_early", "no_wait", "stream_only", "stream_no_wait", "no_mma", "no_epilogue"):
+                             "x), or W's 128x128 block scales with x's 1x128 ones, and not with mc, ms, kwg or xhalf")
+        if w_scale == "block" and 128 % BN and BN % 128:
+            raise ValueError(f"swap=False with BN={BN} and block-scaled W: BN divides 128 or is 256, so each "
+                             "8-column group of the tile's W rows is within one block of 128 rows")
+        if diag not in (None, "x_early", "no_wait", "stream_only", "stream_no_wait", "no_mma", "no_epilogue",
+                        "factors_after"):
             raise ValueError(f"diag={diag!r}: not with swap=False (no split-K path, no epilogue tile)")
         if store != "direct":
             raise ValueError(f"store={store!r}: swap=False stores y straight from the registers ('direct')")
@@ -1321,8 +1363,9 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     if live > thread_registers(wgs):
         more = f" (and, block-scaled, a partial for each of the {kc} K steps)" if kc > 1 and w_scale == "block" else ""
         what = f"{R} m64 accumulators of BM/2 registers a thread{more}" if swap else (
-            "x as A: a 64 x BN accumulator of BN/2 registers a thread" + (", BN/4 W row scales" if w_scale == "row"
-                                                                              else ""))
+            "x as A: a 64 x BN accumulator of BN/2 registers a thread" + (
+                ", BN/4 W row scales" if w_scale == "row" else
+                f", and a partial as large for each of the {kc} K steps a stage" if w_scale == "block" else ""))
         raise ValueError(f"BM={BM}, BN={BN} with {wgs} consumer warpgroups: {what}, and ~32 more, exceed the "
                          f"{thread_registers(wgs)} a thread has in a CTA of {128 * (wgs + 1)} threads")
     AN = BM if swap else BN  # the accumulators' n
@@ -1428,7 +1471,9 @@ class Config(NamedTuple):
 # 132 SMs, 2026-12-03, three runs in one process each), the one whose worst time against the fastest is least over
 # the Ms of a BM (`gemm_bench.py table results/h200-2026-12-03-s28-gemm-1.jsonl --also
 # results/h200-2026-12-03-s28-gemm-2.jsonl results/h200-2026-12-03-s28-gemm-3.jsonl`); other problems, and
-# other GPUs, use the cost model
+# other GPUs, use the cost model. Five block-scaled entries at M = 64-128 (x as the wgmmas' A, swap False) are
+# from 2026-12-04's probes of every x-as-A candidate against the entry before (benchmarks/diag/config_probe.py,
+# results/h200-2026-12-04-s32-xa-block-*.jsonl: faster in every run that timed them as built, two to six)
 MEASURED = {
     (2112, 7168, 8, 'bf16'): (64, 1, 4, 1, 6, 1, False, 4),
     (2112, 7168, 8, 'block'): (64, 1, 1, 1, 6, 1, False, 4),
@@ -1443,7 +1488,7 @@ MEASURED = {
     (2112, 7168, 32, 'row'): (16, 1, 1, 1, 4, 1, False, 4, False),
     (2112, 7168, 32, 'tensor'): (16, 1, 1, 1, 4, 1, False, 4, False),
     (2112, 7168, 64, 'bf16'): (64, 1, 0),
-    (2112, 7168, 64, 'block'): (64, 1, 4, 1, 4, 1, False, 2),
+    (2112, 7168, 64, 'block'): (16, 1, 1, 1, 4, 1, False, 4, False),
     (2112, 7168, 64, 'row'): (16, 1, 1, 1, 8, 1, False, 2, False),
     (2112, 7168, 64, 'tensor'): (16, 1, 1, 1, 4, 1, False, 4, False),
     (2112, 7168, 128, 'bf16'): (64, 1, 0),
@@ -1467,11 +1512,11 @@ MEASURED = {
     (4096, 7168, 32, 'row'): (64, 1, 1, 1, 8, 1, False, 2),
     (4096, 7168, 32, 'tensor'): (64, 1, 1, 1, 9, 1, False, 2),
     (4096, 7168, 64, 'bf16'): (32, 1, 1, 1, 4, 1, False, 4, False),
-    (4096, 7168, 64, 'block'): (64, 1, 2, 1, 4, 1, False, 2),
+    (4096, 7168, 64, 'block'): (32, 1, 1, 1, 4, 1, False, 4, False),
     (4096, 7168, 64, 'row'): (32, 1, 1, 1, 8, 1, False, 2, False),
     (4096, 7168, 64, 'tensor'): (32, 1, 1, 1, 9, 1, False, 2, False),
     (4096, 7168, 128, 'bf16'): (64, 1, 1, 1, 12, 2),
-    (4096, 7168, 128, 'block'): (64, 2, 1, 1, None, 2, True),
+    (4096, 7168, 128, 'block'): (32, 2, 1, 1, 5, 1, False, 2, False),
     (4096, 7168, 128, 'row'): (64, 1, 1, 1, 12, 2),
     (4096, 7168, 128, 'tensor'): (64, 1, 1, 1, 12, 2),
     (4096, 7168, 256, 'bf16'): (64, 1, 1, 1, None, 2),
@@ -1495,7 +1540,7 @@ MEASURED = {
     (7168, 2048, 64, 'row'): (64, 1, 1, 1, 4, 1, False, 2),
     (7168, 2048, 64, 'tensor'): (64, 1, 1, 1, 4, 1, False, 2),
     (7168, 2048, 128, 'bf16'): (64, 1, 1),
-    (7168, 2048, 128, 'block'): (64, 1, 1, 1, 4, 1, False, 2),
+    (7168, 2048, 128, 'block'): (64, 2, 1, 1, 4, 1, False, 2, False),
     (7168, 2048, 128, 'row'): (64, 1, 1),
     (7168, 2048, 128, 'tensor'): (64, 1, 1),
     (7168, 2048, 256, 'bf16'): (128, 1, 1, 1, None, 2),
@@ -1519,7 +1564,7 @@ MEASURED = {
     (16384, 16384, 64, 'row'): (128, 1, 1, 1, 4, 1, False, 2),
     (16384, 16384, 64, 'tensor'): (128, 1, 1, 1, 4, 1, False, 2),
     (16384, 16384, 128, 'bf16'): (256, 2, 1, 1, None, 2),
-    (16384, 16384, 128, 'block'): (128, 2, 1, 2),
+    (16384, 16384, 128, 'block'): (128, 2, 1, 1, 6, 1, False, 1, False),
     (16384, 16384, 128, 'row'): (128, 1, 1, 1, 3, 1, False, 2),
     (16384, 16384, 128, 'tensor'): (128, 1, 1, 2),
     (16384, 16384, 256, 'bf16'): (256, 2, 1, 1, None, 2),
@@ -1563,8 +1608,8 @@ def choose_config(M, N, K, w_dtype=F8, sms=132, scale=None):
     cfg = Config(cands[0].BM, *hit)
     if not cfg.swap:  # x as A: x's tile M rounded up to 8 rows (no box rows past M's last 8-row group), the
         # ring as deep as that tile lets it be (its pad rows, x_pad_rows, may take more than the table's tile's)
-        BM, wgs = x_as_a_tile(M)
-        room = deepest_stages(BM, cfg.BN, w_dtype, kc=cfg.kc, swap=False)
+        BM, wgs = x_as_a_tile(M, scale == "block")
+        room = deepest_stages(BM, cfg.BN, w_dtype, scale == "block", kc=cfg.kc, swap=False)
         return cfg._replace(BM=BM, wgs=wgs, stages=cfg.stages and min(cfg.stages, room))
     return cfg._replace(BM=cfg.BM // cfg.ms)
 
@@ -1667,32 +1712,47 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None, scale=None):
     return ranked + more
 
 
-def x_as_a_tile(M):
-    """(BM, wgs) of x as the wgmmas' A: x's tile M rounded up to 8 rows, a consumer warpgroup per 64 of them."""
+def x_as_a_tile(M, block_scaled=False):
+    """(BM, wgs) of x as the wgmmas' A: x's tile M rounded up to 8 rows (with 1x128 block-scaled x, to 32 past
+    32: a stage's scales are whole 128-byte rows), a consumer warpgroup per 64 of them."""
     BM = -(-M // 8) * 8
+    if block_scaled and BM > 32:
+        BM = -(-M // 32) * 32
     return BM, -(-BM // 64)
 
 
 def x_as_a_candidates(M, N, w_dtype=F8, sms=132, scale=None):
-    """Configs with x as the wgmmas' A (swap=False): x's tile M rounded up to 8 rows, W tiles of the fewest
-    multiple of 8 rows that fill the SMs in one wave and in two (4096 rows: 128 tiles of 32; 2112: 132 of 16),
-    unsplit, each with stages of 2, 4 and 8 K steps, the deepest ring up to 16 and a ring of 16 K steps (K a whole
-    number of K steps; M up to 128; not with block scales; W tiles whose accumulator and row scales fit a thread's
-    registers). The shallower ring: x, the wgmmas' A, comes only after the wait for the earlier kernels, and the
-    compute of the W already landed then follows the loads; measured on the H200 at 2112 x 7168 (16-row tiles,
-    benchmarks/diag/stream_floor.py xring, s28-xring-*): 8 stages of 2 K steps 6.2-6.3 us at M = 1-16 against
-    7.2-7.5 with 16, 4-6 stages of 4 K steps 6.5-6.6 at M = 32 against 6.9-7.1 with 8."""
-    if M > 128 or scale == "block":
+    """Configs with x as the wgmmas' A (swap=False): x's tile M rounded up to 8 rows (x_as_a_tile), W tiles of
+    the fewest multiple of 8 rows that fill the SMs in one wave and in two (4096 rows: 128 tiles of 32; 2112: 132
+    of 16; with block scales the next of 8, 16, 32, 64, 128 or 256 rows, so no 8 columns of a tile straddle two
+    of W's blocks), unsplit, each with stages of 2, 4 and 8 K steps (block-scaled: 1 too), the deepest ring up to
+    16 and a ring of 16 K steps (K a whole number of K steps; M up to 128; W tiles whose accumulator, row scales or block-scaled
+    partials fit a thread's registers). The shallower ring: x, the wgmmas' A, comes only after the wait for the
+    earlier kernels, and the compute of the W already landed then follows the loads; measured on the H200 at
+    2112 x 7168 (16-row tiles, benchmarks/diag/stream_floor.py xring, s28-xring-*): 8 stages of 2 K steps 6.2-6.3
+    us at M = 1-16 against 7.2-7.5 with 16, 4-6 stages of 4 K steps 6.5-6.6 at M = 32 against 6.9-7.1 with 8.
+    Block-scaled (M > 32 only), x as A promotes each stage's partial with one factor per x row a thread holds
+    (two) where W as A needs one per accumulator column (BM / 4); measured on the H200 (s32-xa-block-1..4, every
+    candidate against the table's W-as-A config): faster at M = 64-128 (4096 x 7168, M = 64: 11.1 -> 9.9 us;
+    16384 x 16384, M = 128: 81 -> 73), 0-1% at M = 32, and 2-18% slower at M = 1-16 (its wgmmas of n = 8-32
+    waited for at every stage: no stage in flight while one is promoted)."""
+    block = scale == "block"
+    if M > 128 or block and M <= 32:
         return []
-    BM, wgs = x_as_a_tile(M)
-    rows = w_dtype == F8 and scale != "tensor"  # W's row scales in registers (fp8 W of an unnamed scaling too)
+    BM, wgs = x_as_a_tile(M, block)
+    rows = w_dtype == F8 and scale not in ("tensor", "block")  # W's row scales in registers (also an unnamed one)
     out = []
     for waves in (1, 2):
         BN = 8 * -(-N // (8 * sms * waves))
-        if BN > 256 or live_registers(BM, BN, wgs, swap=False, row_scaled=rows) > thread_registers(wgs):
+        if block:
+            BN = next((b for b in (8, 16, 32, 64, 128, 256) if b >= BN), BN)
+        if BN > 256:
             continue
-        for kc in (2, 4, 8):
-            room = min(16, deepest_stages(BM, BN, w_dtype, kc=kc, swap=False))
+        for kc in (1, 2, 4, 8) if block else (2, 4, 8):  # (block: kc = 1 where a stage's partials fit no more)
+            if live_registers(BM, BN, wgs, kc=kc, block_scaled=block, swap=False,
+                              row_scaled=rows) > thread_registers(wgs):
+                continue
+            room = min(16, deepest_stages(BM, BN, w_dtype, block, kc=kc, swap=False))
             out += [Config(BM, BN, wgs, 1, stages=st, kc=kc, swap=False)
                     for st in (room, min(room, 16 // kc)) if st >= 2]
     return list(dict.fromkeys(out))
