@@ -101,8 +101,9 @@ def gemm_problem(torch, gen, N, K, M, fp8, scale="tensor"):
         sw = sw.expand(N).contiguous()
     elif scale == "block":
         # x's block scales [M, K/128] as a view of the transposed storage the kernel loads (no copy a call)
+        from nvtma.kernels import gemm
         kb = -(-K // 128)
-        st = torch.zeros(kb, -(-M // 4) * 4, device=dev)
+        st = torch.zeros(kb, gemm.block_scale_columns(M), device=dev)
         st[:, :M] = sx[None, :]
         sw, sx = sw.expand(-(-N // 128), kb).contiguous(), st[:, :M].t()
     return w, x, sw, sx, want

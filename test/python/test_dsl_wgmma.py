@@ -1004,6 +1004,26 @@ def test_the_gemm_takes_x_as_the_wgmmas_a_with_block_scales(BM, BN, kc):
     assert len(stores) == BN // 4
 
 
+def test_block_scales_are_stored_for_whole_tma_boxes():
+    """x's transposed 1x128 block-scale storage has M rounded up to a power
+    of two from 32 columns (a stage's TMA box of max(BM, 32) of them then
+    lies within it), a multiple of 4 past 256; a view of such storage (or of
+    any whose rows are 16-byte multiples past M) goes to the kernel as it is,
+    and DeepGEMM's [M, K/128] layout as a zero-padded copy."""
+    torch = pytest.importorskip("torch")
+    from nvtma.kernels import gemm
+    assert [gemm.block_scale_columns(M) for M in (1, 8, 32, 33, 64, 100, 128, 129, 256, 257, 300)] == \
+        [32, 32, 32, 64, 64, 128, 128, 256, 256, 260, 300]
+    sx = torch.arange(1.0, 16.0).reshape(5, 3)  # [M, K/128]
+    t = gemm.block_scales_for_kernel(sx)  # a copy: [3, 32], zeros past M
+    assert t.shape == (3, 32) and torch.equal(t[:, :5], sx.t()) and not t[:, 5:].any()
+    st = torch.zeros(3, 8)
+    st[:, :5] = sx.t()
+    v = gemm.block_scales_for_kernel(st[:, :5].t())  # a view of 16-byte rows: the storage itself
+    assert v.shape == (3, 8) and v.data_ptr() == st.data_ptr()
+    assert gemm.block_scales_for_kernel(torch.zeros(3, 6)[:, :5].t()).shape == (3, 32)  # 24-byte rows: a copy
+
+
 def test_gemm_plans_table_entries_of_x_as_a_with_every_option():
     """Where the table gives x as the wgmmas' A (bf16 4096 x 7168 at M = 1,
     e4m3 2112 x 7168 at M = 64): a kc option keeps the ring within what fits
