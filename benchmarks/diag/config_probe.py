@@ -108,7 +108,8 @@ def _plans(d=None):
         for cfg in cfgs:
             cfg = cfg or (gemm.fused_config(gemm.choose_config(M, N, K), N, K) if fused else
                           gemm.choose_config(M, N, K, gemm.F8 if fp8 else "bf16", scale=mode if fp8 else None))
-            for label, opts, l2 in VARIANTS + ([AFTER] if cfg and not gemm.Config(*cfg).swap and mode == "block" else []):
+            xa_block = cfg and not gemm.Config(*cfg).swap and mode == "block"
+            for label, opts, l2 in VARIANTS + ([AFTER] if xa_block else []):
                 if str(opts.get("diag")).startswith("promote_") and mode != "block":
                     continue  # the promotion's diagnostics change nothing without block scales
                 opts = dict(opts, **({"quantize": "fused"} if fused else {}))

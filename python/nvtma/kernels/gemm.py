@@ -1726,11 +1726,12 @@ def x_as_a_candidates(M, N, w_dtype=F8, sms=132, scale=None):
     the fewest multiple of 8 rows that fill the SMs in one wave and in two (4096 rows: 128 tiles of 32; 2112: 132
     of 16; with block scales the next of 8, 16, 32, 64, 128 or 256 rows, so no 8 columns of a tile straddle two
     of W's blocks), unsplit, each with stages of 2, 4 and 8 K steps (block-scaled: 1 too), the deepest ring up to
-    16 and a ring of 16 K steps (K a whole number of K steps; M up to 128; W tiles whose accumulator, row scales or block-scaled
-    partials fit a thread's registers). The shallower ring: x, the wgmmas' A, comes only after the wait for the
-    earlier kernels, and the compute of the W already landed then follows the loads; measured on the H200 at
-    2112 x 7168 (16-row tiles, benchmarks/diag/stream_floor.py xring, s28-xring-*): 8 stages of 2 K steps 6.2-6.3
-    us at M = 1-16 against 7.2-7.5 with 16, 4-6 stages of 4 K steps 6.5-6.6 at M = 32 against 6.9-7.1 with 8.
+    16 and a ring of 16 K steps (K a whole number of K steps; M up to 128; W tiles whose accumulator, row scales
+    or block-scaled partials fit a thread's registers). The shallower ring: x, the wgmmas' A, comes only after
+    the wait for the earlier kernels, and the compute of the W already landed then follows the loads; measured on
+    the H200 at 2112 x 7168 (16-row tiles, benchmarks/diag/stream_floor.py xring, s28-xring-*): 8 stages of 2 K
+    steps 6.2-6.3 us at M = 1-16 against 7.2-7.5 with 16, 4-6 stages of 4 K steps 6.5-6.6 at M = 32 against
+    6.9-7.1 with 8.
     Block-scaled (M > 32 only), x as A promotes each stage's partial with one factor per x row a thread holds
     (two) where W as A needs one per accumulator column (BM / 4); measured on the H200 (s32-xa-block-1..4, every
     candidate against the table's W-as-A config): faster at M = 64-128 (4096 x 7168, M = 64: 11.1 -> 9.9 us;
