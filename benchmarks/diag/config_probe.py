@@ -85,20 +85,16 @@ MODES = ("tensor", "row", "block", "bf16")
 SHAPE_MS = [(N, K, M) for N, K in SHAPES for M in (1, 8, 16, 32, 64, 128)]
 
 
-def _xa_block(M, N, K):
+def _block(M, N, K, xa_only):
+    """The table's config (None), then block scaling's candidates (x-as-A ones only, or all)."""
     from nvtma.kernels import gemm
-    return [None] + [c for c in gemm.candidates(M, N, K, scale="block") if not c.swap]
+    return [None] + [c for c in gemm.candidates(M, N, K, scale="block") if not (xa_only and c.swap)]
 
 
 # Then (s32-block-near-1/-2): the block-scaled points within 3% of the bound in the final runs, every candidate
 # (the table's first) with the scale storage padded, per-tensor's table config beside them: the table's config was
 # the fastest or within 1% of it at all four (7168 x 2048, M = 1: 4.87-5.04 us against a bound of 4.88), no change
 NEAR = [(7168, 2048, 1), (7168, 2048, 8), (2112, 7168, 16), (2112, 7168, 32)]
-
-
-def _all_block(M, N, K):
-    from nvtma.kernels import gemm
-    return [None] + gemm.candidates(M, N, K, scale="block")
 
 
 PROBES = [(N, K, M, "tensor", [None]) for N, K, M in NEAR] + [(N, K, M, "block", "all") for N, K, M in NEAR]
@@ -111,7 +107,7 @@ def _plans(d=None):
     from nvtma.kernels import gemm
     gs = {}
     for N, K, M, mode, cfgs in PROBES:
-        cfgs = _xa_block(M, N, K) if cfgs == "xa" else _all_block(M, N, K) if cfgs == "all" else cfgs
+        cfgs = _block(M, N, K, cfgs == "xa") if cfgs in ("xa", "all") else cfgs
         fp8 = mode != "bf16"
         fused = mode == "fused"  # per-tensor W, bf16 x quantized in the GEMM
         mode = "tensor" if fused else mode

@@ -416,6 +416,10 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             if promote and not swap:  # this thread's two x rows (the accumulator's), within the slot's scales
                 xrows = [dsl.min(g * 64 + warp * 16 + lane // 4 + 8 * h, bms - 1) for h in range(2)]
 
+            def xa_factors(sxs, swv, j):
+                """x as A: K step j's promotion factors, by (x row h of the thread's two, W block b)."""
+                return {(h, b): sxs[j, xrows[h]] * swv[b][j] for h in range(2) for b in range(len(swv))}
+
             def w_block_scales(kb):
                 """The W blocks' scales of stage kb's K steps: swap, per m64 block of the tile's rows; swap=False,
                 per 128 of its columns (W rows). (An m64 block past N, in the last tile, reads the last row of
@@ -453,9 +457,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 # wgmmas and the slot is released after the promotion
                 early = None
                 if promote and not swap and wgs > 1 and diag != "factors_after":
-                    sxs = sx_ring.stage(s.index)
-                    early = [{(h, b): sxs[j, xrows[h]] * swv[b][j] for h in range(2) for b in range(len(swv))}
-                             for j in range(kc)]
+                    early = [xa_factors(sx_ring.stage(s.index), swv, j) for j in range(kc)]
                 wgmma.fence()
                 new = []
                 for r in range(R):
@@ -500,8 +502,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                             part = _chain_sum(new[r][j]).values()
                             out = []
                             if not swap:  # a factor per x row (2 a thread) and 128 W rows (BN // 128 or 1)
-                                fs = early[j] if early else {(h, b): sxs[j, xrows[h]] * swv[b][j] for h in range(2)
-                                                             for b in range(len(swv))}  # (diag "factors_after")
+                                fs = early[j] if early else xa_factors(sxs, swv, j)  # (one warpgroup, or diag
+                                # "factors_after": after the wgmmas)
                                 vals = [dsl.fma(part[i], fs[i // 2 % 2, i // 64], vals[i]) for i in range(len(part))]
                                 continue
                             for i in range(len(part)):
