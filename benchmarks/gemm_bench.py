@@ -33,7 +33,7 @@ SHAPES = [(4096, 7168), (7168, 2048), (2112, 7168), (24576, 1536), (16384, 16384
 MS = [1, 8, 16, 32, 64, 128, 256]
 MODES = ["tensor", "row", "block", "bf16"]
 PROMOS = ["none", "l2_64b", "l2_128b", "l2_256b"]
-SWEEP_MS = (1, 64)  # the L2-promotion sweep's M (W's promotion mattered most at small M: s15-config-probe-l2w)
+SWEEP_MS = (1, 16, 64, 128)  # the L2-promotion sweep's M (W's promotion mattered most at small M: s15-config-probe-l2w)
 FUSED_UP_TO = 16  # M up to which bf16 x quantized inside the GEMM is timed too (fused_us)
 F8 = "f8E4M3FN"
 

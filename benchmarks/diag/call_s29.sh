@@ -7,9 +7,11 @@
 #   SUITES=xa (the default): the GEMM's GPU tests of x as the wgmmas' A; gemm: all the GEMM's; all: every GPU
 #   suite (call_s26.sh)
 #   PROBES=N (0): N runs of stream_floor.py's probe set NAME (run-NAME .dev/DIR; xkwg in .dev/xk by default);
+#   CPROBES=N (0): N runs of config_probe.py's PROBES (its kernels from `config_probe.py build .dev/cp`);
 #   SAN=1: compute-sanitizer (memcheck, racecheck, synccheck; device errors only) over test_gpu_gemm.py's tests
 #   that pytest -k EXPR picks (SANK; by default those of x as A and the stream/graph ones); RUNS=N (0): full
-#   gemm_bench.py runs while the call's time lasts
+#   gemm_bench.py runs while the call's time lasts (SWEEP=1: the first with the L2-promotion sweep, its kernels
+#   built by `gemm_bench.py build .dev/gf --sweep`)
 set -u
 t0=$(date +%s)
 if [ "${SUITES:-xa}" = all ]; then
@@ -35,6 +37,10 @@ for i in $(seq 1 "${PROBES:-0}"); do
     2> "$OUT/xk$i.err"
   echo "probes $i rc $? $(wc -l < "$OUT/xk$i.jsonl") lines at $(( $(date +%s) - t0 )) s"; tail -2 "$OUT/xk$i.err"
 done
+for i in $(seq 1 "${CPROBES:-0}"); do
+  timeout 240 python3 benchmarks/diag/config_probe.py run .dev/cp > "$OUT/cp$i.jsonl" 2> "$OUT/cp$i.err"
+  echo "config probes $i rc $? $(wc -l < "$OUT/cp$i.jsonl") lines at $(( $(date +%s) - t0 )) s"; tail -2 "$OUT/cp$i.err"
+done
 if [ "${SAN:-0}" = 1 ]; then
   cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   for tool in memcheck racecheck synccheck; do
@@ -48,7 +54,8 @@ fi
 for i in $(seq 1 "${RUNS:-0}"); do
   left=$(( 570 - ($(date +%s) - t0) ))
   [ "$left" -lt 90 ] && break
-  timeout "$left" python3 benchmarks/gemm_bench.py run .dev/gf > "$OUT/g$i.jsonl" 2> "$OUT/g$i.err"
+  sweep=$([ "${SWEEP:-0}" = 1 ] && [ "$i" = 1 ] && echo --sweep)  # SWEEP=1: the first run with the L2 sweep
+  timeout "$left" python3 benchmarks/gemm_bench.py run .dev/gf $sweep > "$OUT/g$i.jsonl" 2> "$OUT/g$i.err"
   echo "run $i rc $? $(wc -l < "$OUT/g$i.jsonl") lines at $(( $(date +%s) - t0 )) s"; tail -2 "$OUT/g$i.err"
 done
 # one file back (a call returns at most 8)

@@ -34,7 +34,7 @@ no K split with and without the split path in the kernel (-whole-k). Thirteenth 
 (-producers, the diag variant removed after). Twenty-sixth (s31-*): block-scaled and
 fused promotion with the scale factors read during the wgmmas (-promote; the kernel change not kept).
 Twenty-seventh (s32-*): what block scales' promotion factors cost (-promote-bound), and block-scaled W
-with x as the wgmmas' A (-xa-block-1..6).
+with x as the wgmmas' A (-xa-block-1..6). Twenty-eighth (s33-*): x as A over CTA pairs sharing W (-xa-ms-*).
     python3 benchmarks/diag/config_probe.py build DIR    # here
     python3 benchmarks/diag/config_probe.py run DIR      # on the GPU
 """
@@ -97,7 +97,19 @@ def _block(M, N, K, xa_only):
 NEAR = [(7168, 2048, 1), (7168, 2048, 8), (2112, 7168, 16), (2112, 7168, 32)]
 
 
-PROBES = [(N, K, M, "tensor", [None]) for N, K, M in NEAR] + [(N, K, M, "block", "all") for N, K, M in NEAR]
+# Twenty-eighth session (s33-xa-ms-*): x as the wgmmas' A over CTA pairs sharing W by multicast (the M split, ms = 2,
+# each CTA its half of M in one warpgroup) at M = 128 (and 96), every such candidate beside the table's config, per
+# tensor, row- and block-scaled (per tensor's table config the block-scaled bound's)
+
+
+def _pairs(M, N, K, mode):
+    """The table's config (None), then the x-as-A candidates over CTA pairs (ms = 2)."""
+    from nvtma.kernels import gemm
+    return [None] + [c for c in gemm.candidates(M, N, K, scale=mode) if not c.swap and c.ms == 2]
+
+
+PROBES = [(N, K, M, mode, "pairs") for M in (128, 96) for N, K in SHAPES for mode in ("tensor", "row", "block")
+          if M == 128 or N == 4096]
 # (label, spec options (a "quantize" entry: bf16 x, quantized as Gemm's quantize says), W resident in L2)
 VARIANTS = [("now", {}, False)]
 AFTER = ("after", {"diag": "factors_after"}, False)  # x as A, block-scaled: its factors after the wgmmas
@@ -107,14 +119,15 @@ def _plans(d=None):
     from nvtma.kernels import gemm
     gs = {}
     for N, K, M, mode, cfgs in PROBES:
-        cfgs = _block(M, N, K, cfgs == "xa") if cfgs in ("xa", "all") else cfgs
+        cfgs = (_block(M, N, K, cfgs == "xa") if cfgs in ("xa", "all") else _pairs(M, N, K, mode) if cfgs == "pairs"
+                else cfgs)
         fp8 = mode != "bf16"
         fused = mode == "fused"  # per-tensor W, bf16 x quantized in the GEMM
         mode = "tensor" if fused else mode
         for cfg in cfgs:
             cfg = cfg or (gemm.fused_config(gemm.choose_config(M, N, K), N, K) if fused else
                           gemm.choose_config(M, N, K, gemm.F8 if fp8 else "bf16", scale=mode if fp8 else None))
-            xa_block = cfg and not gemm.Config(*cfg).swap and mode == "block"
+            xa_block = cfg and not gemm.Config(*cfg).swap and gemm.Config(*cfg).wgs > 1 and mode == "block"
             for label, opts, l2 in VARIANTS + ([AFTER] if xa_block else []):
                 if str(opts.get("diag")).startswith("promote_") and mode != "block":
                     continue  # the promotion's diagnostics change nothing without block scales

@@ -107,6 +107,7 @@ GEMM_CASES = [
     (121, 448, 1024, "tensor", (64, 64, 1, 1, 1, None, 2)),
     (77, 320, 2048, "row", (64, 64, 1, 3, 1, None, 2)),
     (200, 384, 1040, "block", (128, 64, 1, 2, 1, None, 2)),
+    (201, 384, 1040, "block", (128, 64, 1, 1, 1, None, 2)),  # x's scales' box from 76, not 73 (16 bytes)
     (40, 256, 768, "bf16", (32, 128, 2, 0, 1, None, 2)),
     (256, 192, 768, "tensor", (128, 64, 1, 2, 1, 6, 2)),
     # two consumer warpgroups on alternate K steps (kwg, an eighth value): segments of odd and even
@@ -166,6 +167,10 @@ KC_CASES = [
     (5, 320, 1152, "block", (8, 64, 1, 1), 4),
     (40, 256, 2048, "block", (64, 128, 2, 3), 2),
     (77, 200, 1536, "block", (128, 64, 1, 0), 2),
+    # W multicast over CTA pairs (the M split), each CTA loading half a stage's K steps: M past one CTA's rows,
+    # per tensor and block-scaled
+    (100, 256, 2048, "tensor", (64, 64, 1, 1, 1, None, 2), 2),
+    (128, 384, 1536, "block", (64, 64, 1, 1, 1, None, 2), 4),
 ]
 
 
@@ -199,6 +204,19 @@ XA_CASES = [
     (128, 512, 1536, "block", (128, 128, 2, 1, 1, None, 1, False, 1, False), "bf16"),
     (40, 384, 1040, "block", (64, 128, 1, 1, 1, None, 1, False, 1, False), "bf16"),
     (16, 2112, 2048, "block", (16, 16, 1, 1, 1, None, 1, False, 4, False), "bf16"),
+    # the M split (ms = 2): CTA pairs, each its share of M, W's tile multicast (half a stage's K steps loaded by
+    # each CTA, or with a K step a stage half its rows): the second CTA's rows ending at M (overlapping the first's:
+    # M = 100, 77, 70; block-scaled, from the first multiple of 4 at or past M - BM: 13 -> 16, 29 -> 32, its x
+    # scales' box on 16 bytes), an N tail (the last tile's second half past N), f32 y, row and block scales, bf16,
+    # 128 tiles over 66 pairs
+    (128, 512, 2048, "tensor", (64, 64, 1, 1, 1, None, 2, False, 2, False), "bf16"),
+    (100, 448, 2048, "row", (56, 24, 1, 1, 1, None, 2, False, 2, False), "f32"),
+    (77, 336, 1152, "block", (64, 32, 1, 1, 1, None, 2, False, 1, False), "bf16"),
+    (128, 384, 2048, "block", (64, 64, 1, 1, 1, None, 2, False, 2, False), "f32"),
+    (90, 4096, 1024, "tensor", (48, 32, 1, 1, 1, None, 2, False, 4, False), "bf16"),
+    (70, 256, 1024, "bf16", (40, 32, 1, 1, 1, None, 2, False, 4, False), "bf16"),
+    (93, 336, 1152, "block", (64, 32, 1, 1, 1, None, 2, False, 2, False), "bf16"),
+    (77, 336, 1152, "tensor", (64, 32, 1, 1, 1, None, 2, False, 1, False), "bf16"),
 ]
 
 

@@ -843,8 +843,13 @@ def test_the_gemm_plans_where_bf16_x_is_quantized():
     (dict(BM=128, BN=128, wgs=2, swap=False, w_scale="block", kc=2),
      "x as A: a 64 x BN accumulator of BN/2 registers a thread, and a partial as large for each of the 2 K steps a "
      "stage, and ~32 more, exceed the 170"),
-    (dict(BM=64, BN=32, wgs=1, swap=False, ms=2), "not with mc, ms, kwg or xhalf"),
-    (dict(BM=64, BN=32, wgs=1, swap=False, xhalf=True), "not with mc, ms, kwg or xhalf"),
+    (dict(BM=64, BN=32, wgs=1, swap=False, mc=2), "not with mc, kwg or xhalf"),
+    (dict(BM=64, BN=32, wgs=1, swap=False, xhalf=True), "not with mc, kwg or xhalf"),
+    (dict(BM=64, BN=24, wgs=1, swap=False, ms=2), "ms=2 with mc=1, BN=24: 1, 2 or 4 CTAs sharing W (each loading "
+                                                  "BN / ms of its rows, a whole number of 8-row swizzle atoms"),
+    (dict(BM=64, BN=32, wgs=1, swap=False, ms=2, kc=3), "kc=3: 1 to 8 K steps a stage, more than one not with x "
+                                                        "quantized in the kernel, mc, kwg or xhalf, and with ms = 2 a "
+                                                        "multiple of it"),
     (dict(BM=64, BN=32, wgs=1, swap=False, diag="no_red"), "diag='no_red': not with swap=False"),
     (dict(BM=64, BN=32, wgs=1, swap=False, store="tma"), "store='tma': swap=False stores y straight"),
     (dict(BM=256, BN=256, wgs=4, swap=False), "BM=256, BN=256 with 4 consumer warpgroups: x as A: a 64 x BN "
@@ -974,7 +979,9 @@ def test_the_gemm_takes_x_as_the_wgmmas_a(BM, BN, kc, wd):
     assert "cp.async.bulk.tensor.2d.global.shared::cta" not in ptx  # no TMA store of y
     assert "red.global" not in ptx and "atom.global" not in ptx  # no split-K workspace, no counters
     stores = re.findall(r"st\.global(?:\.\w+)*\.(v2\.b16|b32|v2\.f32|v2\.u16)", ptx)
-    assert len(stores) == BN // 4, stores  # the BN / 2 registers of the 64 x BN accumulator, two a store
+    # the BN / 2 registers of the 64 x BN accumulator, two a store; at BM = 8 a thread's second 8 rows lie past
+    # the CTA's rows, so their stores go
+    assert len(stores) == BN // (8 if BM == 8 else 4), stores
 
 
 @pytest.mark.parametrize("BM,BN,kc", [(8, 64, 2), (32, 16, 4), (64, 128, 2), (96, 32, 2), (128, 128, 1)])
@@ -1001,7 +1008,35 @@ def test_the_gemm_takes_x_as_the_wgmmas_a_with_block_scales(BM, BN, kc):
     assert len(re.findall(r"ld\.shared\.b32", ptx)) == 2 * kc
     assert len(re.findall(r"\bmul\.rn\.f32", ptx)) == 2 * kc * max(1, BN // 128)
     stores = re.findall(r"st\.global(?:\.\w+)*\.(v2\.b16|b32|v2\.f32|v2\.u16)", ptx)
-    assert len(stores) == BN // 4
+    assert len(stores) == BN // (8 if BM == 8 else 4)
+
+
+@pytest.mark.parametrize("BN,kc,scale", [(32, 1, "block"), (64, 2, "tensor"), (24, 4, "row")])
+def test_the_gemm_takes_x_as_the_wgmmas_a_over_cta_pairs(BN, kc, scale):
+    """swap=False with the M split (ms = 2): a cluster of two CTAs, each its
+    own rows of x, W's tile multicast to both. Each CTA loads its half of
+    the tile (a K step a stage: BN / 2 rows; kc of them: kc / 2 K steps) by
+    one multicast load before the wait for the earlier kernels and one in
+    the loop, x (and block-scaled x's scales) by loads of its own; a stage's
+    slot is released in both CTAs (the peer's barrier through mapa), and
+    the CTAs meet at a cluster barrier before they leave."""
+    from nvtma.kernels import gemm
+    sp = gemm.gemm_spec(64, BN, 1, w_scale=scale, kc=kc, swap=False, ms=2)
+    assert (sp.info["swap"], sp.info["ms"]) == (False, 2)
+    compiled = sp.compile()
+    assert compiled.records["kernels"]["gemm"]["launch"]["cluster"] == [2, 1, 1]
+    ptx = compiled.ptx
+    dims = "3d" if kc > 1 else "2d"
+    w = re.findall(rf"cp\.async\.bulk\.tensor\.{dims}\.shared::cluster\.global\.tile\.mbarrier::complete_tx::bytes"
+                   rf"\.multicast::cluster", ptx)
+    assert len(w) == 2
+    own = re.findall(r"cp\.async\.bulk\.tensor\.\dd\.shared::cluster\.global\.tile\.mbarrier::complete_tx::bytes"
+                     r"\.L2::cache_hint", ptx)
+    assert len(own) == (2 if scale == "block" else 1)  # x, and block-scaled x's scales
+    assert "mapa.shared" in ptx and "mbarrier.arrive.shared::cluster.b64" in ptx
+    assert "barrier.cluster.arrive" in ptx and "barrier.cluster.wait" in ptx
+    with pytest.raises(ValueError, match="ms=2 with mc=1, BN=24"):
+        gemm.gemm_spec(64, 24, 1, w_scale="tensor", kc=1, swap=False, ms=2)
 
 
 def test_block_scales_are_stored_for_whole_tma_boxes():
@@ -1076,12 +1111,13 @@ def test_x_as_a_default_chains_fit_the_registers():
         pass
 
 
-@pytest.mark.parametrize("opts", [dict(kc=0), dict(kc=9), dict(kc=2, mc=2, BM=16), dict(kc=2, ms=2, BM=16),
+@pytest.mark.parametrize("opts", [dict(kc=0), dict(kc=9), dict(kc=2, mc=2, BM=16), dict(kc=3, ms=2, BM=16),
                                   dict(kc=2, x_scale="fused"), dict(kc=2, xhalf=True, BM=64),
                                   dict(kc=2, kwg=True, wgs=2)])
 def test_the_gemm_takes_stages_of_several_k_steps_where_it_can(opts):
-    """kc is 1-8, and above 1 not with x quantized in the kernel, x or W
-    multicast, kwg or half boxes of x: a ValueError naming kc."""
+    """kc is 1-8, and above 1 not with x quantized in the kernel, x
+    multicast, kwg or half boxes of x, and with W multicast (the M split)
+    a multiple of its CTAs: a ValueError naming kc."""
     from nvtma.kernels import gemm
     opts = dict(opts)
     BM, wgs = opts.pop("BM", 8), opts.pop("wgs", 1)
@@ -1137,7 +1173,8 @@ def test_the_gemm_candidates_take_stages_of_several_k_steps():
         kblocks = gemm.k_steps(K, wd)
         for c in kcs:
             room = gemm.deepest_stages(c.BM, c.BN, wd, scale == "block", kc=c.kc, swap=c.swap)
-            assert c.mc == c.ms == 1 and not c.kwg and c.splits <= -(-kblocks // c.kc) and 2 <= c.stages <= room
+            assert c.mc == 1 and not c.kwg and c.splits <= -(-kblocks // c.kc) and 2 <= c.stages <= room
+            assert c.ms == 1 or not c.swap and c.kc % c.ms == 0  # (x as A over CTA pairs: half the K steps each)
         top = gemm._ranked(cands[0].BM, N, kblocks, wd, 132)[0]
         room = gemm.deepest_stages(top.BM, top.BN, wd, scale == "block", kc=2)
         if room >= 2:
@@ -1154,7 +1191,8 @@ def test_the_gemm_candidates_take_x_as_the_wgmmas_a():
     the SMs in one wave and in two, unsplit, at 2, 4 and 8 K steps a stage
     with the deepest ring up to 16 and a ring of 16 K steps: each one
     gemm_spec builds (with block scales, M > 32 only, W tiles that keep
-    within W's blocks, and a K step a stage too); none past M = 128 or where
+    within W's blocks, and a K step a stage too); past M = 64 also split
+    over CTA pairs sharing W (ms = 2); none past M = 128 or where
     K is not whole K steps, nor whose accumulator (and W's row scales, row-scaled, or
     block-scaled partials) overflow a thread. A table
     entry of x as A takes x's tile M rounded up to 8 rows, its ring as deep
@@ -1162,7 +1200,8 @@ def test_the_gemm_candidates_take_x_as_the_wgmmas_a():
     from nvtma.kernels import gemm
     for M, N, K, wd, BNs in ((1, 4096, 7168, gemm.F8, (32, 16)), (77, 2112, 7168, gemm.F8, (16, 8)),
                              (40, 24576, 1536, gemm.F8, (192, 96)), (32, 7168, 2048, "bf16", (56, 32))):
-        xa = [c for c in gemm.candidates(M, N, K, wd, scale=None if wd == "bf16" else "tensor") if not c.swap]
+        xa = [c for c in gemm.candidates(M, N, K, wd, scale=None if wd == "bf16" else "tensor")
+              if not c.swap and c.ms == 1]
         BM = -(-M // 8) * 8
         assert {c.BN for c in xa} == set(BNs) and {c.kc for c in xa} <= {2, 4, 8}
         # each W tile and kc with its deepest ring and a ring of 16 K steps (where shallower)
@@ -1178,21 +1217,33 @@ def test_the_gemm_candidates_take_x_as_the_wgmmas_a():
     # block scales (M > 32): W tiles of 8-256 rows a power of two (none straddles W's blocks), kc = 1 too, x's
     # tile a multiple of 32 rows (a stage's scales whole 128-byte rows), each partial within the registers
     for M, N, BM, BNs in ((33, 4096, 64, (32, 16)), (40, 24576, 64, (256, 128)), (100, 7168, 128, (64, 32))):
-        xa = [c for c in gemm.candidates(M, N, 7168, scale="block") if not c.swap]
+        xa = [c for c in gemm.candidates(M, N, 7168, scale="block") if not c.swap and c.ms == 1]
         assert xa and {c.BN for c in xa} <= set(BNs) and {c.kc for c in xa} <= {1, 2, 4, 8}
         for c in xa:
             assert (c.BM, c.wgs) == (BM, -(-BM // 64))
             assert gemm.live_registers(BM, c.BN, c.wgs, kc=c.kc, block_scaled=True, swap=False, row_scaled=False) <= \
                 gemm.thread_registers(c.wgs)
             assert gemm.Gemm().plan(M, N, 7168, gemm.F8, "block", config=c)[0].info["swap"] is False
-    assert {c.kc for c in gemm.candidates(128, 24576, 1536, scale="block") if not c.swap} == {1}
+    assert {c.kc for c in gemm.candidates(128, 24576, 1536, scale="block") if not c.swap and c.ms == 1} == {1}
     assert not [c for c in gemm.candidates(32, 4096, 7168, scale="block") if not c.swap]
     assert not [c for c in gemm.candidates(129, 4096, 7168, scale="tensor") if not c.swap]
     assert not [c for c in gemm.candidates(1, 4096, 7000, scale="tensor") if not c.swap]
     # two warpgroups' threads have 170 registers: W tiles of 192 rows (a 96-register accumulator) fit them, and
     # with row scales (48 more, loaded before the K loop) do not: offered per tensor and bf16, not per row
     for scale, wd, BNs in (("tensor", gemm.F8, {192, 96}), (None, "bf16", {192, 96}), ("row", gemm.F8, {96})):
-        assert {c.BN for c in gemm.candidates(100, 24576, 1536, wd, scale=scale) if not c.swap} == BNs
+        assert {c.BN for c in gemm.candidates(100, 24576, 1536, wd, scale=scale) if not c.swap and c.ms == 1} == BNs
+    # the M split (M > 64): CTA pairs, each its half of M in one warpgroup, W's tile multicast to both; W tiles that
+    # fill the pairs in one, two and three waves, kc a multiple of 2 (each CTA loads half a stage's K steps of W)
+    # or 1 with W tiles of whole pairs of 8-row swizzle atoms; none at M <= 64
+    for M, N, scale, BM, BNs in ((128, 4096, "tensor", 64, {64, 32, 24}), (100, 24576, "block", 64, {128}),
+                                 (77, 2112, "row", 40, {32, 16})):
+        ms2 = [c for c in gemm.candidates(M, N, 1536, scale=scale) if not c.swap and c.ms == 2]
+        assert {c.BN for c in ms2} == BNs
+        for c in ms2:
+            assert (c.BM, c.wgs, c.splits) == (BM, 1, 1) and (c.kc % 2 == 0 if c.kc > 1 else c.BN % 16 == 0)
+            sp = gemm.Gemm().plan(M, N, 1536, gemm.F8, scale, config=c)[0]
+            assert (sp.info["swap"], sp.info["ms"], sp.info["kc"], sp.info["BM"]) == (False, 2, c.kc, BM)
+    assert not [c for c in gemm.candidates(64, 4096, 7168, scale="tensor") if c.ms == 2 and not c.swap]
     gemm.gemm_spec(104, 192, 2, kc=2, swap=False, w_scale="tensor", x_scale="token")
     with pytest.raises(ValueError, match="BN/4 W row scales, and ~32 more, exceed the 170"):
         gemm.gemm_spec(104, 192, 2, kc=2, swap=False, w_scale="row", x_scale="token")
@@ -1205,6 +1256,10 @@ def test_the_gemm_candidates_take_x_as_the_wgmmas_a():
         # M = 48: x's tile of 48 rows and 48 pad rows a stage (one K step's): 8 stages fit, not the table's 9
         assert gemm.deepest_stages(48, 32, kc=2, swap=False) == 8 < gemm.deepest_stages(64, 32, kc=2, swap=False)
         assert gemm.choose_config(48, 4096, 7168, scale="tensor").stages == 8
+        # with the M split, each CTA's tile is its half of M rounded up to 8 rows
+        gemm.MEASURED[key] = (32, 1, 1, 1, 9, 2, False, 2, False)
+        assert gemm.choose_config(60, 4096, 7168, scale="tensor") == gemm.Config(32, 32, 1, 1, 1, 9, 2, False, 2,
+                                                                                  False)
     finally:
         if old is None:
             del gemm.MEASURED[key]

@@ -35,10 +35,10 @@ def arguments(draw, odd=True):
         kw["BN"] = draw(st.sampled_from([128, 256]))
     if kw["x_scale"] in ("token", "block") and (not odd or draw(st.booleans())):
         kw["x_scale"] = None
-    # x as the wgmmas' A: a warpgroup per 64 rows of x, W tiles of any multiple of 8 rows, no multicast,
-    # kwg or half boxes, y stored from the registers
+    # x as the wgmmas' A: a warpgroup per 64 rows of x, W tiles of any multiple of 8 rows, no x multicast
+    # (W's, the M split, it takes), kwg or half boxes, y stored from the registers
     if kw["swap"] is False and (not odd or draw(st.booleans())):
-        kw.update(wgs=-(-kw["BM"] // 64), BN=draw(st.sampled_from([8, 16, 24, 56, 96, 192, 256])), mc=1, ms=1,
+        kw.update(wgs=-(-kw["BM"] // 64), BN=draw(st.sampled_from([8, 16, 24, 56, 96, 192, 256])), mc=1,
                   kwg=False, xhalf=False, store=None, x_scale=None if kw["x_scale"] is None else "token",
                   w_scale="tensor" if kw["w_scale"] == "block" else kw["w_scale"])
     if odd:

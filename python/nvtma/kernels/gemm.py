@@ -197,8 +197,12 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     # this CTA's first row of x and y. With the M split, a CTA whose BM rows would reach past M (with M >= BM)
     # takes the last BM rows of M instead: rows a lower rank computes too (the same values, written twice),
     # but every row of its x box in bounds: a box's out-of-bounds rows are slow to fill (Gemm.kernel_rows)
-    # (diag "own_rows": its own rows, the box partly past M, as before 2026-12-02)
-    m0 = 0 if ms == 1 else rank * BM if diag == "own_rows" else dsl.select(M >= BM, dsl.min(rank * BM, M - BM),
+    # (diag "own_rows": its own rows, the box partly past M, as before 2026-12-02). With 1x128 block-scaled x, the
+    # TMA box of a stage's x scales starts at column m0, which must lie on 16 bytes (4 f32 scales; at 13, for M =
+    # 77 and BM = 64, the H200 faulted with an illegal instruction): that CTA starts at the first multiple of 4
+    # from M - BM, its last 0-3 rows past M
+    last = (M - BM + 3) // 4 * 4 if x_scale == "block" else M - BM
+    m0 = 0 if ms == 1 else rank * BM if diag == "own_rows" else dsl.select(M >= BM, dsl.min(rank * BM, last),
                                                                              rank * BM)
     x_bytes = x_atom.tile_bytes
     if xhalf:
@@ -358,7 +362,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         pre = dict(w=scales[0][0] if w_scale == "tensor" else None, xs=None, xs_share=(), xs_own=None)
         if x_scale == "token":
             if not swap:  # this thread's two accumulator rows (x rows) of its warpgroup's 64
-                pre["xs_own"] = {h: scales[1][dsl.min(g * 64 + warp * 16 + lane // 4 + 8 * h, M - 1)] for h in range(2)}
+                pre["xs_own"] = {h: scales[1][dsl.min(m0 + g * 64 + warp * 16 + lane // 4 + 8 * h, M - 1)]
+                                 for h in range(2)}
             elif store == "direct":
                 q = (dsl.lane_idx() % 4).to(Int32)
                 pre["xs_own"] = {(jb, t): scales[1][dsl.min(m0 + 8 * jb + 2 * q + t, M - 1)]
@@ -545,7 +550,10 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             prof.push("epilogue")
             if not swap:
                 with dsl.if_(parts < 0) if diag == "no_epilogue" else contextlib.nullcontext():
-                    _epilogue_xa(acc[0], y, w_scale, x_scale, tile * BN, M, N, g, lane, warp, dict(pre, rows=w_rows))
+                    # y's rows of this CTA's tile only: past BM a warpgroup's 64 rows are the next K step's x or pad
+                    # rows, and with the M split another CTA's rows of M
+                    _epilogue_xa(acc[0], y, w_scale, x_scale, tile * BN, dsl.min(M, m0 + BM), N, m0 + g * 64, lane,
+                                 warp, dict(pre, rows=w_rows))
                 prof.pop()
                 return st_next
             if kwg:
@@ -737,10 +745,10 @@ def _sum_warpgroups(acc, g, buf, BM, EM, lane, warp, stores):
     return tuple(wgmma.Accumulator.from_values(a.n, v) for a, v in zip(acc, vals))
 
 
-def _epilogue_xa(acc, y, w_scale, x_scale, n0, M, N, g, lane, warp, pre):
-    """swap=False: y's rows g·64.. (this warpgroup's x rows) and columns n0.. from the accumulator (64 x
-    rows by the tile's W rows), scaled, straight from the registers: a register pair is two adjacent W
-    rows of one x row, one 4-byte (bf16) or 8-byte (f32) store. Every scale was loaded before (`pre`: W's
+def _epilogue_xa(acc, y, w_scale, x_scale, n0, M, N, m0, lane, warp, pre):
+    """swap=False: y's rows m0.. (this warpgroup's x rows) below M (the CTA's rows' end) and columns n0.. from
+    the accumulator (64 x rows by the tile's W rows), scaled, straight from the registers: a register pair is
+    two adjacent W rows of one x row, one 4-byte (bf16) or 8-byte (f32) store. Every scale was loaded before (`pre`: W's
     per-tensor "w", the thread's W rows' "rows" by (8-column group, parity), its two x rows' "xs_own")."""
     vals = acc.values()
     got = []
@@ -756,7 +764,7 @@ def _epilogue_xa(acc, y, w_scale, x_scale, n0, M, N, g, lane, warp, pre):
             if x_scale == "token":
                 v = v * pre["xs_own"][i // 2 % 2]
             pair.append(v)
-        got.append((g * 64 + row, n0 + col, dsl.vector_of(pair).to(y.dtype)))
+        got.append((m0 + row, n0 + col, dsl.vector_of(pair).to(y.dtype)))
     for m, n, v in got:
         with dsl.if_((m < M) & (n < N)):
             y.store_vec(v, m, n)
@@ -1265,7 +1273,8 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     first (`Gemm.plan`). `kc`: K steps a stage, each operand's stage one
     TMA box of kc K steps (W and x passed as `gemm_operand_view`s, and with
     block scaling x's scales a box of kc rows; not with fused quantization,
-    mc, ms, kwg or xhalf); `stages` then counts these stages. `swap` (the
+    mc, kwg or xhalf, and with ms > 1 a multiple of ms: each CTA of the
+    cluster loads kc / ms of W's K steps); `stages` then counts these stages. `swap` (the
     default): W is the wgmmas' A, its tile's rows their M (BN a multiple of
     64 a warpgroup); swap=False: x is A, each of the wgs = ceil(BM / 64)
     consumer warpgroups 64 of its rows, and W's tile B (BN any multiple of 8
@@ -1277,7 +1286,8 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     token (or bf16), or W's 128x128 block scales with x's 1x128 ones (BN
     dividing 128, or 256: each thread's partials promoted with two x rows'
     scales and one W block's, not a scale per accumulator column as with W
-    as A), and not with mc, ms, kwg or xhalf."""
+    as A), and not with mc, kwg or xhalf (with the M split, ms, each CTA of a
+    cluster takes its own BM rows of x, and W's tile is multicast)."""
     BM, BN, wgs, mc, ms, kc = (_whole(*a) for a in (("BM", BM), ("BN", BN), ("wgs", wgs), ("mc", mc), ("ms", ms),
                                                     ("kc", kc)))
     stages = None if stages is None else _whole("stages", stages)
@@ -1317,9 +1327,9 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
                              f"(wgs = {x_as_a_tile(BM)[1]})")
         if BN % 8 or not 8 <= BN <= 256:
             raise ValueError(f"swap=False with BN={BN}: the wgmmas' n, a multiple of 8 in [8, 256]")
-        if x_scale == "fused" or (x_scale == "block") > (w_scale == "block") or mc != 1 or ms != 1 or kwg or xhalf:
+        if x_scale == "fused" or (x_scale == "block") > (w_scale == "block") or mc != 1 or kwg or xhalf:
             raise ValueError("swap=False: W scaled per tensor or row (or bf16) with e4m3 x scaled per token (or bf16 "
-                             "x), or W's 128x128 block scales with x's 1x128 ones, and not with mc, ms, kwg or xhalf")
+                             "x), or W's 128x128 block scales with x's 1x128 ones, and not with mc, kwg or xhalf")
         if w_scale == "block" and 128 % BN and BN % 128:
             raise ValueError(f"swap=False with BN={BN} and block-scaled W: BN divides 128 or is 256, so each "
                              "8-column group of the tile's W rows is within one block of 128 rows")
@@ -1348,9 +1358,10 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
         raise ValueError(f"BM={BM} with 1x128 block-scaled x: a stage's x scales, a TMA box of max(BM, 32) f32 "
                          "values a K step, are whole 128-byte rows, so BM is at most 32 or a multiple of 32")
     if not 1 <= kc <= 8 or kc > 1 and (
-            fused or mc != 1 or ms != 1 or kwg or xhalf):
+            fused or mc != 1 or (kc % ms if ms >= 1 else 0) or kwg or xhalf):
         raise ValueError(f"kc={kc!r}: 1 to 8 K steps a stage, more than one not with x quantized in the kernel, mc, "
-                         "ms, kwg or xhalf")
+                         f"kwg or xhalf, and with ms = {ms} a multiple of it (each CTA of the cluster loads kc / ms of "
+                         "a stage's K steps of W, multicast)")
     room = deepest_stages(BM, BN, w_dtype, w_scale == "block", fused, kc, swap)
     if kwg and stages and stages % 2:
         raise ValueError(f"kwg with stages={stages}: an even ring (each consumer warpgroup's K steps then keep to "
@@ -1385,9 +1396,10 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     if mc not in (1, 2, 4) or BM % (8 * mc):
         raise ValueError(f"mc={mc} with BM={BM}: 1, 2 or 4 CTAs sharing x, each loading a whole number of "
                          "8-row swizzle atoms of it (BM a multiple of 8·mc)")
-    if ms not in (1, 2, 4) or (ms > 1 and mc > 1):
-        raise ValueError(f"ms={ms} with mc={mc}: 1, 2 or 4 CTAs sharing W (each loading BN / ms of its rows), "
-                         "and not with mc")
+    if ms not in (1, 2, 4) or (ms > 1 and mc > 1) or (kc == 1 and BN % (8 * ms)):
+        raise ValueError(f"ms={ms} with mc={mc}, BN={BN}: 1, 2 or 4 CTAs sharing W (each loading BN / ms of its rows, "
+                         "a whole number of 8-row swizzle atoms, or with kc > 1 kc / ms of its K steps), and not with "
+                         "mc")
     if xhalf not in (True, False) or (xhalf and not half_boxes_fit(BM, mc, fused)):
         raise ValueError(f"xhalf={xhalf!r} with BM={BM}, mc={mc}{', x quantized in the kernel' if fused else ''}: "
                          "x in half boxes takes BM a multiple of 16 from 32 on, mc = 1 and e4m3 (or bf16 W's) x")
@@ -1475,7 +1487,10 @@ class Config(NamedTuple):
 # results/h200-2026-12-03-s28-gemm-2.jsonl results/h200-2026-12-03-s28-gemm-3.jsonl`); other problems, and
 # other GPUs, use the cost model. Five block-scaled entries at M = 64-128 (x as the wgmmas' A, swap False) are
 # from 2026-12-04's probes of every x-as-A candidate against the entry before (benchmarks/diag/config_probe.py,
-# results/h200-2026-12-04-s32-xa-block-*.jsonl: faster in every run that timed them as built, two to six)
+# results/h200-2026-12-04-s32-xa-block-*.jsonl: faster in every run that timed them as built, two to six); four at
+# M = 128 (block-scaled 4096 x 7168 and 2112 x 7168, per tensor and row-scaled 2112 x 7168) x as A over CTA pairs
+# sharing W (ms = 2), from 2026-12-04's probe of those candidates (results/h200-2026-12-04-s33-xa-ms-1/-2.jsonl:
+# faster in both runs, 2-15%)
 MEASURED = {
     (2112, 7168, 8, 'bf16'): (64, 1, 4, 1, 6, 1, False, 4),
     (2112, 7168, 8, 'block'): (64, 1, 1, 1, 6, 1, False, 4),
@@ -1494,9 +1509,9 @@ MEASURED = {
     (2112, 7168, 64, 'row'): (16, 1, 1, 1, 8, 1, False, 2, False),
     (2112, 7168, 64, 'tensor'): (16, 1, 1, 1, 4, 1, False, 4, False),
     (2112, 7168, 128, 'bf16'): (64, 1, 0),
-    (2112, 7168, 128, 'block'): (64, 1, 4, 1, 4, 1, False, 2),
-    (2112, 7168, 128, 'row'): (64, 1, 4),
-    (2112, 7168, 128, 'tensor'): (64, 1, 4),
+    (2112, 7168, 128, 'block'): (32, 1, 1, 1, 4, 2, False, 4, False),
+    (2112, 7168, 128, 'row'): (32, 1, 1, 1, 9, 2, False, 2, False),
+    (2112, 7168, 128, 'tensor'): (32, 1, 1, 1, 8, 2, False, 2, False),
     (2112, 7168, 256, 'bf16'): (64, 1, 2, 1, None, 2),
     (2112, 7168, 256, 'block'): (64, 2, 2, 1, None, 2, True),
     (2112, 7168, 256, 'row'): (64, 1, 2, 1, None, 2),
@@ -1518,7 +1533,7 @@ MEASURED = {
     (4096, 7168, 64, 'row'): (32, 1, 1, 1, 8, 1, False, 2, False),
     (4096, 7168, 64, 'tensor'): (32, 1, 1, 1, 9, 1, False, 2, False),
     (4096, 7168, 128, 'bf16'): (64, 1, 1, 1, 12, 2),
-    (4096, 7168, 128, 'block'): (32, 2, 1, 1, 5, 1, False, 2, False),
+    (4096, 7168, 128, 'block'): (64, 1, 1, 1, 3, 2, False, 4, False),
     (4096, 7168, 128, 'row'): (64, 1, 1, 1, 12, 2),
     (4096, 7168, 128, 'tensor'): (64, 1, 1, 1, 12, 2),
     (4096, 7168, 256, 'bf16'): (64, 1, 1, 1, None, 2),
@@ -1608,9 +1623,10 @@ def choose_config(M, N, K, w_dtype=F8, sms=132, scale=None):
     if not hit:
         return cands[0]
     cfg = Config(cands[0].BM, *hit)
-    if not cfg.swap:  # x as A: x's tile M rounded up to 8 rows (no box rows past M's last 8-row group), the
-        # ring as deep as that tile lets it be (its pad rows, x_pad_rows, may take more than the table's tile's)
-        BM, wgs = x_as_a_tile(M, scale == "block")
+    if not cfg.swap:  # x as A: x's tile M rounded up to 8 rows (no box rows past M's last 8-row group; with the M
+        # split each CTA's share of M), the ring as deep as that tile lets it be (its pad rows, x_pad_rows, may take
+        # more than the table's tile's)
+        BM, wgs = x_as_a_tile(-(-M // cfg.ms), scale == "block")
         room = deepest_stages(BM, cfg.BN, w_dtype, scale == "block", kc=cfg.kc, swap=False)
         return cfg._replace(BM=BM, wgs=wgs, stages=cfg.stages and min(cfg.stages, room))
     return cfg._replace(BM=cfg.BM // cfg.ms)
@@ -1738,26 +1754,33 @@ def x_as_a_candidates(M, N, w_dtype=F8, sms=132, scale=None):
     (two) where W as A needs one per accumulator column (BM / 4); measured on the H200 (s32-xa-block-1..4, every
     candidate against the table's W-as-A config): faster at M = 64-128 (4096 x 7168, M = 64: 11.1 -> 9.9 us;
     16384 x 16384, M = 128: 81 -> 73), 0-1% at M = 32, and 2-18% slower at M = 1-16 (its wgmmas of n = 8-32
-    waited for at every stage: no stage in flight while one is promoted)."""
+    waited for at every stage: no stage in flight while one is promoted).
+    Past M = 64 also over CTA pairs (ms = 2): each CTA its half of M in one warpgroup, W's tile multicast to
+    both (W tiles filling the pairs in one, two or three waves; kc a multiple of 2, each CTA loading half a
+    stage's K steps, or 1 with W tiles of whole pairs of 8-row swizzle atoms). Each K step's shared-memory
+    traffic is then x's 64 rows and W's tile once each (written by TMA and read by the wgmmas), where one CTA of
+    two warpgroups reads W's tile twice; measured on the H200 at M = 128 (s33-xa-ms-1/-2): block-scaled 4096 x
+    7168 13.1 -> 11.6 us and 2112 x 7168 10.8 -> 9.2, row-scaled 2112 x 7168 8.8 -> 8.4."""
     block = scale == "block"
     if M > 128 or block and M <= 32:
         return []
-    BM, wgs = x_as_a_tile(M, block)
     rows = w_dtype == F8 and scale not in ("tensor", "block")  # W's row scales in registers (also an unnamed one)
     out = []
-    for waves in (1, 2):
-        BN = 8 * -(-N // (8 * sms * waves))
-        if block:
-            BN = next((b for b in (8, 16, 32, 64, 128, 256) if b >= BN), BN)
-        if BN > 256:
-            continue
-        for kc in (1, 2, 4, 8) if block else (2, 4, 8):  # (block: kc = 1 where a stage's partials fit no more)
-            if live_registers(BM, BN, wgs, kc=kc, block_scaled=block, swap=False,
-                              row_scaled=rows) > thread_registers(wgs):
+    for ms in (1, 2) if M > 64 else (1,):  # (the M split: each CTA of a pair its half of M, one warpgroup)
+        BM, wgs = x_as_a_tile(-(-M // ms), block)
+        for waves in (1, 2, 3) if ms > 1 else (1, 2):  # (pairs: three waves too, 24576 rows in tiles of 128)
+            BN = 8 * -(-N // (8 * (sms // ms) * waves))
+            if block:
+                BN = next((b for b in (8, 16, 32, 64, 128, 256) if b >= BN), BN)
+            if BN > 256:
                 continue
-            room = min(16, deepest_stages(BM, BN, w_dtype, block, kc=kc, swap=False))
-            out += [Config(BM, BN, wgs, 1, stages=st, kc=kc, swap=False)
-                    for st in (room, min(room, 16 // kc)) if st >= 2]
+            for kc in (1, 2, 4, 8) if block else (2, 4, 8):  # (block: kc = 1 where a stage's partials fit no more)
+                if live_registers(BM, BN, wgs, kc=kc, block_scaled=block, swap=False,
+                                  row_scaled=rows) > thread_registers(wgs) or (kc % ms if kc > 1 else BN % (8 * ms)):
+                    continue
+                room = min(16, deepest_stages(BM, BN, w_dtype, block, kc=kc, swap=False))
+                out += [Config(BM, BN, wgs, 1, stages=st, ms=ms, kc=kc, swap=False)
+                        for st in (room, min(room, 16 // kc)) if st >= 2]
     return list(dict.fromkeys(out))
 
 
@@ -2019,9 +2042,10 @@ class Gemm:
                              "for bf16 x quantized in the GEMM, Gemm(quantize='fused')")
         how = (quantize if isinstance(quantize, str) else self.quantize_mode) if fp8 and quantize else None
         kc = opts.pop("kc", None)  # K steps a stage asked for (else the config's, where the kernel takes them)
-        # what x as the wgmmas' A does not take (x or W multicast, kwg, TMA stores of y, W as A, x quantized in
-        # the kernel): a table's x-as-A entry gives way to the problem's best-ranked config with W as A, a given
-        # x-as-A config is refused; and swap=False takes the first x-as-A candidate where the table has W as A
+        # what x as the wgmmas' A does not take as options (x or W multicast: an x-as-A config's own ms is taken,
+        # kwg, TMA stores of y, W as A, x quantized in the kernel): a table's x-as-A entry gives way to the problem's
+        # best-ranked config with W as A, a given x-as-A config is refused; and swap=False takes the first x-as-A
+        # candidate where the table has W as A
         if not cfg.swap and (opts.get("mc", 1) != 1 or opts.get("ms", 1) != 1 or opts.get("kwg") or
                              opts.get("store") == "tma" or opts.get("swap") is True or how == "fused"):
             if config is not None:
@@ -2052,7 +2076,7 @@ class Gemm:
             raise ValueError(f"config {cfg.short}: splits={cfg.splits}, but x as the wgmmas' A (swap=False) "
                              "takes whole-K tiles only (splits 1)")
         if kc is None:  # the config's, but one with x quantized inside, x or W multicast, or kwg
-            kc = 1 if how == "fused" or opts["mc"] > 1 or opts["ms"] > 1 or opts["kwg"] else cfg.kc
+            kc = 1 if how == "fused" or opts["mc"] > 1 or cfg.kc % opts["ms"] or opts["kwg"] else cfg.kc
         cfg = with_kc(cfg, kc, w_dtype, scale == "block")
         opts["kc"] = kc
         if kc > 1 and K % step_values(w_dtype):  # the operands' [K / bk, rows, bk] views
