@@ -126,6 +126,22 @@ def test_gemm_with_x_as_the_wgmmas_a(case):
         assert _same(y2, y)
 
 
+@pytest.mark.parametrize("case", gpu_cases.TABLE_CASES, ids=lambda c: f"N{c[0]}-K{c[1]}-M{c[2]}-{c[3]}")
+def test_gemm_takes_its_tables_configs_at_any_m(case):
+    """Gemm()'s own configs (no config given: gemm.MEASURED's for the H200's
+    132 SMs) at benchmark shapes and M between the table's tiles match
+    float32 torch: the M split's second CTA starting inside M (block-scaled
+    M = 130 or 201 faulted with an illegal instruction before its x scales'
+    box was put on 16 bytes), and x as A over CTA pairs."""
+    N, K, M, mode = case
+    g = _gemm()
+    x, xin, w, kw, want = _quantized_case(g, M, N, K, mode)
+    y = g(xin, w, **kw)
+    torch.cuda.synchronize()
+    err = ((y.float() - want).abs().max() / want.abs().max()).item()
+    assert err < 1.5e-2, f"max error {err:.3e} of max |y|"
+
+
 def test_gemm_m_split_takes_the_last_rows_of_m():
     """With the M split, the CTA whose BM rows would reach past M computes
     M's last BM rows instead (rows the first CTA computes too, written
