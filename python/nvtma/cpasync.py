@@ -339,7 +339,11 @@ def copy(atom, coords, smem, *, tma_bar_ptr=None, mcast_mask=None, cta_rank=None
     lang.WarpRole or dsl.if_(dsl.warp_idx() == w)). Loads take `tma_bar_ptr`
     = (MBarrier, stage); multicast loads `mcast_mask` (int or value) and
     `cta_rank`; `cache_hint` an L2 eviction priority name or an Int64 policy;
-    `tma_desc_ptr` copies through a descriptor in memory instead of the atom's."""
+    `tma_desc_ptr` copies through a descriptor in memory instead of the atom's.
+    A tiled load or store starts each row on 16 bytes: its innermost
+    coordinate times the element's bytes is a multiple of 16 (a Python int
+    that is not is refused here, a constant by the verifier; on the H200 a
+    run-time one that is not faults with an illegal instruction)."""
     from .lang import _single_issuer
     info = atom if isinstance(atom, TmaInfo) else None
     if _single_issuer("cpasync.copy") == "direct":
@@ -361,6 +365,14 @@ def copy(atom, coords, smem, *, tma_bar_ptr=None, mcast_mask=None, cta_rank=None
             fail("a TMA load needs tma_bar_ptr=(barrier, stage) to complete on", rule="barrier")
         if info.kind == "load_multicast" and (mcast_mask is None or cta_rank is None):
             fail("a multicast load needs mcast_mask= and cta_rank=", rule="multicast")
+        inner = coords[-1] if len(coords) else None
+        if info.kind in ("load", "load_multicast", "store") and isinstance(inner, int) and \
+                not isinstance(inner, bool) and inner * info.dtype.width % 128:
+            # (the verifier's rule too; measured on the H200, benchmarks/diag/tma_align.py: such a load faults
+            # with an illegal instruction)
+            fail(f"innermost coordinate {inner} is {inner * info.dtype.width // 8} bytes into a row: a tiled TMA "
+                 f"copy starts each row on 16 bytes (a multiple of {128 // info.dtype.width} "
+                 f"{info.dtype.__name__} elements)", rule="alignment")
     a = atom.atom if isinstance(atom, TmaInfo) else atom
     if tma_desc_ptr is not None:
         a = make_tma_atom_from_descriptor(tma_desc_ptr, a if info is None else info)

@@ -338,6 +338,26 @@ LogicalResult CopyOp::verify() {
   if (offsets != wantOffsets)
     return emitOpError() << "has " << offsets << " im2col offsets, expected "
                          << wantOffsets;
+  // A tiled copy starts each row on 16 bytes: on the H200 a load whose
+  // innermost coordinate is 4, 8 or 12 bytes into a row (f32 columns 1-3,
+  // bf16 1 or 4, or 13 f32 columns: 52 bytes) faults with an illegal
+  // instruction (benchmarks/diag/tma_align.py), and so do stores. Checked
+  // here where the coordinate is a constant.
+  APInt inner;
+  if ((kind == CopyKind::Load || kind == CopyKind::LoadMulticast ||
+       kind == CopyKind::Store) &&
+      atom.getInterleave() == Interleave::NONE &&
+      matchPattern(getCoordinates().back(), m_ConstantInt(&inner))) {
+    int64_t bits = getElementBitWidth(atom.getElementType());
+    int64_t at = inner.getSExtValue();
+    if (at * bits % 128)
+      return emitOpError() << "innermost coordinate " << at << " is "
+                           << at * bits / 8
+                           << " bytes into a row: a tiled TMA copy starts "
+                              "each row on 16 bytes (a multiple of "
+                           << 128 / bits << " " << atom.getElementType()
+                           << " elements)";
+  }
   return verifyArch(*this, atom);
 }
 

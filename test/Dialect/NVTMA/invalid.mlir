@@ -541,6 +541,31 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
 
 // -----
 
+// A tiled copy starts each row on 16 bytes: a constant innermost coordinate off it is refused (f16 column 4: 8 bytes).
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>, %s: memref<64x64xf16, #gpu.address_space<workgroup>>, %b: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    // expected-error @+1 {{innermost coordinate 4 is 8 bytes into a row: a tiled TMA copy starts each row on 16 bytes (a multiple of 8 'f16' elements)}}
+    nvtma.copy %a[%c0, %c4], %s, barrier %b[%c0] : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<64x64xf16, #gpu.address_space<workgroup>>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<store, f32, box = [8, 32]>, %s: memref<8x32xf32, #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    %c13 = arith.constant 13 : index
+    // expected-error @+1 {{innermost coordinate 13 is 52 bytes into a row}}
+    nvtma.copy %a[%c0, %c13], %s : !nvtma.tma_atom<store, f32, box = [8, 32]>, memref<8x32xf32, #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
 gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
   gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>, %s: memref<64x64xf16, #gpu.address_space<workgroup>>, %b: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>) kernel {
     %c0 = arith.constant 0 : index
