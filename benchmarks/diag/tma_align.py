@@ -34,7 +34,8 @@ def build(d):
         try:
             common.save_new(d, [_spec(c)])
         except KernelBuildError as e:
-            print(json.dumps(dict(bench="tma-align", dtype=c[0], coords=list(c[3]), refused=next((ln.strip() for ln in str(e).splitlines() if "innermost" in ln), str(e))[:240])))
+            why = next((ln.strip() for ln in str(e).splitlines() if "innermost" in ln), str(e))
+            print(json.dumps(dict(bench="tma-align", dtype=c[0], coords=list(c[3]), refused=why[:240])))
 
 
 def one(d, i):
@@ -64,7 +65,8 @@ def run(d):
     for i in range(len(CASES)):
         if not (Path(d) / _spec(CASES[i]).key).exists():
             continue
-        p = subprocess.run([sys.executable, __file__, "one", str(d), str(i)], capture_output=True, text=True, timeout=60)
+        p = subprocess.run([sys.executable, __file__, "one", str(d), str(i)], capture_output=True, text=True,
+                           timeout=60)
         print(p.stdout.strip() or json.dumps(dict(bench="tma-align", case=i, rc=p.returncode, err=p.stderr[-300:])),
               flush=True)
 

@@ -2075,7 +2075,8 @@ class Gemm:
         if not opts["swap"] and cfg.splits != 1:
             raise ValueError(f"config {cfg.short}: splits={cfg.splits}, but x as the wgmmas' A (swap=False) "
                              "takes whole-K tiles only (splits 1)")
-        if kc is None:  # the config's, but one with x quantized inside, x or W multicast, or kwg
+        if kc is None:  # the config's, but one with x quantized inside, x multicast or kwg, or W multicast over
+            # more CTAs than divide its K steps a stage
             kc = 1 if how == "fused" or opts["mc"] > 1 or cfg.kc % opts["ms"] or opts["kwg"] else cfg.kc
         cfg = with_kc(cfg, kc, w_dtype, scale == "block")
         opts["kc"] = kc
