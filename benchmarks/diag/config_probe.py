@@ -112,10 +112,14 @@ PAIRS = [(N, K, M, mode, "pairs") for M in (128, 96) for N, K in SHAPES for mode
          if M == 128 or N == 4096]
 # Then (s33-xa-ms-kc1-*): per tensor and row-scaled pairs at a K step a stage (deeper rings; candidates() offers x as
 # A per token at 2-8 K steps a stage only), beside the table's config
-PROBES = [(N, K, 128, mode, [None] + [(64, BN, 1, 1, 1, st, 2, False, 1, False) for BN, st in cfgs])
-          for N, K, cfgs in ((16384, 16384, ((256, 5), (128, 9), (128, 6))), (4096, 7168, ((64, 14), (64, 8))),
-                             (24576, 1536, ((128, 9), (192, 7))), (7168, 2048, ((112, 10), (64, 14))))
-          for mode in ("tensor", "row")]
+KC1 = [(N, K, 128, mode, [None] + [(64, BN, 1, 1, 1, st, 2, False, 1, False) for BN, st in cfgs])
+       for N, K, cfgs in ((16384, 16384, ((256, 5), (128, 9), (128, 6))), (4096, 7168, ((64, 14), (64, 8))),
+                          (24576, 1536, ((128, 9), (192, 7))), (7168, 2048, ((112, 10), (64, 14))))
+       for mode in ("tensor", "row")]
+# Then (s33-xa-ms-256-*): the pairs past M = 128 (each CTA its half of M over two warpgroups) at M = 256 and 200,
+# block-scaled and per tensor, beside the table's config
+PROBES = [(N, K, M, mode, "pairs") for M in (256, 200) for N, K in SHAPES for mode in ("tensor", "block")
+          if M == 256 or N == 4096]
 # (label, spec options (a "quantize" entry: bf16 x, quantized as Gemm's quantize says), W resident in L2)
 VARIANTS = [("now", {}, False)]
 AFTER = ("after", {"diag": "factors_after"}, False)  # x as A, block-scaled: its factors after the wgmmas

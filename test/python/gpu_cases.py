@@ -217,6 +217,9 @@ XA_CASES = [
     (70, 256, 1024, "bf16", (40, 32, 1, 1, 1, None, 2, False, 4, False), "bf16"),
     (93, 336, 1152, "block", (64, 32, 1, 1, 1, None, 2, False, 2, False), "bf16"),
     (77, 336, 1152, "tensor", (64, 32, 1, 1, 1, None, 2, False, 1, False), "bf16"),
+    # pairs past M = 128, block-scaled: two warpgroups a CTA (the second CTA from 72 and 56), f32 y, a K tail
+    (200, 384, 2048, "block", (128, 64, 2, 1, 1, None, 2, False, 2, False), "bf16"),
+    (150, 320, 1040, "block", (96, 32, 2, 1, 1, None, 2, False, 1, False), "f32"),
 ]
 
 
@@ -225,7 +228,8 @@ XA_CASES = [
 # -> 128), x as A over CTA pairs (the table's M = 128 entries), x as A at 96 rows
 TABLE_CASES = [(7168, 2048, 77, "tensor"), (7168, 2048, 77, "block"), (7168, 2048, 130, "block"),
                (7168, 2048, 201, "tensor"), (7168, 2048, 201, "block"), (7168, 2048, 255, "block"),
-               (4096, 7168, 100, "block"), (2112, 7168, 93, "block"), (2112, 7168, 77, "row")]
+               (4096, 7168, 100, "block"), (2112, 7168, 93, "block"), (2112, 7168, 77, "row"),
+               (4096, 7168, 201, "block"), (2112, 7168, 150, "block")]
 
 
 def gemm_specs():

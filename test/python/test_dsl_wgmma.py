@@ -1192,7 +1192,8 @@ def test_the_gemm_candidates_take_x_as_the_wgmmas_a():
     with the deepest ring up to 16 and a ring of 16 K steps: each one
     gemm_spec builds (with block scales, M > 32 only, W tiles that keep
     within W's blocks, and a K step a stage too); past M = 64 also split
-    over CTA pairs sharing W (ms = 2); none past M = 128 or where
+    over CTA pairs sharing W (ms = 2); past M = 128 block-scaled only,
+    over pairs of two warpgroups a CTA; none past M = 256 or where
     K is not whole K steps, nor whose accumulator (and W's row scales, row-scaled, or
     block-scaled partials) overflow a thread. A table
     entry of x as A takes x's tile M rounded up to 8 rows, its ring as deep
@@ -1244,6 +1245,10 @@ def test_the_gemm_candidates_take_x_as_the_wgmmas_a():
             sp = gemm.Gemm().plan(M, N, 1536, gemm.F8, scale, config=c)[0]
             assert (sp.info["swap"], sp.info["ms"], sp.info["kc"], sp.info["BM"]) == (False, 2, c.kc, BM)
     assert not [c for c in gemm.candidates(64, 4096, 7168, scale="tensor") if c.ms == 2 and not c.swap]
+    # past M = 128, block-scaled: pairs of 2 warpgroups a CTA (x's half of M a multiple of 32 rows)
+    for M, BM in ((129, 96), (200, 128), (256, 128)):
+        xa = [c for c in gemm.candidates(M, 4096, 7168, scale="block") if not c.swap]
+        assert xa and {(c.BM, c.wgs, c.ms) for c in xa} == {(BM, 2, 2)}
     gemm.gemm_spec(104, 192, 2, kc=2, swap=False, w_scale="tensor", x_scale="token")
     with pytest.raises(ValueError, match="BN/4 W row scales, and ~32 more, exceed the 170"):
         gemm.gemm_spec(104, 192, 2, kc=2, swap=False, w_scale="row", x_scale="token")

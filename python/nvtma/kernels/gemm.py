@@ -1490,7 +1490,8 @@ class Config(NamedTuple):
 # results/h200-2026-12-04-s32-xa-block-*.jsonl: faster in every run that timed them as built, two to six); four at
 # M = 128 (block-scaled 4096 x 7168 and 2112 x 7168, per tensor and row-scaled 2112 x 7168) x as A over CTA pairs
 # sharing W (ms = 2), from 2026-12-04's probe of those candidates (results/h200-2026-12-04-s33-xa-ms-1/-2.jsonl:
-# faster in both runs, 2-15%)
+# faster in both runs, 2-15%); and three block-scaled at M = 256 (4096 x 7168, 2112 x 7168, 16384 x 16384) the same
+# over two warpgroups a CTA (s33-xa-ms-256-1/-2: 12-16% faster in both runs)
 MEASURED = {
     (2112, 7168, 8, 'bf16'): (64, 1, 4, 1, 6, 1, False, 4),
     (2112, 7168, 8, 'block'): (64, 1, 1, 1, 6, 1, False, 4),
@@ -1513,7 +1514,7 @@ MEASURED = {
     (2112, 7168, 128, 'row'): (32, 1, 1, 1, 9, 2, False, 2, False),
     (2112, 7168, 128, 'tensor'): (32, 1, 1, 1, 8, 2, False, 2, False),
     (2112, 7168, 256, 'bf16'): (64, 1, 2, 1, None, 2),
-    (2112, 7168, 256, 'block'): (64, 2, 2, 1, None, 2, True),
+    (2112, 7168, 256, 'block'): (32, 2, 1, 1, 5, 2, False, 2, False),
     (2112, 7168, 256, 'row'): (64, 1, 2, 1, None, 2),
     (2112, 7168, 256, 'tensor'): (64, 1, 2, 1, None, 2),
     (4096, 7168, 8, 'bf16'): (32, 1, 1, 1, 8, 1, False, 4, False),
@@ -1537,7 +1538,7 @@ MEASURED = {
     (4096, 7168, 128, 'row'): (64, 1, 1, 1, 12, 2),
     (4096, 7168, 128, 'tensor'): (64, 1, 1, 1, 12, 2),
     (4096, 7168, 256, 'bf16'): (64, 1, 1, 1, None, 2),
-    (4096, 7168, 256, 'block'): (64, 2, 1, 1, None, 2, True),
+    (4096, 7168, 256, 'block'): (64, 2, 1, 1, 4, 2, False, 2, False),
     (4096, 7168, 256, 'row'): (64, 1, 1, 1, None, 2),
     (4096, 7168, 256, 'tensor'): (64, 1, 1, 1, None, 2),
     (7168, 2048, 8, 'bf16'): (56, 1, 1, 1, 9, 1, False, 2, False),
@@ -1585,7 +1586,7 @@ MEASURED = {
     (16384, 16384, 128, 'row'): (128, 1, 1, 1, 3, 1, False, 2),
     (16384, 16384, 128, 'tensor'): (128, 1, 1, 2),
     (16384, 16384, 256, 'bf16'): (256, 2, 1, 1, None, 2),
-    (16384, 16384, 256, 'block'): (128, 2, 1, 1, None, 2),
+    (16384, 16384, 256, 'block'): (128, 2, 1, 1, 6, 2, False, 1, False),
     (16384, 16384, 256, 'row'): (256, 2, 1, 1, None, 2),
     (16384, 16384, 256, 'tensor'): (128, 2, 1),
     (24576, 1536, 8, 'bf16'): (64, 1, 1, 1, 6, 1, False, 4),
@@ -1744,8 +1745,8 @@ def x_as_a_candidates(M, N, w_dtype=F8, sms=132, scale=None):
     the fewest multiple of 8 rows that fill the SMs in one wave and in two (4096 rows: 128 tiles of 32; 2112: 132
     of 16; with block scales the next of 8, 16, 32, 64, 128 or 256 rows, so no 8 columns of a tile straddle two
     of W's blocks), unsplit, each with stages of 2, 4 and 8 K steps (block-scaled: 1 too), the deepest ring up to
-    16 and a ring of 16 K steps (K a whole number of K steps; M up to 128; W tiles whose accumulator, row scales
-    or block-scaled partials fit a thread's registers). The shallower ring: x, the wgmmas' A, comes only after
+    16 and a ring of 16 K steps (K a whole number of K steps; M up to 128, and block-scaled up to 256 over CTA
+    pairs, below; W tiles whose accumulator, row scales or block-scaled partials fit a thread's registers). The shallower ring: x, the wgmmas' A, comes only after
     the wait for the earlier kernels, and the compute of the W already landed then follows the loads; measured on
     the H200 at 2112 x 7168 (16-row tiles, benchmarks/diag/stream_floor.py xring, s28-xring-*): 8 stages of 2 K
     steps 6.2-6.3 us at M = 1-16 against 7.2-7.5 with 16, 4-6 stages of 4 K steps 6.5-6.6 at M = 32 against
@@ -1760,13 +1761,17 @@ def x_as_a_candidates(M, N, w_dtype=F8, sms=132, scale=None):
     stage's K steps, or 1 with W tiles of whole pairs of 8-row swizzle atoms). Each K step's shared-memory
     traffic is then x's 64 rows and W's tile once each (written by TMA and read by the wgmmas), where one CTA of
     two warpgroups reads W's tile twice; measured on the H200 at M = 128 (s33-xa-ms-1/-2): block-scaled 4096 x
-    7168 13.1 -> 11.6 us and 2112 x 7168 10.8 -> 9.2, row-scaled 2112 x 7168 8.8 -> 8.4."""
+    7168 13.1 -> 11.6 us and 2112 x 7168 10.8 -> 9.2, row-scaled 2112 x 7168 8.8 -> 8.4. Past M = 128 each CTA
+    of a pair takes its half of M over two warpgroups, block-scaled only (s33-xa-ms-256-1/-2, M = 256: 4096 x
+    7168 20.4 -> 17.7 us, 2112 x 7168 16.0 -> 14.2, 16384 x 16384 156-159 -> 130-135; per tensor 3-40% slower
+    than the table's W as A at all five shapes)."""
     block = scale == "block"
-    if M > 128 or block and M <= 32:
+    if M > (256 if block else 128) or block and M <= 32:
         return []
     rows = w_dtype == F8 and scale not in ("tensor", "block")  # W's row scales in registers (also an unnamed one)
     out = []
-    for ms in (1, 2) if M > 64 else (1,):  # (the M split: each CTA of a pair its half of M, one warpgroup)
+    # (the M split: each CTA of a pair its half of M, one warpgroup up to M = 128, two past it)
+    for ms in (1, 2) if 64 < M <= 128 else (2,) if M > 128 else (1,):
         BM, wgs = x_as_a_tile(-(-M // ms), block)
         for waves in (1, 2, 3) if ms > 1 else (1, 2):  # (pairs: three waves too, 24576 rows in tiles of 128)
             BN = 8 * -(-N // (8 * (sms // ms) * waves))
