@@ -30,9 +30,11 @@ earlier store left out (-split). Eleventh (s17-*): what the split epilogue
 still costs, its partials added from the registers (-split-cost-v2: at an
 intermediate version, y transposed and v2 reductions); the versions
 themselves are compared by diag/ab_probe.py. Twelfth (s18-*): configs with
-no K split with and without the split path in the kernel (-whole-k). Thirteenth (s19-*): two producer warps taking alternate stages
-(-producers, the diag variant removed after). Twenty-sixth (s31-*): block-scaled and
-fused promotion with the scale factors read during the wgmmas (-promote; the kernel change not kept).
+no K split with and without the split path in the kernel (-whole-k).
+Thirteenth (s19-*): two producer warps taking alternate stages (-producers,
+the diag variant removed after). Twenty-sixth (s31-*): block-scaled and fused
+promotion with the scale factors read during the wgmmas (-promote; the kernel
+change not kept).
 Twenty-seventh (s32-*): what block scales' promotion factors cost (-promote-bound), and block-scaled W
 with x as the wgmmas' A (-xa-block-1..6). Twenty-eighth (s33-*): x as A over CTA pairs sharing W (-xa-ms-*).
     python3 benchmarks/diag/config_probe.py build DIR    # here
