@@ -1746,8 +1746,9 @@ def x_as_a_candidates(M, N, w_dtype=F8, sms=132, scale=None):
     of 16; with block scales the next of 8, 16, 32, 64, 128 or 256 rows, so no 8 columns of a tile straddle two
     of W's blocks), unsplit, each with stages of 2, 4 and 8 K steps (block-scaled: 1 too), the deepest ring up to
     16 and a ring of 16 K steps (K a whole number of K steps; M up to 128, and block-scaled up to 256 over CTA
-    pairs, below; W tiles whose accumulator, row scales or block-scaled partials fit a thread's registers). The shallower ring: x, the wgmmas' A, comes only after
-    the wait for the earlier kernels, and the compute of the W already landed then follows the loads; measured on
+    pairs, below; W tiles whose accumulator, row scales or block-scaled partials fit a thread's registers). The
+    shallower ring: x, the wgmmas' A, comes only after the wait for the earlier kernels, and the compute of the W
+    already landed then follows the loads; measured on
     the H200 at 2112 x 7168 (16-row tiles, benchmarks/diag/stream_floor.py xring, s28-xring-*): 8 stages of 2 K
     steps 6.2-6.3 us at M = 1-16 against 7.2-7.5 with 16, 4-6 stages of 4 K steps 6.5-6.6 at M = 32 against
     6.9-7.1 with 8.
