@@ -349,6 +349,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         kbw = scales[0].shape[1].to(Int32) if w_scale == "block" else None  # and 128-column ones
         # the block scales' shared addresses in 64-bit index arithmetic: a base plus a constant each
         lane, warp = dsl.lane_idx().to(Index), (dsl.warp_idx() % 4).to(Index)
+        mine = [wgmma.Accumulator.coords(2 * h, lane, warp)[0] for h in range(2)]  # its two rows of an m64 block
         peers = tuple(range(cl)) if cl > 1 else None  # the CTAs whose x (or W) slices a slot holds
         c_start = cuda.clock64() if clocks else None
         if pdl and not no_wait:
@@ -362,8 +363,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         pre = dict(w=scales[0][0] if w_scale == "tensor" else None, xs=None, xs_share=(), xs_own=None)
         if x_scale == "token":
             if not swap:  # this thread's two accumulator rows (x rows) of its warpgroup's 64
-                pre["xs_own"] = {h: scales[1][dsl.min(m0 + g * 64 + warp * 16 + lane // 4 + 8 * h, M - 1)]
-                                 for h in range(2)}
+                pre["xs_own"] = {h: scales[1][dsl.min(m0 + g * 64 + mine[h], M - 1)] for h in range(2)}
             elif store == "direct":
                 q = (dsl.lane_idx() % 4).to(Int32)
                 pre["xs_own"] = {(jb, t): scales[1][dsl.min(m0 + 8 * jb + 2 * q + t, M - 1)]
@@ -381,7 +381,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             if not swap:  # W rows are the accumulators' columns: this thread's 2 of each 8
                 return {(c, t): scales[0][dsl.min(tile * BN + 8 * c + 2 * (lane % 4) + t, N - 1)]
                         for c in range(BN // 8) for t in range(2)}
-            return {(r, h): scales[0][dsl.min(tile * BN + (rg * R + r) * 64 + warp * 16 + lane // 4 + 8 * h, N - 1)]
+            return {(r, h): scales[0][dsl.min(tile * BN + (rg * R + r) * 64 + mine[h], N - 1)]
                     for r in range(R) for h in range(2)}
 
         def compute(tile, kb0, kb1, st):
@@ -419,7 +419,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             first = st.advance(g) if kwg else st
             w_rows = row_scales(tile)  # loaded before the K loop hides their latency
             if promote and not swap:  # this thread's two x rows (the accumulator's), within the slot's scales
-                xrows = [dsl.min(g * 64 + warp * 16 + lane // 4 + 8 * h, bms - 1) for h in range(2)]
+                xrows = [dsl.min(g * 64 + mine[h], bms - 1) for h in range(2)]
 
             def xa_factors(sxs, swv, j):
                 """x as A: K step j's promotion factors, by (x row h of the thread's two, W block b)."""
@@ -1152,6 +1152,12 @@ def live_registers(BM, BN, wgs, kwg=False, kc=1, block_scaled=False, swap=True, 
     return R * BM // 2 * (1 + kc if block_scaled and kc > 1 else 1) + 32
 
 
+def w_splits(BN, kc, ms):
+    """Whether ms CTAs sharing W (the M split) can each load a part of its tile: kc / ms of a stage's K steps,
+    or at a K step a stage BN / ms of its rows, a whole number of 8-row swizzle atoms."""
+    return kc % ms == 0 if kc > 1 else BN % (8 * ms) == 0
+
+
 def thread_registers(wgs):
     """The registers a thread has at launch in a CTA of wgs consumer warpgroups and the producer's (ptxas fits
     the whole kernel in them; setmaxnreg is ignored, consumer_regs), at most 255."""
@@ -1358,7 +1364,7 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
         raise ValueError(f"BM={BM} with 1x128 block-scaled x: a stage's x scales, a TMA box of max(BM, 32) f32 "
                          "values a K step, are whole 128-byte rows, so BM is at most 32 or a multiple of 32")
     if not 1 <= kc <= 8 or kc > 1 and (
-            fused or mc != 1 or (kc % ms if ms >= 1 else 0) or kwg or xhalf):
+            fused or mc != 1 or ms >= 1 and not w_splits(BN, kc, ms) or kwg or xhalf):
         raise ValueError(f"kc={kc!r}: 1 to 8 K steps a stage, more than one not with x quantized in the kernel, mc, "
                          f"kwg or xhalf, and with ms = {ms} a multiple of it (each CTA of the cluster loads kc / ms of "
                          "a stage's K steps of W, multicast)")
@@ -1396,7 +1402,7 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     if mc not in (1, 2, 4) or BM % (8 * mc):
         raise ValueError(f"mc={mc} with BM={BM}: 1, 2 or 4 CTAs sharing x, each loading a whole number of "
                          "8-row swizzle atoms of it (BM a multiple of 8·mc)")
-    if ms not in (1, 2, 4) or (ms > 1 and mc > 1) or (kc == 1 and BN % (8 * ms)):
+    if ms not in (1, 2, 4) or (ms > 1 and mc > 1) or not w_splits(BN, kc, ms):
         raise ValueError(f"ms={ms} with mc={mc}, BN={BN}: 1, 2 or 4 CTAs sharing W (each loading BN / ms of its rows, "
                          "a whole number of 8-row swizzle atoms, or with kc > 1 kc / ms of its K steps), and not with "
                          "mc")
@@ -1782,7 +1788,7 @@ def x_as_a_candidates(M, N, w_dtype=F8, sms=132, scale=None):
                 continue
             for kc in (1, 2, 4, 8) if block else (2, 4, 8):  # (block: kc = 1 where a stage's partials fit no more)
                 if live_registers(BM, BN, wgs, kc=kc, block_scaled=block, swap=False,
-                                  row_scaled=rows) > thread_registers(wgs) or (kc % ms if kc > 1 else BN % (8 * ms)):
+                                  row_scaled=rows) > thread_registers(wgs) or not w_splits(BN, kc, ms):
                     continue
                 room = min(16, deepest_stages(BM, BN, w_dtype, block, kc=kc, swap=False))
                 out += [Config(BM, BN, wgs, 1, stages=st, ms=ms, kc=kc, swap=False)
