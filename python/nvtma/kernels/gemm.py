@@ -349,7 +349,6 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         kbw = scales[0].shape[1].to(Int32) if w_scale == "block" else None  # and 128-column ones
         # the block scales' shared addresses in 64-bit index arithmetic: a base plus a constant each
         lane, warp = dsl.lane_idx().to(Index), (dsl.warp_idx() % 4).to(Index)
-        mine = [wgmma.Accumulator.coords(2 * h, lane, warp)[0] for h in range(2)]  # its two rows of an m64 block
         peers = tuple(range(cl)) if cl > 1 else None  # the CTAs whose x (or W) slices a slot holds
         c_start = cuda.clock64() if clocks else None
         if pdl and not no_wait:
@@ -363,7 +362,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         pre = dict(w=scales[0][0] if w_scale == "tensor" else None, xs=None, xs_share=(), xs_own=None)
         if x_scale == "token":
             if not swap:  # this thread's two accumulator rows (x rows) of its warpgroup's 64
-                pre["xs_own"] = {h: scales[1][dsl.min(m0 + g * 64 + mine[h], M - 1)] for h in range(2)}
+                pre["xs_own"] = {h: scales[1][dsl.min(m0 + g * 64 + warp * 16 + lane // 4 + 8 * h, M - 1)]
+                                 for h in range(2)}
             elif store == "direct":
                 q = (dsl.lane_idx() % 4).to(Int32)
                 pre["xs_own"] = {(jb, t): scales[1][dsl.min(m0 + 8 * jb + 2 * q + t, M - 1)]
@@ -381,7 +381,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             if not swap:  # W rows are the accumulators' columns: this thread's 2 of each 8
                 return {(c, t): scales[0][dsl.min(tile * BN + 8 * c + 2 * (lane % 4) + t, N - 1)]
                         for c in range(BN // 8) for t in range(2)}
-            return {(r, h): scales[0][dsl.min(tile * BN + (rg * R + r) * 64 + mine[h], N - 1)]
+            return {(r, h): scales[0][dsl.min(tile * BN + (rg * R + r) * 64 + warp * 16 + lane // 4 + 8 * h, N - 1)]
                     for r in range(R) for h in range(2)}
 
         def compute(tile, kb0, kb1, st):
@@ -419,7 +419,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             first = st.advance(g) if kwg else st
             w_rows = row_scales(tile)  # loaded before the K loop hides their latency
             if promote and not swap:  # this thread's two x rows (the accumulator's), within the slot's scales
-                xrows = [dsl.min(g * 64 + mine[h], bms - 1) for h in range(2)]
+                xrows = [dsl.min(g * 64 + warp * 16 + lane // 4 + 8 * h, bms - 1) for h in range(2)]
 
             def xa_factors(sxs, swv, j):
                 """x as A: K step j's promotion factors, by (x row h of the thread's two, W block b)."""
