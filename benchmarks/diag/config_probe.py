@@ -37,6 +37,7 @@ promotion with the scale factors read during the wgmmas (-promote; the kernel
 change not kept).
 Twenty-seventh (s32-*): what block scales' promotion factors cost (-promote-bound), and block-scaled W
 with x as the wgmmas' A (-xa-block-1..6). Twenty-eighth (s33-*): x as A over CTA pairs sharing W (-xa-ms-*).
+Twenty-ninth (s34-*): a CTA's intake halved at the same CTA count (-ingress).
     python3 benchmarks/diag/config_probe.py build DIR    # here
     python3 benchmarks/diag/config_probe.py run DIR      # on the GPU
 """
@@ -120,8 +121,25 @@ KC1 = [(N, K, 128, mode, [None] + [(64, BN, 1, 1, 1, st, 2, False, 1, False) for
        for mode in ("tensor", "row")]
 # Then (s33-xa-ms-256-*): the pairs past M = 128 (each CTA its half of M over two warpgroups) at M = 256 and 200,
 # block-scaled and per tensor, beside the table's config
-PROBES = [(N, K, M, mode, "pairs") for M in (256, 200) for N, K in SHAPES for mode in ("tensor", "block")
-          if M == 256 or N == 4096]
+PAIRS256 = [(N, K, M, mode, "pairs") for M in (256, 200) for N, K in SHAPES for mode in ("tensor", "block")
+            if M == 256 or N == 4096]
+
+
+# Twenty-ninth session (s34-ingress-*): does a CTA's intake from L2 (its W tile plus its x rows, every K step) bound
+# x as A at M = 32-128? Each problem's table config and x-as-A candidates, beside the same W bytes as a problem of
+# twice the rows and half the K (each CTA's intake halved at the same CTA count, as a K split over a 2-CTA cluster
+# would give, less its partials' sum): per tensor
+
+
+def _xa(M, N, K, mode):
+    """The table's config (None), then the x-as-A candidates."""
+    from nvtma.kernels import gemm
+    return [None] + [c for c in gemm.candidates(M, N, K, scale=mode) if not c.swap]
+
+
+INGRESS = [(N, K, M) for (N, K), Ms in (((2112, 7168), (32, 64, 128)), ((4096, 7168), (32, 64, 128)),
+                                       ((7168, 2048), (64, 128)), ((24576, 1536), (128,))) for M in Ms]
+PROBES = [(n, k, M, "tensor", "xa-any") for N, K, M in INGRESS for n, k in ((N, K), (2 * N, K // 2))]
 # (label, spec options (a "quantize" entry: bf16 x, quantized as Gemm's quantize says), W resident in L2)
 VARIANTS = [("now", {}, False)]
 AFTER = ("after", {"diag": "factors_after"}, False)  # x as A, block-scaled: its factors after the wgmmas
@@ -132,7 +150,7 @@ def _plans(d=None):
     gs = {}
     for N, K, M, mode, cfgs in PROBES:
         cfgs = (_block(M, N, K, cfgs == "xa") if cfgs in ("xa", "all") else _pairs(M, N, K, mode) if cfgs == "pairs"
-                else cfgs)
+                else _xa(M, N, K, mode) if cfgs == "xa-any" else cfgs)
         fp8 = mode != "bf16"
         fused = mode == "fused"  # per-tensor W, bf16 x quantized in the GEMM
         mode = "tensor" if fused else mode
