@@ -139,7 +139,22 @@ def _xa(M, N, K, mode):
 
 INGRESS = [(N, K, M) for (N, K), Ms in (((2112, 7168), (32, 64, 128)), ((4096, 7168), (32, 64, 128)),
                                        ((7168, 2048), (64, 128)), ((24576, 1536), (128,))) for M in Ms]
-PROBES = [(n, k, M, "tensor", "xa-any") for N, K, M in INGRESS for n, k in ((N, K), (2 * N, K // 2))]
+INGRESS_SMALL = [(N, K, M) for N, K in SHAPES[:4] for M in (1, 8, 16)]
+INGRESS_PROBES = [(n, k, M, "tensor", "xa-any") for N, K, M in INGRESS + INGRESS_SMALL
+                  for n, k in ((N, K), (2 * N, K // 2))]
+# Then (s34-ksplit-*): x as A with each W tile's K steps split over a 2-CTA cluster (Config splits 2, swap False: the
+# first CTA's partial stored into the second's shared memory), every such candidate beside the table's config
+
+
+def _ksplit(M, N, K, mode):
+    """The table's config (None), then the x-as-A candidates splitting K over a cluster."""
+    from nvtma.kernels import gemm
+    return [None] + [c for c in gemm.candidates(M, N, K, gemm.F8 if mode != "bf16" else "bf16",
+                                                scale=mode if mode != "bf16" else None) if not c.swap and c.splits > 1]
+
+
+PROBES = [(N, K, M, mode, "ksplit") for N, K in SHAPES[:3] for M in (1, 8, 16, 32, 64, 128)
+          for mode in ("tensor", "row", "bf16", "block") if mode != "bf16" or M <= 64]
 # (label, spec options (a "quantize" entry: bf16 x, quantized as Gemm's quantize says), W resident in L2)
 VARIANTS = [("now", {}, False)]
 AFTER = ("after", {"diag": "factors_after"}, False)  # x as A, block-scaled: its factors after the wgmmas
@@ -150,7 +165,7 @@ def _plans(d=None):
     gs = {}
     for N, K, M, mode, cfgs in PROBES:
         cfgs = (_block(M, N, K, cfgs == "xa") if cfgs in ("xa", "all") else _pairs(M, N, K, mode) if cfgs == "pairs"
-                else _xa(M, N, K, mode) if cfgs == "xa-any" else cfgs)
+                else _xa(M, N, K, mode) if cfgs == "xa-any" else _ksplit(M, N, K, mode) if cfgs == "ksplit" else cfgs)
         fp8 = mode != "bf16"
         fused = mode == "fused"  # per-tensor W, bf16 x quantized in the GEMM
         mode = "tensor" if fused else mode

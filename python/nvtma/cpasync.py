@@ -20,6 +20,7 @@ from .dsl.errors import fail, user_op
 ir = lazy("nvtma.ir")
 _d = lazy("nvtma.dialects.nvtma")
 llvm = lazy("nvtma.dialects.llvm")
+nvvm = lazy("nvtma.dialects.nvvm")
 
 __all__ = [
     "LoadCacheMode", "CopyG2SOp", "CopyBulkTensorTileG2SOp", "CopyBulkTensorTileG2SMulticastOp",
@@ -30,7 +31,7 @@ __all__ = [
     "copy_tensormap", "update_tma_descriptor", "fence_tma_desc_acquire", "fence_tma_desc_release",
     "cp_fence_tma_desc_release", "group_bulk_copy_modes", "bulk_copy", "ReductionKind", "address_of",
     "bulk_commit_group", "bulk_wait_group", "make_tma_atom_from_descriptor", "cp_async", "cp_async_arrive",
-    "cp_async_commit_group", "cp_async_wait_group", "cache_hint", "CACHE_HINTS",
+    "cp_async_commit_group", "cp_async_wait_group", "cache_hint", "CACHE_HINTS", "cluster_address", "dsmem_store",
 ]
 
 
@@ -487,6 +488,43 @@ def address_of(buf, indices=None):
     if generic_global:
         p = llvm.AddrSpaceCastOp(types.ptr(1), p).result
     return dsl.Val(p)
+
+
+@user_op
+def cluster_address(buf, indices, rank):
+    """The shared::cluster address (!llvm.ptr<7>, mapa) of shared buf[indices]
+    in cluster CTA `rank`: where `dsmem_store` (or a CopyBulkS2SOp
+    bulk_copy) writes."""
+    if getattr(buf, "space", None) != "shared":
+        fail(f"cluster_address of {getattr(buf, 'space', type(buf).__name__)!r} memory: a shared-memory tensor",
+             rule="cluster")
+    return dsl.Val(nvvm.MapaOp(types.ptr(7), address_of(buf, indices).value, dsl.as_value(rank, dsl.Int32)).result)
+
+
+def _cluster_ptr(p, what):
+    v = dsl.as_value(p)
+    if v.type != types.ptr(7):
+        fail(f"dsmem_store's {what} is {v.type}: a shared::cluster address (cluster_address, or an mbarrier's "
+             "remote_view(rank).ptr(stage))", rule="dsmem")
+    return v
+
+
+@user_op
+def dsmem_store(value, dst, remote_barrier):
+    """CuTe's CopyDsmemStoreOp: an asynchronous store of `value` (a 32- or
+    64-bit scalar, or a Vector of 2 or 4 f32/i32) to `dst` in a peer CTA's
+    shared memory (`cluster_address`), completing its byte count on that
+    CTA's mbarrier `remote_barrier` (``TMABar.remote_view(rank).ptr(stage)``,
+    armed there with ``arrive_expect_tx``): st.async.shared::cluster.
+    The peer waits on its barrier; no fence or release on this side."""
+    v = dsl.as_value(value)
+    t = v.type
+    lanes = t.shape[0] if isinstance(t, ir.VectorType) else 1
+    elem = t.element_type if isinstance(t, ir.VectorType) else t
+    width = elem.width if isinstance(elem, ir.IntegerType) else {"f32": 32, "f64": 64}.get(str(elem))
+    if width not in (32, 64) or (lanes > 1 and (width != 32 and lanes == 4 or lanes not in (2, 4))):
+        fail(f"dsmem_store of {t}: a 32- or 64-bit scalar, or 2 or 4 x 32-bit (2 x 64-bit) values", rule="dsmem")
+    _d.DsmemStoreOp(v, _cluster_ptr(dst, "dst"), _cluster_ptr(remote_barrier, "remote_barrier"))
 
 
 @user_op

@@ -220,6 +220,22 @@ XA_CASES = [
     # pairs past M = 128, block-scaled: two warpgroups a CTA (the second CTA from 72 and 56), f32 y, a K tail
     (200, 384, 2048, "block", (128, 64, 2, 1, 1, None, 2, False, 2, False), "bf16"),
     (150, 320, 1040, "block", (96, 32, 2, 1, 1, None, 2, False, 1, False), "f32"),
+    # the K split over a cluster (splits 2 or 4): a K tail (4.1 K steps, a step a stage: 2 + 3); bf16 W and x; 512
+    # tiles over 66 clusters (each cluster's CTAs take several, the partials' slot freed tile after tile); row scales
+    # into f32 y with a K tail; two warpgroups (M = 77) and an N tail; block scales; one K step (the last CTA takes it,
+    # the other none); 4 CTAs a cluster with an N tail
+    (5, 200, 528, "tensor", (8, 16, 1, 2, 1, None, 1, False, 1, False), "bf16"),
+    (1, 4096, 1024, "bf16", (8, 32, 1, 2, 1, None, 1, False, 4, False), "bf16"),
+    (16, 8192, 512, "tensor", (16, 16, 1, 2, 1, None, 1, False, 2, False), "bf16"),
+    (30, 320, 1040, "row", (32, 64, 1, 2, 1, 3, 1, False, 1, False), "f32"),
+    (77, 384, 2048, "tensor", (80, 24, 2, 2, 1, None, 1, False, 2, False), "bf16"),
+    (40, 384, 1040, "block", (64, 128, 1, 2, 1, None, 1, False, 1, False), "bf16"),
+    (8, 256, 128, "tensor", (8, 32, 1, 2, 1, None, 1, False, 1, False), "f32"),
+    (4, 4000, 4096, "row", (8, 64, 1, 4, 1, None, 1, False, 2, False), "bf16"),
+    # BM = 8 with an odd count of 8-column groups (a thread's first rows of two groups a store, the last one alone);
+    # a tile of 40 rows (its first three warps store)
+    (3, 600, 1024, "row", (8, 24, 1, 2, 1, None, 1, False, 2, False), "bf16"),
+    (33, 320, 2048, "tensor", (40, 16, 1, 2, 1, None, 1, False, 4, False), "f32"),
 ]
 
 

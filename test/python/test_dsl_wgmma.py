@@ -844,6 +844,12 @@ def test_the_gemm_plans_where_bf16_x_is_quantized():
      "x as A: a 64 x BN accumulator of BN/2 registers a thread, and a partial as large for each of the 2 K steps a "
      "stage, and ~32 more, exceed the 170"),
     (dict(BM=64, BN=32, wgs=1, swap=False, mc=2), "not with mc, kwg or xhalf"),
+    (dict(BM=64, BN=64, wgs=1, ksplit=2), "ksplit=2 with swap=True, ms=1, diag=None: 1, 2 or 4 CTAs of a cluster "
+                                          "splitting each tile's K steps, x as the wgmmas' A"),
+    (dict(BM=64, BN=32, wgs=1, swap=False, ksplit=3), "ksplit=3 with swap=False"),
+    (dict(BM=64, BN=32, wgs=1, swap=False, ksplit=2, ms=2), "ksplit=2 with swap=False, ms=2"),
+    (dict(BM=64, BN=32, wgs=1, swap=False, ksplit=2, diag="no_mma"), "diag='no_mma': 1, 2 or 4 CTAs"),
+    (dict(BM=64, BN=32, wgs=1, swap=False, ksplit=2.0), "ksplit=2.0: an integer"),
     (dict(BM=64, BN=32, wgs=1, swap=False, xhalf=True), "not with mc, kwg or xhalf"),
     (dict(BM=64, BN=24, wgs=1, swap=False, ms=2), "ms=2 with mc=1, BN=24: 1, 2 or 4 CTAs sharing W (each loading "
                                                   "BN / ms of its rows, a whole number of 8-row swizzle atoms"),
@@ -882,9 +888,12 @@ def test_the_gemm_spec_takes_numpy_integers_as_ints():
                                                                           "multiple of 128 bytes (128 values), not K = 100"),
     ((1, 4096, 7168), dict(config=(8, 64, 1, -1)), "splits=-1, 0 (stream K) or 1 to the 56 stages"),
     ((1, 4096, 1024), dict(config=(8, 64, 1, 9)), "splits=9, 0 (stream K) or 1 to the 8 stages of K = 1024"),
-    ((16, 4096, 1024), dict(config=(16, 32, 1, 2, 1, None, 1, False, 1, False)),
-     "splits=2, but x as the wgmmas' A (swap=False) takes whole-K tiles only (splits 1)"),
+    ((16, 4096, 1024), dict(config=(16, 32, 1, 3, 1, None, 1, False, 1, False)),
+     "splits=3, but x as the wgmmas' A (swap=False) splits K only over a cluster of 2 or 4 CTAs"),
     ((16, 4096, 1024), dict(config=(16, 32, 1, 0, 1, None, 1, False, 1, False)), "splits=0, but x as the wgmmas' A"),
+    ((100, 4096, 1024), dict(config=(64, 32, 1, 2, 1, None, 2, False, 2, False)),
+     "splits=2, but x as the wgmmas' A (swap=False) splits K only over a cluster of 2 or 4 CTAs (splits 1, 2 or 4), "
+     "and not with ms"),
 ])
 def test_the_gemm_plan_refuses(args, kw, message):
     from nvtma.kernels import gemm
@@ -1037,6 +1046,71 @@ def test_the_gemm_takes_x_as_the_wgmmas_a_over_cta_pairs(BN, kc, scale):
     assert "barrier.cluster.arrive" in ptx and "barrier.cluster.wait" in ptx
     with pytest.raises(ValueError, match="ms=2 with mc=1, BN=24"):
         gemm.gemm_spec(64, 24, 1, w_scale="tensor", kc=1, swap=False, ms=2)
+
+
+@pytest.mark.parametrize("BM,BN,wgs,ksplit,scale", [(8, 32, 1, 2, "tensor"), (64, 64, 1, 2, "block"),
+                                                     (128, 24, 2, 2, "row"), (8, 64, 1, 4, "tensor")])
+def test_the_gemm_splits_k_over_a_cluster_with_x_as_the_wgmmas_a(BM, BN, wgs, ksplit, scale):
+    """swap=False with the K split (ksplit, Config splits): a cluster of ksplit CTAs, each its part of every
+    tile's K steps, loads of its own (no multicast, each slot freed in its own CTA only); every CTA but the last
+    stores its f32 partial of each warp with rows of x's tile into the last's shared memory, 16 bytes a thread a
+    store (st.async, completing on the last's barrier, which one thread there arms with the bytes), and the last frees
+    the partials' slot in each of the others (mapa'd arrivals) once its warps read them. The ring leaves room
+    for the partials."""
+    from nvtma.kernels import gemm
+    sp = gemm.gemm_spec(BM, BN, wgs, w_scale=scale, kc=2, swap=False, ksplit=ksplit)
+    assert (sp.info["swap"], sp.info["ksplit"]) == (False, ksplit)
+    room = gemm.deepest_stages(BM, BN, block_scaled=scale == "block", kc=2, swap=False, ksplit=ksplit)
+    assert room * gemm.stage_bytes(BM, BN, scale == "block", kc=2, swap=False) + gemm.ksplit_bytes(BM, BN, ksplit) \
+        <= gemm.SMEM_BYTES - 1024 and gemm.ksplit_bytes(BM, BN, ksplit) == (ksplit - 1) * wgs * 64 * BN * 4
+    assert sp.info["stages"] == min(8, room)
+    compiled = sp.compile()
+    assert compiled.records["kernels"]["gemm"]["launch"]["cluster"] == [ksplit, 1, 1]
+    ptx = compiled.ptx
+    # a thread's rows h = 0 and 1 of an 8-column group a store (at BM = 8 its first row of two groups)
+    assert ptx.count("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32") == BN // (16 if BM == 8 else 8)
+    assert "multicast" not in ptx
+    assert len(re.findall(r"mbarrier\.arrive\.shared::cluster\.b64", ptx)) == ksplit - 1  # the partials' slots
+    assert len(re.findall(r"mbarrier\.arrive\.expect_tx\.shared\.b64", ptx)) == 3  # W's early, the ring, the sum
+    assert "barrier.cluster.arrive" in ptx and "barrier.cluster.wait" in ptx
+    g = gemm.Gemm()
+    cfg = (BM, BN, wgs, ksplit, 1, None, 1, False, 2, False)
+    plan, splits, _ = g.plan(BM, 4096, 7168, scale=scale, config=cfg)
+    assert plan.info["ksplit"] == ksplit and splits == 1
+    tiles = -(-4096 // BN)
+    assert gemm.parts_for(splits, 4096, 7168, BN, gemm.F8, 132, 1, 1, 2, ksplit) == (
+        tiles, (min(tiles, 132 // ksplit) * ksplit,))
+    with pytest.raises(ValueError, match="splits K only over a cluster of 2 or 4 CTAs"):
+        g.plan(BM, 4096, 7168, scale=scale, config=(BM, BN, wgs, 3, 1, None, 1, False, 2, False))
+
+
+def test_dsmem_store_takes_a_peer_address_and_its_barrier():
+    """cpasync.dsmem_store (CuTe's CopyDsmemStoreOp): st.async of a 32-bit
+    value or 2/4 of them into a peer CTA's shared memory, completing on the
+    peer's mbarrier; a shared-memory address where a shared::cluster one
+    belongs, a 16-bit value, or cluster_address of global memory is a build
+    error naming the rule."""
+    def make(value="v4", dst="cluster", buf="smem"):
+        @dsl.kernel(block=(128,), cluster=(2, 1, 1))
+        def k(g: dsl.Tensor("f32", (None,))):
+            pool = lang.SMEMPool()
+            t = pool.alloc((128, 4), "f32")
+            bar = lang.TMABar(1)
+            dsl.cluster_sync()
+            v = {"v4": dsl.vector_of([dsl.Float32(1.0)] * 4), "f32": dsl.Float32(2.0),
+                 "f16": dsl.Float16(1.0)}[value]
+            me = dsl.thread_idx()
+            peer = 1 - dsl.cluster_ctarank()
+            where = (cpasync.cluster_address(t if buf == "smem" else g, [me, 0] if buf == "smem" else [me], peer)
+                     if dst == "cluster" else cpasync.address_of(t, [me, 0]))
+            cpasync.dsmem_store(v, where, bar.remote_view(peer).ptr(0))
+            dsl.cluster_sync()
+        return k
+    assert "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32" in ptx(make())
+    assert "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32" in ptx(make("f32"))
+    build_error(make("f16"), rule="dsmem")
+    build_error(make(dst="shared"), rule="dsmem")
+    build_error(make(buf="global"), rule="cluster")
 
 
 def test_block_scales_are_stored_for_whole_tma_boxes():
@@ -1193,17 +1267,27 @@ def test_the_gemm_candidates_take_x_as_the_wgmmas_a():
     gemm_spec builds (with block scales, M > 32 only, W tiles that keep
     within W's blocks, and a K step a stage too); past M = 64 also split
     over CTA pairs sharing W (ms = 2); past M = 128 block-scaled only,
-    over pairs of two warpgroups a CTA; none past M = 256 or where
+    over pairs of two warpgroups a CTA; up to M = 128 also with each W
+    tile's K steps split over a 2-CTA cluster (splits 2), its tiles filling
+    the clusters in one wave; none past M = 256 or where
     K is not whole K steps, nor whose accumulator (and W's row scales, row-scaled, or
     block-scaled partials) overflow a thread. A table
     entry of x as A takes x's tile M rounded up to 8 rows, its ring as deep
     as that tile's shared memory lets it be."""
     from nvtma.kernels import gemm
-    for M, N, K, wd, BNs in ((1, 4096, 7168, gemm.F8, (32, 16)), (77, 2112, 7168, gemm.F8, (16, 8)),
-                             (40, 24576, 1536, gemm.F8, (192, 96)), (32, 7168, 2048, "bf16", (56, 32))):
-        xa = [c for c in gemm.candidates(M, N, K, wd, scale=None if wd == "bf16" else "tensor")
-              if not c.swap and c.ms == 1]
+    for M, N, K, wd, BNs, kBN in ((1, 4096, 7168, gemm.F8, (32, 16), 64), (77, 2112, 7168, gemm.F8, (16, 8), 32),
+                                  (40, 24576, 1536, gemm.F8, (192, 96), None), (32, 7168, 2048, "bf16", (56, 32), 112)):
+        every = [c for c in gemm.candidates(M, N, K, wd, scale=None if wd == "bf16" else "tensor")
+                 if not c.swap and c.ms == 1]
+        xa = [c for c in every if c.splits == 1]
         BM = -(-M // 8) * 8
+        ks = [c for c in every if c.splits != 1]  # the K split: 66 clusters of two, one wave of W tiles (24576
+        # rows: none of 256 or fewer)
+        assert {(c.BN, c.splits) for c in ks} == ({(kBN, 2)} if kBN else set())
+        for c in ks:
+            room = min(16, gemm.deepest_stages(BM, c.BN, wd, kc=c.kc, swap=False, ksplit=2))
+            assert c.stages in (room, min(room, 16 // c.kc))
+            assert gemm.Gemm().plan(M, N, K, wd, None if wd == "bf16" else "tensor", config=c)[0].info["ksplit"] == 2
         assert {c.BN for c in xa} == set(BNs) and {c.kc for c in xa} <= {2, 4, 8}
         # each W tile and kc with its deepest ring and a ring of 16 K steps (where shallower)
         assert {(c.BN, c.kc, c.stages) for c in xa} == {
@@ -1218,7 +1302,7 @@ def test_the_gemm_candidates_take_x_as_the_wgmmas_a():
     # block scales (M > 32): W tiles of 8-256 rows a power of two (none straddles W's blocks), kc = 1 too, x's
     # tile a multiple of 32 rows (a stage's scales whole 128-byte rows), each partial within the registers
     for M, N, BM, BNs in ((33, 4096, 64, (32, 16)), (40, 24576, 64, (256, 128)), (100, 7168, 128, (64, 32))):
-        xa = [c for c in gemm.candidates(M, N, 7168, scale="block") if not c.swap and c.ms == 1]
+        xa = [c for c in gemm.candidates(M, N, 7168, scale="block") if not c.swap and c.ms == 1 and c.splits == 1]
         assert xa and {c.BN for c in xa} <= set(BNs) and {c.kc for c in xa} <= {1, 2, 4, 8}
         for c in xa:
             assert (c.BM, c.wgs) == (BM, -(-BM // 64))

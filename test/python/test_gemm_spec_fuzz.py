@@ -17,7 +17,7 @@ VALUES = dict(
     x_scale=[None, None, None, "token", "block", "fused"], mc=[1, 1, 1, 2, 4], ms=[1, 1, 1, 2, 4],
     kwg=[False, False, False, True], chains=[None, None, 1, 2, 4], kc=[1, 1, 1, 2, 4, 8],
     xhalf=[False, False, False, True], pdl=[True, False, "early"], store=[None, None, "tma", "direct"],
-    swap=[True, True, True, False])
+    swap=[True, True, True, False], ksplit=[1, 1, 1, 2, 4])
 ODD = [0, -1, -64, 3, 1000, 2.0, "8", None, True, "f8E5M2", "row"]
 
 
@@ -36,11 +36,13 @@ def arguments(draw, odd=True):
     if kw["x_scale"] in ("token", "block") and (not odd or draw(st.booleans())):
         kw["x_scale"] = None
     # x as the wgmmas' A: a warpgroup per 64 rows of x, W tiles of any multiple of 8 rows, no x multicast
-    # (W's, the M split, it takes), kwg or half boxes, y stored from the registers
+    # (W's, the M split, it takes, or a K split over the cluster instead), kwg or half boxes, y stored from the
+    # registers
     if kw["swap"] is False and (not odd or draw(st.booleans())):
         kw.update(wgs=-(-kw["BM"] // 64), BN=draw(st.sampled_from([8, 16, 24, 56, 96, 192, 256])), mc=1,
                   kwg=False, xhalf=False, store=None, x_scale=None if kw["x_scale"] is None else "token",
-                  w_scale="tensor" if kw["w_scale"] == "block" else kw["w_scale"])
+                  w_scale="tensor" if kw["w_scale"] == "block" else kw["w_scale"],
+                  ms=1 if kw["ksplit"] > 1 else kw["ms"])
     if odd:
         for k in draw(st.lists(st.sampled_from(sorted(VALUES)), max_size=3, unique=True)):
             kw[k] = draw(st.sampled_from(ODD))

@@ -70,21 +70,25 @@ def _gemm_pdl(pdl=False, **_):
     return bool(pdl)
 
 
-def _gemm_cluster(mc=1, ms=1, **_):
-    return (max(mc, ms), 1, 1) if max(mc, ms) > 1 else None
+def _gemm_cluster(mc=1, ms=1, ksplit=1, **_):
+    return (max(mc, ms, ksplit), 1, 1) if max(mc, ms, ksplit) > 1 else None
 
 
 @dsl.kernel(block=_gemm_block, cluster=_gemm_cluster, name="gemm", pdl=_gemm_pdl)
 def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32", (None, None)),
                 counters: dsl.Tensor("i32", (None,)), parts: dsl.Int32, *scales, BM, BN, wgs, stages, w_scale,
                 x_scale, l2_w, l2_x, w_hint, x_hint, mc=1, ms=1, kwg=False, pdl=False, profile=None, chains=1,
-                diag=None, store="tma", xhalf=False, kc=1, swap=True):
+                diag=None, store="tma", xhalf=False, kc=1, swap=True, ksplit=1):
     # swap: W is the wgmmas' A (its tile's rows fill their M = 64) and x their B (n = BM); swap=False: x is A,
     # each consumer warpgroup 64 of its rows (rows of a stage past BM unloaded: their y rows are not written),
-    # and W's tile of BN rows B (n = BN, any multiple of 8): whole-K tiles only, y stored from the registers
+    # and W's tile of BN rows B (n = BN, any multiple of 8): whole-K tiles (or their K steps split over the CTAs
+    # of a cluster, ksplit), y stored from the registers
     # mc: CTAs per cluster sharing x (each loads 1/mc of every x tile and multicasts it to all)
     # ms: CTAs per cluster sharing W (each takes BM rows of x, loads 1/ms of every W tile, multicasts it)
-    cl = max(mc, ms)  # CTAs per cluster (one of mc, ms is 1)
+    # ksplit (x as A): CTAs per cluster splitting each tile's K steps, the last summing the others' partials
+    # (stored into its shared memory with st.async) and storing y
+    cl = max(mc, ms, ksplit)  # CTAs per cluster (at most one of mc, ms, ksplit past 1)
+    mcl = max(mc, ms)  # the CTAs whose multicast loads land in a slot (each frees it in all of them)
     # kwg: the two consumer warpgroups take alternate K steps of the whole tile (each waits for, and
     # promotes, its own stages while the other's wgmmas run), summed through shared memory at the end
     rwgs = 1 if kwg else wgs          # warpgroups the tile's rows are split over
@@ -174,7 +178,13 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         sx_atom = cpasync.make_tiled_tma_atom(G2S(), scales[1], (kc, bms), l2_promotion=l2_x)
     # a slot is free once the consumer warps of every CTA its x slice lands in released it (fused: every
     # consumer thread, each after its own reads of the scales the quantizing warps wrote there)
-    pipe = lang.Pipeline(stages, full="tma", empty="mbar", init_empty=(32 if fused else 1) * 4 * rwgs * cl)
+    pipe = lang.Pipeline(stages, full="tma", empty="mbar", init_empty=(32 if fused else 1) * 4 * rwgs * mcl)
+    if ksplit > 1:
+        # the K split's partials in the last CTA of the cluster: [sender, warpgroup, 16-byte piece, thread] (a warp's
+        # 32 pieces 512 contiguous bytes), landed on red_full (armed there with their bytes); red_free, in each
+        # sender: the last CTA has read them (one lane of each of its consumer warps arrives)
+        red = pool.alloc((ksplit - 1, wgs, BN // 8, 512), "f32")
+        red_full, red_free = lang.TMABar(1), lang.MBarrier(1, 4 * wgs)
     # fused: a stage's e4m3 x and scales written (every thread of the quantizing warps arrives)
     xready = lang.MBarrier(stages, QUANTIZER_WARPS * 32) if fused else None
     if cl > 1:
@@ -224,7 +234,15 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
 
     def share(p):
         it0 = p * per + dsl.min(p, extra)
-        return it0, it0 + per + dsl.select(p < extra, Int32(1), Int32(0))
+        it1 = it0 + per + dsl.select(p < extra, Int32(1), Int32(0))
+        if ksplit == 1:
+            return it0, it1
+        # the K split: a share is a whole tile (parts = tiles), this CTA its rank's part of the K steps; with
+        # fewer K steps than CTAs the last takes them all (the others none: they send nothing)
+        n = it1 - it0
+        whole = n < ksplit
+        return (dsl.select(whole, dsl.select(rank == ksplit - 1, it0, it1), it0 + n * rank // ksplit),
+                dsl.select(whole, it1, it0 + n * (rank + 1) // ksplit))
 
     def segments(i, state, body):
         """state = body(tile, kb0, kb1, state) over the segments of this CTA's
@@ -349,7 +367,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         kbw = scales[0].shape[1].to(Int32) if w_scale == "block" else None  # and 128-column ones
         # the block scales' shared addresses in 64-bit index arithmetic: a base plus a constant each
         lane, warp = dsl.lane_idx().to(Index), (dsl.warp_idx() % 4).to(Index)
-        peers = tuple(range(cl)) if cl > 1 else None  # the CTAs whose x (or W) slices a slot holds
+        peers = tuple(range(mcl)) if mcl > 1 else None  # the CTAs whose x (or W) slices a slot holds
         c_start = cuda.clock64() if clocks else None
         if pdl and not no_wait:
             cuda.griddepcontrol_wait()  # the workspace, counters and y are the earlier kernels' too
@@ -549,11 +567,17 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         def epilogue(tile, kb0, kb1, acc, st_next, w_rows):
             prof.push("epilogue")
             if not swap:
-                with dsl.if_(parts < 0) if diag == "no_epilogue" else contextlib.nullcontext():
-                    # y's rows of this CTA's tile only: past BM a warpgroup's 64 rows are the next K step's x or pad
-                    # rows, and with the M split another CTA's rows of M
-                    _epilogue_xa(acc[0], y, w_scale, x_scale, tile * BN, dsl.min(M, m0 + BM), N, m0 + g * 64, lane,
-                                 warp, dict(pre, rows=w_rows))
+                def store_y(a):
+                    with dsl.if_(parts < 0) if diag == "no_epilogue" else contextlib.nullcontext():
+                        # y's rows of this CTA's tile only: past BM a warpgroup's 64 rows are the next K step's x or
+                        # pad rows, and with the M split another CTA's rows of M
+                        _epilogue_xa(a, y, w_scale, x_scale, tile * BN, dsl.min(M, m0 + BM), N, m0 + g * 64, lane,
+                                     warp, dict(pre, rows=w_rows))
+                if ksplit == 1:
+                    store_y(acc[0])
+                else:
+                    _ksplit_sum(acc[0], store_y, red, red_full, red_free, rank, ksplit, g, lane, warp, wgs, AN, kblocks,
+                                cur["share"], BM)
                 prof.pop()
                 return st_next
             if kwg:
@@ -572,7 +596,9 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         zero = Int64(0)
         outer = dsl.range(sched.count, carry=((lang.PipelineState(stages), (zero, zero, zero, zero, c_start))
                                               if clocks else lang.PipelineState(stages),))
+        cur = {}  # the share the consumers are in (the K split's barriers: their phase)
         for i, (st,) in outer:
+            cur["share"] = i
             dsl.yield_(segments(i, st, compute))
         if clocks:
             _write_clocks(clock_buf, g + 1, wgs, outer.results[0][1], c_start, dsl.thread_idx() % 128 == 0)
@@ -768,6 +794,51 @@ def _epilogue_xa(acc, y, w_scale, x_scale, n0, M, N, m0, lane, warp, pre):
     for m, n, v in got:
         with dsl.if_((m < M) & (n < N)):
             y.store_vec(v, m, n)
+
+
+def _ksplit_sum(acc, store_y, red, red_full, red_free, rank, ksplit, g, lane, warp, wgs, AN, kblocks, i, BM):
+    """The K split over a cluster (x as A), a tile's epilogue: each CTA but the last stores its partial into the
+    last's shared memory (st.async, 16 bytes a store, completing on the last's red_full) once the last has read the
+    partial of its tile before (red_free); the last, where the others took K steps (kblocks >= ksplit: else it took
+    them all), arms red_full with their bytes, waits, adds them, frees the slots and stores y. Only warps with
+    rows of x's tile (BM) store (a warp 16 rows of its warpgroup's 64), and at BM = 8 only a thread's first row
+    (its values h = 0 of each 8-column group, wgmma.Accumulator.coords): those of two groups a store. A store
+    more cost more than the bytes it saves: on the H200 (s34-ksplit-rows-*), each thread's rows within M in 8-byte
+    stores took 2112 x 7168, M = 32 from 6.6 to 6.8 us and 4096 x 7168, M = 128 from 12.6 to 14.9, at M = 1 4096
+    x 7168 from 8.85 to 8.6. `i`: the tile's index among this CTA's (the barriers' phase)."""
+    last = ksplit - 1
+    me = warp * 32 + lane
+    vals = acc.values()
+    # a store's values: 4 of a thread's 8-column group (rows h = 0, 1), or at BM = 8 rows h = 0 of two groups
+    groups = AN // 8
+    sends = ([[4 * j + t for t in range(4)] for j in range(groups)] if BM > 8 else
+             [[8 * k + t for t in (0, 1, 4, 5)][:4 if 2 * k + 1 < groups else 2] for k in range(-(-groups // 2))])
+    warps = sum(min(4, max(0, -(-(BM - 64 * w) // 16))) for w in range(wgs))  # those with rows of the tile
+    with dsl.if_(rank < last):
+        with dsl.if_(i > 0):
+            red_free.wait(0, (i - 1) % 2 == 1)
+        bar = red_full.remote_view(last).ptr(0)
+        with dsl.if_(g * 64 + warp * 16 < BM) if warps < 4 * wgs else contextlib.nullcontext():
+            for j, idx in enumerate(sends):
+                cpasync.dsmem_store(dsl.vector_of([vals[k] for k in idx]),
+                                    cpasync.cluster_address(red, [rank, g, j, me * 4], last), bar)
+    with dsl.else_():
+        has = kblocks >= ksplit
+        with dsl.if_(has):
+            with dsl.if_(dsl.warp_idx() == 4):  # one thread (elected in the first consumer warp) arms it
+                red_full.arrive_expect_tx(0, last * warps * 32 * 4 * sum(len(idx) for idx in sends))
+            red_full.wait(0, i % 2 == 1)
+        for s in range(last):
+            for j, idx in enumerate(sends):
+                got = red.load_vec(len(idx), s, g, j, me * 4)
+                for t, k in enumerate(idx):
+                    vals[k] = dsl.select(has, vals[k] + got[t], vals[k])
+        with dsl.if_(has):
+            cuda.warp_sync()  # the warp's reads of the slots done before one lane frees them
+            with dsl.if_(dsl.elect_sync()):
+                for s in range(last):
+                    red_free.remote_view(s).arrive(0)
+        store_y(wgmma.Accumulator.from_values(AN, vals))
 
 
 def _chain_sum(accs):
@@ -1134,10 +1205,17 @@ def x_pad_rows(BM, kc=1):
     return pad if kc == 1 else -(-pad // BM) * BM
 
 
-def deepest_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False, fused=False, kc=1, swap=True):
-    """The deepest ring that fits beside the epilogue tile (f32 EM x BN; swap=False: none)."""
+def deepest_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False, fused=False, kc=1, swap=True, ksplit=1):
+    """The deepest ring that fits beside the epilogue tile (f32 EM x BN; swap=False: none, and with the K split
+    over ksplit CTAs the others' f32 partials)."""
     per_stage = stage_bytes(BM, BN, block_scaled, fused, kc, swap)
-    return (SMEM_BYTES - 1024 - (epi_rows(BM, BN) * BN * 4 if swap else 0)) // per_stage
+    return (SMEM_BYTES - 1024 - (epi_rows(BM, BN) * BN * 4 if swap else ksplit_bytes(BM, BN, ksplit))) // per_stage
+
+
+def ksplit_bytes(BM, BN, ksplit):
+    """Shared memory of the K split's partials (x as A): the ksplit - 1 others' 64 x BN f32 accumulators of each
+    consumer warpgroup, in the last CTA's (all CTAs have the same layout)."""
+    return (ksplit - 1) * -(-BM // 64) * 64 * BN * 4
 
 
 def live_registers(BM, BN, wgs, kwg=False, kc=1, block_scaled=False, swap=True, row_scaled=True):
@@ -1217,7 +1295,7 @@ def _whole(name, v):
 
 def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16", w_scale="tensor", x_scale=None,
               l2_w="l2_128b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last", mc=1, ms=1, kwg=False,
-              pdl=True, profile=None, chains=None, diag=None, store=None, xhalf=False, kc=1, swap=True):
+              pdl=True, profile=None, chains=None, diag=None, store=None, xhalf=False, kc=1, swap=True, ksplit=1):
     """One GEMM kernel: BM (the activations' tile, a multiple of 8 up to 256),
     BN (W rows per CTA tile: 64 · wgs · R), the ring depth, dtypes, scale modes,
     and the L2 promotion / cache hint of each operand (W's promotion 128B:
@@ -1287,15 +1365,19 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     up to 256: as many tiles as SMs without a K split, e.g. 2112 rows in
     132 tiles of 16), y stored straight from the registers two columns a
     store (so N even and y's rows 4- or 8-byte aligned: Gemm's checks ask
-    N a multiple of 8 and 16-byte rows); whole-K tiles only (splits 1), W
+    N a multiple of 8 and 16-byte rows); whole-K tiles, or with `ksplit`
+    2 or 4 each tile's K steps split over the CTAs of a cluster (each a
+    part, every one but the last storing its f32 partial into the last's
+    shared memory, which sums them and stores y: no workspace; not with
+    ms), W
     scaled per tensor or per row (or bf16) with x in e4m3 with a scale per
     token (or bf16), or W's 128x128 block scales with x's 1x128 ones (BN
     dividing 128, or 256: each thread's partials promoted with two x rows'
     scales and one W block's, not a scale per accumulator column as with W
     as A), and not with mc, kwg or xhalf (with the M split, ms, each CTA of a
     cluster takes its own BM rows of x, and W's tile is multicast)."""
-    BM, BN, wgs, mc, ms, kc = (_whole(*a) for a in (("BM", BM), ("BN", BN), ("wgs", wgs), ("mc", mc), ("ms", ms),
-                                                    ("kc", kc)))
+    BM, BN, wgs, mc, ms, kc, ksplit = (_whole(*a) for a in (("BM", BM), ("BN", BN), ("wgs", wgs), ("mc", mc),
+                                                            ("ms", ms), ("kc", kc), ("ksplit", ksplit)))
     stages = None if stages is None else _whole("stages", stages)
     given_chains = chains is not None  # checked against the registers below (default_chains keeps within them)
     chains = None if chains is None else _whole("chains", chains)
@@ -1346,6 +1428,11 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
             raise ValueError(f"store={store!r}: swap=False stores y straight from the registers ('direct')")
     elif BN % (64 * rwgs) or not 64 * rwgs <= BN <= 256:
         raise ValueError(f"BN={BN} with {wgs} consumer warpgroups: a multiple of {64 * rwgs} up to 256")
+    if ksplit not in (1, 2, 4) or ksplit > 1 and (swap or ms > 1 or diag not in (None, "x_early", "no_wait",
+                                                                                 "factors_after")):
+        raise ValueError(f"ksplit={ksplit} with swap={swap}, ms={ms}, diag={diag!r}: 1, 2 or 4 CTAs of a cluster "
+                         "splitting each tile's K steps, x as the wgmmas' A (swap=False) only, not with the M split "
+                         "(ms) or a diagnostics build but x_early, no_wait and factors_after")
     if fp8 and w_scale not in ("tensor", "row", "block"):
         raise ValueError(f"w_scale={w_scale!r} for fp8 W: tensor, row or block")
     if not fp8 and (w_scale or x_scale):
@@ -1368,14 +1455,15 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
         raise ValueError(f"kc={kc!r}: 1 to 8 K steps a stage, more than one not with x quantized in the kernel, mc, "
                          f"kwg or xhalf, and with ms = {ms} a multiple of it (each CTA of the cluster loads kc / ms of "
                          "a stage's K steps of W, multicast)")
-    room = deepest_stages(BM, BN, w_dtype, w_scale == "block", fused, kc, swap)
+    room = deepest_stages(BM, BN, w_dtype, w_scale == "block", fused, kc, swap, ksplit)
     if kwg and stages and stages % 2:
         raise ValueError(f"kwg with stages={stages}: an even ring (each consumer warpgroup's K steps then keep to "
                          "their own slots, so its parity waits never see a slot's previous lap)")
     if stages is None:
         stages = min(8, room) // (2 if kwg else 1) * (2 if kwg else 1)
     if stages < 2 or stages > room:
-        where = "beside the epilogue tile" if swap else "with x's pad rows"
+        where = "beside the epilogue tile" if swap else "with x's pad rows" + (
+            " and the K split's partials" if ksplit > 1 else "")
         raise ValueError(f"BM={BM}, BN={BN}: a ring of {stages} stages {where}; 2 to {room} fit")
     R = BN // (64 * rwgs) if swap else 1
     live = live_registers(BM, BN, wgs, kwg, kc, w_scale == "block", swap, w_scale == "row")
@@ -1432,9 +1520,9 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
                                 **({"chains": chains} if chains > 1 else {}), **({"diag": diag} if diag else {}),
                                 **({"store": store} if store != "tma" else {}),
                                 **({"xhalf": True} if xhalf else {}), **({"kc": kc} if kc > 1 else {}),
-                                **({} if swap else {"swap": False}))
+                                **({} if swap else {"swap": False}), **({"ksplit": ksplit} if ksplit > 1 else {}))
     sp.info = dict(BM=BM, BN=BN, wgs=wgs, stages=stages, w_dtype=w_dtype, w_scale=w_scale, x_scale=x_scale, mc=mc,
-                   ms=ms, kwg=bool(kwg), chains=chains, xhalf=xhalf, kc=kc, swap=swap)
+                   ms=ms, kwg=bool(kwg), chains=chains, xhalf=xhalf, kc=kc, swap=swap, ksplit=ksplit)
     return sp
 
 
@@ -1463,7 +1551,8 @@ class Config(NamedTuple):
     rather than half the rows each, the K steps a stage (kc: each
     operand's stage one TMA box of kc K steps; `stages` then counts these),
     and whether W is the wgmmas' A (swap, the default) or x is (gemm_spec's
-    swap=False: BN any multiple of 8, wgs = ceil(BM / 64), splits 1).
+    swap=False: BN any multiple of 8, wgs = ceil(BM / 64), splits 1, or 2 or 4:
+    each tile's K steps split over a cluster of as many CTAs, gemm_spec's ksplit).
     A tuple: the first four values alone are one too."""
     BM: int
     BN: int
@@ -1496,18 +1585,20 @@ class Config(NamedTuple):
 # results/h200-2026-12-04-s32-xa-block-*.jsonl: faster in every run that timed them as built, two to six); four at
 # M = 128 (block-scaled 4096 x 7168 and 2112 x 7168, per tensor and row-scaled 2112 x 7168) x as A over CTA pairs
 # sharing W (ms = 2), from 2026-12-04's probe of those candidates (results/h200-2026-12-04-s33-xa-ms-1/-2.jsonl:
-# faster in both runs, 2-15%); and three block-scaled at M = 256 (4096 x 7168, 2112 x 7168, 16384 x 16384) the same
-# over two warpgroups a CTA (s33-xa-ms-256-1/-2: 12-16% faster in both runs)
+# faster in both runs, 2-15%); three block-scaled at M = 256 (4096 x 7168, 2112 x 7168, 16384 x 16384) the same
+# over two warpgroups a CTA (s33-xa-ms-256-1/-2: 12-16% faster in both runs); and bf16 2112 x 7168 at M = 16 and 32,
+# x as A with K split over 2-CTA clusters (splits 2), from 2026-12-04's probe of those candidates
+# (s34-ksplit-all-1/-2 and s34-ksplit-1/-2: 2-5% faster in all four runs)
 MEASURED = {
     (2112, 7168, 8, 'bf16'): (64, 1, 4, 1, 6, 1, False, 4),
     (2112, 7168, 8, 'block'): (64, 1, 1, 1, 6, 1, False, 4),
     (2112, 7168, 8, 'row'): (64, 1, 1, 1, 12, 1, False, 2),
     (2112, 7168, 8, 'tensor'): (64, 1, 1, 1, 12, 1, False, 2),
-    (2112, 7168, 16, 'bf16'): (64, 1, 4, 1, 11, 1, False, 2),
+    (2112, 7168, 16, 'bf16'): (32, 1, 2, 1, 12, 1, False, 2, False),
     (2112, 7168, 16, 'block'): (64, 2, 4, 1, None, 1, True),
     (2112, 7168, 16, 'row'): (64, 1, 1, 1, 5, 1, False, 4),
     (2112, 7168, 16, 'tensor'): (64, 1, 1, 1, 5, 1, False, 4),
-    (2112, 7168, 32, 'bf16'): (16, 1, 1, 1, 8, 1, False, 4, False),
+    (2112, 7168, 32, 'bf16'): (32, 1, 2, 1, 8, 1, False, 2, False),
     (2112, 7168, 32, 'block'): (64, 2, 4, 1, None, 1, True),
     (2112, 7168, 32, 'row'): (16, 1, 1, 1, 4, 1, False, 4, False),
     (2112, 7168, 32, 'tensor'): (16, 1, 1, 1, 4, 1, False, 4, False),
@@ -1733,7 +1824,8 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None, scale=None):
                     for v in kc_variants(b, kc, w_dtype, scale == "block"):
                         if v not in more and v.splits <= k_stages(K, w_dtype, kc):  # no empty share
                             more.append(v)
-        more += [v for v in x_as_a_candidates(M, N, w_dtype, sms, scale) if v not in more]
+        more += [v for v in x_as_a_candidates(M, N, w_dtype, sms, scale)
+                 if v not in more and v.splits <= k_stages(K, w_dtype, v.kc)]  # (the K split: each CTA K steps)
     return ranked + more
 
 
@@ -1763,6 +1855,11 @@ def x_as_a_candidates(M, N, w_dtype=F8, sms=132, scale=None):
     candidate against the table's W-as-A config): faster at M = 64-128 (4096 x 7168, M = 64: 11.1 -> 9.9 us;
     16384 x 16384, M = 128: 81 -> 73), 0-1% at M = 32, and 2-18% slower at M = 1-16 (its wgmmas of n = 8-32
     waited for at every stage: no stage in flight while one is promoted).
+    Up to M = 128 also with each tile's K steps split over a 2-CTA cluster (splits 2, the first CTA's partial
+    summed into the second's shared memory), W tiles filling the 66 clusters in one wave: on the H200
+    (s34-ksplit-*) 2-5% faster than the table's config at bf16 2112 x 7168, M = 16-32 (16 or 32 rows of W a tile
+    unsplit against 32 split); fp8, 2-6% slower at M = 1-16 and within 2% at 2112 x 7168, M = 32-64 (the
+    partials' stores and the wait for them took 0.4-0.75 us over the bound measured without them, s34-ingress-*).
     Past M = 64 also over CTA pairs (ms = 2): each CTA its half of M in one warpgroup, W's tile multicast to
     both (W tiles filling the pairs in one, two or three waves; kc a multiple of 2, each CTA loading half a
     stage's K steps, or 1 with W tiles of whole pairs of 8-row swizzle atoms). Each K step's shared-memory
@@ -1778,10 +1875,12 @@ def x_as_a_candidates(M, N, w_dtype=F8, sms=132, scale=None):
     rows = w_dtype == F8 and scale not in ("tensor", "block")  # W's row scales in registers (also an unnamed one)
     out = []
     # (the M split: each CTA of a pair its half of M, one warpgroup up to M = 128, two past it)
-    for ms in (1, 2) if 64 < M <= 128 else (2,) if M > 128 else (1,):
+    # (the K split: 2-CTA clusters each taking half of every W tile's K steps, in one wave)
+    for ms, ks in ((1, 1), (1, 2), (2, 1)) if 64 < M <= 128 else ((2, 1),) if M > 128 else ((1, 1), (1, 2)):
         BM, wgs = x_as_a_tile(-(-M // ms), block)
-        for waves in (1, 2, 3) if ms > 1 else (1, 2):  # (pairs: three waves too, 24576 rows in tiles of 128)
-            BN = 8 * -(-N // (8 * (sms // ms) * waves))
+        for waves in (1, 2, 3) if ms > 1 else (1, 2) if ks == 1 else (1,):  # (pairs: three waves too, 24576 rows
+            # in tiles of 128)
+            BN = 8 * -(-N // (8 * (sms // (ms * ks)) * waves))
             if block:
                 BN = next((b for b in (8, 16, 32, 64, 128, 256) if b >= BN), BN)
             if BN > 256:
@@ -1790,8 +1889,8 @@ def x_as_a_candidates(M, N, w_dtype=F8, sms=132, scale=None):
                 if live_registers(BM, BN, wgs, kc=kc, block_scaled=block, swap=False,
                                   row_scaled=rows) > thread_registers(wgs) or not w_splits(BN, kc, ms):
                     continue
-                room = min(16, deepest_stages(BM, BN, w_dtype, block, kc=kc, swap=False))
-                out += [Config(BM, BN, wgs, 1, stages=st, ms=ms, kc=kc, swap=False)
+                room = min(16, deepest_stages(BM, BN, w_dtype, block, kc=kc, swap=False, ksplit=ks))
+                out += [Config(BM, BN, wgs, ks, stages=st, ms=ms, kc=kc, swap=False)
                         for st in (room, min(room, 16 // kc)) if st >= 2]
     return list(dict.fromkeys(out))
 
@@ -1824,12 +1923,13 @@ def k_stages(K, w_dtype=F8, kc=1):
     return -(-k_steps(K, w_dtype) // kc)
 
 
-def parts_for(splits, N, K, BN, w_dtype=F8, sms=132, mc=1, ms=1, kc=1):
+def parts_for(splits, N, K, BN, w_dtype=F8, sms=132, mc=1, ms=1, kc=1, ksplit=1):
     """The kernel's `parts` argument and grid for a config's splits: tiles x
     splits shares (split K), or with splits 0 one share per SM (stream K);
     with mc CTAs sharing x, shares of groups of mc tiles, one per cluster;
-    with ms CTAs sharing W, shares of tiles, one per cluster (kc: K steps a stage)."""
-    cl = max(mc, ms)
+    with ms CTAs sharing W, or ksplit CTAs splitting a tile's K steps (x as A,
+    splits then 1), shares of tiles, one per cluster (kc: K steps a stage)."""
+    cl = max(mc, ms, ksplit)
     groups = -(-(-(-N // BN)) // mc)
     steps = groups * k_stages(K, w_dtype, kc)
     parts = groups * splits if splits else min(sms // cl, steps)
@@ -2084,9 +2184,11 @@ class Gemm:
         opts.setdefault("ms", cfg.ms)
         opts.setdefault("kwg", cfg.kwg)
         opts.setdefault("swap", cfg.swap)
-        if not opts["swap"] and cfg.splits != 1:
-            raise ValueError(f"config {cfg.short}: splits={cfg.splits}, but x as the wgmmas' A (swap=False) "
-                             "takes whole-K tiles only (splits 1)")
+        if not opts["swap"] and cfg.splits != 1:  # x as A: K split over a cluster of 2 or 4 CTAs, not with ms
+            if cfg.splits not in (2, 4) or opts["ms"] != 1:
+                raise ValueError(f"config {cfg.short}: splits={cfg.splits}, but x as the wgmmas' A (swap=False) "
+                                 "splits K only over a cluster of 2 or 4 CTAs (splits 1, 2 or 4), and not with ms")
+            opts["ksplit"] = cfg.splits
         if kc is None:  # the config's, but one with x quantized inside, x multicast or kwg, or W multicast over
             # more CTAs than divide its K steps a stage
             kc = 1 if how == "fused" or opts["mc"] > 1 or cfg.kc % opts["ms"] or opts["kwg"] else cfg.kc
@@ -2095,7 +2197,8 @@ class Gemm:
         if kc > 1 and K % step_values(w_dtype):  # the operands' [K / bk, rows, bk] views
             raise ValueError(f"kc={kc}: stages of several K steps take K a multiple of {KBYTES} bytes "
                              f"({step_values(w_dtype)} values), not K = {K}")
-        if not 0 <= cfg.splits <= k_stages(K, w_dtype, kc):
+        if opts["swap"] and not 0 <= cfg.splits <= k_stages(K, w_dtype, kc):  # (x as A's K split: the last CTA
+            # takes every K step where there are fewer than its CTAs)
             raise ValueError(f"config {cfg.short}: splits={cfg.splits}, 0 (stream K) or 1 to the "
                              f"{k_stages(K, w_dtype, kc)} stages of K = {K} (no empty share)")
         if how == "fused":
@@ -2117,7 +2220,7 @@ class Gemm:
         spec = gemm_spec(cfg.BM, cfg.BN, cfg.wgs, w_dtype=w_dtype, y_dtype=y_dtype, w_scale=scale if fp8 else None,
                          **opts)
         q = quantize_x_spec("block" if scale == "block" else "token") if how == "kernel" else None
-        return spec, cfg.splits, q
+        return spec, 1 if spec.info["ksplit"] > 1 else cfg.splits, q
 
     def __call__(self, x, w, *, w_scale=None, scale=None, x_scale=None, out=None, out_dtype=None, config=None,
                  **spec_options):
@@ -2195,7 +2298,8 @@ class Gemm:
         if q is not None:  # quantized into the padded rows: no extra kernel
             quantize = self._quantizer(q.consts["granularity"], self.kernel_rows(M, BM, ms), K, x.device)
         ws, counters = self._workspace(torch, x.device, spec, N)
-        parts, grid = parts_for(splits, N, K, BN, F8 if fp8 else "bf16", sms, spec.info["mc"], ms, kc)
+        parts, grid = parts_for(splits, N, K, BN, F8 if fp8 else "bf16", sms, spec.info["mc"], ms, kc,
+                                spec.info["ksplit"])
         scales = (2 if spec.info["x_scale"] != "fused" else 1) if fp8 else 0
         return _Prepared(self.module(spec).gemm, (ws, counters, parts), grid,
                          functools.partial(torch.empty, (M, N), device=x.device, dtype=y_dtype), scales, quantize,
