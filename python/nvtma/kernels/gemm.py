@@ -802,10 +802,10 @@ def _ksplit_sum(acc, store_y, red, red_full, red_free, rank, ksplit, g, lane, wa
     partial of its tile before (red_free); the last, where the others took K steps (kblocks >= ksplit: else it took
     them all), arms red_full with their bytes, waits, adds them, frees the slots and stores y. Only warps with
     rows of x's tile (BM) store (a warp 16 rows of its warpgroup's 64), and at BM = 8 only a thread's first row
-    (its values h = 0 of each 8-column group, wgmma.Accumulator.coords): those of two groups a store. A store
-    more cost more than the bytes it saves: on the H200 (s34-ksplit-rows-*), each thread's rows within M in 8-byte
-    stores took 2112 x 7168, M = 32 from 6.6 to 6.8 us and 4096 x 7168, M = 128 from 12.6 to 14.9, at M = 1 4096
-    x 7168 from 8.85 to 8.6. `i`: the tile's index among this CTA's (the barriers' phase)."""
+    (its values h = 0 of each 8-column group, wgmma.Accumulator.coords): those of two groups a store. The count
+    of stores is what costs, not their bytes: on the H200 (s34-ksplit-rows-*), each thread's rows within M in
+    8-byte stores took 2112 x 7168, M = 32 from 6.6 to 6.8 us and 4096 x 7168, M = 128 from 12.6 to 14.9 (at M = 1,
+    4096 x 7168, 8.85 -> 8.6). `i`: the tile's index among this CTA's (the barriers' phase)."""
     last = ksplit - 1
     me = warp * 32 + lane
     vals = acc.values()
