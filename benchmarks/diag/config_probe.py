@@ -153,8 +153,12 @@ def _ksplit(M, N, K, mode):
                                                 scale=mode if mode != "bf16" else None) if not c.swap and c.splits > 1]
 
 
-PROBES = [(N, K, M, mode, "ksplit") for N, K in SHAPES[:3] for M in (1, 8, 16, 32, 64, 128)
+KSPLIT = [(N, K, M, mode, "ksplit") for N, K in SHAPES[:3] for M in (1, 8, 16, 32, 64, 128)
           for mode in ("tensor", "row", "bf16", "block") if mode != "bf16" or M <= 64]
+# Then (s34-nosum-*): the K split's configs at M = 1-16 as built and without the partials' sum (gemm_spec diag
+# "no_sum": each CTA stores y from its own, y wrong): what the sum costs, apart from the clusters' K split
+PROBES = [(N, K, M, "tensor", "ksplit") for N, K in SHAPES[:2] + SHAPES[2:3] for M in (1, 8, 16)]
+NO_SUM = ("no_sum", {"diag": "no_sum"}, False)
 # (label, spec options (a "quantize" entry: bf16 x, quantized as Gemm's quantize says), W resident in L2)
 VARIANTS = [("now", {}, False)]
 AFTER = ("after", {"diag": "factors_after"}, False)  # x as A, block-scaled: its factors after the wgmmas
@@ -173,7 +177,8 @@ def _plans(d=None):
             cfg = cfg or (gemm.fused_config(gemm.choose_config(M, N, K), N, K) if fused else
                           gemm.choose_config(M, N, K, gemm.F8 if fp8 else "bf16", scale=mode if fp8 else None))
             xa_block = cfg and not gemm.Config(*cfg).swap and gemm.Config(*cfg).wgs > 1 and mode == "block"
-            for label, opts, l2 in VARIANTS + ([AFTER] if xa_block else []):
+            ksplit = cfg and not gemm.Config(*cfg).swap and gemm.Config(*cfg).splits > 1
+            for label, opts, l2 in VARIANTS + ([AFTER] if xa_block else []) + ([NO_SUM] if ksplit else []):
                 if str(opts.get("diag")).startswith("promote_") and mode != "block":
                     continue  # the promotion's diagnostics change nothing without block scales
                 opts = dict(opts, **({"quantize": "fused"} if fused else {}))

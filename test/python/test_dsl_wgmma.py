@@ -1082,6 +1082,11 @@ def test_the_gemm_splits_k_over_a_cluster_with_x_as_the_wgmmas_a(BM, BN, wgs, ks
         tiles, (min(tiles, 132 // ksplit) * ksplit,))
     with pytest.raises(ValueError, match="splits K only over a cluster of 2 or 4 CTAs"):
         g.plan(BM, 4096, 7168, scale=scale, config=(BM, BN, wgs, 3, 1, None, 1, False, 2, False))
+    if ksplit == 2 and BM == 8:  # diagnostics "no_sum": the same kernel but for the partials' sum (y wrong)
+        ns = gemm.gemm_spec(BM, BN, wgs, w_scale=scale, kc=2, swap=False, ksplit=ksplit, diag="no_sum").compile().ptx
+        assert "st.async" not in ns and ns.count("wgmma.mma_async") == ptx.count("wgmma.mma_async")
+        with pytest.raises(ValueError, match="no_sum \\(that one with ksplit only\\)"):
+            gemm.gemm_spec(BM, BN, wgs, w_scale=scale, kc=2, swap=False, diag="no_sum")
 
 
 def test_dsmem_store_takes_a_peer_address_and_its_barrier():

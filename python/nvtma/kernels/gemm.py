@@ -577,7 +577,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                     store_y(acc[0])
                 else:
                     _ksplit_sum(acc[0], store_y, red, red_full, red_free, rank, ksplit, g, lane, warp, wgs, AN, kblocks,
-                                cur["share"], BM)
+                                cur["share"], BM, diag == "no_sum")
                 prof.pop()
                 return st_next
             if kwg:
@@ -796,7 +796,8 @@ def _epilogue_xa(acc, y, w_scale, x_scale, n0, M, N, m0, lane, warp, pre):
             y.store_vec(v, m, n)
 
 
-def _ksplit_sum(acc, store_y, red, red_full, red_free, rank, ksplit, g, lane, warp, wgs, AN, kblocks, i, BM):
+def _ksplit_sum(acc, store_y, red, red_full, red_free, rank, ksplit, g, lane, warp, wgs, AN, kblocks, i, BM,
+                no_sum=False):
     """The K split over a cluster (x as A), a tile's epilogue: each CTA but the last stores its partial into the
     last's shared memory (st.async, 16 bytes a store, completing on the last's red_full) once the last has read the
     partial of its tile before (red_free); the last, where the others took K steps (kblocks >= ksplit: else it took
@@ -805,7 +806,8 @@ def _ksplit_sum(acc, store_y, red, red_full, red_free, rank, ksplit, g, lane, wa
     (its values h = 0 of each 8-column group, wgmma.Accumulator.coords): those of two groups a store. The count
     of stores is what costs, not their bytes: on the H200 (s34-ksplit-rows-*), each thread's rows within M in
     8-byte stores took 2112 x 7168, M = 32 from 6.6 to 6.8 us and 4096 x 7168, M = 128 from 12.6 to 14.9 (at M = 1,
-    4096 x 7168, 8.85 -> 8.6). `i`: the tile's index among this CTA's (the barriers' phase)."""
+    4096 x 7168, 8.85 -> 8.6). `i`: the tile's index among this CTA's (the barriers' phase). `no_sum`
+    (diagnostics, y wrong): no partial stored, waited for or added, each CTA storing y from its own."""
     last = ksplit - 1
     me = warp * 32 + lane
     vals = acc.values()
@@ -814,6 +816,9 @@ def _ksplit_sum(acc, store_y, red, red_full, red_free, rank, ksplit, g, lane, wa
     sends = ([[4 * j + t for t in range(4)] for j in range(groups)] if BM > 8 else
              [[8 * k + t for t in (0, 1, 4, 5)][:4 if 2 * k + 1 < groups else 2] for k in range(-(-groups // 2))])
     warps = sum(min(4, max(0, -(-(BM - 64 * w) // 16))) for w in range(wgs))  # those with rows of the tile
+    if no_sum:
+        store_y(acc)
+        return
     with dsl.if_(rank < last):
         with dsl.if_(i > 0):
             red_free.wait(0, (i - 1) % 2 == 1)
@@ -1275,7 +1280,7 @@ def max_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
 
 DIAGS = (None, "no_red", "no_split_epilogue", "x_early", "no_wait", "epi_last", "whole_k_only", "own_rows",
          "stream_only", "stream_no_wait", "split_no_gather", "no_mma", "no_epilogue", "promote_w_only",
-         "promote_sx_only", "factors_after")
+         "promote_sx_only", "factors_after", "no_sum")
 
 
 def half_boxes_fit(BM, mc, fused):
@@ -1422,17 +1427,19 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
             raise ValueError(f"swap=False with BN={BN} and block-scaled W: BN divides 128 or is 256, so each "
                              "8-column group of the tile's W rows is within one block of 128 rows")
         if diag not in (None, "x_early", "no_wait", "stream_only", "stream_no_wait", "no_mma", "no_epilogue",
-                        "factors_after"):
+                        "factors_after", "no_sum"):
             raise ValueError(f"diag={diag!r}: not with swap=False (no split-K path, no epilogue tile)")
         if store != "direct":
             raise ValueError(f"store={store!r}: swap=False stores y straight from the registers ('direct')")
     elif BN % (64 * rwgs) or not 64 * rwgs <= BN <= 256:
         raise ValueError(f"BN={BN} with {wgs} consumer warpgroups: a multiple of {64 * rwgs} up to 256")
     if ksplit not in (1, 2, 4) or ksplit > 1 and (swap or ms > 1 or diag not in (None, "x_early", "no_wait",
-                                                                                 "factors_after")):
+                                                                                 "factors_after", "no_sum")) or (
+            diag == "no_sum" and ksplit == 1):
         raise ValueError(f"ksplit={ksplit} with swap={swap}, ms={ms}, diag={diag!r}: 1, 2 or 4 CTAs of a cluster "
                          "splitting each tile's K steps, x as the wgmmas' A (swap=False) only, not with the M split "
-                         "(ms) or a diagnostics build but x_early, no_wait and factors_after")
+                         "(ms) or a diagnostics build but x_early, no_wait, factors_after and no_sum (that one with "
+                         "ksplit only)")
     if fp8 and w_scale not in ("tensor", "row", "block"):
         raise ValueError(f"w_scale={w_scale!r} for fp8 W: tensor, row or block")
     if not fp8 and (w_scale or x_scale):
