@@ -1595,13 +1595,14 @@ class Config(NamedTuple):
 # faster in both runs, 2-15%); three block-scaled at M = 256 (4096 x 7168, 2112 x 7168, 16384 x 16384) the same
 # over two warpgroups a CTA (s33-xa-ms-256-1/-2: 12-16% faster in both runs); and bf16 2112 x 7168 at M = 16 and 32,
 # x as A with K split over 2-CTA clusters (splits 2), from 2026-12-04's probe of those candidates
-# (s34-ksplit-all-1/-2 and s34-ksplit-1/-2: 2-5% faster in all four runs)
+# (s34-ksplit-all-1/-2 and s34-ksplit-1/-2: 2-5% faster in all four runs; at M = 16 the ring the full runs
+# s34-gemm-1/-2 timed fastest, 7 stages of 4 K steps)
 MEASURED = {
     (2112, 7168, 8, 'bf16'): (64, 1, 4, 1, 6, 1, False, 4),
     (2112, 7168, 8, 'block'): (64, 1, 1, 1, 6, 1, False, 4),
     (2112, 7168, 8, 'row'): (64, 1, 1, 1, 12, 1, False, 2),
     (2112, 7168, 8, 'tensor'): (64, 1, 1, 1, 12, 1, False, 2),
-    (2112, 7168, 16, 'bf16'): (32, 1, 2, 1, 12, 1, False, 2, False),
+    (2112, 7168, 16, 'bf16'): (32, 1, 2, 1, 7, 1, False, 4, False),
     (2112, 7168, 16, 'block'): (64, 2, 4, 1, None, 1, True),
     (2112, 7168, 16, 'row'): (64, 1, 1, 1, 5, 1, False, 4),
     (2112, 7168, 16, 'tensor'): (64, 1, 1, 1, 5, 1, False, 4),
