@@ -37,7 +37,8 @@ promotion with the scale factors read during the wgmmas (-promote; the kernel
 change not kept).
 Twenty-seventh (s32-*): what block scales' promotion factors cost (-promote-bound), and block-scaled W
 with x as the wgmmas' A (-xa-block-1..6). Twenty-eighth (s33-*): x as A over CTA pairs sharing W (-xa-ms-*).
-Twenty-ninth (s34-*): a CTA's intake halved at the same CTA count (-ingress).
+Twenty-ninth (s34-*): a CTA's intake halved at the same CTA count (-ingress, -ingress-small), x as A with K split
+over a cluster (-ksplit-all, -ksplit-rows: the kernel's sum in earlier forms; -ksplit) and without its sum (-nosum).
     python3 benchmarks/diag/config_probe.py build DIR    # here
     python3 benchmarks/diag/config_probe.py run DIR      # on the GPU
 """
@@ -105,10 +106,18 @@ NEAR = [(7168, 2048, 1), (7168, 2048, 8), (2112, 7168, 16), (2112, 7168, 32)]
 # tensor, row- and block-scaled (per tensor's table config the block-scaled bound's)
 
 
-def _pairs(M, N, K, mode):
-    """The table's config (None), then the x-as-A candidates over CTA pairs (ms = 2)."""
+# the candidates a probe set takes beside the table's config: x as A over CTA pairs (ms = 2), any x as A, x as A
+# with K split over a cluster
+XA_SETS = {"pairs": lambda c: not c.swap and c.ms == 2, "xa-any": lambda c: not c.swap,
+           "ksplit": lambda c: not c.swap and c.splits > 1}
+
+
+def _table_and(M, N, K, mode, keep):
+    """The table's config (None), then the problem's candidates that `keep` keeps."""
     from nvtma.kernels import gemm
-    return [None] + [c for c in gemm.candidates(M, N, K, scale=mode) if not c.swap and c.ms == 2]
+    fp8 = mode != "bf16"
+    return [None] + [c for c in gemm.candidates(M, N, K, gemm.F8 if fp8 else "bf16", scale=mode if fp8 else None)
+                     if keep(c)]
 
 
 PAIRS = [(N, K, M, mode, "pairs") for M in (128, 96) for N, K in SHAPES for mode in ("tensor", "row", "block")
@@ -131,12 +140,6 @@ PAIRS256 = [(N, K, M, mode, "pairs") for M in (256, 200) for N, K in SHAPES for 
 # would give, less its partials' sum): per tensor
 
 
-def _xa(M, N, K, mode):
-    """The table's config (None), then the x-as-A candidates."""
-    from nvtma.kernels import gemm
-    return [None] + [c for c in gemm.candidates(M, N, K, scale=mode) if not c.swap]
-
-
 INGRESS = [(N, K, M) for (N, K), Ms in (((2112, 7168), (32, 64, 128)), ((4096, 7168), (32, 64, 128)),
                                        ((7168, 2048), (64, 128)), ((24576, 1536), (128,))) for M in Ms]
 INGRESS_SMALL = [(N, K, M) for N, K in SHAPES[:4] for M in (1, 8, 16)]
@@ -146,18 +149,11 @@ INGRESS_PROBES = [(n, k, M, "tensor", "xa-any") for N, K, M in INGRESS + INGRESS
 # first CTA's partial stored into the second's shared memory), every such candidate beside the table's config
 
 
-def _ksplit(M, N, K, mode):
-    """The table's config (None), then the x-as-A candidates splitting K over a cluster."""
-    from nvtma.kernels import gemm
-    return [None] + [c for c in gemm.candidates(M, N, K, gemm.F8 if mode != "bf16" else "bf16",
-                                                scale=mode if mode != "bf16" else None) if not c.swap and c.splits > 1]
-
-
 KSPLIT = [(N, K, M, mode, "ksplit") for N, K in SHAPES[:3] for M in (1, 8, 16, 32, 64, 128)
           for mode in ("tensor", "row", "bf16", "block") if mode != "bf16" or M <= 64]
 # Then (s34-nosum-*): the K split's configs at M = 1-16 as built and without the partials' sum (gemm_spec diag
 # "no_sum": each CTA stores y from its own, y wrong): what the sum costs, apart from the clusters' K split
-PROBES = [(N, K, M, "tensor", "ksplit") for N, K in SHAPES[:2] + SHAPES[2:3] for M in (1, 8, 16)]
+PROBES = [(N, K, M, "tensor", "ksplit") for N, K in SHAPES[:3] for M in (1, 8, 16)]
 NO_SUM = ("no_sum", {"diag": "no_sum"}, False)
 # (label, spec options (a "quantize" entry: bf16 x, quantized as Gemm's quantize says), W resident in L2)
 VARIANTS = [("now", {}, False)]
@@ -168,8 +164,8 @@ def _plans(d=None):
     from nvtma.kernels import gemm
     gs = {}
     for N, K, M, mode, cfgs in PROBES:
-        cfgs = (_block(M, N, K, cfgs == "xa") if cfgs in ("xa", "all") else _pairs(M, N, K, mode) if cfgs == "pairs"
-                else _xa(M, N, K, mode) if cfgs == "xa-any" else _ksplit(M, N, K, mode) if cfgs == "ksplit" else cfgs)
+        cfgs = (_block(M, N, K, cfgs == "xa") if cfgs in ("xa", "all") else
+                _table_and(M, N, K, mode, XA_SETS[cfgs]) if cfgs in XA_SETS else cfgs)
         fp8 = mode != "bf16"
         fused = mode == "fused"  # per-tensor W, bf16 x quantized in the GEMM
         mode = "tensor" if fused else mode
