@@ -132,9 +132,12 @@ def test_gemm_takes_its_tables_configs_at_any_m(case):
     132 SMs) at benchmark shapes and M between the table's tiles match
     float32 torch: the M split's second CTA starting inside M (block-scaled
     M = 130 or 201 faulted with an illegal instruction before its x scales'
-    box was put on 16 bytes), and x as A over CTA pairs."""
+    box was put on 16 bytes), x as A over CTA pairs, and bf16 x as A with K
+    split over CTA pairs."""
     N, K, M, mode = case
     g = _gemm()
+    if mode == "bf16":  # (the table's bf16 2112 x 7168 entries at M = 16 and 32: K split over 2-CTA clusters)
+        assert g.plan(M, N, K, "bf16")[0].info["ksplit"] == 2
     x, xin, w, kw, want = _quantized_case(g, M, N, K, mode)
     y = g(xin, w, **kw)
     torch.cuda.synchronize()
