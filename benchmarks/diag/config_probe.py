@@ -153,7 +153,11 @@ KSPLIT = [(N, K, M, mode, "ksplit") for N, K in SHAPES[:3] for M in (1, 8, 16, 3
           for mode in ("tensor", "row", "bf16", "block") if mode != "bf16" or M <= 64]
 # Then (s34-nosum-*): the K split's configs at M = 1-16 as built and without the partials' sum (gemm_spec diag
 # "no_sum": each CTA stores y from its own, y wrong): what the sum costs, apart from the clusters' K split
-PROBES = [(N, K, M, "tensor", "ksplit") for N, K in SHAPES[:3] for M in (1, 8, 16)]
+NOSUM = [(N, K, M, "tensor", "ksplit") for N, K in SHAPES[:3] for M in (1, 8, 16)]
+# Then (s34-late-*): the K split with its CTAs' start no longer waiting for each other (a cluster barrier's arrival
+# at the start, its wait before the consumers' loop), at M = 1-32 (per tensor, row-scaled, bf16)
+PROBES = [(N, K, M, mode, "ksplit") for N, K in ((2112, 7168), (4096, 7168)) for M in (1, 8, 16, 32)
+          for mode in ("tensor", "row", "bf16")]
 NO_SUM = ("no_sum", {"diag": "no_sum"}, False)
 # (label, spec options (a "quantize" entry: bf16 x, quantized as Gemm's quantize says), W resident in L2)
 VARIANTS = [("now", {}, False)]
@@ -174,7 +178,8 @@ def _plans(d=None):
                           gemm.choose_config(M, N, K, gemm.F8 if fp8 else "bf16", scale=mode if fp8 else None))
             xa_block = cfg and not gemm.Config(*cfg).swap and gemm.Config(*cfg).wgs > 1 and mode == "block"
             ksplit = cfg and not gemm.Config(*cfg).swap and gemm.Config(*cfg).splits > 1
-            for label, opts, l2 in VARIANTS + ([AFTER] if xa_block else []) + ([NO_SUM] if ksplit else []):
+            for label, opts, l2 in VARIANTS + ([AFTER] if xa_block else []) + ([NO_SUM] if ksplit and
+                                                                                 PROBES is NOSUM else []):
                 if str(opts.get("diag")).startswith("promote_") and mode != "block":
                     continue  # the promotion's diagnostics change nothing without block scales
                 opts = dict(opts, **({"quantize": "fused"} if fused else {}))

@@ -136,7 +136,7 @@ def test_gemm_takes_its_tables_configs_at_any_m(case):
     split over CTA pairs."""
     N, K, M, mode = case
     g = _gemm()
-    if mode == "bf16":  # (the table's bf16 2112 x 7168 entries at M = 16 and 32: K split over 2-CTA clusters)
+    if mode == "bf16":  # (the table's bf16 2112 x 7168 entries at M = 8-32: K split over 2-CTA clusters)
         assert g.plan(M, N, K, "bf16")[0].info["ksplit"] == 2
     x, xin, w, kw, want = _quantized_case(g, M, N, K, mode)
     y = g(xin, w, **kw)

@@ -187,12 +187,14 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         red_full, red_free = lang.TMABar(1), lang.MBarrier(1, 4 * wgs)
     # fused: a stage's e4m3 x and scales written (every thread of the quantizing warps arrives)
     xready = lang.MBarrier(stages, QUANTIZER_WARPS * 32) if fused else None
-    if cl > 1:
-        rank = dsl.cluster_ctarank()
+    rank = dsl.cluster_ctarank() if cl > 1 else 0
+    if mcl > 1:
         dsl.cluster_sync()  # every CTA's barriers initialized before a peer's multicast or arrival reaches them
     else:
-        rank = 0
         dsl.barrier()
+        if ksplit > 1:  # a peer's first store or arrival here comes at the end of its first tile: the consumers
+            # wait for this arrival before their loop (off the loads' path), the producer's warpgroup at the end
+            dsl.cluster_arrive()
 
     # the work, tiles x kblocks K steps, cut into `parts` shares of (nearly) equal length: with
     # parts = tiles x s each tile is split s ways (split K), with parts = the grid every CTA streams
@@ -371,6 +373,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         c_start = cuda.clock64() if clocks else None
         if pdl and not no_wait:
             cuda.griddepcontrol_wait()  # the workspace, counters and y are the earlier kernels' too
+        if ksplit > 1:
+            dsl.cluster_wait()  # every peer's barriers initialized (its arrival at the start)
         # the epilogue's scales that stay the same over the tiles, loaded once here (after the wait: x's scales
         # may be an earlier kernel's output) and not waited for until an epilogue uses them, so no tile's
         # epilogue waits for a load: W's per-tensor scale; x's (clamped to M), a thread's share of the tile's
@@ -608,6 +612,9 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             cuda.griddepcontrol_wait()  # diagnostics: at the end, off the loads' and wgmmas' path
 
     if cl > 1:
+        if ksplit > 1:
+            with dsl.if_(dsl.warpgroup_idx() == 0):
+                dsl.cluster_wait()  # the producer's warpgroup: its wait for the arrival at the start
         dsl.cluster_sync()  # no CTA leaves while a peer may still multicast into it or arrive on its barriers
 
 
@@ -1593,12 +1600,13 @@ class Config(NamedTuple):
 # M = 128 (block-scaled 4096 x 7168 and 2112 x 7168, per tensor and row-scaled 2112 x 7168) x as A over CTA pairs
 # sharing W (ms = 2), from 2026-12-04's probe of those candidates (results/h200-2026-12-04-s33-xa-ms-1/-2.jsonl:
 # faster in both runs, 2-15%); three block-scaled at M = 256 (4096 x 7168, 2112 x 7168, 16384 x 16384) the same
-# over two warpgroups a CTA (s33-xa-ms-256-1/-2: 12-16% faster in both runs); and bf16 2112 x 7168 at M = 16 and 32,
-# x as A with K split over 2-CTA clusters (splits 2), from 2026-12-04's probe of those candidates
-# (s34-ksplit-all-1/-2 and s34-ksplit-1/-2: 2-5% faster in all four runs; at M = 16 the ring the full runs
-# s34-gemm-1/-2 timed fastest, 7 stages of 4 K steps)
+# over two warpgroups a CTA (s33-xa-ms-256-1/-2: 12-16% faster in both runs); and bf16 2112 x 7168 at M = 1-32,
+# x as A with K split over 2-CTA clusters (splits 2), from 2026-12-04's probes of those candidates (M = 16 and 32:
+# s34-ksplit-all-1/-2 and s34-ksplit-1/-2, 2-5% faster in all four runs, at M = 16 the ring the full runs
+# s34-gemm-1/-2 timed fastest, 7 stages of 4 K steps; M = 1 and 8: s34-gemm-1/-2 and s34-late-1/-2, 1-5% faster
+# in all four)
 MEASURED = {
-    (2112, 7168, 8, 'bf16'): (64, 1, 4, 1, 6, 1, False, 4),
+    (2112, 7168, 8, 'bf16'): (32, 1, 2, 1, 8, 1, False, 4, False),
     (2112, 7168, 8, 'block'): (64, 1, 1, 1, 6, 1, False, 4),
     (2112, 7168, 8, 'row'): (64, 1, 1, 1, 12, 1, False, 2),
     (2112, 7168, 8, 'tensor'): (64, 1, 1, 1, 12, 1, False, 2),
@@ -1865,9 +1873,10 @@ def x_as_a_candidates(M, N, w_dtype=F8, sms=132, scale=None):
     waited for at every stage: no stage in flight while one is promoted).
     Up to M = 128 also with each tile's K steps split over a 2-CTA cluster (splits 2, the first CTA's partial
     summed into the second's shared memory), W tiles filling the 66 clusters in one wave: on the H200
-    (s34-ksplit-*) 2-5% faster than the table's config at bf16 2112 x 7168, M = 16-32 (16 or 32 rows of W a tile
-    unsplit against 32 split); fp8, 2-6% slower at M = 1-16 and within 2% at 2112 x 7168, M = 32-64 (the
-    partials' stores and the wait for them took 0.4-0.75 us over the bound measured without them, s34-ingress-*).
+    (s34-ksplit-*, s34-late-*) 1-5% faster than the table's config at bf16 2112 x 7168, M = 1-32 (W tiles of 32
+    rows split against 16-64 unsplit); fp8, 1-6% slower at M = 1-16 and within 2% at 2112 x 7168, M = 32-64
+    (0.1-0.6 us over the bound measured without the sum and the clusters, s34-ingress-*; the sum itself costs
+    0.02-0.33 us, s34-nosum-*).
     Past M = 64 also over CTA pairs (ms = 2): each CTA its half of M in one warpgroup, W's tile multicast to
     both (W tiles filling the pairs in one, two or three waves; kc a multiple of 2, each CTA loading half a
     stage's K steps, or 1 with W tiles of whole pairs of 8-row swizzle atoms). Each K step's shared-memory
