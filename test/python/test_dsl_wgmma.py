@@ -1073,10 +1073,6 @@ def test_the_gemm_splits_k_over_a_cluster_with_x_as_the_wgmmas_a(BM, BN, wgs, ks
     assert len(re.findall(r"mbarrier\.arrive\.shared::cluster\.b64", ptx)) == ksplit - 1  # the partials' slots
     assert len(re.findall(r"mbarrier\.arrive\.expect_tx\.shared\.b64", ptx)) == 3  # W's early, the ring, the sum
     assert "barrier.cluster.arrive" in ptx and "barrier.cluster.wait" in ptx
-    # no peer writes here before its first tile's end: the CTAs arrive at the cluster barrier at the start and
-    # wait for it later (consumers before their loop, the producer's warpgroup at the end), so W's first loads
-    # (before the wait for the earlier kernels) do not wait for the peer; then arrive and wait before leaving
-    assert (ptx.count("barrier.cluster.arrive"), ptx.count("barrier.cluster.wait")) == (2, 3)
     g = gemm.Gemm()
     cfg = (BM, BN, wgs, ksplit, 1, None, 1, False, 2, False)
     plan, splits, _ = g.plan(BM, 4096, 7168, scale=scale, config=cfg)

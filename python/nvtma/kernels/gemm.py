@@ -187,14 +187,15 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         red_full, red_free = lang.TMABar(1), lang.MBarrier(1, 4 * wgs)
     # fused: a stage's e4m3 x and scales written (every thread of the quantizing warps arrives)
     xready = lang.MBarrier(stages, QUANTIZER_WARPS * 32) if fused else None
-    rank = dsl.cluster_ctarank() if cl > 1 else 0
-    if mcl > 1:
-        dsl.cluster_sync()  # every CTA's barriers initialized before a peer's multicast or arrival reaches them
+    if cl > 1:
+        rank = dsl.cluster_ctarank()
+        # every CTA's barriers initialized before a peer's multicast, store or arrival reaches them (with the K split
+        # the wait could come later, before the consumers' loop: 0.05-0.16 us faster, s34-late-1/-2, but
+        # compute-sanitizer's racecheck did not finish its GPU tests in 200 s, where with the barrier here it took 55)
+        dsl.cluster_sync()
     else:
+        rank = 0
         dsl.barrier()
-        if ksplit > 1:  # a peer's first store or arrival here comes at the end of its first tile: the consumers
-            # wait for this arrival before their loop (off the loads' path), the producer's warpgroup at the end
-            dsl.cluster_arrive()
 
     # the work, tiles x kblocks K steps, cut into `parts` shares of (nearly) equal length: with
     # parts = tiles x s each tile is split s ways (split K), with parts = the grid every CTA streams
@@ -373,8 +374,6 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         c_start = cuda.clock64() if clocks else None
         if pdl and not no_wait:
             cuda.griddepcontrol_wait()  # the workspace, counters and y are the earlier kernels' too
-        if ksplit > 1:
-            dsl.cluster_wait()  # every peer's barriers initialized (its arrival at the start)
         # the epilogue's scales that stay the same over the tiles, loaded once here (after the wait: x's scales
         # may be an earlier kernel's output) and not waited for until an epilogue uses them, so no tile's
         # epilogue waits for a load: W's per-tensor scale; x's (clamped to M), a thread's share of the tile's
@@ -612,9 +611,6 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             cuda.griddepcontrol_wait()  # diagnostics: at the end, off the loads' and wgmmas' path
 
     if cl > 1:
-        if ksplit > 1:
-            with dsl.if_(dsl.warpgroup_idx() == 0):
-                dsl.cluster_wait()  # the producer's warpgroup: its wait for the arrival at the start
         dsl.cluster_sync()  # no CTA leaves while a peer may still multicast into it or arrive on its barriers
 
 
