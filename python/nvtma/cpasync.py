@@ -522,7 +522,7 @@ def dsmem_store(value, dst, remote_barrier):
     lanes = t.shape[0] if isinstance(t, ir.VectorType) else 1
     elem = t.element_type if isinstance(t, ir.VectorType) else t
     width = elem.width if isinstance(elem, ir.IntegerType) else {"f32": 32, "f64": 64}.get(str(elem))
-    if width not in (32, 64) or (lanes > 1 and (width != 32 and lanes == 4 or lanes not in (2, 4))):
+    if (lanes, width) not in ((1, 32), (1, 64), (2, 32), (4, 32), (2, 64)):  # what st.async stores
         fail(f"dsmem_store of {t}: a 32- or 64-bit scalar, or 2 or 4 x 32-bit (2 x 64-bit) values", rule="dsmem")
     _d.DsmemStoreOp(v, _cluster_ptr(dst, "dst"), _cluster_ptr(remote_barrier, "remote_barrier"))
 

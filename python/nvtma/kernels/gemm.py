@@ -405,7 +405,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             return {(r, h): scales[0][dsl.min(tile * BN + (rg * R + r) * 64 + warp * 16 + lane // 4 + 8 * h, N - 1)]
                     for r in range(R) for h in range(2)}
 
-        def compute(tile, kb0, kb1, st):
+        def compute(tile, kb0, kb1, st, share=None):
             ck = ()
             if clocks:  # (wait, mma, after_mma, epilogue, last) sums carried with the ring state
                 st, ck = st[0], (st[1],)
@@ -419,7 +419,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                     return waits.results[0]
                 # "no_mma": the epilogue as built, of zero accumulators
                 return epilogue(tile, kb0, kb1, tuple(wgmma.Accumulator(AN) for _ in range(R)),
-                                waits.results[0], row_scales(tile))
+                                waits.results[0], row_scales(tile), share)
             # acc[r]: `chains` accumulators of m64 block r, each taking every chains-th of a K step's
             # wgmmas (fewer products added into each f32 accumulator: default_chains), summed once
             # before the epilogue (promoting: one, and each stage's partial in `chains`)
@@ -561,13 +561,14 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 with dsl.if_(prev >= 0):
                     pipe.consumer_release(lang.PipelineState(stages, index=prev), ranks=peers)
             if not clocks:
-                return epilogue(tile, kb0, kb1, tuple(_chain_sum(a) for a in acc), st_next, w_rows)
+                return epilogue(tile, kb0, kb1, tuple(_chain_sum(a) for a in acc), st_next, w_rows, share)
             t0 = cuda.clock64()
-            st_next = epilogue(tile, kb0, kb1, tuple(_chain_sum(a) for a in acc), st_next, w_rows)
+            st_next = epilogue(tile, kb0, kb1, tuple(_chain_sum(a) for a in acc), st_next, w_rows, share)
             t1 = cuda.clock64()
             return st_next, _tally(ck[0], (None, None, None, t1 - t0), t1)
 
-        def epilogue(tile, kb0, kb1, acc, st_next, w_rows):
+        def epilogue(tile, kb0, kb1, acc, st_next, w_rows, share):
+            # share: the index of the CTA's share the tile is of (the K split's barriers: their phase)
             prof.push("epilogue")
             if not swap:
                 def store_y(a):
@@ -576,11 +577,12 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                         # pad rows, and with the M split another CTA's rows of M
                         _epilogue_xa(a, y, w_scale, x_scale, tile * BN, dsl.min(M, m0 + BM), N, m0 + g * 64, lane,
                                      warp, dict(pre, rows=w_rows))
-                if ksplit == 1:
+                if ksplit == 1 or diag == "no_sum":  # (diagnostics "no_sum": each CTA stores y from its own partial,
+                    # y wrong: no partial stored, waited for or added)
                     store_y(acc[0])
                 else:
                     _ksplit_sum(acc[0], store_y, red, red_full, red_free, rank, ksplit, g, lane, warp, wgs, AN, kblocks,
-                                cur["share"], BM, diag == "no_sum")
+                                share, BM)
                 prof.pop()
                 return st_next
             if kwg:
@@ -599,10 +601,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         zero = Int64(0)
         outer = dsl.range(sched.count, carry=((lang.PipelineState(stages), (zero, zero, zero, zero, c_start))
                                               if clocks else lang.PipelineState(stages),))
-        cur = {}  # the share the consumers are in (the K split's barriers: their phase)
         for i, (st,) in outer:
-            cur["share"] = i
-            dsl.yield_(segments(i, st, compute))
+            dsl.yield_(segments(i, st, functools.partial(compute, share=i)))
         if clocks:
             _write_clocks(clock_buf, g + 1, wgs, outer.results[0][1], c_start, dsl.thread_idx() % 128 == 0)
         if store == "tma":
@@ -799,8 +799,7 @@ def _epilogue_xa(acc, y, w_scale, x_scale, n0, M, N, m0, lane, warp, pre):
             y.store_vec(v, m, n)
 
 
-def _ksplit_sum(acc, store_y, red, red_full, red_free, rank, ksplit, g, lane, warp, wgs, AN, kblocks, i, BM,
-                no_sum=False):
+def _ksplit_sum(acc, store_y, red, red_full, red_free, rank, ksplit, g, lane, warp, wgs, AN, kblocks, i, BM):
     """The K split over a cluster (x as A), a tile's epilogue: each CTA but the last stores its partial into the
     last's shared memory (st.async, 16 bytes a store, completing on the last's red_full) once the last has read the
     partial of its tile before (red_free); the last, where the others took K steps (kblocks >= ksplit: else it took
@@ -809,8 +808,7 @@ def _ksplit_sum(acc, store_y, red, red_full, red_free, rank, ksplit, g, lane, wa
     (its values h = 0 of each 8-column group, wgmma.Accumulator.coords): those of two groups a store. The count
     of stores is what costs, not their bytes: on the H200 (s34-ksplit-rows-*), each thread's rows within M in
     8-byte stores took 2112 x 7168, M = 32 from 6.6 to 6.8 us and 4096 x 7168, M = 128 from 12.6 to 14.9 (at M = 1,
-    4096 x 7168, 8.85 -> 8.6). `i`: the tile's index among this CTA's (the barriers' phase). `no_sum`
-    (diagnostics, y wrong): no partial stored, waited for or added, each CTA storing y from its own."""
+    4096 x 7168, 8.85 -> 8.6). `i`: the tile's index among this CTA's (the barriers' phase)."""
     last = ksplit - 1
     me = warp * 32 + lane
     vals = acc.values()
@@ -819,9 +817,6 @@ def _ksplit_sum(acc, store_y, red, red_full, red_free, rank, ksplit, g, lane, wa
     sends = ([[4 * j + t for t in range(4)] for j in range(groups)] if BM > 8 else
              [[8 * k + t for t in (0, 1, 4, 5)][:4 if 2 * k + 1 < groups else 2] for k in range(-(-groups // 2))])
     warps = sum(min(4, max(0, -(-(BM - 64 * w) // 16))) for w in range(wgs))  # those with rows of the tile
-    if no_sum:
-        store_y(acc)
-        return
     with dsl.if_(rank < last):
         with dsl.if_(i > 0):
             red_free.wait(0, (i - 1) % 2 == 1)
