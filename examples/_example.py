@@ -14,8 +14,9 @@ import re
 import nvtma
 
 
-GEMM_CONFIG = ("BM,BN,wgs,splits[,mc[,stages[,ms[,kwg[,kc[,swap]]]]]]] (ints; stages 0: the default ring; kwg 0 or "
-               "1; kc: K steps a stage; swap 1, or 0: x the wgmmas' A)")
+GEMM_CONFIG = ("BM,BN,wgs,splits[,mc[,stages[,ms[,kwg[,kc[,swap[,dsmem]]]]]]]] (ints; stages 0: the default ring; kwg "
+               "0 or 1; kc: K steps a stage; swap 1, or 0: x the wgmmas' A; dsmem 1: splits 2 or 4 over a cluster, "
+               "summed in shared memory, as x as A's always are)")
 
 
 def gemm_config(text):
@@ -25,11 +26,11 @@ def gemm_config(text):
         vals = [int(v) for v in text.split(",")]
     except ValueError:
         vals = []
-    if not 4 <= len(vals) <= 10 or any(len(vals) > i and vals[i] not in (0, 1) for i in (7, 9)):
+    if not 4 <= len(vals) <= 11 or any(len(vals) > i and vals[i] not in (0, 1) for i in (7, 9, 10)):
         raise argparse.ArgumentTypeError(f"{text!r}: {GEMM_CONFIG}")
     if len(vals) > 5 and vals[5] == 0:
         vals[5] = None
-    for i in (7, 9):
+    for i in (7, 9, 10):
         if len(vals) > i:
             vals[i] = bool(vals[i])
     return gemm.Config(*vals)

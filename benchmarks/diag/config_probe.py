@@ -109,7 +109,7 @@ NEAR = [(7168, 2048, 1), (7168, 2048, 8), (2112, 7168, 16), (2112, 7168, 32)]
 # the candidates a probe set takes beside the table's config: x as A over CTA pairs (ms = 2), any x as A, x as A
 # with K split over a cluster
 XA_SETS = {"pairs": lambda c: not c.swap and c.ms == 2, "xa-any": lambda c: not c.swap,
-           "ksplit": lambda c: not c.swap and c.splits > 1}
+           "ksplit": lambda c: not c.swap and c.splits > 1, "dsmem": lambda c: c.dsmem}
 
 
 def _table_and(M, N, K, mode, keep):
@@ -156,8 +156,30 @@ KSPLIT = [(N, K, M, mode, "ksplit") for N, K in SHAPES[:3] for M in (1, 8, 16, 3
 NOSUM = [(N, K, M, "tensor", "ksplit") for N, K in SHAPES[:3] for M in (1, 8, 16)]
 # Then (s34-late-*): the K split with its CTAs' start no longer waiting for each other (a cluster barrier's arrival
 # at the start, its wait before the consumers' loop), at M = 1-32 (per tensor, row-scaled, bf16)
-PROBES = [(N, K, M, mode, "ksplit") for N, K in ((2112, 7168), (4096, 7168)) for M in (1, 8, 16, 32)
-          for mode in ("tensor", "row", "bf16")]
+LATE = [(N, K, M, mode, "ksplit") for N, K in ((2112, 7168), (4096, 7168)) for M in (1, 8, 16, 32)
+        for mode in ("tensor", "row", "bf16")]
+# Thirtieth session (s35-wbound-*): would W as A with each tile's K split over a 2- or 4-CTA cluster help at M = 1-32?
+# The same W bytes as a problem of twice (four times) the rows and half (a quarter) the K, W as A at 64-row tiles:
+# each CTA the intake a K split would give it, at the CTA count it would have, with no partials to sum
+WBOUND_CFGS = ((2, 12), (2, 8), (4, 6), (4, 4))
+
+
+def _wbound(M, mode):
+    """The table's config, then W as A at 64-row tiles: each kc with its listed ring, or the deepest that fits."""
+    from nvtma.kernels import gemm
+    BM = max(8, -(-M // 8) * 8)
+    wd = "bf16" if mode == "bf16" else gemm.F8
+    return [None] + sorted({(BM, 64, 1, 1, 1, min(st, gemm.deepest_stages(BM, 64, wd, kc=kc)), 1, False, kc)
+                            for kc, st in WBOUND_CFGS})
+
+
+WBOUND = [(n, k, M, mode, _wbound(M, mode)) for N, K, splits in ((2112, 7168, (1, 2, 4)), (4096, 7168, (1, 2)))
+          for s in splits for n, k in ((N * s, K // s),) for M in (1, 8, 16, 32) for mode in ("tensor", "bf16")
+          if mode == "tensor" or M in (1, 16)]
+# Then (s35-dsmem-*): W as A with the K split over a cluster as built (gemm.dsmem_candidates) beside the table's config,
+# and at M = 1-16 per tensor without the sum (diag "no_sum", y wrong)
+PROBES = [(N, K, M, mode, "dsmem") for N, K in ((2112, 7168), (4096, 7168)) for M in (1, 8, 16, 32, 64)
+          for mode in ("tensor", "row", "bf16", "block")]
 NO_SUM = ("no_sum", {"diag": "no_sum"}, False)
 # (label, spec options (a "quantize" entry: bf16 x, quantized as Gemm's quantize says), W resident in L2)
 VARIANTS = [("now", {}, False)]
@@ -169,7 +191,7 @@ def _plans(d=None):
     gs = {}
     for N, K, M, mode, cfgs in PROBES:
         cfgs = (_block(M, N, K, cfgs == "xa") if cfgs in ("xa", "all") else
-                _table_and(M, N, K, mode, XA_SETS[cfgs]) if cfgs in XA_SETS else cfgs)
+                _table_and(M, N, K, mode, XA_SETS[cfgs]) if isinstance(cfgs, str) else cfgs)
         fp8 = mode != "bf16"
         fused = mode == "fused"  # per-tensor W, bf16 x quantized in the GEMM
         mode = "tensor" if fused else mode
@@ -177,9 +199,9 @@ def _plans(d=None):
             cfg = cfg or (gemm.fused_config(gemm.choose_config(M, N, K), N, K) if fused else
                           gemm.choose_config(M, N, K, gemm.F8 if fp8 else "bf16", scale=mode if fp8 else None))
             xa_block = cfg and not gemm.Config(*cfg).swap and gemm.Config(*cfg).wgs > 1 and mode == "block"
-            ksplit = cfg and not gemm.Config(*cfg).swap and gemm.Config(*cfg).splits > 1
-            for label, opts, l2 in VARIANTS + ([AFTER] if xa_block else []) + ([NO_SUM] if ksplit and
-                                                                                 PROBES is NOSUM else []):
+            ksplit = cfg and gemm.Config(*cfg).ksplit > 1
+            no_sum = PROBES is NOSUM or PROBES[0][4] == "dsmem" and mode == "tensor" and M <= 16
+            for label, opts, l2 in VARIANTS + ([AFTER] if xa_block else []) + ([NO_SUM] if ksplit and no_sum else []):
                 if str(opts.get("diag")).startswith("promote_") and mode != "block":
                     continue  # the promotion's diagnostics change nothing without block scales
                 opts = dict(opts, **({"quantize": "fused"} if fused else {}))

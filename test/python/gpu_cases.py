@@ -132,6 +132,18 @@ GEMM_CASES = [
     # 40 against 32 at BN = 128): every row of y written, whole K and split K
     (20, 400, 1040, "tensor", (24, 192, 1, 1)),
     (40, 320, 1024, "row", (40, 128, 1, 2)),
+    # W as A with each tile's K steps split over a cluster (dsmem, an eleventh value): a K tail a K step a stage
+    # (4.1 K steps: 2 + 3) and an N tail; one K step (the last CTA takes it, the other none); 4 CTAs in stages of
+    # 2 K steps and an N tail; block scales (each stage promoted, then the sum) over two warpgroups with a K tail;
+    # bf16 at 128-row x tiles; 70 tiles over 66 clusters (the partials' slot freed tile after tile); row scales at
+    # 32 rows in stages of 4 K steps
+    (5, 200, 528, "tensor", (8, 64, 1, 2, 1, None, 1, False, 1, True, True)),
+    (13, 384, 128, "row", (16, 64, 1, 2, 1, None, 1, False, 1, True, True)),
+    (3, 296, 2048, "tensor", (8, 64, 1, 4, 1, None, 1, False, 2, True, True)),
+    (40, 256, 1040, "block", (64, 128, 2, 2, 1, None, 1, False, 1, True, True)),
+    (100, 256, 768, "bf16", (128, 64, 1, 2, 1, None, 1, False, 1, True, True)),
+    (16, 4480, 512, "tensor", (16, 64, 1, 2, 1, None, 1, False, 2, True, True)),
+    (30, 448, 2048, "row", (32, 64, 1, 2, 1, None, 1, False, 4, True, True)),
 ]
 
 
@@ -241,13 +253,15 @@ XA_CASES = [
 
 # (N, K, M, mode): Gemm()'s own configs (gemm.MEASURED) at benchmark shapes and M between the table's tiles: the M
 # split's second CTA starting inside M (block-scaled x's scales from a column on 16 bytes: 130 -> 4, 201 -> 76, 255
-# -> 128), x as A over CTA pairs (the table's M = 128 entries), x as A at 96 rows, and bf16 x as A with K split over
-# 2-CTA clusters (the table's 2112 x 7168 entries at M = 8, 16 and 32)
+# -> 128), x as A over CTA pairs (the table's M = 128 entries), x as A at 96 rows, and W as A with K split over
+# 2-CTA clusters (dsmem: the table's 2112 x 7168 entries at M = 1-64, every scaling and bf16, and 4096 x 7168's
+# row-scaled at M = 1-8)
 TABLE_CASES = [(7168, 2048, 77, "tensor"), (7168, 2048, 77, "block"), (7168, 2048, 130, "block"),
                (7168, 2048, 201, "tensor"), (7168, 2048, 201, "block"), (7168, 2048, 255, "block"),
                (4096, 7168, 100, "block"), (2112, 7168, 93, "block"), (2112, 7168, 77, "row"),
                (4096, 7168, 201, "block"), (2112, 7168, 150, "block"), (2112, 7168, 5, "bf16"),
-               (2112, 7168, 13, "bf16"), (2112, 7168, 30, "bf16")]
+               (2112, 7168, 13, "bf16"), (2112, 7168, 30, "bf16"), (2112, 7168, 3, "tensor"),
+               (2112, 7168, 20, "block"), (2112, 7168, 50, "row"), (4096, 7168, 7, "row")]
 
 
 def gemm_specs():

@@ -844,10 +844,11 @@ def test_the_gemm_plans_where_bf16_x_is_quantized():
      "x as A: a 64 x BN accumulator of BN/2 registers a thread, and a partial as large for each of the 2 K steps a "
      "stage, and ~32 more, exceed the 170"),
     (dict(BM=64, BN=32, wgs=1, swap=False, mc=2), "not with mc, kwg or xhalf"),
-    (dict(BM=64, BN=64, wgs=1, ksplit=2), "ksplit=2 with swap=True, ms=1, diag=None: 1, 2 or 4 CTAs of a cluster "
-                                          "splitting each tile's K steps, x as the wgmmas' A"),
-    (dict(BM=64, BN=32, wgs=1, swap=False, ksplit=3), "ksplit=3 with swap=False"),
-    (dict(BM=64, BN=32, wgs=1, swap=False, ksplit=2, ms=2), "ksplit=2 with swap=False, ms=2"),
+    (dict(BM=64, BN=64, wgs=1, ksplit=2, mc=2), "ksplit=2 with ms=1, mc=2, kwg=False, diag=None: 1, 2 or 4 CTAs of "
+                                                "a cluster splitting each tile's K steps, not with the M split"),
+    (dict(BM=64, BN=128, wgs=2, ksplit=2, kwg=True), "ksplit=2 with ms=1, mc=1, kwg=True"),
+    (dict(BM=64, BN=32, wgs=1, swap=False, ksplit=3), "ksplit=3 with ms=1"),
+    (dict(BM=64, BN=32, wgs=1, swap=False, ksplit=2, ms=2), "ksplit=2 with ms=2"),
     (dict(BM=64, BN=32, wgs=1, swap=False, ksplit=2, diag="no_mma"), "diag='no_mma': 1, 2 or 4 CTAs"),
     (dict(BM=64, BN=32, wgs=1, swap=False, ksplit=2.0), "ksplit=2.0: an integer"),
     (dict(BM=64, BN=32, wgs=1, swap=False, xhalf=True), "not with mc, kwg or xhalf"),
@@ -1089,6 +1090,59 @@ def test_the_gemm_splits_k_over_a_cluster_with_x_as_the_wgmmas_a(BM, BN, wgs, ks
             gemm.gemm_spec(BM, BN, wgs, w_scale=scale, kc=2, swap=False, diag="no_sum")
 
 
+@pytest.mark.parametrize("BM,BN,wgs,ksplit,scale", [(8, 64, 1, 2, "tensor"), (32, 64, 1, 4, "row"),
+                                                     (64, 128, 2, 2, "block"), (16, 128, 1, 2, None)])
+def test_the_gemm_splits_k_over_a_cluster_with_w_as_the_wgmmas_a(BM, BN, wgs, ksplit, scale):
+    """W as A with the K split over a cluster (Config splits with dsmem): each CTA its part of every tile's K steps,
+    every CTA but the last storing all of its f32 partial (BN x BM, 4 values of a thread's 8-column group a store)
+    into the last's shared memory, which sums it and stores y through the epilogue tile as a whole tile's K would:
+    no workspace (the plan's grid splits 1), room for the partials beside the tile and the ring."""
+    from nvtma.kernels import gemm
+    wd = gemm.F8 if scale else "bf16"
+    sp = gemm.gemm_spec(BM, BN, wgs, w_dtype=wd, w_scale=scale, kc=2, ksplit=ksplit)
+    assert (sp.info["swap"], sp.info["ksplit"]) == (True, ksplit)
+    part = gemm.ksplit_bytes(BM, BN, ksplit, swap=True)
+    assert part == (ksplit - 1) * BN * BM * 4
+    room = gemm.deepest_stages(BM, BN, wd, scale == "block", kc=2, ksplit=ksplit)
+    assert room == gemm.deepest_stages(BM, BN, wd, scale == "block", kc=2) - -(-part // gemm.stage_bytes(
+        BM, BN, scale == "block", kc=2)) or room == gemm.deepest_stages(BM, BN, wd, scale == "block", kc=2) - (
+        part // gemm.stage_bytes(BM, BN, scale == "block", kc=2))
+    compiled = sp.compile()
+    assert compiled.records["kernels"]["gemm"]["launch"]["cluster"] == [ksplit, 1, 1]
+    ptx = compiled.ptx
+    R = BN // 64 // wgs  # m64 blocks a warpgroup: BM / 2 values of each a thread, 4 a store
+    assert ptx.count("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32") == R * BM // 8
+    assert "multicast" not in ptx and "red.global" not in ptx.split("st.async")[0]
+    assert len(re.findall(r"mbarrier\.arrive\.shared::cluster\.b64", ptx)) == ksplit - 1  # the partials' slots
+    g = gemm.Gemm()
+    cfg = gemm.Config(BM, BN, wgs, ksplit, kc=2, dsmem=True)
+    assert cfg.ksplit == ksplit and cfg.grid_splits == 1 and cfg._replace(dsmem=False).ksplit == 1
+    plan, splits, _ = g.plan(BM, 4096, 7168, wd, scale, config=cfg)
+    assert plan.info["ksplit"] == ksplit and splits == 1 and plan.info["swap"]
+    tiles = 4096 // BN
+    assert gemm.parts_for(splits, 4096, 7168, BN, wd, 132, 1, 1, 2, ksplit) == (
+        tiles, (min(tiles, 132 // ksplit) * ksplit,))
+    with pytest.raises(ValueError, match="dsmem splits K only over a cluster of 2 or 4 CTAs"):
+        g.plan(BM, 4096, 7168, wd, scale, config=cfg._replace(splits=3))
+    with pytest.raises(ValueError, match="not with ms, mc or kwg"):
+        g.plan(BM, 4096, 7168, wd, scale, config=cfg, mc=2)
+    if BM == 8:  # diagnostics "no_sum": no partial stored, every CTA stores y from its own
+        ns = gemm.gemm_spec(BM, BN, wgs, w_scale=scale, kc=2, ksplit=ksplit, diag="no_sum").compile().ptx
+        assert "st.async" not in ns and ns.count("wgmma.mma_async") == ptx.count("wgmma.mma_async")
+
+
+def test_dsmem_candidates_fill_the_sms_in_one_wave():
+    """W as A's cluster K split is a candidate up to M = 64 where 64-row W tiles times the cluster's CTAs fit the SMs
+    once (2112 rows: 2 and 4 CTAs; 4096: 2; 7168: none), rings of 2 and 4 K steps as deep as fit."""
+    from nvtma.kernels import gemm
+    for M, N, ks in ((1, 2112, {2, 4}), (16, 4096, {2}), (64, 2112, {2, 4}), (8, 7168, set()), (128, 2112, set())):
+        cs = gemm.dsmem_candidates(M, N)
+        assert {c.splits for c in cs} == ks
+        assert all(c.swap and c.dsmem and c.BN == 64 and c.kc in (2, 4) and c.BM >= M and c.stages >= 2 and
+                   c.stages <= gemm.deepest_stages(c.BM, 64, kc=c.kc, ksplit=c.splits) for c in cs)
+        assert set(cs) <= set(gemm.candidates(M, N, 7168, scale="tensor"))
+
+
 def test_dsmem_store_takes_a_peer_address_and_its_barrier():
     """cpasync.dsmem_store (CuTe's CopyDsmemStoreOp): st.async of a 32-bit
     value or 2/4 of them into a peer CTA's shared memory, completing on the
@@ -1140,7 +1194,7 @@ def test_block_scales_are_stored_for_whole_tma_boxes():
 
 def test_gemm_plans_table_entries_of_x_as_a_with_every_option():
     """Where the table gives x as the wgmmas' A (bf16 4096 x 7168 at M = 1,
-    e4m3 2112 x 7168 at M = 64): a kc option keeps the ring within what fits
+    e4m3 4096 x 7168 at M = 64): a kc option keeps the ring within what fits
     with x's pad rows (it sized the ring as if W were A, and gemm_spec refused
     it); options x as A does not take (x or W multicast, kwg, TMA stores of y,
     swap=True) and bf16 x quantized inside the GEMM (quantize="fused") plan
@@ -1153,21 +1207,29 @@ def test_gemm_plans_table_entries_of_x_as_a_with_every_option():
         sp = g.plan(1, 4096, 7168, "bf16", None, kc=kc)[0]
         assert sp.info["swap"] is False and sp.info["kc"] == kc
         assert 2 <= sp.info["stages"] <= gemm.deepest_stages(8, sp.info["BN"], "bf16", kc=kc, swap=False)
-    assert not gemm.choose_config(64, 2112, 7168, gemm.F8, scale="row").swap
+    assert not gemm.choose_config(64, 4096, 7168, gemm.F8, scale="row").swap
     for opts in (dict(mc=2), dict(ms=2), dict(store="tma"), dict(swap=True)):
-        sp = g.plan(64, 2112, 7168, gemm.F8, "row", **opts)[0]
+        sp = g.plan(64, 4096, 7168, gemm.F8, "row", **opts)[0]
         assert sp.info["swap"] is True and all(sp.info.get(k, v) == v for k, v in opts.items() if k != "store")
-    sp, _, q = gemm.Gemm(quantize="fused").plan(64, 2112, 7168, gemm.F8, "row", quantize=True)
+    sp, _, q = gemm.Gemm(quantize="fused").plan(64, 4096, 7168, gemm.F8, "row", quantize=True)
     assert sp.info["swap"] is True and sp.info["x_scale"] == "fused" and q is None
     xa = gemm.Config(64, 16, 1, 1, 1, 5, 1, False, 4, False)
     with pytest.raises(ValueError, match="x as the wgmmas' A"):
-        gemm.Gemm(quantize="fused").plan(64, 2112, 7168, gemm.F8, "row", quantize=True, config=xa)
+        gemm.Gemm(quantize="fused").plan(64, 4096, 7168, gemm.F8, "row", quantize=True, config=xa)
     with pytest.raises(ValueError, match="x as the wgmmas' A .swap=False. takes no mc"):
-        g.plan(64, 2112, 7168, gemm.F8, "row", config=xa, mc=2)
+        g.plan(64, 4096, 7168, gemm.F8, "row", config=xa, mc=2)
     # and swap=False where the table has W as A: the first x-as-A candidate
     assert gemm.choose_config(8, 7168, 2048, gemm.F8, scale="tensor").swap
     sp = g.plan(8, 7168, 2048, gemm.F8, "tensor", swap=False)[0]
     assert sp.info["swap"] is False and sp.info["BM"] == 8
+    # a table entry with the K split over a cluster (dsmem, 2112 x 7168 at M = 16) gives way to the best-ranked
+    # config without it where an option asks for x or W multicast or kwg; bf16 x quantized inside keeps it
+    assert gemm.choose_config(16, 2112, 7168, gemm.F8, scale="row").dsmem
+    for opts in (dict(mc=2), dict(ms=2)):
+        sp = g.plan(16, 2112, 7168, gemm.F8, "row", **opts)[0]
+        assert sp.info["ksplit"] == 1 and all(sp.info[k] == v for k, v in opts.items())
+    sp, _, q = gemm.Gemm(quantize="fused").plan(16, 2112, 7168, gemm.F8, "row", quantize=True)
+    assert sp.info["ksplit"] == 2 and sp.info["x_scale"] == "fused" and sp.info["kc"] == 1 and q is None
 
 
 def test_x_as_a_default_chains_fit_the_registers():

@@ -43,6 +43,9 @@ def arguments(draw, odd=True):
                   kwg=False, xhalf=False, store=None, x_scale=None if kw["x_scale"] is None else "token",
                   w_scale="tensor" if kw["w_scale"] == "block" else kw["w_scale"],
                   ms=1 if kw["ksplit"] > 1 else kw["ms"])
+    # the K split over a cluster: not with x or W multicast, or kwg
+    if kw["ksplit"] > 1 and (not odd or draw(st.booleans())):
+        kw.update(mc=1, ms=1, kwg=False, wgs=1 if kw["kwg"] else kw["wgs"])
     if odd:
         for k in draw(st.lists(st.sampled_from(sorted(VALUES)), max_size=3, unique=True)):
             kw[k] = draw(st.sampled_from(ODD))

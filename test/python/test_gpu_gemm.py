@@ -132,12 +132,13 @@ def test_gemm_takes_its_tables_configs_at_any_m(case):
     132 SMs) at benchmark shapes and M between the table's tiles match
     float32 torch: the M split's second CTA starting inside M (block-scaled
     M = 130 or 201 faulted with an illegal instruction before its x scales'
-    box was put on 16 bytes), x as A over CTA pairs, and bf16 x as A with K
-    split over CTA pairs."""
+    box was put on 16 bytes), x as A over CTA pairs, and W as A with K
+    split over CTA pairs (dsmem)."""
     N, K, M, mode = case
     g = _gemm()
-    if mode == "bf16":  # (the table's bf16 2112 x 7168 entries at M = 8-32: K split over 2-CTA clusters)
-        assert g.plan(M, N, K, "bf16")[0].info["ksplit"] == 2
+    if M <= 32 and N == 2112:  # (the table's 2112 x 7168 entries at M = 1-32: K split over 2-CTA clusters)
+        assert g.plan(M, N, K, "bf16" if mode == "bf16" else gemm.F8, None if mode == "bf16" else mode
+                      )[0].info["ksplit"] == 2
     x, xin, w, kw, want = _quantized_case(g, M, N, K, mode)
     y = g(xin, w, **kw)
     torch.cuda.synchronize()
@@ -387,7 +388,8 @@ def test_gemm_autotune_all_times_the_table_problems_too(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("case", [gpu_cases.GEMM_CASES[2] + ({},), gpu_cases.KC_CASES[0][:5] + (
-    {"kc": gpu_cases.KC_CASES[0][5]},), gpu_cases.XA_CASES[1][:5] + ({},)], ids=["one-k-step", "kc", "x-as-a"])
+    {"kc": gpu_cases.KC_CASES[0][5]},), gpu_cases.XA_CASES[1][:5] + ({},), gpu_cases.GEMM_CASES[-1] + ({},)],
+    ids=["one-k-step", "kc", "x-as-a", "dsmem"])
 def test_gemm_follows_the_current_stream_and_graphs(case):
     """Gemm calls (prepared or not) run on torch's current stream, after the
     work queued there, and are captured by torch.cuda.graph: replays with new

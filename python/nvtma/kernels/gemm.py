@@ -85,8 +85,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     # of a cluster, ksplit), y stored from the registers
     # mc: CTAs per cluster sharing x (each loads 1/mc of every x tile and multicasts it to all)
     # ms: CTAs per cluster sharing W (each takes BM rows of x, loads 1/ms of every W tile, multicasts it)
-    # ksplit (x as A): CTAs per cluster splitting each tile's K steps, the last summing the others' partials
-    # (stored into its shared memory with st.async) and storing y
+    # ksplit: CTAs per cluster splitting each tile's K steps, the last summing the others' partials (stored into
+    # its shared memory with st.async) and storing y
     cl = max(mc, ms, ksplit)  # CTAs per cluster (at most one of mc, ms, ksplit past 1)
     mcl = max(mc, ms)  # the CTAs whose multicast loads land in a slot (each frees it in all of them)
     # kwg: the two consumer warpgroups take alternate K steps of the whole tile (each waits for, and
@@ -183,7 +183,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         # the K split's partials in the last CTA of the cluster: [sender, warpgroup, 16-byte piece, thread] (a warp's
         # 32 pieces 512 contiguous bytes), landed on red_full (armed there with their bytes); red_free, in each
         # sender: the last CTA has read them (one lane of each of its consumer warps arrives)
-        red = pool.alloc((ksplit - 1, wgs, BN // 8, 512), "f32")
+        red = pool.alloc((ksplit - 1, wgs, R * AN // 8, 512), "f32")
         red_full, red_free = lang.TMABar(1), lang.MBarrier(1, 4 * wgs)
     # fused: a stage's e4m3 x and scales written (every thread of the quantizing warps arrives)
     xready = lang.MBarrier(stages, QUANTIZER_WARPS * 32) if fused else None
@@ -570,31 +570,33 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         def epilogue(tile, kb0, kb1, acc, st_next, w_rows, share):
             # share: the index of the CTA's share the tile is of (the K split's barriers: their phase)
             prof.push("epilogue")
-            if not swap:
-                def store_y(a):
+
+            def store_y(acc):
+                if not swap:
                     with dsl.if_(parts < 0) if diag == "no_epilogue" else contextlib.nullcontext():
                         # y's rows of this CTA's tile only: past BM a warpgroup's 64 rows are the next K step's x or
                         # pad rows, and with the M split another CTA's rows of M
-                        _epilogue_xa(a, y, w_scale, x_scale, tile * BN, dsl.min(M, m0 + BM), N, m0 + g * 64, lane,
-                                     warp, dict(pre, rows=w_rows))
-                if ksplit == 1 or diag == "no_sum":  # (diagnostics "no_sum": each CTA stores y from its own partial,
-                    # y wrong: no partial stored, waited for or added)
-                    store_y(acc[0])
-                else:
-                    _ksplit_sum(acc[0], store_y, red, red_full, red_free, rank, ksplit, g, lane, warp, wgs, AN, kblocks,
-                                share, BM)
-                prof.pop()
-                return st_next
-            if kwg:
-                acc = _sum_warpgroups(acc, g, epi, BM, EM, lane, warp, store == "tma")
-            with dsl.if_(tile < tiles) if mc > 1 else contextlib.nullcontext():  # a group's tiles past N
-                with dsl.if_(g == 0) if kwg else contextlib.nullcontext():
-                    # diagnostics "no_epilogue": under a condition no call meets (the accumulators stay live)
-                    with dsl.if_(parts < 0) if diag == "no_epilogue" else contextlib.nullcontext():
-                        _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile, kb0, kb1, kblocks, M, N, BN,
-                                  BM, EM, R, rwgs, epi, epi_y, y_atom, diag, m0,
-                                  tile * ms + rank if ms > 1 else tile, store=store, pre=dict(pre, rows=w_rows),
-                                  epi_y16=epi_y16, staged=kwg or wgs > 1)
+                        _epilogue_xa(acc[0], y, w_scale, x_scale, tile * BN, dsl.min(M, m0 + BM), N, m0 + g * 64,
+                                     lane, warp, dict(pre, rows=w_rows))
+                    return
+                if kwg:
+                    acc = _sum_warpgroups(acc, g, epi, BM, EM, lane, warp, store == "tma")
+                with dsl.if_(tile < tiles) if mc > 1 else contextlib.nullcontext():  # a group's tiles past N
+                    with dsl.if_(g == 0) if kwg else contextlib.nullcontext():
+                        # diagnostics "no_epilogue": under a condition no call meets (the accumulators stay live)
+                        with dsl.if_(parts < 0) if diag == "no_epilogue" else contextlib.nullcontext():
+                            # y, or with the grid's K split (not a cluster's: that sum is y) the partial of [kb0, kb1)
+                            _epilogue(acc, y, ws, counters, scales, w_scale, x_scale, tile,
+                                      *((kb0, kb1) if ksplit == 1 else (Int32(0), kblocks)), kblocks, M, N, BN, BM,
+                                      EM, R, rwgs, epi, epi_y, y_atom, diag, m0, tile * ms + rank if ms > 1 else tile,
+                                      store=store, pre=dict(pre, rows=w_rows), epi_y16=epi_y16,
+                                      staged=kwg or wgs > 1)
+            if ksplit == 1 or diag == "no_sum":  # (diagnostics "no_sum": each CTA stores y from its own partial, y
+                # wrong: no partial stored, waited for or added)
+                store_y(acc)
+            else:
+                _ksplit_sum(acc, store_y, red, red_full, red_free, rank, ksplit, g, lane, warp, wgs, AN, kblocks,
+                            share, BM, swap)
             prof.pop()
             return st_next
 
@@ -799,24 +801,27 @@ def _epilogue_xa(acc, y, w_scale, x_scale, n0, M, N, m0, lane, warp, pre):
             y.store_vec(v, m, n)
 
 
-def _ksplit_sum(acc, store_y, red, red_full, red_free, rank, ksplit, g, lane, warp, wgs, AN, kblocks, i, BM):
-    """The K split over a cluster (x as A), a tile's epilogue: each CTA but the last stores its partial into the
-    last's shared memory (st.async, 16 bytes a store, completing on the last's red_full) once the last has read the
-    partial of its tile before (red_free); the last, where the others took K steps (kblocks >= ksplit: else it took
-    them all), arms red_full with their bytes, waits, adds them, frees the slots and stores y. Only warps with
-    rows of x's tile (BM) store (a warp 16 rows of its warpgroup's 64), and at BM = 8 only a thread's first row
-    (its values h = 0 of each 8-column group, wgmma.Accumulator.coords): those of two groups a store. The count
-    of stores is what costs, not their bytes: on the H200 (s34-ksplit-rows-*), each thread's rows within M in
-    8-byte stores took 2112 x 7168, M = 32 from 6.6 to 6.8 us and 4096 x 7168, M = 128 from 12.6 to 14.9 (at M = 1,
-    4096 x 7168, 8.85 -> 8.6). `i`: the tile's index among this CTA's (the barriers' phase)."""
+def _ksplit_sum(accs, store_y, red, red_full, red_free, rank, ksplit, g, lane, warp, wgs, AN, kblocks, i, BM, swap):
+    """The K split over a cluster, a tile's epilogue: each CTA but the last stores its partial (`accs`, a
+    warpgroup's accumulators) into the last's shared memory (st.async, 16 bytes a store, completing on the last's
+    red_full) once the last has read the partial of its tile before (red_free); the last, where the others took K
+    steps (kblocks >= ksplit: else it took them all), arms red_full with their bytes, waits, adds them, frees the
+    slots and stores y (store_y of the summed accumulators). With W as A (swap) every value is sent, 4 of a
+    thread's 8-column group a store; with x as A only warps with rows of x's tile (BM) store (a warp 16 rows of
+    its warpgroup's 64), and at BM = 8 only a thread's first row (its values h = 0 of each 8-column group,
+    wgmma.Accumulator.coords): those of two groups a store. The count of stores is what costs, not their bytes:
+    on the H200 (s34-ksplit-rows-*), each thread's rows within M in 8-byte stores took 2112 x 7168, M = 32 from
+    6.6 to 6.8 us and 4096 x 7168, M = 128 from 12.6 to 14.9 (at M = 1, 4096 x 7168, 8.85 -> 8.6). `i`: the tile's
+    index among this CTA's (the barriers' phase)."""
     last = ksplit - 1
     me = warp * 32 + lane
-    vals = acc.values()
+    vals = [v for a in accs for v in a.values()]
     # a store's values: 4 of a thread's 8-column group (rows h = 0, 1), or at BM = 8 rows h = 0 of two groups
-    groups = AN // 8
-    sends = ([[4 * j + t for t in range(4)] for j in range(groups)] if BM > 8 else
+    groups = len(vals) // 4
+    sends = ([[4 * j + t for t in range(4)] for j in range(groups)] if swap or BM > 8 else
              [[8 * k + t for t in (0, 1, 4, 5)][:4 if 2 * k + 1 < groups else 2] for k in range(-(-groups // 2))])
-    warps = sum(min(4, max(0, -(-(BM - 64 * w) // 16))) for w in range(wgs))  # those with rows of the tile
+    # the warps that store: those with rows of the tile
+    warps = 4 * wgs if swap else sum(min(4, max(0, -(-(BM - 64 * w) // 16))) for w in range(wgs))
     with dsl.if_(rank < last):
         with dsl.if_(i > 0):
             red_free.wait(0, (i - 1) % 2 == 1)
@@ -841,7 +846,8 @@ def _ksplit_sum(acc, store_y, red, red_full, red_free, rank, ksplit, g, lane, wa
             with dsl.if_(dsl.elect_sync()):
                 for s in range(last):
                     red_free.remote_view(s).arrive(0)
-        store_y(wgmma.Accumulator.from_values(AN, vals))
+        n = len(vals) // len(accs)
+        store_y(tuple(wgmma.Accumulator.from_values(AN, vals[r * n:(r + 1) * n]) for r in range(len(accs))))
 
 
 def _chain_sum(accs):
@@ -1209,16 +1215,17 @@ def x_pad_rows(BM, kc=1):
 
 
 def deepest_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False, fused=False, kc=1, swap=True, ksplit=1):
-    """The deepest ring that fits beside the epilogue tile (f32 EM x BN; swap=False: none, and with the K split
-    over ksplit CTAs the others' f32 partials)."""
+    """The deepest ring that fits beside the epilogue tile (f32 EM x BN; swap=False: none) and, with the K split
+    over ksplit CTAs, the others' f32 partials."""
     per_stage = stage_bytes(BM, BN, block_scaled, fused, kc, swap)
-    return (SMEM_BYTES - 1024 - (epi_rows(BM, BN) * BN * 4 if swap else ksplit_bytes(BM, BN, ksplit))) // per_stage
+    return (SMEM_BYTES - 1024 - (epi_rows(BM, BN) * BN * 4 if swap else 0) - ksplit_bytes(BM, BN, ksplit, swap)
+            ) // per_stage
 
 
-def ksplit_bytes(BM, BN, ksplit):
-    """Shared memory of the K split's partials (x as A): the ksplit - 1 others' 64 x BN f32 accumulators of each
-    consumer warpgroup, in the last CTA's (all CTAs have the same layout)."""
-    return (ksplit - 1) * -(-BM // 64) * 64 * BN * 4
+def ksplit_bytes(BM, BN, ksplit, swap=False):
+    """Shared memory of the K split's partials: the ksplit - 1 others' f32 accumulators, in the last CTA's (all
+    CTAs have the same layout): x as A 64 x BN of each consumer warpgroup, W as A BN x BM."""
+    return (ksplit - 1) * (BN * BM if swap else -(-BM // 64) * 64 * BN) * 4
 
 
 def live_registers(BM, BN, wgs, kwg=False, kc=1, block_scaled=False, swap=True, row_scaled=True):
@@ -1368,17 +1375,17 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     up to 256: as many tiles as SMs without a K split, e.g. 2112 rows in
     132 tiles of 16), y stored straight from the registers two columns a
     store (so N even and y's rows 4- or 8-byte aligned: Gemm's checks ask
-    N a multiple of 8 and 16-byte rows); whole-K tiles, or with `ksplit`
-    2 or 4 each tile's K steps split over the CTAs of a cluster (each a
-    part, every one but the last storing its f32 partial into the last's
-    shared memory, which sums them and stores y: no workspace; not with
-    ms), W
+    N a multiple of 8 and 16-byte rows); whole-K tiles, W
     scaled per tensor or per row (or bf16) with x in e4m3 with a scale per
     token (or bf16), or W's 128x128 block scales with x's 1x128 ones (BN
     dividing 128, or 256: each thread's partials promoted with two x rows'
     scales and one W block's, not a scale per accumulator column as with W
     as A), and not with mc, kwg or xhalf (with the M split, ms, each CTA of a
-    cluster takes its own BM rows of x, and W's tile is multicast)."""
+    cluster takes its own BM rows of x, and W's tile is multicast). `ksplit`
+    2 or 4 (either swap): each tile's K steps split over the CTAs of a
+    cluster (each a part, every one but the last storing its f32 partial
+    into the last's shared memory with st.async, which sums them and stores
+    y: no workspace; not with ms, mc or kwg)."""
     BM, BN, wgs, mc, ms, kc, ksplit = (_whole(*a) for a in (("BM", BM), ("BN", BN), ("wgs", wgs), ("mc", mc),
                                                             ("ms", ms), ("kc", kc), ("ksplit", ksplit)))
     stages = None if stages is None else _whole("stages", stages)
@@ -1431,13 +1438,12 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
             raise ValueError(f"store={store!r}: swap=False stores y straight from the registers ('direct')")
     elif BN % (64 * rwgs) or not 64 * rwgs <= BN <= 256:
         raise ValueError(f"BN={BN} with {wgs} consumer warpgroups: a multiple of {64 * rwgs} up to 256")
-    if ksplit not in (1, 2, 4) or ksplit > 1 and (swap or ms > 1 or diag not in (None, "x_early", "no_wait",
-                                                                                 "factors_after", "no_sum")) or (
-            diag == "no_sum" and ksplit == 1):
-        raise ValueError(f"ksplit={ksplit} with swap={swap}, ms={ms}, diag={diag!r}: 1, 2 or 4 CTAs of a cluster "
-                         "splitting each tile's K steps, x as the wgmmas' A (swap=False) only, not with the M split "
-                         "(ms) or a diagnostics build but x_early, no_wait, factors_after and no_sum (that one with "
-                         "ksplit only)")
+    if ksplit not in (1, 2, 4) or ksplit > 1 and (ms > 1 or mc > 1 or kwg or diag not in (
+            None, "x_early", "no_wait", "factors_after", "no_sum")) or (diag == "no_sum" and ksplit == 1):
+        raise ValueError(f"ksplit={ksplit} with ms={ms}, mc={mc}, kwg={kwg}, diag={diag!r}: 1, 2 or 4 CTAs of a "
+                         "cluster splitting each tile's K steps, not with the M split (ms), x multicast (mc), kwg or a "
+                         "diagnostics build but x_early, no_wait, factors_after and no_sum (that one with ksplit "
+                         "only)")
     if fp8 and w_scale not in ("tensor", "row", "block"):
         raise ValueError(f"w_scale={w_scale!r} for fp8 W: tensor, row or block")
     if not fp8 and (w_scale or x_scale):
@@ -1467,7 +1473,7 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     if stages is None:
         stages = min(8, room) // (2 if kwg else 1) * (2 if kwg else 1)
     if stages < 2 or stages > room:
-        where = "beside the epilogue tile" if swap else "with x's pad rows" + (
+        where = ("beside the epilogue tile" if swap else "with x's pad rows") + (
             " and the K split's partials" if ksplit > 1 else "")
         raise ValueError(f"BM={BM}, BN={BN}: a ring of {stages} stages {where}; 2 to {room} fit")
     R = BN // (64 * rwgs) if swap else 1
@@ -1557,7 +1563,10 @@ class Config(NamedTuple):
     operand's stage one TMA box of kc K steps; `stages` then counts these),
     and whether W is the wgmmas' A (swap, the default) or x is (gemm_spec's
     swap=False: BN any multiple of 8, wgs = ceil(BM / 64), splits 1, or 2 or 4:
-    each tile's K steps split over a cluster of as many CTAs, gemm_spec's ksplit).
+    each tile's K steps split over a cluster of as many CTAs, gemm_spec's ksplit),
+    and with W as A whether splits 2 or 4 are such a cluster's (dsmem: the
+    partials summed in the last CTA's shared memory) rather than shares of
+    the grid summed through a workspace in global memory (x as A's always are).
     A tuple: the first four values alone are one too."""
     BM: int
     BN: int
@@ -1569,6 +1578,17 @@ class Config(NamedTuple):
     kwg: bool = False
     kc: int = 1
     swap: bool = True
+    dsmem: bool = False
+
+    @property
+    def ksplit(self):
+        """CTAs of a cluster splitting each tile's K steps (gemm_spec's ksplit), or 1."""
+        return self.splits if self.splits > 1 and (self.dsmem or not self.swap) else 1
+
+    @property
+    def grid_splits(self):
+        """The K splits of the grid's shares (parts_for's splits): 1 where a cluster splits each tile."""
+        return 1 if self.ksplit > 1 else self.splits
 
     @property
     def short(self):
@@ -1591,28 +1611,29 @@ class Config(NamedTuple):
 # M = 128 (block-scaled 4096 x 7168 and 2112 x 7168, per tensor and row-scaled 2112 x 7168) x as A over CTA pairs
 # sharing W (ms = 2), from 2026-12-04's probe of those candidates (results/h200-2026-12-04-s33-xa-ms-1/-2.jsonl:
 # faster in both runs, 2-15%); three block-scaled at M = 256 (4096 x 7168, 2112 x 7168, 16384 x 16384) the same
-# over two warpgroups a CTA (s33-xa-ms-256-1/-2: 12-16% faster in both runs); and bf16 2112 x 7168 at M = 1-32,
-# x as A with K split over 2-CTA clusters (splits 2), from 2026-12-04's probes of those candidates (M = 16 and 32:
-# s34-ksplit-all-1/-2 and s34-ksplit-1/-2, 2-5% faster in all four runs, at M = 16 the ring the full runs
-# s34-gemm-1/-2 timed fastest, 7 stages of 4 K steps; M = 1 and 8: s34-gemm-1/-2 and s34-late-1/-2, 1-5% faster
-# in all four)
+# over two warpgroups a CTA (s33-xa-ms-256-1/-2: 12-16% faster in both runs); and sixteen at M = 1-64, W as A with
+# each 64-row tile's K steps split over a 2-CTA cluster (splits 2, dsmem: 2112 x 7168 at M = 1-32 every scaling and
+# bf16, at M = 64 per tensor and row-scaled; 4096 x 7168 at M = 1-8 row- and block-scaled), the candidate whose worst
+# time against the entry before was least over two full runs and two probes of those candidates on 2026-12-04
+# (results/h200-2026-12-04-s35-gemm-1/-2.jsonl, s35-dsmem-1/-2.jsonl): faster at every M of its tile in every
+# run, 2112 x 7168 by 4-13%, 4096 x 7168 by 1.6-2%
 MEASURED = {
-    (2112, 7168, 8, 'bf16'): (32, 1, 2, 1, 8, 1, False, 4, False),
-    (2112, 7168, 8, 'block'): (64, 1, 1, 1, 6, 1, False, 4),
-    (2112, 7168, 8, 'row'): (64, 1, 1, 1, 12, 1, False, 2),
-    (2112, 7168, 8, 'tensor'): (64, 1, 1, 1, 12, 1, False, 2),
-    (2112, 7168, 16, 'bf16'): (32, 1, 2, 1, 7, 1, False, 4, False),
-    (2112, 7168, 16, 'block'): (64, 2, 4, 1, None, 1, True),
-    (2112, 7168, 16, 'row'): (64, 1, 1, 1, 5, 1, False, 4),
-    (2112, 7168, 16, 'tensor'): (64, 1, 1, 1, 5, 1, False, 4),
-    (2112, 7168, 32, 'bf16'): (32, 1, 2, 1, 8, 1, False, 2, False),
-    (2112, 7168, 32, 'block'): (64, 2, 4, 1, None, 1, True),
-    (2112, 7168, 32, 'row'): (16, 1, 1, 1, 4, 1, False, 4, False),
-    (2112, 7168, 32, 'tensor'): (16, 1, 1, 1, 4, 1, False, 4, False),
+    (2112, 7168, 8, 'bf16'): (64, 1, 2, 1, 12, 1, False, 2, True, True),
+    (2112, 7168, 8, 'block'): (64, 1, 2, 1, 4, 1, False, 4, True, True),
+    (2112, 7168, 8, 'row'): (64, 1, 2, 1, 4, 1, False, 4, True, True),
+    (2112, 7168, 8, 'tensor'): (64, 1, 2, 1, 4, 1, False, 4, True, True),
+    (2112, 7168, 16, 'bf16'): (64, 1, 2, 1, 5, 1, False, 4, True, True),
+    (2112, 7168, 16, 'block'): (64, 1, 2, 1, 4, 1, False, 4, True, True),
+    (2112, 7168, 16, 'row'): (64, 1, 2, 1, 4, 1, False, 4, True, True),
+    (2112, 7168, 16, 'tensor'): (64, 1, 2, 1, 4, 1, False, 4, True, True),
+    (2112, 7168, 32, 'bf16'): (64, 1, 2, 1, 4, 1, False, 4, True, True),
+    (2112, 7168, 32, 'block'): (64, 1, 2, 1, 4, 1, False, 4, True, True),
+    (2112, 7168, 32, 'row'): (64, 1, 2, 1, 4, 1, False, 4, True, True),
+    (2112, 7168, 32, 'tensor'): (64, 1, 2, 1, 4, 1, False, 4, True, True),
     (2112, 7168, 64, 'bf16'): (64, 1, 0),
     (2112, 7168, 64, 'block'): (16, 1, 1, 1, 4, 1, False, 4, False),
-    (2112, 7168, 64, 'row'): (16, 1, 1, 1, 8, 1, False, 2, False),
-    (2112, 7168, 64, 'tensor'): (16, 1, 1, 1, 4, 1, False, 4, False),
+    (2112, 7168, 64, 'row'): (64, 1, 2, 1, 6, 1, False, 2, True, True),
+    (2112, 7168, 64, 'tensor'): (64, 1, 2, 1, 6, 1, False, 2, True, True),
     (2112, 7168, 128, 'bf16'): (64, 1, 0),
     (2112, 7168, 128, 'block'): (32, 1, 1, 1, 4, 2, False, 4, False),
     (2112, 7168, 128, 'row'): (32, 1, 1, 1, 9, 2, False, 2, False),
@@ -1622,8 +1643,8 @@ MEASURED = {
     (2112, 7168, 256, 'row'): (64, 1, 2, 1, None, 2),
     (2112, 7168, 256, 'tensor'): (64, 1, 2, 1, None, 2),
     (4096, 7168, 8, 'bf16'): (32, 1, 1, 1, 8, 1, False, 4, False),
-    (4096, 7168, 8, 'block'): (64, 1, 1, 1, 4, 1, False, 4),
-    (4096, 7168, 8, 'row'): (64, 1, 1, 1, 12, 1, False, 2),
+    (4096, 7168, 8, 'block'): (64, 1, 2, 1, 4, 1, False, 4, True, True),
+    (4096, 7168, 8, 'row'): (64, 1, 2, 1, 8, 1, False, 2, True, True),
     (4096, 7168, 8, 'tensor'): (32, 1, 1, 1, 8, 1, False, 4, False),
     (4096, 7168, 16, 'bf16'): (32, 1, 1, 1, 4, 1, False, 8, False),
     (4096, 7168, 16, 'block'): (64, 1, 1, 1, 4, 1, False, 4),
@@ -1732,7 +1753,7 @@ def choose_config(M, N, K, w_dtype=F8, sms=132, scale=None):
         # split each CTA's share of M), the ring as deep as that tile lets it be (its pad rows, x_pad_rows, may take
         # more than the table's tile's)
         BM, wgs = x_as_a_tile(-(-M // cfg.ms), scale == "block")
-        room = deepest_stages(BM, cfg.BN, w_dtype, scale == "block", kc=cfg.kc, swap=False)
+        room = deepest_stages(BM, cfg.BN, w_dtype, scale == "block", kc=cfg.kc, swap=False, ksplit=cfg.ksplit)
         return cfg._replace(BM=BM, wgs=wgs, stages=cfg.stages and min(cfg.stages, room))
     return cfg._replace(BM=cfg.BM // cfg.ms)
 
@@ -1833,7 +1854,32 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None, scale=None):
                             more.append(v)
         more += [v for v in x_as_a_candidates(M, N, w_dtype, sms, scale)
                  if v not in more and v.splits <= k_stages(K, w_dtype, v.kc)]  # (the K split: each CTA K steps)
+        more += [v for v in dsmem_candidates(M, N, w_dtype, sms, scale)
+                 if v not in more and v.splits <= k_stages(K, w_dtype, v.kc)]
     return ranked + more
+
+
+def dsmem_candidates(M, N, w_dtype=F8, sms=132, scale=None):
+    """W as A with each tile's K steps split over a cluster of 2 or 4 CTAs (dsmem), up to M = 64: W tiles of 64
+    rows whose clusters fill the SMs in one wave, stages of 2 K steps (rings of 8 and 12 where they fit) and of 4
+    (4 and 6). Its bound measured first on the H200 (s35-wbound-*: the same W bytes as a problem of 2 or 4 times
+    the rows and 1/2 or 1/4 the K, unsplit, each CTA the intake and the CTA count the split would give it): 2112 x
+    7168 per tensor 4.9-5.6 us at M = 1-32 against the table's 5.8-6.6, 4096 x 7168 7.4-7.8 against 8.0-8.9, bf16
+    2112 x 7168 7.8-8.0 at M = 1-16 against 8.9-9.5."""
+    BM = next((b for b in (8, 16, 32, 64) if b >= M), None)
+    if BM is None:
+        return []
+    out = []
+    for ks in (2, 4):
+        if -(-N // 64) * ks > sms:
+            continue
+        for kc, rings in ((2, (8, 12)), (4, (4, 6))):
+            if live_registers(BM, 64, 1, False, kc, scale == "block") > thread_registers(1):
+                continue
+            room = deepest_stages(BM, 64, w_dtype, scale == "block", kc=kc, ksplit=ks)
+            out += [Config(BM, 64, 1, ks, stages=min(st, room), kc=kc, dsmem=True) for st in rings
+                    if min(st, room) >= 2]
+    return list(dict.fromkeys(out))
 
 
 def x_as_a_tile(M, block_scaled=False):
@@ -1947,7 +1993,7 @@ def parts_for(splits, N, K, BN, w_dtype=F8, sms=132, mc=1, ms=1, kc=1, ksplit=1)
 def fused_w_rows(cfg, N, K, w_dtype=F8, sms=132):
     """W rows the grid streams a stage for each x row a CTA's quantizing
     warps convert in it (fused quantization): CTAs x BN / BM."""
-    _, (ctas,) = parts_for(cfg.splits, N, K, cfg.BN, w_dtype, sms, cfg.mc, cfg.ms)
+    _, (ctas,) = parts_for(cfg.grid_splits, N, K, cfg.BN, w_dtype, sms, cfg.mc, cfg.ms, ksplit=cfg.ksplit)
     return ctas * cfg.BN // cfg.BM
 
 
@@ -2171,7 +2217,12 @@ class Gemm:
             if config is not None:
                 raise ValueError(f"config {cfg.short}: x as the wgmmas' A (swap=False) takes no mc, ms, kwg, "
                                  "store='tma' or swap=True, nor x quantized in the kernel (quantize='fused')")
-            cfg = next(c for c in candidates(M, N, K, w_dtype, sms, scale=scale) if c.swap and c.ms == 1)
+            cfg = next(c for c in candidates(M, N, K, w_dtype, sms, scale=scale) if c.swap and c.ms == c.ksplit == 1)
+        elif cfg.dsmem and cfg.ksplit > 1 and config is None and (opts.get("mc", 1) != 1 or opts.get("ms", 1) != 1
+                                                                   or opts.get("kwg")):
+            # a table's entry with a cluster's K split (dsmem) gives way likewise to one without (a given one is
+            # refused below)
+            cfg = next(c for c in candidates(M, N, K, w_dtype, sms, scale=scale) if c.swap and c.ksplit == 1)
         elif cfg.swap and opts.get("swap") is False and config is None:
             cfg = next((c for c in candidates(M, N, K, w_dtype, sms, scale=scale) if not c.swap), cfg)
         if how in ("auto", "fused"):
@@ -2192,10 +2243,13 @@ class Gemm:
         opts.setdefault("ms", cfg.ms)
         opts.setdefault("kwg", cfg.kwg)
         opts.setdefault("swap", cfg.swap)
-        if not opts["swap"] and cfg.splits != 1:  # x as A: K split over a cluster of 2 or 4 CTAs, not with ms
-            if cfg.splits not in (2, 4) or opts["ms"] != 1:
-                raise ValueError(f"config {cfg.short}: splits={cfg.splits}, but x as the wgmmas' A (swap=False) "
-                                 "splits K only over a cluster of 2 or 4 CTAs (splits 1, 2 or 4), and not with ms")
+        cfg = cfg._replace(swap=opts["swap"])
+        if cfg.ksplit > 1 or not cfg.swap and cfg.splits != 1:  # x as A, or W as A with dsmem: K split over a
+            # cluster of 2 or 4 CTAs, not with ms or mc
+            if cfg.splits not in (2, 4) or opts["ms"] != 1 or opts["mc"] != 1 or opts["kwg"]:
+                raise ValueError(f"config {cfg.short}: splits={cfg.splits}, but " + (
+                    "x as the wgmmas' A (swap=False)" if not cfg.swap else "dsmem") + " splits K only over a cluster "
+                    "of 2 or 4 CTAs (splits 1, 2 or 4), and not with ms, mc or kwg")
             opts["ksplit"] = cfg.splits
         if kc is None:  # the config's, but one with x quantized inside, x multicast or kwg, or W multicast over
             # more CTAs than divide its K steps a stage
@@ -2205,8 +2259,8 @@ class Gemm:
         if kc > 1 and K % step_values(w_dtype):  # the operands' [K / bk, rows, bk] views
             raise ValueError(f"kc={kc}: stages of several K steps take K a multiple of {KBYTES} bytes "
                              f"({step_values(w_dtype)} values), not K = {K}")
-        if opts["swap"] and not 0 <= cfg.splits <= k_stages(K, w_dtype, kc):  # (x as A's K split: the last CTA
-            # takes every K step where there are fewer than its CTAs)
+        if cfg.ksplit == 1 and not 0 <= cfg.splits <= k_stages(K, w_dtype, kc):  # (a cluster's K split: the last
+            # CTA takes every K step where there are fewer than its CTAs)
             raise ValueError(f"config {cfg.short}: splits={cfg.splits}, 0 (stream K) or 1 to the "
                              f"{k_stages(K, w_dtype, kc)} stages of K = {K} (no empty share)")
         if how == "fused":
@@ -2228,7 +2282,7 @@ class Gemm:
         spec = gemm_spec(cfg.BM, cfg.BN, cfg.wgs, w_dtype=w_dtype, y_dtype=y_dtype, w_scale=scale if fp8 else None,
                          **opts)
         q = quantize_x_spec("block" if scale == "block" else "token") if how == "kernel" else None
-        return spec, 1 if spec.info["ksplit"] > 1 else cfg.splits, q
+        return spec, cfg.grid_splits, q
 
     def __call__(self, x, w, *, w_scale=None, scale=None, x_scale=None, out=None, out_dtype=None, config=None,
                  **spec_options):
