@@ -762,11 +762,15 @@ def test_the_gemm_plans_where_bf16_x_is_quantized():
     assert g.quantize_mode == "auto"
     sp, _, q = g.plan(gemm.FUSED_MAX_ROWS, 24576, 1536, scale="tensor", quantize=True)
     assert sp.info["x_scale"] == "fused" and q is None
-    # 4096 x 7168 at BM = 16: the measured config (BN = 64 split 2 ways, row scales) converts x for too
-    # little W; fused it runs W tiles of 128 rows split 4 ways (128 CTAs), which stream enough
+    # 4096 x 7168 at BM = 16: the measured config (BN = 64, row scales) converts x for too little W; fused it
+    # runs W tiles of 128 rows split 4 ways (128 CTAs), which stream enough; "auto" quantizes first there (split
+    # tiles, per row), and fuses with block scales
     cfg = gemm.choose_config(16, 4096, 7168, scale="row")
     assert gemm.fused_w_rows(cfg, 4096, 7168) < gemm.FUSED_MIN_W_ROWS
-    sp, splits, q = g.plan(16, 4096, 7168, scale="row", quantize=True)
+    sp, splits, q = gemm.Gemm(quantize="fused").plan(16, 4096, 7168, scale="row", quantize=True)
+    assert q is None and (sp.info["BN"], splits) == (128, 4)
+    assert g.plan(16, 4096, 7168, scale="row", quantize=True)[2] is not None
+    sp, splits, q = g.plan(16, 4096, 7168, scale="block", quantize=True)
     assert q is None and (sp.info["BN"], splits) == (128, 4)
     assert gemm.fused_w_rows(gemm.Config(16, 128, 1, 4), 4096, 7168) >= gemm.FUSED_WIDE_MIN_W_ROWS
     # given a config that streams too little W an x row, "auto" quantizes first, "fused" does not
@@ -1223,13 +1227,24 @@ def test_gemm_plans_table_entries_of_x_as_a_with_every_option():
     sp = g.plan(8, 7168, 2048, gemm.F8, "tensor", swap=False)[0]
     assert sp.info["swap"] is False and sp.info["BM"] == 8
     # a table entry with the K split over a cluster (dsmem, 2112 x 7168 at M = 16) gives way to the best-ranked
-    # config without it where an option asks for x or W multicast or kwg; bf16 x quantized inside keeps it
+    # config without it where an option asks for x or W multicast or kwg; bf16 x quantized inside takes 128-row
+    # tiles split over the grid (fused_config), unless the config is given
     assert gemm.choose_config(16, 2112, 7168, gemm.F8, scale="row").dsmem
     for opts in (dict(mc=2), dict(ms=2)):
         sp = g.plan(16, 2112, 7168, gemm.F8, "row", **opts)[0]
         assert sp.info["ksplit"] == 1 and all(sp.info[k] == v for k, v in opts.items())
-    sp, _, q = gemm.Gemm(quantize="fused").plan(16, 2112, 7168, gemm.F8, "row", quantize=True)
-    assert sp.info["ksplit"] == 2 and sp.info["x_scale"] == "fused" and sp.info["kc"] == 1 and q is None
+    gf = gemm.Gemm(quantize="fused")
+    sp, splits, q = gf.plan(16, 2112, 7168, gemm.F8, "row", quantize=True)
+    assert (sp.info["ksplit"], sp.info["BN"], splits, sp.info["x_scale"], q) == (1, 128, 7, "fused", None)
+    sp, splits, q = gf.plan(16, 2112, 7168, gemm.F8, "row", quantize=True,
+                            config=gemm.choose_config(16, 2112, 7168, gemm.F8, scale="row"))
+    assert (sp.info["ksplit"], sp.info["kc"], splits, sp.info["x_scale"], q) == (2, 1, 1, "fused", None)
+    # Gemm()'s "auto": bf16 x quantized first there (per tensor or row, with split or 64-row tiles), inside at
+    # unsplit 128-row tiles (16384 x 16384) and with block scales
+    assert g.plan(16, 2112, 7168, gemm.F8, "row", quantize=True)[2] is not None
+    assert g.plan(1, 7168, 2048, gemm.F8, "tensor", quantize=True)[2] is not None
+    assert g.plan(1, 16384, 16384, gemm.F8, "tensor", quantize=True)[2] is None
+    assert g.plan(1, 7168, 2048, gemm.F8, "block", quantize=True)[2] is None
 
 
 def test_x_as_a_default_chains_fit_the_registers():

@@ -2024,13 +2024,21 @@ def fused_config(cfg, N, K, w_dtype=F8, sms=132):
     make up for). Measured on the H200: 4096 x 7168, M = 1, row scales,
     8/64/1/1 fused took 14.4 us, 8/128/1/4 10.1-10.2, quantize_x then the
     GEMM 11.1-11.3; 7168 x 2048, M = 16, 16/128/1/2 (896) fused 8.4, e4m3 x
-    alone 6.5 there against 5.7 at 16/64/1/1, quantize_x then the GEMM 7.3."""
+    alone 6.5 there against 5.7 at 16/64/1/1, quantize_x then the GEMM 7.3.
+    A cfg with W as A's K split over a cluster (dsmem) is taken without it,
+    and where that streams too few rows, the wider tiles whatever they
+    stream: fused at the split, 4096 x 7168, M = 1-8, row- and block-scaled
+    took 11.5-12.4 us against 10.0-10.4 at 8/128/1/4, and 2112 x 7168, M =
+    16, block-scaled 12.0 against 8.6-8.7 at 16/64/2/4 kwg (s35-gemm-*)."""
     cfg = with_kc(cfg, 1, w_dtype)  # x loaded in bf16: a K step a stage
+    split = cfg.swap and cfg.ksplit > 1
+    if split:
+        cfg = cfg._replace(splits=1, dsmem=False)
     if fused_w_rows(cfg, N, K, w_dtype, sms) >= FUSED_MIN_W_ROWS:
         return cfg
     kblocks = k_steps(K, w_dtype)
     wide = Config(cfg.BM, 128, 1, max(1, min(sms // -(-N // 128), kblocks)))
-    return wide if fused_w_rows(wide, N, K, w_dtype, sms) >= FUSED_WIDE_MIN_W_ROWS else cfg
+    return wide if split or fused_w_rows(wide, N, K, w_dtype, sms) >= FUSED_WIDE_MIN_W_ROWS else cfg
 
 
 class Gemm:
@@ -2229,8 +2237,13 @@ class Gemm:
             # a config of its own unless one was given: the problem's, or where that leaves the quantizing
             # warps behind W's stream, W tiles of 128 rows split over the SMs (a K step a stage: x in bf16)
             fcfg = cfg if config is not None else fused_config(cfg, N, K, w_dtype, sms)
+            # per tensor or row, only unsplit tiles of 128 rows or more: on the H200 (s35-gemm-*, bf16 x at M =
+            # 1-16, the five problems) x quantized inside was faster only there (24576 x 1536: 9.6 against 9.6-11.6
+            # us, 16384 x 16384 within 1%); with split or 64-row tiles, quantize_x then the GEMM was 3-37% faster
+            # (7168 x 2048, M = 1: 5.2 against 7.1 us; 4096 x 7168, M = 1: 8.8 against 11.5)
             if how == "auto" and ((kc or fcfg.kc) > 1 or not fcfg.swap or fcfg.BM * fcfg.ms > FUSED_MAX_ROWS or (
-                    scale != "block" and fused_w_rows(fcfg, N, K, w_dtype, sms) < FUSED_MIN_W_ROWS)):
+                    scale != "block" and (fused_w_rows(fcfg, N, K, w_dtype, sms) < FUSED_MIN_W_ROWS or
+                                          fcfg.grid_splits != 1 or fcfg.BN < 128))):
                 how = "kernel"
             elif deepest_stages(fcfg.BM, fcfg.BN, w_dtype, scale == "block", True) < 2:
                 how = "kernel"  # no room for a ring with x's bf16 tiles too (BM = 256 with BN = 64; "fused" has W
