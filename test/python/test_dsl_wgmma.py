@@ -763,15 +763,18 @@ def test_the_gemm_plans_where_bf16_x_is_quantized():
     sp, _, q = g.plan(gemm.FUSED_MAX_ROWS, 24576, 1536, scale="tensor", quantize=True)
     assert sp.info["x_scale"] == "fused" and q is None
     # 4096 x 7168 at BM = 16: the measured config (BN = 64, row scales) converts x for too little W; fused it
-    # runs W tiles of 128 rows split 4 ways (128 CTAs), which stream enough; "auto" quantizes first there (split
-    # tiles, per row), and fuses with block scales
+    # runs W tiles of 128 rows split 4 ways (128 CTAs), which stream enough; 2112 x 7168's split 7 ways, where
+    # "auto" quantizes first (per tensor or row: measured faster), and fuses with block scales
     cfg = gemm.choose_config(16, 4096, 7168, scale="row")
     assert gemm.fused_w_rows(cfg, 4096, 7168) < gemm.FUSED_MIN_W_ROWS
-    sp, splits, q = gemm.Gemm(quantize="fused").plan(16, 4096, 7168, scale="row", quantize=True)
+    sp, splits, q = g.plan(16, 4096, 7168, scale="row", quantize=True)
     assert q is None and (sp.info["BN"], splits) == (128, 4)
-    assert g.plan(16, 4096, 7168, scale="row", quantize=True)[2] is not None
-    sp, splits, q = g.plan(16, 4096, 7168, scale="block", quantize=True)
-    assert q is None and (sp.info["BN"], splits) == (128, 4)
+    assert gemm.fused_w_rows(gemm.Config(16, 128, 1, 4), 4096, 7168) >= gemm.FUSED_WIDE_MIN_W_ROWS
+    sp, splits, q = gemm.Gemm(quantize="fused").plan(16, 2112, 7168, scale="row", quantize=True)
+    assert q is None and (sp.info["BN"], splits) == (128, 7)
+    assert g.plan(16, 2112, 7168, scale="row", quantize=True)[2] is not None
+    sp, splits, q = g.plan(16, 2112, 7168, scale="block", quantize=True)
+    assert q is None and (sp.info["BN"], splits) == (128, 7)
     assert gemm.fused_w_rows(gemm.Config(16, 128, 1, 4), 4096, 7168) >= gemm.FUSED_WIDE_MIN_W_ROWS
     # given a config that streams too little W an x row, "auto" quantizes first, "fused" does not
     sp, _, q = g.plan(1, 4096, 7168, scale="row", quantize=True, config=(8, 64, 1, 1))

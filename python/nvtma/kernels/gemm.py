@@ -2237,13 +2237,16 @@ class Gemm:
             # a config of its own unless one was given: the problem's, or where that leaves the quantizing
             # warps behind W's stream, W tiles of 128 rows split over the SMs (a K step a stage: x in bf16)
             fcfg = cfg if config is not None else fused_config(cfg, N, K, w_dtype, sms)
-            # per tensor or row, only unsplit tiles of 128 rows or more: on the H200 (s35-gemm-*, bf16 x at M =
-            # 1-16, the five problems) x quantized inside was faster only there (24576 x 1536: 9.6 against 9.6-11.6
-            # us, 16384 x 16384 within 1%); with split or 64-row tiles, quantize_x then the GEMM was 3-37% faster
-            # (7168 x 2048, M = 1: 5.2 against 7.1 us; 4096 x 7168, M = 1: 8.8 against 11.5)
+            # per tensor or row, only tiles of 128 rows or more, unsplit or (16-row x tiles) split at most 4 ways:
+            # on the H200 (s35-gemm-*, bf16 x at M = 1-16, the five problems) quantize_x then the GEMM was 3-37%
+            # faster with 64-row tiles (7168 x 2048, M = 1: 5.2 against 7.1 us; 4096 x 7168, M = 1: 8.8-9.2 against
+            # 11.3-11.5), with 7 splits (2112 x 7168, M = 1-16: 6.7-8.1 against 7.1-8.3) and with 4 at M = 1-8
+            # (4096 x 7168, row-scaled: 9.2-9.6 against 9.8-9.9); inside was faster or as fast unsplit (24576 x
+            # 1536: 9.4-10.7 against 9.6-11.6, 16384 x 16384) and at 4 splits at M = 16 (4096 x 7168: 11.0-11.3
+            # against 11.1-13.0)
             if how == "auto" and ((kc or fcfg.kc) > 1 or not fcfg.swap or fcfg.BM * fcfg.ms > FUSED_MAX_ROWS or (
-                    scale != "block" and (fused_w_rows(fcfg, N, K, w_dtype, sms) < FUSED_MIN_W_ROWS or
-                                          fcfg.grid_splits != 1 or fcfg.BN < 128))):
+                    scale != "block" and (fused_w_rows(fcfg, N, K, w_dtype, sms) < FUSED_MIN_W_ROWS or fcfg.BN < 128
+                                          or fcfg.grid_splits > (4 if fcfg.BM >= 16 else 1)))):
                 how = "kernel"
             elif deepest_stages(fcfg.BM, fcfg.BN, w_dtype, scale == "block", True) < 2:
                 how = "kernel"  # no room for a ring with x's bf16 tiles too (BM = 256 with BN = 64; "fused" has W
