@@ -2029,7 +2029,7 @@ def fused_config(cfg, N, K, w_dtype=F8, sms=132):
     and where that streams too few rows, the wider tiles whatever they
     stream: fused at the split, 4096 x 7168, M = 1-8, row- and block-scaled
     took 11.5-12.4 us against 10.0-10.4 at 8/128/1/4, and 2112 x 7168, M =
-    16, block-scaled 12.0 against 8.6-8.7 at 16/64/2/4 kwg (s35-gemm-*)."""
+    16, block-scaled 12.0 against 8.45 at 16/128/1/7 (s35-gemm-*)."""
     cfg = with_kc(cfg, 1, w_dtype)  # x loaded in bf16: a K step a stage
     split = cfg.swap and cfg.ksplit > 1
     if split:
