@@ -39,6 +39,8 @@ Twenty-seventh (s32-*): what block scales' promotion factors cost (-promote-boun
 with x as the wgmmas' A (-xa-block-1..6). Twenty-eighth (s33-*): x as A over CTA pairs sharing W (-xa-ms-*).
 Twenty-ninth (s34-*): a CTA's intake halved at the same CTA count (-ingress, -ingress-small), x as A with K split
 over a cluster (-ksplit-all, -ksplit-rows: the kernel's sum in earlier forms; -ksplit) and without its sum (-nosum).
+Thirtieth (s35-*): W as A with the K split over a cluster, its bound first (-wbound: WBOUND) and as built beside the
+table's config, with and without its sum (-dsmem: PROBES).
     python3 benchmarks/diag/config_probe.py build DIR    # here
     python3 benchmarks/diag/config_probe.py run DIR      # on the GPU
 """
