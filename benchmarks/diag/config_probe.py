@@ -180,11 +180,23 @@ WBOUND = [(n, k, M, mode, _wbound(M, mode)) for N, K, splits in ((2112, 7168, (1
           if mode == "tensor" or M in (1, 16)]
 # Then (s35-dsmem-*): W as A with the K split over a cluster as built (gemm.dsmem_candidates) beside the table's config,
 # and at M = 1-16 per tensor without the sum (diag "no_sum", y wrong)
-PROBES = [(N, K, M, mode, "dsmem") for N, K in ((2112, 7168), (4096, 7168)) for M in (1, 8, 16, 32, 64)
+DSMEM = [(N, K, M, mode, "dsmem") for N, K in ((2112, 7168), (4096, 7168)) for M in (1, 8, 16, 32, 64)
           for mode in ("tensor", "row", "bf16", "block")]
+# Then (s35-pdl-*): is it programmatic dependent launch that makes the pairs cost at 4096 x 7168 (128 CTAs in pairs:
+# each waits for both SMs of a TPC to leave the call before) and not at 2112 x 7168 (66)? The split and its bound
+# (the same W bytes as twice the rows, half the K, unsplit), with and without PDL
+PDL_PROBES = [(n, k, M, "tensor", [None, cfg]) for N, K in ((2112, 7168), (4096, 7168)) for M in (1, 8)
+              for n, k, cfg in ((N, K, (8, 64, 1, 2, 1, 8, 1, False, 2, True, True)),
+                                (2 * N, K // 2, (8, 64, 1, 1, 1, 8, 1, False, 2)))] + [
+    # and 2112 x 7168's 4-CTA clusters, 132 CTAs like 4096 x 7168's pairs' 128, beside their bound
+    (n, k, M, "tensor", [cfg]) for M in (1, 8) for n, k, cfg in (
+        (2112, 7168, (8, 64, 1, 4, 1, 8, 1, False, 2, True, True)), (8448, 1792, (8, 64, 1, 1, 1, 8, 1, False, 2)))]
+PROBES = PDL_PROBES
 NO_SUM = ("no_sum", {"diag": "no_sum"}, False)
 # (label, spec options (a "quantize" entry: bf16 x, quantized as Gemm's quantize says), W resident in L2)
 VARIANTS = [("now", {}, False)]
+if PROBES is PDL_PROBES:
+    VARIANTS.append(("no_pdl", {"pdl": False}, False))
 AFTER = ("after", {"diag": "factors_after"}, False)  # x as A, block-scaled: its factors after the wgmmas
 
 
@@ -202,7 +214,7 @@ def _plans(d=None):
                           gemm.choose_config(M, N, K, gemm.F8 if fp8 else "bf16", scale=mode if fp8 else None))
             xa_block = cfg and not gemm.Config(*cfg).swap and gemm.Config(*cfg).wgs > 1 and mode == "block"
             ksplit = cfg and gemm.Config(*cfg).ksplit > 1
-            no_sum = PROBES is NOSUM or PROBES[0][4] == "dsmem" and mode == "tensor" and M <= 16
+            no_sum = PROBES is NOSUM or PROBES is DSMEM and mode == "tensor" and M <= 16
             for label, opts, l2 in VARIANTS + ([AFTER] if xa_block else []) + ([NO_SUM] if ksplit and no_sum else []):
                 if str(opts.get("diag")).startswith("promote_") and mode != "block":
                     continue  # the promotion's diagnostics change nothing without block scales
@@ -264,7 +276,8 @@ def occupancy(d):
     dev, stream, gen = common.gpu(torch)
     for g, prob, cfg, label, opts, l2, sp in _plans(d):
         c = gemm.Config(*cfg)
-        if label != "full" or max(c.mc, c.ms) == 1:
+        cl = max(c.mc, c.ms, c.ksplit)
+        if label not in ("full", "now") or cl == 1:
             continue
         N, K, M, mode = prob
         fp8 = mode != "bf16"
@@ -274,13 +287,14 @@ def occupancy(d):
         k = g.module(sp[0]).gemm
         rec = k.artifacts.records["kernels"]["gemm"]["launch"] if hasattr(k.artifacts, "records") else {}
         lc = cu.CUlaunchConfig()
-        parts, grid = gemm.parts_for(c.splits, N, K, c.BN, gemm.F8 if fp8 else "bf16", 132, c.mc, c.ms)
+        parts, grid = gemm.parts_for(c.grid_splits, N, K, c.BN, gemm.F8 if fp8 else "bf16", 132, c.mc, c.ms, c.kc,
+                                     c.ksplit)
         lc.gridDimX, lc.gridDimY, lc.gridDimZ = grid[0], 1, 1
         lc.blockDimX, lc.blockDimY, lc.blockDimZ = 128 * (c.wgs + 1), 1, 1
         lc.sharedMemBytes = k.rec_smem
         a = cu.CUlaunchAttribute()
         a.id = cu.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-        a.value.clusterDim.x, a.value.clusterDim.y, a.value.clusterDim.z = max(c.mc, c.ms), 1, 1
+        a.value.clusterDim.x, a.value.clusterDim.y, a.value.clusterDim.z = cl, 1, 1
         lc.attrs, lc.numAttrs = [a], 1
         err, n = cu.cuOccupancyMaxActiveClusters(cu.CUfunction(k._function()), lc)
         err2, blocks = cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(cu.CUfunction(k._function()),
