@@ -1869,18 +1869,14 @@ def dsmem_candidates(M, N, w_dtype=F8, sms=132, scale=None):
     4 at once (cuOccupancyMaxActiveClusters, s35-occupancy), and 2112 rows in 33 took 7.6-7.9 us at M = 1-8 against
     5.2-5.4 in pairs (s35-pdl-*)."""
     BM = next((b for b in (8, 16, 32, 64) if b >= M), None)
-    if BM is None:
+    if BM is None or -(-N // 64) * 2 > sms:
         return []
     out = []
-    for ks in (2,):
-        if -(-N // 64) * ks > sms:
+    for kc, rings in ((2, (8, 12)), (4, (4, 6))):
+        if live_registers(BM, 64, 1, False, kc, scale == "block") > thread_registers(1):
             continue
-        for kc, rings in ((2, (8, 12)), (4, (4, 6))):
-            if live_registers(BM, 64, 1, False, kc, scale == "block") > thread_registers(1):
-                continue
-            room = deepest_stages(BM, 64, w_dtype, scale == "block", kc=kc, ksplit=ks)
-            out += [Config(BM, 64, 1, ks, stages=min(st, room), kc=kc, dsmem=True) for st in rings
-                    if min(st, room) >= 2]
+        room = deepest_stages(BM, 64, w_dtype, scale == "block", kc=kc, ksplit=2)
+        out += [Config(BM, 64, 1, 2, stages=min(st, room), kc=kc, dsmem=True) for st in rings if min(st, room) >= 2]
     return list(dict.fromkeys(out))
 
 
@@ -2218,21 +2214,21 @@ class Gemm:
                              "for bf16 x quantized in the GEMM, Gemm(quantize='fused')")
         how = (quantize if isinstance(quantize, str) else self.quantize_mode) if fp8 and quantize else None
         kc = opts.pop("kc", None)  # K steps a stage asked for (else the config's, where the kernel takes them)
-        # what x as the wgmmas' A does not take as options (x or W multicast: an x-as-A config's own ms is taken,
-        # kwg, TMA stores of y, W as A, x quantized in the kernel): a table's x-as-A entry gives way to the problem's
-        # best-ranked config with W as A, a given x-as-A config is refused; and swap=False takes the first x-as-A
-        # candidate where the table has W as A
-        if not cfg.swap and (opts.get("mc", 1) != 1 or opts.get("ms", 1) != 1 or opts.get("kwg") or
-                             opts.get("store") == "tma" or opts.get("swap") is True or how == "fused"):
-            if config is not None:
+        # what x as the wgmmas' A (x or W multicast: an x-as-A config's own ms is taken, kwg, TMA stores of y, W as
+        # A, x quantized in the kernel) or a cluster's K split (mc, ms, kwg) does not take as options: a table's such
+        # entry gives way to the problem's best-ranked config with W as A and no cluster split, a given x-as-A
+        # config is refused here (a given split below); and swap=False takes the first x-as-A candidate where the
+        # table has W as A
+        clash = opts.get("mc", 1) != 1 or opts.get("ms", 1) != 1 or opts.get("kwg")
+        if not cfg.swap:
+            clash = clash or opts.get("store") == "tma" or opts.get("swap") is True or how == "fused"
+        if clash and (not cfg.swap or cfg.ksplit > 1):
+            if config is not None and not cfg.swap:
                 raise ValueError(f"config {cfg.short}: x as the wgmmas' A (swap=False) takes no mc, ms, kwg, "
                                  "store='tma' or swap=True, nor x quantized in the kernel (quantize='fused')")
-            cfg = next(c for c in candidates(M, N, K, w_dtype, sms, scale=scale) if c.swap and c.ms == c.ksplit == 1)
-        elif cfg.dsmem and cfg.ksplit > 1 and config is None and (opts.get("mc", 1) != 1 or opts.get("ms", 1) != 1
-                                                                   or opts.get("kwg")):
-            # a table's entry with a cluster's K split (dsmem) gives way likewise to one without (a given one is
-            # refused below)
-            cfg = next(c for c in candidates(M, N, K, w_dtype, sms, scale=scale) if c.swap and c.ksplit == 1)
+            if config is None:
+                cfg = next(c for c in candidates(M, N, K, w_dtype, sms, scale=scale)
+                           if c.swap and c.ms == c.ksplit == 1)
         elif cfg.swap and opts.get("swap") is False and config is None:
             cfg = next((c for c in candidates(M, N, K, w_dtype, sms, scale=scale) if not c.swap), cfg)
         if how in ("auto", "fused"):
