@@ -191,12 +191,37 @@ PDL_PROBES = [(n, k, M, "tensor", [None, cfg]) for N, K in ((2112, 7168), (4096,
     # and 2112 x 7168's 4-CTA clusters, 132 CTAs like 4096 x 7168's pairs' 128, beside their bound
     (n, k, M, "tensor", [cfg]) for M in (1, 8) for n, k, cfg in (
         (2112, 7168, (8, 64, 1, 4, 1, 8, 1, False, 2, True, True)), (8448, 1792, (8, 64, 1, 1, 1, 8, 1, False, 2)))]
-PROBES = PDL_PROBES
+# Thirty-first session (s36-pairs-*): what in a grid of CTA pairs costs? The split pair and its bound as above (per
+# tensor, M = 1 and 8), and the table's configs at M = 64-128 where x multicast over pairs (mc = 2) lost: the split
+# without its sum, also without the cluster barriers at the start and end ("no_sum_bare"), and with its senders
+# waiting for their last partial's read instead of the end's barrier ("end_wait", y right); the unclustered configs
+# launched as CTA pairs with nothing shared, with and without the cluster barriers ("pair_launch", "..._bare"), each
+# with and without PDL
+PAIR_PROBES = [p for p in PDL_PROBES if len(p[4]) == 2] + [
+    (N, K, M, "tensor", [None] + extra) for N, K, M, extra in (
+        (24576, 1536, 128, [(128, 64, 1, 1, 2)]), (7168, 2048, 128, [(128, 64, 1, 1, 2)]),
+        (7168, 2048, 64, [(64, 64, 1, 1, 2)]), (4096, 7168, 64, []))]
+PROBES = PAIR_PROBES
 NO_SUM = ("no_sum", {"diag": "no_sum"}, False)
 # (label, spec options (a "quantize" entry: bf16 x, quantized as Gemm's quantize says), W resident in L2)
 VARIANTS = [("now", {}, False)]
 if PROBES is PDL_PROBES:
     VARIANTS.append(("no_pdl", {"pdl": False}, False))
+# PAIR_PROBES' variants: of a cluster's K split, of an unclustered config (other configs: "now" alone)
+SPLIT_VARIANTS = [("now", {}, False)] + [(d, {"diag": d}, False) for d in ("no_sum", "no_sum_bare", "end_wait",
+                                                                             "late_wait")]
+SOLO_VARIANTS = [("now", {}, False)] + [(d, {"diag": d}, False) for d in ("pair_launch", "pair_launch_bare",
+                                                                          "pair_start", "pair_end")]
+
+
+def _variants(cfg, M, mode, xa_block, ksplit):
+    """The variants a config runs in."""
+    if PROBES is PAIR_PROBES:
+        from nvtma.kernels import gemm
+        c = gemm.Config(*cfg)
+        return (SPLIT_VARIANTS if c.ksplit > 1 else SOLO_VARIANTS if max(c.mc, c.ms) == 1 else VARIANTS)
+    no_sum = PROBES is NOSUM or PROBES is DSMEM and mode == "tensor" and M <= 16
+    return VARIANTS + ([AFTER] if xa_block else []) + ([NO_SUM] if ksplit and no_sum else [])
 AFTER = ("after", {"diag": "factors_after"}, False)  # x as A, block-scaled: its factors after the wgmmas
 
 
@@ -214,8 +239,7 @@ def _plans(d=None):
                           gemm.choose_config(M, N, K, gemm.F8 if fp8 else "bf16", scale=mode if fp8 else None))
             xa_block = cfg and not gemm.Config(*cfg).swap and gemm.Config(*cfg).wgs > 1 and mode == "block"
             ksplit = cfg and gemm.Config(*cfg).ksplit > 1
-            no_sum = PROBES is NOSUM or PROBES is DSMEM and mode == "tensor" and M <= 16
-            for label, opts, l2 in VARIANTS + ([AFTER] if xa_block else []) + ([NO_SUM] if ksplit and no_sum else []):
+            for label, opts, l2 in _variants(cfg, M, mode, xa_block, ksplit):
                 if str(opts.get("diag")).startswith("promote_") and mode != "block":
                     continue  # the promotion's diagnostics change nothing without block scales
                 opts = dict(opts, **({"quantize": "fused"} if fused else {}))

@@ -70,8 +70,9 @@ def _gemm_pdl(pdl=False, **_):
     return bool(pdl)
 
 
-def _gemm_cluster(mc=1, ms=1, ksplit=1, **_):
-    return (max(mc, ms, ksplit), 1, 1) if max(mc, ms, ksplit) > 1 else None
+def _gemm_cluster(mc=1, ms=1, ksplit=1, diag=None, **_):
+    cl = 2 if diag in PAIR_LAUNCH else max(mc, ms, ksplit)
+    return (cl, 1, 1) if cl > 1 else None
 
 
 @dsl.kernel(block=_gemm_block, cluster=_gemm_cluster, name="gemm", pdl=_gemm_pdl)
@@ -187,14 +188,23 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         red_full, red_free = lang.TMABar(1), lang.MBarrier(1, 4 * wgs)
     # fused: a stage's e4m3 x and scales written (every thread of the quantizing warps arrives)
     xready = lang.MBarrier(stages, QUANTIZER_WARPS * 32) if fused else None
-    if cl > 1:
+    # (diagnostics: "pair_launch" launches unclustered work as CTA pairs, "..._bare" / "no_sum_bare" with no
+    # cluster barrier at the start or end, "pair_start" / "pair_end" with one of them; "late_wait": the K split's
+    # CTAs arrive at the start and wait before the first partial's store or read, and leave as with "end_wait")
+    bare = diag in ("pair_launch_bare", "no_sum_bare", "pair_end", "late_wait")
+    end_wait = diag in ("end_wait", "late_wait")
+    if diag == "late_wait":
         rank = dsl.cluster_ctarank()
+        dsl.cluster_arrive(relaxed=True)
+        dsl.barrier()
+    elif cl > 1 and not bare or diag in ("pair_launch", "pair_start"):
+        rank = dsl.cluster_ctarank() if cl > 1 else 0
         # every CTA's barriers initialized before a peer's multicast, store or arrival reaches them (with the K split
         # the wait could come later, before the consumers' loop: 0.05-0.16 us faster, s34-late-1/-2, but
         # compute-sanitizer's racecheck did not finish its GPU tests in 200 s, where with the barrier here it took 55)
         dsl.cluster_sync()
     else:
-        rank = 0
+        rank = dsl.cluster_ctarank() if cl > 1 else 0
         dsl.barrier()
 
     # the work, tiles x kblocks K steps, cut into `parts` shares of (nearly) equal length: with
@@ -591,10 +601,13 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                                       EM, R, rwgs, epi, epi_y, y_atom, diag, m0, tile * ms + rank if ms > 1 else tile,
                                       store=store, pre=dict(pre, rows=w_rows), epi_y16=epi_y16,
                                       staged=kwg or wgs > 1)
-            if ksplit == 1 or diag == "no_sum":  # (diagnostics "no_sum": each CTA stores y from its own partial, y
-                # wrong: no partial stored, waited for or added)
+            if ksplit == 1 or diag in ("no_sum", "no_sum_bare"):  # (diagnostics "no_sum": each CTA stores y from
+                # its own partial, y wrong: no partial stored, waited for or added)
                 store_y(acc)
             else:
+                if diag == "late_wait":
+                    with dsl.if_(share == 0):
+                        dsl.cluster_wait()
                 _ksplit_sum(acc, store_y, red, red_full, red_free, rank, ksplit, g, lane, warp, wgs, AN, kblocks,
                             share, BM, swap)
             prof.pop()
@@ -611,8 +624,18 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             _tile_read()  # the last TMA store has read the tile before the CTA's shared memory goes
         if pdl and no_wait:
             cuda.griddepcontrol_wait()  # diagnostics: at the end, off the loads' and wgmmas' path
+        if end_wait:  # (diagnostics) the K split's senders wait for their last partial's read, the cluster's
+            # CTAs then leave without a cluster barrier
+            with dsl.if_((rank < ksplit - 1) & (kblocks >= ksplit) & (sched.count > 0)):
+                red_free.wait(0, (sched.count - 1) % 2 == 1)
+            if diag == "late_wait":
+                with dsl.if_(sched.count == 0):
+                    dsl.cluster_wait()
+    if diag == "late_wait":
+        with lang.WarpgroupRole(0):
+            dsl.cluster_wait()
 
-    if cl > 1:
+    if cl > 1 and not bare and not end_wait or diag in ("pair_launch", "pair_end"):
         dsl.cluster_sync()  # no CTA leaves while a peer may still multicast into it or arrive on its barriers
 
 
@@ -1285,7 +1308,8 @@ def max_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
 
 DIAGS = (None, "no_red", "no_split_epilogue", "x_early", "no_wait", "epi_last", "whole_k_only", "own_rows",
          "stream_only", "stream_no_wait", "split_no_gather", "no_mma", "no_epilogue", "promote_w_only",
-         "promote_sx_only", "factors_after", "no_sum")
+         "promote_sx_only", "factors_after", "no_sum", "no_sum_bare", "end_wait", "late_wait", "pair_launch", "pair_launch_bare", "pair_start", "pair_end")
+PAIR_LAUNCH = ("pair_launch", "pair_launch_bare", "pair_start", "pair_end")
 
 
 def half_boxes_fit(BM, mc, fused):
@@ -1432,14 +1456,16 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
             raise ValueError(f"swap=False with BN={BN} and block-scaled W: BN divides 128 or is 256, so each "
                              "8-column group of the tile's W rows is within one block of 128 rows")
         if diag not in (None, "x_early", "no_wait", "stream_only", "stream_no_wait", "no_mma", "no_epilogue",
-                        "factors_after", "no_sum"):
+                        "factors_after", "no_sum", "no_sum_bare", "end_wait", "late_wait", *PAIR_LAUNCH):
             raise ValueError(f"diag={diag!r}: not with swap=False (no split-K path, no epilogue tile)")
         if store != "direct":
             raise ValueError(f"store={store!r}: swap=False stores y straight from the registers ('direct')")
     elif BN % (64 * rwgs) or not 64 * rwgs <= BN <= 256:
         raise ValueError(f"BN={BN} with {wgs} consumer warpgroups: a multiple of {64 * rwgs} up to 256")
     if ksplit not in (1, 2, 4) or ksplit > 1 and (ms > 1 or mc > 1 or kwg or diag not in (
-            None, "x_early", "no_wait", "factors_after", "no_sum")) or (diag == "no_sum" and ksplit == 1):
+            None, "x_early", "no_wait", "factors_after", "no_sum", "no_sum_bare", "end_wait", "late_wait")) or (
+            diag in ("no_sum", "no_sum_bare", "end_wait", "late_wait") and ksplit == 1) or (
+            diag in PAIR_LAUNCH and max(mc, ms, ksplit) > 1):
         raise ValueError(f"ksplit={ksplit} with ms={ms}, mc={mc}, kwg={kwg}, diag={diag!r}: 1, 2 or 4 CTAs of a "
                          "cluster splitting each tile's K steps, not with the M split (ms), x multicast (mc), kwg or a "
                          "diagnostics build but x_early, no_wait, factors_after and no_sum (that one with ksplit "
