@@ -44,7 +44,7 @@ done
 if [ "${SAN:-0}" = 1 ]; then
   cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   for tool in memcheck racecheck synccheck; do
-    ( timeout 200 "$cs" --report-api-errors no --print-limit 20 --tool $tool python3 -m pytest -q -p no:cacheprovider \
+    ( timeout "${SANT:-200}" "$cs" --report-api-errors no --print-limit 20 --tool $tool python3 -m pytest -q -p no:cacheprovider \
         -m gpu test/python/test_gpu_gemm.py -k "${SANK:-x_as_the_wgmmas_a or stream_and_graphs}" 2>&1 \
         | grep -E "=====|passed|failed|Error" | head -40 > "$OUT/$tool.log" ) &
   done

@@ -40,7 +40,8 @@ with x as the wgmmas' A (-xa-block-1..6). Twenty-eighth (s33-*): x as A over CTA
 Twenty-ninth (s34-*): a CTA's intake halved at the same CTA count (-ingress, -ingress-small), x as A with K split
 over a cluster (-ksplit-all, -ksplit-rows: the kernel's sum in earlier forms; -ksplit) and without its sum (-nosum).
 Thirtieth (s35-*): W as A with the K split over a cluster, its bound first (-wbound: WBOUND) and as built beside the
-table's config, with and without its sum (-dsmem: PROBES).
+table's config, with and without its sum (-dsmem: PROBES). Thirty-first (s36-*): what in a grid of CTA pairs costs
+(-pairs-a/-b), and the clusters' late waits against the barriers before (-late: PROBES).
     python3 benchmarks/diag/config_probe.py build DIR    # here
     python3 benchmarks/diag/config_probe.py run DIR      # on the GPU
 """
@@ -111,7 +112,8 @@ NEAR = [(7168, 2048, 1), (7168, 2048, 8), (2112, 7168, 16), (2112, 7168, 32)]
 # the candidates a probe set takes beside the table's config: x as A over CTA pairs (ms = 2), any x as A, x as A
 # with K split over a cluster
 XA_SETS = {"pairs": lambda c: not c.swap and c.ms == 2, "xa-any": lambda c: not c.swap,
-           "ksplit": lambda c: not c.swap and c.splits > 1, "dsmem": lambda c: c.dsmem}
+           "ksplit": lambda c: not c.swap and c.splits > 1, "dsmem": lambda c: c.dsmem,
+           "clusters": lambda c: max(c.mc, c.ms, c.ksplit) > 1}
 
 
 def _table_and(M, N, K, mode, keep):
@@ -191,37 +193,33 @@ PDL_PROBES = [(n, k, M, "tensor", [None, cfg]) for N, K in ((2112, 7168), (4096,
     # and 2112 x 7168's 4-CTA clusters, 132 CTAs like 4096 x 7168's pairs' 128, beside their bound
     (n, k, M, "tensor", [cfg]) for M in (1, 8) for n, k, cfg in (
         (2112, 7168, (8, 64, 1, 4, 1, 8, 1, False, 2, True, True)), (8448, 1792, (8, 64, 1, 1, 1, 8, 1, False, 2)))]
-# Thirty-first session (s36-pairs-*): what in a grid of CTA pairs costs? The split pair and its bound as above (per
+# Thirty-first session (s36-pairs-a/-b): what in a grid of CTA pairs costs? The split pair and its bound as above (per
 # tensor, M = 1 and 8), and the table's configs at M = 64-128 where x multicast over pairs (mc = 2) lost: the split
-# without its sum, also without the cluster barriers at the start and end ("no_sum_bare"), and with its senders
-# waiting for their last partial's read instead of the end's barrier ("end_wait", y right); the unclustered configs
-# launched as CTA pairs with nothing shared, with and without the cluster barriers ("pair_launch", "..._bare"), each
-# with and without PDL
-PAIR_PROBES = [p for p in PDL_PROBES if len(p[4]) == 2] + [
-    (N, K, M, "tensor", [None] + extra) for N, K, M, extra in (
-        (24576, 1536, 128, [(128, 64, 1, 1, 2)]), (7168, 2048, 128, [(128, 64, 1, 1, 2)]),
-        (7168, 2048, 64, [(64, 64, 1, 1, 2)]), (4096, 7168, 64, []))]
-PROBES = PAIR_PROBES
+# without its sum, also without the cluster barriers at the start and end, with its senders waiting for their last
+# partial's read instead of the end's barrier, and with the start's wait late too; the unclustered configs launched
+# as CTA pairs with nothing shared, with both barriers, with none, with the start's or the end's (the diagnostics
+# built for it: git history, de69ad4). Then (s36-late-*): the kernels as changed (each thread's wait late, no
+# barrier at the end) against them as before (diag "barriers"), every cluster candidate, per tensor, M <= 128
+PAIR_AB = [(N, K, M, "tensor", "clusters") for N, K in SHAPES for M in (1, 8, 16, 32, 64, 128)]
+PROBES = PAIR_AB
 NO_SUM = ("no_sum", {"diag": "no_sum"}, False)
 # (label, spec options (a "quantize" entry: bf16 x, quantized as Gemm's quantize says), W resident in L2)
 VARIANTS = [("now", {}, False)]
 if PROBES is PDL_PROBES:
     VARIANTS.append(("no_pdl", {"pdl": False}, False))
-# PAIR_PROBES' variants: of a cluster's K split, of an unclustered config (other configs: "now" alone)
-SPLIT_VARIANTS = [("now", {}, False)] + [(d, {"diag": d}, False) for d in ("no_sum", "no_sum_bare", "end_wait",
-                                                                             "late_wait")]
-SOLO_VARIANTS = [("now", {}, False)] + [(d, {"diag": d}, False) for d in ("pair_launch", "pair_launch_bare",
-                                                                          "pair_start", "pair_end")]
+BARRIERS = ("barriers", {"diag": "barriers"}, False)
 
 
 def _variants(cfg, M, mode, xa_block, ksplit):
     """The variants a config runs in."""
-    if PROBES is PAIR_PROBES:
-        from nvtma.kernels import gemm
-        c = gemm.Config(*cfg)
-        return (SPLIT_VARIANTS if c.ksplit > 1 else SOLO_VARIANTS if max(c.mc, c.ms) == 1 else VARIANTS)
+    from nvtma.kernels import gemm
+    c = gemm.Config(*cfg)
+    if PROBES is PAIR_AB:
+        return VARIANTS + ([BARRIERS] if max(c.mc, c.ms, c.ksplit) > 1 else [])
     no_sum = PROBES is NOSUM or PROBES is DSMEM and mode == "tensor" and M <= 16
     return VARIANTS + ([AFTER] if xa_block else []) + ([NO_SUM] if ksplit and no_sum else [])
+
+
 AFTER = ("after", {"diag": "factors_after"}, False)  # x as A, block-scaled: its factors after the wgmmas
 
 

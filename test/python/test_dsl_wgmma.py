@@ -1056,6 +1056,29 @@ def test_the_gemm_takes_x_as_the_wgmmas_a_over_cta_pairs(BN, kc, scale):
         gemm.gemm_spec(64, 24, 1, w_scale="tensor", kc=1, swap=False, ms=2)
 
 
+@pytest.mark.parametrize("opts", [dict(BM=128, BN=64, wgs=1, mc=2), dict(BM=64, BN=64, wgs=1, ms=2),
+                                  dict(BM=64, BN=32, wgs=1, kc=2, swap=False, ms=2),
+                                  dict(BM=8, BN=64, wgs=1, kc=2, ksplit=2), dict(BM=32, BN=32, wgs=1, kc=2, swap=False,
+                                                                                ksplit=4)])
+def test_a_clusters_ctas_arrive_at_the_start_and_leave_without_a_cluster_barrier(opts):
+    """A cluster's CTAs arrive at the cluster barrier once, after their barriers' inits, and each thread waits
+    once, before its first operation on a peer (several places in the code, one a thread); there is no barrier at
+    the end: with mc or ms the producer's tail waits for every slot's last release (the peers' consumers free this
+    CTA's slots too), and the K split's last partial is not freed. diag "barriers": a barrier at the start and the
+    end, as before (on the H200 0.1-0.3 us and 0.3-0.45 us a call, s36-pairs-*)."""
+    from nvtma.kernels import gemm
+    ptx = gemm.gemm_spec(w_scale="tensor", **opts).compile().ptx
+    old = gemm.gemm_spec(w_scale="tensor", diag="barriers", **opts).compile().ptx
+    cl = re.findall(r"barrier\.cluster\.\w+(?:\.\w+)*", ptx)
+    assert cl[0] == "barrier.cluster.arrive.relaxed.aligned" and cl.count(cl[0]) == 1
+    assert set(cl[1:]) == {"barrier.cluster.wait.aligned"} and len(cl) >= 3
+    assert re.findall(r"barrier\.cluster\.\w+(?:\.\w+)*", old) == ["barrier.cluster.arrive.aligned",
+                                                                     "barrier.cluster.wait.aligned"] * 2
+    waits = len(re.findall(r"mbarrier\.try_wait", ptx)) - len(re.findall(r"mbarrier\.try_wait", old))
+    assert waits == (0 if opts.get("ksplit") else gemm.gemm_spec(w_scale="tensor", **opts).info["stages"])
+    assert ptx.count("st.async") == old.count("st.async") and ptx.count("multicast") == old.count("multicast")
+
+
 @pytest.mark.parametrize("BM,BN,wgs,ksplit,scale", [(8, 32, 1, 2, "tensor"), (64, 64, 1, 2, "block"),
                                                      (128, 24, 2, 2, "row"), (8, 64, 1, 4, "tensor")])
 def test_the_gemm_splits_k_over_a_cluster_with_x_as_the_wgmmas_a(BM, BN, wgs, ksplit, scale):

@@ -70,9 +70,8 @@ def _gemm_pdl(pdl=False, **_):
     return bool(pdl)
 
 
-def _gemm_cluster(mc=1, ms=1, ksplit=1, diag=None, **_):
-    cl = 2 if diag in PAIR_LAUNCH else max(mc, ms, ksplit)
-    return (cl, 1, 1) if cl > 1 else None
+def _gemm_cluster(mc=1, ms=1, ksplit=1, **_):
+    return (max(mc, ms, ksplit), 1, 1) if max(mc, ms, ksplit) > 1 else None
 
 
 @dsl.kernel(block=_gemm_block, cluster=_gemm_cluster, name="gemm", pdl=_gemm_pdl)
@@ -188,23 +187,27 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         red_full, red_free = lang.TMABar(1), lang.MBarrier(1, 4 * wgs)
     # fused: a stage's e4m3 x and scales written (every thread of the quantizing warps arrives)
     xready = lang.MBarrier(stages, QUANTIZER_WARPS * 32) if fused else None
-    # (diagnostics: "pair_launch" launches unclustered work as CTA pairs, "..._bare" / "no_sum_bare" with no
-    # cluster barrier at the start or end, "pair_start" / "pair_end" with one of them; "late_wait": the K split's
-    # CTAs arrive at the start and wait before the first partial's store or read, and leave as with "end_wait")
-    bare = diag in ("pair_launch_bare", "no_sum_bare", "pair_end", "late_wait")
-    end_wait = diag in ("end_wait", "late_wait")
-    if diag == "late_wait":
+    # a cluster's CTAs: every CTA's barriers initialized before a peer's multicast, store or arrival reaches them.
+    # Each thread arrives at the cluster barrier here and waits (peers_ready) just before its first such operation,
+    # and no CTA waits for its peers at the end: a CTA leaves once nothing of a peer can reach it any more (the
+    # producer's tail with mc or ms; the K split's last partial is never freed). On the H200 (s36-pairs-*) the
+    # barrier's wait at the start cost 0.1-0.3 us and one at the end 0.3-0.45 us, the cluster launch nothing:
+    # 8192 x 3584 (128 CTAs) took 7.24 us unclustered, 7.8-7.95 as pairs between the two barriers, 7.2-7.4 without
+    # them (diagnostics "barriers": both as before)
+    late = cl > 1 and diag != "barriers"
+
+    def peers_ready():
+        if late:
+            dsl.cluster_wait()
+    if cl > 1:
         rank = dsl.cluster_ctarank()
-        dsl.cluster_arrive(relaxed=True)
-        dsl.barrier()
-    elif cl > 1 and not bare or diag in ("pair_launch", "pair_start"):
-        rank = dsl.cluster_ctarank() if cl > 1 else 0
-        # every CTA's barriers initialized before a peer's multicast, store or arrival reaches them (with the K split
-        # the wait could come later, before the consumers' loop: 0.05-0.16 us faster, s34-late-1/-2, but
-        # compute-sanitizer's racecheck did not finish its GPU tests in 200 s, where with the barrier here it took 55)
-        dsl.cluster_sync()
+        if late:
+            dsl.cluster_arrive(relaxed=True)  # (the barriers' inits fenced for the cluster)
+            dsl.barrier()
+        else:
+            dsl.cluster_sync()
     else:
-        rank = dsl.cluster_ctarank() if cl > 1 else 0
+        rank = 0
         dsl.barrier()
 
     # the work, tiles x kblocks K steps, cut into `parts` shares of (nearly) equal length: with
@@ -273,6 +276,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         with lang.WarpRole(0), prof.role("producer"):
             cpasync.prefetch_descriptor(w_atom)
             cpasync.prefetch_descriptor(x_atom)
+            if ms > 1 or mc > 1 and not pdl:
+                peers_ready()  # W's first load a multicast (ms), or x's with W's (mc)
 
             def load_w(s, tile, kb):
                 pipe.producer_commit(s, stage_bytes)
@@ -336,6 +341,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 tg = cuda.clock64() if clocks else None
                 if not no_wait:  # diagnostics: no wait at all (wrong with split K, or x written before)
                     cuda.griddepcontrol_wait()
+                if mc > 1:
+                    peers_ready()  # x's first load (a multicast) next
                 prof.pop()
                 if clocks:
                     t = cuda.clock64()
@@ -367,10 +374,21 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 _write_clocks(clock_buf, 0, wgs, outer.results[0][2], c_start, dsl.lane_idx() == 0)
             if pdl is True:
                 cuda.griddepcontrol_launch_dependents()  # every load issued: the next kernel may start
+            if ksplit > 1:
+                peers_ready()
+            elif late:
+                # the producer's tail: every slot freed once more, so the peers' consumers, which free this CTA's
+                # slots too, are past their last arrival on its barriers before it leaves
+                tail = dsl.range(stages, carry=(outer.results[0][0],))
+                for _, (s,) in tail:
+                    pipe.producer_acquire(s)
+                    dsl.yield_(s.advance())
 
-        if fused:
+        if fused or late:
             with dsl.if_(dsl.warp_idx() != 0, scope="warp"):
-                _quantize_stages(segments, sched.count, pipe, xready, xb_ring, x_ring, sx_ring, BM, stages)
+                if fused:
+                    _quantize_stages(segments, sched.count, pipe, xready, xb_ring, x_ring, sx_ring, BM, stages)
+                peers_ready()
 
     # the producer's warpgroup gives up registers to the consumers: at most 232 each, within the SM's 64 K
     with lang.WarpgroupRole((1, wgs + 1), regs=consumer_regs(wgs), increase=True), prof.role("consumer"):
@@ -384,6 +402,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
         c_start = cuda.clock64() if clocks else None
         if pdl and not no_wait:
             cuda.griddepcontrol_wait()  # the workspace, counters and y are the earlier kernels' too
+        if mcl > 1:
+            peers_ready()  # the first stage's release reaches the peers' barriers
         # the epilogue's scales that stay the same over the tiles, loaded once here (after the wait: x's scales
         # may be an earlier kernel's output) and not waited for until an epilogue uses them, so no tile's
         # epilogue waits for a load: W's per-tensor scale; x's (clamped to M), a thread's share of the tile's
@@ -601,15 +621,14 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                                       EM, R, rwgs, epi, epi_y, y_atom, diag, m0, tile * ms + rank if ms > 1 else tile,
                                       store=store, pre=dict(pre, rows=w_rows), epi_y16=epi_y16,
                                       staged=kwg or wgs > 1)
-            if ksplit == 1 or diag in ("no_sum", "no_sum_bare"):  # (diagnostics "no_sum": each CTA stores y from
-                # its own partial, y wrong: no partial stored, waited for or added)
+            if ksplit == 1 or diag == "no_sum":  # (diagnostics "no_sum": each CTA stores y from its own partial, y
+                # wrong: no partial stored, waited for or added)
                 store_y(acc)
             else:
-                if diag == "late_wait":
-                    with dsl.if_(share == 0):
-                        dsl.cluster_wait()
+                with dsl.if_(share == 0):
+                    peers_ready()  # the first partial's store or read next
                 _ksplit_sum(acc, store_y, red, red_full, red_free, rank, ksplit, g, lane, warp, wgs, AN, kblocks,
-                            share, BM, swap)
+                            share, sched.count, BM, swap)
             prof.pop()
             return st_next
 
@@ -624,19 +643,12 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             _tile_read()  # the last TMA store has read the tile before the CTA's shared memory goes
         if pdl and no_wait:
             cuda.griddepcontrol_wait()  # diagnostics: at the end, off the loads' and wgmmas' path
-        if end_wait:  # (diagnostics) the K split's senders wait for their last partial's read, the cluster's
-            # CTAs then leave without a cluster barrier
-            with dsl.if_((rank < ksplit - 1) & (kblocks >= ksplit) & (sched.count > 0)):
-                red_free.wait(0, (sched.count - 1) % 2 == 1)
-            if diag == "late_wait":
-                with dsl.if_(sched.count == 0):
-                    dsl.cluster_wait()
-    if diag == "late_wait":
-        with lang.WarpgroupRole(0):
-            dsl.cluster_wait()
+        if ksplit > 1:  # (no tile, or only tiles whose one K step the last CTA takes: no epilogue here)
+            with dsl.if_((sched.count == 0) | ((kblocks < ksplit) & (rank < ksplit - 1))):
+                peers_ready()
 
-    if cl > 1 and not bare and not end_wait or diag in ("pair_launch", "pair_end"):
-        dsl.cluster_sync()  # no CTA leaves while a peer may still multicast into it or arrive on its barriers
+    if cl > 1 and not late:
+        dsl.cluster_sync()  # (diagnostics "barriers") no CTA leaves while a peer may still reach it
 
 
 QUANTIZER_WARPS = 3  # warps 1-3 of the producer's warpgroup (warp 0 issues the TMA loads)
@@ -824,7 +836,8 @@ def _epilogue_xa(acc, y, w_scale, x_scale, n0, M, N, m0, lane, warp, pre):
             y.store_vec(v, m, n)
 
 
-def _ksplit_sum(accs, store_y, red, red_full, red_free, rank, ksplit, g, lane, warp, wgs, AN, kblocks, i, BM, swap):
+def _ksplit_sum(accs, store_y, red, red_full, red_free, rank, ksplit, g, lane, warp, wgs, AN, kblocks, i, count, BM,
+                swap):
     """The K split over a cluster, a tile's epilogue: each CTA but the last stores its partial (`accs`, a
     warpgroup's accumulators) into the last's shared memory (st.async, 16 bytes a store, completing on the last's
     red_full) once the last has read the partial of its tile before (red_free); the last, where the others took K
@@ -835,7 +848,8 @@ def _ksplit_sum(accs, store_y, red, red_full, red_free, rank, ksplit, g, lane, w
     wgmma.Accumulator.coords): those of two groups a store. The count of stores is what costs, not their bytes:
     on the H200 (s34-ksplit-rows-*), each thread's rows within M in 8-byte stores took 2112 x 7168, M = 32 from
     6.6 to 6.8 us and 4096 x 7168, M = 128 from 12.6 to 14.9 (at M = 1, 4096 x 7168, 8.85 -> 8.6). `i`: the tile's
-    index among this CTA's (the barriers' phase)."""
+    index among this CTA's `count` (the barriers' phase); the last tile's slots are not freed, so a sender leaves
+    once its last partial is stored, with no peer's arrival still to come."""
     last = ksplit - 1
     me = warp * 32 + lane
     vals = [v for a in accs for v in a.values()]
@@ -864,7 +878,7 @@ def _ksplit_sum(accs, store_y, red, red_full, red_free, rank, ksplit, g, lane, w
                 got = red.load_vec(len(idx), s, g, j, me * 4)
                 for t, k in enumerate(idx):
                     vals[k] = dsl.select(has, vals[k] + got[t], vals[k])
-        with dsl.if_(has):
+        with dsl.if_(has & (i + 1 < count)):
             cuda.warp_sync()  # the warp's reads of the slots done before one lane frees them
             with dsl.if_(dsl.elect_sync()):
                 for s in range(last):
@@ -1308,8 +1322,7 @@ def max_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False):
 
 DIAGS = (None, "no_red", "no_split_epilogue", "x_early", "no_wait", "epi_last", "whole_k_only", "own_rows",
          "stream_only", "stream_no_wait", "split_no_gather", "no_mma", "no_epilogue", "promote_w_only",
-         "promote_sx_only", "factors_after", "no_sum", "no_sum_bare", "end_wait", "late_wait", "pair_launch", "pair_launch_bare", "pair_start", "pair_end")
-PAIR_LAUNCH = ("pair_launch", "pair_launch_bare", "pair_start", "pair_end")
+         "promote_sx_only", "factors_after", "no_sum", "barriers")
 
 
 def half_boxes_fit(BM, mc, fused):
@@ -1382,7 +1395,9 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     wgmmas, "no_epilogue" runs the wgmmas and no epilogue, "promote_w_only" / "promote_sx_only"
     promote block-scaled partials with W's block scale alone / x's 1x128 scale alone (what the factors cost),
     "factors_after" has x-as-A block scaling over two warpgroups read a stage's factors after its wgmmas and
-    release the slot after the promotion (as with one). `xhalf`: a CTA whose x tile reaches past M
+    release the slot after the promotion (as with one), "no_sum" has a cluster's K split store y from
+    each CTA's own partial (no sum), "barriers" has a cluster's CTAs meet at a cluster barrier at the start
+    and the end (as before 2026-12-04's thirty-first session). `xhalf`: a CTA whose x tile reaches past M
     loads it as one or two boxes of BM / 2 rows (the second ending 0-7 rows
     past M), not one box of BM rows partly past M (BM a multiple of 16 from
     32 on, mc = 1, e4m3 or bf16 W's x); measured on the H200: 10-24% faster
@@ -1456,20 +1471,18 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
             raise ValueError(f"swap=False with BN={BN} and block-scaled W: BN divides 128 or is 256, so each "
                              "8-column group of the tile's W rows is within one block of 128 rows")
         if diag not in (None, "x_early", "no_wait", "stream_only", "stream_no_wait", "no_mma", "no_epilogue",
-                        "factors_after", "no_sum", "no_sum_bare", "end_wait", "late_wait", *PAIR_LAUNCH):
+                        "factors_after", "no_sum", "barriers"):
             raise ValueError(f"diag={diag!r}: not with swap=False (no split-K path, no epilogue tile)")
         if store != "direct":
             raise ValueError(f"store={store!r}: swap=False stores y straight from the registers ('direct')")
     elif BN % (64 * rwgs) or not 64 * rwgs <= BN <= 256:
         raise ValueError(f"BN={BN} with {wgs} consumer warpgroups: a multiple of {64 * rwgs} up to 256")
     if ksplit not in (1, 2, 4) or ksplit > 1 and (ms > 1 or mc > 1 or kwg or diag not in (
-            None, "x_early", "no_wait", "factors_after", "no_sum", "no_sum_bare", "end_wait", "late_wait")) or (
-            diag in ("no_sum", "no_sum_bare", "end_wait", "late_wait") and ksplit == 1) or (
-            diag in PAIR_LAUNCH and max(mc, ms, ksplit) > 1):
+            None, "x_early", "no_wait", "factors_after", "no_sum", "barriers")) or (diag == "no_sum" and ksplit == 1):
         raise ValueError(f"ksplit={ksplit} with ms={ms}, mc={mc}, kwg={kwg}, diag={diag!r}: 1, 2 or 4 CTAs of a "
                          "cluster splitting each tile's K steps, not with the M split (ms), x multicast (mc), kwg or a "
-                         "diagnostics build but x_early, no_wait, factors_after and no_sum (that one with ksplit "
-                         "only)")
+                         "diagnostics build but x_early, no_wait, factors_after, no_sum (that one with ksplit only) "
+                         "and barriers")
     if fp8 and w_scale not in ("tensor", "row", "block"):
         raise ValueError(f"w_scale={w_scale!r} for fp8 W: tensor, row or block")
     if not fp8 and (w_scale or x_scale):
