@@ -1163,14 +1163,16 @@ def test_the_gemm_splits_k_over_a_cluster_with_w_as_the_wgmmas_a(BM, BN, wgs, ks
 
 
 def test_dsmem_candidates_fill_the_sms_in_one_wave():
-    """W as A's cluster K split is a candidate up to M = 64 where pairs of CTAs on 64-row W tiles fit the SMs once
-    (2112 and 4096 rows; 7168: none), rings of 2 and 4 K steps as deep as fit; not over 4 CTAs (too few clusters of 4
-    fit the H200 at once)."""
+    """W as A's cluster K split is a candidate up to M = 128 where pairs of CTAs on 64-row W tiles fit the SMs once
+    (2112 and 4096 rows; 7168: none), rings of 2 and 4 K steps as deep as fit (at M = 65-128 of one too); not over 4
+    CTAs (too few clusters of 4 fit the H200 at once)."""
     from nvtma.kernels import gemm
-    for M, N, ks in ((1, 2112, {2}), (16, 4096, {2}), (64, 2112, {2}), (8, 7168, set()), (128, 2112, set())):
+    for M, N, ks in ((1, 2112, {2}), (16, 4096, {2}), (64, 2112, {2}), (8, 7168, set()), (128, 2112, {2}),
+                     (129, 2112, set())):
         cs = gemm.dsmem_candidates(M, N)
         assert {c.splits for c in cs} == ks
-        assert all(c.swap and c.dsmem and c.BN == 64 and c.kc in (2, 4) and c.BM >= M and c.stages >= 2 and
+        assert {c.kc for c in cs} <= ({1, 2} if M > 64 else {2, 4})
+        assert all(c.swap and c.dsmem and c.BN == 64 and c.BM >= M and c.stages >= 2 and
                    c.stages <= gemm.deepest_stages(c.BM, 64, kc=c.kc, ksplit=c.splits) for c in cs)
         assert set(cs) <= set(gemm.candidates(M, N, 7168, scale="tensor"))
 

@@ -1899,20 +1899,22 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None, scale=None):
 
 
 def dsmem_candidates(M, N, w_dtype=F8, sms=132, scale=None):
-    """W as A with each tile's K steps split over a CTA pair (dsmem), up to M = 64: W tiles of 64 rows whose pairs
-    fill the SMs in one wave, stages of 2 K steps (rings of 8 and 12 where they fit) and of 4 (4 and 6). Its bound
+    """W as A with each tile's K steps split over a CTA pair (dsmem), up to M = 128: W tiles of 64 rows whose pairs
+    fill the SMs in one wave, stages of 2 K steps (rings of 8 and 12 where they fit) and of 4 (4 and 6), at M =
+    65-128 also of one (8; 12 split CTAs' partials no longer cost the 0.5 us of the cluster barriers before, s36-*).
+    Its bound
     measured first on the H200 (s35-wbound-*: the same W bytes as a problem of twice the rows and half the K,
     unsplit, each CTA the intake and the CTA count the split would give it): 2112 x 7168 per tensor 5.0-5.6 us at M
     = 1-32 against the table's 5.8-6.6, 4096 x 7168 7.4-7.8 against 8.0-8.9, bf16 2112 x 7168 8.4-8.7 at M = 1-16
     against 8.9-9.5. Not over 4 CTAs: a GPC's SMs do not divide into fours, so the H200 runs at most 30 clusters of
     4 at once (cuOccupancyMaxActiveClusters, s35-occupancy), and 2112 rows in 33 took 7.6-7.9 us at M = 1-8 against
     5.2-5.4 in pairs (s35-pdl-*)."""
-    BM = next((b for b in (8, 16, 32, 64) if b >= M), None)
+    BM = next((b for b in (8, 16, 32, 64, 128) if b >= M), None)
     if BM is None or -(-N // 64) * 2 > sms:
         return []
     out = []
-    for kc, rings in ((2, (8, 12)), (4, (4, 6))):
-        if live_registers(BM, 64, 1, False, kc, scale == "block") > thread_registers(1):
+    for kc, rings in ((1, (8,)), (2, (8, 12)), (4, (4, 6))):
+        if kc == 1 and BM < 128 or live_registers(BM, 64, 1, False, kc, scale == "block") > thread_registers(1):
             continue
         room = deepest_stages(BM, 64, w_dtype, scale == "block", kc=kc, ksplit=2)
         out += [Config(BM, 64, 1, 2, stages=min(st, room), kc=kc, dsmem=True) for st in rings if min(st, room) >= 2]
