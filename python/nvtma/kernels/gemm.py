@@ -1660,9 +1660,9 @@ class Config(NamedTuple):
 # (results/h200-2026-12-04-s36-gemm-1..3.jsonl): the candidate faster than the entry before at every M of its
 # tile in all three runs whose worst time against it was least (at most 0.99 of it; 0.89-0.99): W as A's K split
 # over CTA pairs at 4096 x 7168, M = 1-64 (per tensor at M = 1-32, row- and block-scaled at 16-32, bf16 at 1-64),
-# x as A's at 2112 x 7168, M = 64 (per tensor, block-scaled, bf16), and CTA pairs sharing W at M = 128 (4096 x
-# 7168 per tensor, row-scaled and bf16 at 2 K steps a stage; 7168 x 2048 row-scaled; 24576 x 1536 block-scaled;
-# 2112 x 7168 bf16)
+# x as A's at 2112 x 7168, M = 64 (per tensor, block-scaled, bf16), CTA pairs sharing W at M = 128 (4096 x 7168
+# per tensor, row-scaled and bf16 at 2 K steps a stage; 7168 x 2048 row-scaled; 24576 x 1536 block-scaled; 2112 x
+# 7168 bf16), and x as A at 16384 x 16384, M = 64, block-scaled
 MEASURED = {
     (2112, 7168, 8, 'bf16'): (64, 1, 2, 1, 12, 1, False, 2, True, True),
     (2112, 7168, 8, 'block'): (64, 1, 2, 1, 4, 1, False, 4, True, True),
