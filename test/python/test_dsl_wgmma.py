@@ -762,13 +762,18 @@ def test_the_gemm_plans_where_bf16_x_is_quantized():
     assert g.quantize_mode == "auto"
     sp, _, q = g.plan(gemm.FUSED_MAX_ROWS, 24576, 1536, scale="tensor", quantize=True)
     assert sp.info["x_scale"] == "fused" and q is None
-    # 4096 x 7168 at BM = 16: the measured config (BN = 64, row scales) converts x for too little W; fused it
-    # runs W tiles of 128 rows split 4 ways (128 CTAs), which stream enough; 2112 x 7168's split 7 ways, where
-    # "auto" quantizes first (per tensor or row: measured faster), and fuses with block scales
+    # 4096 x 7168 at BM = 16: the measured config (BN = 64 split over CTA pairs, row scales) converts x for too
+    # little W; fused ("fused", or "auto" with block scales) it runs W tiles of 128 rows split 4 ways (128 CTAs),
+    # which stream enough; per tensor or row "auto" quantizes first there (the pairs' split: measured faster), as
+    # at 2112 x 7168's split 7 ways
     cfg = gemm.choose_config(16, 4096, 7168, scale="row")
-    assert gemm.fused_w_rows(cfg, 4096, 7168) < gemm.FUSED_MIN_W_ROWS
-    sp, splits, q = g.plan(16, 4096, 7168, scale="row", quantize=True)
+    assert gemm.fused_w_rows(cfg, 4096, 7168) < gemm.FUSED_MIN_W_ROWS and cfg.dsmem
+    sp, splits, q = gemm.Gemm(quantize="fused").plan(16, 4096, 7168, scale="row", quantize=True)
     assert q is None and (sp.info["BN"], splits) == (128, 4)
+    sp, splits, q = g.plan(16, 4096, 7168, scale="block", quantize=True)
+    assert q is None and (sp.info["BN"], splits) == (128, 4)
+    sp, splits, q = g.plan(16, 4096, 7168, scale="row", quantize=True)
+    assert q is not None and sp.info["ksplit"] == 2
     assert gemm.fused_w_rows(gemm.Config(16, 128, 1, 4), 4096, 7168) >= gemm.FUSED_WIDE_MIN_W_ROWS
     sp, splits, q = gemm.Gemm(quantize="fused").plan(16, 2112, 7168, scale="row", quantize=True)
     assert q is None and (sp.info["BN"], splits) == (128, 7)
@@ -1227,7 +1232,7 @@ def test_block_scales_are_stored_for_whole_tma_boxes():
 
 
 def test_gemm_plans_table_entries_of_x_as_a_with_every_option():
-    """Where the table gives x as the wgmmas' A (bf16 4096 x 7168 at M = 1,
+    """Where the table gives x as the wgmmas' A (bf16 7168 x 2048 at M = 1,
     e4m3 4096 x 7168 at M = 64): a kc option keeps the ring within what fits
     with x's pad rows (it sized the ring as if W were A, and gemm_spec refused
     it); options x as A does not take (x or W multicast, kwg, TMA stores of y,
@@ -1236,9 +1241,9 @@ def test_gemm_plans_table_entries_of_x_as_a_with_every_option():
     silent quantize_x first; a given x-as-A config with them is refused."""
     from nvtma.kernels import gemm
     g = gemm.Gemm()
-    assert not gemm.choose_config(1, 4096, 7168, "bf16").swap
+    assert not gemm.choose_config(1, 7168, 2048, "bf16").swap
     for kc in (1, 2, 4, 8):
-        sp = g.plan(1, 4096, 7168, "bf16", None, kc=kc)[0]
+        sp = g.plan(1, 7168, 2048, "bf16", None, kc=kc)[0]
         assert sp.info["swap"] is False and sp.info["kc"] == kc
         assert 2 <= sp.info["stages"] <= gemm.deepest_stages(8, sp.info["BN"], "bf16", kc=kc, swap=False)
     assert not gemm.choose_config(64, 4096, 7168, gemm.F8, scale="row").swap

@@ -2289,10 +2289,12 @@ class Gemm:
             # 11.3-11.5), with 7 splits (2112 x 7168, M = 1-16: 6.7-8.1 against 7.1-8.3) and with 4 at M = 1-8
             # (4096 x 7168, row-scaled: 9.2-9.6 against 9.8-9.9); inside was faster or as fast unsplit (24576 x
             # 1536: 9.4-10.7 against 9.6-11.6, 16384 x 16384) and at 4 splits at M = 16 (4096 x 7168: 11.0-11.3
-            # against 11.1-13.0)
+            # against 11.1-13.0); and not where the problem's own config splits K over CTA pairs (dsmem), whose
+            # GEMM inside drops the split (s36-gemm-final-*: 4096 x 7168, M = 16, per tensor and row-scaled,
+            # quantize_x then the GEMM at the split 10.0-10.2 us against 11.0-11.1 inside at 16/128/1/4)
             if how == "auto" and ((kc or fcfg.kc) > 1 or not fcfg.swap or fcfg.BM * fcfg.ms > FUSED_MAX_ROWS or (
                     scale != "block" and (fused_w_rows(fcfg, N, K, w_dtype, sms) < FUSED_MIN_W_ROWS or fcfg.BN < 128
-                                          or fcfg.grid_splits > (4 if fcfg.BM >= 16 else 1)))):
+                                          or fcfg.grid_splits > (4 if fcfg.BM >= 16 else 1) or cfg.dsmem))):
                 how = "kernel"
             elif deepest_stages(fcfg.BM, fcfg.BN, w_dtype, scale == "block", True) < 2:
                 how = "kernel"  # no room for a ring with x's bf16 tiles too (BM = 256 with BN = 64; "fused" has W
