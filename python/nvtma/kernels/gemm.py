@@ -192,8 +192,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     # and no CTA waits for its peers at the end: a CTA leaves once nothing of a peer can reach it any more (the
     # producer's tail with mc or ms; the K split's last partial is never freed). On the H200 (s36-pairs-*) the
     # barrier's wait at the start cost 0.1-0.3 us and one at the end 0.3-0.45 us, the cluster launch nothing:
-    # 8192 x 3584 (128 CTAs) took 7.24 us unclustered, 7.8-7.95 as pairs between the two barriers, 7.2-7.4 without
-    # them (diagnostics "barriers": both as before)
+    # 8192 x 3584 (128 CTAs) took 7.2-7.4 us unclustered or as pairs without the barriers, 7.85-8.0 as pairs
+    # between them (diagnostics "barriers": both as before)
     late = cl > 1 and diag != "barriers"
 
     def peers_ready():
@@ -1908,9 +1908,8 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None, scale=None):
 def dsmem_candidates(M, N, w_dtype=F8, sms=132, scale=None):
     """W as A with each tile's K steps split over a CTA pair (dsmem), up to M = 128: W tiles of 64 rows whose pairs
     fill the SMs in one wave, stages of 2 K steps (rings of 8 and 12 where they fit) and of 4 (4 and 6), at M =
-    65-128 also of one (8; 12 split CTAs' partials no longer cost the 0.5 us of the cluster barriers before, s36-*).
-    Its bound
-    measured first on the H200 (s35-wbound-*: the same W bytes as a problem of twice the rows and half the K,
+    65-128 also of one (a ring of 8: since the pairs no longer meet at cluster barriers, s36-*, they may pay there
+    too). Its bound measured first on the H200 (s35-wbound-*: the same W bytes as a problem of twice the rows and half the K,
     unsplit, each CTA the intake and the CTA count the split would give it): 2112 x 7168 per tensor 5.0-5.6 us at M
     = 1-32 against the table's 5.8-6.6, 4096 x 7168 7.4-7.8 against 8.0-8.9, bf16 2112 x 7168 8.4-8.7 at M = 1-16
     against 8.9-9.5. Not over 4 CTAs: a GPC's SMs do not divide into fours, so the H200 runs at most 30 clusters of
