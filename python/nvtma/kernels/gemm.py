@@ -1906,14 +1906,14 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None, scale=None):
 
 
 def dsmem_candidates(M, N, w_dtype=F8, sms=132, scale=None):
-    """W as A with each tile's K steps split over a CTA pair (dsmem), up to M = 128: W tiles of 64 rows whose pairs
-    fill the SMs in one wave, stages of 2 K steps (rings of 8 and 12 where they fit) and of 4 (4 and 6), at M =
-    65-128 also of one (a ring of 8: since the pairs no longer meet at cluster barriers, s36-*, they may pay there
-    too). Its bound measured first on the H200 (s35-wbound-*: the same W bytes as a problem of twice the rows and half the K,
-    unsplit, each CTA the intake and the CTA count the split would give it): 2112 x 7168 per tensor 5.0-5.6 us at M
-    = 1-32 against the table's 5.8-6.6, 4096 x 7168 7.4-7.8 against 8.0-8.9, bf16 2112 x 7168 8.4-8.7 at M = 1-16
-    against 8.9-9.5. Not over 4 CTAs: a GPC's SMs do not divide into fours, so the H200 runs at most 30 clusters of
-    4 at once (cuOccupancyMaxActiveClusters, s35-occupancy), and 2112 rows in 33 took 7.6-7.9 us at M = 1-8 against
+    """W as A with each tile's K steps split over a CTA pair (dsmem), up to M = 128: W tiles of 64 rows whose pairs fill
+    the SMs in one wave, stages of 2 K steps (rings of 8 and 12 where they fit) and of 4 (4 and 6), at M = 65-128
+    also of one (a ring of 8: since the pairs no longer meet at cluster barriers, s36-*, they may pay there too). Its
+    bound measured first on the H200 (s35-wbound-*: the same W bytes as a problem of twice the rows and half the K,
+    unsplit, each CTA the intake and the CTA count the split would give it): 2112 x 7168 per tensor 5.0-5.6 us at M =
+    1-32 against the table's 5.8-6.6, 4096 x 7168 7.4-7.8 against 8.0-8.9, bf16 2112 x 7168 8.4-8.7 at M = 1-16
+    against 8.9-9.5. Not over 4 CTAs: a GPC's SMs do not divide into fours, so the H200 runs at most 30 clusters of 4
+    at once (cuOccupancyMaxActiveClusters, s35-occupancy), and 2112 rows in 33 took 7.6-7.9 us at M = 1-8 against
     5.2-5.4 in pairs (s35-pdl-*)."""
     BM = next((b for b in (8, 16, 32, 64, 128) if b >= M), None)
     if BM is None or -(-N // 64) * 2 > sms:
