@@ -79,11 +79,14 @@ def test_example_compiles_and_saves(name, flags, want, tmp_path):
     (["--m", "8", "--n", "7168", "--k", "2048", "--scale", "row", "--quantize", "fused"],
      [r"BM=8 .*; x quantized inside the GEMM", r"wgmma\.mma_async\.sync\.aligned\.m64n8k32\.f32\.e4m3\.e4m3",
       r"descriptor for argument 1: tiled box \[8, 64\] bfloat16"]),
-    # by default (--quantize auto) at small M too, at a config of its own where the problem's would leave the
-    # quantizing warps behind W's stream (BN = 64 over 64 CTAs: tiles of 128 W rows, split 4 ways); at 7168 x 2048
-    # (64-row tiles) bf16 x is quantized first (quantize_x), at the problem's config
-    (["--m", "16", "--n", "4096", "--k", "7168"],
+    # by default (--quantize auto) at small M too with block scales, at a config of its own where the problem's
+    # would leave the quantizing warps behind W's stream (BN = 64 over CTA pairs: tiles of 128 W rows, split 4
+    # ways); per tensor there, and at 7168 x 2048 (64-row tiles), bf16 x is quantized first (quantize_x), at the
+    # problem's config
+    (["--m", "16", "--n", "4096", "--k", "7168", "--scale", "block"],
      [r"BM=16 BN=128 consumer warpgroups=1 .*K splits=4, .*; x quantized inside the GEMM"]),
+    (["--m", "16", "--n", "4096", "--k", "7168"],
+     [r"BM=16 BN=64 consumer warpgroups=1 .*K splits=2 over a cluster", r"wrote .*/quantize_x-"]),
     (["--m", "1", "--n", "7168", "--k", "2048"],
      [r"BM=8 BN=64 consumer warpgroups=1 .*K splits=1, x loaded by each CTA; l2_promotion", r"wrote .*/quantize_x-"]),
 ])
