@@ -210,14 +210,13 @@ if PROBES is PDL_PROBES:
 BARRIERS = ("barriers", {"diag": "barriers"}, False)
 
 
-def _variants(cfg, M, mode, xa_block, ksplit):
-    """The variants a config runs in."""
-    from nvtma.kernels import gemm
-    c = gemm.Config(*cfg)
+def _variants(c, M, mode):
+    """The variants a config (a gemm.Config) runs in."""
     if PROBES is PAIR_AB:
         return VARIANTS + ([BARRIERS] if max(c.mc, c.ms, c.ksplit) > 1 else [])
-    no_sum = PROBES is NOSUM or PROBES is DSMEM and mode == "tensor" and M <= 16
-    return VARIANTS + ([AFTER] if xa_block else []) + ([NO_SUM] if ksplit and no_sum else [])
+    xa_block = not c.swap and c.wgs > 1 and mode == "block"
+    no_sum = c.ksplit > 1 and (PROBES is NOSUM or PROBES is DSMEM and mode == "tensor" and M <= 16)
+    return VARIANTS + ([AFTER] if xa_block else []) + ([NO_SUM] if no_sum else [])
 
 
 AFTER = ("after", {"diag": "factors_after"}, False)  # x as A, block-scaled: its factors after the wgmmas
@@ -235,9 +234,7 @@ def _plans(d=None):
         for cfg in cfgs:
             cfg = cfg or (gemm.fused_config(gemm.choose_config(M, N, K), N, K) if fused else
                           gemm.choose_config(M, N, K, gemm.F8 if fp8 else "bf16", scale=mode if fp8 else None))
-            xa_block = cfg and not gemm.Config(*cfg).swap and gemm.Config(*cfg).wgs > 1 and mode == "block"
-            ksplit = cfg and gemm.Config(*cfg).ksplit > 1
-            for label, opts, l2 in _variants(cfg, M, mode, xa_block, ksplit):
+            for label, opts, l2 in _variants(gemm.Config(*cfg), M, mode):
                 if str(opts.get("diag")).startswith("promote_") and mode != "block":
                     continue  # the promotion's diagnostics change nothing without block scales
                 opts = dict(opts, **({"quantize": "fused"} if fused else {}))
