@@ -4,8 +4,8 @@
 # kernels from `stream_floor.py build-NAME .dev/DIR`, .dev/gf from `gemm_bench.py build` where it is needed); on the
 # GPU:  [SUITES=xa|gemm|all|none] [PROBES=N XPROBES=NAME XDIR=DIR] [SAN=1 [SANK=EXPR]] [RUNS=N] bash
 # benchmarks/diag/call_s29.sh
-#   SUITES=xa (the default): the GEMM's GPU tests of x as the wgmmas' A; gemm: all the GEMM's; all: every GPU
-#   suite (call_s26.sh)
+#   SUITES=xa (the default): the GEMM's GPU tests of x as the wgmmas' A; k: those -k "$TK" picks; gemm: all the
+#   GEMM's; all: every GPU suite (call_s26.sh)
 #   PROBES=N (0): N runs of stream_floor.py's probe set NAME (run-NAME .dev/DIR; xkwg in .dev/xk by default);
 #   CPROBES=N (0): N runs of config_probe.py's PROBES (its kernels from `config_probe.py build .dev/cp`);
 #   SAN=1: compute-sanitizer (memcheck, racecheck, synccheck; device errors only) over test_gpu_gemm.py's tests
@@ -28,6 +28,10 @@ if [ "${SUITES:-xa}" = xa ]; then
   timeout 150 python3 -m pytest -q -m gpu -p no:cacheprovider test/python/test_gpu_gemm.py -k "x_as_the_wgmmas_a" -rfE \
     > "$OUT/test_gpu_gemm_xa.log" 2>&1
   echo "x-as-A GPU tests rc $?: $(tail -n 1 "$OUT/test_gpu_gemm_xa.log") at $(( $(date +%s) - t0 )) s"
+elif [ "${SUITES:-xa}" = k ]; then  # the GEMM's GPU tests that pytest -k "$TK" picks
+  timeout 200 python3 -m pytest -q -m gpu -p no:cacheprovider test/python/test_gpu_gemm.py -k "$TK" -rfE \
+    > "$OUT/test_gpu_gemm_k.log" 2>&1
+  echo "GPU tests -k '$TK' rc $?: $(tail -n 1 "$OUT/test_gpu_gemm_k.log") at $(( $(date +%s) - t0 )) s"
 elif [ "${SUITES:-xa}" = gemm ]; then
   timeout 200 python3 -m pytest -q -m gpu -p no:cacheprovider test/python/test_gpu_gemm.py -rfE > "$OUT/test_gpu_gemm.log" 2>&1
   echo "test_gpu_gemm.py rc $?: $(tail -n 1 "$OUT/test_gpu_gemm.log") at $(( $(date +%s) - t0 )) s"

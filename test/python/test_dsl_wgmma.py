@@ -1497,6 +1497,26 @@ def test_the_gemm_operand_views_pass_the_runtime_checks():
     assert len(args.encode_descriptor(view, d, "w")) == 128
 
 
+def test_gemm_quantize_refuses_what_its_kernel_cannot_read():
+    """Gemm.quantize (public: bf16 x -> e4m3 x and scales) refuses, with a
+    LaunchError naming the rule, x its kernel would read or write past or
+    misaligned (it reads 16 bytes a thread: K = 1100 faulted the H200's
+    context with a misaligned address), and a granularity it has not."""
+    torch = pytest.importorskip("torch")
+    from nvtma.kernels import gemm
+    from nvtma.runtime.errors import LaunchError
+    g = gemm.Gemm()
+    for x, granularity, rule, match in (
+            (torch.zeros(4, 1100, dtype=torch.bfloat16), "token", "shape", "K = 1100"),
+            (torch.zeros(4, 1024, dtype=torch.float16), "token", "dtype", "bf16"),
+            (torch.zeros(4, 1024, dtype=torch.bfloat16), "row", "scale", "granularity='row'"),
+            (torch.zeros(4, 4, 1024, dtype=torch.bfloat16), "block", "shape", "2-D"),
+            (torch.zeros(4, 1024, dtype=torch.bfloat16), "block", "device", "not a GPU")):
+        with pytest.raises(LaunchError, match=match) as e:
+            g.quantize(x, granularity)
+        assert e.value.rule == rule, (x.shape, granularity, e.value.rule)
+
+
 def test_a_kc_call_makes_w_s_view_once_per_w_and_keeps_no_w_alive():
     """A prepared call of a kernel of several K steps a stage makes W's
     [K / bk, rows, bk] view once per W tensor (x's every call: a model's
