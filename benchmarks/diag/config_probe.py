@@ -41,7 +41,10 @@ Twenty-ninth (s34-*): a CTA's intake halved at the same CTA count (-ingress, -in
 over a cluster (-ksplit-all, -ksplit-rows: the kernel's sum in earlier forms; -ksplit) and without its sum (-nosum).
 Thirtieth (s35-*): W as A with the K split over a cluster, its bound first (-wbound: WBOUND) and as built beside the
 table's config, with and without its sum (-dsmem: PROBES). Thirty-first (s36-*): what in a grid of CTA pairs costs
-(-pairs-a/-b), and the clusters' late waits against the barriers before (-late: PROBES).
+(-pairs-a/-b), and the clusters' late waits against the barriers before (-late: PROBES). Thirty-second (s37-*): x in a
+ring of its own beside W's (gemm_spec xstages, built at 8af4d42 and removed; -xring-1/-2: x's ring of 3 or 6 slots,
+W's the deepest beside it; -3/-4: x's 1, 2 or 4 slots deeper than the one ring's), and W tiles of 192-256 rows over
+3-4 consumer warpgroups, at the misses of M = 32-128.
     python3 benchmarks/diag/config_probe.py build DIR    # here
     python3 benchmarks/diag/config_probe.py run DIR      # on the GPU
 """
@@ -201,29 +204,7 @@ PDL_PROBES = [(n, k, M, "tensor", [None, cfg]) for N, K in ((2112, 7168), (4096,
 # built for it: git history, de69ad4). Then (s36-late-*): the kernels as changed (each thread's wait late, no
 # barrier at the end) against them as before (diag "barriers"), every cluster candidate, per tensor, M <= 128
 PAIR_AB = [(N, K, M, "tensor", "clusters") for N, K in SHAPES for M in (1, 8, 16, 32, 64, 128)]
-# Thirty-second session (s37-xring-*): x in a ring of its own (gemm_spec's xstages: 3 or 6 slots, loaded by a warp of
-# its own after the wait for the earlier kernels) beside W's, the deepest that fits, against the one ring of both, at
-# the misses of M = 32-128: the table's config, the best unclustered candidates of s36-gemm-final-1, and W tiles of
-# 192-256 rows over 3-4 consumer warpgroups (x reread a third or a quarter as often)
-XRING_CFGS = {
-    (24576, 1536, 32): [(32, 192, 1, 1), (32, 64, 1, 1, 1, 9, 1, False, 2)],
-    (24576, 1536, 64): [(64, 192, 1, 1), (64, 64, 1, 1, 1, 12), (64, 192, 3, 1)],
-    (24576, 1536, 128): [(128, 64, 1, 1), (128, 128, 1, 1), (128, 192, 3, 1), (128, 256, 4, 1)],
-    (7168, 2048, 32): [(32, 64, 1, 1, 1, 4, 1, False, 2), (32, 64, 1, 1)],
-    (7168, 2048, 64): [(64, 64, 1, 1, 1, 4, 1, False, 2), (64, 64, 1, 1)],
-    (7168, 2048, 128): [(128, 64, 1, 1)],
-    (4096, 7168, 32): [(32, 64, 1, 1, 1, 9, 1, False, 2)],
-    (4096, 7168, 64): [(64, 32, 1, 1, 1, 9, 1, False, 2, False), (64, 64, 1, 1, 1, 12)],
-    (4096, 7168, 128): [(128, 64, 1, 1), (128, 32, 2, 1, 1, 5, 1, False, 2, False)],
-    (2112, 7168, 64): [(64, 16, 1, 1, 1, 8, 1, False, 2, False)],
-    (2112, 7168, 128): [(128, 64, 1, 4)],
-    (16384, 16384, 128): [(128, 128, 1, 1), (128, 128, 2, 1), (128, 256, 4, 2)],
-}
-XRING = [(N, K, M, mode, [None] + cfgs) for (N, K, M), cfgs in XRING_CFGS.items()
-         for mode in ("tensor", "row") if mode == "tensor" or N in (24576, 7168) and M >= 64]
-XSTAGES = (3, 6)  # (s37-xring-1/-2; -3/-4: x's ring deeper than the one ring, W's what is left)
-XSTAGES_MORE = (1, 2, 4)
-PROBES = XRING
+PROBES = PAIR_AB
 NO_SUM = ("no_sum", {"diag": "no_sum"}, False)
 # (label, spec options (a "quantize" entry: bf16 x, quantized as Gemm's quantize says), W resident in L2)
 VARIANTS = [("now", {}, False)]
@@ -236,14 +217,6 @@ def _variants(c, M, mode):
     """The variants a config (a gemm.Config) runs in."""
     if PROBES is PAIR_AB:
         return VARIANTS + ([BARRIERS] if max(c.mc, c.ms, c.ksplit) > 1 else [])
-    if PROBES is XRING:  # x's own ring where the kernel takes one, W's the deepest beside it (at least 4 slots)
-        from nvtma.kernels import gemm
-        wd = "bf16" if mode == "bf16" else gemm.F8
-        ok = max(c.mc, c.ms, c.ksplit) == 1 and not c.kwg and mode != "block"
-        one = c.stages or gemm.max_stages(c.BM, c.BN, wd) if c.kc == 1 else c.stages  # the one ring's depth
-        return VARIANTS + [(f"xs{n}", {"xstages": n, "stages": None}, False) for n in
-                           (one + d for d in XSTAGES_MORE) if ok and one and
-                           gemm.deepest_stages(c.BM, c.BN, wd, kc=c.kc, swap=c.swap, xstages=n) >= 2]
     xa_block = not c.swap and c.wgs > 1 and mode == "block"
     no_sum = c.ksplit > 1 and (PROBES is NOSUM or PROBES is DSMEM and mode == "tensor" and M <= 16)
     return VARIANTS + ([AFTER] if xa_block else []) + ([NO_SUM] if no_sum else [])

@@ -185,21 +185,6 @@ KC_CASES = [
     (128, 384, 1536, "block", (64, 64, 1, 1, 1, None, 2), 4),
 ]
 
-# (M, N, K, mode, config, x's ring): x in a ring of its own (gemm_spec's xstages), W's the deepest beside it: M not a
-# multiple of 8 and x's box past M (xhalf at BM = 128), N and K tails, more tiles than SMs (persistent CTAs, the two
-# rings' laps apart), the K split through the workspace, several K steps a stage, x as the wgmmas' A, the wgmma
-# overlap of deep rings and without it (a ring of under 6), per tensor, row-scaled and bf16, and without PDL
-XRING_CASES = [
-    (100, 24576, 1536, "tensor", (128, 64, 1, 1), 3),
-    (77, 448, 1104, "row", (128, 64, 1, 1), 6),
-    (64, 7168, 2048, "bf16", (64, 64, 1, 1), 2),
-    (30, 512, 3072, "tensor", (32, 128, 1, 5), 4),
-    (20, 320, 2048, "row", (32, 64, 1, 1, 1, None, 1, False, 2), 3),
-    (50, 200, 1536, "tensor", (64, 16, 1, 1, 1, None, 1, False, 2, False), 3),
-    (128, 384, 1024, "tensor", (128, 192, 3, 1, 1, 3), 2),
-]
-XRING_NO_PDL = (40, 640, 1024, "tensor", (64, 64, 1, 1), 3)
-
 
 # (M, N, K, mode, config, y dtype): x as the wgmmas' A (swap=False, the config's tenth value): W tiles of any
 # multiple of 8 rows (16, 24, 56), a last tile partly past N, M not a multiple of 8 and BM not a power of two
@@ -304,11 +289,6 @@ def gemm_specs():
         for quantize in (False,) if mode == "bf16" else (False, "fused", "kernel"):
             sp, _, q = g.plan(M, N, K, wd, None if mode == "bf16" else mode, quantize=quantize, config=cfg)
             out += [sp] + ([q] if q is not None else [])
-    for M, N, K, mode, cfg, xs in XRING_CASES + [XRING_NO_PDL]:
-        wd, scale = ("bf16", None) if mode == "bf16" else ("f8E4M3FN", mode)
-        pdl = {"pdl": False} if (M, N, K, mode, cfg, xs) == XRING_NO_PDL else {}
-        for opts in ({"xstages": xs, "stages": None}, {}):  # and the same config in one ring
-            out.append(g.plan(M, N, K, wd, scale, config=cfg, **opts, **pdl)[0])
     for M, N, K, mode, cfg, yd in XA_CASES:
         wd, scale = ("bf16", None) if mode == "bf16" else ("f8E4M3FN", mode)
         for quantize in (False,) if mode == "bf16" else (False, True):  # e4m3 x, and bf16 x quantized first

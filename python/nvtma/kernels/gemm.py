@@ -78,11 +78,7 @@ def _gemm_cluster(mc=1, ms=1, ksplit=1, **_):
 def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32", (None, None)),
                 counters: dsl.Tensor("i32", (None,)), parts: dsl.Int32, *scales, BM, BN, wgs, stages, w_scale,
                 x_scale, l2_w, l2_x, w_hint, x_hint, mc=1, ms=1, kwg=False, pdl=False, profile=None, chains=1,
-                diag=None, store="tma", xhalf=False, kc=1, swap=True, ksplit=1, xstages=0):
-    # xstages > 0: x has a ring of its own, of xstages slots, apart from W's (`stages` slots of W alone): a warp of its
-    # own (the producer warpgroup's second) loads it, so W's loads run as far ahead as W's ring, x's as far as its
-    # own. x comes from L2 (every CTA rereads it) and W from DRAM, whose latency the ring's bytes in flight must
-    # cover: at M = 64-128 x's tile is as large as W's or twice, so in one ring it holds most of the bytes in flight
+                diag=None, store="tma", xhalf=False, kc=1, swap=True, ksplit=1):
     # swap: W is the wgmmas' A (its tile's rows fill their M = 64) and x their B (n = BM); swap=False: x is A,
     # each consumer warpgroup 64 of its rows (rows of a stage past BM unloaded: their y rows are not written),
     # and W's tile of BN rows B (n = BN, any multiple of 8): whole-K tiles (or their K steps split over the CTAs
@@ -147,8 +143,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     # rows, stay in the stage (rows no TMA writes: the next stage's may be landing)
     xpad = 0 if swap else x_pad_rows(BM, kc)
     xdims = ((kc + xpad // BM, BM) if kc > 1 else (BM + xpad,)) if xpad else (*kdims, BM)
-    x_ring = pool.alloc((xstages or stages, *xdims, bk), w.dtype if fused else x.dtype, swizzle=sw_)  # what the
-    # wgmmas read
+    x_ring = pool.alloc((stages, *xdims, bk), w.dtype if fused else x.dtype, swizzle=sw_)  # what the wgmmas read
 
     def x_stage(i):
         """Stage i of x's ring as its TMA box lands in it."""
@@ -184,7 +179,6 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     # a slot is free once the consumer warps of every CTA its x slice lands in released it (fused: every
     # consumer thread, each after its own reads of the scales the quantizing warps wrote there)
     pipe = lang.Pipeline(stages, full="tma", empty="mbar", init_empty=(32 if fused else 1) * 4 * rwgs * mcl)
-    xpipe = lang.Pipeline(xstages, full="tma", empty="mbar", init_empty=4 * rwgs) if xstages else pipe
     if ksplit > 1:
         # the K split's partials in the last CTA of the cluster: [sender, warpgroup, 16-byte piece, thread] (a warp's
         # 32 pieces 512 contiguous bytes), landed on red_full (armed there with their bytes); red_free, in each
@@ -248,7 +242,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
     no_wait = diag in ("no_wait", "stream_no_wait")
     if stream:
         x_bytes = 0
-    stage_bytes = w_atom.tile_bytes + (0 if xstages else x_bytes + (sx_atom.tile_bytes if x_scale == "block" else 0))
+    stage_bytes = w_atom.tile_bytes + x_bytes + (sx_atom.tile_bytes if x_scale == "block" else 0)
 
     def tile_of(group):
         return group * mc + rank if mc > 1 else group
@@ -294,7 +288,7 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
 
             def load_x(s, kb):
                 mcast = dict(mcast_mask=(1 << mc) - 1, cta_rank=rank) if mc > 1 else {}
-                bar = dict(tma_bar_ptr=xpipe.full.at(s.index), cache_hint=x_hint)
+                bar = dict(tma_bar_ptr=pipe.full.at(s.index), cache_hint=x_hint)
                 if kc > 1:
                     cpasync.copy(x_atom, [kb * kc, m0, 0], x_stage(s.index), **bar)
                 elif not xhalf:
@@ -323,86 +317,72 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                     load_x(s, kb)
                 prof.pop()
 
-            if xstages:  # W's ring alone: no wait for the earlier kernels (W is none's output); x's warp waits
-                _ring_loads(segments, sched.count, stages, pipe, load_w)
-            else:
-                pre = 0
-                c_start = cuda.clock64() if clocks else None
-                ck0 = (Int64(0), Int64(0), Int64(0), c_start) if clocks else None  # blocked, x_load, grid_wait, last
-                if pdl:
-                    # programmatic dependent launch: W is no earlier kernel's output, so the first stages of
-                    # this CTA's first segment take their W before the wait for those kernels, x after it
-                    p = cid
-                    it0, it1 = share(p)
-                    group0 = it0 // kblocks
-                    kbs = it0 - group0 * kblocks
-                    tile0 = tile_of(group0)
-                    pre = dsl.select(p < parts, dsl.min(dsl.min(kblocks - kbs, it1 - it0), Int32(stages)), Int32(0))
-                    prof.push("prefetch")
-                    for j in dsl.range(pre):  # the fresh ring's first slots: free, no acquire
-                        load_w(lang.PipelineState(stages, index=j), tile0, kbs + j)
-                        if diag == "x_early":  # diagnostics: their x too (wrong if an earlier kernel writes x)
-                            load_x(lang.PipelineState(stages, index=j), kbs + j)
-                    prof.pop()
-                    if pdl == "early":  # the next kernel may start now: its CTAs prefetch beside this one's
-                        cuda.griddepcontrol_launch_dependents()
-                    prof.push("grid_wait")
-                    tg = cuda.clock64() if clocks else None
-                    if not no_wait:  # diagnostics: no wait at all (wrong with split K, or x written before)
-                        cuda.griddepcontrol_wait()
-                    if mc > 1:
-                        peers_ready()  # x's first load (a multicast) next
-                    prof.pop()
-                    if clocks:
-                        t = cuda.clock64()
-                        ck0 = _tally(ck0, (None, None, t - tg), t)
-
-                def load(tile, kb0, kb1, state):
-                    inner = dsl.range(kb0, kb1, carry=state)
-                    for kb, (s, n, *ck) in inner:
-                        t0 = cuda.clock64() if clocks else None
-                        if pdl:
-                            with dsl.if_(n >= pre):  # its W not loaded before the wait
-                                acquire_and_load(s, tile, kb, x=False)
-                        else:  # (x's load with W's: x_load stays near 0)
-                            acquire_and_load(s, tile, kb, x=not stream)
-                        t1 = cuda.clock64() if clocks else None
-                        if pdl and not stream:
-                            with dsl.if_(n >= pre) if diag == "x_early" else contextlib.nullcontext():
-                                load_x(s, kb)
-                        if clocks:  # the wait for a free slot and W's load; x's load
-                            t2 = cuda.clock64()
-                            ck = [_tally(ck[0], (t1 - t0, t2 - t1, None), t2)]
-                        dsl.yield_(s.advance(), n + 1, *ck)
-                    return inner.results
-
-                outer = dsl.range(sched.count, carry=((lang.PipelineState(stages), Int32(0), *((ck0,) if clocks else ())),))
-                for i, (state,) in outer:
-                    dsl.yield_(segments(i, state, load))
-                if clocks:
-                    _write_clocks(clock_buf, 0, wgs, outer.results[0][2], c_start, dsl.lane_idx() == 0)
-                if pdl is True:
-                    cuda.griddepcontrol_launch_dependents()  # every load issued: the next kernel may start
-                if ksplit > 1:
-                    peers_ready()
-                elif late:
-                    # the producer's tail: every slot freed once more, so the peers' consumers, which free this CTA's
-                    # slots too, are past their last arrival on its barriers before it leaves
-                    tail = dsl.range(stages, carry=(outer.results[0][0],))
-                    for _, (s,) in tail:
-                        pipe.producer_acquire(s)
-                        dsl.yield_(s.advance())
-        if xstages:
-            with lang.WarpRole(1), prof.role("x_producer"):  # x's ring, after the wait
-                if pdl:
+            pre = 0
+            c_start = cuda.clock64() if clocks else None
+            ck0 = (Int64(0), Int64(0), Int64(0), c_start) if clocks else None  # blocked, x_load, grid_wait, last
+            if pdl:
+                # programmatic dependent launch: W is no earlier kernel's output, so the first stages of
+                # this CTA's first segment take their W before the wait for those kernels, x after it
+                p = cid
+                it0, it1 = share(p)
+                group0 = it0 // kblocks
+                kbs = it0 - group0 * kblocks
+                tile0 = tile_of(group0)
+                pre = dsl.select(p < parts, dsl.min(dsl.min(kblocks - kbs, it1 - it0), Int32(stages)), Int32(0))
+                prof.push("prefetch")
+                for j in dsl.range(pre):  # the fresh ring's first slots: free, no acquire
+                    load_w(lang.PipelineState(stages, index=j), tile0, kbs + j)
+                    if diag == "x_early":  # diagnostics: their x too (wrong if an earlier kernel writes x)
+                        load_x(lang.PipelineState(stages, index=j), kbs + j)
+                prof.pop()
+                if pdl == "early":  # the next kernel may start now: its CTAs prefetch beside this one's
+                    cuda.griddepcontrol_launch_dependents()
+                prof.push("grid_wait")
+                tg = cuda.clock64() if clocks else None
+                if not no_wait:  # diagnostics: no wait at all (wrong with split K, or x written before)
                     cuda.griddepcontrol_wait()
+                if mc > 1:
+                    peers_ready()  # x's first load (a multicast) next
+                prof.pop()
+                if clocks:
+                    t = cuda.clock64()
+                    ck0 = _tally(ck0, (None, None, t - tg), t)
 
-                def x_load(s, tile, kb):
-                    xpipe.producer_commit(s, x_bytes)
-                    load_x(s, kb)
-                _ring_loads(segments, sched.count, xstages, xpipe, x_load)
-                if pdl is True:
-                    cuda.griddepcontrol_launch_dependents()  # every load issued: the next kernel may start
+            def load(tile, kb0, kb1, state):
+                inner = dsl.range(kb0, kb1, carry=state)
+                for kb, (s, n, *ck) in inner:
+                    t0 = cuda.clock64() if clocks else None
+                    if pdl:
+                        with dsl.if_(n >= pre):  # its W not loaded before the wait
+                            acquire_and_load(s, tile, kb, x=False)
+                    else:  # (x's load with W's: x_load stays near 0)
+                        acquire_and_load(s, tile, kb, x=not stream)
+                    t1 = cuda.clock64() if clocks else None
+                    if pdl and not stream:
+                        with dsl.if_(n >= pre) if diag == "x_early" else contextlib.nullcontext():
+                            load_x(s, kb)
+                    if clocks:  # the wait for a free slot and W's load; x's load
+                        t2 = cuda.clock64()
+                        ck = [_tally(ck[0], (t1 - t0, t2 - t1, None), t2)]
+                    dsl.yield_(s.advance(), n + 1, *ck)
+                return inner.results
+
+            outer = dsl.range(sched.count, carry=((lang.PipelineState(stages), Int32(0), *((ck0,) if clocks else ())),))
+            for i, (state,) in outer:
+                dsl.yield_(segments(i, state, load))
+            if clocks:
+                _write_clocks(clock_buf, 0, wgs, outer.results[0][2], c_start, dsl.lane_idx() == 0)
+            if pdl is True:
+                cuda.griddepcontrol_launch_dependents()  # every load issued: the next kernel may start
+            if ksplit > 1:
+                peers_ready()
+            elif late:
+                # the producer's tail: every slot freed once more, so the peers' consumers, which free this CTA's
+                # slots too, are past their last arrival on its barriers before it leaves
+                tail = dsl.range(stages, carry=(outer.results[0][0],))
+                for _, (s,) in tail:
+                    pipe.producer_acquire(s)
+                    dsl.yield_(s.advance())
 
         if fused or late:
             with dsl.if_(dsl.warp_idx() != 0, scope="warp"):
@@ -455,19 +435,6 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             return {(r, h): scales[0][dsl.min(tile * BN + (rg * R + r) * 64 + warp * 16 + lane // 4 + 8 * h, N - 1)]
                     for r in range(R) for h in range(2)}
 
-        def release(s, sx):
-            """Frees the slot of W (s) and of x (sx: the same slot unless x has a ring of its own)."""
-            pipe.consumer_release(s, ranks=peers)
-            if xstages:
-                xpipe.consumer_release(sx)
-
-        def release_prev(prev):
-            """Frees the slots the wgmmas before the last in flight read (overlap), if any: prev, their index (or
-            (W's, x's) with xstages), -1 for none."""
-            pw, px = prev if xstages else (prev, prev)
-            with dsl.if_(pw >= 0):
-                release(lang.PipelineState(stages, index=pw), lang.PipelineState(xstages or stages, index=px))
-
         def compute(tile, kb0, kb1, st, share=None):
             ck = ()
             if clocks:  # (wait, mma, after_mma, epilogue, last) sums carried with the ring state
@@ -519,24 +486,20 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                                              kb if kc == 1 else dsl.min(kb * kc + j, kbw - 1)] for j in range(kc))
                              for o in wb)
 
-            inner = dsl.range(kb0 + g if kwg else kb0, kb1, 2 if kwg else 1,
-                              carry=(first, accs, (Int32(-1), Int32(-1)) if xstages else Int32(-1), *ck))
+            inner = dsl.range(kb0 + g if kwg else kb0, kb1, 2 if kwg else 1, carry=(first, accs, Int32(-1), *ck))
             for kb, (s, acc, prev, *ck) in inner:
-                s, sx = s if xstages else (s, s)  # W's slot, x's (xstages: each in its own ring)
                 if w_scale == "block":  # loaded before the wait hides their latency
                     swv = w_block_scales(kb)
                 t0 = cuda.clock64() if clocks else None
                 prof.push("wait")
                 pipe.consumer_wait(s)
-                if xstages:
-                    xpipe.consumer_wait(sx)
                 if fused:
                     xready.wait(s.index, s.phase)
                 prof.pop()
                 t1 = cuda.clock64() if clocks else None
                 prof.push("mma")
                 # each K step of the stage: its W and x tiles, and its wgmmas' K blocks of 32 bytes
-                wt, xt = w_ring.stage(s.index), x_ring.stage(sx.index)
+                wt, xt = w_ring.stage(s.index), x_ring.stage(s.index)
                 ab = [(wgmma.SmemDescriptor(wt.stage(j) if kc > 1 else wt),
                        wgmma.SmemDescriptor(xt.stage(j) if kc > 1 else xt), ks)
                       for j in range(kc) for ks in range(KBYTES // 32)]
@@ -577,12 +540,13 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                     prof.pop()
                     t2 = cuda.clock64() if clocks else None
                     if not promote or early:
-                        release(s, sx)
+                        pipe.consumer_release(s, ranks=peers)
                 else:
                     wgmma.wait_group(1)
                     prof.pop()
                     t2 = cuda.clock64() if clocks else None
-                    release_prev(prev)
+                    with dsl.if_(prev >= 0):
+                        pipe.consumer_release(lang.PipelineState(stages, index=prev), ranks=peers)
                 if promote:
                     prof.push("promote")
                     # promote each 128-wide K block j: acc += partial · sw[n-block, kb] · sx[kb, m]
@@ -618,15 +582,14 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
                 if clocks:
                     t3 = cuda.clock64()
                     ck = [_tally(ck[0], (t1 - t0, t2 - t1, t3 - t2, None), t3)]
-                nxt = s.advance(2 if kwg else 1)
-                dsl.yield_((nxt, sx.advance()) if xstages else nxt, tuple(new),
-                           ((s.index, sx.index) if xstages else s.index) if overlap else prev, *ck)
+                dsl.yield_(s.advance(2 if kwg else 1), tuple(new), s.index if overlap else Int32(-1), *ck)
             st_next, acc, prev, *ck = inner.results
             if kwg:
                 st_next = st.advance(kb1 - kb0)  # the state past the whole segment, the same in both
             if overlap:
                 wgmma.wait_group(0)
-                release_prev(prev)
+                with dsl.if_(prev >= 0):
+                    pipe.consumer_release(lang.PipelineState(stages, index=prev), ranks=peers)
             if not clocks:
                 return epilogue(tile, kb0, kb1, tuple(_chain_sum(a) for a in acc), st_next, w_rows, share)
             t0 = cuda.clock64()
@@ -670,8 +633,8 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
             return st_next
 
         zero = Int64(0)
-        ring = (lang.PipelineState(stages), lang.PipelineState(xstages)) if xstages else lang.PipelineState(stages)
-        outer = dsl.range(sched.count, carry=((ring, (zero, zero, zero, zero, c_start)) if clocks else ring,))
+        outer = dsl.range(sched.count, carry=((lang.PipelineState(stages), (zero, zero, zero, zero, c_start))
+                                              if clocks else lang.PipelineState(stages),))
         for i, (st,) in outer:
             dsl.yield_(segments(i, st, functools.partial(compute, share=i)))
         if clocks:
@@ -686,21 +649,6 @@ def gemm_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, ws: dsl.Tensor("f32
 
     if cl > 1 and not late:
         dsl.cluster_sync()  # (diagnostics "barriers") no CTA leaves while a peer may still reach it
-
-
-def _ring_loads(segments, count, stages, pipe, load):
-    """One operand's loads through its own ring (gemm_kernel's xstages): each K step of the CTA's shares, a slot
-    acquired, then load(slot, tile, K step), which arms the slot's full barrier and issues the copy."""
-    def body(tile, kb0, kb1, state):
-        inner = dsl.range(kb0, kb1, carry=(state,))
-        for kb, (s,) in inner:
-            pipe.producer_acquire(s)
-            load(s, tile, kb)
-            dsl.yield_(s.advance())
-        return inner.results[0]
-    outer = dsl.range(count, carry=(lang.PipelineState(stages),))
-    for i, (state,) in outer:
-        dsl.yield_(segments(i, state, body))
 
 
 QUANTIZER_WARPS = 3  # warps 1-3 of the producer's warpgroup (warp 0 issues the TMA loads)
@@ -1303,15 +1251,12 @@ def x_pad_rows(BM, kc=1):
     return pad if kc == 1 else -(-pad // BM) * BM
 
 
-def deepest_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False, fused=False, kc=1, swap=True, ksplit=1,
-                   xstages=0):
+def deepest_stages(BM, BN, w_dtype="f8E4M3FN", block_scaled=False, fused=False, kc=1, swap=True, ksplit=1):
     """The deepest ring that fits beside the epilogue tile (f32 EM x BN; swap=False: none) and, with the K split
-    over ksplit CTAs, the others' f32 partials; with x in a ring of its own of xstages slots (gemm_spec's
-    xstages), W's ring beside it."""
+    over ksplit CTAs, the others' f32 partials."""
     per_stage = stage_bytes(BM, BN, block_scaled, fused, kc, swap)
-    w_stage = kc * BN * KBYTES
     return (SMEM_BYTES - 1024 - (epi_rows(BM, BN) * BN * 4 if swap else 0) - ksplit_bytes(BM, BN, ksplit, swap)
-            - xstages * (per_stage - w_stage)) // (w_stage if xstages else per_stage)
+            ) // per_stage
 
 
 def ksplit_bytes(BM, BN, ksplit, swap=False):
@@ -1397,8 +1342,7 @@ def _whole(name, v):
 
 def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16", w_scale="tensor", x_scale=None,
               l2_w="l2_128b", l2_x="l2_128b", w_hint="evict_first", x_hint="evict_last", mc=1, ms=1, kwg=False,
-              pdl=True, profile=None, chains=None, diag=None, store=None, xhalf=False, kc=1, swap=True, ksplit=1,
-              xstages=None):
+              pdl=True, profile=None, chains=None, diag=None, store=None, xhalf=False, kc=1, swap=True, ksplit=1):
     """One GEMM kernel: BM (the activations' tile, a multiple of 8 up to 256),
     BN (W rows per CTA tile: 64 · wgs · R), the ring depth, dtypes, scale modes,
     and the L2 promotion / cache hint of each operand (W's promotion 128B:
@@ -1480,15 +1424,9 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     2 or 4 (either swap): each tile's K steps split over the CTAs of a
     cluster (each a part, every one but the last storing its f32 partial
     into the last's shared memory with st.async, which sums them and stores
-    y: no workspace; not with ms, mc or kwg). `xstages`: x in a ring of its own,
-    of that many slots, loaded by a warp of its own after the wait for the
-    earlier kernels, while W's ring (`stages` slots of W alone, by default
-    the deepest that fits beside x's) streams ahead of it (not with
-    clusters, kwg, block scales, x quantized in the kernel, pdl "early",
-    profiles or the diagnostics that leave x or the wgmmas out)."""
+    y: no workspace; not with ms, mc or kwg)."""
     BM, BN, wgs, mc, ms, kc, ksplit = (_whole(*a) for a in (("BM", BM), ("BN", BN), ("wgs", wgs), ("mc", mc),
                                                             ("ms", ms), ("kc", kc), ("ksplit", ksplit)))
-    xstages = 0 if xstages is None else _whole("xstages", xstages)
     stages = None if stages is None else _whole("stages", stages)
     given_chains = chains is not None  # checked against the registers below (default_chains keeps within them)
     chains = None if chains is None else _whole("chains", chains)
@@ -1567,21 +1505,15 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
         raise ValueError(f"kc={kc!r}: 1 to 8 K steps a stage, more than one not with x quantized in the kernel, mc, "
                          f"kwg or xhalf, and with ms = {ms} a multiple of it (each CTA of the cluster loads kc / ms of "
                          "a stage's K steps of W, multicast)")
-    if xstages and (xstages < 2 or max(mc, ms, ksplit) > 1 or kwg or w_scale == "block" or fused or pdl == "early"
-                    or profile or diag not in (None, "no_epilogue", "x_early", "no_wait")):
-        raise ValueError(f"xstages={xstages}: x's own ring of at least 2 slots, not with clusters (mc={mc}, ms={ms}, "
-                         f"ksplit={ksplit}), kwg, block scales, x quantized in the kernel, pdl='early', a profile or "
-                         f"diag={diag!r}")
-    room = deepest_stages(BM, BN, w_dtype, w_scale == "block", fused, kc, swap, ksplit, xstages)
+    room = deepest_stages(BM, BN, w_dtype, w_scale == "block", fused, kc, swap, ksplit)
     if kwg and stages and stages % 2:
         raise ValueError(f"kwg with stages={stages}: an even ring (each consumer warpgroup's K steps then keep to "
                          "their own slots, so its parity waits never see a slot's previous lap)")
     if stages is None:
-        stages = min(32, room) if xstages else min(8, room) // (2 if kwg else 1) * (2 if kwg else 1)
+        stages = min(8, room) // (2 if kwg else 1) * (2 if kwg else 1)
     if stages < 2 or stages > room:
         where = ("beside the epilogue tile" if swap else "with x's pad rows") + (
             " and the K split's partials" if ksplit > 1 else "")
-        where += f" and x's ring of {xstages}" if xstages else ""
         raise ValueError(f"BM={BM}, BN={BN}: a ring of {stages} stages {where}; 2 to {room} fit")
     R = BN // (64 * rwgs) if swap else 1
     live = live_registers(BM, BN, wgs, kwg, kc, w_scale == "block", swap, w_scale == "row")
@@ -1638,10 +1570,9 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
                                 **({"chains": chains} if chains > 1 else {}), **({"diag": diag} if diag else {}),
                                 **({"store": store} if store != "tma" else {}),
                                 **({"xhalf": True} if xhalf else {}), **({"kc": kc} if kc > 1 else {}),
-                                **({} if swap else {"swap": False}), **({"ksplit": ksplit} if ksplit > 1 else {}),
-                                **({"xstages": xstages} if xstages else {}))
+                                **({} if swap else {"swap": False}), **({"ksplit": ksplit} if ksplit > 1 else {}))
     sp.info = dict(BM=BM, BN=BN, wgs=wgs, stages=stages, w_dtype=w_dtype, w_scale=w_scale, x_scale=x_scale, mc=mc,
-                   ms=ms, kwg=bool(kwg), chains=chains, xhalf=xhalf, kc=kc, swap=swap, ksplit=ksplit, xstages=xstages)
+                   ms=ms, kwg=bool(kwg), chains=chains, xhalf=xhalf, kc=kc, swap=swap, ksplit=ksplit)
     return sp
 
 
@@ -2247,10 +2178,11 @@ class Gemm:
         import torch
         _check_quantize_input(torch, x, granularity)
         M, K = x.shape
-        if not M:  # nothing to quantize (a grid of no CTAs is no launch)
-            return (torch.empty((0, K), device=x.device, dtype=torch.float8_e4m3fn),
-                    torch.empty((0,) if granularity == "token" else (0, -(-K // 128)), device=x.device,
-                                dtype=torch.float32))
+        if not x.numel():  # nothing to quantize (a grid of no CTAs is no launch): a row of no values has the
+            # kernel's scale of an all-zero row
+            return (torch.empty((M, K), device=x.device, dtype=torch.float8_e4m3fn),
+                    torch.full((M,), 1e-12 / 448, device=x.device) if granularity == "token" else
+                    torch.empty((M, -(-K // 128)), device=x.device, dtype=torch.float32))
         xq, sx = self._quantizer(granularity, M, x.shape[1], x.device)(x)
         return xq, (sx if granularity == "token" else sx[:, :M].t())
 
@@ -2806,6 +2738,8 @@ def _check_inputs(torch, x, w, w_scale, scale, x_scale, out=None, out_dtype=None
             bad(f"out on {out.device}, x on {x.device}", "out", "device")
         if tuple(out.shape) != (M, N):
             bad(f"out is {list(out.shape)}: y is [{M}, {N}]", "out", "shape")
+        if M > 1 and out.stride(0) < N:  # (an expanded or as_strided view: every row's y into the same bytes)
+            bad(f"out: its rows overlap in memory (row stride {out.stride(0)} < N = {N})", "out", "stride")
         if out.dtype not in (torch.bfloat16, torch.float32):
             bad(f"out is {out.dtype}: y is torch.bfloat16 or torch.float32", "out", "dtype")
         if out_dtype not in (None, out.dtype):
