@@ -280,6 +280,7 @@ struct Slot {
   int ndesc = 0;
   Py_ssize_t descOffset[kMaxDescs];
   uint64_t descAlign[kMaxDescs];
+  uint64_t align = 0; // the record's "align": what the kernel's accesses assume
   bool valid = false;
   int rank = 0;
   long long shape[kMaxRank];
@@ -334,7 +335,8 @@ void packerDealloc(PyObject *self) {
 }
 
 // Packer(buffer: bytearray, slots: tuple) with slots[i] one of
-//   (0, offset, ((desc_offset, align), ...))   a tensor argument
+//   (0, offset, ((desc_offset, align), ...), align)   a tensor argument
+//                                                      (align 0: none)
 //   (1,)                                        a scalar
 //   (2,)                                        anything else (never fast)
 PyObject *packerNew(PyTypeObject *type, PyObject *args, PyObject *) {
@@ -367,8 +369,9 @@ PyObject *packerNew(PyTypeObject *type, PyObject *args, PyObject *) {
       goto bad;
     s.kind = static_cast<int>(PyLong_AsLong(PyTuple_GetItem(t, 0)));
     if (s.kind == Memref) {
-      if (PyTuple_Size(t) != 3)
+      if (PyTuple_Size(t) != 4)
         goto bad;
+      s.align = PyLong_AsUnsignedLongLong(PyTuple_GetItem(t, 3));
       s.offset = PyLong_AsSsize_t(PyTuple_GetItem(t, 1));
       PyObject *descs = PyTuple_GetItem(t, 2);
       if (!PyTuple_Check(descs) || PyTuple_Size(descs) > kMaxDescs)
@@ -499,9 +502,11 @@ long fastPack(Packer *p, PyObject *const *argv, Py_ssize_t n, PyObject *tensorTy
     }
     uint64_t addr = static_cast<uint64_t>(ptr);
     if (addr != s.ptr) {
+      if (s.align && addr % s.align)
+        return -1; // Python names the broken rule
       for (int d = 0; d < s.ndesc; ++d)
         if (!addr || addr % s.descAlign[d] || addr >= kAddressLimit)
-          return -1; // Python names the broken rule
+          return -1;
       std::memcpy(base + s.offset, &addr, 8);
       std::memcpy(base + s.offset + 8, &addr, 8);
       for (int d = 0; d < s.ndesc; ++d)

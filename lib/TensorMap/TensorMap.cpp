@@ -310,6 +310,12 @@ uint64_t nvtma::tensormap::boxBytes(const Params &p) {
   return bits / 8;
 }
 
+unsigned nvtma::tensormap::globalAlign(const Params &p) {
+  return p.interleave == Interleave::INTERLEAVE_32B || isPacked16B(p.dataType)
+             ? 32
+             : 16;
+}
+
 bool nvtma::tensormap::validate(const Params &p, const Target &target,
                                 Diagnostic *diag) {
   if (target.sm != 90 && target.sm != 100)
@@ -336,9 +342,7 @@ bool nvtma::tensormap::validate(const Params &p, const Target &target,
     return fail(diag, Rule::InterleaveRank, -1, p.rank,
                 "rank is %u, an interleaved layout needs rank >= 3", p.rank);
 
-  const bool align32 =
-      p.interleave == Interleave::INTERLEAVE_32B || isPacked16B(type);
-  const uint64_t align = align32 ? 32 : 16;
+  const uint64_t align = globalAlign(p);
   if (p.globalAddress % align)
     return fail(diag, Rule::AddressAlign, -1,
                 static_cast<int64_t>(p.globalAddress),

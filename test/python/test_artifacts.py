@@ -105,6 +105,11 @@ def test_binds_in_range(binds):
     lambda r: r["kernels"]["k"]["params"][0].update(shape=[-1, 256]),
     lambda r: r["kernels"]["k"]["params"][0].update(shape=[256] * 40),
     lambda r: r["kernels"]["k"]["params"][0].update(strides=[256]),
+    lambda r: r["kernels"]["k"]["params"][0].update(align=24),
+    lambda r: r["kernels"]["k"]["params"][0].update(align=0),
+    lambda r: r["kernels"]["k"]["params"][0].update(align="16"),
+    lambda r: r["kernels"]["k"]["params"][0].update(align=True),
+    lambda r: r["kernels"]["k"]["params"][0].update(align=1 << 40),
     lambda r: r["kernels"]["k"]["params"][2].update(bits=7),
     lambda r: r["kernels"]["k"]["params"][2].update(kind="tensor"),
     lambda r: r["kernels"]["k"]["params"][3].update(rank=3),
@@ -124,6 +129,12 @@ def test_schema(mutate):
     with pytest.raises(LaunchError) as e:
         validate_records(recs)
     assert e.value.rule == "artifact"
+
+
+def test_a_memrefs_alignment_is_optional():
+    recs = F.records()
+    recs["kernels"]["k"]["params"][0]["align"] = 16
+    validate_records(recs)
 
 
 def test_params_must_match_the_cubins_table():

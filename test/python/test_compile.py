@@ -89,6 +89,19 @@ def test_ptxas_accepts_every_kernel():
             assert r.returncode == 0, r.stderr
 
 
+@pytest.mark.parametrize("make,match", [
+    (lambda: K.reduce_add(100, 100, box=(32, 32)), r"100x100 is not a multiple of the box \(32, 32\)"),
+    (lambda: K.multicast_copy(256, 200, "f16", (64, 64), 2), r"256x200 is not a multiple of the tile \(64, 64\)"),
+    (lambda: K.cp_async_roundtrip(1000), "nbytes=1000: a multiple of 16 bytes"),
+    (lambda: K.pipelined_copy(1000, 1024), "not a multiple of the box"),
+])
+def test_copy_kernels_refuse_sizes_their_grid_leaves_partly_uncopied(make, match):
+    """The library's copies of whole boxes (a grid of them) refuse sizes whose tail no box covers: it was
+    left uncopied (reduce_add, multicast_copy) or stored from shared memory no copy wrote (cp_async_roundtrip)."""
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
 def test_invalid_ir_raises_compile_error_with_the_diagnostic():
     bad = K.tile_copy((128, 128), "f16", (64, 64)).ir.replace("box = [64, 64]", "box = [64, 512]", 1)
     with pytest.raises(nvtma.CompileError, match="box-dim-range"):

@@ -62,6 +62,32 @@ def test_element_and_vector_accesses_of_global_and_shared():
     assert "ld.shared.b16" in ins and "st.global.b16" in ins
 
 
+def test_records_hold_the_alignment_the_kernels_accesses_assume():
+    """A memref parameter's record has "align": what the kernel's accesses
+    assume of its address and dynamic strides, so the launch refuses a view
+    they would fault on (gemv's x at base + 2 faulted the context: misaligned
+    address). Scalar accesses and TMA-only tensors (their descriptor has its
+    own rules) record none."""
+    from nvtma.kernels import bulk_roundtrip, cp_async_roundtrip, gemv, update_descriptor
+    from nvtma.runtime import LaunchError, args
+
+    def aligns(spec):
+        c = spec.compile()
+        return c, [p.get("align") for p in c.kernels[spec.name]["params"] if p["kind"] == "memref"]
+
+    c, got = aligns(gemv(256, 1024))
+    assert got == [None, 16, None], got   # w (TMA), x (16-byte vector loads), y (scalar atomics)
+    x = [p for p in c.kernels["gemv"]["params"] if p["kind"] == "memref"][1]
+    args.check_memref(args.TensorInfo(0x7F0000000000, (1024,), (1,), "bf16", 16), x, "x")
+    with pytest.raises(LaunchError, match="x: address 0x7f0000000002 is not 16-byte aligned") as e:
+        args.check_memref(args.TensorInfo(0x7F0000000002, (1024,), (1,), "bf16", 16), x, "x")
+    assert (e.value.rule, e.value.arg) == ("alignment", "x")
+    assert aligns(bulk_roundtrip(1024))[1] == [16, 16]        # cp.async.bulk's addresses
+    assert aligns(cp_async_roundtrip(1024))[1] == [16, None]  # 16-byte cp.async from src; dst: byte stores
+    # B goes into a descriptor (tensormap.replace); ws holds the descriptor the TMA load reads
+    assert aligns(update_descriptor(128, 128))[1] == [None, 16, None, 64]
+
+
 @pytest.mark.parametrize("n,dtype,message", [(3, "f32", "12 bytes"), (32, "f32", "128 bytes")])
 def test_vector_width_is_checked(n, dtype, message):
     @dsl.kernel(block=(32,))

@@ -264,6 +264,58 @@ def test_gemv(case):
             assert err < 4e-3, f"grid {grid}: max error {err:.2e} of max |y|"
 
 
+def test_misaligned_views_are_refused_and_the_context_lives():
+    """A view that the kernel's own accesses would fault on is a LaunchError
+    naming the argument, from the record's "align": gemv's x read in 16-byte
+    vectors (x at base + 2 lost the context to a misaligned address), on the
+    first launch and after good ones (the fast paths see only a new
+    address); the bulk copy's source; update_descriptor's B (its pitch goes
+    into a descriptor) and its descriptor workspace. The context still
+    computes afterwards."""
+    from nvtma.runtime import LaunchError
+    spec = gpu_cases.gemv_spec(*gpu_cases.GEMV_CASES[0])  # bf16 W, no scale
+    mod = build(spec)
+    m, k = gpu_cases.GEMV_SHAPE
+    w, x = rand((m, k), "bf16", 41), rand((k,), "bf16", 42)
+    bad = torch.empty(k + 8, dtype=torch.bfloat16, device="cuda")[1:k + 1]
+    bad.copy_(x)
+    assert bad.data_ptr() % 16 == 2 and bad.shape == x.shape and bad.stride() == x.stride()
+    kw = launch(spec, mod, (132,))
+    y = torch.zeros(m, device="cuda")
+
+    def refused(fn, *args, arg, **kwargs):
+        with pytest.raises(LaunchError) as e:
+            fn(*args, **kwargs)
+        assert (e.value.arg, e.value.rule) == (arg, "alignment"), str(e.value)
+
+    refused(mod.gemv, w, bad, y, arg="argument 1", **kw)
+    for _ in range(2):
+        mod.gemv(w, x, y, **kw)
+    refused(mod.gemv, w, bad, y, arg="argument 1", **kw)
+    y.zero_()
+    mod.gemv(w, x, y, **kw)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y, w.float() @ x.float(), rtol=1e-4, atol=2e-3)
+
+    spec = K.bulk_roundtrip(16384)
+    mod = build(spec)
+    src = torch.zeros(16384 + 16, dtype=torch.int8, device="cuda")
+    refused(mod.bulk_roundtrip, src[1:16385], src[:16384].clone(), arg="argument 0", **launch(spec, mod))
+
+    spec = K.update_descriptor(256, 256)
+    mod = build(spec)
+    A, out = rand((256, 256), "f16", 1), poison((256, 256), "f16")
+    B = rand((192, 320), "f16", 2)
+    ws = torch.zeros(16, dtype=torch.int64, device="cuda")
+    padded = torch.zeros(192, 321, dtype=torch.float16, device="cuda")[:, :320]   # a 642-byte pitch
+    refused(mod.update_descriptor, A, padded, out, ws, arg="argument 1", **launch(spec, mod))
+    refused(mod.update_descriptor, A, B, out, torch.zeros(17, dtype=torch.int64, device="cuda")[1:],
+            arg="argument 3", **launch(spec, mod))
+    mod.update_descriptor(A, B, out, ws, **launch(spec, mod))
+    torch.cuda.synchronize()
+    assert torch.equal(bits(out[:64, :64]), bits(B[:64, :64]))
+
+
 def test_gemv_with_pdl_waits_for_the_stream_and_graphs():
     """A GEMV built for programmatic dependent launch streams W before the
     earlier kernels end but reads x and writes y after them: on a side stream

@@ -53,6 +53,34 @@ def test_misaligned_pointer(k):
     assert e.value.rule == "alignment"
 
 
+def test_memref_alignment_its_kernel_assumes():
+    """A memref record's "align" (what its kernel's vector accesses, cp.async,
+    bulk copies or tensormap.replace assume) is checked at launch on the
+    address and on each dynamic outer stride in bytes."""
+    from nvtma.runtime import args
+    x = dict(F.DYN, element="bf16", type="memref<?x?xbf16>", align=16)
+
+    def info(ptr, shape=(4, 64), strides=(64, 1)):
+        return args.TensorInfo(ptr, shape, strides, "bf16", 16)
+
+    args.check_memref(info(0x7F0000000000), x, "x")
+    why = "its kernel's accesses assume 16"
+    with pytest.raises(LaunchError, match=f"x: address 0x7f0000000002 is not 16-byte aligned; {why}") as e:
+        args.check_memref(info(0x7F0000000002), x, "x")
+    assert (e.value.rule, e.value.arg) == ("alignment", "x")
+    with pytest.raises(LaunchError, match="x: stride 0 is 130 bytes, not a multiple of 16") as e:
+        args.check_memref(info(0x7F0000000000, strides=(65, 1)), x, "x")
+    assert (e.value.rule, e.value.arg) == ("alignment", "x")
+    args.check_memref(info(0x7F0000000000, (1, 64), (65, 1)), x, "x")   # one row: its stride is never stepped
+    plain = {k: v for k, v in x.items() if k != "align"}
+    args.check_memref(info(0x7F0000000002, strides=(65, 1)), plain, "x")  # no record, no rule
+    # and at launch, before the driver
+    kk = F.artifacts({"kernels": {"k": {"params": [dict(MEMREF, align=16), dict(MEMREF), F.SCALAR]}}}).kernel("k")
+    with pytest.raises(LaunchError, match="argument 0: address 0x7f0000000008 is not 16-byte aligned") as e:
+        launch(kk, ok_tensor(ptr=0x7F0000000008), ok_tensor(), 1)
+    assert (e.value.rule, e.value.arg) == ("alignment", "argument 0")
+
+
 def test_non_contiguous(k):
     with pytest.raises(LaunchError, match="stride 0 is 512") as e:
         launch(k, ok_tensor(strides=(1024, 2)), ok_tensor(), 1)

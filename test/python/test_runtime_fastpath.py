@@ -150,6 +150,28 @@ def test_everything_else_takes_the_checked_path(stub, launcher):
     """)
 
 
+def test_a_memrefs_alignment_is_checked_on_every_path(stub, launcher):
+    # "align": what the kernel's accesses assume of the address (16-byte vector loads); a launch
+    # that repeats the metadata with another address must not skip it (it faulted the context)
+    run(stub, launcher, """
+        k = kernel(F.records([dict(F.MEMREF, align=16), dict(F.MEMREF), F.SCALAR]))
+        x, y = T(0x7F0000000000), T(0x7F0000100000)
+        for _ in range(3):
+            k(x, y, 7, grid=(4,), block=(128,))
+        n = last.count
+        for ptr in (0x7F0000000002, 0x7F0000000008):
+            expect("alignment", k, T(ptr), y, 7, grid=(4,), block=(128,))
+        assert last.count == n
+        y2 = T(0x7F0000100002)                  # y records no alignment
+        k(x, y2, 7, grid=(4,), block=(128,))
+        assert last.count == n + 1 and struct.unpack_from("<Q", params(), N)[0] == y2.ptr
+        x2 = T(0x7F0000000010)
+        k(x2, y, 7, grid=(4,), block=(128,))
+        k(x2, y, 7, grid=(4,), block=(128,))
+        assert last.count == n + 3 and struct.unpack_from("<Q", params(), 0)[0] == x2.ptr
+    """)
+
+
 def test_dynamic_smem_attribute_before_the_fast_path(stub, launcher):
     run(stub, launcher, """
         k = kernel(F.records(launch={"block": [128, 1, 1], "cluster": None, "smem": 100000}))

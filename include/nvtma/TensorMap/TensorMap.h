@@ -164,6 +164,11 @@ const EnumInfo &enumInfo(size_t i);
 /// driver stores in the descriptor, and checks against 228 KiB).
 uint64_t boxBytes(const Params &p);
 
+/// The byte alignment the driver requires of the global address and of each
+/// global stride: 32 for a 32-byte interleave and the 16-byte-aligned packed
+/// types, else 16.
+unsigned globalAlign(const Params &p);
+
 /// Checks every rule the driver enforces. Returns true when `p` is accepted;
 /// otherwise fills `diag` (if non-null) with the first broken rule.
 bool validate(const Params &p, const Target &target, Diagnostic *diag = nullptr);

@@ -237,6 +237,8 @@ def multicast_copy_kernel(src: dsl.Tensor, out: dsl.Tensor, *, tile, cluster):
 
 def multicast_copy(rows, cols, elem="f16", tile=(64, 64), cluster=2):
     ty, tx = tile
+    if rows % ty or cols % tx:  # (a grid of whole tiles: the rest would go uncopied)
+        raise ValueError(f"{rows}x{cols} is not a multiple of the tile {tile}")
     ntiles = (rows // ty) * (cols // tx)
     grid = ntiles * cluster
     sp = multicast_copy_kernel.specialize([_t(elem, (rows, cols)), _t(elem, (grid, ty, tx))], tile=tuple(tile),
@@ -264,6 +266,8 @@ def reduce_tile_kernel(src: dsl.Tensor, out: dsl.Tensor, *, box, reduction):
 
 def reduce_add(rows, cols, elem="f32", box=(32, 32), reduction="add"):
     by, bx = box
+    if rows % by or cols % bx:  # (a grid of whole boxes: the rest would go unreduced)
+        raise ValueError(f"{rows}x{cols} is not a multiple of the box {box}")
     sp = reduce_tile_kernel.specialize([_t(elem, (rows, cols)), _t(elem, (rows, cols))], box=tuple(box),
                                 reduction=reduction)
     sp.grid = (cols // bx, rows // by, 1)
@@ -351,6 +355,9 @@ def cp_async_roundtrip_kernel(src: dsl.Tensor, dst: dsl.Tensor, *, nbytes, cache
 
 
 def cp_async_roundtrip(nbytes=8192, cache_mode="cache_global", zfill=False, mbarrier=False):
+    if not isinstance(nbytes, int) or isinstance(nbytes, bool) or nbytes < 16 or nbytes % 16:
+        # (16-byte cp.async chunks: a tail would be stored from shared memory no copy wrote)
+        raise ValueError(f"nbytes={nbytes!r}: a multiple of 16 bytes, at least 16")
     sp = cp_async_roundtrip_kernel.specialize([_t("i8", (nbytes,)), _t("i8", (nbytes,))], nbytes=nbytes,
                                               cache_mode=cache_mode, zfill=zfill, mbarrier=mbarrier)
     sp.grid = (1, 1, 1)

@@ -349,6 +349,27 @@ def check_memref(t: TensorInfo, p: dict, arg: str) -> None:
             raise LaunchError(f"{arg}: stride {i} is {got} elements, {p['type']} has {want} "
                               "(make it .contiguous() or compile for a strided layout)", arg=arg,
                               rule="contiguity")
+    align = p.get("align")
+    if align:
+        check_align(t.ptr, align, arg)
+        eb = max(t.bits // 8, 1)
+        for i, (n, got, want) in enumerate(zip(t.shape, t.strides, p["strides"])):
+            # the outer dynamic strides: a row (or plane) starts at base + i * stride
+            if want is None and n > 1 and i < len(t.shape) - 1 and got * eb % align:
+                raise LaunchError(f"{arg}: stride {i} is {got * eb} bytes, not a multiple of {align}; "
+                                  f"{_ALIGN_WHY.format(align=align)}", arg=arg, rule="alignment")
+
+
+_ALIGN_WHY = ("its kernel's accesses assume {align} (vector loads and stores, cp.async, bulk copies, "
+              "tensormap.replace, a TMA descriptor kept in it), and a misaligned one faults the CUDA context")
+
+
+def check_align(ptr: int, align: int, arg: str) -> None:
+    """A memref argument's address against its record's "align" (what the
+    kernel's accesses assume: a misaligned one faults the context)."""
+    if ptr % align:
+        raise LaunchError(f"{arg}: address 0x{ptr:x} is not {align}-byte aligned; {_ALIGN_WHY.format(align=align)}",
+                          arg=arg, rule="alignment")
 
 
 ADDRESS_LIMIT = 1 << 57  # the descriptor's global address field

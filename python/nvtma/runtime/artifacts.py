@@ -88,6 +88,10 @@ def _check_memref(p, where):
         _int(p["offset"], f"{where}.offset", *_S64)
     if "element_bits" in p:
         _int(p["element_bits"], f"{where}.element_bits", 1, 64)
+    if "align" in p:  # bytes; LLVM's alignments are powers of two up to 2^32
+        align = _int(p["align"], f"{where}.align", 1, 1 << 32)
+        if align & (align - 1):
+            _bad(f"{where}.align is {align}, expected a power of two")
 
 
 def _check_descriptor(p, where, user_params):

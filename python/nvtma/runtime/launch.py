@@ -14,9 +14,10 @@
   a block or cluster that contradicts the record is refused.
 * **packing**: one 64-byte-aligned parameter buffer per kernel, written in
   place. Per argument the last metadata (shape, strides, dtype, device) is
-  kept: when it repeats, only a changed pointer is written, and a bound
-  descriptor only gets its address field replaced (after the TMA address
-  checks); descriptors are re-encoded only when the metadata changes.
+  kept: when it repeats, only a changed pointer is written (after the
+  alignment its record's "align" asks for), and a bound descriptor only gets
+  its address field replaced (after the TMA address checks); descriptors are
+  re-encoded only when the metadata changes.
 * **entry**: with the abi3 extension a kernel is a FastKernel, whose call
   enters C and repeats the last launch's configuration there when the
   keywords are the same objects and only addresses changed; anything else
@@ -136,10 +137,11 @@ _IMMUTABLE = (tuple, int, type(None))  # dim3 takes ints only: a tuple of them c
 class _Slot:
     """Packing state of one user argument."""
 
-    __slots__ = ("kind", "name", "param", "offset", "values", "meta", "ptr", "value", "descs")
+    __slots__ = ("kind", "name", "param", "offset", "values", "meta", "ptr", "value", "descs", "align")
 
     def __init__(self, kind, name, param, offset):
         self.kind, self.name, self.param, self.offset = kind, name, param, offset
+        self.align = param.get("align") or 0  # a memref's: what its kernel's accesses assume of its address
         self.values = None   # struct.Struct of a memref's expanded descriptor
         self.meta = None     # the last metadata seen (None: not packed yet)
         self.ptr = None
@@ -282,7 +284,7 @@ class Kernel:
             spec = []
             for s in self._slots:
                 if s.kind == _MEMREF:
-                    spec.append((0, s.offset, tuple((d.offset, d.align) for d in s.descs)))
+                    spec.append((0, s.offset, tuple((d.offset, d.align) for d in s.descs), s.align))
                 else:
                     spec.append((1,) if s.kind == _SCALAR else (2,))
             self._cpack = ext.Packer(self._buffer.raw, tuple(spec))
@@ -412,6 +414,8 @@ class Kernel:
     def _write_pointer(self, s: _Slot, ptr: int):
         """Same metadata as the last launch, another address: the memref's two
         pointers and each bound descriptor's address field."""
+        if s.align and ptr % s.align:
+            _args.check_align(ptr, s.align, s.name)
         for d in s.descs:
             _args.check_address(ptr, d.align, s.name)
         raw = self._buffer.raw

@@ -7,8 +7,9 @@
 //
 // The kernel records (module attribute `nvtma.kernels`, JSON; the
 // runtime's kernels.json) are written here and only here, from typed IR:
-// the gpu.func signature, the #nvtma.descriptor of each descriptor parameter
-// and the launch attributes known_block_size, known_cluster_size,
+// the gpu.func signature, the #nvtma.descriptor of each descriptor parameter,
+// the alignment the kernel's accesses assume of each memref parameter and
+// the launch attributes known_block_size, known_cluster_size,
 // nvtma.dynamic_smem and nvtma.pdl. Nothing reads them back in the compiler.
 //
 //===----------------------------------------------------------------------===//
@@ -19,7 +20,10 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/AlignmentAttrInterface.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/JSON.h"
 
@@ -57,8 +61,101 @@ std::string typeString(Type t) {
   return s;
 }
 
-/// How the launcher passes one argument the caller gives.
-llvm::json::Object describeArg(Type type) {
+/// Byte alignment of a descriptor's location in memory (CUtensorMap's, as
+/// nvtma.copy_tensormap documents it), which tensormap.replace, the
+/// tensormap fences and TMA copies through it assume.
+constexpr int64_t kTensormapAlign = 64;
+
+/// What one use of a pointer into a memref parameter assumes of the
+/// parameter's alignment, in bytes (0: nothing).
+int64_t pointerUseAlign(OpOperand &use) {
+  Operation *op = use.getOwner();
+  Value v = use.get();
+  if (auto cp = dyn_cast<CpAsyncOp>(op))
+    return cp.getSrc() == v ? cp.getSize() : 0;
+  if (auto bulk = dyn_cast<BulkCopyOp>(op))
+    return bulk.getDst() == v || bulk.getSrc() == v ? 16 : 0;
+  if (auto update = dyn_cast<UpdateTmaDescriptorOp>(op))
+    return update.getDesc() == v ? kTensormapAlign : 0;
+  if (auto release = dyn_cast<CpFenceTmaDescReleaseOp>(op))
+    return release.getGlobalDesc() == v ? kTensormapAlign : 0;
+  if (isa<AtomFromDescriptorOp, FenceTmaDescAcquireOp>(op))
+    return kTensormapAlign;
+  // Writing a descriptor is not using one: the lowering's 8-byte stores.
+  if (isa<CopyTensormapOp>(op))
+    return 8;
+  return 0;
+}
+
+/// What one use of a memref derived from a parameter assumes of the
+/// parameter's alignment, in bytes (0: nothing).
+int64_t memrefUseAlign(OpOperand &use) {
+  Operation *op = use.getOwner();
+  if (auto update = dyn_cast<UpdateTmaDescriptorOp>(op)) {
+    if (update.getTensor() != use.get())
+      return 0;
+    // The tensor's address and strides go into a descriptor: the driver's
+    // rules for them, with the atom's (static) fields.
+    TmaAtomType atom = update.getAtom().getType();
+    SmallVector<int64_t> dynamic(atom.getTensorRank(), ShapedType::kDynamic);
+    tmap::Params p;
+    fillDescriptorParams(atom, dynamic, dynamic, p);
+    return tmap::globalAlign(p);
+  }
+  // vector.load/store, memref.load/store and the like.
+  if (auto aligned = dyn_cast<AlignmentAttrOpInterface>(op))
+    if (llvm::MaybeAlign a = aligned.getMaybeAlign())
+      return static_cast<int64_t>(a->value());
+  return 0;
+}
+
+/// The byte alignment the kernel's accesses through memref parameter `arg`
+/// assume of its base address (and, a view or a pointer being an offset from
+/// it by whole strides, of its dynamic strides in bytes): the largest that
+/// any access through a view of it (view-like ops) or a pointer into it
+/// (nvtma.address_of, address-space casts, GEPs) assumes. 0 when none does.
+int64_t requiredAlign(BlockArgument arg) {
+  int64_t align = 0;
+  SmallVector<Value> work{arg};
+  llvm::SmallPtrSet<Value, 16> seen{arg};
+  auto push = [&](Value v) {
+    if (seen.insert(v).second)
+      work.push_back(v);
+  };
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    bool isPointer = isa<LLVM::LLVMPointerType>(v.getType());
+    for (OpOperand &use : v.getUses()) {
+      Operation *op = use.getOwner();
+      if (isPointer) {
+        if (isa<LLVM::AddrSpaceCastOp>(op))
+          push(op->getResult(0));
+        else if (auto gep = dyn_cast<LLVM::GEPOp>(op);
+                 gep && gep.getBase() == v)
+          push(gep.getResult());
+        else
+          align = std::max(align, pointerUseAlign(use));
+        continue;
+      }
+      auto view = dyn_cast<ViewLikeOpInterface>(op);
+      if ((view && view.getViewSource() == v) || isa<memref::TransposeOp>(op)) {
+        for (Value r : op->getResults())
+          if (isa<MemRefType>(r.getType()))
+            push(r);
+      } else if (auto addr = dyn_cast<AddressOfOp>(op)) {
+        if (addr.getMemref() == v)
+          push(addr.getPtr());
+      } else {
+        align = std::max(align, memrefUseAlign(use));
+      }
+    }
+  }
+  return align;
+}
+
+/// How the launcher passes one argument the caller gives; `align` is
+/// requiredAlign of a memref parameter.
+llvm::json::Object describeArg(Type type, int64_t align) {
   llvm::json::Object o;
   o["type"] = typeString(type);
   if (auto m = dyn_cast<MemRefType>(type)) {
@@ -72,6 +169,10 @@ llvm::json::Object describeArg(Type type) {
     o["strides"] = jsonDims(strides);
     o["offset"] = ShapedType::isDynamic(offset) ? llvm::json::Value(nullptr)
                                                 : llvm::json::Value(offset);
+    // The launch checks the tensor's address and strides against it: a
+    // misaligned access faults the context, past any typed error.
+    if (align)
+      o["align"] = align;
   } else if (type.isIntOrIndexOrFloat()) {
     o["kind"] = "scalar";
     o["bits"] = isa<IndexType>(type) ? 64 : type.getIntOrFloatBitWidth();
@@ -163,7 +264,10 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func) {
     auto desc = func.getArgAttrOfType<DescriptorAttr>(
         i, NVTMADialect::getDescriptorArgAttrName());
     if (!desc) {
-      params.push_back(describeArg(type));
+      int64_t align = isa<MemRefType>(type) && !func.isExternal()
+                          ? requiredAlign(func.getArgument(i))
+                          : 0;
+      params.push_back(describeArg(type, align));
       continue;
     }
     // The dialect's argument verifier made sure binds names a memref.

@@ -104,3 +104,48 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// A memref parameter records the alignment its kernel's accesses assume of
+// its address and dynamic strides ("align", bytes), the launch checks it: the
+// largest of its vector accesses' (through views of it, as written and as
+// expand-strided-metadata leaves them), cp.async's size, 16 for a bulk copy or
+// tensormap.replace of it (through pointers into it) and 64 for a descriptor
+// kept in it. Scalar accesses record none.
+// CHECK: \22params\22:[{\22align\22:16,\22element\22:\22bf16\22
+// CHECK-SAME: {\22element\22:\22f32\22,
+// CHECK-SAME: {\22align\22:8,\22element\22:\22i8\22
+// CHECK-SAME: {\22align\22:16,\22element\22:\22i8\22
+// CHECK-SAME: {\22align\22:16,\22element\22:\22f16\22
+// CHECK-SAME: {\22align\22:64,\22element\22:\22i64\22
+// CHECK-SAME: {\22align\22:8,\22element\22:\22f32\22
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
+  gpu.func @k(%x: memref<?x?xbf16>, %y: memref<64xf32>, %s: memref<64xi8>,
+              %d: memref<64xi8>, %b: memref<?x?xf16>, %ws: memref<16xi64>,
+              %z: memref<?x?xf32>) kernel {
+    %c0 = arith.constant 0 : index
+    %c16 = arith.constant 16 : i32
+    %sv = memref.subview %x[0, 8] [4, 8] [1, 1] : memref<?x?xbf16> to memref<4x8xbf16, strided<[?, 1], offset: 8>>
+    %v = vector.load %sv[%c0, %c0] {alignment = 16 : i64} : memref<4x8xbf16, strided<[?, 1], offset: 8>>, vector<8xbf16>
+    vector.store %v, %x[%c0, %c0] {alignment = 4 : i64} : memref<?x?xbf16>, vector<8xbf16>
+    %f = memref.load %y[%c0] : memref<64xf32>
+    memref.store %f, %y[%c0] : memref<64xf32>
+    %smem = llvm.mlir.zero : !llvm.ptr<3>
+    %sp = nvtma.address_of %s[%c0] : memref<64xi8> -> !llvm.ptr
+    %sg = llvm.addrspacecast %sp : !llvm.ptr to !llvm.ptr<1>
+    nvtma.cp_async %smem, %sg {size = 8 : i32} : !llvm.ptr<3>, !llvm.ptr<1>
+    %dp = nvtma.address_of %d[%c0] : memref<64xi8> -> !llvm.ptr
+    %dg = llvm.addrspacecast %dp : !llvm.ptr to !llvm.ptr<1>
+    %dg16 = llvm.getelementptr %dg[16] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+    nvtma.bulk_copy s2g %dg16, %smem, %c16 : !llvm.ptr<1>, !llvm.ptr<3>
+    %wp = nvtma.address_of %ws[%c0] : memref<16xi64> -> !llvm.ptr
+    %wg = llvm.addrspacecast %wp : !llvm.ptr to !llvm.ptr<1>
+    %atom = nvtma.atom_from_descriptor %wg : !llvm.ptr<1> -> !nvtma.tma_atom<load, f16, box = [64, 64]>
+    nvtma.update_tma_descriptor %atom, %b, %wg : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<?x?xf16>, !llvm.ptr<1>
+    %base, %off, %sizes:2, %strides:2 = memref.extract_strided_metadata %z : memref<?x?xf32> -> memref<f32>, index, index, index, index, index
+    %zv = memref.reinterpret_cast %base to offset: [%off], sizes: [4, 2], strides: [%strides#0, 1] : memref<f32> to memref<4x2xf32, strided<[?, 1], offset: ?>>
+    %w = vector.load %zv[%c0, %c0] {alignment = 8 : i64} : memref<4x2xf32, strided<[?, 1], offset: ?>>, vector<2xf32>
+    gpu.return
+  }
+}

@@ -118,6 +118,16 @@ def NVTMAWriteKernelRecords
     or a cluster of more than 16 CTAs is an error. Runs while the kernels
     are still `gpu.func`s: the records describe the signature the caller
     sees, which convert-gpu-to-nvvm expands.
+
+    A memref parameter's record has `"align"` (bytes) when the kernel's
+    accesses assume an alignment of its address and, being offsets of whole
+    strides, of its dynamic strides in bytes: the largest `alignment` of an
+    access through a view of it (`vector.load` / `vector.store`...), the
+    size of a `nvtma.cp_async` from it, 16 for `nvtma.bulk_copy` or
+    `nvtma.update_tma_descriptor` of it (32 for the atoms the driver asks
+    32 of) and 64 for a descriptor kept in it (reached through
+    `nvtma.address_of`). The launch checks it, as a misaligned access
+    faults the context.
   }];
 }
 
