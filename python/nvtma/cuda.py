@@ -35,9 +35,9 @@ __all__ = ["FULL_MASK", "any_sync", "all_sync", "ballot_sync", "elect_sync", "wa
            "cta_sync", "cluster_sync", "syncthreads_and", "syncthreads_or", "thread_rank", "activemask",
            "barrier_sync", "barrier_arrive", "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync",
            "warp_reduce", "warp_sum", "warp_max", "warp_min", "cta_reduce", "cta_sum", "cta_max", "cta_min",
-           "reduce_add_sync_u32", "reduce_min_sync_u32", "atomic_add", "red_add", "atomic_min", "atomic_max", "atomic_cas",
-           "atomic_exch", "thread_fence", "fence_proxy_async", "printf", "trap_when_assert_failed", "clock64",
-           "globaltimer", "nano_sleep", "ffs_u32", "ldmatrix", "stmatrix", "half2float", "bfloat162float",
+           "reduce_add_sync_u32", "reduce_min_sync_u32", "atomic_add", "red_add", "atomic_min", "atomic_max",
+           "atomic_cas", "atomic_exch", "thread_fence", "fence_proxy_async", "printf", "trap_when_assert_failed",
+           "clock64", "globaltimer", "nano_sleep", "ffs_u32", "ldmatrix", "stmatrix", "half2float", "bfloat162float",
            "float22half2", "float22bfloat162_rn", "bfloat1622float2", "fp8x4_e4m3_from_float4", "uint_as_float",
            "float_as_uint", "make_float2", "fmul2_rn", "fadd2_rn", "hmin2", "hmax2", "fdividef", "ldg",
            "mbarrier_wait", "cvta_generic_to_shared", "griddepcontrol_wait", "griddepcontrol_launch_dependents"]

@@ -385,7 +385,8 @@ class _RemoteMBarrier:
 
     @user_op
     def ptr(self, stage):
-        return dsl.Val(nvvm.MapaOp(types.ptr(7), self.local.ptr(stage).value, dsl.as_value(self.rank, dsl.Int32)).result)
+        local = self.local.ptr(stage).value
+        return dsl.Val(nvvm.MapaOp(types.ptr(7), local, dsl.as_value(self.rank, dsl.Int32)).result)
 
     @user_op
     def arrive(self, stage, count=None, scope="cta"):

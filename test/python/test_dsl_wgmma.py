@@ -897,8 +897,8 @@ def test_the_gemm_spec_takes_numpy_integers_as_ints():
     ((1, 4096, 7168), dict(sms=0), "sms = 0: at least 1"),
     ((1, 4096, 7168.0), {}, "K=7168.0: an integer"),
     ((1, 4096, 7168), dict(quantize="bogus"), "quantize='bogus': False"),
-    ((1, 4096, 100), dict(config=(8, 64, 1, 1, 1, None, 1, False, 4)), "kc=4: stages of several K steps take K a "
-                                                                          "multiple of 128 bytes (128 values), not K = 100"),
+    ((1, 4096, 100), dict(config=(8, 64, 1, 1, 1, None, 1, False, 4)),
+     "kc=4: stages of several K steps take K a multiple of 128 bytes (128 values), not K = 100"),
     ((1, 4096, 7168), dict(config=(8, 64, 1, -1)), "splits=-1, 0 (stream K) or 1 to the 56 stages"),
     ((1, 4096, 1024), dict(config=(8, 64, 1, 9)), "splits=9, 0 (stream K) or 1 to the 8 stages of K = 1024"),
     ((16, 4096, 1024), dict(config=(16, 32, 1, 3, 1, None, 1, False, 1, False)),

@@ -67,7 +67,8 @@ def test_example_compiles_and_saves(name, flags, want, tmp_path):
       r"descriptor for argument 0: tiled box \[(64|128), 64\] bfloat16, l2_promotion l2_256b"]),
     # x as the wgmmas' A: m64n56 wgmmas (x's 64 rows by 56 of W's), W's box 56 rows of 2 K steps
     (["--m", "5", "--n", "7168", "--k", "2048", "--scale", "bf16", "--config", "8,56,1,1,1,9,1,0,2,0"],
-     [r"BM=8 BN=56 .*, x the wgmmas A \(W tiles their B\)", r"wgmma\.mma_async\.sync\.aligned\.m64n56k16\.f32\.bf16\.bf16",
+     [r"BM=8 BN=56 .*, x the wgmmas A \(W tiles their B\)",
+      r"wgmma\.mma_async\.sync\.aligned\.m64n56k16\.f32\.bf16\.bf16",
       r"descriptor for argument 0: tiled box \[2, 56, 64\] bfloat16", r"descriptor for argument 1: tiled box "
       r"\[2, 8, 64\] bfloat16"]),
     # stages of 4 K steps: W's and x's descriptors load 3-D boxes of 4 K steps

@@ -30,7 +30,7 @@ def poison(shape, elem):
 
 
 def bits(t):
-    return t.view(torch.uint8) if t.element_size() == 1 else t.view(torch.int16 if t.element_size() == 2 else torch.int32)
+    return t.view({1: torch.uint8, 2: torch.int16}.get(t.element_size(), torch.int32))
 
 
 # --------------------------------------------------------------------------- #3672

@@ -196,9 +196,9 @@ def pipelined_copy(rows, cols, elem="f16", box=(64, 128), stages=4, l2_load="l2_
     for h in (load_hint, store_hint):
         if h is not None and h not in cpasync.CACHE_HINTS:
             raise ValueError(f"cache hint {h!r}: one of {sorted(cpasync.CACHE_HINTS)} or None")
-    sp = pipelined_copy_kernel.specialize([_t(elem, (rows, cols)), _t(elem, (rows, cols))], box=tuple(box), stages=stages,
-                                   l2_load=l2_load, l2_store=l2_store, load_hint=load_hint, store_hint=store_hint,
-                                   threads=threads)
+    sp = pipelined_copy_kernel.specialize([_t(elem, (rows, cols)), _t(elem, (rows, cols))], box=tuple(box),
+                                          stages=stages, l2_load=l2_load, l2_store=l2_store, load_hint=load_hint,
+                                          store_hint=store_hint, threads=threads)
     sp.info = dict(tiles=(rows // by) * (cols // bx), tile_bytes=by * bx * dsl.dtype(elem).width // 8,
                    stages=stages)
     return sp

@@ -2691,17 +2691,16 @@ def _bad(msg, arg, rule):
 
 def _check_matrix(torch, name, t):
     """A 2-D torch tensor on a GPU whose rows are contiguous at a 16-byte pitch and address (empty: any)."""
-    bad = _bad
     if not isinstance(t, torch.Tensor) or t.dim() != 2:
-        bad(f"{name}: a 2-D torch tensor, got {getattr(t, 'shape', type(t).__name__)}", name, "shape")
+        _bad(f"{name}: a 2-D torch tensor, got {getattr(t, 'shape', type(t).__name__)}", name, "shape")
     if not t.is_cuda:
-        bad(f"{name}: on device {t.device}, not a GPU", name, "device")
+        _bad(f"{name}: on device {t.device}, not a GPU", name, "device")
     if not t.numel():  # nothing the kernel reads or writes (no launch: Gemm._prepare)
         return
     if t.stride(1) != 1 or (t.stride(0) * t.element_size()) % 16:
-        bad(f"{name}: rows must be contiguous with a 16-byte multiple pitch (strides {t.stride()})", name, "stride")
+        _bad(f"{name}: rows must be contiguous with a 16-byte multiple pitch (strides {t.stride()})", name, "stride")
     if t.data_ptr() % 16:
-        bad(f"{name}: address not 16-byte aligned", name, "alignment")
+        _bad(f"{name}: address not 16-byte aligned", name, "alignment")
 
 
 def _check_quantize_input(torch, x, granularity):
