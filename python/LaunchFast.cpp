@@ -281,6 +281,9 @@ struct Slot {
   Py_ssize_t descOffset[kMaxDescs];
   uint64_t descAlign[kMaxDescs];
   uint64_t align = 0; // the record's "align": what the kernel's accesses assume
+  // the TMA address rules where tensormap.replace writes the address into a
+  // descriptor on the device (0: it does not)
+  uint64_t tmapAlign = 0;
   bool valid = false;
   int rank = 0;
   long long shape[kMaxRank];
@@ -335,8 +338,9 @@ void packerDealloc(PyObject *self) {
 }
 
 // Packer(buffer: bytearray, slots: tuple) with slots[i] one of
-//   (0, offset, ((desc_offset, align), ...), align)   a tensor argument
-//                                                      (align 0: none)
+//   (0, offset, ((desc_offset, align), ...), align, tmap_align)
+//                                               a tensor argument (align,
+//                                               tmap_align 0: none)
 //   (1,)                                        a scalar
 //   (2,)                                        anything else (never fast)
 PyObject *packerNew(PyTypeObject *type, PyObject *args, PyObject *) {
@@ -369,9 +373,10 @@ PyObject *packerNew(PyTypeObject *type, PyObject *args, PyObject *) {
       goto bad;
     s.kind = static_cast<int>(PyLong_AsLong(PyTuple_GetItem(t, 0)));
     if (s.kind == Memref) {
-      if (PyTuple_Size(t) != 4)
+      if (PyTuple_Size(t) != 5)
         goto bad;
       s.align = PyLong_AsUnsignedLongLong(PyTuple_GetItem(t, 3));
+      s.tmapAlign = PyLong_AsUnsignedLongLong(PyTuple_GetItem(t, 4));
       s.offset = PyLong_AsSsize_t(PyTuple_GetItem(t, 1));
       PyObject *descs = PyTuple_GetItem(t, 2);
       if (!PyTuple_Check(descs) || PyTuple_Size(descs) > kMaxDescs)
@@ -504,6 +509,8 @@ long fastPack(Packer *p, PyObject *const *argv, Py_ssize_t n, PyObject *tensorTy
     if (addr != s.ptr) {
       if (s.align && addr % s.align)
         return -1; // Python names the broken rule
+      if (s.tmapAlign && (!addr || addr % s.tmapAlign || addr >= kAddressLimit))
+        return -1;
       for (int d = 0; d < s.ndesc; ++d)
         if (!addr || addr % s.descAlign[d] || addr >= kAddressLimit)
           return -1;

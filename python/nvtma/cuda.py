@@ -417,9 +417,19 @@ def _packed_atomic(kind, ptr, val, scope):
     sc = {"device": ".gpu", "block": ".cta", "cluster": ".cluster", None: ".sys"}[_SCOPES[scope]]
     bits = val.bitcast(Uint32)
     space = {3: ".shared", 1: ".global"}.get(_addrspace(ptr), "")
-    r = llvm.InlineAsmOp(_i32(), [ptr, bits.value], f"atom{space}{sc}.add.noftz.{t} $0, [$1], $2;", "=r,l,r",
-                         has_side_effects=True).result
-    return Vector(_bitcast_vec(r, val.value.type))
+    op = llvm.InlineAsmOp(_i32(), [ptr, bits.value], f"atom{space}{sc}.add.noftz.{t} $0, [$1], $2;", "=r,l,r",
+                          has_side_effects=True)
+    _assumes_alignment(op, 4)
+    return Vector(_bitcast_vec(op.result, val.value.type))
+
+
+ALIGN_ATTR = "nvtma.align"  # on inline PTX that accesses memory: the bytes its address must be aligned to
+
+
+def _assumes_alignment(op, nbytes):
+    """Marks inline PTX whose memory access assumes an `nbytes`-aligned address: the kernel records
+    (nvtma-write-kernel-records) follow its pointer operand back to a tensor parameter, whose launch checks it."""
+    op.operation.attributes[ALIGN_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), nbytes)
 
 
 @user_op
@@ -446,9 +456,10 @@ def red_add(target, idx=None, val=None, *, scope="gpu"):
     sc = {"device": ".gpu", "block": ".cta", "cluster": ".cluster", None: ".sys"}[_SCOPES[scope]]
     space = ".global" if _addrspace(ptr) != 3 else ".shared::cta"
     regs = ", ".join(f"${i + 1}" for i in range(n))
-    llvm.InlineAsmOp(None, [ptr] + [x.value for x in val.lanes()],
-                     f"red{space}{sc}.add.v{n}.f32 [$0], {{{regs}}};", ",".join(["l"] + ["f"] * n),
-                     has_side_effects=True)
+    op = llvm.InlineAsmOp(None, [ptr] + [x.value for x in val.lanes()],
+                          f"red{space}{sc}.add.v{n}.f32 [$0], {{{regs}}};", ",".join(["l"] + ["f"] * n),
+                          has_side_effects=True)
+    _assumes_alignment(op, 4 * n)
 
 
 def _addrspace(ptr):

@@ -19,6 +19,9 @@ DYN = dict(MEMREF, shape=[None, None], strides=[None, 1], type="memref<?x?xf16>"
 DESC = dict(kind="descriptor", binds=0, mode="tiled", rank=2, tma_format=6, element_bits=16, interleave=0,
             swizzle=3, l2_promotion=3, oob_fill=0, element_strides=[1, 1], box_dim=[64, 64], template=None)
 SCALAR = dict(kind="scalar", type="i32", bits=32)
+# A memref's "tensormaps" entry: the static fields of a descriptor tensormap.replace points the tensor at.
+TMAP = dict(atom="!nvtma.tma_atom<load, f16, box = [64, 64]>", mode="tiled", rank=2, tma_format=6, element_bits=16,
+            interleave=0, swizzle=0, l2_promotion=2, oob_fill=0, element_strides=[1, 1], box_dim=[64, 64])
 
 
 def records(params=None, launch=None, name="k"):

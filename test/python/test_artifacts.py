@@ -110,6 +110,16 @@ def test_binds_in_range(binds):
     lambda r: r["kernels"]["k"]["params"][0].update(align="16"),
     lambda r: r["kernels"]["k"]["params"][0].update(align=True),
     lambda r: r["kernels"]["k"]["params"][0].update(align=1 << 40),
+    lambda r: r["kernels"]["k"]["params"][0].update(tensormaps=dict(F.TMAP)),
+    lambda r: r["kernels"]["k"]["params"][0].update(tensormaps=[]),
+    lambda r: r["kernels"]["k"]["params"][0].update(tensormaps=[F.TMAP] * 65),
+    lambda r: r["kernels"]["k"]["params"][0].update(tensormaps=["tiled"]),
+    lambda r: r["kernels"]["k"]["params"][0].update(tensormaps=[dict(F.TMAP, rank=3, box_dim=[64, 64, 1],
+                                                                      element_strides=[1, 1, 1])]),
+    lambda r: r["kernels"]["k"]["params"][0].update(tensormaps=[dict(F.TMAP, mode="tile")]),
+    lambda r: r["kernels"]["k"]["params"][0].update(tensormaps=[dict(F.TMAP, box_dim=[64, 512])]),
+    lambda r: r["kernels"]["k"]["params"][0].update(tensormaps=[dict(F.TMAP, tma_format=16)]),
+    lambda r: r["kernels"]["k"]["params"][0].update(tensormaps=[F.TMAP, dict(F.TMAP, interleave=None)]),
     lambda r: r["kernels"]["k"]["params"][2].update(bits=7),
     lambda r: r["kernels"]["k"]["params"][2].update(kind="tensor"),
     lambda r: r["kernels"]["k"]["params"][3].update(rank=3),
@@ -135,6 +145,18 @@ def test_a_memrefs_alignment_is_optional():
     recs = F.records()
     recs["kernels"]["k"]["params"][0]["align"] = 16
     validate_records(recs)
+
+
+def test_a_memrefs_tensormaps_are_descriptor_fields_of_its_rank():
+    """"tensormaps" (what tensormap.replace points the tensor at) passes the
+    descriptor records' own field checks; a well-formed list loads."""
+    recs = F.records()
+    recs["kernels"]["k"]["params"][0]["tensormaps"] = [dict(F.TMAP), dict(F.TMAP, swizzle=2, box_dim=[32, 64])]
+    validate_records(recs)
+    recs["kernels"]["k"]["params"][0]["tensormaps"][1]["rank"] = 1
+    with pytest.raises(LaunchError, match=r"params\[0\]\.tensormaps\[1\]\.rank is 1, its tensor has rank 2") as e:
+        validate_records(recs)
+    assert e.value.rule == "artifact"
 
 
 def test_params_must_match_the_cubins_table():

@@ -62,6 +62,29 @@ def test_element_and_vector_accesses_of_global_and_shared():
     assert "ld.shared.b16" in ins and "st.global.b16" in ins
 
 
+def test_records_follow_inline_ptx_reductions_to_their_tensors():
+    """cuda.red_add's vector reductions and packed atomics are inline PTX the
+    kernel records cannot read: each says what its address assumes (v4.f32
+    16 bytes, v2.f32 8, bf16x2 4), so its tensor's launch checks it. A
+    scalar reduction (an llvm.atomicrmw of the element) records none."""
+    from nvtma import cuda
+
+    @dsl.kernel(block=(32,))
+    def reds(a: dsl.Tensor("f32", (None,)), b: dsl.Tensor("f32", (None,)), c: dsl.Tensor("bf16", (None,)),
+             d: dsl.Tensor("f32", (None,))):
+        t = dsl.thread_idx()
+        cuda.red_add(a, t * 4, dsl.full(4, 1.0))
+        cuda.red_add(b, t * 2, dsl.full(2, 1.0))
+        cuda.red_add(c, t * 2, dsl.full(2, 1.0, dsl.BFloat16))
+        cuda.red_add(d, t, dsl.Float32(1.0))
+
+    spec = reds.specialize([dsl.Tensor("f32", (None,)), dsl.Tensor("f32", (None,)), dsl.Tensor("bf16", (None,)),
+                            dsl.Tensor("f32", (None,))])
+    c = spec.compile()
+    assert [p.get("align") for p in c.kernels[spec.name]["params"]] == [16, 8, 4, None]
+    assert "red.global.gpu.add.v4.f32" in c.ptx
+
+
 def test_records_hold_the_alignment_the_kernels_accesses_assume():
     """A memref parameter's record has "align": what the kernel's accesses
     assume of its address and dynamic strides, so the launch refuses a view
@@ -86,6 +109,33 @@ def test_records_hold_the_alignment_the_kernels_accesses_assume():
     assert aligns(cp_async_roundtrip(1024))[1] == [16, None]  # 16-byte cp.async from src; dst: byte stores
     # B goes into a descriptor (tensormap.replace); ws holds the descriptor the TMA load reads
     assert aligns(update_descriptor(128, 128))[1] == [None, 16, None, 64]
+
+
+def test_records_hold_the_descriptors_tensormap_replace_writes_a_tensor_into():
+    """update_descriptor's B goes into a descriptor on the device
+    (tensormap.replace), where no driver checks it: its record lists the
+    static fields of that descriptor ("tensormaps", the atom's), and the
+    launch runs the driver's rules on B's dims, strides and address."""
+    from nvtma.kernels import update_descriptor
+    from nvtma.runtime import LaunchError, args
+
+    spec = update_descriptor(128, 128)
+    params = [p for p in spec.compile().kernels[spec.name]["params"] if p["kind"] == "memref"]
+    assert [len(p.get("tensormaps") or ()) for p in params] == [0, 1, 0, 0]
+    (t,) = params[1]["tensormaps"]
+    assert {k: t[k] for k in ("mode", "rank", "tma_format", "element_bits", "box_dim", "swizzle", "interleave",
+                              "element_strides")} == dict(mode="tiled", rank=2, tma_format=6, element_bits=16,
+                                                          box_dim=[64, 64], swizzle=0, interleave=0,
+                                                          element_strides=[1, 1])
+
+    def b(shape, strides=None):
+        return args.TensorInfo(0x7F0000000000, shape, strides or (shape[1], 1), "f16", 16)
+
+    args.check_memref(b((192, 320)), params[1], "B")
+    for info, rule in [(b((0, 64)), "global-dim-range"), (b((2, 64), (1 << 39, 1)), "global-stride-range")]:
+        with pytest.raises(LaunchError) as e:
+            args.check_memref(info, params[1], "B")
+        assert (e.value.arg, e.value.rule) == ("B", rule), str(e.value)
 
 
 @pytest.mark.parametrize("n,dtype,message", [(3, "f32", "12 bytes"), (32, "f32", "128 bytes")])

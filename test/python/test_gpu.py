@@ -316,6 +316,35 @@ def test_misaligned_views_are_refused_and_the_context_lives():
     assert torch.equal(bits(out[:64, :64]), bits(B[:64, :64]))
 
 
+def test_tensors_tensormap_replace_writes_are_refused_by_the_drivers_rules():
+    """update_descriptor's B goes into a descriptor on the device
+    (tensormap.replace), where no driver checks it: a B the driver would
+    refuse (no rows) is a LaunchError naming it and the TMA rule, before and
+    after good launches (the fast paths see a new shape: the checked path);
+    the context still computes afterwards."""
+    from nvtma.runtime import LaunchError
+    spec = K.update_descriptor(256, 256)
+    mod = build(spec)
+    A, out = rand((256, 256), "f16", 1), poison((256, 256), "f16")
+    B = rand((192, 320), "f16", 2)
+    ws = torch.zeros(16, dtype=torch.int64, device="cuda")
+    empty = torch.empty(0, 64, dtype=torch.float16, device="cuda")
+
+    def refused():
+        with pytest.raises(LaunchError) as e:
+            mod.update_descriptor(A, empty, out, ws, **launch(spec, mod))
+        assert (e.value.arg, e.value.rule) == ("argument 1", "global-dim-range"), str(e.value)
+
+    refused()
+    for _ in range(2):
+        mod.update_descriptor(A, B, out, ws, **launch(spec, mod))
+    refused()
+    out.view(torch.uint8).fill_(0x7B)
+    mod.update_descriptor(A, B, out, ws, **launch(spec, mod))
+    torch.cuda.synchronize()
+    assert torch.equal(bits(out[:64, :64]), bits(B[:64, :64]))
+
+
 def test_gemv_with_pdl_waits_for_the_stream_and_graphs():
     """A GEMV built for programmatic dependent launch streams W before the
     earlier kernels end but reads x and writes y after them: on a side stream

@@ -74,11 +74,64 @@ def test_memref_alignment_its_kernel_assumes():
     args.check_memref(info(0x7F0000000000, (1, 64), (65, 1)), x, "x")   # one row: its stride is never stepped
     plain = {k: v for k, v in x.items() if k != "align"}
     args.check_memref(info(0x7F0000000002, strides=(65, 1)), plain, "x")  # no record, no rule
+    args.check_memref(info(0x7F0000000002, (0, 64), (65, 1)), x, "x")   # empty: nothing of it is accessed
+    # a static stride too: a kernel compiled with one its own accesses cannot take is refused at each launch
+    fixed = dict(x, shape=[None, 100], strides=[100, 1], type="memref<?x100xbf16>")
+    with pytest.raises(LaunchError, match="x: stride 0 is 200 bytes, not a multiple of 16"):
+        args.check_memref(info(0x7F0000000000, (4, 100), (100, 1)), fixed, "x")
+    # sub-byte elements: a stride's bytes, not its elements (16 4-bit values are 8 bytes)
+    f4 = dict(x, element="f4E2M1FN", type="memref<?x?xf4E2M1FN>")
+    args.check_memref(args.TensorInfo(0x7F0000000000, (4, 64), (32, 1), "f4E2M1FN", 4), f4, "x")
+    with pytest.raises(LaunchError, match="x: stride 0 is 8 bytes, not a multiple of 16"):
+        args.check_memref(args.TensorInfo(0x7F0000000000, (4, 16), (16, 1), "f4E2M1FN", 4), f4, "x")
     # and at launch, before the driver
     kk = F.artifacts({"kernels": {"k": {"params": [dict(MEMREF, align=16), dict(MEMREF), F.SCALAR]}}}).kernel("k")
     with pytest.raises(LaunchError, match="argument 0: address 0x7f0000000008 is not 16-byte aligned") as e:
         launch(kk, ok_tensor(ptr=0x7F0000000008), ok_tensor(), 1)
     assert (e.value.rule, e.value.arg) == ("alignment", "argument 0")
+
+
+def test_a_tensor_tensormap_replace_writes_meets_the_drivers_rules():
+    """A memref record's "tensormaps" (tensormap.replace writes its address,
+    dims and byte strides into descriptors of those fields on the device,
+    where no driver checks them): the launch runs the driver's rules on them
+    and names the argument and the TMA rule."""
+    from nvtma.runtime import args
+    b = dict(F.DYN, tensormaps=[dict(F.TMAP)])   # no "align": the descriptor's own rules
+
+    def info(shape=(192, 320), strides=None, ptr=0x7F0000000000):
+        return args.TensorInfo(ptr, shape, strides or (shape[1], 1), "f16", 16)
+
+    args.check_memref(info(), b, "B")
+    args.check_memref(info((1, 64)), b, "B")          # a box larger than the tensor: the driver allows it
+    for bad, rule, match in [
+        (info((0, 64)), "global-dim-range", r"B: global-dim-range: global dim 1 is 0, the range is 1\.\.2\^32 "
+                                            r"\(tensor dim 0\); tensormap\.replace writes it into a descriptor"),
+        (info((2, 64), (1 << 39, 1)), "global-stride-range", r"global stride 0 is 1099511627776 bytes"),
+        (info((1 << 33, 64)), "global-dim-range", r"global dim 1 is 8589934592"),
+        (info((1 << 32, 64)), "global-dim-range", r"global dim 1 is 4294967296, the limit is below 2\^32 "
+                                                  r"\(tensor dim 0\).*as a 32-bit operand"),
+        (info(ptr=1 << 57), "address-range", r"past the 57-bit address space"),
+        (info(ptr=0x7F0000000008), "alignment", r"address 0x7f0000000008 is not 16-byte aligned"),
+        (info(ptr=0), "address-range", r"address 0x0"),
+        (info((0, 64), ptr=0), "global-dim-range", r"global dim 1 is 0"),   # torch.empty(0, 64): a null address
+    ]:
+        with pytest.raises(LaunchError, match=match) as e:
+            args.check_memref(bad, b, "B")
+        assert (e.value.arg, e.value.rule) == ("B", rule), str(e.value)
+    # the fields are the recorded atom's: a 64-byte swizzle caps the inner box, not the tensor
+    args.check_memref(info(), dict(b, tensormaps=[dict(F.TMAP, swizzle=2, box_dim=[32, 64])]), "B")
+    # without the record no rule of it applies
+    args.check_memref(info((0, 64)), F.DYN, "B")
+    # and at launch, before the driver
+    kk = F.artifacts({"kernels": {"k": {"params": [dict(b), dict(MEMREF), F.SCALAR]}}}).kernel("k")
+    with pytest.raises(LaunchError, match="argument 0: global-dim-range: global dim 1 is 0") as e:
+        launch(kk, ok_tensor(shape=(0, 64)), ok_tensor(), 1)
+    assert (e.value.arg, e.value.rule) == ("argument 0", "global-dim-range")
+    with pytest.raises(LaunchError, match="argument 0: global-stride-range") as e:
+        launch(kk, ok_tensor(shape=(2, 64), strides=(1 << 40, 2)), ok_tensor(), 1)
+    assert (e.value.arg, e.value.rule) == ("argument 0", "global-stride-range")
+    kk.pack(ok_tensor(shape=(192, 320)), ok_tensor(), 1)
 
 
 def test_non_contiguous(k):

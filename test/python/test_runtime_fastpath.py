@@ -172,6 +172,48 @@ def test_a_memrefs_alignment_is_checked_on_every_path(stub, launcher):
     """)
 
 
+def test_a_tensormap_replaced_address_is_checked_on_every_path(stub, launcher):
+    # "tensormaps": tensormap.replace writes the tensor's address into a descriptor on the device. A launch
+    # that repeats the metadata keeps the dims and strides the driver's rules passed, but its new address
+    # must still meet them (address-align, address-range), "align" recorded or not
+    run(stub, launcher, """
+        k = kernel(F.records([dict(F.DYN, tensormaps=[F.TMAP]), dict(F.MEMREF), F.SCALAR]))
+        x, y = T(0x7F0000000000), T(0x7F0000100000)
+        for _ in range(3):
+            k(x, y, 7, grid=(4,), block=(128,))
+        n = last.count
+        expect("address-range", k, T(1 << 57), y, 7, grid=(4,), block=(128,))
+        expect("alignment", k, T(0x7F0000000008), y, 7, grid=(4,), block=(128,))
+        assert last.count == n
+        x2 = T(0x7F0000000010)
+        k(x2, y, 7, grid=(4,), block=(128,))
+        k(x2, y, 7, grid=(4,), block=(128,))
+        assert last.count == n + 2 and struct.unpack_from("<Q", params(), 0)[0] == x2.ptr
+        expect("global-dim-range", k, T(0x7F0000000000, (0, 256)), y, 7, grid=(4,), block=(128,))
+        assert last.count == n + 2
+    """)
+
+
+def test_an_extension_with_another_slot_table_leaves_the_python_path(stub):
+    # an abi3 extension built before the slot table changed (a source tree pulled without a rebuild) refused every
+    # kernel with a tensor argument ("malformed slot table"): the kernel launches through the Python path instead
+    run(stub, "extension", """
+        from nvtma.runtime import driver
+        ext = driver._extension()
+        class Old:
+            def __getattr__(self, name): return getattr(ext, name)
+            def Packer(self, buffer, slots): raise ValueError("malformed slot table")
+        driver._extension = lambda: Old()
+        k = kernel()
+        assert k._cpack is None and k._cfast is None and type(k).__name__ == "Kernel"
+        x, y = T(0x7F0000000000), T(0x7F0000100000)
+        for _ in range(2):
+            k(x, y, 7, grid=(4,), block=(128,))
+        assert addrs()[:2] == (x.ptr, y.ptr)
+        expect("alignment", k, T(0x7F0000000008), y, 7, grid=(4,), block=(128,))
+    """)
+
+
 def test_dynamic_smem_attribute_before_the_fast_path(stub, launcher):
     run(stub, launcher, """
         k = kernel(F.records(launch={"block": [128, 1, 1], "cluster": None, "smem": 100000}))

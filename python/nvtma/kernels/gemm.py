@@ -2174,14 +2174,15 @@ class Gemm:
         """bf16 x -> (e4m3 x, scales): per token [M], or per 1x128 block [M,
         ceil(K/128)] (a view of the transposed storage the kernel loads).
         x: bf16 [M, K] on a GPU, its rows contiguous at a 16-byte pitch and
-        address, K a multiple of 16 (LaunchError otherwise)."""
+        address, K a multiple of 8 (LaunchError otherwise; the fp8 GEMM's x
+        takes K a multiple of 16)."""
         import torch
         _check_quantize_input(torch, x, granularity)
         M, K = x.shape
         if not x.numel():  # nothing to quantize (a grid of no CTAs is no launch): a row of no values has the
             # kernel's scale of an all-zero row
             return (torch.empty((M, K), device=x.device, dtype=torch.float8_e4m3fn),
-                    torch.full((M,), 1e-12 / 448, device=x.device) if granularity == "token" else
+                    torch.full((M,), 1e-12 / 448, device=x.device, dtype=torch.float32) if granularity == "token" else
                     torch.empty((M, -(-K // 128)), device=x.device, dtype=torch.float32))
         xq, sx = self._quantizer(granularity, M, x.shape[1], x.device)(x)
         return xq, (sx if granularity == "token" else sx[:, :M].t())
@@ -2704,17 +2705,17 @@ def _check_matrix(torch, name, t):
 
 
 def _check_quantize_input(torch, x, granularity):
-    """Typed errors for what quantize_x cannot take: it reads x 16 bytes a thread (8 bf16 values) and writes e4m3
-    rows the GEMM's TMA loads (a 16-byte multiple: K a multiple of 16); a misaligned or ragged x faulted the
-    context (misaligned address) before this check."""
+    """Typed errors for what quantize_x cannot take: it reads x 16 bytes a thread (8 bf16 values from a multiple of
+    8, so K a multiple of 8, or a row's last vector reads past it) at 16-byte aligned rows; a misaligned or ragged x
+    faulted the context (misaligned address) before this check."""
     if granularity not in ("token", "block"):
         _bad(f"granularity={granularity!r}: 'token' (a scale per row) or 'block' (per 1x128 block)", "granularity",
              "scale")
     if isinstance(x, torch.Tensor) and x.dim() == 2:
         if x.dtype != torch.bfloat16:
             _bad(f"x: bf16 to quantize, got {x.dtype}", "x", "dtype")
-        if x.shape[1] % 16:
-            _bad(f"x has K = {x.shape[1]} columns: a multiple of 16 (e4m3 x's rows a 16-byte multiple)", "x",
+        if x.shape[1] % 8:
+            _bad(f"x has K = {x.shape[1]} columns: a multiple of 8 (its kernel reads 8 values a thread)", "x",
                  "shape")
     _check_matrix(torch, "x", x)
 

@@ -350,14 +350,16 @@ def check_memref(t: TensorInfo, p: dict, arg: str) -> None:
                               "(make it .contiguous() or compile for a strided layout)", arg=arg,
                               rule="contiguity")
     align = p.get("align")
-    if align:
+    if align and all(t.shape):  # (an empty tensor: nothing of it is accessed)
         check_align(t.ptr, align, arg)
-        eb = max(t.bits // 8, 1)
-        for i, (n, got, want) in enumerate(zip(t.shape, t.strides, p["strides"])):
-            # the outer dynamic strides: a row (or plane) starts at base + i * stride
-            if want is None and n > 1 and i < len(t.shape) - 1 and got * eb % align:
-                raise LaunchError(f"{arg}: stride {i} is {got * eb} bytes, not a multiple of {align}; "
+        for i, (n, got) in enumerate(zip(t.shape[:-1], t.strides)):
+            # every outer stride (a static one too: a kernel compiled with one its own accesses cannot take is
+            # refused at each launch): a row (or plane) starts at base + i * stride
+            if n > 1 and got * t.bits % (8 * align):
+                raise LaunchError(f"{arg}: stride {i} is {got * t.bits / 8:g} bytes, not a multiple of {align}; "
                                   f"{_ALIGN_WHY.format(align=align)}", arg=arg, rule="alignment")
+    for d in p.get("tensormaps") or ():
+        check_tensormap(t, d, arg)
 
 
 _ALIGN_WHY = ("its kernel's accesses assume {align} (vector loads and stores, cp.async, bulk copies, "
@@ -392,6 +394,12 @@ def check_address(ptr: int, align: int, arg: str) -> None:
 
 def descriptor_params(t: TensorInfo, d: dict, arg: str) -> dict:
     """Arguments of encode_tiled / encode_im2col for a descriptor record."""
+    check_address(t.ptr, descriptor_align(d), arg)
+    return _descriptor_fields(t, d, arg)
+
+
+def _descriptor_fields(t: TensorInfo, d: dict, arg: str) -> dict:
+    """descriptor_params without the address checks."""
     rank = d["rank"]
     if len(t.shape) != rank:
         raise LaunchError(f"{arg}: rank {len(t.shape)}, its TMA descriptor has rank {rank}", arg=arg, rule="rank")
@@ -401,7 +409,6 @@ def descriptor_params(t: TensorInfo, d: dict, arg: str) -> dict:
     if element_bits(t.elem) != d["element_bits"] and not t.elem.startswith("raw"):
         raise LaunchError(f"{arg}: {t.elem} elements, its TMA descriptor moves {d['element_bits']}-bit ones",
                           arg=arg, rule="dtype")
-    check_address(t.ptr, descriptor_align(d), arg)
     bits = d["element_bits"]
     dims = list(reversed(t.shape))
     strides = [s * bits // 8 for s in reversed(t.strides)][1:]
@@ -415,6 +422,51 @@ def descriptor_params(t: TensorInfo, d: dict, arg: str) -> dict:
                       pixel_box_upper_corner=d["pixel_box_upper_corner"],
                       channels_per_pixel=d["channels_per_pixel"], pixels_per_column=d["pixels_per_column"])
     return common
+
+
+TENSORMAP_DIM_LIMIT = 1 << 32  # tensormap.replace takes a dim as a 32-bit operand
+
+
+def tensormap_align(p: dict) -> int:
+    """The address alignment the descriptors tensormap.replace points a memref
+    record at need (0: none does)."""
+    return max((descriptor_align(d) for d in p.get("tensormaps") or ()), default=0)
+
+
+def check_tensormap(t: TensorInfo, d: dict, arg: str) -> None:
+    """The driver's rules on the address, dims and byte strides that
+    tensormap.replace (nvtma.update_tma_descriptor) writes into a descriptor
+    of record `d`'s static fields on the device, where no driver checks them."""
+    from .. import tensormap as tm
+    align = descriptor_align(d)
+    if t.ptr:  # the address rules as the fast paths name them, on a new address
+        check_address(t.ptr, align, arg)
+    p = _descriptor_fields(t, d, arg)
+    why = f"tensormap.replace writes it into a descriptor ({d.get('atom') or d['mode']}) on the device"
+    try:
+        (tm.validate_tiled if d["mode"] == "tiled" else tm.validate_im2col)(**p)
+    except tm.TensorMapError as e:
+        raise LaunchError(f"{arg}: {e}{_tensor_dim(e.rule, e.index, d['rank'])}; {why}", arg=arg,
+                          rule=e.rule) from None
+    for i, n in enumerate(p["global_dim"]):
+        if n >= TENSORMAP_DIM_LIMIT:
+            raise LaunchError(f"{arg}: global-dim-range: global dim {i} is {n}, the limit is below 2^32"
+                              f"{_tensor_dim('global-dim-range', i, d['rank'])}; {why}, as a 32-bit operand",
+                              arg=arg, rule="global-dim-range")
+    if not t.ptr:  # after the dims: an empty tensor's null address is not what is wrong with it
+        check_address(t.ptr, align, arg)
+
+
+def _tensor_dim(rule: str, index, rank: int) -> str:
+    """The tensor dim a descriptor rule's index names (descriptor dims count
+    from the innermost; strides skip it)."""
+    if index is None:
+        return ""
+    if rule.startswith("global-stride"):
+        return f" (the stride of tensor dim {rank - 2 - index})"
+    if rule in ("global-dim-range", "box-dim-range", "element-stride-range"):
+        return f" (tensor dim {rank - 1 - index})"
+    return ""
 
 
 def encode_descriptor(t: TensorInfo, d: dict, arg: str, encoder: str = "nvtma") -> bytes:

@@ -5,7 +5,8 @@ module.cubin, module.mlir and kernels.json. A loaded directory is untrusted
 input: every file must be a regular file inside the directory (no FIFOs or
 devices, no symlink out of it), kernels.json must pass a schema check
 (types, ranges, lengths; each descriptor template is 128 bytes and decodes
-to its record's fields; ``binds`` names a tensor argument; the parameters
+to its record's fields; ``binds`` names a tensor argument; a memref's
+``tensormaps`` hold descriptor fields of its rank; the parameters
 match the cubin's own parameter table), and the checksums cover the records
 as well as the files. Every failure is LaunchError(rule="artifact").
 
@@ -36,6 +37,7 @@ MAX_KERNELS = 4096
 MAX_PARAMS = 4096
 MAX_RANK = 16
 MAX_NAME = 4096
+MAX_TENSORMAPS = 64  # descriptors one memref's record lists
 PARAM_SPACE = 32764  # bytes of kernel parameters a launch can pass (CUDA 12.1+, sm_70+)
 
 
@@ -92,6 +94,14 @@ def _check_memref(p, where):
         align = _int(p["align"], f"{where}.align", 1, 1 << 32)
         if align & (align - 1):
             _bad(f"{where}.align is {align}, expected a power of two")
+    if "tensormaps" in p:  # the descriptors tensormap.replace points this tensor at
+        maps = p["tensormaps"]
+        if not isinstance(maps, list) or not 1 <= len(maps) <= MAX_TENSORMAPS:
+            _bad(f"{where}.tensormaps is {_short(maps)}, expected a list of 1..{MAX_TENSORMAPS} objects")
+        for i, d in enumerate(maps):
+            if not isinstance(d, dict):
+                _bad(f"{where}.tensormaps[{i}] is {type(d).__name__}, expected an object")
+            _check_fields(d, f"{where}.tensormaps[{i}]", len(shape))
 
 
 def _check_descriptor(p, where, user_params):
@@ -99,12 +109,21 @@ def _check_descriptor(p, where, user_params):
     _int(b, f"{where}.binds", 0, max(len(user_params) - 1, 0))
     if not user_params or user_params[b].get("kind") != "memref":
         _bad(f"{where}.binds is {b}, which is not a tensor argument")
+    _check_fields(p, where, len(user_params[b]["shape"]))
+    tmpl = p.get("template")
+    if tmpl is not None:
+        _check_template(tmpl, p, where, user_params[b])
+
+
+def _check_fields(p, where, tensor_rank):
+    """A descriptor's static fields (a descriptor parameter's, or one a
+    memref's "tensormaps" lists) for a tensor of rank `tensor_rank`."""
     mode = p.get("mode")
     if mode not in ("tiled", "im2col"):
         _bad(f"{where}.mode is {_short(mode)}, expected 'tiled' or 'im2col'")
     rank = _int(p.get("rank"), f"{where}.rank", 3 if mode == "im2col" else 1, 5)
-    if len(user_params[b]["shape"]) != rank:
-        _bad(f"{where}.rank is {rank}, the tensor it binds has rank {len(user_params[b]['shape'])}")
+    if tensor_rank != rank:
+        _bad(f"{where}.rank is {rank}, its tensor has rank {tensor_rank}")
     _int(p.get("tma_format"), f"{where}.tma_format", 0, 15)
     _int(p.get("element_bits"), f"{where}.element_bits", 1, 64)
     _int(p.get("interleave"), f"{where}.interleave", 0, 2)
@@ -119,9 +138,6 @@ def _check_descriptor(p, where, user_params):
         _ints(p.get("pixel_box_upper_corner"), f"{where}.pixel_box_upper_corner", rank - 2, -32768, 32767)
         _int(p.get("channels_per_pixel"), f"{where}.channels_per_pixel", 1, 256)
         _int(p.get("pixels_per_column"), f"{where}.pixels_per_column", 1, 1024)
-    tmpl = p.get("template")
-    if tmpl is not None:
-        _check_template(tmpl, p, where, user_params[b])
 
 
 def _check_template(tmpl, p, where, tensor):

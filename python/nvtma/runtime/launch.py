@@ -15,9 +15,11 @@
 * **packing**: one 64-byte-aligned parameter buffer per kernel, written in
   place. Per argument the last metadata (shape, strides, dtype, device) is
   kept: when it repeats, only a changed pointer is written (after the
-  alignment its record's "align" asks for), and a bound descriptor only gets
-  its address field replaced (after the TMA address checks); descriptors are
-  re-encoded only when the metadata changes.
+  alignment its record's "align" asks for, and the TMA address checks where
+  its "tensormaps" say tensormap.replace writes it into descriptors), and a
+  bound descriptor only gets its address field replaced (after the TMA
+  address checks); descriptors are re-encoded, and "tensormaps" validated,
+  only when the metadata changes.
 * **entry**: with the abi3 extension a kernel is a FastKernel, whose call
   enters C and repeats the last launch's configuration there when the
   keywords are the same objects and only addresses changed; anything else
@@ -28,6 +30,7 @@
 from __future__ import annotations
 
 import ctypes
+import functools
 import struct
 import sys
 
@@ -137,11 +140,14 @@ _IMMUTABLE = (tuple, int, type(None))  # dim3 takes ints only: a tuple of them c
 class _Slot:
     """Packing state of one user argument."""
 
-    __slots__ = ("kind", "name", "param", "offset", "values", "meta", "ptr", "value", "descs", "align")
+    __slots__ = ("kind", "name", "param", "offset", "values", "meta", "ptr", "value", "descs", "align",
+                 "tmap_align")
 
     def __init__(self, kind, name, param, offset):
         self.kind, self.name, self.param, self.offset = kind, name, param, offset
         self.align = param.get("align") or 0  # a memref's: what its kernel's accesses assume of its address
+        # a memref tensormap.replace writes into descriptors: their address rules (0: none)
+        self.tmap_align = _args.tensormap_align(param) if kind == _MEMREF else 0
         self.values = None   # struct.Struct of a memref's expanded descriptor
         self.meta = None     # the last metadata seen (None: not packed yet)
         self.ptr = None
@@ -279,12 +285,13 @@ class Kernel:
         self._params = self._buffer.address
         # the C fast path (LaunchFast.cpp's Packer) where the extension is built
         self._cpack = self._cfast = self._cconf = None
-        ext = driver._extension()
-        if ext is not None and hasattr(ext, "Packer"):
+        ext = _packing_extension()
+        if ext is not None:
             spec = []
             for s in self._slots:
                 if s.kind == _MEMREF:
-                    spec.append((0, s.offset, tuple((d.offset, d.align) for d in s.descs), s.align))
+                    spec.append((0, s.offset, tuple((d.offset, d.align) for d in s.descs), s.align,
+                                 s.tmap_align))
                 else:
                     spec.append((1,) if s.kind == _SCALAR else (2,))
             self._cpack = ext.Packer(self._buffer.raw, tuple(spec))
@@ -414,10 +421,12 @@ class Kernel:
     def _write_pointer(self, s: _Slot, ptr: int):
         """Same metadata as the last launch, another address: the memref's two
         pointers and each bound descriptor's address field."""
-        if s.align and ptr % s.align:
+        if s.align and ptr % s.align and all(s.meta[0]):  # (an empty tensor: nothing of it is accessed)
             _args.check_align(ptr, s.align, s.name)
         for d in s.descs:
             _args.check_address(ptr, d.align, s.name)
+        if s.tmap_align:  # the rest of tensormap.replace's rules hold: the dims and strides repeat
+            _args.check_address(ptr, s.tmap_align, s.name)
         raw = self._buffer.raw
         _TWO_ADDR.pack_into(raw, s.offset, ptr, ptr)
         for d in s.descs:
@@ -626,8 +635,28 @@ def new_kernel(artifacts, name: str) -> Kernel:
     return _kernel_class(artifacts, name)
 
 
+_SLOT_PROBE = ((0, 0, (), 0, 0), (1,), (2,))  # one slot of each kind, as Kernel.__init__ writes them
+
+
+@functools.lru_cache(maxsize=None)
+def _packing_extension():
+    """The abi3 extension where its Packer takes this module's slot table;
+    None without one, or for one built before the table changed (a source
+    tree pulled without a rebuild): its Packer refused every kernel with a
+    tensor argument, and the Python path checks everything itself."""
+    ext = driver._extension()
+    if ext is None or not hasattr(ext, "Packer"):
+        return None
+    try:
+        ext.Packer(bytearray(64), _SLOT_PROBE)
+    except ValueError:
+        return None
+    return ext
+
+
 def _fast_kernel_class():
-    launcher = getattr(driver._extension(), "Launcher", None)
+    ext = _packing_extension()
+    launcher = getattr(ext, "Launcher", None)
     if launcher is None:
         return Kernel
 

@@ -8,7 +8,8 @@
 // The kernel records (module attribute `nvtma.kernels`, JSON; the
 // runtime's kernels.json) are written here and only here, from typed IR:
 // the gpu.func signature, the #nvtma.descriptor of each descriptor parameter,
-// the alignment the kernel's accesses assume of each memref parameter and
+// the alignment the kernel's accesses assume of each memref parameter, the
+// descriptors nvtma.update_tma_descriptor points at a memref parameter and
 // the launch attributes known_block_size, known_cluster_size,
 // nvtma.dynamic_smem and nvtma.pdl. Nothing reads them back in the compiler.
 //
@@ -24,6 +25,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/AlignmentAttrInterface.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/JSON.h"
 
@@ -84,6 +86,11 @@ int64_t pointerUseAlign(OpOperand &use) {
   // Writing a descriptor is not using one: the lowering's 8-byte stores.
   if (isa<CopyTensormapOp>(op))
     return 8;
+  // Inline PTX that accesses memory (the DSL's vector reductions and packed
+  // atomics) says what its address must be aligned to.
+  if (auto asmOp = dyn_cast<LLVM::InlineAsmOp>(op))
+    if (auto a = asmOp->getAttrOfType<IntegerAttr>("nvtma.align"))
+      return std::max<int64_t>(a.getInt(), 0);
   return 0;
 }
 
@@ -153,51 +160,10 @@ int64_t requiredAlign(BlockArgument arg) {
   return align;
 }
 
-/// How the launcher passes one argument the caller gives; `align` is
-/// requiredAlign of a memref parameter.
-llvm::json::Object describeArg(Type type, int64_t align) {
+/// Every static field of a descriptor of `atom` (`p` filled from it), in
+/// the descriptor's (innermost-first) order.
+llvm::json::Object describeAtom(TmaAtomType atom, const tmap::Params &p) {
   llvm::json::Object o;
-  o["type"] = typeString(type);
-  if (auto m = dyn_cast<MemRefType>(type)) {
-    SmallVector<int64_t> strides;
-    int64_t offset = 0;
-    (void)getStridesAndOffsetChecked(m, strides, offset);
-    o["kind"] = "memref";
-    o["element"] = typeString(m.getElementType());
-    o["element_bits"] = getElementBitWidth(m.getElementType());
-    o["shape"] = jsonDims(m.getShape());
-    o["strides"] = jsonDims(strides);
-    o["offset"] = ShapedType::isDynamic(offset) ? llvm::json::Value(nullptr)
-                                                : llvm::json::Value(offset);
-    // The launch checks the tensor's address and strides against it: a
-    // misaligned access faults the context, past any typed error.
-    if (align)
-      o["align"] = align;
-  } else if (type.isIntOrIndexOrFloat()) {
-    o["kind"] = "scalar";
-    o["bits"] = isa<IndexType>(type) ? 64 : type.getIntOrFloatBitWidth();
-  } else if (auto p = dyn_cast<LLVM::LLVMPointerType>(type)) {
-    o["kind"] = "pointer";
-    o["address_space"] = p.getAddressSpace();
-  } else {
-    o["kind"] = "unsupported";
-  }
-  return o;
-}
-
-/// One descriptor parameter: every static field, in the descriptor's
-/// (innermost-first) order, plus the bytes encoded with address 0 when the
-/// tensor is fully static, so a launcher only patches the address.
-llvm::json::Object describeDescriptor(DescriptorAttr desc, MemRefType tensor) {
-  TmaAtomType atom = desc.getAtom();
-  SmallVector<int64_t> strides;
-  int64_t offset = 0;
-  (void)getStridesAndOffsetChecked(tensor, strides, offset);
-  tmap::Params p;
-  fillDescriptorParams(atom, tensor.getShape(), strides, p);
-  llvm::json::Object o;
-  o["kind"] = "descriptor";
-  o["binds"] = desc.getBinds();
   o["atom"] = typeString(atom);
   o["mode"] = atom.isIm2col() ? "im2col" : "tiled";
   o["rank"] = p.rank;
@@ -222,6 +188,96 @@ llvm::json::Object describeDescriptor(DescriptorAttr desc, MemRefType tensor) {
   } else {
     o["box_dim"] = jsonInts(SmallVector<int64_t>(p.boxDim, p.boxDim + p.rank));
   }
+  return o;
+}
+
+/// The atoms of the nvtma.update_tma_descriptor ops whose tensor is memref
+/// parameter `arg`, as is or through casts (which keep its runtime shape and
+/// strides), in program order without repeats. tensormap.replace writes the
+/// tensor's address, dims and byte strides into the descriptor on the
+/// device, where no driver checks them: the launch checks them against the
+/// driver's rules with these atoms' static fields. A view that computes
+/// other dims or strides (subview, transpose, reshape) is not followed: the
+/// launch cannot know what the kernel writes then.
+SmallVector<TmaAtomType> replacingAtoms(BlockArgument arg) {
+  llvm::SetVector<TmaAtomType> atoms;
+  SmallVector<Value> work{arg};
+  llvm::SmallPtrSet<Value, 8> seen{arg};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (OpOperand &use : v.getUses()) {
+      Operation *op = use.getOwner();
+      if (auto update = dyn_cast<UpdateTmaDescriptorOp>(op)) {
+        if (update.getTensor() == v)
+          atoms.insert(update.getAtom().getType());
+      } else if (isa<memref::CastOp, memref::AssumeAlignmentOp,
+                     memref::MemorySpaceCastOp>(op) &&
+                 isa<MemRefType>(op->getResult(0).getType()) &&
+                 seen.insert(op->getResult(0)).second) {
+        work.push_back(op->getResult(0));
+      }
+    }
+  }
+  return atoms.takeVector();
+}
+
+/// How the launcher passes one argument the caller gives; `align` is
+/// requiredAlign and `replacing` replacingAtoms of a memref parameter.
+llvm::json::Object describeArg(Type type, int64_t align,
+                               ArrayRef<TmaAtomType> replacing) {
+  llvm::json::Object o;
+  o["type"] = typeString(type);
+  if (auto m = dyn_cast<MemRefType>(type)) {
+    SmallVector<int64_t> strides;
+    int64_t offset = 0;
+    (void)getStridesAndOffsetChecked(m, strides, offset);
+    o["kind"] = "memref";
+    o["element"] = typeString(m.getElementType());
+    o["element_bits"] = getElementBitWidth(m.getElementType());
+    o["shape"] = jsonDims(m.getShape());
+    o["strides"] = jsonDims(strides);
+    o["offset"] = ShapedType::isDynamic(offset) ? llvm::json::Value(nullptr)
+                                                : llvm::json::Value(offset);
+    // The launch checks the tensor's address and strides against it: a
+    // misaligned access faults the context, past any typed error.
+    if (align)
+      o["align"] = align;
+    if (!replacing.empty()) {
+      llvm::json::Array maps;
+      for (TmaAtomType atom : replacing) {
+        SmallVector<int64_t> dynamic(atom.getTensorRank(),
+                                     ShapedType::kDynamic);
+        tmap::Params p;
+        fillDescriptorParams(atom, dynamic, dynamic, p);
+        maps.push_back(describeAtom(atom, p));
+      }
+      o["tensormaps"] = std::move(maps);
+    }
+  } else if (type.isIntOrIndexOrFloat()) {
+    o["kind"] = "scalar";
+    o["bits"] = isa<IndexType>(type) ? 64 : type.getIntOrFloatBitWidth();
+  } else if (auto p = dyn_cast<LLVM::LLVMPointerType>(type)) {
+    o["kind"] = "pointer";
+    o["address_space"] = p.getAddressSpace();
+  } else {
+    o["kind"] = "unsupported";
+  }
+  return o;
+}
+
+/// One descriptor parameter: every static field, plus the bytes encoded with
+/// address 0 when the tensor is fully static, so a launcher only patches the
+/// address.
+llvm::json::Object describeDescriptor(DescriptorAttr desc, MemRefType tensor) {
+  TmaAtomType atom = desc.getAtom();
+  SmallVector<int64_t> strides;
+  int64_t offset = 0;
+  (void)getStridesAndOffsetChecked(tensor, strides, offset);
+  tmap::Params p;
+  fillDescriptorParams(atom, tensor.getShape(), strides, p);
+  llvm::json::Object o = describeAtom(atom, p);
+  o["kind"] = "descriptor";
+  o["binds"] = desc.getBinds();
   o["box_bytes"] = atom.getBoxBytes();
   o["tile_bytes"] = atom.getTileBytes();
   bool fullyStatic = tensor.hasStaticShape() &&
@@ -264,10 +320,13 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func) {
     auto desc = func.getArgAttrOfType<DescriptorAttr>(
         i, NVTMADialect::getDescriptorArgAttrName());
     if (!desc) {
-      int64_t align = isa<MemRefType>(type) && !func.isExternal()
-                          ? requiredAlign(func.getArgument(i))
-                          : 0;
-      params.push_back(describeArg(type, align));
+      int64_t align = 0;
+      SmallVector<TmaAtomType> replacing;
+      if (isa<MemRefType>(type) && !func.isExternal()) {
+        align = requiredAlign(func.getArgument(i));
+        replacing = replacingAtoms(func.getArgument(i));
+      }
+      params.push_back(describeArg(type, align, replacing));
       continue;
     }
     // The dialect's argument verifier made sure binds names a memref.

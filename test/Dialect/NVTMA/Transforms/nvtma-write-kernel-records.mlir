@@ -149,3 +149,39 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
     gpu.return
   }
 }
+
+// -----
+
+// A memref parameter that nvtma.update_tma_descriptor writes into a
+// descriptor (tensormap.replace: its address, dims and byte strides, on the
+// device, where no driver checks them) records the static fields of each
+// such descriptor ("tensormaps", once per atom), which the launch validates
+// with the tensor's: as is or through casts, which keep its shape and
+// strides. Through a view that computes other dims (a subview) the launch
+// cannot know what is written: no record. Parameters no update writes
+// record none.
+// CHECK: \22params\22:[{\22align\22:16,\22element\22:\22f16\22,{{[^}]*}}\22tensormaps\22:[
+// CHECK-SAME: {\22atom\22:\22!nvtma.tma_atom<load, f16, box = [64, 64]>\22,\22box_dim\22:[64,64],\22element_bits\22:16,\22element_strides\22:[1,1],\22interleave\22:0,\22l2_promotion\22:2,\22l2_promotion_name\22:\22l2_128b\22,\22mode\22:\22tiled\22,\22oob_fill\22:0,\22rank\22:2,\22swizzle\22:0,\22tma_format\22:6,\22tma_format_name\22:\22float16\22}
+// CHECK-SAME: {\22atom\22:\22!nvtma.tma_atom<load, f16, box = [64, 32], swizzle = swizzle_64b>\22,\22box_dim\22:[32,64],{{[^}]*}}\22swizzle\22:2,{{[^]]*}}}],\22type\22:\22memref<?x?xf16>\22}
+// CHECK-SAME: {\22align\22:16,\22element\22:\22f16\22,{{[^}]*}}\22tensormaps\22:[{\22atom\22:\22!nvtma.tma_atom<load, f16, box = [64, 64]>\22,{{[^}]*}}}],\22type\22:\22memref<128x64xf16>\22}
+// CHECK-SAME: {\22align\22:16,\22element\22:\22f16\22,{{[^}]*}},\22type\22:\22memref<?x?xf16>\22}
+// CHECK-SAME: {\22element\22:\22f16\22,{{[^}]*}},\22type\22:\22memref<?x?xf16>\22}
+// CHECK-SAME: {\22align\22:64,\22element\22:\22i64\22,{{[^}]*}},\22type\22:\22memref<16xi64>\22}]
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
+  gpu.func @k(%b: memref<?x?xf16>, %c: memref<128x64xf16>, %e: memref<?x?xf16>,
+              %n: memref<?x?xf16>, %ws: memref<16xi64>) kernel {
+    %c0 = arith.constant 0 : index
+    %wp = nvtma.address_of %ws[%c0] : memref<16xi64> -> !llvm.ptr
+    %wg = llvm.addrspacecast %wp : !llvm.ptr to !llvm.ptr<1>
+    %a = nvtma.atom_from_descriptor %wg : !llvm.ptr<1> -> !nvtma.tma_atom<load, f16, box = [64, 64]>
+    %s = nvtma.atom_from_descriptor %wg : !llvm.ptr<1> -> !nvtma.tma_atom<load, f16, box = [64, 32], swizzle = swizzle_64b>
+    nvtma.update_tma_descriptor %a, %b, %wg : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<?x?xf16>, !llvm.ptr<1>
+    nvtma.update_tma_descriptor %s, %b, %wg : !nvtma.tma_atom<load, f16, box = [64, 32], swizzle = swizzle_64b>, memref<?x?xf16>, !llvm.ptr<1>
+    nvtma.update_tma_descriptor %a, %b, %wg : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<?x?xf16>, !llvm.ptr<1>
+    %cc = memref.cast %c : memref<128x64xf16> to memref<?x?xf16>
+    nvtma.update_tma_descriptor %a, %cc, %wg : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<?x?xf16>, !llvm.ptr<1>
+    %ev = memref.subview %e[0, 0] [64, 64] [1, 1] : memref<?x?xf16> to memref<64x64xf16, strided<[?, 1]>>
+    nvtma.update_tma_descriptor %a, %ev, %wg : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<64x64xf16, strided<[?, 1]>>, !llvm.ptr<1>
+    gpu.return
+  }
+}

@@ -128,6 +128,15 @@ def NVTMAWriteKernelRecords
     32 of) and 64 for a descriptor kept in it (reached through
     `nvtma.address_of`). The launch checks it, as a misaligned access
     faults the context.
+
+    A memref parameter that is the tensor of `nvtma.update_tma_descriptor`
+    (as is or through `memref.cast`, `memref.assume_alignment`,
+    `memref.memory_space_cast`, which keep its shape and strides) has
+    `"tensormaps"`: the static fields of each atom it is written into, as a
+    descriptor parameter lists them. tensormap.replace writes its address,
+    dims and byte strides on the device, where no driver checks them: the
+    launch runs the driver's rules on them. A view that computes other dims
+    or strides is not followed.
   }];
 }
 
