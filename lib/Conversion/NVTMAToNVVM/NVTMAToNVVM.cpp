@@ -444,7 +444,9 @@ struct UpdateTmaDescriptorLowering
                                .getResult()
                          : sharedAddr32(rewriter, loc, adaptor.getDesc());
     std::string addrC = as == 1 ? "l" : "r";
-    int64_t bytes = getElementBitWidth(type.getElementType()) / 8;
+    // A stride's bytes: stride x bits / 8 (as the host encoder counts them;
+    // bits / 8 alone made every sub-byte stride 0).
+    int64_t bits = getElementBitWidth(type.getElementType());
     int64_t rank = type.getRank();
     Value base = memrefBase(rewriter, loc, *getTypeConverter(), type,
                             adaptor.getTensor());
@@ -466,10 +468,14 @@ struct UpdateTmaDescriptorLowering
                   addrC + ",r", {addr, size});
         if (i == 0)
           continue;
-        Value stride = LLVM::MulOp::create(
-            b, loc, tensor.stride(b, loc, d),
-            LLVM::ConstantOp::create(b, loc, b.getI64Type(),
-                                     b.getI64IntegerAttr(bytes)));
+        auto constant = [&](int64_t v) {
+          return LLVM::ConstantOp::create(b, loc, b.getI64Type(),
+                                          b.getI64IntegerAttr(v));
+        };
+        Value stride = LLVM::MulOp::create(b, loc, tensor.stride(b, loc, d),
+                                           constant(bits % 8 ? bits : bits / 8));
+        if (bits % 8)
+          stride = LLVM::UDivOp::create(b, loc, stride, constant(8));
         inlinePtx(b, loc,
                   "tensormap.replace.tile.global_stride." + space +
                       ".b1024.b64 [$0], " + std::to_string(i - 1) + ", $1;",
