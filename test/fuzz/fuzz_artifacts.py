@@ -56,7 +56,9 @@ def seeds(workdir: Path) -> list:
         from nvtma import kernels as K
         specs = [K.tile_copy((300, 500), "f32", (32, 32), swizzle="swizzle_128b"),
                  K.multicast_copy(512, 256, "f16", (64, 64), 2), K.im2col_dump(2, 8, 8, 64, 64, 64),
-                 K.reduce_add(256, 256, "f32", (32, 32)), K.pipelined_copy(1024, 2048, "f16", (64, 128), 4)]
+                 K.reduce_add(256, 256, "f32", (32, 32)), K.pipelined_copy(1024, 2048, "f16", (64, 128), 4),
+                 # memref records with "align" and "tensormaps" (what their launches check)
+                 K.update_descriptor(128, 128), K.gemv(256, 1024), K.bulk_roundtrip(4096)]
         for i, s in enumerate(specs):
             out.append(nvtma.compile(s.ir, cache=False).save(workdir / f"seed{i}"))
     except Exception:  # no MLIR extension: records + parameter-table cubins
