@@ -509,10 +509,14 @@ long fastPack(Packer *p, PyObject *const *argv, Py_ssize_t n, PyObject *tensorTy
     if (addr != s.ptr) {
       if (s.align && addr % s.align)
         return -1; // Python names the broken rule
-      if (s.tmapAlign && (!addr || addr % s.tmapAlign || addr >= kAddressLimit))
+      // the TMA address rules, of each descriptor it goes into
+      auto tmaAddress = [addr](uint64_t align) {
+        return addr && addr % align == 0 && addr < kAddressLimit;
+      };
+      if (s.tmapAlign && !tmaAddress(s.tmapAlign))
         return -1;
       for (int d = 0; d < s.ndesc; ++d)
-        if (!addr || addr % s.descAlign[d] || addr >= kAddressLimit)
+        if (!tmaAddress(s.descAlign[d]))
           return -1;
       std::memcpy(base + s.offset, &addr, 8);
       std::memcpy(base + s.offset + 8, &addr, 8);

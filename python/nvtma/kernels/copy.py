@@ -62,6 +62,12 @@ def dump_descriptor(shape, elem="f16", box=(64, 64), l2_promotion="l2_128b", swi
 
 # --------------------------------------------------------------------------- tiled copy
 
+def _whole_boxes(rows, cols, box, what="box"):
+    """A grid of whole boxes covers rows x cols (else its tail would go uncopied)."""
+    if rows % box[0] or cols % box[1]:
+        raise ValueError(f"{rows}x{cols} is not a multiple of the {what} {tuple(box)}")
+
+
 def _tile_coords(tiles):
     """This CTA's tile coordinate per dim (outermost first): x = innermost
     tiles, y = the next, z = all outer dims decoded."""
@@ -191,8 +197,7 @@ def pipelined_copy(rows, cols, elem="f16", box=(64, 128), stages=4, l2_load="l2_
                         threads=32, load_hint=None, store_hint=None):
     """`load_hint` / `store_hint`: an L2 eviction priority (cpasync.CACHE_HINTS) or None."""
     by, bx = box
-    if rows % by or cols % bx:
-        raise ValueError(f"{rows}x{cols} is not a multiple of the box {box}")
+    _whole_boxes(rows, cols, box)
     for h in (load_hint, store_hint):
         if h is not None and h not in cpasync.CACHE_HINTS:
             raise ValueError(f"cache hint {h!r}: one of {sorted(cpasync.CACHE_HINTS)} or None")
@@ -237,8 +242,7 @@ def multicast_copy_kernel(src: dsl.Tensor, out: dsl.Tensor, *, tile, cluster):
 
 def multicast_copy(rows, cols, elem="f16", tile=(64, 64), cluster=2):
     ty, tx = tile
-    if rows % ty or cols % tx:  # (a grid of whole tiles: the rest would go uncopied)
-        raise ValueError(f"{rows}x{cols} is not a multiple of the tile {tile}")
+    _whole_boxes(rows, cols, tile, "tile")
     ntiles = (rows // ty) * (cols // tx)
     grid = ntiles * cluster
     sp = multicast_copy_kernel.specialize([_t(elem, (rows, cols)), _t(elem, (grid, ty, tx))], tile=tuple(tile),
@@ -266,8 +270,7 @@ def reduce_tile_kernel(src: dsl.Tensor, out: dsl.Tensor, *, box, reduction):
 
 def reduce_add(rows, cols, elem="f32", box=(32, 32), reduction="add"):
     by, bx = box
-    if rows % by or cols % bx:  # (a grid of whole boxes: the rest would go unreduced)
-        raise ValueError(f"{rows}x{cols} is not a multiple of the box {box}")
+    _whole_boxes(rows, cols, box)
     sp = reduce_tile_kernel.specialize([_t(elem, (rows, cols)), _t(elem, (rows, cols))], box=tuple(box),
                                 reduction=reduction)
     sp.grid = (cols // bx, rows // by, 1)

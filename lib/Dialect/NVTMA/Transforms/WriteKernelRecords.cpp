@@ -68,6 +68,15 @@ std::string typeString(Type t) {
 /// tensormap fences and TMA copies through it assume.
 constexpr int64_t kTensormapAlign = 64;
 
+/// The static fields of a descriptor of `atom` (its tensor's dims and
+/// strides dynamic: the ones tensormap.replace writes at run time).
+tmap::Params staticParams(TmaAtomType atom) {
+  SmallVector<int64_t> dynamic(atom.getTensorRank(), ShapedType::kDynamic);
+  tmap::Params p;
+  fillDescriptorParams(atom, dynamic, dynamic, p);
+  return p;
+}
+
 /// What one use of a pointer into a memref parameter assumes of the
 /// parameter's alignment, in bytes (0: nothing).
 int64_t pointerUseAlign(OpOperand &use) {
@@ -103,11 +112,7 @@ int64_t memrefUseAlign(OpOperand &use) {
       return 0;
     // The tensor's address and strides go into a descriptor: the driver's
     // rules for them, with the atom's (static) fields.
-    TmaAtomType atom = update.getAtom().getType();
-    SmallVector<int64_t> dynamic(atom.getTensorRank(), ShapedType::kDynamic);
-    tmap::Params p;
-    fillDescriptorParams(atom, dynamic, dynamic, p);
-    return tmap::globalAlign(p);
+    return tmap::globalAlign(staticParams(update.getAtom().getType()));
   }
   // vector.load/store, memref.load/store and the like.
   if (auto aligned = dyn_cast<AlignmentAttrOpInterface>(op))
@@ -244,13 +249,8 @@ llvm::json::Object describeArg(Type type, int64_t align,
       o["align"] = align;
     if (!replacing.empty()) {
       llvm::json::Array maps;
-      for (TmaAtomType atom : replacing) {
-        SmallVector<int64_t> dynamic(atom.getTensorRank(),
-                                     ShapedType::kDynamic);
-        tmap::Params p;
-        fillDescriptorParams(atom, dynamic, dynamic, p);
-        maps.push_back(describeAtom(atom, p));
-      }
+      for (TmaAtomType atom : replacing)
+        maps.push_back(describeAtom(atom, staticParams(atom)));
       o["tensormaps"] = std::move(maps);
     }
   } else if (type.isIntOrIndexOrFloat()) {
