@@ -23,7 +23,9 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Interfaces/AlignmentAttrInterface.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -121,11 +123,39 @@ int64_t memrefUseAlign(OpOperand &use) {
   return 0;
 }
 
+/// The values `use` forwards its operand to unchanged: the block arguments
+/// and results a region branch op (scf.for's iter_args, scf.while's
+/// arguments) or its regions' terminators (scf.yield, scf.condition) pass it
+/// on to. Empty for any other use.
+SmallVector<Value> forwardedTo(OpOperand &use) {
+  Operation *op = use.getOwner();
+  auto branch = dyn_cast<RegionBranchOpInterface>(op);
+  if (!branch && isa<RegionBranchTerminatorOpInterface>(op))
+    branch = dyn_cast_or_null<RegionBranchOpInterface>(op->getParentOp());
+  if (!branch)
+    return {};
+  RegionBranchSuccessorMapping mapping;
+  branch.getSuccessorOperandInputMapping(mapping);
+  auto it = mapping.find(&use);
+  return it == mapping.end() ? SmallVector<Value>() : it->second;
+}
+
+/// Whether `op` passes an integer address on with its alignment unchanged
+/// or lowered by an offset the access's own alignment covers, like a GEP:
+/// the casts and additions between memref.extract_aligned_pointer_as_index
+/// and llvm.inttoptr.
+bool isAddressArith(Operation *op) {
+  return isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::AddIOp,
+             LLVM::AddOp>(op);
+}
+
 /// The byte alignment the kernel's accesses through memref parameter `arg`
 /// assume of its base address (and, a view or a pointer being an offset from
 /// it by whole strides, of its dynamic strides in bytes): the largest that
 /// any access through a view of it (view-like ops) or a pointer into it
-/// (nvtma.address_of, address-space casts, GEPs) assumes. 0 when none does.
+/// (nvtma.address_of, memref.extract_aligned_pointer_as_index and
+/// llvm.inttoptr, address-space casts, GEPs) assumes, following values
+/// through region branches (loop-carried, yielded). 0 when none does.
 int64_t requiredAlign(BlockArgument arg) {
   int64_t align = 0;
   SmallVector<Value> work{arg};
@@ -137,9 +167,17 @@ int64_t requiredAlign(BlockArgument arg) {
   while (!work.empty()) {
     Value v = work.pop_back_val();
     bool isPointer = isa<LLVM::LLVMPointerType>(v.getType());
+    bool isAddress = v.getType().isIntOrIndex();
     for (OpOperand &use : v.getUses()) {
       Operation *op = use.getOwner();
-      if (isPointer) {
+      if (SmallVector<Value> next = forwardedTo(use); !next.empty()) {
+        for (Value r : next)
+          push(r);
+      } else if (isAddress) {
+        // An address as an integer: it matters once it is a pointer again.
+        if (isAddressArith(op) || isa<LLVM::IntToPtrOp>(op))
+          push(op->getResult(0));
+      } else if (isPointer) {
         if (isa<LLVM::AddrSpaceCastOp>(op))
           push(op->getResult(0));
         else if (auto gep = dyn_cast<LLVM::GEPOp>(op);
@@ -147,16 +185,18 @@ int64_t requiredAlign(BlockArgument arg) {
           push(gep.getResult());
         else
           align = std::max(align, pointerUseAlign(use));
-        continue;
-      }
-      auto view = dyn_cast<ViewLikeOpInterface>(op);
-      if ((view && view.getViewSource() == v) || isa<memref::TransposeOp>(op)) {
+      } else if (auto view = dyn_cast<ViewLikeOpInterface>(op);
+                 (view && view.getViewSource() == v) ||
+                 isa<memref::TransposeOp>(op)) {
         for (Value r : op->getResults())
           if (isa<MemRefType>(r.getType()))
             push(r);
       } else if (auto addr = dyn_cast<AddressOfOp>(op)) {
         if (addr.getMemref() == v)
           push(addr.getPtr());
+      } else if (auto ptr = dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(
+                     op)) {
+        push(ptr.getAlignedPointer());
       } else {
         align = std::max(align, memrefUseAlign(use));
       }
@@ -197,13 +237,14 @@ llvm::json::Object describeAtom(TmaAtomType atom, const tmap::Params &p) {
 }
 
 /// The atoms of the nvtma.update_tma_descriptor ops whose tensor is memref
-/// parameter `arg`, as is or through casts (which keep its runtime shape and
-/// strides), in program order without repeats. tensormap.replace writes the
-/// tensor's address, dims and byte strides into the descriptor on the
-/// device, where no driver checks them: the launch checks them against the
-/// driver's rules with these atoms' static fields. A view that computes
-/// other dims or strides (subview, transpose, reshape) is not followed: the
-/// launch cannot know what the kernel writes then.
+/// parameter `arg`, as is, through casts (which keep its runtime shape and
+/// strides) or through region branches (loop-carried, yielded), in program
+/// order without repeats. tensormap.replace writes the tensor's address,
+/// dims and byte strides into the descriptor on the device, where no driver
+/// checks them: the launch checks them against the driver's rules with these
+/// atoms' static fields. A view that computes other dims or strides
+/// (subview, transpose, reshape) is not followed: the launch cannot know
+/// what the kernel writes then.
 SmallVector<TmaAtomType> replacingAtoms(BlockArgument arg) {
   llvm::SetVector<TmaAtomType> atoms;
   SmallVector<Value> work{arg};
@@ -215,12 +256,16 @@ SmallVector<TmaAtomType> replacingAtoms(BlockArgument arg) {
       if (auto update = dyn_cast<UpdateTmaDescriptorOp>(op)) {
         if (update.getTensor() == v)
           atoms.insert(update.getAtom().getType());
-      } else if (isa<memref::CastOp, memref::AssumeAlignmentOp,
-                     memref::MemorySpaceCastOp>(op) &&
-                 isa<MemRefType>(op->getResult(0).getType()) &&
-                 seen.insert(op->getResult(0)).second) {
-        work.push_back(op->getResult(0));
+        continue;
       }
+      for (Value r : forwardedTo(use))
+        if (seen.insert(r).second)
+          work.push_back(r);
+      if (isa<memref::CastOp, memref::AssumeAlignmentOp,
+              memref::MemorySpaceCastOp>(op) &&
+          isa<MemRefType>(op->getResult(0).getType()) &&
+          seen.insert(op->getResult(0)).second)
+        work.push_back(op->getResult(0));
     }
   }
   return atoms.takeVector();

@@ -185,3 +185,53 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
     gpu.return
   }
 }
+
+// -----
+
+// The traces follow a parameter through region branches (a loop-carried
+// memref or pointer, one an scf.if yields) and through an address taken as
+// an integer (memref.extract_aligned_pointer_as_index, casts and additions,
+// llvm.inttoptr); a tensor that reaches nvtma.update_tma_descriptor through
+// a loop records its descriptor.
+// CHECK: \22params\22:[{\22align\22:16,\22element\22:\22f32\22
+// CHECK-SAME: {\22align\22:8,\22element\22:\22f32\22
+// CHECK-SAME: {\22align\22:16,\22element\22:\22i8\22
+// CHECK-SAME: {\22align\22:16,\22element\22:\22f16\22,{{[^}]*}}\22tensormaps\22:[{\22atom\22:\22!nvtma.tma_atom<load, f16, box = [64, 64]>\22
+// CHECK-SAME: {\22align\22:64,\22element\22:\22i64\22
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
+  gpu.func @k(%a: memref<?xf32>, %p: memref<?xf32>, %q: memref<64xi8>,
+              %b: memref<?x?xf16>, %ws: memref<16xi64>, %flag: i1) kernel {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c16 = arith.constant 16 : i32
+    %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%m = %a) -> (memref<?xf32>) {
+      %v = vector.load %m[%i] {alignment = 16 : i64} : memref<?xf32>, vector<4xf32>
+      scf.yield %m : memref<?xf32>
+    }
+    %pp = nvtma.address_of %p[%c0] : memref<?xf32> -> !llvm.ptr
+    %null = llvm.mlir.zero : !llvm.ptr
+    %sel = scf.if %flag -> (!llvm.ptr) {
+      scf.yield %pp : !llvm.ptr
+    } else {
+      scf.yield %null : !llvm.ptr
+    }
+    %g = llvm.addrspacecast %sel : !llvm.ptr to !llvm.ptr<1>
+    %smem = llvm.mlir.zero : !llvm.ptr<3>
+    nvtma.cp_async %smem, %g {size = 8 : i32} : !llvm.ptr<3>, !llvm.ptr<1>
+    %qi = memref.extract_aligned_pointer_as_index %q : memref<64xi8> -> index
+    %q64 = arith.index_cast %qi : index to i64
+    %c32 = arith.constant 32 : i64
+    %qo = arith.addi %q64, %c32 : i64
+    %qg = llvm.inttoptr %qo : i64 to !llvm.ptr<1>
+    nvtma.bulk_copy s2g %qg, %smem, %c16 : !llvm.ptr<1>, !llvm.ptr<3>
+    %wp = nvtma.address_of %ws[%c0] : memref<16xi64> -> !llvm.ptr
+    %wg = llvm.addrspacecast %wp : !llvm.ptr to !llvm.ptr<1>
+    %atom = nvtma.atom_from_descriptor %wg : !llvm.ptr<1> -> !nvtma.tma_atom<load, f16, box = [64, 64]>
+    scf.for %i = %c0 to %c4 step %c1 iter_args(%t = %b) -> (memref<?x?xf16>) {
+      nvtma.update_tma_descriptor %atom, %t, %wg : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<?x?xf16>, !llvm.ptr<1>
+      scf.yield %t : memref<?x?xf16>
+    }
+    gpu.return
+  }
+}
