@@ -406,12 +406,18 @@ LogicalResult UpdateTmaDescriptorOp::verify() {
       strides.back() != 1)
     return emitOpError() << "tensor must be strided with a contiguous "
                             "innermost dim";
-  if (auto target = getTargetSM(*this); target && !target->second)
+  auto target = getTargetSM(*this);
+  if (target && !target->second)
     return emitOpError() << "tensormap.replace needs sm_" << target->first
                          << "a (an architecture-specific target), the "
                             "gpu.module targets sm_"
                          << target->first;
-  return success();
+  // What the tensor's type fixes (static dims and strides) against the
+  // driver's rules now; the launch checks the rest, no driver does on the
+  // device.
+  return verifyDescriptor(atom, tensor.getShape(), strides,
+                          target && target->first >= 100 ? 100 : 90,
+                          [&] { return emitOpError(); });
 }
 
 //===----------------------------------------------------------------------===//

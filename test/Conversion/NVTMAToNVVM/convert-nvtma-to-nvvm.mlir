@@ -200,7 +200,8 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
 // -----
 
 // tensormap.replace of a sub-byte tensor: its byte strides are stride x
-// bits / 8, as the host encoder counts them (bits / 8 alone wrote 0).
+// bits / 8, as the host encoder counts them (bits / 8 alone wrote 0). The
+// packed 4-bit formats are sm_100's.
 // CHECK-LABEL: gpu.func @subbyte_strides
 // CHECK: tensormap.replace.tile.global_address
 // CHECK: %[[BITS:.*]] = llvm.mlir.constant(4 : i64) : i64
@@ -208,7 +209,7 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
 // CHECK: %[[EIGHT:.*]] = llvm.mlir.constant(8 : i64) : i64
 // CHECK: %[[STRIDE:.*]] = llvm.udiv %[[PRODUCT]], %[[EIGHT]] : i64
 // CHECK: tensormap.replace.tile.global_stride.global.b1024.b64 [$0], 0, $1;{{.*}}%[[STRIDE]]
-gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
+gpu.module @m [#nvvm.target<chip = "sm_100a", features = "+ptx86">] {
   gpu.func @subbyte_strides(%Y: memref<?x?xi4>, %g: !llvm.ptr<1>) kernel {
     %a = nvtma.atom_from_descriptor %g : !llvm.ptr<1> -> !nvtma.tma_atom<load, i4, tma_format = u4x16_align8b, box = [16, 128]>
     nvtma.update_tma_descriptor %a, %Y, %g : !nvtma.tma_atom<load, i4, tma_format = u4x16_align8b, box = [16, 128]>, memref<?x?xi4>, !llvm.ptr<1>

@@ -851,245 +851,6 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
 // -----
 
 gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
-  gpu.func @k(%a: !nvtma.tma_atom<gather4_load, bf16, box = [4, 64]>, %s: memref<4x64xbf16, #gpu.address_space<workgroup>>, %b: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>) kernel {
-    %c0 = arith.constant 0 : index
-    // expected-error @+1 {{needs sm_100 or newer}}
-    nvtma.copy %a[%c0, %c0, %c0, %c0, %c0], %s, barrier %b[%c0] : !nvtma.tma_atom<gather4_load, bf16, box = [4, 64]>, memref<4x64xbf16, #gpu.address_space<workgroup>>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
-    gpu.return
-  }
-}
-
-// -----
-
-gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
-  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>) kernel {
-    %c0 = arith.constant 0 : index
-    // expected-error @+1 {{has 1 tile coordinates, the atom's tile has 2 dims}}
-    %c:1 = nvtma.tma_partition %a[%c0] : !nvtma.tma_atom<load, f16, box = [64, 64]> -> index
-    gpu.return
-  }
-}
-
-// -----
-
-gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
-  gpu.func @k() kernel {
-    %c0 = arith.constant 0 : index
-    // expected-error @+1 {{cluster_shape [4, 8] holds more than 16 CTAs, a multicast mask covers at most 16}}
-    %m = nvtma.create_tma_multicast_mask [%c0, %c0] {cluster_shape = array<i64: 4, 8>, mode = 0 : i64} : i16
-    gpu.return
-  }
-}
-
-// -----
-
-gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
-  gpu.func @k() kernel {
-    %c0 = arith.constant 0 : index
-    // expected-error @+1 {{has 1 CTA coordinates, cluster_shape has 2 dims}}
-    %m = nvtma.create_tma_multicast_mask [%c0] {cluster_shape = array<i64: 2, 2>, mode = 0 : i64} : i16
-    gpu.return
-  }
-}
-
-// -----
-
-gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
-  gpu.func @k() kernel {
-    %c0 = arith.constant 0 : index
-    // expected-error @+1 {{mode 2 is not a dim of cluster_shape [2, 2]}}
-    %m = nvtma.create_tma_multicast_mask [%c0, %c0] {cluster_shape = array<i64: 2, 2>, mode = 2 : i64} : i16
-    gpu.return
-  }
-}
-
-// -----
-
-gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
-  gpu.func @k() kernel {
-    %c0 = arith.constant 0 : index
-    // expected-error @+1 {{cluster_shape [2, 0] has a non-positive dim}}
-    %m = nvtma.create_tma_multicast_mask [%c0, %c0] {cluster_shape = array<i64: 2, 0>, mode = 0 : i64} : i16
-    gpu.return
-  }
-}
-
-// -----
-
-gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
-  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>, %B: memref<?xf16>, %p: !llvm.ptr<1>) kernel {
-    %c0 = arith.constant 0 : index
-    // expected-error @+1 {{tensor has rank 1, the atom describes rank 2}}
-    nvtma.update_tma_descriptor %a, %B, %p : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<?xf16>, !llvm.ptr<1>
-    gpu.return
-  }
-}
-
-// -----
-
-gpu.module @m [#nvvm.target<chip = "sm_90", features = "+ptx80">] {
-  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>, %B: memref<?x?xf16>, %p: !llvm.ptr<1>) kernel {
-    %c0 = arith.constant 0 : index
-    // expected-error @+1 {{tensormap.replace needs sm_90a (an architecture-specific target), the gpu.module targets sm_90}}
-    nvtma.update_tma_descriptor %a, %B, %p : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<?x?xf16>, !llvm.ptr<1>
-    gpu.return
-  }
-}
-
-// -----
-
-gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
-  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>, %B: memref<?x?xf32>, %p: !llvm.ptr<1>) kernel {
-    %c0 = arith.constant 0 : index
-    // expected-error @+1 {{tensor element type 'f32' differs from the atom's 'f16'}}
-    nvtma.update_tma_descriptor %a, %B, %p : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<?x?xf32>, !llvm.ptr<1>
-    gpu.return
-  }
-}
-
-// -----
-
-gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
-  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>, %p: !llvm.ptr<5>) kernel {
-    %c0 = arith.constant 0 : index
-    // expected-error @+1 {{operand #1 must be pointer to a 128-byte descriptor}}
-    nvtma.copy_tensormap %a, %p : !nvtma.tma_atom<load, f16, box = [64, 64]>, !llvm.ptr<5>
-    gpu.return
-  }
-}
-
-// -----
-
-gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
-  gpu.func @k(%g: !llvm.ptr<1>, %s: !llvm.ptr<3>, %b: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>) kernel {
-    %c0 = arith.constant 0 : index
-    // expected-error @+2 {{g2s copies !llvm.ptr<1> to !llvm.ptr<3>, got '!llvm.ptr<3>' to '!llvm.ptr<1>'}}
-    %n = arith.constant 64 : i32
-    nvtma.bulk_copy g2s %g, %s, %n, barrier %b[%c0] : !llvm.ptr<1>, !llvm.ptr<3>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
-    gpu.return
-  }
-}
-
-// -----
-
-gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
-  gpu.func @k(%g: !llvm.ptr<1>, %s: !llvm.ptr<3>) kernel {
-    %c0 = arith.constant 0 : index
-    // expected-error @+2 {{g2s completes on a local mbarrier: give `barrier`}}
-    %n = arith.constant 64 : i32
-    nvtma.bulk_copy g2s %s, %g, %n : !llvm.ptr<3>, !llvm.ptr<1>
-    gpu.return
-  }
-}
-
-// -----
-
-gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
-  gpu.func @k(%g: !llvm.ptr<1>, %s: !llvm.ptr<3>, %b: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>) kernel {
-    %c0 = arith.constant 0 : index
-    // expected-error @+2 {{s2g takes no local mbarrier}}
-    %n = arith.constant 64 : i32
-    nvtma.bulk_copy s2g %g, %s, %n, barrier %b[%c0] : !llvm.ptr<1>, !llvm.ptr<3>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
-    gpu.return
-  }
-}
-
-// -----
-
-gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
-  gpu.func @k(%g: !llvm.ptr<1>, %s: !llvm.ptr<3>, %b: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>) kernel {
-    %c0 = arith.constant 0 : index
-    // expected-error @+2 {{g2s_multicast needs `mask`}}
-    %n = arith.constant 64 : i32
-    nvtma.bulk_copy g2s_multicast %s, %g, %n, barrier %b[%c0] : !llvm.ptr<3>, !llvm.ptr<1>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
-    gpu.return
-  }
-}
-
-// -----
-
-gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
-  gpu.func @k(%g: !llvm.ptr<1>, %s: !llvm.ptr<3>) kernel {
-    %c0 = arith.constant 0 : index
-    // expected-error @+3 {{s2g_bytemask (.cp_mask) needs sm_100, the gpu.module targets sm_90}}
-    %n = arith.constant 64 : i32
-    %m = arith.constant 255 : i16
-    nvtma.bulk_copy s2g_bytemask %g, %s, %n mask %m : !llvm.ptr<1>, !llvm.ptr<3>
-    gpu.return
-  }
-}
-
-// -----
-
-gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
-  gpu.func @k(%c: !llvm.ptr<7>, %s: !llvm.ptr<3>) kernel {
-    %c0 = arith.constant 0 : index
-    // expected-error @+2 {{s2s_cluster completes on the peer CTA's mbarrier: give `remote_barrier`}}
-    %n = arith.constant 64 : i32
-    nvtma.bulk_copy s2s_cluster %c, %s, %n : !llvm.ptr<7>, !llvm.ptr<3>
-    gpu.return
-  }
-}
-
-// -----
-
-gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
-  gpu.func @k(%g: !llvm.ptr<1>, %s: !llvm.ptr<3>) kernel {
-    %c0 = arith.constant 0 : index
-    // expected-error @+2 {{size is 40 bytes, it must be a positive multiple of 16}}
-    %n = arith.constant 40 : i32
-    nvtma.bulk_copy s2g %g, %s, %n : !llvm.ptr<1>, !llvm.ptr<3>
-    gpu.return
-  }
-}
-
-// -----
-
-gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
-  gpu.func @k(%g: !llvm.ptr<1>, %s: !llvm.ptr<3>) kernel {
-    %c0 = arith.constant 0 : index
-    // expected-error @+1 {{cache mode global (cp.async.cg) copies 16 bytes, size is 8}}
-    nvtma.cp_async %s, %g {size = 8 : i32, cache_mode = #nvtma.load_cache_mode<cache_global>} : !llvm.ptr<3>, !llvm.ptr<1>
-    gpu.return
-  }
-}
-
-// -----
-
-gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
-  gpu.func @k(%g: !llvm.ptr<1>, %s: !llvm.ptr<3>) kernel {
-    %c0 = arith.constant 0 : index
-    // expected-error @+1 {{attribute 'size' failed to satisfy constraint}}
-    nvtma.cp_async %s, %g {size = 3 : i32} : !llvm.ptr<3>, !llvm.ptr<1>
-    gpu.return
-  }
-}
-
-// -----
-
-gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
-  gpu.func @k(%m: memref<4x4xf16, #gpu.address_space<workgroup>>) kernel {
-    %c0 = arith.constant 0 : index
-    // expected-error @+1 {{has 1 indices for a rank-2 memref}}
-    %p = nvtma.address_of %m[%c0] : memref<4x4xf16, #gpu.address_space<workgroup>> -> !llvm.ptr<3>
-    gpu.return
-  }
-}
-
-// -----
-
-gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
-  gpu.func @k(%m: memref<4xf16, #gpu.address_space<workgroup>>) kernel {
-    %c0 = arith.constant 0 : index
-    // expected-error @+1 {{result pointer is in address space 1, the memref's memory space is #gpu.address_space<workgroup>}}
-    %p = nvtma.address_of %m[%c0] : memref<4xf16, #gpu.address_space<workgroup>> -> !llvm.ptr<1>
-    gpu.return
-  }
-}
-
-// -----
-
-gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
   gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>, %s: memref<64x64xf16, strided<[128, 1]>, #gpu.address_space<workgroup>>,
               %b: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>) kernel {
     %c0 = arith.constant 0 : index
@@ -1186,6 +947,29 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
     %c0 = arith.constant 0 : index
     // expected-error @+1 {{cta rank is only for multicast atoms}}
     nvtma.prefetch %a[%c0, %c0] cta %c0 : !nvtma.tma_atom<load, f16, box = [64, 64]>
+    gpu.return
+  }
+}
+
+// -----
+
+// What the tensor's type fixes is checked against the driver's rules when
+// the op is built: here a row pitch of 200 bytes.
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>, %B: memref<64x100xf16>, %p: !llvm.ptr<1>) kernel {
+    // expected-error @+1 {{global stride 0 is 200 bytes, not a multiple of 16 (the stride of tensor dim 0)}}
+    nvtma.update_tma_descriptor %a, %B, %p : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<64x100xf16>, !llvm.ptr<1>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>, %B: memref<?x?xf16>, %p: !llvm.ptr<1>) kernel {
+    %v = memref.subview %B[0, 0] [64, 0] [1, 1] : memref<?x?xf16> to memref<64x0xf16, strided<[?, 1]>>
+    // expected-error @+1 {{global dim 0 is 0, the range is 1..2^32 (descriptor dims count from the innermost: tensor dim 1)}}
+    nvtma.update_tma_descriptor %a, %v, %p : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<64x0xf16, strided<[?, 1]>>, !llvm.ptr<1>
     gpu.return
   }
 }

@@ -244,7 +244,8 @@ llvm::json::Object describeAtom(TmaAtomType atom, const tmap::Params &p) {
 /// checks them: the launch checks them against the driver's rules with these
 /// atoms' static fields. A view that computes other dims or strides
 /// (subview, transpose, reshape) is not followed: the launch cannot know
-/// what the kernel writes then.
+/// what the kernel writes then (the op's verifier checks what the view's
+/// type fixes).
 SmallVector<TmaAtomType> replacingAtoms(BlockArgument arg) {
   llvm::SetVector<TmaAtomType> atoms;
   SmallVector<Value> work{arg};
