@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("nvtma._mlir_libs._nvtmaDialects")
 
-from dsl_testing import build_error, instructions, ptx, tma_load_and_wait  # noqa: E402
+from dsl_testing import build_error, instructions, line_of, ptx, tma_load_and_wait  # noqa: E402
 from nvtma import cpasync, dsl, lang  # noqa: E402
 
 G2S = cpasync.CopyBulkTensorTileG2SOp
@@ -539,3 +539,20 @@ def test_address_of_a_global_tensor_feeds_update_tma_descriptor():
     fence = re.search(r"fence\.proxy\.tensormap::generic\.acquire\.gpu \[(%rd\d+)\], 128", text)
     assert copy and fence, text
     assert copy.group(1) == fence.group(1)
+
+
+def test_update_tma_descriptor_of_a_tensor_whose_type_breaks_the_drivers_rules_is_refused_at_build():
+    """tensormap.replace writes the tensor's pitch into a descriptor on the
+    device, where no driver checks it: a pitch its type fixes (100 f16 = 200
+    bytes, not a multiple of 16) is refused when the kernel is built, naming
+    the rule, the value and the user's line."""
+    @dsl.kernel(block=(32,))
+    def k(a: dsl.Tensor("f16", (256, 256)), b: dsl.Tensor("f16", (None, 100)), ws: dsl.Tensor("i8", (128,))):
+        ld = cpasync.make_tiled_tma_atom(G2S(), a, (64, 64))
+        desc = cpasync.address_of(ws)
+        cpasync.copy_tensormap(ld, desc)
+        cpasync.update_tma_descriptor(ld, b, desc)  # the update
+
+    err = str(build_error(k))
+    assert "global-stride-align: global stride 0 is 200 bytes, not a multiple of 16" in err, err
+    assert f'loc("{__file__}":{line_of(__file__, "the update")}:' in err, err
