@@ -226,7 +226,9 @@ def NVTMA_CopyTensormapOp : NVTMA_Op<"copy_tensormap"> {
     Writes the atom's 128 descriptor bytes to `dst` (64-byte aligned global
     or shared memory), e.g. to patch it with `nvtma.update_tma_descriptor`
     or to inspect it from the host. Becomes sixteen 8-byte loads of the
-    descriptor and stores to `dst`.
+    descriptor and stores to `dst`. The kernel records ask 64-byte
+    alignment of a memref parameter `dst` points into, so the launch
+    refuses a destination a TMA copy through the descriptor would fault on.
 
     ```mlir
     nvtma.copy_tensormap %atom, %dst : !nvtma.tma_atom<load, f16, box = [64, 64]>, !llvm.ptr<1>

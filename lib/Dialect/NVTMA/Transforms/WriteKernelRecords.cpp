@@ -94,9 +94,11 @@ int64_t pointerUseAlign(OpOperand &use) {
     return release.getGlobalDesc() == v ? kTensormapAlign : 0;
   if (isa<AtomFromDescriptorOp, FenceTmaDescAcquireOp>(op))
     return kTensormapAlign;
-  // Writing a descriptor is not using one: the lowering's 8-byte stores.
+  // The lowering's stores need 8, but a copied descriptor is there to be
+  // used as one (the op asks 64): refusing its destination here is what
+  // keeps a later TMA copy through it from faulting.
   if (isa<CopyTensormapOp>(op))
-    return 8;
+    return kTensormapAlign;
   // Inline PTX that accesses memory (the DSL's vector reductions and packed
   // atomics) says what its address must be aligned to.
   if (auto asmOp = dyn_cast<LLVM::InlineAsmOp>(op))

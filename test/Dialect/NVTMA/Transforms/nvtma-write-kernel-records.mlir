@@ -235,3 +235,20 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
     gpu.return
   }
 }
+
+// -----
+
+// nvtma.copy_tensormap's destination records the 64 bytes a descriptor's
+// location needs (the op's contract), not the 8 its stores need: a copy is
+// there to be used as a descriptor.
+// CHECK: \22params\22:[{\22align\22:64,\22element\22:\22i64\22
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
+  gpu.func @k(%out: memref<16xi64>, %x: memref<256x256xf16>, %d: !llvm.ptr {llvm.align = 64 : i64, nvtma.descriptor = #nvtma.descriptor<binds = 1, atom = !nvtma.tma_atom<load, f16, box = [64, 64]>>}) kernel {
+    %c0 = arith.constant 0 : index
+    %a = nvtma.atom_from_descriptor %d : !llvm.ptr -> !nvtma.tma_atom<load, f16, box = [64, 64]>
+    %p = nvtma.address_of %out[%c0] : memref<16xi64> -> !llvm.ptr
+    %g = llvm.addrspacecast %p : !llvm.ptr to !llvm.ptr<1>
+    nvtma.copy_tensormap %a, %g : !nvtma.tma_atom<load, f16, box = [64, 64]>, !llvm.ptr<1>
+    gpu.return
+  }
+}
