@@ -215,6 +215,18 @@ _DEEP_BRACKETS = "module attributes {a = " + "[" * 20000 + "]" * 20000 + "} {}"
 _DEEP_REGIONS = "func.func @f(%c: i1) {\n" + "scf.if %c {\n" * 5000 + "}\n" * 5000 + "return\n}"
 _LITERAL_20K = "func.func @f() -> i64 {\n %c = arith.constant " + "9" * 20000 + " : i64\n return %c : i64\n}"
 _LITERAL_100K = "func.func @f() -> i64 {\n %c = arith.constant " + "7" * 100000 + " : i64\n return %c : i64\n}"
+_GATHER4 = """module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @k(%A: memref<256x256xf16>) workgroup(%s: memref<4x64xf16, #gpu.address_space<workgroup>>) kernel {
+      %c0 = arith.constant 0 : index
+      %bars = nvgpu.mbarrier.create -> !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+      %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 4, 64>} : memref<256x256xf16> -> ATOM
+      nvtma.copy %a[%c0, %c0, %c0, %c0, %c0], %s, barrier %bars[%c0] : ATOM, memref<4x64xf16, \
+#gpu.address_space<workgroup>>, !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+      gpu.return
+    }
+  }
+}""".replace("ATOM", "!nvtma.tma_atom<gather4_load, f16, box = [4, 64]>")
 
 _CRASHERS = [
     # (id, ir, compile kwargs, what the CompileError must say)
@@ -236,6 +248,10 @@ _CRASHERS = [
     ("regions", _DEEP_REGIONS, {}, r"257:11: error: nesting depth 257 is over the limit of 256"),
     ("literal-20k", _LITERAL_20K, {}, "a numeric literal of 20000 digits is over the limit of 128"),
     ("literal-100k", _LITERAL_100K, {}, "a numeric literal of 100000 digits is over the limit of 128"),
+    # LLVM selects gather4 (and cta_group::2) copies only for the sm_100/sm_110 families' a/f chips
+    ("gather4-sm_100", _GATHER4, dict(arch="sm_100"), r"gather4 TMA copies need an sm_100 or sm_110 family target "
+     r"with the a or f suffix \(sm_100a, .*\), the target is sm_100"),
+    ("gather4-sm_120a", _GATHER4, dict(arch="sm_120a"), "gather4 TMA copies need an sm_100 or sm_110 family"),
 ]
 
 _CHILD = """
@@ -263,6 +279,13 @@ def test_inputs_that_killed_the_process_are_compile_errors(name, ir, kwargs, mes
     assert kind == "CompileError", (kind, r.stderr[-2000:])
     assert re.search(message, text), text
     assert seconds < 5, f"{name} took {seconds:.1f} s"
+
+
+def test_gather4_compiles_for_the_blackwell_a_and_f_chips():
+    """The chips the gather4 refusal above leaves: the sm_100/sm_110 families' a/f targets."""
+    for arch in ("sm_100a", "sm_100f", "sm_103a", "sm_110f"):
+        c = nvtma.compile(_GATHER4, arch=arch, cubin=False, cache=False)
+        assert "tile::gather4" in c.ptx, (arch, c.ptx[:300])
 
 
 def test_chips_llvm_selects_compile_with_their_default_ptx():

@@ -77,6 +77,10 @@ static LogicalResult verifyArch(Operation *op, TmaAtomType atom) {
     return op->emitOpError()
            << "needs sm_" << need << " or newer (" << atom
            << "), the gpu.module targets sm_" << target->first;
+  if (std::string why =
+          blackwellTmaFamilyError(atom, target->first, target->second);
+      !why.empty())
+    return op->emitOpError() << why;
   // Rules that differ by architecture, e.g. 128B-atom swizzles.
   return verifyDescriptor(atom, {}, {}, target->first >= 100 ? 100 : 90,
                           [&] { return op->emitOpError(); });

@@ -380,6 +380,23 @@ mlir::nvtma::getTargetSM(Operation *op) {
   return std::nullopt;
 }
 
+std::string mlir::nvtma::blackwellTmaFamilyError(TmaAtomType atom, unsigned sm,
+                                                 bool archSpecific) {
+  // gather4 and cta_group::2 copies: LLVM selects them only for the sm_100
+  // and sm_110 families' a/f chips (plain sm_100 and sm_12x abort).
+  bool gather4 = atom.getKind() == CopyKind::Gather4Load;
+  if (!gather4 && atom.getCtaGroup() != 2)
+    return "";
+  if (archSpecific && (sm / 10 == 10 || sm / 10 == 11))
+    return "";
+  return (llvm::Twine(gather4 ? "gather4" : "cta_group::2") +
+          " TMA copies need an sm_100 or sm_110 family target with the a or "
+          "f suffix (sm_100a, sm_100f, sm_103a, sm_110f ...), the target is "
+          "sm_" +
+          llvm::Twine(sm) + (archSpecific ? " (a/f)" : ""))
+      .str();
+}
+
 //===----------------------------------------------------------------------===//
 // TmaAtomType
 //===----------------------------------------------------------------------===//

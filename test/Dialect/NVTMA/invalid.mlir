@@ -973,3 +973,26 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
     gpu.return
   }
 }
+
+// -----
+
+// gather4 and cta_group::2 copies: LLVM selects them only for the sm_100 and
+// sm_110 families' a/f chips; plain sm_100 (and sm_12x) ended the process in
+// instruction selection.
+gpu.module @m [#nvvm.target<chip = "sm_100", features = "+ptx86">] {
+  gpu.func @k(%A: memref<256x256xf16>) kernel {
+    // expected-error @+1 {{gather4 TMA copies need an sm_100 or sm_110 family target with the a or f suffix (sm_100a, sm_100f, sm_103a, sm_110f ...), the target is sm_100}}
+    %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 4, 64>} : memref<256x256xf16> -> !nvtma.tma_atom<gather4_load, f16, box = [4, 64]>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_120a", features = "+ptx87">] {
+  gpu.func @k(%A: memref<256x64xbf16>) kernel {
+    // expected-error @+1 {{cta_group::2 TMA copies need an sm_100 or sm_110 family target with the a or f suffix (sm_100a, sm_100f, sm_103a, sm_110f ...), the target is sm_120 (a/f)}}
+    %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 128, 64>} : memref<256x64xbf16> -> !nvtma.tma_atom<load, bf16, box = [128, 64], swizzle = swizzle_128b, cta_group = 2>
+    gpu.return
+  }
+}

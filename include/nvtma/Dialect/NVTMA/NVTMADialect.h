@@ -65,6 +65,11 @@ LogicalResult verifyDescriptor(TmaAtomType atom, ArrayRef<int64_t> globalShape,
 /// std::nullopt when there is no NVVM target.
 std::optional<std::pair<unsigned, bool>> getTargetSM(Operation *op);
 
+/// Why copies with `atom` cannot be selected for sm_`sm` (`archSpecific`: a
+/// chip with the a or f suffix), or "" when they can.
+std::string blackwellTmaFamilyError(TmaAtomType atom, unsigned sm,
+                                    bool archSpecific);
+
 /// Whether MLIR can compute the strides of `type`: for an identity layout
 /// it multiplies the static sizes from the innermost in int64 and asserts
 /// (ending the process) on overflow, e.g. memref<256x1099511627776x256x4096xf16>.

@@ -88,6 +88,13 @@ LogicalResult checkOps(gpu::GPUModuleOp module, const Arch &arch) {
       op->emitOpError() << "needs sm_" << atom.getRequiredSM()
                         << ", lowering for sm_" << arch.sm;
       ok = false;
+    } else if (atom && !arch.fromOption) {
+      if (std::string why =
+              blackwellTmaFamilyError(atom, arch.sm, arch.archSpecific);
+          !why.empty()) {
+        op->emitOpError() << why;
+        ok = false;
+      }
     }
     if (isa<UpdateTmaDescriptorOp>(op) && !arch.archSpecific &&
         !arch.fromOption) {
