@@ -874,3 +874,43 @@ def test_tensor_strides_take_one_int_or_none_per_dim(strides):
     assert e.value.where == f"{HERE}:{_line('MARK:bad-strides')}", e.value.where
     with pytest.raises(dsl.KernelBuildError):
         dsl.Tensor("f32", None, strides=(1,))  # strides without a shape
+
+
+# found by fuzz_dsl seeds 203564-500923 (the thirty-third session): each was an untyped error from inside the
+# DSL (TypeError, AttributeError, OverflowError, a ValueError formatting an int of 20,000 digits) or, for a
+# scalar made of a vector, no error at all
+@pytest.mark.parametrize("body,rule,message", [
+    (lambda x, y, f: x.store_vec(dsl.zeros(2).bitcast(dsl.Int64), 0, 0), "vector",
+     "store_vec of Int64(i64): a dsl Vector"),
+    (lambda x, y, f: dsl.Int32(1 << 20000), "range", "<an int of 20001 bits> does not fit Int32"),
+    (lambda x, y, f: dsl.Float32(10 ** 309), "range", "does not fit Float32 (it is past the largest double)"),
+    (lambda x, y, f: x[0, 0] + 10 ** 309, "range", "does not fit Float32"),
+    (lambda x, y, f: dsl.fma(1.0, (), dsl.Int32(0)), "type", "dsl.fma operand 1: () is not a number"),
+    (lambda x, y, f: dsl.zeros(4).shuffle(None, [1.5]), "vector", "shuffle mask entry 1.5: a lane index in 0..7"),
+    (lambda x, y, f: dsl.zeros(4).shuffle(None, [2 ** 64]), "vector", "shuffle mask entry 18446744073709551616"),
+    (lambda x, y, f: dsl.zeros(4).shuffle(None, 5), "vector", "shuffle mask 5: a non-empty list"),
+    (lambda x, y, f: dsl.zeros(4).shuffle(3, [0]), "type", "shuffle with 3: a dsl Vector"),
+    (lambda x, y, f: dsl.zeros(4).shuffle(dsl.zeros(4, dsl.Int32), [0]), "type",
+     "shuffle of Float32 and Int32 vectors"),
+    (lambda x, y, f: dsl.zeros(4).concat(dsl.Float32(1.0)), "type", "concat with Float32(f32): a dsl Vector"),
+    (lambda x, y, f: dsl.full(2 ** 64, 1.0), "vector", "a vector of 18446744073709551616 lanes"),
+    (lambda x, y, f: dsl.full(10 ** 6, 1.0), "vector", "a positive Python int up to 1024"),
+    (lambda x, y, f: dsl.Uint8(dsl.zeros(8)), "type", "Uint8() of a vector<8xf32> vector: take a lane"),
+    (lambda x, y, f: lang.SMEMPool().alloc((64, 64), dsl.BFloat16, swizzle="swizzle_128b")[1.5, 0], "index",
+     "index 1.5 of tensor"),
+], ids=["store-vec-scalar", "int-20000-bits", "float-overflow", "add-overflow", "fma-tuple", "mask-float",
+        "mask-huge", "mask-int", "shuffle-int", "shuffle-dtype", "concat-scalar", "lanes-2**64", "lanes-10**6",
+        "scalar-of-vector", "swizzled-float-index"])
+def test_fuzz_dsl_untyped_errors_are_build_errors(body, rule, message):
+    _refused(body, rule, message)
+
+
+def test_two_vector_shuffle_and_an_fp8_truth_value_build():
+    """shuffle(other, mask) read `other or self` (a Vector's truth value is a python-control-flow error);
+    an fp8 value as a condition built arith.cmpf on f8, which the lowering left to LLVM translation."""
+    def body(x, y, f):
+        a, b = x.load_vec(2, 0, 0), x.load_vec(2, 0, 2)
+        x.store_vec(a.shuffle(b, [0, 3]), 0, 4)
+        cuda.trap_when_assert_failed(dsl.Float8E5M2(x[1, 0]))
+    text = ptx(_kernel(body))
+    assert "trap" in text

@@ -56,6 +56,18 @@ def user_site() -> str | None:
     return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else None
 
 
+def show(x) -> str:
+    """`x` for an error message: a Python int past 30 digits by its size (str() of one past 4,300 digits
+    raises ValueError, and the digits say nothing), tuples and lists element by element."""
+    if isinstance(x, int) and not isinstance(x, bool) and abs(x) >= 10 ** 30:
+        return f"<an int of {x.bit_length()} bits>"
+    if isinstance(x, (tuple, list)):
+        inner = ", ".join(show(v) for v in x)
+        return f"({inner},)" if isinstance(x, tuple) and len(x) == 1 else f"({inner})" if isinstance(x, tuple) \
+            else f"[{inner}]"
+    return repr(x)
+
+
 def fail(message: str, rule: str = "build"):
     raise KernelBuildError(message, rule=rule)
 

@@ -19,7 +19,7 @@ import math as _pymath
 import struct
 
 from .._lazy import lazy
-from .errors import KernelBuildError, fail, user_op
+from .errors import KernelBuildError, fail, show, user_op
 
 ir = lazy("nvtma.ir")
 arith = lazy("nvtma.dialects.arith")
@@ -143,6 +143,9 @@ class Numeric(Val):
                 fail(f"{type(self).__name__} wraps {type(self).name}, got a {x.type} value", rule="type")
             self.value = x
         elif isinstance(x, Val):
+            if isinstance(x.value.type, ir.VectorType):  # was a scalar class holding the whole vector
+                fail(f"{type(self).__name__}() of a {x.value.type} vector: take a lane (v[i]) or convert lane by "
+                     f"lane (v.to({type(self).__name__}))", rule="type")
             self.value = convert(x, type(self)).value
         elif isinstance(x, (bool, int, float)):
             self.value = _constant(type(self), x)
@@ -411,7 +414,10 @@ def _constant(cls, x):
         fail(f"{cls.__name__}({x!r}) is a run-time constant: make it inside an @nvtma.dsl.kernel function",
              rule="outside-kernel")
     if cls.is_float:
-        x = float(x)
+        try:
+            x = float(x)
+        except OverflowError:
+            fail(f"{show(x)} does not fit {cls.__name__} (it is past the largest double)", rule="range")
         if cls in _FLOAT8:
             bits = _f8_bits(x, cls)
             i8 = _op(arith.ConstantOp, ir.IntegerType.get_signless(8), bits)
@@ -427,7 +433,7 @@ def _constant(cls, x):
     if cls is Index:
         lo, hi = -(1 << 63), (1 << 63) - 1
     if not lo <= x <= hi:
-        fail(f"{x} does not fit {cls.__name__}", rule="range")
+        fail(f"{show(x)} does not fit {cls.__name__}", rule="range")
     if cls.width > 1 and x >= 1 << (cls.width - 1) and cls is not Index:
         x -= 1 << cls.width  # unsigned bit pattern as the signless constant
     return _op(arith.ConstantOp, cls.mlir_type(), x)
@@ -514,6 +520,8 @@ def convert(x, cls):
     if src.mlir_type() == cls.mlir_type():
         return cls(v)
     if cls is Boolean:
+        if src in _FLOAT8:  # arith.cmpf has no f8 lowering (an unrealized cast reached LLVM translation)
+            return convert(convert(x, Float32), Boolean)
         if src.is_float:
             return Boolean(_op(arith.CmpFOp, arith.CmpFPredicate.UNE, v, _constant(src, 0.0)))
         return Boolean(_op(arith.CmpIOp, arith.CmpIPredicate.ne, v, _constant(src, 0)))
@@ -800,6 +808,9 @@ def fma(a, b, c):
     for v in (a, b, c):
         if isinstance(v, Numeric) and type(v) is not cls:
             cls = _result_class(ref, v)
+    for i, v in enumerate((a, b, c)):
+        if not isinstance(v, Numeric) and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            fail(f"dsl.fma operand {i}: {show(v)} is not a number or a run-time value", rule="type")
     if not cls.is_float:
         return a * b + c
     _no_f8(cls, "fma")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from .._lazy import lazy
 from . import numeric as _n
-from .errors import fail, user_op
+from .errors import fail, show, user_op
 from .numeric import Index, Numeric, Val, as_value, dtype
 
 ir = lazy("nvtma.ir")
@@ -88,8 +88,8 @@ def _check_size(shape, dt, what):
             n *= d
     eb = max(dtype(dt).width // 8, 1) if dt is not None else 1
     if n * eb > _MAX_ELEMENTS:
-        fail(f"{what} shape {tuple(shape)}: {n} elements ({n * eb} bytes) do not fit a 64-bit size (at most "
-             f"{_MAX_ELEMENTS})", rule="shape")
+        fail(f"{what} shape {show(tuple(shape))}: {show(n)} elements ({show(n * eb)} bytes) do not fit a 64-bit "
+             f"size (at most {_MAX_ELEMENTS})", rule="shape")
 
 
 def _static_shape(shape, what):
@@ -290,9 +290,9 @@ class TensorValue(Val):
         for i in idx:
             if isinstance(i, slice):
                 fail("slicing a tensor: index elements, or take a stage with lang.SMEMPool.stage", rule="index")
-            if not isinstance(i, (int, float, Val)) and not hasattr(i, "__index__"):
-                # None reached the swizzle arithmetic of a swizzled buffer (a TypeError there)
-                fail(f"index {i!r} of tensor {self.value.type}: an int or a run-time integer", rule="index")
+            if isinstance(i, float) or (not isinstance(i, (int, Val)) and not hasattr(i, "__index__")):
+                # None, and floats, reached the swizzle arithmetic of a swizzled buffer (a TypeError there)
+                fail(f"index {show(i)} of tensor {self.value.type}: an int or a run-time integer", rule="index")
         return idx
 
     def _linear(self, idx):
@@ -371,9 +371,9 @@ class TensorValue(Val):
         _check_accessible(self, "a vector access")
         eb = max(self.dtype.width // 8, 1)
         if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            fail(f"a vector access of {n!r} lanes: a positive Python int", rule="vector-width")
+            fail(f"a vector access of {show(n)} lanes: a positive Python int", rule="vector-width")
         if n * eb > 64 or n * eb & (n * eb - 1):
-            fail(f"a vector access of {n} x {self.dtype.__name__} is {n * eb} bytes; a power of two up to 64",
+            fail(f"a vector access of {show(n)} x {self.dtype.__name__} is {show(n * eb)} bytes; a power of two up to 64",
                  rule="vector-width")
         return min(n * eb, 16)
 
@@ -393,6 +393,9 @@ class TensorValue(Val):
 
     @user_op
     def store_vec(self, v, *idx, align=None):
+        from .vector import Vector
+        if not isinstance(v, Vector):  # a 1-lane bitcast gives a scalar: len() of it was a TypeError
+            fail(f"store_vec of {show(v)}: a dsl Vector (store one element with t[idx] = x)", rule="vector")
         nb = self._vec_check(len(v))
         if v.dtype is not self.dtype:
             v = v.to(self.dtype)
@@ -450,7 +453,7 @@ class TensorValue(Val):
                  rule="shape")
         if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= shape[0] or (
                 isinstance(start, int) and not 0 <= start <= shape[0] - n):
-            fail(f"rows({start}, {n}) of a tile of {shape[0]} rows", rule="index")
+            fail(f"rows({show(start)}, {show(n)}) of a tile of {shape[0]} rows", rule="index")
         strides = _row_major_strides(shape)
         row = strides[0]
         dyn = ir.ShapedType.get_dynamic_stride_or_offset()

@@ -16,7 +16,7 @@ import builtins
 
 from .._lazy import lazy
 from . import numeric as _n
-from .errors import fail, user_op
+from .errors import fail, show, user_op
 from .numeric import Boolean, Float16, Float32, Numeric, Val, as_value, dtype
 
 ir = lazy("nvtma.ir")
@@ -28,7 +28,12 @@ llvm = lazy("nvtma.dialects.llvm")
 __all__ = ["Vector", "vector_of", "full", "zeros"]
 
 
+MAX_LANES = 1024  # far past any register fragment; a vector of 2^64 lanes was a binding TypeError
+
+
 def _vt(n, cls):
+    if not 1 <= n <= MAX_LANES:
+        fail(f"a vector of {show(n)} lanes: 1 to {MAX_LANES}", rule="vector")
     return ir.VectorType.get([n], cls.mlir_type())
 
 
@@ -85,7 +90,7 @@ class Vector(Val):
             return Vector(vector.ShuffleOp(self.value, self.value, list(builtins.range(lo, hi))).result)
         if isinstance(i, int):
             if not -n <= i < n:
-                fail(f"lane {i} of a {n}-lane vector", rule="index")
+                fail(f"lane {show(i)} of a {n}-lane vector", rule="index")
             return self.dtype(vector.ExtractOp(self.value, [], [i % n]).result)
         idx = as_value(_n.Index(i) if isinstance(i, Numeric) else i, _n.Index)
         return self.dtype(vector.ExtractOp(self.value, [idx], [ir.ShapedType.get_dynamic_size()]).result)
@@ -97,7 +102,7 @@ class Vector(Val):
         if isinstance(i, int):
             n = len(self)
             if not -n <= i < n:  # like v[i]: not wrapped around
-                fail(f"lane {i} of a {n}-lane vector", rule="index")
+                fail(f"lane {show(i)} of a {n}-lane vector", rule="index")
             return Vector(vector.InsertOp(v, self.value, [], [i % n]).result)
         idx = as_value(i, _n.Index)
         return Vector(vector.InsertOp(v, self.value, [idx], [ir.ShapedType.get_dynamic_size()]).result)
@@ -106,17 +111,34 @@ class Vector(Val):
         """The lanes as a list of scalars."""
         return [self[i] for i in range(len(self))]
 
+    def _same_kind(self, other, what):
+        if not isinstance(other, Vector):
+            fail(f"{what} with {show(other)}: a dsl Vector", rule="type")
+        if other.dtype is not self.dtype:
+            fail(f"{what} of {self.dtype.__name__} and {other.dtype.__name__} vectors", rule="type")
+
     @user_op
     def concat(self, other):
-        if other.dtype is not self.dtype:
-            fail(f"concat of {self.dtype.__name__} and {other.dtype.__name__} vectors", rule="type")
+        self._same_kind(other, "concat")
         n, m = len(self), len(other)
+        _vt(n + m, self.dtype)
         return Vector(vector.ShuffleOp(self.value, other.value, list(range(n + m))).result)
 
     @user_op
     def shuffle(self, other, mask):
-        """Lanes `mask` of self ++ other (vector.shuffle)."""
-        return Vector(vector.ShuffleOp(self.value, (other or self).value, list(mask)).result)
+        """Lanes `mask` of self ++ other (vector.shuffle); `other` None: of self alone."""
+        if other is None:
+            other = self
+        else:
+            self._same_kind(other, "shuffle")
+        n = len(self) + len(other)
+        if not isinstance(mask, (list, tuple)) or not mask:
+            fail(f"shuffle mask {show(mask)}: a non-empty list of lane indices", rule="vector")
+        for m in mask:
+            if not isinstance(m, int) or isinstance(m, bool) or not 0 <= m < n:
+                fail(f"shuffle mask entry {show(m)}: a lane index in 0..{n - 1}", rule="vector")
+        _vt(len(mask), self.dtype)
+        return Vector(vector.ShuffleOp(self.value, other.value, list(mask)).result)
 
     # ------------------------------------------------------------------ conversions
     @user_op
@@ -369,8 +391,8 @@ def vector_of(values, dtype=None):
 def full(n, value, dtype=Float32):
     """An n-lane vector with every lane `value`."""
     cls = _n.dtype(dtype)
-    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        fail(f"a vector of {n!r} lanes: a positive Python int", rule="vector")
+    if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= MAX_LANES:
+        fail(f"a vector of {show(n)} lanes: a positive Python int up to {MAX_LANES}", rule="vector")
     return Vector(vector.BroadcastOp(_vt(n, cls), as_value(value, cls)).result)
 
 
