@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from . import dsl
 from ._lazy import lazy
 from .dsl import types
-from .dsl.errors import fail, user_op
+from .dsl.errors import fail, show, user_op
+from .dsl.tensor import TensorValue
 
 ir = lazy("nvtma.ir")
 _d = lazy("nvtma.dialects.nvtma")
@@ -274,7 +275,7 @@ def make_tma_atom_from_descriptor(desc_ptr, like):
     (global or shared memory, e.g. patched by update_tma_descriptor), with
     the static fields of `like` (an atom of the same kind and shape)."""
     info = like if isinstance(like, TmaInfo) else None
-    t = (info.atom_type if info else like.value.type)
+    t = info.atom_type if info else _atom_value(like, "cpasync.make_tma_atom_from_descriptor").value.type
     atom = _d.AtomFromDescriptorOp(t, dsl.as_value(desc_ptr)).result
     if info is None:
         return dsl.Val(atom)
@@ -285,7 +286,7 @@ def make_tma_atom_from_descriptor(desc_ptr, like):
 @user_op
 def tma_partition(atom, tile_coords):
     """Element coordinates of tile `tile_coords` (outermost first)."""
-    a = atom.atom if isinstance(atom, TmaInfo) else atom
+    a = _atom_value(atom, "cpasync.tma_partition")
     coords = [dsl.as_value(c, dsl.Index) for c in tile_coords]
     op = _d.TmaPartitionOp([ir.IndexType.get()] * len(coords), a.value, coords)
     return [dsl.Index(r) for r in op.results]
@@ -308,6 +309,15 @@ def _operands(tma_bar_ptr, **optional) -> dict:
             bar._stage(stage)
         kw.update(barriers=bar.group, barrier_id=dsl.as_value(stage, dsl.Index))
     return kw
+
+
+def _atom_value(atom, what):
+    """The MLIR value of `atom` (a TmaInfo from make_tiled_tma_atom, or the value of one); anything else
+    was an AttributeError deep in the op builder."""
+    a = atom.atom if isinstance(atom, TmaInfo) else atom
+    if not isinstance(a, dsl.Val) or not str(a.value.type).startswith("!nvtma.tma_atom<"):
+        fail(f"{what} of {show(atom)}: a TMA atom (from cpasync.make_tiled_tma_atom)", rule="atom")
+    return a
 
 
 def _hint_value(hint):
@@ -374,7 +384,7 @@ def copy(atom, coords, smem, *, tma_bar_ptr=None, mcast_mask=None, cta_rank=None
             fail(f"innermost coordinate {inner} is {inner * info.dtype.width // 8} bytes into a row: a tiled TMA "
                  f"copy starts each row on 16 bytes (a multiple of {128 // info.dtype.width} "
                  f"{info.dtype.__name__} elements)", rule="alignment")
-    a = atom.atom if isinstance(atom, TmaInfo) else atom
+    a = _atom_value(atom, "cpasync.copy")
     if tma_desc_ptr is not None:
         a = make_tma_atom_from_descriptor(tma_desc_ptr, a if info is None else info)
         a = a.atom if isinstance(a, TmaInfo) else a
@@ -412,7 +422,7 @@ def prefetch(atom, coords, *, cta_rank=None, cache_hint=None):
             fail("a multicast atom's CTA prefetches its slice of the tile: give cta_rank=", rule="multicast")
         if info.kind == "load" and cta_rank is not None:
             fail("cta_rank is only for multicast atoms", rule="multicast")
-    a = atom.atom if isinstance(atom, TmaInfo) else atom
+    a = _atom_value(atom, "cpasync.prefetch")
     hint = _hint_value(cache_hint)
     _d.PrefetchOp(a.value, [dsl.as_value(c, dsl.Index) for c in coords],
                   cta_rank=None if cta_rank is None else dsl.as_value(cta_rank, dsl.Index), cache_hint=hint)
@@ -440,19 +450,23 @@ def create_tma_multicast_mask(cluster_shape, cta_coord, mcast_mode: int):
 
 @user_op
 def prefetch_descriptor(atom):
-    a = atom.atom if isinstance(atom, TmaInfo) else atom
+    a = _atom_value(atom, "cpasync.prefetch_descriptor")
     _d.PrefetchDescriptorOp(a.value)
 
 
 @user_op
 def copy_tensormap(atom, tensormap_ptr):
-    a = atom.atom if isinstance(atom, TmaInfo) else atom
+    a = _atom_value(atom, "cpasync.copy_tensormap")
     _d.CopyTensormapOp(a.value, dsl.as_value(tensormap_ptr))
 
 
 @user_op
 def update_tma_descriptor(atom, gmem_tensor, tma_desc_ptr):
-    a = atom.atom if isinstance(atom, TmaInfo) else atom
+    a = _atom_value(atom, "cpasync.update_tma_descriptor")
+    if not isinstance(gmem_tensor, TensorValue) or gmem_tensor.space != "global":
+        # a shared buffer's address went into the descriptor: tensormap.replace took it
+        fail(f"cpasync.update_tma_descriptor points the descriptor at {show(gmem_tensor)}: a global tensor",
+             rule="tensor")
     _d.UpdateTmaDescriptorOp(a.value, gmem_tensor.value, dsl.as_value(tma_desc_ptr))
 
 

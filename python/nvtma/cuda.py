@@ -174,7 +174,7 @@ def _shfl(val, arg, kind, mask, width):
         if bits not in (32, 64):
             fail(f"shuffle of a {bits}-bit vector: 32 or 64 bits", rule="shuffle")
         w = _shfl(val.bitcast(Int32 if bits == 32 else Int64), arg, kind, mask, width)
-        return Vector(_bitcast_vec(w.value, val.value.type))
+        return Vector(_bitcast_vec(w.value, val.value.type), val.dtype)
     if not isinstance(val, Numeric):
         val = Float32(val) if isinstance(val, float) else Int32(val)
     cls = type(val)
@@ -420,7 +420,7 @@ def _packed_atomic(kind, ptr, val, scope):
     op = llvm.InlineAsmOp(_i32(), [ptr, bits.value], f"atom{space}{sc}.add.noftz.{t} $0, [$1], $2;", "=r,l,r",
                           has_side_effects=True)
     _assumes_alignment(op, 4)
-    return Vector(_bitcast_vec(op.result, val.value.type))
+    return Vector(_bitcast_vec(op.result, val.value.type), val.dtype)
 
 
 ALIGN_ATTR = "nvtma.align"  # on inline PTX that accesses memory: the bytes its address must be aligned to

@@ -161,7 +161,7 @@ def _view(k, off, shape, cls, info):
         shift = arith.ConstantOp(ir.IndexType.get(), off).result
         view = memref.ViewOp(types.shared_memref(shape, cls.mlir_type()), base, shift, [])
         flat = memref.ViewOp(types.shared_memref([n], cls.mlir_type()), base, shift, [])
-    return TensorValue(view.result, info=info, flat=TensorValue(flat.result), flat_offset=0)
+    return TensorValue(view.result, info=info, flat=TensorValue(flat.result, dtype=cls), flat_offset=0, dtype=cls)
 
 
 # --------------------------------------------------------------------------- tensor memory (sm_100a)

@@ -914,3 +914,78 @@ def test_two_vector_shuffle_and_an_fp8_truth_value_build():
         cuda.trap_when_assert_failed(dsl.Float8E5M2(x[1, 0]))
     text = ptx(_kernel(body))
     assert "trap" in text
+
+
+# the second fuzz round (fuzz_dsl seeds 600000 and up, same session)
+@pytest.mark.parametrize("body,rule,message", [
+    (lambda x, y, f: cpasync.update_tma_descriptor(None, x, cpasync.address_of(x)), "atom",
+     "cpasync.update_tma_descriptor of None: a TMA atom"),
+    (lambda x, y, f: cpasync.update_tma_descriptor(
+        cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), x, (32, 32)), 3, cpasync.address_of(x)),
+     "tensor", "points the descriptor at 3: a global tensor"),
+    (lambda x, y, f: cpasync.update_tma_descriptor(
+        cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), x, (32, 32)),
+        lang.SMEMPool().alloc((64, 64), dsl.Float32), cpasync.address_of(x)),
+     "tensor", "#gpu.address_space<workgroup>>): a global tensor"),
+    (lambda x, y, f: cpasync.make_tma_atom_from_descriptor(cpasync.address_of(x), 3), "atom",
+     "cpasync.make_tma_atom_from_descriptor of 3: a TMA atom"),
+    (lambda x, y, f: x.load_vec(4, 0, 0).reduce([1]), "vector", "reduce kind [1]: add, mul, max or min"),
+    (lambda x, y, f: dsl.max(x.load_vec(4, 0, 0).to(dsl.Float8E4M3FN), 2.0), "fp8-arith", "max on Float8E4M3FN"),
+    (lambda x, y, f: (lambda v: v < v)(x.load_vec(4, 0, 0).to(dsl.Float8E4M3FN)), "fp8-arith",
+     "comparison lt on Float8E4M3FN"),
+    (lambda x, y, f: -x.load_vec(4, 0, 0).to(dsl.Float8E4M3FN), "fp8-arith", "negation on Float8E4M3FN"),
+    (lambda x, y, f: x.__setitem__((0, 0), x.load_vec(2, 0, 0)), "vector",
+     "one element; store a vector with t.store_vec(v, *idx)"),
+], ids=["desc-atom-none", "desc-tensor-int", "desc-tensor-shared", "from-descriptor-like-int", "reduce-list",
+        "fp8-vector-max", "fp8-vector-compare", "fp8-vector-neg", "store-vector-as-element"])
+def test_fuzz_dsl_round_two_errors_are_build_errors(body, rule, message):
+    _refused(body, rule, message)
+
+
+def test_unsigned_elements_stay_unsigned_through_tensors_vectors_and_regions():
+    """MLIR's integers are signless: a u32 tensor's elements read back as Int32, and a Uint32 carried through
+    a loop or an if came back as one, so they converted (sitofp), compared (sgt), divided and shifted as signed:
+    0xFFFFFFFF became -1.0."""
+    seen = {}
+
+    @dsl.kernel(block=(32,))
+    def k(x: dsl.Tensor("u32", (64,)), y: dsl.Tensor("f32", (64,))):
+        seen["load"] = type(x[0])
+        v = x.load_vec(4, 0)
+        seen["vector"] = v.dtype
+        seen["lane-op"] = (v + 1).dtype
+        loop = dsl.range(4, carry=(x[1], v))
+        for i, (c, w) in loop:
+            seen["carried"] = (type(c), w.dtype)
+            dsl.yield_(c + 1, w)
+        c, w = loop.results
+        seen["after-loop"] = (type(c), w.dtype)
+        with dsl.if_(dsl.thread_idx() < 3) as br:
+            dsl.yield_(c)
+        with dsl.else_():
+            dsl.yield_(c + 2)
+        (r,) = br.results
+        seen["if-result"] = type(r)
+        y[0] = r.to(dsl.Float32)
+        y[1] = dsl.select(w[0] > 1, 1.0, 0.0)
+        y[2] = (w // 3)[1].to(dsl.Float32)
+
+    ir = k.build().ir
+    U = dsl.Uint32
+    assert seen == {"load": U, "vector": U, "lane-op": U, "carried": (U, U), "after-loop": (U, U), "if-result": U}
+    assert "arith.uitofp" in ir and "arith.sitofp" not in ir
+    assert "arith.cmpi ugt" in ir and "arith.divui" in ir and "divsi" not in ir
+
+
+def test_index_vectors_convert_and_fdividef_works_lane_by_lane():
+    """Vector.to into or out of Index built trunci/extsi on vector<N x index> (did not verify); fdividef of a
+    vector called the f32 intrinsic on the whole vector (an LLVM translation error)."""
+    def body(x, y, f):
+        v = dsl.full(4, dsl.thread_idx(), dsl.Index)
+        assert v.to(dsl.Int64).dtype is dsl.Int64
+        w = v.to(dsl.Int32) + v.to(dsl.Uint16).to(dsl.Int32) + v.to(dsl.Float32).to(dsl.Int32)
+        x.store_vec(dsl.fdividef(w.to(dsl.Float32), 2.0), 0, 0)
+        x[1, 0] = dsl.full(2, 3, dsl.Uint32).to(dsl.Index)[0].to(dsl.Float32)
+    k = _kernel(body)
+    assert k.build().ir.count("llvm.nvvm.div.approx.f") == 4  # one a lane (LLVM merges the equal lanes)
+    assert "div.approx.f32" in ptx(k)

@@ -44,14 +44,19 @@ static void printBulkCopyKind(OpAsmPrinter &printer, Operation *,
 // Helpers
 //===----------------------------------------------------------------------===//
 
-/// Numeric address space of a memref: 0 (generic) without one, the integer,
-/// or the NVPTX number of a #gpu.address_space.
+/// Numeric address space of a memref: 0 (generic) without one, the integer
+/// (none past 32 bits: getInt() asserted on an i128 one), or the NVPTX
+/// number of a #gpu.address_space.
 static std::optional<unsigned> getAddressSpace(MemRefType type) {
   Attribute space = type.getMemorySpace();
   if (!space)
     return 0;
-  if (auto i = dyn_cast<IntegerAttr>(space))
-    return i.getInt();
+  if (auto i = dyn_cast<IntegerAttr>(space)) {
+    const APInt &v = i.getValue();
+    if (v.getActiveBits() > 32)
+      return std::nullopt;
+    return static_cast<unsigned>(v.getZExtValue());
+  }
   if (auto g = dyn_cast<gpu::AddressSpaceAttr>(space)) {
     switch (g.getValue()) {
     case gpu::AddressSpace::Global:
@@ -404,6 +409,12 @@ LogicalResult UpdateTmaDescriptorOp::verify() {
     return emitOpError() << "tensor element type " << tensor.getElementType()
                          << " differs from the atom's "
                          << atom.getElementType();
+  // tensormap.replace writes the tensor's address as a global one.
+  auto space = getAddressSpace(tensor);
+  if (!space || (*space != 0 && *space != 1))
+    return emitOpError() << "tensor must be in global memory, its memory "
+                            "space is "
+                         << tensor.getMemorySpace();
   SmallVector<int64_t> strides;
   int64_t offset;
   if (failed(getStridesAndOffsetChecked(tensor, strides, offset)) ||

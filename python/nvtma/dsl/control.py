@@ -59,10 +59,26 @@ def flatten(tree):
             kids = [walk(x) for x in vals]
             return lambda it, kids=kids, rebuild=rebuild: rebuild([k(it) for k in kids])
         leaves.append(t)
-        return lambda it: next(it)
+        return lambda it, like=t: _retyped(next(it), like)
 
     build = walk(tree)
     return leaves, lambda vals: build(iter(vals))
+
+
+def _retyped(v, like):
+    """v, a region's argument or result standing for `like`, with like's class: MLIR's integers are
+    signless, so an unsigned scalar, vector or tensor carried through a loop or branch came back signed
+    (compared, divided, shifted and converted as signed)."""
+    from .tensor import TensorValue
+    from .vector import Vector
+    if isinstance(like, Numeric) and isinstance(v, Numeric) and type(v) is not type(like) \
+            and type(like).mlir_type() == v.value.type:
+        return type(like)(v.value)
+    if isinstance(like, Vector) and isinstance(v, Vector):
+        return Vector(v.value, like.dtype)
+    if isinstance(like, TensorValue) and isinstance(v, TensorValue):
+        return TensorValue(v.value, dtype=like.dtype)
+    return v
 
 
 def _leaf_values(leaves, what):
@@ -93,6 +109,7 @@ class _Frame:
         self.what = what
         self.types = types
         self.yielded = None
+        self.leaves = None  # what was yielded, as the DSL values (their classes)
 
 
 @user_op
@@ -119,6 +136,7 @@ def yield_(*values):
             fail(f"dsl.yield_ in a {frame.what} gives ({', '.join(map(str, got))}), the carried values are "
                  f"({', '.join(map(str, frame.types))})", rule="yield")
     frame.yielded = vals
+    frame.leaves = leaves
 
 
 # --------------------------------------------------------------------------- nesting
@@ -386,7 +404,8 @@ class if_:  # noqa: N801
                 self.op = self.branch.op = new
             else:
                 scf.YieldOp([])
-        _IfState.last[self.block] = (self.op, self.branch, [v.type for v in (self.frame.yielded or [])])
+        _IfState.last[self.block] = (self.op, self.branch, [v.type for v in (self.frame.yielded or [])],
+                                     self.frame.leaves)
         return False
 
 
@@ -405,7 +424,7 @@ class else_:  # noqa: N801
         entry = _IfState.last.pop(key, None)
         if entry is None:
             fail("dsl.else_ must follow a `with dsl.if_(...)` block directly", rule="else")
-        op, branch, types = entry
+        op, branch, types, self.leaves = entry
         if not types and len(op.regions[1].blocks) == 0:
             op.regions[1].blocks.append()
         if len(op.regions[1].blocks[0].operations) > 0:
@@ -430,7 +449,7 @@ class else_:  # noqa: N801
                     fail("the dsl.if_ branch yields values, so its dsl.else_ must dsl.yield_ the same types",
                          rule="yield")
                 scf.YieldOp(self.frame.yielded)
-                self.branch.results = [wrap(r) for r in self.op.results]
+                self.branch.results = [_retyped(wrap(r), like) for r, like in zip(self.op.results, self.leaves)]
             else:
                 if self.frame.yielded:
                     fail("the dsl.else_ yields values but its dsl.if_ branch does not", rule="yield")

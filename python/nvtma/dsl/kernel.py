@@ -294,7 +294,7 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
             state = _KernelState(func, entry, self, block)
             args = []
             for (name, ann, _), a in zip(params, entry.arguments):
-                args.append(TensorValue(a) if isinstance(ann, Tensor) else ann(a))
+                args.append(TensorValue(a, dtype=ann.element) if isinstance(ann, Tensor) else ann(a))
             prev, _KernelState.current = _KernelState.current, state
             depth, _Depth.n = _Depth.n, 0
             try:

@@ -353,6 +353,12 @@ def from_mlir(t):
     raise KernelBuildError(f"no DSL type for MLIR type {t}", rule="dtype")
 
 
+def declared(cls, elem):
+    """`cls` where it names MLIR type `elem` (a Uint32 for an i32), else None: the class a vector's or
+    tensor's elements keep, which their signless MLIR type cannot say."""
+    return cls if cls is not None and cls.mlir_type() == elem else None
+
+
 def _is_value(x):
     return isinstance(x, ir.Value)
 
@@ -747,7 +753,14 @@ def log(x):
 
 @user_op
 def fdividef(a, b):
-    """a / b with div.approx.f32 (CUDA's __fdividef): 2 ulp, fast."""
+    """a / b with div.approx.f32 (CUDA's __fdividef): 2 ulp, fast; lane by lane on vectors."""
+    from .vector import Vector
+    if isinstance(a, Vector) or isinstance(b, Vector):  # the f32 intrinsic took the whole vector
+        n = len(a if isinstance(a, Vector) else b)
+        if isinstance(a, Vector) and isinstance(b, Vector) and len(a) != len(b):
+            fail(f"dsl.fdividef of {a!r} and {b!r}: lane counts must match", rule="type")
+        lane = lambda x, i: x[i] if isinstance(x, Vector) else x  # noqa: E731
+        return Vector.from_elements([fdividef(lane(a, i), lane(b, i)) for i in builtins.range(n)], Float32)
     a, b = convert(a, Float32) if isinstance(a, Val) else Float32(a), \
         convert(b, Float32) if isinstance(b, Val) else Float32(b)
     return Float32(_intrinsic("llvm.nvvm.div.approx.f", a.value, b.value))

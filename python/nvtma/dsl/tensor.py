@@ -203,14 +203,16 @@ def _alignment(align, nb):
 class TensorValue(Val):
     """A memref value: a global tensor or a shared-memory buffer."""
 
-    __slots__ = ("info", "flat", "flat_offset", "_shape")
+    __slots__ = ("info", "flat", "flat_offset", "_shape", "_dtype")
 
-    def __init__(self, value, *, info=None, flat=None, flat_offset=0):
+    def __init__(self, value, *, info=None, flat=None, flat_offset=0, dtype=None):
         self.value = value
         self.info = info                  # SmemInfo of a shared buffer
         self.flat = flat                  # 1-D element view the swizzled accesses go through
         self.flat_offset = flat_offset    # element offset of this buffer in `flat` (int or Index)
         self._shape = None
+        # the element class where the signless MLIR type cannot say it (u32 is an i32 memref)
+        self._dtype = _n.declared(dtype, ir.MemRefType(value.type).element_type)
 
     @property
     def swizzle(self):
@@ -222,7 +224,7 @@ class TensorValue(Val):
 
     @property
     def dtype(self):
-        return _n.from_mlir(self.memref_type.element_type)
+        return self._dtype or _n.from_mlir(self.memref_type.element_type)
 
     @property
     def rank(self):
@@ -358,6 +360,9 @@ class TensorValue(Val):
     def __setitem__(self, idx, v):
         _check_accessible(self, "a store")
         idx = self._indices(idx)
+        from .vector import Vector
+        if isinstance(v, Vector):  # a memref.store of the vector did not verify
+            fail(f"t[idx] = {v!r}: one element; store a vector with t.store_vec(v, *idx)", rule="vector")
         val = as_value(v, self.dtype)
         if self._via_flat():
             flat, e = self._swizzled(idx)
@@ -388,8 +393,8 @@ class TensorValue(Val):
         al = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), _alignment(align, nb))
         if self._via_flat():
             flat, e = self._swizzled(idx)
-            return Vector(vector.LoadOp(vt, flat.value, [as_value(e, Index)], alignment=al).result)
-        return Vector(vector.LoadOp(vt, self.value, [as_value(i, Index) for i in idx], alignment=al).result)
+            return Vector(vector.LoadOp(vt, flat.value, [as_value(e, Index)], alignment=al).result, self.dtype)
+        return Vector(vector.LoadOp(vt, self.value, [as_value(i, Index) for i in idx], alignment=al).result, self.dtype)
 
     @user_op
     def store_vec(self, v, *idx, align=None):
@@ -427,7 +432,7 @@ class TensorValue(Val):
                               memory_space=mt.memory_space)
         dyn = [] if isinstance(off, int) else [as_value(off, Index)]
         return TensorValue(memref.ReinterpretCastOp(t, self.flat.value, dyn, [], [], [static_off], [nb, *box],
-                                                    strides).result, info=self.info)
+                                                    strides).result, info=self.info, dtype=self._dtype)
 
     @user_op
     def reshape(self, shape):
@@ -463,7 +468,8 @@ class TensorValue(Val):
         sub = memref.SubViewOp(t, self.value, [as_value(start, Index)] if not isinstance(start, int) else [], [],
                                [], [start if isinstance(start, int) else dyn] + [0] * (len(shape) - 1),
                                [n, *shape[1:]], [1] * len(shape))
-        return TensorValue(sub.result, info=self.info, flat=self.flat, flat_offset=self.flat_offset + start * row)
+        return TensorValue(sub.result, info=self.info, flat=self.flat, flat_offset=self.flat_offset + start * row,
+                           dtype=self._dtype)
 
     @user_op
     def stage(self, s):
@@ -493,4 +499,4 @@ class TensorValue(Val):
                                [s if isinstance(s, int) else dyn] + [0] * len(inner), [1] + inner,
                                [1] * len(shape))
         off = self.flat_offset + s * acc if self.flat is not None else 0
-        return TensorValue(sub.result, info=self.info, flat=self.flat, flat_offset=off)
+        return TensorValue(sub.result, info=self.info, flat=self.flat, flat_offset=off, dtype=self._dtype)

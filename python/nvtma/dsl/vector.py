@@ -40,16 +40,20 @@ def _vt(n, cls):
 class Vector(Val):
     """A vector value; ``v.dtype`` is its element type class, ``len(v)`` its lanes."""
 
-    __slots__ = ()
+    __slots__ = ("_dtype",)
 
-    def __init__(self, value):
+    def __init__(self, value, dtype=None):
+        """`dtype`: the lanes' class where the MLIR type cannot say it (MLIR's integers are signless: a
+        vector of Uint32 is a vector<N x i32>, whose lanes would read back as Int32, and compare, divide,
+        shift and convert as signed)."""
         if not isinstance(value.type, ir.VectorType):
             fail(f"Vector wraps a vector value, got {value.type}", rule="type")
         self.value = value
+        self._dtype = _n.declared(dtype, ir.VectorType(value.type).element_type)
 
     @property
     def dtype(self):
-        return _n.from_mlir(ir.VectorType(self.value.type).element_type)
+        return self._dtype or _n.from_mlir(ir.VectorType(self.value.type).element_type)
 
     def __len__(self):
         return ir.VectorType(self.value.type).shape[0]
@@ -62,7 +66,7 @@ class Vector(Val):
         if not self._live():
             return "Vector(<of another build>)"
         t = ir.VectorType(self._value.type)
-        return f"Vector<{t.shape[0]} x {_n.from_mlir(t.element_type).__name__}>"
+        return f"Vector<{t.shape[0]} x {(self._dtype or _n.from_mlir(t.element_type)).__name__}>"
 
     # ------------------------------------------------------------------ building
     @staticmethod
@@ -77,7 +81,7 @@ class Vector(Val):
         cls = _n.dtype(dtype) if dtype is not None else next(
             (type(v) for v in values if isinstance(v, Numeric)), Float32 if isinstance(values[0], float) else _n.Int32)
         vals = [as_value(v, cls) for v in values]
-        return Vector(vector.FromElementsOp(_vt(len(vals), cls), vals).result)
+        return Vector(vector.FromElementsOp(_vt(len(vals), cls), vals).result, cls)
 
     # ------------------------------------------------------------------ lanes
     @user_op
@@ -87,7 +91,7 @@ class Vector(Val):
             lo, hi, step = i.indices(n)
             if step != 1 or hi <= lo:
                 fail(f"vector slice {i}: a non-empty contiguous slice", rule="vector")
-            return Vector(vector.ShuffleOp(self.value, self.value, list(builtins.range(lo, hi))).result)
+            return Vector(vector.ShuffleOp(self.value, self.value, list(builtins.range(lo, hi))).result, self.dtype)
         if isinstance(i, int):
             if not -n <= i < n:
                 fail(f"lane {show(i)} of a {n}-lane vector", rule="index")
@@ -103,9 +107,9 @@ class Vector(Val):
             n = len(self)
             if not -n <= i < n:  # like v[i]: not wrapped around
                 fail(f"lane {show(i)} of a {n}-lane vector", rule="index")
-            return Vector(vector.InsertOp(v, self.value, [], [i % n]).result)
+            return Vector(vector.InsertOp(v, self.value, [], [i % n]).result, self.dtype)
         idx = as_value(i, _n.Index)
-        return Vector(vector.InsertOp(v, self.value, [idx], [ir.ShapedType.get_dynamic_size()]).result)
+        return Vector(vector.InsertOp(v, self.value, [idx], [ir.ShapedType.get_dynamic_size()]).result, self.dtype)
 
     def lanes(self):
         """The lanes as a list of scalars."""
@@ -122,7 +126,7 @@ class Vector(Val):
         self._same_kind(other, "concat")
         n, m = len(self), len(other)
         _vt(n + m, self.dtype)
-        return Vector(vector.ShuffleOp(self.value, other.value, list(range(n + m))).result)
+        return Vector(vector.ShuffleOp(self.value, other.value, list(range(n + m))).result, self.dtype)
 
     @user_op
     def shuffle(self, other, mask):
@@ -138,7 +142,7 @@ class Vector(Val):
             if not isinstance(m, int) or isinstance(m, bool) or not 0 <= m < n:
                 fail(f"shuffle mask entry {show(m)}: a lane index in 0..{n - 1}", rule="vector")
         _vt(len(mask), self.dtype)
-        return Vector(vector.ShuffleOp(self.value, other.value, list(mask)).result)
+        return Vector(vector.ShuffleOp(self.value, other.value, list(mask)).result, self.dtype)
 
     # ------------------------------------------------------------------ conversions
     @user_op
@@ -149,6 +153,14 @@ class Vector(Val):
         src = self.dtype
         if cls is src:
             return self
+        if _n.Index in (src, cls):
+            # index has its own casts (trunci/extsi on vector<N x index> did not verify); floats and
+            # Booleans go through Int64
+            other = cls if src is _n.Index else src
+            if other.is_float or other is Boolean:
+                return self.to(_n.Int64).to(cls)
+            op = arith.IndexCastUIOp if src is not _n.Index and not src.signed else arith.IndexCastOp
+            return Vector(op(_vt(len(self), cls), self.value).result, cls)
         f8 = _n._FLOAT8
         if src in f8 or cls in f8:
             return _convert_fp8(self, src, cls)
@@ -160,7 +172,7 @@ class Vector(Val):
             if src is Float32 and cls in (Float16, _n.BFloat16) and n % 2 == 0:
                 return _f32_pairs_to_16(self, cls)
             op = arith.ExtFOp if cls.width > src.width else arith.TruncFOp
-            return Vector(op(_vt(n, cls), v).result)
+            return Vector(op(_vt(n, cls), v).result, cls)
         if cls is Boolean:
             return self != 0
         if src.is_float:
@@ -171,9 +183,9 @@ class Vector(Val):
             op = arith.ExtSIOp if src.signed and src is not Boolean else arith.ExtUIOp
         elif cls.width < src.width:
             op = arith.TruncIOp
-        else:
-            return Vector(v) if cls.mlir_type() == src.mlir_type() else Vector(v)
-        return Vector(op(_vt(n, cls), v).result)
+        else:  # the same bits (Int32 <-> Uint32), relabelled
+            return Vector(v, cls)
+        return Vector(op(_vt(n, cls), v).result, cls)
 
     @user_op
     def bitcast(self, cls):
@@ -186,7 +198,7 @@ class Vector(Val):
         r = vector.BitCastOp(_vt(bits // cls.width, cls), self.value).result
         if bits // cls.width == 1:
             return cls(vector.ExtractOp(r, [], [0]).result)
-        return Vector(r)
+        return Vector(r, cls)
 
     # ------------------------------------------------------------------ math
     @user_op
@@ -194,6 +206,8 @@ class Vector(Val):
         """The lanes combined: "add", "mul", "max", "min" (floats: maxnumf/minnumf)."""
         cls = self.dtype
         _n._no_f8(cls, "reduce")
+        if not isinstance(kind, str):  # a list was an unhashable-type TypeError
+            fail(f"reduce kind {show(kind)}: add, mul, max or min", rule="vector")
         names = {"add": "add", "mul": "mul"}
         if kind in ("max", "min"):
             name = f"{kind}numf" if cls.is_float else f"{kind}{'s' if cls.signed else 'u'}i"
@@ -221,7 +235,7 @@ class Vector(Val):
         cls = like.dtype
         if isinstance(x, Numeric) and type(x) is not cls:
             x = x.to(cls)
-        return Vector(vector.BroadcastOp(like.value.type, as_value(x, cls)).result)
+        return Vector(vector.BroadcastOp(like.value.type, as_value(x, cls)).result, cls)
 
     @staticmethod
     @user_op
@@ -240,7 +254,7 @@ class Vector(Val):
                 "shr": "ShRSIOp" if cls.signed else "ShRUIOp"}.get(kind)
         if name is None:
             fail(f"`{kind}` on {cls.__name__} vectors", rule="operator")
-        return Vector(getattr(arith, name)(x.value, y.value).result)
+        return Vector(getattr(arith, name)(x.value, y.value).result, cls)
 
     @staticmethod
     @user_op
@@ -249,6 +263,7 @@ class Vector(Val):
         x, y = Vector._lift(a, like), Vector._lift(b, like)
         _match(f"comparison {kind}", x, y)
         cls = like.dtype
+        _n._no_f8(cls, f"comparison {kind}")  # arith.cmpf on f8 failed in the lowering
         if cls.is_float:
             return Vector(arith.CmpFOp(getattr(arith.CmpFPredicate, _n._FCMP[kind].upper()), x.value, y.value).result)
         pred = _n._ICMP[kind][0 if cls.signed else 1]
@@ -260,7 +275,7 @@ class Vector(Val):
         x, y = Vector._lift(a, like), Vector._lift(b, like)
         _match("select", x, y)
         c = cond.value if isinstance(cond, Val) else as_value(cond, Boolean)
-        return Vector(arith.SelectOp(c, x.value, y.value).result)
+        return Vector(arith.SelectOp(c, x.value, y.value).result, like.dtype)
 
     @staticmethod
     def _minmax(a, b, which):
@@ -270,17 +285,18 @@ class Vector(Val):
         # and failed only in LLVM translation, after the build
         _match(which, x, y)
         cls = like.dtype
+        _n._no_f8(cls, which)
         if cls in (Float16, _n.BFloat16):
             # llvm.minnum on the vector: min.f16x2 / min.bf16x2 (arith's
             # vector minnumf reaches NVPTX as f32 math, one lane at a time)
             name = f"llvm.{which}num.v{len(like)}{cls.name}"
-            return Vector(llvm.CallIntrinsicOp(x.value.type, name, [x.value, y.value], [], []).result)
+            return Vector(llvm.CallIntrinsicOp(x.value.type, name, [x.value, y.value], [], []).result, cls)
         if cls.is_float:
             op = arith.MinNumFOp if which == "min" else arith.MaxNumFOp
         else:
             op = getattr(arith, {("min", True): "MinSIOp", ("min", False): "MinUIOp", ("max", True): "MaxSIOp",
                                  ("max", False): "MaxUIOp"}[(which, cls.signed)])
-        return Vector(op(x.value, y.value).result)
+        return Vector(op(x.value, y.value).result, cls)
 
     @staticmethod
     def _fma(a, b, c):
@@ -319,6 +335,7 @@ class Vector(Val):
 
     @user_op
     def __neg__(self):
+        _n._no_f8(self.dtype, "negation")
         if self.dtype.is_float:
             return Vector(arith.NegFOp(self.value).result)
         return 0 - self
@@ -360,7 +377,7 @@ def _convert_fp8(v: Vector, src, cls):
         for j in range(0, n, 2):
             parts.append(Vector(nvvm.ConvertF16x2ToF8x2Op(i8x2, v[j:j + 2].value, dst_t).result))
     raw = _concat(parts)
-    return Vector(vector.BitCastOp(_vt(n, cls), raw.value).result)
+    return Vector(vector.BitCastOp(_vt(n, cls), raw.value).result, cls)
 
 
 def _f32_pairs_to_16(v: Vector, cls):
@@ -375,10 +392,18 @@ def _f32_pairs_to_16(v: Vector, cls):
 
 
 def _concat(parts):
-    r = parts[0]
-    for p in parts[1:]:
-        r = r.concat(p)
-    return r
+    """The parts end to end. Past 8 parts they are joined pairwise: a chain of concats of growing width
+    is quadratic in IR (16 s to compile 1024 lanes). Up to 8 the chain stays, so the shipped kernels'
+    PTX is the one measured on the H200 (pairwise, the fused fp8 quantization of the GEMM loses 4-64
+    prmt/cvt/shr per kernel: a change to measure on a GPU first)."""
+    if len(parts) <= 8:
+        r = parts[0]
+        for p in parts[1:]:
+            r = r.concat(p)
+        return r
+    while len(parts) > 1:
+        parts = [parts[i].concat(parts[i + 1]) if i + 1 < len(parts) else parts[i] for i in range(0, len(parts), 2)]
+    return parts[0]
 
 
 @user_op
@@ -393,7 +418,7 @@ def full(n, value, dtype=Float32):
     cls = _n.dtype(dtype)
     if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= MAX_LANES:
         fail(f"a vector of {show(n)} lanes: a positive Python int up to {MAX_LANES}", rule="vector")
-    return Vector(vector.BroadcastOp(_vt(n, cls), as_value(value, cls)).result)
+    return Vector(vector.BroadcastOp(_vt(n, cls), as_value(value, cls)).result, cls)
 
 
 def zeros(n, dtype=Float32):

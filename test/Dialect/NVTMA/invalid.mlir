@@ -996,3 +996,27 @@ gpu.module @m [#nvvm.target<chip = "sm_120a", features = "+ptx87">] {
     gpu.return
   }
 }
+
+// -----
+
+// tensormap.replace writes the tensor's address as a global one: a shared
+// buffer was taken (a shared-window address in the descriptor).
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
+  gpu.func @k(%a: !nvtma.tma_atom<load, f32, box = [32, 32]>, %p: !llvm.ptr<1>) workgroup(%s: memref<64x64xf32, #gpu.address_space<workgroup>>) kernel {
+    // expected-error @+1 {{tensor must be in global memory, its memory space is #gpu.address_space<workgroup>}}
+    nvtma.update_tma_descriptor %a, %s, %p : !nvtma.tma_atom<load, f32, box = [32, 32]>, memref<64x64xf32, #gpu.address_space<workgroup>>, !llvm.ptr<1>
+    gpu.return
+  }
+}
+
+// -----
+
+// An integer memory space past 64 bits: reading it asserted (APInt::getSExtValue).
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
+  gpu.func @k(%s: memref<64xf16, 1180591620717411303424 : i128>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{result pointer is in address space 3, the memref's memory space is 1180591620717411303424 : i128}}
+    %p = nvtma.address_of %s[%c0] : memref<64xf16, 1180591620717411303424 : i128> -> !llvm.ptr<3>
+    gpu.return
+  }
+}

@@ -146,7 +146,7 @@ LogicalResult checkSharedAlloc(Operation *op) {
   auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace());
   auto num = dyn_cast_or_null<IntegerAttr>(type.getMemorySpace());
   if ((space && space.getValue() == gpu::AddressSpace::Workgroup) ||
-      (num && num.getInt() == 3))
+      (num && num.getValue() == 3)) // any width (getInt asserts past 64 bits)
     return op->emitOpError() << "cannot allocate shared memory in a kernel "
                                 "body; use a gpu.func workgroup attribution "
                                 "or gpu.dynamic_shared_memory";
@@ -154,11 +154,20 @@ LogicalResult checkSharedAlloc(Operation *op) {
 }
 
 /// MLIR asserts when it computes the strides of an identity-layout memref
-/// whose size overflows int64, which the memref lowering does.
+/// whose size overflows int64, which the memref lowering does, and when it
+/// converts an integer memory space past 64 bits (LLVM's address spaces
+/// are 24-bit).
 LogicalResult checkMemRefSizes(Operation *op) {
   auto check = [&](Type t) -> LogicalResult {
     auto m = dyn_cast<MemRefType>(t);
-    if (!m || hasComputableStrides(m))
+    if (!m)
+      return success();
+    if (auto num = dyn_cast_or_null<IntegerAttr>(m.getMemorySpace());
+        num && num.getValue().getActiveBits() > 24)
+      return op->emitOpError()
+             << "uses " << m << ", whose memory space " << num
+             << " is not an address space LLVM has (0 to 2^24 - 1)";
+    if (hasComputableStrides(m))
       return success();
     return op->emitOpError() << "uses " << m
                              << ", which has more elements than int64 "

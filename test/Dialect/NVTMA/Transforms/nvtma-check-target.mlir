@@ -160,3 +160,15 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
     gpu.return
   }
 }
+
+// -----
+
+// The GPU lowering asserted on an integer memory space past 64 bits; LLVM's
+// address spaces are 24-bit.
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
+  // expected-error @+1 {{uses 'memref<64xf16, 1180591620717411303424 : i128>', whose memory space 1180591620717411303424 : i128 is not an address space LLVM has (0 to 2^24 - 1)}}
+  gpu.func @k(%s: memref<64xf16, 1180591620717411303424 : i128>) kernel {
+    nvtma.bulk_commit_group
+    gpu.return
+  }
+}
