@@ -454,7 +454,10 @@ def red_add(target, idx=None, val=None, *, scope="gpu"):
     if _SCOPES.get(scope, "x") == "x":
         fail(f"atomic scope {scope!r}: 'cta', 'cluster', 'gpu' or 'sys'", rule="atomic")
     sc = {"device": ".gpu", "block": ".cta", "cluster": ".cluster", None: ".sys"}[_SCOPES[scope]]
-    space = ".global" if _addrspace(ptr) != 3 else ".shared::cta"
+    if _addrspace(ptr) == 3:  # ptxas: "State space incorrect for feature 'red instruction with vector types'"
+        fail(f"red_add of f32 x{n} on shared memory: the vector red forms are .global only; add lane by lane",
+             rule="atomic")
+    space = ".global"
     regs = ", ".join(f"${i + 1}" for i in range(n))
     op = llvm.InlineAsmOp(None, [ptr] + [x.value for x in val.lanes()],
                           f"red{space}{sc}.add.v{n}.f32 [$0], {{{regs}}};", ",".join(["l"] + ["f"] * n),

@@ -28,7 +28,7 @@ from __future__ import annotations
 from . import dsl
 from ._lazy import lazy
 from .dsl import types
-from .dsl.errors import fail, user_op
+from .dsl.errors import fail, show, user_op
 from .dsl.numeric import Boolean, Int16, Int32, Numeric, Uint8, Uint32, Uint64, Val, as_value
 from .dsl.tensor import SWIZZLE_BYTES
 
@@ -744,9 +744,17 @@ def ld(taddr, *, shape="32x32b", num=1, pack=False, offset=None):
     t = ir.VectorType.get([n], i32) if n > 1 else i32
     kw = {"pack": True} if pack else {}
     if offset is not None:
-        kw["offset"] = as_value(offset if isinstance(offset, Val) else Uint64(offset), Uint64)
+        kw["offset"] = _half_split_offset(offset, "tcgen05.ld")
     r = nvvm.tcgen05_ld(t, getattr(nvvm.Tcgen05LdStShape, _LDST[shape][0]), _tmem_ptr(taddr), **kw)
     return dsl.Vector(r) if n > 1 else Int32(r)
+
+
+def _half_split_offset(offset, what):
+    """The 16x32bx2 shape's second-access column offset: an immediate of 32 bits (-1 or 2^32 ended the
+    process in the lowering's APInt)."""
+    if not isinstance(offset, int) or isinstance(offset, bool) or not 0 <= offset < 2 ** 32:
+        fail(f"{what} offset={show(offset)}: an immediate, a Python int in 0..2^32 - 1", rule="tcgen05")
+    return as_value(Uint64(offset), Uint64)
 
 
 @user_op
@@ -777,7 +785,7 @@ def st(taddr, values, *, shape="32x32b", unpack=False, offset=None):
         fail("offset= goes with shape 16x32bx2 (and only with it)", rule="tcgen05")
     kw = {"unpack": True} if unpack else {}
     if offset is not None:
-        kw["offset"] = as_value(offset if isinstance(offset, Val) else Uint64(offset), Uint64)
+        kw["offset"] = _half_split_offset(offset, "tcgen05.st")
     nvvm.tcgen05_st(getattr(nvvm.Tcgen05LdStShape, _LDST[shape][0]), _tmem_ptr(taddr), val, **kw)
 
 

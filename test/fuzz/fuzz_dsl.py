@@ -7,11 +7,14 @@ vectors, conversions and mixed-type arithmetic, dsl.if_/else_/range/cond/
 while_/yield_, shared-memory buffers, tensor element and vector accesses,
 warp shuffles and reductions, atomics, barriers, TMA atoms and copies,
 cp.async, wgmma descriptors and accumulators, lang's pipelines, roles and
-schedulers. Most statements are plausible; a mutation rate (--rate, per
-choice) makes some of them wrong (mismatched dtypes or lane counts,
-out-of-range constants, huge or negative shapes, values used outside the
-region that made them or kept from another kernel's build, branches entered
-and never exited, deep nesting, wrong arch or PTX version for a feature).
+schedulers, vector methods and math on every element type (stored, so that
+they reach the lowering), descriptors in memory (update_tma_descriptor,
+copy_tensormap, atoms from a descriptor pointer). Most statements are
+plausible; a mutation rate (--rate, per choice) makes some of them wrong
+(mismatched dtypes or lane counts, out-of-range constants, huge or negative
+shapes, values used outside the region that made them or kept from another
+kernel's build, branches entered and never exited, deep nesting, wrong arch
+or PTX version for a feature).
 The program is built and compiled (``k.compile()``) in a child process
 that runs a batch of programs one after another; the parent reads one JSON
 line per program (a program that never answers is the one that crashed or
@@ -190,8 +193,9 @@ class Gen:
         kinds = [self.s_const, self.s_binop, self.s_compare, self.s_convert, self.s_math, self.s_vector,
                  self.s_vector_op, self.s_load, self.s_store, self.s_vec_mem, self.s_if, self.s_range,
                  self.s_cond, self.s_while, self.s_shuffle, self.s_reduce, self.s_atomic, self.s_barrier,
-                 self.s_smem, self.s_tma, self.s_wgmma, self.s_cpasync, self.s_misc, self.s_mbarrier, self.s_lang]
-        weights = [6, 8, 4, 6, 4, 5, 5, 5, 5, 4, 4, 3, 2, 1, 3, 3, 3, 2, 3, 2, 2, 2, 2, 2, 4]
+                 self.s_smem, self.s_tma, self.s_wgmma, self.s_cpasync, self.s_misc, self.s_mbarrier, self.s_lang,
+                 self.s_vector_more, self.s_math_typed, self.s_desc, self.s_sink]
+        weights = [6, 8, 4, 6, 4, 5, 5, 5, 5, 4, 4, 3, 2, 1, 3, 3, 3, 2, 3, 2, 2, 2, 2, 2, 4, 4, 4, 2, 4]
         self.rng.choices(kinds, weights)[0]()
 
     def s_const(self):
@@ -301,6 +305,142 @@ class Gen:
             e = f"dsl.fma({v[0]}, {w[0]}, {self.scalar()})"
             kind = "v"
         self.emit(f"{self.fresh(kind, v[2])} = {e}")
+
+    def typed_value(self, t, n=None):
+        """A run-time value of type class `t` (a scalar, or an n-lane vector), mostly made from thread_idx so
+        that nothing folds it away before the lowering; sometimes a constant, for the folders."""
+        base = self.rng.choice(["dsl.thread_idx()", "dsl.lane_idx()", "dsl.Float32(dsl.thread_idx()) * 0.5", "3"])
+        return f"dsl.full({n}, {base}, dsl.{t})" if n else f"dsl.convert({base}, dsl.{t})"
+
+    def s_vector_more(self):
+        """Vector methods on every element type (fp8, Index, Boolean too): two-vector shuffles, concat, to and
+        bitcast to any type, reduce, lane counts up to the limit, lane-wise operators."""
+        rng = self.rng
+        t = rng.choice(ALL_T)
+        n = rng.choice([2, 4, 8, 16, 3, 1]) if not self.bad() else rng.choice([512, 1024, 1025])
+        v = self.fresh("v", t)
+        self.emit(f"{v} = {self.typed_value(t, n)}")
+        m, t2 = rng.choice([n, n, 2, 4]), t if not self.bad() else rng.choice(ALL_T)
+        w = self.fresh("v", t2)
+        self.emit(f"{w} = {self.typed_value(t2, m)}")
+        r, kind = rng.random(), "v"
+        if r < 0.2:
+            mask = [rng.randrange(n + m) for _ in range(rng.randrange(1, 9))]
+            if self.bad():
+                mask[rng.randrange(len(mask))] = rng.choice([n + m, -1, "True", "1.5", "dsl.Int32(0)"])
+            e = f"{v}.shuffle({w}, [{', '.join(map(str, mask))}])"
+        elif r < 0.3:
+            e = f"{v}.concat({rng.choice([w, v, self.scalar()])})"
+        elif r < 0.5:
+            e = f"{v}.to(dsl.{rng.choice(ALL_T)})"
+        elif r < 0.6:
+            e = f"{v}.bitcast(dsl.{rng.choice(ALL_T)})"
+        elif r < 0.7:
+            op = rng.choice(["'add'", "'mul'", "'max'", "'min'"] + (["'and'", "None", "[1]", "3"] if self.bad() else
+                                                                      []))
+            e, kind = f"{v}.reduce({op})", "s"
+        elif r < 0.8:
+            e = f"{v}.insert({self.int_lit(0, n)}, {rng.choice([self.scalar(), w + '[0]'])})"
+        elif r < 0.9:
+            e = rng.choice([f"-{v}", f"dsl.abs({v})"])
+        elif r < 0.95:
+            e, kind = f"{v}[{rng.choice(['0', self.scalar()])}]", "s"
+        else:
+            e = f"{v} {rng.choice(BIN_OPS + CMP_OPS)} {rng.choice([w, self.scalar(), v])}"
+        self.emit(f"{self.fresh(kind, '?')} = {e}")
+        if rng.random() < 0.5:
+            self.sink(self.env[-1])
+
+    def s_math_typed(self):
+        """Math functions, dsl.fma/min/max/select/abs and comparisons on values of every element type,
+        scalars and vectors, mixed with Python numbers and values of other types."""
+        rng = self.rng
+        t = rng.choice(ALL_T)
+        n = rng.choice([None, None, 2, 4]) if not self.bad() else rng.choice([1, 3, 8])
+        a = self.fresh("v" if n else "s", t)
+        self.emit(f"{a} = {self.typed_value(t, n)}")
+        other = lambda: rng.choice([  # noqa: E731 (an operand: itself, a scalar, a Python number, another type)
+            a, a, self.scalar(), rng.choice(["2", "0.5", "True", "-1", "1e10"]),
+            self.typed_value(rng.choice(ALL_T), n if not self.bad() else rng.choice([None, 2]))])
+        r = rng.random()
+        if r < 0.35:
+            fn = rng.choice(["exp2", "exp", "log2", "log", "sqrt", "rsqrt", "tanh", "sin", "cos", "abs"])
+            e = f"dsl.{fn}({a})"
+        elif r < 0.55:
+            args = [a, other(), other()]
+            rng.shuffle(args)
+            e = f"dsl.fma({', '.join(args)})"
+        elif r < 0.75:
+            e = f"dsl.{rng.choice(['min', 'max'])}({', '.join(rng.sample([a, other()], 2))})"
+        elif r < 0.9:
+            c = rng.choice([self.cond(), f"{a} > {other()}", f"{a} == {a}"])
+            e = f"dsl.select({c}, {', '.join(rng.sample([a, other()], 2))})"
+        else:
+            e = f"{a} {rng.choice(CMP_OPS + ['+', '*', '-'])} {other()}"
+        self.emit(f"{self.fresh('v' if n else 's', '?')} = {e}")
+        if rng.random() < 0.5:
+            self.sink(self.env[-1])
+
+    def s_desc(self):
+        """Descriptors in memory: update_tma_descriptor to tensors of other static shapes, types and memory
+        spaces, copy_tensormap, the descriptor fences, an atom read from a descriptor pointer."""
+        rng = self.rng
+        t = self.tensor()
+        if t is None or t[0][0] != "x":
+            return
+        name, elem, shape = t
+        tile = tuple(min(d, 32) if isinstance(d, int) else 16 for d in shape)
+        atom = self.fresh("atom", (elem, tile))
+        self.emit(f"{atom} = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), {name}, {tile})")
+        # the new tensor: another parameter with a static shape, mostly of the atom's rank and element type
+        shape2 = tuple(rng.choice([16, 64, 128, 256]) for _ in shape)
+        elem2 = elem if not self.bad() else rng.choice(list(ELEM))
+        if self.bad():
+            shape2 = rng.choice([shape2 + (64,), shape2[:-1] or (64,), tuple(2 ** 40 for _ in shape)])
+        new = f"u{self.n}"
+        self.tensors_extra.append((new, elem2, shape2))
+        s = self.pick("b")
+        dst = rng.choice([new, new, new] + ([s[0]] if s and self.bad() else []) + (["3", "None"] if self.bad() else []))
+        ptr = rng.choice([f"cpasync.address_of({name})", f"cpasync.address_of({new})"] +
+                         ([f"cpasync.address_of({s[0]})"] if s else []) +
+                         (["0", "dsl.Int64(0)", "None", f"cpasync.address_of({name}, [1] * {len(shape)})"]
+                          if self.bad() else []))
+        r = rng.random()
+        if r < 0.5:
+            self.emit(f"cpasync.update_tma_descriptor({atom if not self.bad() else rng.choice(['3', 'None'])}, {dst}, "
+                      f"{ptr})")
+            self.emit(rng.choice(["cpasync.fence_tma_desc_release()", f"cpasync.fence_tma_desc_acquire({ptr})"]))
+        elif r < 0.7:
+            self.emit(f"cpasync.copy_tensormap({atom}, {ptr})")
+        elif r < 0.8 and s:
+            self.emit(f"cpasync.cp_fence_tma_desc_release({rng.choice([ptr, f'cpasync.address_of({name})'])}, "
+                      f"cpasync.address_of({s[0]}))")
+        else:
+            a2 = self.fresh("atom", (elem, tile))
+            self.emit(f"{a2} = cpasync.make_tma_atom_from_descriptor({ptr}, {atom if not self.bad() else '3'})")
+            sm, bar = self.fresh("b", ELEM.get(elem, "?")), self.fresh("bar")
+            self.emit(f"{sm} = lang.SMEMPool().alloc_for({a2})")
+            self.emit(f"{bar} = lang.TMABar(1)")
+            self.emit("with lang.WarpRole(0):")
+            self.emit(f"    {bar}.arrive_expect_tx(0, {a2}.tile_bytes)")
+            self.emit(f"    cpasync.copy({a2}, [{', '.join('0' for _ in shape)}], {sm}, tma_bar_ptr={bar}.at(0))")
+            self.emit(f"{bar}.wait(0, 0)")
+
+    def s_sink(self):
+        """Stores a value made earlier, so that its ops reach the lowering (an unused value is folded away)."""
+        self.sink(self.pick(self.rng.choice(["s", "v"])))
+
+    def sink(self, v):
+        t = self.tensor()
+        if t is None or v is None:
+            return
+        name, elem, shape = t
+        cls = f"dsl.{ELEM.get(elem, 'Float32')}"
+        idx = ", ".join("0" for _ in shape)
+        if v[1] == "v" and self.rng.random() < 0.3:
+            self.emit(f"{name}.store_vec(dsl.convert({v[0]}, {cls}), {idx})")
+        else:
+            self.emit(f"{name}[{idx}] = dsl.convert({v[0]}{'[0]' if v[1] == 'v' else ''}, {cls})")
 
     def s_load(self):
         t = self.tensor()

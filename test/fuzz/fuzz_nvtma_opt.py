@@ -8,11 +8,15 @@ one):
     token swaps, enum and integer perturbations, dropped operands and lines,
     truncation, and the inputs that once ended the process: chips and PTX
     versions LLVM cannot select, deep nesting, huge literals, dense index
-    arrays;
+    arrays (and, with INT_TYPE_MUTATIONS, integer attributes and memory
+    spaces of unsigned, signed or wider-than-64-bit types);
   - structured (--generator atoms): kernels built from TMA atoms and the
     ops that use them: mostly valid ones (built by the dialect's rules, so
     that the lowering runs), some with random fields and extreme values
-    under random targets, some of the valid ones mutated.
+    under random targets, some of the valid ones mutated; and kernels whose
+    memref parameters reach vector loads, bulk copies, descriptor updates
+    and TMA atoms through scf.for iter_args, scf.if results, casts and
+    subviews (what the kernel records trace), on many chips.
 
 A signal, an LLVM/MLIR crash banner ("Stack dump", "LLVM ERROR", "PLEASE
 submit a bug report"), a sanitizer report, a hang (--timeout seconds per
@@ -72,6 +76,14 @@ CHIPS = ["sm_90", "sm_90a", "sm_100", "sm_100a", "sm_100f", "sm_101a", "sm_103f"
          "sm_80", "sm_89", "sm_91a", "sm_92", "sm_95", "sm_99", "sm_100x", "sm_", "sm_9000", "gfx90a", ""]
 FEATURES = ["+ptx80", "+ptx83", "+ptx86", "+ptx87", "+ptx88", "+ptx90", "+ptx78", "+ptx91", "+ptx99", "+ptx",
             "", "+ptx86,+ptx88", "+sm_90a", "-ptx86", "+ptx0086"]
+# Chips LLVM serves, each with a PTX version it takes (lib/Target/TargetInfo.cpp's table: the oldest, or newer).
+# Integer attributes and memory spaces of unsigned, signed or wider-than-64-bit types (mutation kind 13):
+# they found IntegerAttr::getInt() aborts in getAddressSpace, checkSharedAlloc, checkAlignments,
+# FinalizeDescriptorParams, the inline asm's nvtma.align and the mbarrier group's memory space (all
+# diagnostics now); False leaves the other mutations' seeds as they were.
+INT_TYPE_MUTATIONS = True
+TARGETS = [("sm_90a", 80), ("sm_90a", 86), ("sm_100", 86), ("sm_100a", 86), ("sm_100f", 88), ("sm_103a", 88),
+           ("sm_103f", 90), ("sm_110", 90), ("sm_110f", 90), ("sm_120a", 87), ("sm_121a", 88)]
 
 
 def seeds() -> list[str]:
@@ -94,7 +106,7 @@ def _huge(rng: random.Random) -> str:
 
 def mutate(text: str, rng: random.Random) -> str:
     for _ in range(rng.choice([1, 1, 2, 3])):
-        kind = rng.randrange(13)
+        kind = rng.randrange(14 if INT_TYPE_MUTATIONS else 13)
         if kind == 0:  # integer perturbation
             nums = list(re.finditer(r"(?<![%\w#])-?\d+", text))
             if nums:
@@ -158,7 +170,17 @@ def mutate(text: str, rng: random.Random) -> str:
                 text = text[:m.start()] + _huge(rng) + text[m.end():]
         elif kind == 11:  # dense index arrays
             text = text.replace("array<i64", "array<index", 1) if rng.random() < 0.7 else text + "\narray<index"
-        else:  # launch attributes with odd values
+        elif kind == 13:  # integers of other types: unsigned, signed, past 64 bits (attributes, memory spaces)
+            ints = list(re.finditer(r"(?<![%\w#])(-?\d+) : (i64|i32|i16|index)\b", text))
+            if ints and rng.random() < 0.6:
+                m = rng.choice(ints)
+                t = rng.choice(["ui32", "si64", "ui64", "i128", "i1"])
+                v = str(2 ** 70) if t == "i128" and rng.random() < 0.5 else m.group(1)
+                text = text[:m.start()] + f"{v} : {t}" + text[m.end():]
+            else:  # every use of one memory space, so that the types still match
+                space = rng.choice(["3 : ui32", "1 : ui32", f"{2 ** 70} : i128", "3", "1 : i64", "-1"])
+                text = text.replace(f"#gpu.address_space<{rng.choice(['workgroup', 'global'])}>", space)
+        else:  # launch attributes with odd values (kind 12)
             attrs = rng.choice([
                 "known_block_size = array<i32: 4096, 1, 1>", "known_cluster_size = array<i32: 8, 8, 8>",
                 "nvtma.dynamic_smem = 999999999 : i64", "nvtma.dynamic_smem = -1 : i64",
@@ -320,7 +342,9 @@ def valid_kernel(rng: random.Random) -> str:
                        "gather4_load"])
     elem = "i32" if kind == "reduce" else rng.choice(["f16", "bf16", "f32", "i8", "f8E4M3FN", "f64", "i64"])
     bits = ELEMS[elem]
-    chip = "sm_100a" if kind == "gather4_load" or rng.random() < 0.2 else "sm_90a"
+    chip, ptx = ("sm_100a", 86) if kind == "gather4_load" or rng.random() < 0.2 else ("sm_90a", 86)
+    if rng.random() < 0.3:
+        chip, ptx = rng.choice(TARGETS)
     fields = {}
     swizzle = rng.choice(["none", "swizzle_32b", "swizzle_64b", "swizzle_128b"])
     multicast = 1
@@ -418,11 +442,108 @@ def valid_kernel(rng: random.Random) -> str:
                          f" attributes {{known_cluster_size = array<i32: {multicast}, 1, 1>, "
                          "nvtma.dynamic_smem = 1024 : i64}"])
     lines = ["module attributes {gpu.container_module} {",
-             f'  gpu.module @m [#nvvm.target<chip = "{chip}", features = "+ptx86">] {{',
+             f'  gpu.module @m [#nvvm.target<chip = "{chip}", features = "+ptx{ptx}">] {{',
              f"    gpu.func @k(%A: {mem}, %g: !llvm.ptr<1>) workgroup(%s: {smem}) kernel{launch} {{"]
     lines += ["      " + b for b in body] + ["    }", "  }", "}"]
     text = "\n".join(lines)
     return mutate(text, rng) if rng.random() < 0.25 else text
+
+
+def flow_kernel(rng: random.Random) -> str:
+    """A kernel whose memref parameters reach their uses through region
+    branches and views: scf.for iter_args (kept or swapped each trip),
+    scf.if results, memref.cast, subviews. The uses are what the kernel
+    records trace back to a parameter: vector loads and stores, a bulk copy
+    into an address of it, a descriptor update to it, a TMA atom of it."""
+    elem = rng.choice(["f16", "bf16", "f32", "i8", "f64", "i32"])
+    bits = ELEMS[elem]
+    rank = rng.choice([1, 2, 2, 3])
+    dyn = "memref<" + "?x" * rank + f"{elem}>"
+    static = "memref<" + "".join(f"{rng.choice([64, 128, 256])}x" for _ in range(rank)) + f"{elem}>"
+    box = [rng.choice([1, 8, 16]) for _ in range(rank - 1)] + [512 // bits]
+    atom = f"!nvtma.tma_atom<load, {elem}, box = [{', '.join(map(str, box))}]>"
+    zeros = ", ".join(["%c0"] * rank)
+    body = ["%c0 = arith.constant 0 : index", "%c1 = arith.constant 1 : index", "%c4 = arith.constant 4 : index",
+            "%c16 = arith.constant 16 : i32", "%smem = llvm.mlir.zero : !llvm.ptr<3>",
+            "%wp = nvtma.address_of %ws[%c0] : memref<16xi64> -> !llvm.ptr",
+            "%wg = llvm.addrspacecast %wp : !llvm.ptr to !llvm.ptr<1>"]
+    n = [0]
+
+    def fresh(prefix):
+        n[0] += 1
+        return f"%{prefix}{n[0]}"
+
+    def uses(m, t, ind):
+        """Uses of memref `m` of type `t`, indented `ind` levels."""
+        out = []
+        for _ in range(rng.randint(1, 3)):
+            r = rng.random()
+            if r < 0.3:
+                lanes = rng.choice([1, 2, 4, 8, 16]) * 32 // bits or 1
+                al = rng.choice([4, 8, 16, 16, 32, 64])
+                v = fresh("v")
+                out.append(f"{v} = vector.load {m}[{zeros}] {{alignment = {al} : i64}} : {t}, vector<{lanes}x{elem}>")
+                if rng.random() < 0.5:
+                    out.append(f"vector.store {v}, {m}[{zeros}] {{alignment = {al} : i64}} : {t}, "
+                               f"vector<{lanes}x{elem}>")
+            elif r < 0.5:
+                p, g = fresh("p"), fresh("g")
+                out += [f"{p} = nvtma.address_of {m}[{zeros}] : {t} -> !llvm.ptr",
+                        f"{g} = llvm.addrspacecast {p} : !llvm.ptr to !llvm.ptr<1>",
+                        f"nvtma.bulk_copy s2g {g}, %smem, %c16 : !llvm.ptr<1>, !llvm.ptr<3>"]
+            elif r < 0.8:
+                a = fresh("a")
+                out += [f"{a} = nvtma.atom_from_descriptor %wg : !llvm.ptr<1> -> {atom}",
+                        f"nvtma.update_tma_descriptor {a}, {m}, %wg : {atom}, {t}, !llvm.ptr<1>"]
+                if rng.random() < 0.3:
+                    out.append("nvtma.fence_tma_desc_release")
+            elif r < 0.9:  # of a parameter (or, refused, of what flowed from one)
+                a = fresh("a")
+                src, st = (m, t) if rng.random() < 0.2 else ("%a", dyn)
+                out += [f"{a} = nvtma.make_tiled_tma_atom {src} {{cta_tiler = array<i64: {', '.join(map(str, box))}>}} "
+                        f": {st} -> {atom}", f"nvtma.prefetch_descriptor {a} : {atom}"]
+            else:
+                out.append(f"{fresh('x')} = memref.load {m}[{zeros}] : {t}")
+        return ["  " * ind + u for u in out]
+
+    m, t = "%a", dyn
+    for _ in range(rng.randint(1, 3)):
+        r = rng.random()
+        if r < 0.4:  # a loop carrying the memrefs, swapped or kept each trip
+            res, x, y = fresh("r"), fresh("m"), fresh("n")
+            body.append(f"{res}:2 = scf.for %i{n[0]} = %c0 to %c4 step %c1 iter_args({x} = {m}, {y} = %b) -> "
+                        f"({t}, {t}) {{")
+            body += uses(x, t, 1)
+            body += [f"  scf.yield {rng.choice([f'{y}, {x}', f'{x}, {y}', f'{x}, {x}'])} : {t}, {t}", "}"]
+            m = f"{res}#{rng.randrange(2)}"
+        elif r < 0.7:  # a branch yielding one of two memrefs
+            res = fresh("r")
+            other = rng.choice(["%b", m])
+            body += [f"{res} = scf.if %flag -> ({t}) {{", f"  scf.yield {m} : {t}", "} else {",
+                     f"  scf.yield {other} : {t}", "}"]
+            m = res
+        elif r < 0.85:  # a static parameter cast to the dynamic type
+            res = fresh("r")
+            body.append(f"{res} = memref.cast %c : {static} to {dyn}")
+            m = res
+        else:  # a view with other dims: its descriptor updates are not recorded
+            res = fresh("r")
+            sizes = [rng.choice([4, 16]) for _ in range(rank)]
+            vt = "memref<" + "".join(f"{d}x" for d in sizes) + f"{elem}, strided<[" + \
+                ", ".join(["?"] * (rank - 1) + ["1"]) + f"], offset: {'?' if rank > 1 else 1}>>"
+            body.append(f"{res} = memref.subview {m}[{', '.join(['1'] * rank)}] [{', '.join(map(str, sizes))}] "
+                        f"[{', '.join(['1'] * rank)}] : {t} to {vt}")
+            body += uses(res, vt, 0)
+            continue
+        body += uses(m, t, 0)
+    body.append("gpu.return")
+    chip, ptx = rng.choice(TARGETS)
+    lines = ["module attributes {gpu.container_module} {",
+             f'  gpu.module @m [#nvvm.target<chip = "{chip}", features = "+ptx{ptx}">] {{',
+             f"    gpu.func @k(%a: {dyn}, %b: {dyn}, %c: {static}, %ws: memref<16xi64>, %flag: i1) kernel {{"]
+    lines += ["      " + b for b in body] + ["    }", "  }", "}"]
+    text = "\n".join(lines)
+    return mutate(text, rng) if rng.random() < 0.2 else text
 
 
 # --------------------------------------------------------------------------- running
@@ -495,7 +616,8 @@ def main(argv=None) -> int:
         if a.generator == "mutation":
             texts = [mutate(rng.choice(corpus), rng) for _ in range(n)]
         else:
-            texts = [valid_kernel(rng) if rng.random() < 0.7 else structured_kernel(rng) for _ in range(n)]
+            texts = [(valid_kernel, valid_kernel, structured_kernel, flow_kernel)[rng.randrange(4)](rng)
+                     for _ in range(n)]
         # `// -----` inside an input would split it differently.
         texts = [t.replace(SPLIT, "//") for t in texts]
         args = pipelines(rng)

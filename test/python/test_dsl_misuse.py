@@ -989,3 +989,36 @@ def test_index_vectors_convert_and_fdividef_works_lane_by_lane():
     k = _kernel(body)
     assert k.build().ir.count("llvm.nvvm.div.approx.f") == 4  # one a lane (LLVM merges the equal lanes)
     assert "div.approx.f32" in ptx(k)
+
+
+@pytest.mark.parametrize("body,rule,message,arch", [
+    (lambda x, y, f: x.store_vec(x.load_vec(4, 0, 1), 0, 0), "alignment",
+     "a 4-lane access of Float32 at element 1 of the innermost dim is 4 bytes off the 16 bytes it assumes",
+     "sm_90a"),
+    (lambda x, y, f: x.load_vec(4, 0, 0)[dsl.Float32(1.5)], "index", "lane index Float32(f32): a Python int",
+     "sm_90a"),
+    (lambda x, y, f: x.load_vec(4, 0, 0).insert(dsl.Float32(2.5), 0.0), "index", "lane index Float32(f32)",
+     "sm_90a"),
+    (lambda x, y, f: dsl.full(4, 1, dsl.Index).bitcast(dsl.Int32), "bitcast", "Index has no fixed bit width",
+     "sm_90a"),
+    (lambda x, y, f: cuda.red_add(lang.SMEMPool().alloc((64,), dsl.Float32), (0,), x.load_vec(4, 0, 0)), "atomic",
+     "red_add of f32 x4 on shared memory: the vector red forms are .global only", "sm_90a"),
+    (lambda x, y, f: cpasync.update_tma_descriptor(
+        cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), x, (32, 32)), x, cpasync.address_of(x)),
+     "arch", "an architecture-specific target (sm_90a, sm_100a ...), the kernel targets sm_90", "sm_90"),
+], ids=["static-misaligned-vector", "float-lane", "float-insert-lane", "index-bitcast", "red-v4-shared",
+        "tensormap-replace-sm_90"])
+def test_fuzz_dsl_round_two_silent_and_late_cases_are_build_errors(body, rule, message, arch):
+    _refused(body, rule, message, arch=arch)
+
+
+@pytest.mark.parametrize("offset", [-1, 2 ** 32, 1.0])
+def test_tcgen05_half_split_offset_is_an_immediate_in_range(offset):
+    """tcgen05.ld/st 16x32bx2's offset: -1 or 2^32 ended the process (an APInt assertion in the lowering)."""
+    from nvtma import tcgen05
+
+    def body(x, y, f):
+        t = lang.TMEMPool(cols=128).alloc_tcgen05_mma_D((128, 128), "float32", M=128, cta_group=1)
+        tcgen05.ld(t, shape="16x32bx2", num=2, offset=offset)
+    _refused(body, "tcgen05", f"tcgen05.ld offset={offset!r}: an immediate, a Python int in 0..2^32 - 1",
+             arch="sm_100a")

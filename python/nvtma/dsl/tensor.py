@@ -382,35 +382,43 @@ class TensorValue(Val):
                  rule="vector-width")
         return min(n * eb, 16)
 
+    def _vector_access(self, n, idx, align):
+        """(memref, indices, alignment attribute) of an n-lane access at idx: through the flat view of a
+        swizzled or box-major tile. A Python-int index off the alignment the access asserts is refused
+        here: it compiled, and faulted the context at run time (misaligned address)."""
+        nb = self._vec_check(n)
+        idx = self._indices(tuple(idx))
+        al = _alignment(align, nb)
+        target = self
+        if self._via_flat():
+            target, e = self._swizzled(idx)
+            idx = (e,)
+        inner, eb = idx[-1], max(self.dtype.width // 8, 1)
+        if isinstance(inner, int) and inner * eb % al:
+            fail(f"a {n}-lane access of {self.dtype.__name__} at element {inner} of the innermost dim is "
+                 f"{inner * eb % al} bytes off the {al} bytes it assumes: use a multiple of {max(al // eb, 1)}, "
+                 f"or give align=", rule="alignment")
+        return (target.value, [as_value(i, Index) for i in idx],
+                ir.IntegerAttr.get(ir.IntegerType.get_signless(64), al))
+
     @user_op
     def load_vec(self, n, *idx, align=None):
         """`n` contiguous elements from idx along the innermost dim, as a Vector
         (one load of n·elem bytes; idx must be aligned to that unless `align`)."""
         from .vector import Vector
-        nb = self._vec_check(n)
-        idx = self._indices(tuple(idx))
+        target, idx, al = self._vector_access(n, idx, align)
         vt = ir.VectorType.get([n], self.dtype.mlir_type())
-        al = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), _alignment(align, nb))
-        if self._via_flat():
-            flat, e = self._swizzled(idx)
-            return Vector(vector.LoadOp(vt, flat.value, [as_value(e, Index)], alignment=al).result, self.dtype)
-        return Vector(vector.LoadOp(vt, self.value, [as_value(i, Index) for i in idx], alignment=al).result, self.dtype)
+        return Vector(vector.LoadOp(vt, target, idx, alignment=al).result, self.dtype)
 
     @user_op
     def store_vec(self, v, *idx, align=None):
         from .vector import Vector
         if not isinstance(v, Vector):  # a 1-lane bitcast gives a scalar: len() of it was a TypeError
             fail(f"store_vec of {show(v)}: a dsl Vector (store one element with t[idx] = x)", rule="vector")
-        nb = self._vec_check(len(v))
+        target, idx, al = self._vector_access(len(v), idx, align)
         if v.dtype is not self.dtype:
             v = v.to(self.dtype)
-        idx = self._indices(tuple(idx))
-        al = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), _alignment(align, nb))
-        if self._via_flat():
-            flat, e = self._swizzled(idx)
-            vector.StoreOp(v.value, flat.value, [as_value(e, Index)], alignment=al)
-            return
-        vector.StoreOp(v.value, self.value, [as_value(i, Index) for i in idx], alignment=al)
+        vector.StoreOp(v.value, target, idx, alignment=al)
 
     # ------------------------------------------------------------------ views
     @user_op

@@ -37,6 +37,13 @@ def _vt(n, cls):
     return ir.VectorType.get([n], cls.mlir_type())
 
 
+def _lane_index(i):
+    """A run-time lane index as Index: an integer value (a float one was truncated without a word)."""
+    if not isinstance(i, Numeric) or i.is_float or isinstance(i, Boolean):
+        fail(f"lane index {show(i)}: a Python int or a run-time integer", rule="index")
+    return i if isinstance(i, _n.Index) else _n.Index(i)
+
+
 class Vector(Val):
     """A vector value; ``v.dtype`` is its element type class, ``len(v)`` its lanes."""
 
@@ -96,7 +103,7 @@ class Vector(Val):
             if not -n <= i < n:
                 fail(f"lane {show(i)} of a {n}-lane vector", rule="index")
             return self.dtype(vector.ExtractOp(self.value, [], [i % n]).result)
-        idx = as_value(_n.Index(i) if isinstance(i, Numeric) else i, _n.Index)
+        idx = as_value(_lane_index(i), _n.Index)
         return self.dtype(vector.ExtractOp(self.value, [idx], [ir.ShapedType.get_dynamic_size()]).result)
 
     @user_op
@@ -108,7 +115,7 @@ class Vector(Val):
             if not -n <= i < n:  # like v[i]: not wrapped around
                 fail(f"lane {show(i)} of a {n}-lane vector", rule="index")
             return Vector(vector.InsertOp(v, self.value, [], [i % n]).result, self.dtype)
-        idx = as_value(i, _n.Index)
+        idx = as_value(_lane_index(i), _n.Index)
         return Vector(vector.InsertOp(v, self.value, [idx], [ir.ShapedType.get_dynamic_size()]).result, self.dtype)
 
     def lanes(self):
@@ -191,6 +198,9 @@ class Vector(Val):
     def bitcast(self, cls):
         """Reinterpret the bits: a vector of `cls` lanes (a scalar when that is one lane)."""
         cls = dtype(cls)
+        if _n.Index in (cls, self.dtype):  # the vector.bitcast folder asserted on index lanes
+            fail(f"bitcast of {self!r} to {cls.__name__}: Index has no fixed bit width; convert with .to()",
+                 rule="bitcast")
         bits = len(self) * self.dtype.width
         if bits % cls.width:
             fail(f"bitcast {len(self)} x {self.dtype.__name__} ({bits} bits) to {cls.__name__} lanes",

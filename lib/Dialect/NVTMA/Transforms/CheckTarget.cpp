@@ -17,6 +17,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -129,6 +130,7 @@ LogicalResult checkAlignments(gpu::GPUFuncOp func) {
         continue;
       auto i = dyn_cast<IntegerAttr>(align);
       if (!i || !(i.getType().isSignlessInteger() || i.getType().isIndex()) ||
+          i.getValue().getSignificantBits() > 64 || // getSExtValue asserts
           i.getValue().getSExtValue() <= 0 ||
           !llvm::isPowerOf2_64(i.getValue().getSExtValue()))
         return func.emitError() << "llvm.align must be a positive power of "
@@ -153,20 +155,43 @@ LogicalResult checkSharedAlloc(Operation *op) {
   return success();
 }
 
-/// MLIR asserts when it computes the strides of an identity-layout memref
-/// whose size overflows int64, which the memref lowering does, and when it
-/// converts an integer memory space past 64 bits (LLVM's address spaces
-/// are 24-bit).
-LogicalResult checkMemRefSizes(Operation *op) {
+/// Why an integer memory space (of a memref or an mbarrier group) would
+/// assert in the lowering, or "" when it would not: the memref type
+/// conversion reads it with getInt (signless, at most 64 bits) and LLVM's
+/// address spaces are 24-bit.
+std::string badIntegerSpace(Attribute space) {
+  auto num = dyn_cast_or_null<IntegerAttr>(space);
+  if (!num)
+    return "";
+  if (!num.getType().isSignlessInteger())
+    return "is not a signless integer";
+  if (num.getValue().getActiveBits() > 24)
+    return "is not an address space LLVM has (0 to 2^24 - 1)";
+  return "";
+}
+
+/// Types the lowering asserts on instead of reporting: an identity-layout
+/// memref whose size overflows int64 (its strides), a memref or mbarrier
+/// group whose integer memory space is not a signless one below 2^24, and
+/// an LLVM pointer in an address space past 2^24 (LLVM's limit; 2^32 - 1,
+/// !llvm.ptr<-1>, is a DenseMap's empty key there).
+LogicalResult checkTypes(Operation *op) {
   auto check = [&](Type t) -> LogicalResult {
+    if (auto p = dyn_cast<LLVM::LLVMPointerType>(t);
+        p && p.getAddressSpace() >= (1u << 24))
+      return op->emitOpError() << "uses " << t << ": address space "
+                               << p.getAddressSpace()
+                               << " is past LLVM's 2^24 - 1";
+    if (auto g = dyn_cast<nvgpu::MBarrierGroupType>(t))
+      if (std::string why = badIntegerSpace(g.getMemorySpace()); !why.empty())
+        return op->emitOpError() << "uses " << t << ", whose memory space "
+                                 << g.getMemorySpace() << " " << why;
     auto m = dyn_cast<MemRefType>(t);
     if (!m)
       return success();
-    if (auto num = dyn_cast_or_null<IntegerAttr>(m.getMemorySpace());
-        num && num.getValue().getActiveBits() > 24)
-      return op->emitOpError()
-             << "uses " << m << ", whose memory space " << num
-             << " is not an address space LLVM has (0 to 2^24 - 1)";
+    if (std::string why = badIntegerSpace(m.getMemorySpace()); !why.empty())
+      return op->emitOpError() << "uses " << m << ", whose memory space "
+                               << m.getMemorySpace() << " " << why;
     if (hasComputableStrides(m))
       return success();
     return op->emitOpError() << "uses " << m
@@ -174,7 +199,8 @@ LogicalResult checkMemRefSizes(Operation *op) {
                                 "counts; LLVM's memref lowering cannot "
                                 "describe it";
   };
-  for (Type t : op->getResultTypes())
+  for (Type t : llvm::concat<const Type>(op->getOperandTypes(),
+                                         op->getResultTypes()))
     if (failed(check(t)))
       return failure();
   for (Region &region : op->getRegions())
@@ -182,6 +208,38 @@ LogicalResult checkMemRefSizes(Operation *op) {
       for (BlockArgument arg : block.getArguments())
         if (failed(check(arg.getType())))
           return failure();
+  // The DSL's inline PTX says the alignment its address needs (the
+  // records read it): a positive power of two of a signless integer.
+  if (auto a = op->getAttr("nvtma.align")) {
+    auto i = dyn_cast<IntegerAttr>(a);
+    if (!i || !i.getType().isSignlessInteger() ||
+        i.getValue().getActiveBits() > 32 || !i.getValue().isPowerOf2())
+      return op->emitOpError()
+             << "nvtma.align must be a power of two of a signless integer "
+                "type below 2^32, got "
+             << a;
+  }
+  // The vector.bitcast folder asserts on index lanes (no fixed bit width).
+  if (op->getName().getStringRef() == "vector.bitcast" &&
+      llvm::any_of(llvm::concat<const Type>(op->getOperandTypes(),
+                                            op->getResultTypes()),
+                   [](Type t) {
+                     auto v = dyn_cast<VectorType>(t);
+                     return v && v.getElementType().isIndex();
+                   }))
+    return op->emitOpError() << "bitcasts index lanes, which have no fixed "
+                                "bit width";
+  // ExpandStridedMetadata asserts on a reassociation group with two
+  // dynamic sizes (the verifier takes it).
+  if (auto expand = dyn_cast<memref::ExpandShapeOp>(op))
+    for (const ReassociationIndices &group :
+         expand.getReassociationIndices())
+      if (llvm::count_if(group, [&](int64_t d) {
+            return expand.getResultType().isDynamicDim(d);
+          }) > 1)
+        return op->emitOpError()
+               << "expands a dim into several dynamic ones, which "
+                  "expand-strided-metadata cannot lower";
   return success();
 }
 
@@ -199,7 +257,7 @@ struct CheckTarget : mlir::nvtma::impl::NVTMACheckTargetBase<CheckTarget> {
           ok &= succeeded(checkAlignments(func));
         if (isa<memref::AllocaOp, memref::AllocOp>(op))
           ok &= succeeded(checkSharedAlloc(op));
-        ok &= succeeded(checkMemRefSizes(op));
+        ok &= succeeded(checkTypes(op));
       });
       SmallVector<Arch> arches;
       if (ArrayAttr targets = module.getTargetsAttr())

@@ -36,7 +36,7 @@ LogicalResult finalize(LLVM::LLVMFuncOp func, ArrayAttr descriptors) {
     auto align = func.getArgAttrOfType<IntegerAttr>(
         i, LLVM::LLVMDialect::getAlignAttrName());
     if (!isa<LLVM::LLVMPointerType>(func.getArgumentTypes()[i]) || !align ||
-        align.getInt() != 64)
+        align.getValue() != 64) // any width (getInt asserts on ui32, i128)
       return func.emitError()
              << "parameter " << i << " should be a descriptor (an !llvm.ptr "
              << "with llvm.align = 64), it is " << func.getArgumentTypes()[i];

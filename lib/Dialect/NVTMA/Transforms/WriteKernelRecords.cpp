@@ -102,8 +102,9 @@ int64_t pointerUseAlign(OpOperand &use) {
   // Inline PTX that accesses memory (the DSL's vector reductions and packed
   // atomics) says what its address must be aligned to.
   if (auto asmOp = dyn_cast<LLVM::InlineAsmOp>(op))
-    if (auto a = asmOp->getAttrOfType<IntegerAttr>("nvtma.align"))
-      return std::max<int64_t>(a.getInt(), 0);
+    if (auto a = asmOp->getAttrOfType<IntegerAttr>("nvtma.align");
+        a && a.getValue().getActiveBits() <= 32) // nvtma-check-target's rule
+      return static_cast<int64_t>(a.getValue().getZExtValue());
   return 0;
 }
 

@@ -172,3 +172,45 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
     gpu.return
   }
 }
+
+// -----
+
+// Types and ops the lowering asserted on (fuzz_nvtma_opt, the thirty-third
+// session): an LLVM address space past 2^24 (!llvm.ptr<-1> is DenseMap's
+// empty key), a non-signless mbarrier memory space, a bitcast of index
+// lanes, a dim expanded into two dynamic ones, a bad nvtma.align.
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
+  // expected-error @+1 {{uses '!llvm.ptr<4294967295>': address space 4294967295 is past LLVM's 2^24 - 1}}
+  gpu.func @k(%g: !llvm.ptr<-1>) kernel {
+    nvtma.bulk_commit_group
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
+  gpu.func @k() kernel {
+    // expected-error @+1 {{uses '!nvgpu.mbarrier.group<memorySpace = 3 : ui32>', whose memory space 3 : ui32 is not a signless integer}}
+    %b = nvgpu.mbarrier.create -> !nvgpu.mbarrier.group<memorySpace = 3 : ui32>
+    nvtma.bulk_commit_group
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
+  gpu.func @k(%x: memref<8xi32>, %a: memref<?xf16>) kernel {
+    %c = arith.constant dense<1> : vector<4xindex>
+    // expected-error @+1 {{bitcasts index lanes, which have no fixed bit width}}
+    %b = vector.bitcast %c : vector<4xindex> to vector<8xi32>
+    %c1 = arith.constant 1 : index
+    // expected-error @+1 {{expands a dim into several dynamic ones, which expand-strided-metadata cannot lower}}
+    %e = memref.expand_shape %a [[0, 1]] output_shape [%c1, %c1] : memref<?xf16> into memref<?x?xf16>
+    // expected-error @+1 {{nvtma.align must be a power of two of a signless integer type below 2^32, got 16 : ui32}}
+    llvm.inline_asm has_side_effects {nvtma.align = 16 : ui32} "nop;", "" : () -> ()
+    nvtma.bulk_commit_group
+    gpu.return
+  }
+}
