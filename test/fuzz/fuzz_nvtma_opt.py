@@ -277,7 +277,7 @@ def structured_kernel(rng: random.Random) -> str:
     launch = rng.choice(["", "", " attributes {known_block_size = array<i32: 128, 1, 1>}",
                          " attributes {known_cluster_size = array<i32: 2, 1, 1>, nvtma.dynamic_smem = 4096 : i64}",
                          " attributes {known_block_size = array<i32: 2048, 1, 1>}"])
-    body = [f"%c0 = arith.constant 0 : index", "%c1 = arith.constant 1 : index",
+    body = ["%c0 = arith.constant 0 : index", "%c1 = arith.constant 1 : index",
             f"%bars = nvgpu.mbarrier.create -> {bars}",
             f"%a = nvtma.make_tiled_tma_atom %A {{cta_tiler = array<i64: {', '.join(map(str, tile))}>}} : {mem} -> {t}"]
     is_load = kind in ("load", "load_multicast", "im2col_load", "im2col_load_multicast", "gather4_load")
@@ -441,12 +441,18 @@ def valid_kernel(rng: random.Random) -> str:
     launch = rng.choice(["", " attributes {known_block_size = array<i32: 128, 1, 1>}",
                          f" attributes {{known_cluster_size = array<i32: {multicast}, 1, 1>, "
                          "nvtma.dynamic_smem = 1024 : i64}"])
+    return _module(rng, chip, ptx, f"(%A: {mem}, %g: !llvm.ptr<1>) workgroup(%s: {smem}) kernel{launch}", body,
+                   0.25)
+
+
+def _module(rng, chip, ptx, signature, body, mutated):
+    """A gpu.module for `chip` at +ptx`ptx` holding kernel @k`signature` of `body`, mutated at rate `mutated`."""
     lines = ["module attributes {gpu.container_module} {",
              f'  gpu.module @m [#nvvm.target<chip = "{chip}", features = "+ptx{ptx}">] {{',
-             f"    gpu.func @k(%A: {mem}, %g: !llvm.ptr<1>) workgroup(%s: {smem}) kernel{launch} {{"]
+             f"    gpu.func @k{signature} {{"]
     lines += ["      " + b for b in body] + ["    }", "  }", "}"]
     text = "\n".join(lines)
-    return mutate(text, rng) if rng.random() < 0.25 else text
+    return mutate(text, rng) if rng.random() < mutated else text
 
 
 def flow_kernel(rng: random.Random) -> str:
@@ -538,12 +544,8 @@ def flow_kernel(rng: random.Random) -> str:
         body += uses(m, t, 0)
     body.append("gpu.return")
     chip, ptx = rng.choice(TARGETS)
-    lines = ["module attributes {gpu.container_module} {",
-             f'  gpu.module @m [#nvvm.target<chip = "{chip}", features = "+ptx{ptx}">] {{',
-             f"    gpu.func @k(%a: {dyn}, %b: {dyn}, %c: {static}, %ws: memref<16xi64>, %flag: i1) kernel {{"]
-    lines += ["      " + b for b in body] + ["    }", "  }", "}"]
-    text = "\n".join(lines)
-    return mutate(text, rng) if rng.random() < 0.2 else text
+    return _module(rng, chip, ptx, f"(%a: {dyn}, %b: {dyn}, %c: {static}, %ws: memref<16xi64>, %flag: i1) kernel",
+                   body, 0.2)
 
 
 # --------------------------------------------------------------------------- running
