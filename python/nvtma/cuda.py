@@ -373,6 +373,18 @@ def _same_element(target, val, what):
              f"{target.dtype.__name__} (convert with .to(...))", rule="atomic")
 
 
+def _static_alignment(target, idx, nbytes, what):
+    """A Python-int innermost index off the `nbytes` a vector atomic's address needs compiled, and faulted
+    the context at run time (misaligned address); the launch checks the tensor's base and strides."""
+    if not isinstance(target, dsl.TensorValue) or target.info is not None:  # shared tiles: their own layout
+        return
+    inner = (idx if isinstance(idx, (tuple, list)) else [idx])[-1]
+    eb = max(target.dtype.width // 8, 1)
+    if isinstance(inner, int) and not isinstance(inner, bool) and inner * eb % nbytes:
+        fail(f"{what} at element {inner} of the innermost dim is {inner * eb % nbytes} bytes off the {nbytes} "
+             f"it assumes: use a multiple of {max(nbytes // eb, 1)}", rule="alignment")
+
+
 def _atomic(kind, target, idx, val, scope):
     from .dsl.vector import Vector
     if scope not in _SCOPES:
@@ -380,6 +392,7 @@ def _atomic(kind, target, idx, val, scope):
     ptr, elem = _ptr(target, idx)
     if isinstance(val, Vector):
         _same_element(target, val, f"atomic {kind}")
+        _static_alignment(target, idx, 4, f"a packed atomic {kind}")
         return _packed_atomic(kind, ptr, val, scope)
     cls = elem or (type(val) if isinstance(val, Numeric) else Float32 if isinstance(val, float) else Int32)
     _no_index(cls, kind)
@@ -446,6 +459,7 @@ def red_add(target, idx=None, val=None, *, scope="gpu"):
     ptr, _ = _ptr(target, idx)
     _same_element(target, val, "red_add")
     n, cls = len(val), val.dtype
+    _static_alignment(target, idx, 4 if n == 2 and cls in (Float16, dsl.BFloat16) else 4 * n, f"red_add of {val!r}")
     if cls in (Float16, dsl.BFloat16) and n == 2:
         _packed_atomic("add", ptr, val, scope)
         return

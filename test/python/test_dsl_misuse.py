@@ -1022,3 +1022,14 @@ def test_tcgen05_half_split_offset_is_an_immediate_in_range(offset):
         tcgen05.ld(t, shape="16x32bx2", num=2, offset=offset)
     _refused(body, "tcgen05", f"tcgen05.ld offset={offset!r}: an immediate, a Python int in 0..2^32 - 1",
              arch="sm_100a")
+
+
+@pytest.mark.parametrize("body,message", [
+    (lambda x, y, f: cuda.red_add(x, (0, 1), x.load_vec(4, 0, 0)),
+     "red_add of Vector<4 x Float32> at element 1 of the innermost dim is 4 bytes off the 16 it assumes"),
+    (lambda x, y, f: cuda.atomic_add(y, (1,), y.load_vec(2, 0).to(dsl.BFloat16)),
+     "a packed atomic add at element 1 of the innermost dim is 2 bytes off the 4 it assumes"),
+], ids=["red-v4", "packed-bf16x2"])
+def test_vector_atomics_at_a_python_int_index_off_their_alignment_are_refused(body, message):
+    """They compiled, and faulted the context at run time (misaligned address)."""
+    _refused(body, "alignment", message)
