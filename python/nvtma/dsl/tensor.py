@@ -378,8 +378,8 @@ class TensorValue(Val):
         if not isinstance(n, int) or isinstance(n, bool) or n < 1:
             fail(f"a vector access of {show(n)} lanes: a positive Python int", rule="vector-width")
         if n * eb > 64 or n * eb & (n * eb - 1):
-            fail(f"a vector access of {show(n)} x {self.dtype.__name__} is {show(n * eb)} bytes; a power of two up to 64",
-                 rule="vector-width")
+            fail(f"a vector access of {show(n)} x {self.dtype.__name__} is {show(n * eb)} bytes; a power of two "
+                 "up to 64", rule="vector-width")
         return min(n * eb, 16)
 
     def _vector_access(self, n, idx, align):
