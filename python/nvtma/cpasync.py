@@ -311,11 +311,6 @@ def _operands(tma_bar_ptr, **optional) -> dict:
     return kw
 
 
-def _arch_sm():
-    """The kernel's sm number (sm_90a: 90)."""
-    return int("".join(ch for ch in dsl.current_kernel().kernel.arch[3:] if ch.isdigit()) or 0)
-
-
 def _atom_value(atom, what):
     """The MLIR value of `atom` (a TmaInfo from make_tiled_tma_atom, or the value of one); anything else
     was an AttributeError deep in the op builder."""
@@ -468,10 +463,10 @@ def copy_tensormap(atom, tensormap_ptr):
 @user_op
 def update_tma_descriptor(atom, gmem_tensor, tma_desc_ptr):
     a = _atom_value(atom, "cpasync.update_tma_descriptor")
-    arch = dsl.current_kernel().kernel.arch
-    if not arch.endswith(("a", "f")):
+    k = dsl.current_kernel().kernel
+    if not k.arch_specific:
         fail(f"cpasync.update_tma_descriptor is tensormap.replace: an architecture-specific target (sm_90a, "
-             f"sm_100a ...), the kernel targets {arch}", rule="arch")
+             f"sm_100a ...), the kernel targets {k.arch}", rule="arch")
     if not isinstance(gmem_tensor, TensorValue) or gmem_tensor.space != "global":
         # a shared buffer's address went into the descriptor: tensormap.replace took it
         fail(f"cpasync.update_tma_descriptor points the descriptor at {show(gmem_tensor)}: a global tensor",
@@ -563,7 +558,7 @@ def bulk_copy(op, dst, src, size, *, tma_bar_ptr=None, mask=None, remote_barrier
 
     want = {"g2s": (3, 1), "g2s_multicast": (3, 1), "s2g": (1, 3), "s2g_bytemask": (1, 3), "s2s_cluster": (7, 3)}
     dsp, ssp = want[op.kind]
-    if op.kind == "s2g_bytemask" and _arch_sm() < 100:
+    if op.kind == "s2g_bytemask" and dsl.current_kernel().kernel.sm < 100:
         fail(f"cpasync.bulk_copy s2g_bytemask (.cp_mask) needs sm_100 or newer, the kernel targets "
              f"{dsl.current_kernel().kernel.arch}", rule="arch")
     attr = {"g2s": _d.BulkCopyKind.G2S, "g2s_multicast": _d.BulkCopyKind.G2SMulticast, "s2g": _d.BulkCopyKind.S2G,

@@ -376,13 +376,8 @@ def _same_element(target, val, what):
 def _static_alignment(target, idx, nbytes, what):
     """A Python-int innermost index off the `nbytes` a vector atomic's address needs compiled, and faulted
     the context at run time (misaligned address); the launch checks the tensor's base and strides."""
-    if not isinstance(target, dsl.TensorValue) or target.info is not None:  # shared tiles: their own layout
-        return
-    inner = (idx if isinstance(idx, (tuple, list)) else [idx])[-1]
-    eb = max(target.dtype.width // 8, 1)
-    if isinstance(inner, int) and not isinstance(inner, bool) and inner * eb % nbytes:
-        fail(f"{what} at element {inner} of the innermost dim is {inner * eb % nbytes} bytes off the {nbytes} "
-             f"it assumes: use a multiple of {max(nbytes // eb, 1)}", rule="alignment")
+    if isinstance(target, dsl.TensorValue) and target.info is None:  # shared tiles: their own layout
+        target._constant_alignment((idx if isinstance(idx, (tuple, list)) else [idx])[-1], nbytes, what)
 
 
 def _atomic(kind, target, idx, val, scope):
@@ -545,9 +540,9 @@ def fence_proxy_async(space="shared::cta"):
 
 
 def _griddepcontrol(kind, what):
-    arch = dsl.current_kernel().kernel.arch
-    if int("".join(ch for ch in arch[3:] if ch.isdigit()) or 0) < 90:
-        fail(f"{what} is griddepcontrol (programmatic dependent launch): sm_90 and later, not {arch}", rule="arch")
+    k = dsl.current_kernel().kernel
+    if k.sm < 90:
+        fail(f"{what} is griddepcontrol (programmatic dependent launch): sm_90 and later, not {k.arch}", rule="arch")
     nvvm.griddepcontrol(getattr(nvvm.GridDepActionKind, kind))
 
 

@@ -609,7 +609,7 @@ def _setmaxnreg(regs, increase):
     if not isinstance(regs, int) or isinstance(regs, bool) or not 24 <= regs <= 256 or regs % 8:
         fail(f"setmaxnreg {regs!r}: a multiple of 8 in [24, 256]", rule="setmaxnreg")
     arch = dsl.current_kernel().kernel.arch
-    if not (isinstance(arch, str) and arch.endswith(("a", "f"))):
+    if not dsl.current_kernel().kernel.arch_specific:
         # LLVM cannot select setmaxnreg for a plain sm_90/sm_100: "LLVM ERROR:
         # Cannot select", which ends the process
         fail(f"setmaxnreg (regs={regs}) is an arch-specific instruction: it needs an 'a' or 'f' target such as "

@@ -1026,9 +1026,9 @@ def test_tcgen05_half_split_offset_is_an_immediate_in_range(offset):
 
 @pytest.mark.parametrize("body,message", [
     (lambda x, y, f: cuda.red_add(x, (0, 1), x.load_vec(4, 0, 0)),
-     "red_add of Vector<4 x Float32> at element 1 of the innermost dim is 4 bytes off the 16 it assumes"),
+     "red_add of Vector<4 x Float32> at element 1 of the innermost dim is 4 bytes off the 16 bytes it assumes"),
     (lambda x, y, f: cuda.atomic_add(y, (1,), y.load_vec(2, 0).to(dsl.BFloat16)),
-     "a packed atomic add at element 1 of the innermost dim is 2 bytes off the 4 it assumes"),
+     "a packed atomic add at element 1 of the innermost dim is 2 bytes off the 4 bytes it assumes"),
 ], ids=["red-v4", "packed-bf16x2"])
 def test_vector_atomics_at_a_python_int_index_off_their_alignment_are_refused(body, message):
     """They compiled, and faulted the context at run time (misaligned address)."""

@@ -157,6 +157,16 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
         if fn is not None:
             self._bind(fn)
 
+    @property
+    def sm(self) -> int:
+        """The target's sm number (sm_90a: 90; 0 for a name without one)."""
+        return int("".join(ch for ch in str(self.arch)[3:] if ch.isdigit()) or 0)
+
+    @property
+    def arch_specific(self) -> bool:
+        """Whether the target is an `a` or `f` chip (what tensormap.replace, setmaxnreg and wgmma need)."""
+        return isinstance(self.arch, str) and self.arch.endswith(("a", "f"))
+
     def launch_dims(self, consts):
         """(block, cluster) for these constants, checked."""
         name = self.name or "kernel"

@@ -382,6 +382,14 @@ class TensorValue(Val):
                  "up to 64", rule="vector-width")
         return min(n * eb, 16)
 
+    def _constant_alignment(self, inner, nbytes, what, hint=""):
+        """A Python-int innermost element index off the `nbytes` an access assumes compiled, and faulted the
+        context at run time (misaligned address); the launch checks the tensor's base and strides."""
+        eb = max(self.dtype.width // 8, 1)
+        if isinstance(inner, int) and not isinstance(inner, bool) and inner * eb % nbytes:
+            fail(f"{what} at element {inner} of the innermost dim is {inner * eb % nbytes} bytes off the {nbytes} "
+                 f"bytes it assumes: use a multiple of {max(nbytes // eb, 1)}{hint}", rule="alignment")
+
     def _vector_access(self, n, idx, align):
         """(memref, indices, alignment attribute) of an n-lane access at idx: through the flat view of a
         swizzled or box-major tile. A Python-int index off the alignment the access asserts is refused
@@ -393,11 +401,7 @@ class TensorValue(Val):
         if self._via_flat():
             target, e = self._swizzled(idx)
             idx = (e,)
-        inner, eb = idx[-1], max(self.dtype.width // 8, 1)
-        if isinstance(inner, int) and inner * eb % al:
-            fail(f"a {n}-lane access of {self.dtype.__name__} at element {inner} of the innermost dim is "
-                 f"{inner * eb % al} bytes off the {al} bytes it assumes: use a multiple of {max(al // eb, 1)}, "
-                 f"or give align=", rule="alignment")
+        self._constant_alignment(idx[-1], al, f"a {n}-lane access of {self.dtype.__name__}", ", or give align=")
         return (target.value, [as_value(i, Index) for i in idx],
                 ir.IntegerAttr.get(ir.IntegerType.get_signless(64), al))
 
