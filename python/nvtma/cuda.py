@@ -374,10 +374,11 @@ def _same_element(target, val, what):
 
 
 def _static_alignment(target, idx, nbytes, what):
-    """A Python-int innermost index off the `nbytes` a vector atomic's address needs compiled, and faulted
-    the context at run time (misaligned address); the launch checks the tensor's base and strides."""
-    if isinstance(target, dsl.TensorValue) and target.info is None:  # shared tiles: their own layout
-        target._constant_alignment((idx if isinstance(idx, (tuple, list)) else [idx])[-1], nbytes, what)
+    """Python-int indices off the `nbytes` a vector atomic's address needs compiled, and faulted the context
+    at run time (misaligned address)."""
+    if isinstance(target, dsl.TensorValue):
+        target._constant_alignment(target._indices(tuple(idx) if isinstance(idx, (tuple, list)) else idx),
+                                   nbytes, what)
 
 
 def _atomic(kind, target, idx, val, scope):
@@ -681,10 +682,6 @@ def _row_address(smem, row, col):
     from .cpasync import address_of
     if not isinstance(smem, dsl.TensorValue) or smem.space != "shared" or smem.rank != 2:
         fail("ldmatrix/stmatrix take a 2-D shared-memory tile", rule="ldmatrix")
-    row, col = smem._indices((row, col))  # the element accesses' checks (no slices: a TypeError in the swizzle math)
-    if smem._via_flat():
-        flat, e = smem._swizzled((row, col))
-        return address_of(flat, [e]).value
     return address_of(smem, [row, col]).value
 
 

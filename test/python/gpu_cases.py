@@ -51,8 +51,39 @@ def all_specs():
     specs += [K.pipelined_copy(1024, 2048, "f16", (64, 128), 4, load_hint=h[0], store_hint=h[1])
               for h in ((None, None), ("evict_first", "evict_last"))]
     specs += [gemv_spec(*c) for c in GEMV_CASES] + [gemv_pdl_spec()]
+    specs += [swizzled_atomics_spec()]
     specs += gemm_specs()
     return specs
+
+
+def swizzled_atomics_spec():
+    """Atomics into a 128B-swizzled shared tile a TMA load filled: thread t adds 1 (atomic_add) and 2 (red_add)
+    into element (t % 64, t // 64 * 16 + t % 16) at run-time indices, thread 0 adds 10 into (5, 5) at Python-int
+    ones, then each thread reads its element back into y[t] (= a[r, c] + 3, + 10 for t = 5). Atomics went to the
+    element's row-major place, not the swizzled one the load and the read use (thirty-fourth session)."""
+    from nvtma import cpasync, cuda, dsl, lang
+
+    @dsl.kernel(block=(128,), name="swizzled_atomics")
+    def swizzled_atomics(a: dsl.Tensor, y: dsl.Tensor):
+        pool = lang.SMEMPool()
+        ld = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), a, (64, 32), swizzle="swizzle_128b")
+        s = pool.alloc_for(ld)
+        bar = lang.TMABar(1)
+        dsl.barrier()
+        with lang.WarpRole(0):
+            bar.arrive_expect_tx(0, ld.tile_bytes)
+            cpasync.copy(ld, [0, 0], s, tma_bar_ptr=bar.at(0))
+        bar.wait(0, 0)
+        t = dsl.thread_idx()
+        r, c = t % 64, t // 64 * 16 + t % 16
+        cuda.atomic_add(s, (r, c), 1.0, scope="cta")
+        cuda.red_add(s, (r, c), 2.0, scope="cta")
+        with dsl.if_(t == 0):
+            cuda.atomic_add(s, (5, 5), 10.0, scope="cta")
+        dsl.barrier()
+        y[t] = s[r, c]
+
+    return swizzled_atomics.specialize([dsl.Tensor("f32", (64, 32)), dsl.Tensor("f32", (128,))])
 
 
 # (W dtype, scale, tile, fp8 math, split, vec, x dtype): the weight-streaming GEMV of the benchmarks, small

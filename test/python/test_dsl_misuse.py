@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("nvtma._mlir_libs._nvtmaDialects")
 
-from dsl_testing import assert_names_line, build_error, folded_stores, ptx  # noqa: E402
+from dsl_testing import assert_names_line, build_error, folded_stores, ptx, tma_load_and_wait  # noqa: E402
 import nvtma  # noqa: E402
 from nvtma import cpasync, dsl, lang  # noqa: E402
 
@@ -1033,3 +1033,53 @@ def test_tcgen05_half_split_offset_is_an_immediate_in_range(offset):
 def test_vector_atomics_at_a_python_int_index_off_their_alignment_are_refused(body, message):
     """They compiled, and faulted the context at run time (misaligned address)."""
     _refused(body, "alignment", message)
+
+
+def _tile(shape, dtype):
+    return lang.SMEMPool().alloc(shape, dtype)
+
+
+@pytest.mark.parametrize("body,message", [
+    (lambda x, y, f: cuda.atomic_add(_tile((8, 3), "bf16"), (1, 0), y.load_vec(2, 0)),
+     "a packed atomic add at [1, 0] of a shared [8, 3] tile is at byte 6 of its buffer, 2 bytes off the 4"),
+    (lambda x, y, f: cuda.red_add(_tile((8, 6), "f16"), (0, 1), y.load_vec(2, 0).to(dsl.Float16)),
+     "at [0, 1] of a shared [8, 6] tile is at byte 2 of its buffer, 2 bytes off the 4"),
+    (lambda x, y, f: x.store_vec(_tile((4, 6), "f32").load_vec(4, 1, 0), 0, 0),
+     "a 4-lane access of Float32 at [1, 0] of a shared [4, 6] tile is at byte 24 of its buffer, 8 bytes off the 16"),
+], ids=["packed-atomic-row", "packed-red-column", "vector-load-row"])
+def test_shared_tile_accesses_at_python_int_indices_off_their_alignment_are_refused(body, message):
+    """A shared tile's rows need not keep the alignment an access assumes (6-byte rows of 3 bf16): the
+    whole offset is checked, not the innermost index only (they compiled and faulted at run time)."""
+    _refused(body, "alignment", message)
+
+
+def test_shared_tile_accesses_at_aligned_python_int_indices_build():
+    def body(x, y, f):
+        t = _tile((8, 6), "f16")
+        cuda.atomic_add(t, (2, 0), y.load_vec(2, 0).to(dsl.Float16))   # byte 24
+        cuda.red_add(t, (1, 4), y.load_vec(2, 0).to(dsl.Float16))      # byte 20
+        x.store_vec(_tile((4, 8), "f32").load_vec(4, 2, 4), 0, 0)       # byte 80
+    _kernel(body).build()
+
+
+def test_atomics_and_address_of_a_swizzled_tile_reach_the_element_it_reads():
+    """An atomic on s[1, 4] of a 128B-swizzled tile went to row-major element 36, while s[1, 4] reads
+    element 32 (byte 144 with chunk 1 ^ row 1): it added into another element, silently."""
+    seen = {}
+
+    @dsl.kernel(block=(128,))
+    def k(a: dsl.Tensor("f32", (256, 256)), y: dsl.Tensor("f32", (64,))):
+        pool = lang.SMEMPool()
+        ld = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), a, (64, 32), swizzle="swizzle_128b")
+        s = pool.alloc_for(ld)
+        tma_load_and_wait(ld, s)
+        cuda.atomic_add(s, (1, 4), 1.0, scope="cta")
+        cuda.red_add(s, (2, 9), 2.0, scope="cta")
+        seen["ptr"] = cpasync.address_of(s, [3, 17])
+        y[0] = s[1, 4] + s[2, 9] + s[3, 17]
+
+    ir = k.build().ir
+    flat = [int(m) for m in re.findall(r"nvtma\.address_of %\w+\[%c(\d+)\w*\] : memref<2048xf32", ir)]
+    assert flat == [32, 65, 125], flat   # bytes (1, 4): 144 ^ 16 = 128; (2, 9): 292 ^ 32 = 260; (3, 17): 452 ^ 48 = 500
+    assert sorted(int(m) for m in re.findall(r"memref\.load %\w+\[%c(\d+)\w*\] : memref<2048xf32", ir)) == \
+        [32, 65, 125]

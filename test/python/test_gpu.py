@@ -149,6 +149,19 @@ def test_reduce_add():
     torch.testing.assert_close(b, want, rtol=0, atol=1e-6)
 
 
+def test_atomics_into_a_swizzled_tile_reach_the_element_it_reads():
+    spec = gpu_cases.swizzled_atomics_spec()
+    mod = build(spec)
+    a = torch.randn(64, 32, device="cuda")
+    y = torch.zeros(128, device="cuda")
+    mod.swizzled_atomics(a, y, **launch(spec, mod, grid=(1, 1, 1)))
+    torch.cuda.synchronize()
+    t = torch.arange(128, device="cuda")
+    want = a[t % 64, t // 64 * 16 + t % 16] + 3
+    want[5] += 10
+    torch.testing.assert_close(y, want, rtol=0, atol=1e-6)
+
+
 def test_im2col_rows():
     spec = K.im2col_dump(2, 8, 8, 64, 64, 64)
     mod = build(spec)

@@ -382,11 +382,26 @@ class TensorValue(Val):
                  "up to 64", rule="vector-width")
         return min(n * eb, 16)
 
-    def _constant_alignment(self, inner, nbytes, what, hint=""):
-        """A Python-int innermost element index off the `nbytes` an access assumes compiled, and faulted the
-        context at run time (misaligned address); the launch checks the tensor's base and strides."""
+    def _static_element(self, idx):
+        """The element offset of shared-tile indices from the tile's buffer, whose base is aligned to 128
+        bytes or more, where they and the tile's place in it are Python ints (else None): row-major or
+        box-major, before the swizzle, which moves whole 16-byte chunks and so keeps any alignment up to 16."""
+        if self.space != "shared" or self.flat is None or not isinstance(self.flat_offset, int) or \
+                not all(isinstance(i, int) and not isinstance(i, bool) for i in idx):
+            return None
+        return self._linear(idx) + self.flat_offset
+
+    def _constant_alignment(self, idx, nbytes, what, hint=""):
+        """Python-int indices off the `nbytes` an access assumes compiled, and faulted the context at run
+        time (misaligned address). A shared tile's whole offset is known here (a tile of 6-byte rows puts
+        row 1 off 4 bytes); of a global tensor, the innermost index (the launch checks base and strides)."""
         eb = max(self.dtype.width // 8, 1)
-        if isinstance(inner, int) and not isinstance(inner, bool) and inner * eb % nbytes:
+        off = self._static_element(idx)
+        if off is not None and off * eb % nbytes:
+            fail(f"{what} at {list(idx)} of a shared {list(self.static_shape)} tile is at byte {off * eb} of its "
+                 f"buffer, {off * eb % nbytes} bytes off the {nbytes} bytes it assumes{hint}", rule="alignment")
+        inner = idx[-1]
+        if off is None and isinstance(inner, int) and not isinstance(inner, bool) and inner * eb % nbytes:
             fail(f"{what} at element {inner} of the innermost dim is {inner * eb % nbytes} bytes off the {nbytes} "
                  f"bytes it assumes: use a multiple of {max(nbytes // eb, 1)}{hint}", rule="alignment")
 
@@ -397,11 +412,11 @@ class TensorValue(Val):
         nb = self._vec_check(n)
         idx = self._indices(tuple(idx))
         al = _alignment(align, nb)
+        self._constant_alignment(idx, al, f"a {n}-lane access of {self.dtype.__name__}", ", or give align=")
         target = self
         if self._via_flat():
             target, e = self._swizzled(idx)
             idx = (e,)
-        self._constant_alignment(idx[-1], al, f"a {n}-lane access of {self.dtype.__name__}", ", or give align=")
         return (target.value, [as_value(i, Index) for i in idx],
                 ir.IntegerAttr.get(ir.IntegerType.get_signless(64), al))
 
