@@ -25,6 +25,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/AlignmentAttrInterface.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/SetVector.h"
@@ -129,9 +130,20 @@ int64_t memrefUseAlign(OpOperand &use) {
 /// The values `use` forwards its operand to unchanged: the block arguments
 /// and results a region branch op (scf.for's iter_args, scf.while's
 /// arguments) or its regions' terminators (scf.yield, scf.condition) pass it
-/// on to. Empty for any other use.
+/// on to, and the parameter of a device function (func.call, llvm.call of a
+/// function with a body) it is passed as. Empty for any other use.
 SmallVector<Value> forwardedTo(OpOperand &use) {
   Operation *op = use.getOwner();
+  if (auto call = dyn_cast<CallOpInterface>(op)) {
+    OperandRange args = call.getArgOperands();
+    unsigned i = use.getOperandNumber() - args.getBeginOperandIndex();
+    auto callee = dyn_cast_or_null<CallableOpInterface>(call.resolveCallable());
+    Region *body = callee ? callee.getCallableRegion() : nullptr;
+    if (i >= args.size() || !body || body->empty() ||
+        i >= body->front().getNumArguments())
+      return {};
+    return {body->front().getArgument(i)};
+  }
   auto branch = dyn_cast<RegionBranchOpInterface>(op);
   if (!branch && isa<RegionBranchTerminatorOpInterface>(op))
     branch = dyn_cast_or_null<RegionBranchOpInterface>(op->getParentOp());
@@ -158,7 +170,8 @@ bool isAddressArith(Operation *op) {
 /// any access through a view of it (view-like ops) or a pointer into it
 /// (nvtma.address_of, memref.extract_aligned_pointer_as_index and
 /// llvm.inttoptr, address-space casts, GEPs) assumes, following values
-/// through region branches (loop-carried, yielded). 0 when none does.
+/// through region branches (loop-carried, yielded) and into device functions
+/// (`forwardedTo`). 0 when none does.
 int64_t requiredAlign(BlockArgument arg) {
   int64_t align = 0;
   SmallVector<Value> work{arg};
@@ -241,7 +254,7 @@ llvm::json::Object describeAtom(TmaAtomType atom, const tmap::Params &p) {
 
 /// The atoms of the nvtma.update_tma_descriptor ops whose tensor is memref
 /// parameter `arg`, as is, through casts (which keep its runtime shape and
-/// strides) or through region branches (loop-carried, yielded), in program
+/// strides), region branches (loop-carried, yielded) or calls, in program
 /// order without repeats. tensormap.replace writes the tensor's address,
 /// dims and byte strides into the descriptor on the device, where no driver
 /// checks them: the launch checks them against the driver's rules with these

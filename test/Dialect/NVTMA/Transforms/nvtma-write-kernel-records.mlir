@@ -252,3 +252,35 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
     gpu.return
   }
 }
+
+// -----
+
+// The traces follow a parameter into the device functions it is passed to
+// (func.call; a recursive one ends), where the 16-byte vector access or the
+// tensormap.replace is; an external function's parameter assumes nothing.
+// CHECK: \22params\22:[{\22align\22:16,\22element\22:\22f32\22
+// CHECK-SAME: },{\22element\22:\22f32\22
+// CHECK-SAME: {\22align\22:16,\22element\22:\22f16\22,{{[^}]*}}\22tensormaps\22:[{\22atom\22:\22!nvtma.tma_atom<load, f16, box = [64, 64]>\22
+// CHECK-SAME: {\22align\22:64,\22element\22:\22i64\22
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
+  func.func private @ext(memref<?xf32>)
+  func.func @load16(%m: memref<?xf32>, %i: index) {
+    %v = vector.load %m[%i] {alignment = 16 : i64} : memref<?xf32>, vector<4xf32>
+    func.call @load16(%m, %i) : (memref<?xf32>, index) -> ()
+    return
+  }
+  func.func @replace(%t: memref<?x?xf16>, %wg: !llvm.ptr<1>) {
+    %atom = nvtma.atom_from_descriptor %wg : !llvm.ptr<1> -> !nvtma.tma_atom<load, f16, box = [64, 64]>
+    nvtma.update_tma_descriptor %atom, %t, %wg : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<?x?xf16>, !llvm.ptr<1>
+    return
+  }
+  gpu.func @k(%a: memref<?xf32>, %b: memref<?xf32>, %c: memref<?x?xf16>, %ws: memref<16xi64>) kernel {
+    %c0 = arith.constant 0 : index
+    func.call @load16(%a, %c0) : (memref<?xf32>, index) -> ()
+    func.call @ext(%b) : (memref<?xf32>) -> ()
+    %wp = nvtma.address_of %ws[%c0] : memref<16xi64> -> !llvm.ptr
+    %wg = llvm.addrspacecast %wp : !llvm.ptr to !llvm.ptr<1>
+    func.call @replace(%c, %wg) : (memref<?x?xf16>, !llvm.ptr<1>) -> ()
+    gpu.return
+  }
+}
