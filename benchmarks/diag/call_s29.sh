@@ -8,6 +8,8 @@
 #   GEMM's; all: every GPU suite (call_s26.sh)
 #   PROBES=N (0): N runs of stream_floor.py's probe set NAME (run-NAME .dev/DIR; xkwg in .dev/xk by default);
 #   CPROBES=N (0): N runs of config_probe.py's PROBES (its kernels from `config_probe.py build .dev/cp`);
+#   ABF=N (0): N runs of ab_probe.py over .dev/abf (AB_FUSED=1 AB_OLD_CONCAT=chain: its kernels from
+#   `NVTMA_CACHE=0 AB_FUSED=1 AB_OLD_CONCAT=chain ab_probe.py build .dev/abf`);
 #   SAN=1: compute-sanitizer (memcheck, racecheck, synccheck; device errors only) over test_gpu_gemm.py's tests
 #   that pytest -k EXPR picks (SANK; by default those of x as A and the stream/graph ones); RUNS=N (0): full
 #   gemm_bench.py runs while the call's time lasts (SWEEP=1: the first with the L2-promotion sweep, its kernels
@@ -44,6 +46,11 @@ done
 for i in $(seq 1 "${CPROBES:-0}"); do
   timeout 240 python3 benchmarks/diag/config_probe.py run .dev/cp > "$OUT/cp$i.jsonl" 2> "$OUT/cp$i.err"
   echo "config probes $i rc $? $(wc -l < "$OUT/cp$i.jsonl") lines at $(( $(date +%s) - t0 )) s"; tail -2 "$OUT/cp$i.err"
+done
+for i in $(seq 1 "${ABF:-0}"); do
+  AB_FUSED=1 AB_OLD_CONCAT=chain timeout 240 python3 benchmarks/diag/ab_probe.py run .dev/abf > "$OUT/abf$i.jsonl" \
+    2> "$OUT/abf$i.err"
+  echo "fused A/B $i rc $? $(wc -l < "$OUT/abf$i.jsonl") lines at $(( $(date +%s) - t0 )) s"; tail -2 "$OUT/abf$i.err"
 done
 if [ "${SAN:-0}" = 1 ]; then
   cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)

@@ -402,15 +402,9 @@ def _f32_pairs_to_16(v: Vector, cls):
 
 
 def _concat(parts):
-    """The parts end to end. Past 8 parts they are joined pairwise: a chain of concats of growing width
-    is quadratic in IR (16 s to compile 1024 lanes). Up to 8 the chain stays, so the shipped kernels'
-    PTX is the one measured on the H200 (pairwise, the fused fp8 quantization of the GEMM loses 4-64
-    prmt/cvt/shr per kernel: a change to measure on a GPU first)."""
-    if len(parts) <= 8:
-        r = parts[0]
-        for p in parts[1:]:
-            r = r.concat(p)
-        return r
+    """The parts end to end, joined pairwise: a chain of concats of growing width is quadratic in IR (16 s
+    to compile 1024 lanes) and, for the fp8 conversions' 2-byte pieces, costs LLVM prmt/cvt/shr shuffles
+    a tree of joins does not (4-64 fewer instructions in each fused-quantization GEMM kernel)."""
     while len(parts) > 1:
         parts = [parts[i].concat(parts[i + 1]) if i + 1 < len(parts) else parts[i] for i in range(0, len(parts), 2)]
     return parts[0]
