@@ -62,18 +62,13 @@ def swizzled_atomics_spec():
     ones, then each thread reads its element back into y[t] (= a[r, c] + 3, + 10 for t = 5). Atomics went to the
     element's row-major place, not the swizzled one the load and the read use (thirty-fourth session)."""
     from nvtma import cpasync, cuda, dsl, lang
+    from dsl_testing import tma_load_and_wait
 
     @dsl.kernel(block=(128,), name="swizzled_atomics")
     def swizzled_atomics(a: dsl.Tensor, y: dsl.Tensor):
-        pool = lang.SMEMPool()
         ld = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), a, (64, 32), swizzle="swizzle_128b")
-        s = pool.alloc_for(ld)
-        bar = lang.TMABar(1)
-        dsl.barrier()
-        with lang.WarpRole(0):
-            bar.arrive_expect_tx(0, ld.tile_bytes)
-            cpasync.copy(ld, [0, 0], s, tma_bar_ptr=bar.at(0))
-        bar.wait(0, 0)
+        s = lang.SMEMPool().alloc_for(ld)
+        tma_load_and_wait(ld, s)
         t = dsl.thread_idx()
         r, c = t % 64, t // 64 * 16 + t % 16
         cuda.atomic_add(s, (r, c), 1.0, scope="cta")
