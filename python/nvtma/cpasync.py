@@ -500,10 +500,11 @@ def address_of(buf, indices=None):
     !llvm.ptr<1> for a global tensor (what the descriptor and bulk ops take).
     In a shared tile a TMA atom swizzled or laid out box by box, the element's
     place there, as `buf[indices]` reads it (atomics, ldmatrix and mapa go
-    through here)."""
+    through here); without indices, the buffer's physical start (what TMA,
+    wgmma and tcgen05 descriptors take: the swizzle is theirs)."""
     if indices is not None and getattr(buf, "space", None) == "shared":
         idx = buf._indices(tuple(indices))  # (no slices, floats or None: a TypeError in the swizzle math)
-        if any(not isinstance(i, int) or i for i in idx) and buf._via_flat():
+        if buf._via_flat():
             flat, e = buf._swizzled(idx)
             return address_of(flat, [e])
     space = {"shared": 3, "cluster": 7}.get(buf.space, 1)

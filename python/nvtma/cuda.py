@@ -682,7 +682,9 @@ def _row_address(smem, row, col):
     from .cpasync import address_of
     if not isinstance(smem, dsl.TensorValue) or smem.space != "shared" or smem.rank != 2:
         fail("ldmatrix/stmatrix take a 2-D shared-memory tile", rule="ldmatrix")
-    return address_of(smem, [row, col]).value
+    idx = smem._indices((row, col))
+    smem._constant_alignment(idx, 16, "an ldmatrix/stmatrix row")  # 8 x 16-bit: 16 bytes
+    return address_of(smem, list(idx)).value
 
 
 # --------------------------------------------------------------------------- conversions and packed math

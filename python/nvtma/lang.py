@@ -20,7 +20,7 @@ import contextlib
 from . import dsl
 from ._lazy import lazy
 from .dsl import types
-from .dsl.errors import fail, user_op
+from .dsl.errors import fail, show, user_op
 from .dsl.kernel import active_threads, narrowed
 from .dsl.tensor import SWIZZLE_BYTES, SmemInfo, TensorValue, _static_shape
 from .profile import Profiler  # noqa: F401 (in-kernel profiling, nvtma.profile; here beside the roles it times)
@@ -106,20 +106,32 @@ class SMEMPool:
         n = max(cls.width // 8, 1)
         for d in shape:
             n *= d
-        if buf.info is None or n > buf.info.nbytes:
-            fail(f"an alias of {n} bytes over a {buf.info.nbytes if buf.info else '?'}-byte shared buffer",
+        if not isinstance(buf, dsl.TensorValue) or buf.info is None:
+            fail(f"an alias of {n} bytes over {show(buf)}: a buffer of lang.SMEMPool (or a stage of one)",
                  rule="smem")
-        info = SmemInfo(buf.info.offset, n, buf.info.align, None, 0)
+        # a stage (or rows) of a buffer: its own bytes, not the allocation's start (an alias of stage 1 was
+        # stage 0's)
+        first = buf.flat_offset if buf.flat is not None else 0
+        if not isinstance(first, int):
+            fail("an alias of a stage taken at a run-time index: alias the whole buffer, or a stage(<int>)",
+                 rule="smem")
+        off, have = buf.info.offset + first * max(buf.dtype.width // 8, 1), buf.nbytes
+        if n > have:
+            fail(f"an alias of {n} bytes over a {have}-byte shared buffer", rule="smem")
+        align = buf.info.align
+        while off % align:
+            align //= 2
+        info = SmemInfo(off, n, align, None, 0)
         if atom is not None:
             if tuple(shape) != tuple(atom.smem_layout) or cls is not atom.dtype:
                 fail(f"an alias {list(shape)} of {cls.__name__} for an atom of {list(atom.smem_layout)} "
                      f"{atom.dtype.__name__} tiles", rule="smem")
-            if buf.info.offset % swizzle_align(atom.swizzle) or buf.info.align < swizzle_align(atom.swizzle):
+            if align < swizzle_align(atom.swizzle):
                 fail(f"an alias for a {atom.swizzle} atom needs {swizzle_align(atom.swizzle)}-byte alignment; "
-                     f"the buffer has {buf.info.align}: allocate it with align=", rule="swizzle")
+                     f"the buffer has {align}: allocate it with align=", rule="swizzle")
             info.set_swizzle(atom.swizzle, f"the {atom.kind} atom")
             info.set_box(atom.box, f"the {atom.kind} atom", tuple(shape))
-        return _view(self.k, buf.info.offset, shape, cls, info)
+        return _view(self.k, off, shape, cls, info)
 
     def alloc_for(self, atom, stages=None):
         """A buffer for `atom`'s tile (times `stages`), with its swizzle and alignment."""

@@ -133,7 +133,7 @@ def _pointer(p, what):
     from . import dsl
     if isinstance(p, dsl.TensorValue):
         from .cpasync import address_of
-        p = address_of(p, [0] * p.rank)
+        p = address_of(p)  # its bytes from their physical start
     v = p.value if isinstance(p, Val) else p
     if not isinstance(v, ir.Value) or not isinstance(v.type, llvm.PointerType):
         fail(f"nvshmem: {what} must be a tensor or a pointer (cpasync.address_of), got {p!r}", rule="nvshmem")

@@ -170,7 +170,7 @@ def _shared_u32(addr):
     """A 32-bit shared-memory address from a pointer, shared buffer or integer value."""
     if isinstance(addr, dsl.TensorValue):
         from .cpasync import address_of
-        addr = address_of(addr, [0] * addr.rank)
+        addr = address_of(addr)  # the buffer's physical start
     if isinstance(addr, Val) and not isinstance(addr, Numeric):
         return Uint32(llvm.PtrToIntOp(ir.IntegerType.get_signless(32), addr.value).result)
     if isinstance(addr, Numeric):
@@ -505,7 +505,7 @@ def alloc(dst, ncols, *, cta_group=1):
     _check_cols(ncols, "tcgen05.alloc")
     if isinstance(dst, dsl.TensorValue):
         from .cpasync import address_of
-        dst = address_of(dst, [0] * dst.rank)
+        dst = address_of(dst)
     nvvm.Tcgen05AllocOp(dsl.as_value(dst), as_value(ncols, Int32), group=_cta_group(cta_group, "tcgen05.alloc"))
 
 

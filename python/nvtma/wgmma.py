@@ -193,7 +193,7 @@ class SmemDescriptor:
 
 def _addr(tile):
     from .cpasync import address_of
-    return address_of(tile, [0, 0])
+    return address_of(tile)  # the tile's physical start (the swizzle is the descriptor's)
 
 
 class Accumulator:

@@ -556,3 +556,126 @@ def test_update_tma_descriptor_of_a_tensor_whose_type_breaks_the_drivers_rules_i
     err = str(build_error(k))
     assert "global-stride-align: global stride 0 is 200 bytes, not a multiple of 16" in err, err
     assert f'loc("{__file__}":{line_of(__file__, "the update")}:' in err, err
+
+
+# --------------------------------------------------------------------------- views of TMA-laid-out tiles (audit)
+
+def flat_accesses(ir_text: str, dtype: str) -> list:
+    """(op, constant flat element) of the loads and nvtma.address_of's of shared 1-D views of `dtype`, in
+    program order, after folding."""
+    from nvtma import ir
+    from nvtma.passmanager import PassManager
+    with ir.Context():
+        m = ir.Module.parse(ir_text)
+        PassManager.parse("builtin.module(canonicalize)").run(m.operation)
+        text = str(m)
+    consts = dict(re.findall(r"(%[\w-]+) = arith\.constant (\d+) : index", text))
+    return [(op, int(consts[i])) for op, i in re.findall(
+        rf"(memref\.load|nvtma\.address_of) %[\w-]+\[(%[\w-]+)\] : memref<\d+x{dtype}, #gpu\.address_space<workgroup>>",
+        text) if i in consts]
+
+
+def _tile_kernel(body, swizzle="swizzle_128b", stages=None):
+    """A kernel whose `body(s, y)` gets an f32 [64, 32] tile (or a ring of `stages`) a TMA atom with this swizzle
+    filled: one box, or with the 64B swizzle two boxes of [64, 16] (a box row is at most the swizzle span)."""
+    from nvtma import cuda  # noqa: F401 (bodies use it)
+
+    @dsl.kernel(block=(128,))
+    def k(a: dsl.Tensor("f32", (256, 256)), y: dsl.Tensor("f32", (64,))):
+        ld = cpasync.make_tiled_tma_atom(G2S(), a, (64, 32), swizzle=swizzle)
+        s = lang.SMEMPool().alloc_for(ld, stages=stages)
+        tma_load_and_wait(ld, s if stages is None else s.stage(0))
+        body(s, y)
+
+    return k
+
+
+def _atomic_and_read(v, y, idx):
+    from nvtma import cuda
+    cuda.atomic_add(v, idx, 1.0, scope="cta")
+    y[0] = v[idx]
+
+
+@pytest.mark.parametrize("body,swizzle,stages,want", [
+    # rows 1.. of a 128B-swizzled tile: element (0, 0) is byte 128 ^ 16 (address_of's all-zero shortcut took 128)
+    (lambda s, y: _atomic_and_read(s.rows(1, 8), y, (0, 0)), "swizzle_128b", None, _swizzle_128b(128) // 4),
+    # a ring of tiles of two 64B boxes: ring[1, 2, 20] is stage 1's box 1, row 2, column 4
+    (lambda s, y: _atomic_and_read(s, y, (1, 2, 20)), "swizzle_64b", 2,
+     2048 + 1024 + ((2 * 16 + 4) * 4 ^ (((2 * 64 + 16) >> 7 & 3) << 4)) // 4),
+    # blocked: box 1, row 2, column 4 through the 64B swizzle, as s[2, 20]
+    (lambda s, y: _atomic_and_read(s.blocked((64, 16)), y, (1, 2, 4)), "swizzle_64b", None,
+     1024 + ((2 * 16 + 4) * 4 ^ (((2 * 64 + 16) >> 7 & 3) << 4)) // 4),
+    # a single-box tile as [32, 64]: element (1, 0) is the tile's element 64 (row 2), swizzled
+    (lambda s, y: _atomic_and_read(s.reshape((32, 64)), y, (1, 0)), "swizzle_128b", None,
+     _swizzle_128b(64 * 4) // 4),
+], ids=["rows-zero", "multi-box-ring", "blocked-swizzled", "reshape-2d"])
+def test_views_of_tma_laid_out_tiles_address_the_elements_they_read(body, swizzle, stages, want):
+    """Each view's atomic and read reach the same element, the one the TMA layout puts there (they
+    disagreed: rows() at (0, 0), a multi-box ring's [i, r, c], blocked() of a swizzled tile, reshape())."""
+    acc = flat_accesses(_tile_kernel(body, swizzle, stages).build().ir, "f32")
+    assert acc == [("nvtma.address_of", want), ("memref.load", want)], acc
+
+
+def test_the_blocked_and_ring_views_agree_with_the_tile():
+    """A 64B multi-box ring: ring[1, r, c], ring.stage(1)[r, c] and ring.stage(1).blocked(box)[c // 16, r, c % 16]
+    are one element."""
+    def body(s, y):
+        for j, (r, c) in enumerate([(2, 20), (9, 3), (63, 31)]):
+            y[3 * j] = s[1, r, c]
+            y[3 * j + 1] = s.stage(1)[r, c]
+            y[3 * j + 2] = s.stage(1).blocked((64, 16))[c // 16, r, c % 16]
+    loads = [e for _, e in flat_accesses(_tile_kernel(body, "swizzle_64b", 3).build().ir, "f32")]
+    assert loads[0::3] == loads[1::3] == loads[2::3] and len(set(loads)) == 3, loads
+
+
+@pytest.mark.parametrize("view", [lambda s: s.rows(8, 8), lambda s: s.reshape((2048,)), lambda s: s.reshape((32, 64))],
+                         ids=["rows", "reshape-1d", "reshape-2d"])
+def test_rows_and_reshapes_of_a_box_major_tile_are_refused(view):
+    """Its rows are pieces of several boxes: rows(8, 8)[0, 0] read element 256 where the tile's (8, 0) is 128."""
+    k = _tile_kernel(lambda s, y: y.__setitem__(0, view(s)[0, 0]), "swizzle_64b")
+    assert "laid out in boxes of [64, 16], box after box" in str(build_error(k, "box"))
+
+
+def test_a_tile_with_its_atoms_layout_is_not_carried_through_a_loop_or_branch():
+    """It came back without its layout: its accesses went to the elements' row-major places, silently."""
+    def body(s, y):
+        for _, (cur, nxt) in dsl.range(4, carry=(s.stage(dsl.Index(0)), s.stage(dsl.Index(1)))):
+            y[0] = cur[1, 4]
+            dsl.yield_(nxt, cur)
+    err = build_error(_tile_kernel(body, stages=2), "carry")
+    assert "carry the stage index" in str(err) and "swizzle_128b" in str(err)
+
+
+def test_an_alias_of_a_stage_is_that_stages_bytes():
+    seen = {}
+
+    def body(s, y):
+        a = lang.SMEMPool().alias(s.stage(1), (64, 32), "f32")
+        seen["offsets"] = (s.info.offset, a.info.offset)
+        y[0] = a[0, 0]
+        with pytest.raises(dsl.KernelBuildError, match="run-time index"):
+            lang.SMEMPool().alias(s.stage(dsl.Index(1)), (64, 32), "f32")
+    _tile_kernel(body, stages=2).build()
+    assert seen["offsets"][1] == seen["offsets"][0] + 64 * 32 * 4
+
+
+@pytest.mark.parametrize("index,message", [
+    (lambda: (dsl.Float32(1.0), 0), "index Float32(f32)"),
+    (lambda: (True, 0), "index True"),
+    (lambda: (64, 0), "index 64 of a dim of 64"),
+    (lambda: (0, -1), "index -1 of a dim of 32"),
+], ids=["runtime-float", "bool", "past-the-end", "negative"])
+def test_indices_that_are_not_in_range_integers_are_refused(index, message):
+    """A run-time float became the swizzled offset computed in float (s[0.5, 0] read s[0, 16]); bools and Python
+    ints outside the static dims built and read other memory."""
+    k = _tile_kernel(lambda s, y: y.__setitem__(0, s[index()]))
+    assert message in str(build_error(k, "index"))
+
+
+def test_rows_at_a_python_int_start_build_and_ldmatrix_rows_keep_16_bytes():
+    """rows(1, 8) of a whole tile failed to verify (its offset was typed dynamic); an ldmatrix row 8 bytes in
+    compiled."""
+    from nvtma import cuda
+    _tile_kernel(lambda s, y: y.__setitem__(0, s.rows(1, 8)[0, 0])).build()
+    k = _tile_kernel(lambda s, y: cuda.ldmatrix(s, 0, 2, num=1))
+    assert "ldmatrix/stmatrix row at [0, 2]" in str(build_error(k, "alignment"))

@@ -77,6 +77,10 @@ def _retyped(v, like):
     if isinstance(like, Vector) and isinstance(v, Vector):
         return Vector(v.value, like.dtype)
     if isinstance(like, TensorValue) and isinstance(v, TensorValue):
+        if like._permuted():  # its accesses would have gone to the elements' row-major places, silently
+            fail(f"a shared {list(like.static_shape)} tile with its TMA atom's layout ({like.swizzle or 'boxes'}) "
+                 "carried through a loop or branch: its elements' places are not the memref's; carry the stage "
+                 "index (an Index) and take ring.stage(i) inside", rule="carry")
         return TensorValue(v.value, dtype=like.dtype)
     return v
 

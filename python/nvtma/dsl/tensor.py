@@ -181,6 +181,13 @@ class SmemInfo:
             fail(f"{what} copies boxes of {list(box)}, this buffer holds boxes of {list(self.box)}", rule="box")
 
 
+def _product(ds):
+    n = 1
+    for d in ds:
+        n *= d
+    return n
+
+
 def _row_major_strides(shape):
     """The element strides of a row-major (contiguous) `shape`."""
     strides, acc = [], 1
@@ -289,43 +296,64 @@ class TensorValue(Val):
             idx = (idx,)
         if len(idx) != self.rank:
             fail(f"{len(idx)} indices for a rank-{self.rank} tensor {self.value.type}", rule="index")
-        for i in idx:
+        for d, i in zip(self.static_shape, idx):
             if isinstance(i, slice):
                 fail("slicing a tensor: index elements, or take a stage with lang.SMEMPool.stage", rule="index")
-            if isinstance(i, float) or (not isinstance(i, (int, Val)) and not hasattr(i, "__index__")):
-                # None, and floats, reached the swizzle arithmetic of a swizzled buffer (a TypeError there)
+            if isinstance(i, (float, bool)) or (not isinstance(i, (int, Val)) and not hasattr(i, "__index__")) or \
+                    (isinstance(i, Numeric) and type(i).is_float):
+                # None and floats reached the swizzle arithmetic of a swizzled buffer (a TypeError there, and a
+                # run-time float became the whole offset computed in float: s[0.5, 0] read s[0, 16])
                 fail(f"index {show(i)} of tensor {self.value.type}: an int or a run-time integer", rule="index")
+            if isinstance(i, int) and d is not None and not 0 <= i < d:
+                fail(f"index {show(i)} of a dim of {d} in tensor {self.value.type}", rule="index")
         return idx
+
+    def _box_major(self):
+        """The TMA box of a tile its atom filled box after box with boxes that split its rows (else None):
+        this view, a [rows, cols] tile or a [stages, rows, cols] ring of them, is laid out that way."""
+        info = self.info
+        if info is None or info.box is None or info.box_rows:
+            return None
+        box, shape = tuple(info.box), self.static_shape
+        return box if len(shape) in (len(box), len(box) + 1) and shape[-len(box):] != box else None
 
     def _linear(self, idx):
         """The element offset of idx: row-major, or box-major where a TMA
-        atom with several boxes per tile filled the buffer."""
+        atom with several boxes per tile filled the buffer (a ring's stage
+        index first)."""
         shape = self.static_shape
-        box = self.info.box if self.info is not None else None
-        if box is not None and len(box) == len(shape) and tuple(box) != tuple(shape):
-            grid = [s // b for s, b in zip(shape, box)]
+        box = self._box_major()
+        if box is not None:
+            lead, tile = (idx[0], shape[1:]) if len(shape) > len(box) else (None, shape)
+            grid = [s // b for s, b in zip(tile, box)]
             outer = inner = None
-            for g, b, i in zip(grid, box, idx):
+            for g, b, i in zip(grid, box, idx[-len(box):]):
                 q, r = (i // b, i % b) if b != 1 or not isinstance(i, int) else (i, 0)
                 outer = q if outer is None else outer * g + q
                 inner = r if inner is None else inner * b + r
             n = 1
             for b in box:
                 n *= b
-            return outer * n + inner
+            off = outer * n + inner
+            return off if lead is None else lead * _product(tile) + off
         off = None
         for d, i in zip(shape, idx):
             off = i if off is None else off * d + i
         return off
 
+    def _permuted(self):
+        """Whether element (i, j, ...) is elsewhere than row-major: a swizzled or box-major tile (its
+        accesses go through the flat view)."""
+        info = self.info
+        return self.flat is not None and info is not None and (
+            info.swizzle not in (None, "none") or (info.box is not None and tuple(info.box) != self.static_shape))
+
     def _via_flat(self):
         """Whether accesses go through the swizzled/box-major flat view (every
         element and vector access asks: it marks the buffer accessed)."""
-        info = self.info
-        if info is not None:
-            info.accessed = True
-        return self.flat is not None and info is not None and (
-            info.swizzle not in (None, "none") or (info.box is not None and tuple(info.box) != self.static_shape))
+        if self.info is not None:
+            self.info.accessed = True
+        return self._permuted()
 
     def _swizzled(self, idx, nelem=1):
         """(flat view, element index) of idx in a shared buffer filled by a
@@ -448,6 +476,10 @@ class TensorValue(Val):
         shape, box = self.static_shape, _static_shape(box, "blocked: the box")
         if self.flat is None or len(box) != len(shape) or any(s % b for s, b in zip(shape, box)):
             fail(f"the tile {list(shape)} as boxes of {list(box)}: a shared tile the boxes divide", rule="box")
+        if self.info is not None and self.info.box is not None and not self.info.box_rows and \
+                tuple(self.info.box) != box:
+            fail(f"the tile {list(shape)} as boxes of {list(box)}: its TMA atom laid it out in boxes of "
+                 f"{list(self.info.box)}", rule="box")
         nb = 1
         for s, b in zip(shape, box):
             nb *= s // b
@@ -458,8 +490,10 @@ class TensorValue(Val):
         t = ir.MemRefType.get([nb, *box], mt.element_type, layout=ir.StridedLayoutAttr.get(static_off, strides),
                               memory_space=mt.memory_space)
         dyn = [] if isinstance(off, int) else [as_value(off, Index)]
+        # element [k, ...] is box k's, through the swizzle as the tile's (the flat view's)
         return TensorValue(memref.ReinterpretCastOp(t, self.flat.value, dyn, [], [], [static_off], [nb, *box],
-                                                    strides).result, info=self.info, dtype=self._dtype)
+                                                    strides).result, info=self.info, flat=self.flat,
+                           flat_offset=off, dtype=self._dtype)
 
     @user_op
     def reshape(self, shape):
@@ -471,6 +505,7 @@ class TensorValue(Val):
             n *= d
         if self.info is None or self.flat is None or n * max(self.dtype.width // 8, 1) != self.info.nbytes:
             fail(f"reshape to {tuple(shape)}: a whole shared buffer with as many elements", rule="shape")
+        self._not_box_major(f"reshape to {tuple(shape)}")
         from ..lang import _view
         return _view(current_kernel(), self.info.offset, tuple(shape), self.dtype, self.info)
 
@@ -486,17 +521,38 @@ class TensorValue(Val):
         if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= shape[0] or (
                 isinstance(start, int) and not 0 <= start <= shape[0] - n):
             fail(f"rows({show(start)}, {show(n)}) of a tile of {shape[0]} rows", rule="index")
+        self._not_box_major(f"rows({show(start)}, {show(n)})")
         strides = _row_major_strides(shape)
         row = strides[0]
         dyn = ir.ShapedType.get_dynamic_stride_or_offset()
+        off0 = self._layout_offset()
         mt = self.memref_type
-        t = ir.MemRefType.get([n, *shape[1:]], mt.element_type, layout=ir.StridedLayoutAttr.get(dyn, strides),
-                              memory_space=mt.memory_space)
+        t = ir.MemRefType.get([n, *shape[1:]], mt.element_type, layout=ir.StridedLayoutAttr.get(
+            off0 + start * row if isinstance(start, int) and off0 != dyn else dyn, strides),
+            memory_space=mt.memory_space)
         sub = memref.SubViewOp(t, self.value, [as_value(start, Index)] if not isinstance(start, int) else [], [],
                                [], [start if isinstance(start, int) else dyn] + [0] * (len(shape) - 1),
                                [n, *shape[1:]], [1] * len(shape))
         return TensorValue(sub.result, info=self.info, flat=self.flat, flat_offset=self.flat_offset + start * row,
                            dtype=self._dtype)
+
+    def _layout_offset(self):
+        """The static element offset of this view's layout, or MLIR's dynamic marker."""
+        base = self.memref_type.layout
+        try:
+            return ir.StridedLayoutAttr(base).offset
+        except (ValueError, TypeError):
+            m = ir.AffineMapAttr(base).value
+            return 0 if m == ir.AffineMap.get_identity(m.n_dims) else ir.ShapedType.get_dynamic_stride_or_offset()
+
+    def _not_box_major(self, what):
+        """A view of rows or another shape has no place in a tile laid out box after box (its rows are
+        pieces of several boxes): it addressed elements of other rows."""
+        box = self._box_major()
+        if box is not None:
+            fail(f"{what} of a {list(self.static_shape)} tile its TMA atom laid out in boxes of {list(box)}, box "
+                 "after box: index the tile (or a stage of it) instead; a wgmma descriptor of some of its rows is "
+                 "wgmma.SmemDescriptor(tile).row_block(r)", rule="box")
 
     @user_op
     def stage(self, s):
@@ -510,12 +566,7 @@ class TensorValue(Val):
         strides = _row_major_strides(inner)
         acc = strides[0] * inner[0]  # a stage's elements
         dyn = ir.ShapedType.get_dynamic_stride_or_offset()
-        base = self.memref_type.layout
-        try:
-            off0 = ir.StridedLayoutAttr(base).offset
-        except (ValueError, TypeError):
-            m = ir.AffineMapAttr(base).value
-            off0 = 0 if m == ir.AffineMap.get_identity(m.n_dims) else dyn
+        off0 = self._layout_offset()
         if isinstance(s, int) and off0 != dyn:
             layout = ir.StridedLayoutAttr.get(off0 + s * acc, strides)
         else:
