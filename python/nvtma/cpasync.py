@@ -502,10 +502,11 @@ def address_of(buf, indices=None):
     place there, as `buf[indices]` reads it (atomics, ldmatrix and mapa go
     through here); without indices, the buffer's physical start (what TMA,
     wgmma and tcgen05 descriptors take: the swizzle is theirs)."""
-    if indices is not None and getattr(buf, "space", None) == "shared":
-        idx = buf._indices(tuple(indices))  # (no slices, floats or None: a TypeError in the swizzle math)
-        if buf._via_flat():
-            flat, e = buf._swizzled(idx)
+    if indices is not None and isinstance(buf, dsl.TensorValue):
+        # (a wrong count, slices, floats or None: a TypeError in the swizzle math, or the op's verifier late)
+        indices = buf._indices(tuple(indices))
+        if buf.space == "shared" and buf._via_flat():
+            flat, e = buf._swizzled(indices)
             return address_of(flat, [e])
     space = {"shared": 3, "cluster": 7}.get(buf.space, 1)
     generic_global = buf.space == "global"

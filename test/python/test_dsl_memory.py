@@ -578,8 +578,6 @@ def flat_accesses(ir_text: str, dtype: str) -> list:
 def _tile_kernel(body, swizzle="swizzle_128b", stages=None):
     """A kernel whose `body(s, y)` gets an f32 [64, 32] tile (or a ring of `stages`) a TMA atom with this swizzle
     filled: one box, or with the 64B swizzle two boxes of [64, 16] (a box row is at most the swizzle span)."""
-    from nvtma import cuda  # noqa: F401 (bodies use it)
-
     @dsl.kernel(block=(128,))
     def k(a: dsl.Tensor("f32", (256, 256)), y: dsl.Tensor("f32", (64,))):
         ld = cpasync.make_tiled_tma_atom(G2S(), a, (64, 32), swizzle=swizzle)
@@ -679,3 +677,20 @@ def test_rows_at_a_python_int_start_build_and_ldmatrix_rows_keep_16_bytes():
     _tile_kernel(lambda s, y: y.__setitem__(0, s.rows(1, 8)[0, 0])).build()
     k = _tile_kernel(lambda s, y: cuda.ldmatrix(s, 0, 2, num=1))
     assert "ldmatrix/stmatrix row at [0, 2]" in str(build_error(k, "alignment"))
+
+
+def test_atomics_and_address_of_a_swizzled_tile_reach_the_element_it_reads():
+    """An atomic on s[1, 4] of a 128B-swizzled tile went to row-major element 36, while s[1, 4] reads
+    element 32 (byte 144 with chunk 1 ^ row 1): it added into another element, silently."""
+    from nvtma import cuda
+
+    def body(s, y):
+        cuda.atomic_add(s, (1, 4), 1.0, scope="cta")
+        cuda.red_add(s, (2, 9), 2.0, scope="cta")
+        cuda.atomic_add(cpasync.address_of(s, [3, 17]), None, 3.0, scope="cta")  # through a pointer
+        y[0] = s[1, 4] + s[2, 9] + s[3, 17]
+    acc = flat_accesses(_tile_kernel(body).build().ir, "f32")
+    want = [_swizzle_128b(b) // 4 for b in (144, 292, 452)]
+    assert want == [32, 65, 125]
+    assert [e for op, e in acc if op == "nvtma.address_of"] == want, acc
+    assert sorted(e for op, e in acc if op == "memref.load") == want, acc

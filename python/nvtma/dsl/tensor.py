@@ -296,6 +296,9 @@ class TensorValue(Val):
             idx = (idx,)
         if len(idx) != self.rank:
             fail(f"{len(idx)} indices for a rank-{self.rank} tensor {self.value.type}", rule="index")
+        # numpy and other integer-like indices as Python ints (as_value took them for a type error)
+        idx = tuple(i if isinstance(i, (int, Val, slice, float)) or not hasattr(i, "__index__") else i.__index__()
+                    for i in idx)
         for d, i in zip(self.static_shape, idx):
             if isinstance(i, slice):
                 fail("slicing a tensor: index elements, or take a stage with lang.SMEMPool.stage", rule="index")
