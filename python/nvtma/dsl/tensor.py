@@ -334,10 +334,7 @@ class TensorValue(Val):
                 q, r = (i // b, i % b) if b != 1 or not isinstance(i, int) else (i, 0)
                 outer = q if outer is None else outer * g + q
                 inner = r if inner is None else inner * b + r
-            n = 1
-            for b in box:
-                n *= b
-            off = outer * n + inner
+            off = outer * _product(box) + inner
             return off if lead is None else lead * _product(tile) + off
         off = None
         for d, i in zip(shape, idx):
@@ -483,9 +480,7 @@ class TensorValue(Val):
                 tuple(self.info.box) != box:
             fail(f"the tile {list(shape)} as boxes of {list(box)}: its TMA atom laid it out in boxes of "
                  f"{list(self.info.box)}", rule="box")
-        nb = 1
-        for s, b in zip(shape, box):
-            nb *= s // b
+        nb = _product(s // b for s, b in zip(shape, box))
         strides = _row_major_strides((nb,) + box)
         off = self.flat_offset
         static_off = off if isinstance(off, int) else ir.ShapedType.get_dynamic_stride_or_offset()
@@ -503,9 +498,7 @@ class TensorValue(Val):
         """The same shared bytes as another static shape (row-major, same element count)."""
         from .kernel import current_kernel
         shape = _static_shape(shape, "reshape")
-        n = 1
-        for d in shape:
-            n *= d
+        n = _product(shape)
         if self.info is None or self.flat is None or n * max(self.dtype.width // 8, 1) != self.info.nbytes:
             fail(f"reshape to {tuple(shape)}: a whole shared buffer with as many elements", rule="shape")
         self._not_box_major(f"reshape to {tuple(shape)}")
