@@ -92,7 +92,7 @@ class SMEMPool:
         shape = _static_shape(shape, "SMEMPool.alloc_static")
         n = self.k.scratch.get(("static_smem",), 0)
         self.k.scratch[("static_smem",)] = n + 1
-        return self.k.static_smem(f"__nvtma_static_{n}", list(shape), cls.mlir_type())
+        return self.k.static_smem(f"__nvtma_static_{n}", list(shape), cls.mlir_type(), dtype=cls)
 
     @user_op
     def alias(self, buf, shape, dtype, *, atom=None):

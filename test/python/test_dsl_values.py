@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("nvtma._mlir_libs._nvtmaDialects")
 
 from dsl_testing import build_error, folded_stores, instructions, ptx  # noqa: E402
-from nvtma import dsl  # noqa: E402
+from nvtma import dsl, lang  # noqa: E402
 from nvtma.dsl import numeric  # noqa: E402
 
 I32 = dsl.Tensor("i32", (64,))
@@ -321,3 +321,53 @@ def test_integer_division_by_slash_is_refused():
         y[0] = a / 2
 
     assert "use // for integer division" in str(build_error(k, "operator"))
+
+
+def test_numeric_audit_vector_mod_floors_and_shifts_keep_their_left_type():
+    """Vector % of signed lanes was C's remainder while // floored ((v // 2) * 2 + v % 2 was -9 for -7); a
+    shift took the promoted type (Int32(-8) >> Uint32(1) shifted logically: 2147483644)."""
+    @dsl.kernel(block=(32,))
+    def k(out: dsl.Tensor("i32", (8,))):
+        v = dsl.full(4, -7, dsl.Int32)
+        out[0] = (v % 2)[0]
+        out[1] = ((v // 2) * 2 + v % 2)[1]
+        out[2] = (dsl.full(2, 7, dsl.Int32) % -2)[0]
+        r = dsl.Int32(-8) >> dsl.Uint32(1)
+        assert type(r) is dsl.Int32 and type(dsl.Int32(1) << dsl.Int64(3)) is dsl.Int32
+        out[3] = r
+    assert folded_stores(k) == {0: 1, 1: -7, 2: -1, 3: -4}
+
+
+@pytest.mark.parametrize("expr,rule,message", [
+    (lambda n: n << 32, "shift", "a shift of Int32 by 32: an amount in 0..31"),
+    (lambda n: n >> -1, "shift", "a shift of Int32 by -1"),
+    (lambda n: dsl.full(2, n, dsl.Int32) << 40, "shift", "a shift of Int32 by 40"),
+    (lambda n: n // 0, "division", "`//` of Int32 by 0"),
+    (lambda n: dsl.full(2, n, dsl.Int32) % 0, "division", "`%` of Int32 by 0"),
+    (lambda n: n.to(dsl.Int8) < 200, "range", "200 does not fit Int8 (compare"),
+    (lambda n: n // 0x80000000, "range", "2147483648 does not fit Int32 (floordiv"),
+    (lambda n: dsl.max(n, 0xFFFFFFFF), "range", "4294967295 does not fit Int32 (max"),
+    (lambda n: dsl.full(2, n, dsl.Int32) * dsl.Float32(2.5), "type", "with a vector of Int32 lanes: convert"),
+    (lambda n: dsl.full(2, 1.0, dsl.Float16) + n.to(dsl.Float32), "type", "with a vector of Float16 lanes"),
+], ids=["shl-width", "shr-negative", "vector-shl", "floordiv-0", "vector-mod-0", "int8-lt-200", "floordiv-2^31",
+        "max-0xffffffff", "int-vector-times-float", "f16-vector-plus-f32"])
+def test_numeric_audit_silent_results_are_build_errors(expr, rule, message):
+    """Each built and computed something else: LLVM poison deleted the result's store (shifts past the width,
+    division by 0), a Python int past a signed type was its bit pattern (Int8(5) < 200 was false), a scalar was
+    converted to the lanes' type (an Int32 vector times 2.5 multiplied by 2)."""
+    @dsl.kernel(block=(32,))
+    def k(out: dsl.Tensor("i32", (8,)), n: dsl.Int32):
+        r = expr(n)
+        out[0] = r[0] if isinstance(r, dsl.Vector) else r
+    err = build_error(k, rule)
+    assert message in str(err), str(err)
+
+
+def test_static_shared_buffers_keep_their_unsigned_elements():
+    @dsl.kernel(block=(32,))
+    def k(out: dsl.Tensor("u32", (8,))):
+        s = lang.SMEMPool().alloc_static((4,), dsl.Uint32)
+        assert type(s[0]) is dsl.Uint32
+        out[0] = s[0] >> 4
+    ir = k.build().ir
+    assert "arith.shrui" in ir and "arith.shrsi" not in ir

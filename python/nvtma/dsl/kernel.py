@@ -60,14 +60,14 @@ class _KernelState:
             lanes = lanes if ln is None else min(lanes, ln)
         return warps, lanes
 
-    def static_smem(self, name, shape, element_type, align=16):
-        """A [shape] buffer of `element_type` (an MLIR type) in the kernel's
-        static shared memory: a module global `name`, outside the dynamic
-        pool's layout (the driver adds it to the launch's shared memory)."""
+    def static_smem(self, name, shape, element_type, align=16, dtype=None):
+        """A [shape] buffer of `element_type` (an MLIR type; `dtype` its element class where the signless
+        type cannot say it, a Uint32) in the kernel's static shared memory: a module global `name`, outside
+        the dynamic pool's layout (the driver adds it to the launch's shared memory)."""
         t = ir.MemRefType.get(list(shape), element_type, memory_space=types.workgroup())
         with ir.InsertionPoint(self.func):  # before the kernel function, in its gpu.module
             memref.GlobalOp(name, t, sym_visibility="private", initial_value=ir.UnitAttr.get(), alignment=align)
-        return TensorValue(memref.GetGlobalOp(t, name).result)
+        return TensorValue(memref.GetGlobalOp(t, name).result, dtype=dtype)
 
     def smem(self):
         """memref<?xi8, workgroup>: the kernel's dynamic shared memory."""

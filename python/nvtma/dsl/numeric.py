@@ -583,12 +583,45 @@ _INT_OPS = {"add": "AddIOp", "sub": "SubIOp", "mul": "MulIOp", "and": "AndIOp", 
 _FLOAT_OPS = {"add": "AddFOp", "sub": "SubFOp", "mul": "MulFOp", "div": "DivFOp"}
 
 
+def _int_operands(kind, cls, a, b):
+    """Python-int operands an integer op of `cls` cannot take, refused at build: a shift by a Python int
+    outside [0, width) and a // or % by 0 are poison in LLVM (the store of the result was deleted, silently);
+    a Python int past a signed type's range compared, divided or taken min/max of was read as the bit
+    pattern (Int8(5) < 200 was false)."""
+    py = b if isinstance(b, int) else a if isinstance(a, int) else None
+    if py is None or isinstance(py, bool) or cls.is_float or cls is Boolean:
+        return
+    if kind in ("shl", "shr") and py is b and not 0 <= b < cls.width:
+        fail(f"a shift of {cls.__name__} by {show(b)}: an amount in 0..{cls.width - 1} (a wider one is LLVM "
+             "poison)", rule="shift")
+    if kind in ("floordiv", "mod") and py is b and b == 0:
+        fail(f"`{ {'floordiv': '//', 'mod': '%'}[kind] }` of {cls.__name__} by 0", rule="division")
+    if kind in ("floordiv", "mod", "min", "max", "compare") and cls.signed and cls is not Index and \
+            not -(1 << (cls.width - 1)) <= py < 1 << (cls.width - 1):
+        fail(f"{show(py)} does not fit {cls.__name__} ({kind}: its bit pattern would be a negative "
+             f"{cls.__name__}); convert the value to an unsigned or wider type first", rule="range")
+
+
+def _floor_mod(x, y, zero):
+    """Python's floor modulo of signed MLIR values x % y (scalars or vectors; `zero` like them): r = x rem y,
+    plus y where r and y differ in sign."""
+    r = _op(arith.RemSIOp, x, y)
+    fix = _op(arith.AndIOp, _op(arith.CmpIOp, arith.CmpIPredicate.ne, r, zero),
+              _op(arith.CmpIOp, arith.CmpIPredicate.ne,
+                  _op(arith.CmpIOp, arith.CmpIPredicate.slt, r, zero),
+                  _op(arith.CmpIOp, arith.CmpIPredicate.slt, y, zero)))
+    return _op(arith.SelectOp, fix, _op(arith.AddIOp, r, y), r)
+
+
 @user_op
 def _binary(a, b, kind):
     from .vector import Vector
     if isinstance(a, Vector) or isinstance(b, Vector):
         return Vector._binary(a, b, kind)
-    cls = _result_class(a, b)
+    # a shift has its left operand's type (C's rule: Int32 >> Uint32 shifted logically as a Uint32)
+    cls = type(a) if kind in ("shl", "shr") and isinstance(a, Numeric) and not type(a).is_float \
+        else _result_class(a, b)
+    _int_operands(kind, cls, a, b)
     x, y = as_value(a, cls), as_value(b, cls)
     if cls.is_float:
         _no_f8(cls, kind)
@@ -608,14 +641,7 @@ def _binary(a, b, kind):
     if kind == "mod":
         if not cls.signed:
             return cls(_op(arith.RemUIOp, x, y))
-        # Python's floor modulo: r = a rem b; r + b where r and b differ in sign
-        r = _op(arith.RemSIOp, x, y)
-        zero = _constant(cls, 0)
-        fix = _op(arith.AndIOp, _op(arith.CmpIOp, arith.CmpIPredicate.ne, r, zero),
-                  _op(arith.CmpIOp, arith.CmpIPredicate.ne,
-                      _op(arith.CmpIOp, arith.CmpIPredicate.slt, r, zero),
-                      _op(arith.CmpIOp, arith.CmpIPredicate.slt, y, zero)))
-        return cls(_op(arith.SelectOp, fix, _op(arith.AddIOp, r, y), r))
+        return cls(_floor_mod(x, y, _constant(cls, 0)))
     fail(f"unsupported operation {kind}", rule="operator")
 
 
@@ -630,6 +656,7 @@ def _compare(a, b, kind):
     if isinstance(a, Vector) or isinstance(b, Vector):
         return Vector._compare(a, b, kind)
     cls = _result_class(a, b)
+    _int_operands("compare", cls, a, b)
     x, y = as_value(a, cls), as_value(b, cls)
     if cls.is_float:
         _no_f8(cls, "comparison")
@@ -786,6 +813,7 @@ def _minmax(a, b, which):
     if isinstance(a, Vector) or isinstance(b, Vector):
         return Vector._minmax(a, b, which)
     cls = _result_class(a, b)
+    _int_operands(which, cls, a, b)
     x, y = as_value(a, cls), as_value(b, cls)
     if cls.is_float:
         _no_f8(cls, which)

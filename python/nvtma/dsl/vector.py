@@ -244,13 +244,17 @@ class Vector(Val):
             return x
         cls = like.dtype
         if isinstance(x, Numeric) and type(x) is not cls:
-            x = x.to(cls)
+            # (it was converted to the lanes' type: an Int32 vector times Float32(2.5) multiplied by 2, an f16
+            # vector plus Float32(70000.0) added inf)
+            fail(f"{x!r} with a vector of {cls.__name__} lanes: convert one of them (x.to({cls.__name__}) or "
+                 f"v.to({type(x).__name__}))", rule="type")
         return Vector(vector.BroadcastOp(like.value.type, as_value(x, cls)).result, cls)
 
     @staticmethod
     @user_op
     def _binary(a, b, kind):
         like = a if isinstance(a, Vector) else b
+        _n._int_operands(kind, like.dtype, a, b)
         x, y = Vector._lift(a, like), Vector._lift(b, like)
         _match(kind, x, y)
         cls = like.dtype
@@ -258,9 +262,12 @@ class Vector(Val):
             _n._no_f8(cls, kind)
             name = _n._FLOAT_OPS.get(kind)
         else:
+            if kind == "mod" and cls.signed:  # Python's floor modulo, as scalars (and as // floors)
+                zero = vector.BroadcastOp(x.value.type, _n._constant(cls, 0)).result
+                return Vector(_n._floor_mod(x.value, y.value, zero), cls)
             name = _n._INT_OPS.get(kind) or {
                 "floordiv": "FloorDivSIOp" if cls.signed else "DivUIOp",
-                "mod": "RemSIOp" if cls.signed else "RemUIOp",
+                "mod": "RemUIOp",
                 "shr": "ShRSIOp" if cls.signed else "ShRUIOp"}.get(kind)
         if name is None:
             fail(f"`{kind}` on {cls.__name__} vectors", rule="operator")
@@ -270,6 +277,7 @@ class Vector(Val):
     @user_op
     def _compare(a, b, kind):
         like = a if isinstance(a, Vector) else b
+        _n._int_operands("compare", like.dtype, a, b)
         x, y = Vector._lift(a, like), Vector._lift(b, like)
         _match(f"comparison {kind}", x, y)
         cls = like.dtype
@@ -290,6 +298,7 @@ class Vector(Val):
     @staticmethod
     def _minmax(a, b, which):
         like = a if isinstance(a, Vector) else b
+        _n._int_operands(which, like.dtype, a, b)
         x, y = Vector._lift(a, like), Vector._lift(b, like)
         # checked here: the f16/bf16 intrinsic call took mismatched operands
         # and failed only in LLVM translation, after the build
