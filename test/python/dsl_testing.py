@@ -42,6 +42,14 @@ def folded_stores(kernel, **consts) -> dict:
     return out
 
 
+def ptx_constant_stores(kernel, **consts) -> dict:
+    """{i: value} of the constants the kernel's PTX stores at element i of its first (32-bit) parameter: what
+    LLVM folded, where MLIR's canonicalizer leaves an intrinsic call (folded_stores does not see those)."""
+    text = ptx(kernel, **consts)
+    return {int(o or 0) // 4: int(v) for o, v in
+            re.findall(r"st\.global\.b32\s+\[%rd\d+(?:\+(\d+))?\], (-?\d+);", text)}
+
+
 def line_of(path, marker: str) -> int:
     """The line of `path` that carries the comment `# <marker>`."""
     lines = Path(path).read_text().splitlines()

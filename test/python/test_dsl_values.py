@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("nvtma._mlir_libs._nvtmaDialects")
 
-from dsl_testing import build_error, folded_stores, instructions, ptx  # noqa: E402
+from dsl_testing import build_error, folded_stores, instructions, ptx, ptx_constant_stores  # noqa: E402
 from nvtma import dsl, lang  # noqa: E402
 from nvtma.dsl import numeric  # noqa: E402
 
@@ -147,8 +147,9 @@ def test_integer_and_float_conversions_fold_to_the_expected_values():
         y[11] = dsl.max(dsl.Int32(-3), dsl.Int32(2), dsl.Int32(-9))
         y[12] = dsl.min(dsl.Uint32(0xFFFFFFFF), dsl.Uint32(4)).to(dsl.Int32)  # unsigned: 4
 
-    assert folded_stores(k) == {0: -1, 1: -1, 2: 255, 3: 44, 4: 0, 5: -3, 6: 2, 7: 1, 8: 1, 9: 5, 10: 5, 11: 2,
-                                12: 4}
+    # (LLVM folds the float -> int conversions, saturating intrinsics MLIR's canonicalizer leaves)
+    assert ptx_constant_stores(k) == {0: -1, 1: -1, 2: 255, 3: 44, 4: 0, 5: -3, 6: 2, 7: 1, 8: 1, 9: 5, 10: 5,
+                                      11: 2, 12: 4}
 
 
 # Known encodings: OCP 8-bit floating point spec, E4M3 (bias 7, no inf,
@@ -371,3 +372,45 @@ def test_static_shared_buffers_keep_their_unsigned_elements():
         out[0] = s[0] >> 4
     ir = k.build().ir
     assert "arith.shrui" in ir and "arith.shrsi" not in ir
+
+
+def test_float_to_int_conversions_saturate_as_constants_and_at_run_time():
+    """arith's fptosi made a NaN, inf or out-of-range value LLVM poison: a constant's store was deleted, and at run
+    time cvt.rzi.s16 let an Int8 hold 300. Now NaN is 0 and values clamp (PTX's cvt.rzi rule), one cvt.rzi for
+    32- and 64-bit results."""
+    @dsl.kernel(block=(32,))
+    def k(out: dsl.Tensor("i32", (8,)), f: dsl.Float32):
+        out[0] = dsl.Float32(float("nan")).to(dsl.Int32)
+        out[1] = dsl.Float32(3e9).to(dsl.Int32)
+        out[2] = dsl.Float32(-1.0).to(dsl.Uint32).to(dsl.Int32)
+        out[3] = dsl.Float32(300.0).to(dsl.Int8).to(dsl.Int32)
+        out[4] = dsl.Float32(float("-inf")).to(dsl.Int32)
+        out[5] = f.to(dsl.Int32)
+        out[6] = f.to(dsl.Int8).to(dsl.Int32)
+        out[7] = dsl.full(2, f, dsl.Float32).to(dsl.Int8)[0].to(dsl.Int32)
+    text = ptx(k)
+    assert ptx_constant_stores(k) == {0: 0, 1: 2147483647, 2: 0, 3: 127, 4: -2147483648}
+    assert text.count("st.global.b32") == 8
+    assert text.count("cvt.rzi.s32.f32") == 1 and "setp.gt.f32" not in text   # the 32-bit one: one cvt
+    assert "min.f32" in text and "max.f32" in text     # the Int8 ones clamp first (the lane and the scalar: one)
+
+
+def test_reflected_and_unary_vector_operators_and_divmod_work():
+    """3 // v, 1 << v, ~v, abs(v), divmod(x, 3) were Python TypeErrors; 2 ** x and round(x) are typed errors."""
+    @dsl.kernel(block=(32,))
+    def k(out: dsl.Tensor("i32", (8,))):
+        v = dsl.full(2, -7, dsl.Int32)
+        out[0] = (15 // dsl.full(2, 4, dsl.Int32))[0]
+        out[1] = (1 << dsl.full(2, 3, dsl.Int32))[1]
+        out[2] = (~v)[0]
+        out[3] = abs(v)[1]
+        q, r = divmod(dsl.Int32(-7), 2)
+        out[4], out[5] = q, r
+        out[6] = (6 & dsl.full(2, 3, dsl.Int32))[0]
+    assert ptx_constant_stores(k) == {0: 3, 1: 8, 2: 6, 3: 7, 4: -4, 5: 1, 6: 2}
+    for expr, message in [(lambda: 2 ** dsl.Int32(3), "** on run-time values"),
+                          (lambda: round(dsl.Float32(2.5)), "round() of a run-time Float32")]:
+        @dsl.kernel(block=(32,))
+        def bad(out: dsl.Tensor("i32", (8,))):
+            out[0] = expr()
+        assert message in str(build_error(bad, "operator"))

@@ -222,6 +222,18 @@ class Numeric(Val):
     def __pow__(self, o):
         fail("** on run-time values: multiply, or use dsl.exp2/dsl.log2", rule="operator")
 
+    __rpow__ = __pow__  # (2 ** Int32 was Python's TypeError)
+
+    def __divmod__(self, o):
+        return self // o, self % o
+
+    def __rdivmod__(self, o):
+        return o // self, o % self
+
+    def __round__(self, ndigits=None):
+        fail(f"round() of a run-time {type(self).__name__}: .to(Int32) truncates toward zero; add 0.5 (or use "
+             "dsl.select on the sign) first to round", rule="operator")
+
 
 class Integer(Numeric):
     __slots__ = ()
@@ -537,7 +549,7 @@ def convert(x, cls):
         if src in _FLOAT8:
             return convert(convert(x, Float32), cls)
         tgt = Int64 if cls is Index else cls
-        r = _op(arith.FPToSIOp if cls.signed else arith.FPToUIOp, tgt.mlir_type(), v)
+        r = _fp_to_int_sat(v, src, tgt)
         return cls(_op(arith.IndexCastOp, cls.mlir_type(), r) if cls is Index else r)
     if cls.is_float:  # integer -> float
         if src is Index:
@@ -570,6 +582,25 @@ def _convert_float(v, src, cls):
     if cls.width > src.width:
         return _op(arith.ExtFOp, cls.mlir_type(), v)
     return _op(arith.TruncFOp, cls.mlir_type(), v)
+
+
+def _fp_to_int_sat(v, src, tgt, lanes=None):
+    """Float (f16/bf16/f32/f64, or `lanes` of them) -> integer `tgt`, saturating: NaN is 0 and values past the
+    range clamp, as PTX's cvt.rzi does at run time. arith's fptosi made them LLVM poison, so a constant NaN or
+    3e9 lost the store of its result, and an Int8 of 300.0 held 300 (cvt.rzi.s16)."""
+    if src in (Float16, BFloat16):  # exactly in f32 (the intrinsic's f16/bf16 forms lower through it anyway)
+        f32 = ir.VectorType.get([lanes], Float32.mlir_type()) if lanes else Float32.mlir_type()
+        v, src = _op(arith.ExtFOp, f32, v), Float32
+    rt = tgt.mlir_type()
+    if not lanes and tgt.width in (32, 64):  # one cvt.rzi (saturating in PTX), folded by LLVM alike
+        name = "fd"[src is Float64] + "2" + {(32, True): "i", (32, False): "ui", (64, True): "ll",
+                                             (64, False): "ull"}[(tgt.width, tgt.signed)]
+        return llvm.CallIntrinsicOp(rt, f"llvm.nvvm.{name}.rz", [v], [], []).result
+    kind = "fptosi" if tgt.signed else "fptoui"
+    tn, sn = f"i{tgt.width}", str(src.mlir_type())
+    if lanes:
+        tn, sn, rt = f"v{lanes}{tn}", f"v{lanes}{sn}", ir.VectorType.get([lanes], rt)
+    return llvm.CallIntrinsicOp(rt, f"llvm.{kind}.sat.{tn}.{sn}", [v], [], []).result
 
 
 def _no_f8(cls, what):

@@ -183,7 +183,7 @@ class Vector(Val):
         if cls is Boolean:
             return self != 0
         if src.is_float:
-            op = arith.FPToSIOp if cls.signed else arith.FPToUIOp
+            return Vector(_n._fp_to_int_sat(v, src, cls, n), cls)
         elif cls.is_float:
             op = arith.SIToFPOp if src.signed and src is not Boolean else arith.UIToFPOp
         elif cls.width > src.width:
@@ -338,12 +338,23 @@ class Vector(Val):
     __truediv__ = Numeric.__truediv__
     __rtruediv__ = Numeric.__rtruediv__
     __floordiv__ = Numeric.__floordiv__
+    __rfloordiv__ = Numeric.__rfloordiv__
     __mod__ = Numeric.__mod__
+    __rmod__ = Numeric.__rmod__
+    __divmod__ = Numeric.__divmod__
+    __rdivmod__ = Numeric.__rdivmod__
     __and__ = Numeric.__and__
+    __rand__ = Numeric.__rand__
     __or__ = Numeric.__or__
+    __ror__ = Numeric.__ror__
     __xor__ = Numeric.__xor__
+    __rxor__ = Numeric.__rxor__
     __lshift__ = Numeric.__lshift__
+    __rlshift__ = Numeric.__rlshift__
     __rshift__ = Numeric.__rshift__
+    __rrshift__ = Numeric.__rrshift__
+    __pow__ = __rpow__ = Numeric.__pow__
+    __round__ = Numeric.__round__
     __lt__ = Numeric.__lt__
     __le__ = Numeric.__le__
     __gt__ = Numeric.__gt__
@@ -358,6 +369,19 @@ class Vector(Val):
         if self.dtype.is_float:
             return Vector(arith.NegFOp(self.value).result)
         return 0 - self
+
+    def __pos__(self):
+        return self
+
+    @user_op
+    def __invert__(self):
+        cls = self.dtype
+        if cls.is_float:
+            fail(f"~ on a vector of {cls.__name__}", rule="operator")
+        return self ^ (1 if cls is Boolean else -1 if cls.signed else (1 << cls.width) - 1)
+
+    def __abs__(self):
+        return _n.abs(self)
 
 
 def _match(what, x, y):
