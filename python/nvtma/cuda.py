@@ -17,7 +17,7 @@ from __future__ import annotations
 from . import dsl
 from ._lazy import lazy
 from .dsl import types
-from .dsl.errors import fail, user_op
+from .dsl.errors import fail, show, user_op
 from .dsl.numeric import Boolean, Float16, Float32, Int32, Int64, Numeric, Uint32, Uint64, Val, as_value
 
 ir = lazy("nvtma.ir")
@@ -332,15 +332,25 @@ def cta_min(val):
     return cta_reduce(val, "min")
 
 
+def _u32_operand(val, what):
+    """A 32-bit integer operand of redux.sync (a float was converted, a 64-bit value truncated, silently)."""
+    cls = type(val) if isinstance(val, dsl.Numeric) else None
+    if (cls is not None and (cls.is_float or cls.width > 32)) or isinstance(val, float):
+        fail(f"{what} of {show(val)}: a 32-bit integer (convert it first)", rule="type")
+    return as_value(val, Int32)
+
+
 @user_op
 def reduce_add_sync_u32(val, mask=FULL_MASK):
     """redux.sync.add.u32 across the warp."""
-    return Uint32(nvvm.ReduxOp(_i32(), as_value(val, Int32), nvvm.ReduxKind.ADD, _mask(mask)).result)
+    return Uint32(nvvm.ReduxOp(_i32(), _u32_operand(val, "reduce_add_sync_u32"), nvvm.ReduxKind.ADD,
+                               _mask(mask)).result)
 
 
 @user_op
 def reduce_min_sync_u32(val, mask=FULL_MASK):
-    return Uint32(nvvm.ReduxOp(_i32(), as_value(val, Int32), nvvm.ReduxKind.UMIN, _mask(mask)).result)
+    return Uint32(nvvm.ReduxOp(_i32(), _u32_operand(val, "reduce_min_sync_u32"), nvvm.ReduxKind.UMIN,
+                               _mask(mask)).result)
 
 
 # --------------------------------------------------------------------------- atomics

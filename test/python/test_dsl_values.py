@@ -414,3 +414,21 @@ def test_reflected_and_unary_vector_operators_and_divmod_work():
         def bad(out: dsl.Tensor("i32", (8,))):
             out[0] = expr()
         assert message in str(build_error(bad, "operator"))
+
+
+def test_int64_with_a_python_float_is_f64_and_redux_takes_32_bit_integers():
+    """Int64(2**40 + 1) + 0.5 was a Float32 (2**40); reduce_add_sync_u32 converted a Float32 and truncated an
+    Int64, silently."""
+    from nvtma import cuda
+
+    @dsl.kernel(block=(32,))
+    def k(out: dsl.Tensor("i32", (8,)), n: dsl.Int64):
+        r = n + 0.5
+        assert type(r) is dsl.Float64 and type(n.to(dsl.Int32) + 0.5) is dsl.Float32
+        out[0] = r.to(dsl.Int32)
+    k.build()
+    for val in (lambda: dsl.Float32(1.0), lambda: dsl.Int64(1), lambda: 2.5):
+        @dsl.kernel(block=(32,))
+        def bad(out: dsl.Tensor("i32", (8,))):
+            out[0] = cuda.reduce_add_sync_u32(val())
+        assert "a 32-bit integer" in str(build_error(bad, "type"))

@@ -496,7 +496,7 @@ def _result_class(a, b):
     if ca is None or cb is None:
         c, py = (ca, b) if cb is None else (cb, a)
         if isinstance(py, float) and not c.is_float:
-            return Float32
+            return Float64 if c.width > 32 else Float32  # (Int64 + 0.5 lost its low bits in a Float32)
         if not isinstance(py, (bool, int, float)):
             fail(f"cannot combine {c.__name__} with {type(py).__name__}", rule="type")
         return c
