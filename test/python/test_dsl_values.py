@@ -432,3 +432,18 @@ def test_int64_with_a_python_float_is_f64_and_redux_takes_32_bit_integers():
         def bad(out: dsl.Tensor("i32", (8,))):
             out[0] = cuda.reduce_add_sync_u32(val())
         assert "a 32-bit integer" in str(build_error(bad, "type"))
+
+
+def test_boolean_arithmetic_is_refused_logic_works():
+    """Boolean + Boolean was 1-bit arithmetic: True + True was False."""
+    @dsl.kernel(block=(32,))
+    def k(out: dsl.Tensor("i32", (8,)), n: dsl.Int32):
+        b = n > 0
+        out[0] = (b + b).to(dsl.Int32)
+    assert "`add` of Booleans: convert them first" in str(build_error(k, "operator"))
+
+    @dsl.kernel(block=(32,))
+    def ok(out: dsl.Tensor("i32", (8,))):
+        t, f = dsl.Int32(3) > 0, dsl.Int32(3) < 0
+        out[0] = (t & ~f).to(dsl.Int32) + (t ^ True).to(dsl.Int32) + t.to(dsl.Int32) * 2 + (t | f).to(dsl.Int32)
+    assert ptx_constant_stores(ok) == {0: 4}

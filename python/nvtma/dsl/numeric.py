@@ -619,6 +619,9 @@ def _int_operands(kind, cls, a, b):
     outside [0, width) and a // or % by 0 are poison in LLVM (the store of the result was deleted, silently);
     a Python int past a signed type's range compared, divided or taken min/max of was read as the bit
     pattern (Int8(5) < 200 was false)."""
+    if cls is Boolean and kind not in ("and", "or", "xor", "compare", "min", "max"):
+        # (1-bit arithmetic: True + True was False)
+        fail(f"`{kind}` of Booleans: convert them first (b.to(Int32)); & | ^ ~ are logical", rule="operator")
     py = b if isinstance(b, int) else a if isinstance(a, int) else None
     if py is None or isinstance(py, bool) or cls.is_float or cls is Boolean:
         return
