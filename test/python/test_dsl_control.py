@@ -331,3 +331,51 @@ def test_run_time_value_where_python_needs_an_int():
 
     err = build_error(k, "python-int")
     assert_names_line(err, HERE, "MARK:range")
+
+
+def test_unsigned_loop_bounds_count_unsigned():
+    """The loop test was signed: Uint32 0..3e9 by 1e9 ran no iterations, and a run-time Uint32 stop of 2^31 or
+    more gave none (max.s32 n, 0)."""
+    from dsl_testing import ptx_constant_stores
+    import nvtma
+
+    @dsl.kernel(block=(32,))
+    def k(out: dsl.Tensor("i32", (8,)), n: dsl.Uint32):
+        loop = dsl.range(dsl.Uint32(0), dsl.Uint32(3_000_000_000), dsl.Uint32(1_000_000_000), carry=(dsl.Int32(0),))
+        for _, (c,) in loop:
+            dsl.yield_(c + 1)
+        out[0] = loop.results[0]
+        loop = dsl.range(dsl.Uint32(0), n, carry=(dsl.Int32(0),))
+        for _, (c,) in loop:
+            dsl.yield_(c + 1)
+        out[1] = loop.results[0]
+    assert ptx_constant_stores(k) == {0: 3}
+    assert "max.s32" not in nvtma.compile(k.build().ir).ptx
+
+
+@pytest.mark.parametrize("bounds,message", [
+    (lambda n: (0, 10, dsl.Int32(0)), "dsl.range step 0: a positive step"),
+    (lambda n: (10, 0, dsl.Int32(-1)), "dsl.range step -1"),
+    (lambda n: (dsl.Int8(0), dsl.Int8(127), dsl.Int8(100)), "over Int8 bounds: its counter wraps"),
+    (lambda n: (n, 3_000_000_000), "bound 3000000000 does not fit Int32"),
+], ids=["zero-step", "negative-step", "int8-counter", "stop-past-int32"])
+def test_loops_that_would_not_end_or_count_wrong_are_refused(bounds, message):
+    """A constant zero step and an Int8 counter past 127 compiled to endless loops; a negative step ran no
+    iterations (Python counts down); a Python stop past Int32 was a negative bit pattern."""
+    @dsl.kernel(block=(32,))
+    def k(out: dsl.Tensor("i32", (8,)), n: dsl.Int32):
+        for i in dsl.range(*bounds(n)):
+            out[0] = i.to(dsl.Int32)
+    assert message in str(build_error(k, "loop"))
+
+
+def test_else_must_follow_its_if_directly():
+    """The else branch attached to the earlier if_, so it ran before the code written between them."""
+    @dsl.kernel(block=(32,))
+    def k(out: dsl.Tensor("i32", (8,)), n: dsl.Int32):
+        with dsl.if_(n > 0):
+            out[0] = 1
+        out[1] = 2
+        with dsl.else_():
+            out[0] = 3
+    assert "must follow its `with dsl.if_(...)` block directly" in str(build_error(k, "else"))

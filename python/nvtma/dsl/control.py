@@ -30,7 +30,7 @@ import atexit
 from .._lazy import lazy
 from . import numeric as _n
 from . import types as _types
-from .errors import fail, user_code, user_location, user_op
+from .errors import fail, show, user_code, user_location, user_op
 from .kernel import narrowed
 from .numeric import Boolean, Index, Numeric, Val, as_value, wrap
 
@@ -215,12 +215,26 @@ class range:  # noqa: N801,A001 (mirrors Python's range)
             cls = _n.Int32
         _check_nesting("dsl.range")
         with user_location():
+            if cls is not Index and cls.width < 32:  # (Int8 0..127 by 100 compiled to an endless loop)
+                fail(f"dsl.range over {cls.__name__} bounds: its counter wraps past the top of the type; use "
+                     "Int32 or Index bounds", rule="loop")
+            for b in self.bounds:  # (a stop of 3e9 with Int32 bounds was its bit pattern, a negative stop)
+                if isinstance(b, int) and not isinstance(b, bool) and cls.signed and cls is not Index and \
+                        not -(1 << (cls.width - 1)) <= b < 1 << (cls.width - 1):
+                    fail(f"dsl.range bound {show(b)} does not fit {cls.__name__} (the type of its other bounds)",
+                         rule="loop")
             lo, hi, st = (as_value(b, cls) for b in (start, stop, step))
-            if isinstance(step, int) and step <= 0:
-                fail(f"dsl.range step {step}: scf.for needs a positive step", rule="loop")
+            known = step if isinstance(step, int) else _constant_int(st, cls)
+            if known is not None and known <= 0:
+                # (a zero step loops forever; a negative one does not count down as Python's range does)
+                fail(f"dsl.range step {show(known)}: a positive step (count down with a positive step and "
+                     "stop - 1 - i)", rule="loop")
             leaves, rebuild = flatten(self.carry if self.carry is not None else [])
             init = _leaf_values(leaves, "carry")
             loop = scf.ForOp(lo, hi, st, init)
+            if cls is not Index and not cls.signed:
+                # an unsigned trip count (a Uint32 stop of 3e9 was a negative one: no iterations)
+                loop.operation.attributes["unsignedCmp"] = ir.UnitAttr.get()
             ann = _loop_annotation(self.unroll)
             if ann is not None:
                 # scf-to-cf moves LLVM-dialect attributes to the latch branch and
@@ -246,6 +260,18 @@ class range:  # noqa: N801,A001 (mirrors Python's range)
                     scf.YieldOp(frame.yielded)
         if frame is not None:
             self.results = unflatten(rebuild, list(loop.results))
+
+
+def _constant_int(v, cls):
+    """The value of `v` where an arith.constant makes it (as `cls` reads its bits), else None."""
+    owner = v.owner if isinstance(v, ir.Value) else None
+    op = getattr(owner, "operation", owner)
+    if op is None or getattr(op, "name", None) != "arith.constant":
+        return None
+    x = ir.IntegerAttr(op.attributes["value"]).value
+    if cls is not Index and not cls.signed and x < 0:
+        x += 1 << cls.width
+    return x
 
 
 def range_constexpr(*args):
@@ -274,6 +300,17 @@ class _Branch:
 
 def _block_key():
     return ir.InsertionPoint.current.block
+
+
+def _last_built(block):
+    """The operation just before the current insertion point in `block`, or None."""
+    ref = ir.InsertionPoint.current.ref_operation
+    last = None
+    for o in block.operations:
+        if ref is not None and o == ref:
+            break
+        last = o
+    return last.operation if last is not None else None
 
 
 class _OpenRegions:
@@ -429,6 +466,10 @@ class else_:  # noqa: N801
         if entry is None:
             fail("dsl.else_ must follow a `with dsl.if_(...)` block directly", rule="else")
         op, branch, types, self.leaves = entry
+        if _last_built(key) != op.operation:
+            # (the else branch attached to the if_ and ran before what was built in between)
+            fail("dsl.else_ must follow its `with dsl.if_(...)` block directly: code between them would run "
+                 "before the else branch", rule="else")
         if not types and len(op.regions[1].blocks) == 0:
             op.regions[1].blocks.append()
         if len(op.regions[1].blocks[0].operations) > 0:
