@@ -17,9 +17,9 @@ G2S = cpasync.CopyBulkTensorTileG2SOp
 S2G = cpasync.CopyBulkTensorTileS2GOp
 
 
-def flat_loads(ir_text: str, dtype: str) -> list:
-    """The constant element indices of the loads from shared 1-D views of
-    `dtype` (the swizzle-aware accesses), after folding."""
+def flat_accesses(ir_text: str, dtype: str) -> list:
+    """(op, constant flat element) of the loads and nvtma.address_of's of shared 1-D views of `dtype`, in
+    program order, after folding."""
     from nvtma import ir
     from nvtma.passmanager import PassManager
     with ir.Context():
@@ -27,9 +27,15 @@ def flat_loads(ir_text: str, dtype: str) -> list:
         PassManager.parse("builtin.module(canonicalize)").run(m.operation)
         text = str(m)
     consts = dict(re.findall(r"(%[\w-]+) = arith\.constant (\d+) : index", text))
-    loads = re.findall(rf"memref\.load %[\w-]+\[(%[\w-]+)\] : memref<\d+x{dtype}, #gpu\.address_space<workgroup>>",
-                       text)
-    return [int(consts[i]) for i in loads if i in consts]
+    return [(op, int(consts[i])) for op, i in re.findall(
+        rf"(memref\.load|nvtma\.address_of) %[\w-]+\[(%[\w-]+)\] : memref<\d+x{dtype}, #gpu\.address_space<workgroup>>",
+        text) if i in consts]
+
+
+def flat_loads(ir_text: str, dtype: str) -> list:
+    """The constant element indices of the loads from shared 1-D views of
+    `dtype` (the swizzle-aware accesses), after folding."""
+    return [e for op, e in flat_accesses(ir_text, dtype) if op == "memref.load"]
 
 
 def _swizzle_128b(byte: int) -> int:
@@ -559,21 +565,6 @@ def test_update_tma_descriptor_of_a_tensor_whose_type_breaks_the_drivers_rules_i
 
 
 # --------------------------------------------------------------------------- views of TMA-laid-out tiles (audit)
-
-def flat_accesses(ir_text: str, dtype: str) -> list:
-    """(op, constant flat element) of the loads and nvtma.address_of's of shared 1-D views of `dtype`, in
-    program order, after folding."""
-    from nvtma import ir
-    from nvtma.passmanager import PassManager
-    with ir.Context():
-        m = ir.Module.parse(ir_text)
-        PassManager.parse("builtin.module(canonicalize)").run(m.operation)
-        text = str(m)
-    consts = dict(re.findall(r"(%[\w-]+) = arith\.constant (\d+) : index", text))
-    return [(op, int(consts[i])) for op, i in re.findall(
-        rf"(memref\.load|nvtma\.address_of) %[\w-]+\[(%[\w-]+)\] : memref<\d+x{dtype}, #gpu\.address_space<workgroup>>",
-        text) if i in consts]
-
 
 def _tile_kernel(body, swizzle="swizzle_128b", stages=None):
     """A kernel whose `body(s, y)` gets an f32 [64, 32] tile (or a ring of `stages`) a TMA atom with this swizzle
