@@ -51,7 +51,7 @@ def all_specs():
     specs += [K.pipelined_copy(1024, 2048, "f16", (64, 128), 4, load_hint=h[0], store_hint=h[1])
               for h in ((None, None), ("evict_first", "evict_last"))]
     specs += [gemv_spec(*c) for c in GEMV_CASES] + [gemv_pdl_spec()]
-    specs += [swizzled_atomics_spec()]
+    specs += [swizzled_atomics_spec(), conversions_spec()]
     specs += gemm_specs()
     return specs
 
@@ -79,6 +79,50 @@ def swizzled_atomics_spec():
         y[t] = s[r, c]
 
     return swizzled_atomics.specialize([dsl.Tensor("f32", (64, 32)), dsl.Tensor("f32", (128,))])
+
+
+# float values whose conversions to integers (saturating, NaN to 0) and to fp8 (e4m3 and e5m2, round to nearest
+# even, saturating to the largest finite value) the GPU checks at run time and as constants
+CONVERT_VALUES = [0.0, -0.0, 1.0, -1.0, 0.4, -0.6, 2.5, -2.5, 127.9, 128.0, -128.9, -129.0, 255.5, 256.0, 300.0,
+                  -300.0, 32767.5, 32768.0, -40000.0, 65535.9, 65536.0, 1e6, 2147483520.0, 2147483648.0,
+                  -2147483648.0, -3e9, 4294967040.0, 4294967296.0, 9.2233715e18, 1e19, 1.9e19, -1e19, 1e30,
+                  float("inf"), float("-inf"), float("nan"), 448.0, 464.0, 480.0, -500.0, 0.0136, 1e-3, 1e-6, 1e-9,
+                  57344.0, 61439.0, 61440.0, -70000.0, 0.1, 3.3, -17.7, 1.5e-5]
+CONVERT_INTS = ["Int8", "Uint8", "Int16", "Uint16", "Int32", "Uint32", "Int64", "Uint64"]
+CONVERT_F8 = ["Float8E4M3FN", "Float8E5M2"]
+
+
+def conversions_spec():
+    """Thread t converts x[t] (f32) at run time to every integer type (ri[j, t], as Int64) and to e4m3 and e5m2,
+    from f32 and from f16 (rf[2j + from_f16, t], the byte); thread 0 stores the same conversions of the values
+    as constants (ci, cf): the integer ones folded by LLVM, the fp8 ones encoded by the DSL. Neither had run
+    on a GPU (thirty-fifth session)."""
+    from nvtma import dsl
+
+    n = len(CONVERT_VALUES)
+    ints = [getattr(dsl, name) for name in CONVERT_INTS]
+    f8s = [getattr(dsl, name) for name in CONVERT_F8]
+
+    @dsl.kernel(block=(64,), name="conversions")
+    def conversions(x: dsl.Tensor, ri: dsl.Tensor, ci: dsl.Tensor, rf: dsl.Tensor, cf: dsl.Tensor):
+        t = dsl.thread_idx()
+        with dsl.if_(t < n):
+            v = x[t]
+            for j, cls in enumerate(ints):
+                ri[j, t] = v.to(cls).to(dsl.Int64)
+            for j, cls in enumerate(f8s):
+                rf[2 * j, t] = v.to(cls).bitcast(dsl.Uint8)
+                rf[2 * j + 1, t] = v.to(dsl.Float16).to(cls).bitcast(dsl.Uint8)
+        with dsl.if_(t == 0):
+            for i, value in enumerate(CONVERT_VALUES):
+                for j, cls in enumerate(ints):
+                    ci[j, i] = dsl.Float32(value).to(cls).to(dsl.Int64)
+                for j, cls in enumerate(f8s):
+                    cf[j, i] = cls(value).bitcast(dsl.Uint8)
+
+    return conversions.specialize([dsl.Tensor("f32", (n,)), dsl.Tensor("i64", (len(ints), n)),
+                                   dsl.Tensor("i64", (len(ints), n)), dsl.Tensor("ui8", (2 * len(f8s), n)),
+                                   dsl.Tensor("ui8", (len(f8s), n))])
 
 
 # (W dtype, scale, tile, fp8 math, split, vec, x dtype): the weight-streaming GEMV of the benchmarks, small

@@ -39,6 +39,8 @@ def test_type_names_resolve_to_one_class():
     (dsl.Int32, dsl.Int64, dsl.Int64),
     (dsl.Uint8, dsl.Int16, dsl.Int16),
     (dsl.Index, dsl.Int32, dsl.Index),
+    (dsl.Index, dsl.Uint32, dsl.Index),
+    (dsl.Index, dsl.Uint64, dsl.Uint64),      # Index is signed 64-bit: with Uint64 it is unsigned, as Int64 is
     (dsl.Boolean, dsl.Int8, dsl.Int8),
     (dsl.Int32, dsl.Float16, dsl.Float16),
     (dsl.Float16, dsl.Float32, dsl.Float32),
@@ -48,6 +50,16 @@ def test_type_names_resolve_to_one_class():
 def test_promotion(a, b, want):
     assert numeric.promote(a, b) is want
     assert numeric.promote(b, a) is want
+
+
+def test_index_and_uint64_compare_unsigned():
+    """Index met Uint64 as Index: Uint64(2**63) > Index(0) compared signed, so it was False."""
+    @dsl.kernel(block=(32,))
+    def k(y: I32, u: dsl.Uint64):
+        y[0] = (u > dsl.block_idx().to(dsl.Index)).to(dsl.Int32)
+
+    ir = str(k.build().ir)
+    assert "arith.cmpi ugt" in ir and "arith.cmpi sgt" not in ir
 
 
 def test_operator_result_types():

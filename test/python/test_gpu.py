@@ -162,6 +162,47 @@ def test_atomics_into_a_swizzled_tile_reach_the_element_it_reads():
     torch.testing.assert_close(y, want, rtol=0, atol=1e-6)
 
 
+def test_float_conversions_saturate_alike_at_run_time_and_as_constants():
+    """Float -> integer conversions truncate, saturate and take NaN to 0 (PTX's cvt.rzi); float -> fp8 rounds
+    to nearest even and saturates to the largest finite value (cvt.rn.satfinite), from f32 and from f16; the
+    constants the DSL encodes and LLVM folds equal what the GPU computes at run time."""
+    import math
+    import numpy as np
+    from nvtma.dsl import numeric
+    spec = gpu_cases.conversions_spec()
+    mod = build(spec)
+    vals = gpu_cases.CONVERT_VALUES
+    n, ni, nf = len(vals), len(gpu_cases.CONVERT_INTS), len(gpu_cases.CONVERT_F8)
+    x = torch.tensor(vals, dtype=torch.float32, device="cuda")
+    ri = torch.full((ni, n), 0x5A5A, dtype=torch.int64, device="cuda")
+    ci, rf, cf = ri.clone(), torch.full((2 * nf, n), 0x5A, dtype=torch.uint8, device="cuda"), \
+        torch.full((nf, n), 0x5A, dtype=torch.uint8, device="cuda")
+    mod.conversions(x, ri, ci, rf, cf, **launch(spec, mod, grid=(1, 1, 1)))
+    torch.cuda.synchronize()
+    f32 = [float(np.float32(v)) for v in vals]
+    for j, name in enumerate(gpu_cases.CONVERT_INTS):
+        cls = getattr(numeric, name)
+        lo, hi = (-(1 << (cls.width - 1)), (1 << (cls.width - 1)) - 1) if cls.signed else (0, (1 << cls.width) - 1)
+        want = [0 if math.isnan(v) else min(max(math.trunc(v) if math.isfinite(v) else v, lo), hi) for v in f32]
+        want = [int(w) - (1 << 64) if w >= 1 << 63 else int(w) for w in want]  # Uint64 as its Int64 bits
+        assert ri[j].tolist() == want, name
+        assert ci[j].tolist() == want, name
+    for j, name in enumerate(gpu_cases.CONVERT_F8):
+        tdt, top = {"Float8E4M3FN": (torch.float8_e4m3fn, 448.0), "Float8E5M2": (torch.float8_e5m2, 57344.0)}[name]
+        for from_f16 in (0, 1):
+            src = x.to(torch.float16).to(torch.float32) if from_f16 else x
+            finite = torch.isfinite(src)
+            want = src.clamp(-top, top).to(tdt).view(torch.uint8)
+            got = rf[2 * j + from_f16]
+            assert torch.equal(got[finite], want[finite]), (name, from_f16)
+            # inf saturates to the largest finite value; NaN stays NaN
+            inf = torch.isinf(src)
+            assert torch.equal(got[inf], torch.tensor([v > 0 for v in src[inf].tolist()], device="cuda")
+                               .to(torch.float32).mul(2).sub(1).mul(top).to(tdt).view(torch.uint8)), (name, from_f16)
+            assert torch.isnan(got[torch.isnan(src)].view(tdt).to(torch.float32)).all()
+        assert torch.equal(cf[j], rf[2 * j]), name  # the DSL's constants: what the GPU computes from f32
+
+
 def test_im2col_rows():
     spec = K.im2col_dump(2, 8, 8, 64, 64, 64)
     mod = build(spec)

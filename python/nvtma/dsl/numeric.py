@@ -514,7 +514,10 @@ def promote(ca, cb):
             return ca if _RANK[ca] > _RANK[cb] else cb
         return ca if ca.is_float else cb
     if Index in (ca, cb):
-        return Index
+        other = cb if ca is Index else ca
+        # Index is a signed 64-bit integer here: with Uint64 it meets in Uint64, as Int64 does (like C's
+        # ptrdiff_t and uint64_t), so Uint64(2**63) > Index(0) compares unsigned
+        return other if other.width == 64 and not other.signed and other is not Boolean else Index
     if Boolean in (ca, cb):
         return cb if ca is Boolean else ca
     if ca.width != cb.width:
