@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import os
 import weakref
 from pathlib import Path
 
@@ -160,42 +159,20 @@ def specialize(kernel, args, consts) -> tuple:
 
 
 def _source_id(kernel) -> str | None:
-    """The kernel's identity across processes: its qualified name and the
-    content of the file defining it, plus nvtma's DSL sources. None when the
-    source cannot be read (then only the in-memory memo is used)."""
+    """The kernel's identity across processes: its qualified name and its
+    `source_fingerprint` (nvtma's kernel-shaping sources, the file defining
+    it, the values it closes over). None when the file cannot be read or a
+    value it closes over has no identity across processes (then only the
+    in-memory memo is used)."""
+    from .dsl.kernel import closure_digest, source_fingerprint
     fn = getattr(kernel, "fn", None)
     try:
-        path = inspect.getsourcefile(fn)
-        text = Path(path).read_bytes()
+        Path(inspect.getsourcefile(fn)).stat()
     except (TypeError, OSError):
         return None
-    h = hashlib.sha256()
-    h.update(f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', '')}\0".encode())
-    h.update(text)
-    h.update(_package_sources())
-    return h.hexdigest()
-
-
-_sources_digest = None
-
-
-def _package_sources() -> bytes:
-    """A digest of nvtma's Python sources that shape traced IR (the DSL, its
-    helpers, the kernel library), once per process."""
-    global _sources_digest
-    if _sources_digest is None:
-        pkg = Path(os.path.abspath(__file__)).parent
-        h = hashlib.sha256()
-        for p in sorted(pkg.rglob("*.py")):
-            rel = p.relative_to(pkg).as_posix()
-            if rel.split("/")[0] in ("runtime", "_mlir_libs", "__pycache__") or rel in ("jit.py", "autotune.py"):
-                continue
-            try:
-                h.update(rel.encode() + b"\0" + p.read_bytes())
-            except OSError:  # a dangling link in a dev tree
-                continue
-        _sources_digest = h.digest()
-    return _sources_digest
+    if not closure_digest(fn)[1]:
+        return None
+    return f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', '')}:{source_fingerprint(fn)}"
 
 
 def compiled(kernel, param_types, key, consts):

@@ -242,3 +242,63 @@ def test_a_kernel_of_the_dsl_library():
     rk, mod = jit.compiled(k, types, key, consts)
     assert rk.rec_block == (128, 1, 1) and rk.rec_cluster is None
     assert jit.compiled(k, types, key, consts)[0] is rk
+
+
+FACTORY_CHILD = r"""
+import json, re
+from nvtma import dsl, jit
+
+class Opaque:  # no identity across processes (the default repr)
+    pass
+
+def make(scale, extra=None):
+    @dsl.kernel(block=(32,))
+    def scaled(x: dsl.Tensor("f32", (32,))):
+        i = dsl.thread_idx()
+        x[i] = x[i] * scale if extra is None else x[i] * scale + 1.0
+    return scaled
+
+out = {}
+for name, k in (("3", make(3.0)), ("5", make(5.0)), ("opaque", make(7.0, Opaque()))):
+    types = [dsl.Tensor("f32", (32,))]
+    _, mod = jit.compiled(k, types, (("tensor", "f32", (32,)),), {})
+    out[name] = re.findall(r"0f[0-9A-F]{8}", mod.ptx)
+out["stats"] = dict(jit.stats)
+print(json.dumps(out))
+"""
+
+
+@needs_compiler
+def test_factory_kernels_differing_in_a_closure_value_do_not_share_the_disk_cache(tmp_path):
+    """make(3.0) and make(5.0) (same file, qualname, types) had one disk key: make(5.0) got make(3.0)'s cubin,
+    in the same process and the next. A closure over an object with no identity across processes skips the
+    disk cache."""
+    env = dict(os.environ, NVTMA_CACHE="1", NVTMA_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join([str(HERE)] + [p for p in sys.path if p]))
+    child = tmp_path / "factory.py"  # a file: a kernel typed into -c has no source to key the disk cache by
+    child.write_text(FACTORY_CHILD)
+    outs = []
+    for _ in range(2):
+        r = subprocess.run([sys.executable, str(child)], capture_output=True, text=True, env=env, timeout=300)
+        assert r.returncode == 0, r.stderr
+        outs.append(json.loads(r.stdout.strip().splitlines()[-1]))
+    for o in outs:
+        assert "0f40400000" in o["3"] and "0f40A00000" not in o["3"]   # 3.0
+        assert "0f40A00000" in o["5"] and "0f40400000" not in o["5"]   # 5.0
+        assert "0f40E00000" in o["opaque"]                              # 7.0
+    assert outs[0]["stats"]["builds"] == 3 and outs[0]["stats"]["disk_hits"] == 0
+    assert outs[1]["stats"]["builds"] == 1 and outs[1]["stats"]["disk_hits"] == 2, outs
+
+
+def test_closure_digest_reads_values_and_flags_opaque_ones():
+    from nvtma.dsl.kernel import closure_digest
+
+    def make(v):
+        def f():
+            return v
+        return f
+
+    assert closure_digest(make(3.0)) == closure_digest(make(3.0))
+    assert closure_digest(make(3.0))[0] != closure_digest(make(5.0))[0]
+    assert closure_digest(make((1, "a")))[1] and closure_digest(make(print))[1]
+    assert not closure_digest(make(object()))[1]

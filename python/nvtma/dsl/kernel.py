@@ -435,11 +435,65 @@ def _source_digest(path):
     return _digests[path]
 
 
+def closure_digest(fn):
+    """(digest, stable): the values `fn` closes over and its default arguments, which its file's bytes do not
+    show: a factory's kernels (``def make(scale): @dsl.kernel ... x * scale``) differ only in them. Numbers,
+    strings, containers of them, types, enums and modules by value or name; functions (and kernels) by name
+    and, three deep, their own closures. `stable` is False where a value has no identity across processes
+    (an object with the default repr: only its type goes in)."""
+    import enum
+    import types as _types
+    stable = True
+    seen = set()
+
+    def val(v, depth):
+        nonlocal stable
+        if v is None or isinstance(v, (bool, int, float, complex, str, bytes)):
+            return f"{type(v).__name__}:{v!r}"
+        if isinstance(v, (tuple, list, set, frozenset)):
+            items = [val(x, depth) for x in v]
+            return f"{type(v).__name__}({','.join(sorted(items) if isinstance(v, (set, frozenset)) else items)})"
+        if isinstance(v, dict):
+            return "dict(" + ",".join(sorted(f"{val(k, depth)}={val(x, depth)}" for k, x in v.items())) + ")"
+        if isinstance(v, _types.ModuleType):
+            return f"module:{v.__name__}"
+        if isinstance(v, type):
+            return f"type:{v.__module__}.{v.__qualname__}"
+        if isinstance(v, enum.Enum):
+            return f"enum:{type(v).__qualname__}.{v.name}"
+        inner = getattr(v, "fn", None) if not isinstance(v, _types.FunctionType) else v
+        if isinstance(inner, _types.FunctionType):
+            name = f"fn:{inner.__module__}.{inner.__qualname__}"
+            if depth >= 3 or id(inner) in seen:
+                return name
+            seen.add(id(inner))
+            return f"{name}[{own(inner, depth + 1)}]"
+        r = repr(v)
+        if " at 0x" in r:
+            stable = False
+            return f"object:{type(v).__module__}.{type(v).__qualname__}"
+        return f"{type(v).__qualname__}:{r}"
+
+    def own(f, depth):
+        cells = []
+        for name, cell in zip(f.__code__.co_freevars, f.__closure__ or ()):
+            try:
+                cells.append(f"{name}={val(cell.cell_contents, depth)}")
+            except ValueError:  # an empty cell (a name bound later in the enclosing function)
+                cells.append(f"{name}=<empty>")
+        return ";".join(cells + [val(f.__defaults__, depth), val(f.__kwdefaults__, depth)])
+
+    import hashlib
+    text = own(fn, 0) if isinstance(fn, _types.FunctionType) else ""
+    return hashlib.sha256(text.encode()).hexdigest(), stable
+
+
 def source_fingerprint(fn) -> str:
     """A digest of the code a kernel is built from: nvtma's kernel-shaping
-    sources (_SOURCE_DIRS, _SOURCE_MODULES) and the file that defines `fn`
+    sources (_SOURCE_DIRS, _SOURCE_MODULES), the file that defines `fn`
     (its bytes, not its path; a function with no readable file, typed at a
-    prompt, its code object). Code it imports from elsewhere is not covered.
+    prompt, its code object) and the values it closes over
+    (`closure_digest`). Code it imports from elsewhere is not covered.
     Read once a process."""
     got = _fingerprints.get(fn)
     if got is not None:
@@ -459,7 +513,8 @@ def source_fingerprint(fn) -> str:
         own = _source_digest(os.path.realpath(src))
     if own is None and fn is not None:
         own = hashlib.sha256(marshal.dumps(fn.__code__)).hexdigest()
-    _fingerprints[fn] = hashlib.sha256(f"{_package[0]}:{own}".encode()).hexdigest()[:16]
+    closure = closure_digest(fn)[0] if fn is not None else ""
+    _fingerprints[fn] = hashlib.sha256(f"{_package[0]}:{own}:{closure}".encode()).hexdigest()[:16]
     return _fingerprints[fn]
 
 
