@@ -44,11 +44,21 @@ _OPERAND_TYPES = {"f16", "bf16", "e4m3", "e5m2", "tf32"}
 
 def _require_sm90a(what):
     """wgmma exists on sm_90a alone: the lowering refuses it for any other
-    target, but only once the whole kernel is built."""
-    arch = dsl.current_kernel().kernel.arch
+    target, but only once the whole kernel is built. Its instructions are
+    .sync.aligned over a warpgroup: code that at most part of one runs (a
+    warp's role, one lane's branch, a block of 64 threads) hangs or is
+    undefined there."""
+    k = dsl.current_kernel()
+    arch = k.kernel.arch
     if arch != "sm_90a":
         fail(f"{what} is a wgmma instruction: sm_90a only (Hopper's arch-specific features), not {arch!r}",
              rule="arch")
+    warps, lanes = k.active(k.block)
+    threads = k.block[0] * k.block[1] * k.block[2]
+    if warps < 4 or lanes < 32 or threads % 128:
+        fail(f"{what} is issued by all 128 threads of a warpgroup alike, but at most {warps} warp(s) of {lanes} "
+             f"lane(s) run this code (a block of {threads} threads): issue it from whole warpgroups "
+             "(lang.WarpgroupRole, a block a multiple of 128 threads)", rule="warpgroup")
 
 
 @user_op
@@ -127,6 +137,10 @@ class SmemDescriptor:
         shape = tile.static_shape
         if len(shape) != 2:
             fail(f"SmemDescriptor takes a [rows, K] tile, got shape {shape}", rule="descriptor")
+        if tile.info is not None and swizzle is not None and tile.swizzle is None:
+            # recorded as an atom's would be: its alignment checked, and a later atom must agree
+            tile.info.set_swizzle(swizzle, "wgmma.SmemDescriptor", tile_bytes=shape[0] * shape[1] * max(
+                tile.dtype.width // 8, 1))
         self.tile = tile
         self.swizzle = sw
         self.dtype = tile.dtype
@@ -145,6 +159,15 @@ class SmemDescriptor:
             fail(f"a K-major {sw} tile needs rows of exactly {span} bytes per box, this one has {self.row_bytes} "
                  "(make the atom's innermost box dim span the swizzle)", rule="descriptor")
         self.k_per_block = _K_BITS // self.dtype.width
+        self.k_boxes = max(self.k * eb // self.row_bytes, 1)  # boxes along K, side by side for each row box
+        self.r0 = 0  # the first row this descriptor reads (None: known at run time)
+        # the descriptor's start must be on its swizzle's repeat (8 rows of the span): elsewhere the PTX ISA
+        # asks for a base offset, which this encoding leaves 0
+        off = tile.flat_offset * eb if isinstance(tile.flat_offset, int) else None
+        if off is not None and off % (8 * span):
+            fail(f"a {sw} tile starting {off} bytes into its buffer: a wgmma descriptor starts on a "
+                 f"{8 * span}-byte repeat of the swizzle (rows a multiple of 8): take the view at such a row, "
+                 "or row_block()", rule="descriptor")
         # stride byte offset: 8 rows of the swizzle span; leading byte offset unused for swizzled K-major
         self.desc = encode_matrix_descriptor(_addr(tile), 16, 8 * span, sw)
 
@@ -170,17 +193,48 @@ class SmemDescriptor:
 
     def row_block(self, r0):
         """The descriptors of rows [r0, ...) (r0 a multiple of 8, whole swizzle
-        atoms; a Python int is checked, a run-time value trusted)."""
+        atoms; a Python int is checked, a run-time value trusted). A tile
+        copied as boxes of some of its rows and part of K lies box after box
+        (each row box's K boxes side by side): the rows a wgmma reads from
+        r0 must then stay in one row box (checked by mma_async)."""
+        if self.r0 != 0:
+            fail("row_block of a row_block: take the rows from the tile's descriptor", rule="descriptor")
         if isinstance(r0, int):
-            if r0 % 8 or not 0 <= r0 < self.box_rows:
-                fail(f"row block {r0}: a multiple of 8 inside the {self.box_rows}-row box", rule="descriptor")
-            units = r0 * self.row_bytes // 16
+            if r0 % 8 or not 0 <= r0 < self.rows:
+                fail(f"row block {r0}: a multiple of 8 inside the tile's {self.rows} rows", rule="descriptor")
+            units = ((r0 // self.box_rows) * self.k_boxes * self.box_rows + r0 % self.box_rows) * \
+                self.row_bytes // 16
         else:
+            if self.k_boxes > 1 and self.rows > self.box_rows:
+                fail(f"a run-time row block of a tile copied as boxes of {self.box_rows} of its {self.rows} rows "
+                     f"and 1/{self.k_boxes} of K (box after box): its row box cannot be placed at build; use a "
+                     "Python int, or a box of all rows", rule="descriptor")
             units = (r0 * (self.row_bytes // 16)).to(Uint64)
         view = object.__new__(SmemDescriptor)
         view.__dict__.update(self.__dict__)
         view.desc = self.add_16B_offset(units)
+        view.r0 = r0 if isinstance(r0, int) else None
         return view
+
+    def _check_rows(self, n, what):
+        """The wgmma reads rows [r0, r0 + n) of this tile: inside one row box when the tile's boxes split K
+        too, and past the tile's rows only while its allocation holds them (a ring stage's pad rows, the
+        next block of a stage: rows the caller discards), never into another buffer or past shared memory."""
+        r0 = self.r0
+        if r0 is not None and self.k_boxes > 1 and r0 // self.box_rows != (r0 + n - 1) // self.box_rows:
+            fail(f"the wgmma reads rows {r0}-{r0 + n - 1} of {what}, across its boxes of {self.box_rows} rows, "
+                 f"which lie box after box with K split in {self.k_boxes}: keep a wgmma's rows inside one box",
+                 rule="wgmma")
+        if r0 is not None and r0 + n <= self.rows:
+            return
+        info, off = self.tile.info, self.tile.flat_offset
+        eb = max(self.dtype.width // 8, 1)
+        # the view's start in its allocation (a run-time one, a ring's stage(i): at least 0)
+        start = (off * eb if isinstance(off, int) else 0) + (r0 or 0) * self.row_bytes
+        if self.k_boxes > 1 or info is None or start + n * self.row_bytes > info.nbytes:
+            fail(f"the wgmma reads {n} rows of {what} from row {r0 if r0 is not None else '(run time)'} of a "
+                 f"{self.rows}-row tile, past its buffer's {info.nbytes if info else '?'} bytes (another "
+                 "buffer's, or past shared memory)", rule="wgmma")
 
     @property
     def operand_type(self):
@@ -285,9 +339,20 @@ def mma_async(acc, a, b, *, a_type=None, b_type=None, scale_d=True, scale_a=1, s
     _require_sm90a("wgmma.mma_async")
     if not isinstance(acc, Accumulator):
         fail("mma_async's first argument is a wgmma.Accumulator", rule="wgmma")
+    for what, d, given in (("a_type", a, a_type), ("b_type", b, b_type)):
+        # a tile's own type decides: an override read bf16 data as f16 (or fp8 as the other fp8)
+        if isinstance(d, SmemDescriptor) and given is not None:
+            own = _TYPES.get(d.dtype.name)
+            if _TYPES.get(given, given) != own and not (own == "f32" and _TYPES.get(given, given) == "tf32"):
+                fail(f"wgmma {what}={given!r} for a tile of {d.dtype.__name__}: a descriptor's type is its tile's "
+                     "(an f32 tile: 'tf32')", rule="wgmma")
     ta = a_type or (a.operand_type if isinstance(a, SmemDescriptor) else None)
     tb = b_type or (b.operand_type if isinstance(b, SmemDescriptor) else None)
     ta, tb = _TYPES.get(ta, ta), _TYPES.get(tb, tb)
+    if isinstance(a, SmemDescriptor):
+        a._check_rows(64, "A")
+    if isinstance(b, SmemDescriptor):
+        b._check_rows(acc.n, "B")
     if ta is None or tb is None:
         fail("mma_async needs the operand types: pass SmemDescriptors or a_type=/b_type=", rule="wgmma")
     for what, t in (("a_type", ta), ("b_type", tb)):
@@ -318,6 +383,22 @@ def mma_async(acc, a, b, *, a_type=None, b_type=None, scale_d=True, scale_a=1, s
     return Accumulator(acc.n, acc.dtype, value=r)
 
 
+def _b32(r):
+    """One 32-bit A register: its bits (a Float32 holding tf32, packed f16/bf16/fp8 lanes, an integer), not
+    its value converted: as_value(Float32, Int32) truncated a tf32 operand to an integer."""
+    from .dsl.vector import Vector
+    if isinstance(r, Vector):
+        if len(r) * r.dtype.width != 32:
+            fail(f"an A register of {len(r)} x {r.dtype.__name__}: 32 bits a register", rule="wgmma")
+        return as_value(r.bitcast(Int32))
+    if isinstance(r, Numeric) and not isinstance(r, int):
+        if r.width != 32:
+            fail(f"an A register of {type(r).__name__}: 32-bit values (packed lanes, Float32 or 32-bit "
+                 "integers)", rule="wgmma")
+        return as_value(r.bitcast(Int32))
+    return as_value(r, Int32)
+
+
 def _mma_rs(acc, a_regs, bd, ta, tb, k, scale_d, scale_a, scale_b):
     """wgmma with A in registers (4 x 32-bit registers a thread for a 64 x k
     block, ldmatrix's layout) through inline PTX: NVVM's op takes A only
@@ -332,7 +413,7 @@ def _mma_rs(acc, a_regs, bd, ta, tb, k, scale_d, scale_a, scale_b):
     trans_b = ", 0" if ta in ("f16", "bf16") else ""  # B K-major: no transpose
     ptx = (f"{{ .reg .pred p; setp.ne.b32 p, {sd}, 0; wgmma.mma_async.sync.aligned.m64n{acc.n}k{k}.f32.{ta}.{tb} "
            f"{{{d}}}, {{{a}}}, {b}, p, {scale_a}, {scale_b}{trans_b}; }}")
-    ins = [as_value(r, Int32) for r in regs] + [as_value(bd, Uint64)]
+    ins = [_b32(r) for r in regs] + [as_value(bd, Uint64)]
     ins += [llvm.ExtractValueOp(ir.F32Type.get(), acc.value, [i]).result for i in range(n)]
     ins.append(as_value(1 if scale_d is True else 0 if scale_d is False else scale_d, Int32))
     cons = ",".join(["=f"] * n + ["r"] * 4 + ["l"] + [str(i) for i in range(n)] + ["r"])

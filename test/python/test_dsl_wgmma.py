@@ -214,6 +214,7 @@ def test_smem_descriptor_refuses_a_contradicting_swizzle():
 
 @pytest.mark.parametrize("case,message", [
     ("pair", "wgmma operand types bf16 and e4m3 do not pair"),
+    ("override", "wgmma b_type='f16' for a tile of BFloat16: a descriptor's type is its tile's"),
     ("n", "wgmma n = 12: a multiple of 8 in [8, 256]"),
     ("acc", "mma_async's first argument is a wgmma.Accumulator"),
     ("types", "mma_async needs the operand types"),
@@ -226,7 +227,9 @@ def test_mma_misuse(case, message):
         s = _loaded_tile(a)
         d = wgmma.SmemDescriptor(s)
         if case == "pair":
-            wgmma.mma_async(wgmma.Accumulator(64), d, d, b_type="e4m3")
+            wgmma.mma_async(wgmma.Accumulator(64), d, d.desc, b_type="e4m3")
+        elif case == "override":  # read bf16 data as f16
+            wgmma.mma_async(wgmma.Accumulator(64), d, d, b_type="f16")
         elif case == "n":
             wgmma.Accumulator(12)
         elif case == "acc":
@@ -1554,3 +1557,106 @@ def test_a_kc_call_makes_w_s_view_once_per_w_and_keeps_no_w_alive():
     del other, t
     gc.collect()
     assert call.w_views == {}
+
+
+# --------------------------------------------------------------------------- what a wgmma reads (thirty-fifth session's audit)
+
+@pytest.mark.parametrize("case,message", [
+    ("b-rows", "the wgmma reads 128 rows of B from row 0 of a 64-row tile, past its buffer's"),
+    ("a-rows", "the wgmma reads 64 rows of A from row 64 of a 96-row tile, past its buffer's"),
+    ("box-split", "the wgmma reads rows 128-191 of A, across its boxes of 160 rows"),
+])
+def test_a_wgmma_reads_inside_its_tile(case, message):
+    """B with fewer rows than the accumulator's n, A's 64 rows from row_block(64) of a 96-row tile, and A's rows
+    across boxes that also split K (box after box: row 160 is not 160 rows on) built, and read the next buffer,
+    past shared memory or another box's K."""
+    @dsl.kernel(block=(128,))
+    def k(a: dsl.Tensor("bf16", (320, 128)), b: dsl.Tensor("bf16", (64, 64)), *, case):
+        pool = lang.SMEMPool()
+        la = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), a, (96, 64) if case != "box-split"
+                                         else (320, 128), swizzle="swizzle_128b")
+        lb = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), b, (64, 64), swizzle="swizzle_128b")
+        sa, sb = pool.alloc_for(la), pool.alloc_for(lb)
+        bar = lang.TMABar(1)
+        with lang.WarpRole(0):
+            cpasync.copy(la, [0, 0], sa, tma_bar_ptr=bar.at(0))
+            cpasync.copy(lb, [0, 0], sb, tma_bar_ptr=bar.at(0))
+        da, db = wgmma.SmemDescriptor(sa), wgmma.SmemDescriptor(sb)
+        if case == "b-rows":
+            wgmma.mma_async(wgmma.Accumulator(128), da.k_block(0), db.k_block(0))
+        else:
+            wgmma.mma_async(wgmma.Accumulator(64), da.row_block(64 if case == "a-rows" else 128).k_block(0),
+                            db.k_block(0))
+
+    assert message in str(build_error(k, "wgmma", case=case))
+
+
+def test_a_row_block_past_a_row_box_starts_at_its_box():
+    """A [320, 128] bf16 tile copied as boxes of [160, 64]: row 160 is box (1, 0), 2 boxes of 160 x 128 bytes on
+    (40960 bytes, 2560 descriptor units), not 160 rows of 128 bytes on (box (0, 1))."""
+    @dsl.kernel(block=(128,))
+    def k(a: dsl.Tensor("bf16", (320, 128)), y: dsl.Tensor("i64", (1,))):
+        la = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), a, (320, 128), swizzle="swizzle_128b")
+        s = lang.SMEMPool().alloc_for(la)  # boxes of [160, 64]
+        with lang.WarpRole(0):
+            cpasync.copy(la, [0, 0], s, tma_bar_ptr=lang.TMABar(1).at(0))
+        d = wgmma.SmemDescriptor(s)
+        y[0] = (d.row_block(160).desc - d.desc).bitcast(dsl.Int64)
+
+    assert "arith.constant 2560 : i64" in str(k.build().ir)
+
+
+@pytest.mark.parametrize("case", ["warp-role", "one-thread", "half-warpgroup"])
+def test_wgmma_is_issued_by_whole_warpgroups(case):
+    """wgmma's .sync.aligned instructions in one warp's role, one thread's branch or a block of 64 threads
+    built (a hang or undefined behaviour on the GPU)."""
+    @dsl.kernel(block=lambda case, **_: (64,) if case == "half-warpgroup" else (128,))
+    def k(a: dsl.Tensor("bf16", (64, 64)), *, case):
+        if case == "warp-role":
+            with lang.WarpRole(0):
+                wgmma.fence()
+        elif case == "one-thread":
+            with dsl.if_(dsl.thread_idx() == 0):
+                wgmma.commit_group()
+        else:
+            wgmma.wait_group(0)
+
+    assert "issued by all 128 threads of a warpgroup" in str(build_error(k, "warpgroup", case=case))
+
+
+def test_a_registers_bits_not_their_values():
+    """tf32 A from registers given as Float32 values was converted to integers (cvt.rzi) before the wgmma."""
+    @dsl.kernel(block=(128,))
+    def k(a: dsl.Tensor("f32", (64, 8)), b: dsl.Tensor("f32", (64, 32)), c: dsl.Tensor("f32", (64, 64))):
+        sb = _loaded_tile(b, (64, 32))
+        r0, l4 = dsl.warp_idx() * 16 + dsl.lane_idx() // 4, dsl.lane_idx() % 4
+        regs = [a[r0, l4], a[r0 + 8, l4], a[r0, l4 + 4], a[r0 + 8, l4 + 4]]
+        acc = wgmma.mma_async(wgmma.Accumulator(64), regs, wgmma.SmemDescriptor(sb).k_block(0), a_type="tf32",
+                              b_type="tf32")
+        wgmma.commit_group()
+        wgmma.wait_group(0)
+        c[0, dsl.thread_idx() % 64] = acc[0]
+
+    text = ptx(k)
+    assert "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32" in text and "cvt.rzi" not in text
+
+
+def test_a_descriptors_swizzle_is_recorded_and_its_start_on_the_swizzle_repeat():
+    """SmemDescriptor(tile, swizzle=) on a buffer no atom had filled did not record the swizzle, so an atom of
+    another swizzle then filled it; a descriptor of rows(4, ...) of a 128B-swizzled tile started mid-repeat
+    with base offset 0."""
+    @dsl.kernel(block=(128,))
+    def other(a: dsl.Tensor("bf16", (64, 32))):
+        s = lang.SMEMPool().alloc((64, 32), "bf16")
+        wgmma.SmemDescriptor(s, swizzle="swizzle_64b")
+        ld = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), a, (64, 32), swizzle="swizzle_128b")
+        with lang.WarpRole(0):
+            cpasync.copy(ld, [0, 0], s, tma_bar_ptr=lang.TMABar(1).at(0))
+
+    assert "this buffer holds swizzle_64b-swizzled data" in str(build_error(other, "swizzle"))
+
+    @dsl.kernel(block=(128,))
+    def mid(a: dsl.Tensor("bf16", (64, 64))):
+        wgmma.SmemDescriptor(_loaded_tile(a).rows(4, 32))
+
+    assert "starts on a 1024-byte repeat of the swizzle" in str(build_error(mid, "descriptor"))
