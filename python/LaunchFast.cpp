@@ -477,6 +477,9 @@ long fastPack(Packer *p, PyObject *const *argv, Py_ssize_t n, PyObject *tensorTy
     if (!s.valid)
       return -1;
     if (s.kind == Scalar) {
+      // The same object packs to the same bytes: Python commits only scalars
+      // that cannot change (ints, floats, bools, numpy scalars), after its
+      // type and range checks; a 0-d array or tensor is never committed.
       if (a != s.value)
         return -1;
       continue;
@@ -634,7 +637,7 @@ PyObject *packerSetStream(PyObject *self, PyObject *args) {
 }
 
 // commit(i, shape, strides, dtype, device, ptr): tensor slot i as just packed
-// commit(i, value): scalar slot i
+// commit(i, value): scalar slot i (an immutable value, packed by Python)
 PyObject *packerCommit(PyObject *self, PyObject *args) {
   Packer *p = reinterpret_cast<Packer *>(self);
   Py_ssize_t n = PyTuple_Size(args);

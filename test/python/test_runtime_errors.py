@@ -156,6 +156,57 @@ def test_scalar_type_and_range(k):
         launch(k, ok_tensor(), ok_tensor(), 1 << 40)
 
 
+@pytest.mark.parametrize("signed, bad, good", [
+    (True, [1 << 31, -(1 << 31) - 1], [-(1 << 31), (1 << 31) - 1]),
+    (False, [-1, 1 << 32], [0, (1 << 32) - 1]),
+    (None, [-(1 << 31) - 1, 1 << 32], [-(1 << 31), (1 << 32) - 1]),   # a record from before "signed"
+])
+def test_scalar_range_follows_the_records_signedness(signed, bad, good):
+    """An i32 record's "signed" bounds a Python int by the signed or the
+    unsigned range: the bits alone let an Int32 take 3e9 (reaching the kernel
+    negative) and a Uint32 take -1. Without the field, either reading."""
+    import struct
+    p = dict(F.SCALAR) if signed is None else dict(F.SCALAR, signed=signed)
+    k = F.artifacts(F.records([F.MEMREF, p])).kernel("k")
+    rng = {True: r"i32, the range is -2147483648\.\.2147483647", False: r"unsigned i32, the range is 0\.\.4294967295",
+           None: r"i32, the range is -2147483648\.\.4294967295"}[signed]
+    for v in bad:
+        with pytest.raises(LaunchError, match=f"argument 1: {v} does not fit {rng}") as e:
+            k.pack(ok_tensor(), v)
+        assert (e.value.arg, e.value.rule) == ("argument 1", "range")
+    for v in good:
+        k.pack(ok_tensor(), v)
+        assert struct.unpack("<I", k.param_bytes()[1])[0] == v & 0xFFFFFFFF
+
+
+def test_dsl_int32_and_uint32_parameters_are_bounded_by_their_sign():
+    """The DSL's signedness reaches the record (nvtma.unsigned on a Uint
+    parameter): Int32 takes -2^31..2^31-1, Uint32 0..2^32-1."""
+    pytest.importorskip("nvtma._mlir_libs._nvtmaDialects")
+    import struct
+    import nvtma
+    from nvtma import dsl
+
+    @dsl.kernel(block=(32,))
+    def k(x: dsl.Tensor("f32", (64,)), n: dsl.Int32, u: dsl.Uint32):
+        with dsl.if_(dsl.thread_idx().to(dsl.Int32) < n):
+            x[dsl.thread_idx()] = u.to(dsl.Float32)
+
+    mod = nvtma.compile(k.build().ir, cubin=False)
+    assert [p.get("signed") for p in mod.records["kernels"]["k"]["params"]] == [None, True, False]
+    kk = mod.kernel("k")
+    x = ok_tensor(shape=(64,), typestr="<f4")
+    with pytest.raises(LaunchError, match="argument 1: 2147483648 does not fit i32") as e:
+        kk.pack(x, 1 << 31, 0)
+    assert e.value.rule == "range"
+    with pytest.raises(LaunchError, match="argument 2: -1 does not fit unsigned i32") as e:
+        kk.pack(x, 0, -1)
+    assert e.value.rule == "range"
+    kk.pack(x, -(1 << 31), (1 << 32) - 1)
+    b = kk.param_bytes()
+    assert struct.unpack("<i", b[1])[0] == -(1 << 31) and struct.unpack("<I", b[2])[0] == (1 << 32) - 1
+
+
 def test_launch_config(k):
     with pytest.raises(LaunchError, match="more than 1024 threads"):
         launch(k, ok_tensor(), ok_tensor(), 1, block=(64, 32))

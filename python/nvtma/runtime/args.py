@@ -510,7 +510,13 @@ def pack_scalar(value, p: dict, arg: str) -> bytes:
     if isinstance(value, float) or (isinstance(value, bool) and bits != 1) or not hasattr(value, "__index__"):
         raise LaunchError(f"{arg}: {type(value).__name__} for an integer parameter ({ty})", arg=arg, rule="type")
     v = int(value)
-    lo, hi = -(1 << (bits - 1)), (1 << bits) - 1
+    signed = p.get("signed")
+    if signed is True:
+        lo, hi, what = -(1 << (bits - 1)), (1 << (bits - 1)) - 1, ty
+    elif signed is False:
+        lo, hi, what = 0, (1 << bits) - 1, f"unsigned {ty}"
+    else:  # a record from before "signed": either reading of the bits
+        lo, hi, what = -(1 << (bits - 1)), (1 << bits) - 1, ty
     if not lo <= v <= hi:
-        raise LaunchError(f"{arg}: {v} does not fit {ty}", arg=arg, rule="range")
+        raise LaunchError(f"{arg}: {v} does not fit {what}, the range is {lo}..{hi}", arg=arg, rule="range")
     return (v & ((1 << bits) - 1)).to_bytes(max(bits // 8, 1), "little")

@@ -24,7 +24,9 @@
   enters C and repeats the last launch's configuration there when the
   keywords are the same objects and only addresses changed; anything else
   is ``Kernel.__call__``. Configuration keywords are recognized by identity
-  only when they cannot change (ints, tuples, None).
+  only when they cannot change (ints, tuples, None); so are scalar
+  arguments (ints, floats, bools, numpy scalars): a 0-d array or tensor is
+  packed again on every launch.
 """
 
 from __future__ import annotations
@@ -133,6 +135,17 @@ def _as_key(v):
 
 
 _IMMUTABLE = (tuple, int, type(None))  # dim3 takes ints only: a tuple of them cannot change
+_PLAIN_SCALARS = (int, float, bool)
+
+
+def _immutable_scalar(a) -> bool:
+    """Whether scalar argument `a` cannot change, so that the same object
+    packs to the same bytes: a 0-d numpy array or torch tensor (which
+    pack_scalar takes through __index__/__float__) can be changed in place."""
+    if a.__class__ in _PLAIN_SCALARS:
+        return True
+    np = sys.modules.get("numpy")  # a numpy scalar implies numpy is loaded
+    return np is not None and isinstance(a, np.generic)
 
 
 # --------------------------------------------------------------------------- the kernel
@@ -360,13 +373,20 @@ class Kernel:
                     elif dev != device:
                         _mismatch(s.name, dev, device)
             elif kind == _SCALAR:
-                if a is not s.value or s.meta is None:
+                if a.__class__ in _PLAIN_SCALARS or _immutable_scalar(a):
+                    if a is not s.value or s.meta is None:
+                        b = _args.pack_scalar(a, s.param, s.name)
+                        raw[s.offset:s.offset + len(b)] = b
+                        s.value = a
+                        s.meta = True
+                    if cp is not None:
+                        cp.commit(i, a)
+                else:
+                    # may have changed in place since the last launch: packed every time, and
+                    # never recorded for the identity checks (_pack_fast, the C Packer)
+                    s.value = s.meta = None
                     b = _args.pack_scalar(a, s.param, s.name)
                     raw[s.offset:s.offset + len(b)] = b
-                    s.value = a
-                    s.meta = True
-                if cp is not None:
-                    cp.commit(i, a)
             else:
                 if isinstance(a, int) and not isinstance(a, bool):
                     ptr = a
@@ -585,7 +605,7 @@ class Kernel:
     def _pack_fast(self, args) -> int:
         """The common case in a few attribute reads: every tensor argument an
         exact torch.Tensor (or nn.Parameter) whose shape, strides, dtype and
-        device repeat the last packed ones, every scalar the same object.
+        device repeat the last packed ones, every scalar the same immutable object.
         Writes changed addresses; returns the device, or -1 to take the full
         path."""
         exact = _args._torch_exact

@@ -7,11 +7,12 @@
 //
 // The kernel records (module attribute `nvtma.kernels`, JSON; the
 // runtime's kernels.json) are written here and only here, from typed IR:
-// the gpu.func signature, the #nvtma.descriptor of each descriptor parameter,
-// the alignment the kernel's accesses assume of each memref parameter, the
-// descriptors nvtma.update_tma_descriptor points at a memref parameter and
-// the launch attributes known_block_size, known_cluster_size,
-// nvtma.dynamic_smem and nvtma.pdl. Nothing reads them back in the compiler.
+// the gpu.func signature (with nvtma.unsigned on integer parameters), the
+// #nvtma.descriptor of each descriptor parameter, the alignment the kernel's
+// accesses assume of each memref parameter, the descriptors
+// nvtma.update_tma_descriptor points at a memref parameter and the launch
+// attributes known_block_size, known_cluster_size, nvtma.dynamic_smem and
+// nvtma.pdl. Nothing reads them back in the compiler.
 //
 //===----------------------------------------------------------------------===//
 
@@ -288,10 +289,29 @@ SmallVector<TmaAtomType> replacingAtoms(BlockArgument arg) {
   return atoms.takeVector();
 }
 
+/// The unit argument attribute by which a front end (the DSL's Uint8..64,
+/// Boolean) says a signless integer parameter holds an unsigned value.
+constexpr llvm::StringLiteral kUnsignedArgAttrName = "nvtma.unsigned";
+
+/// Whether integer or index parameter `type` takes signed values: by its
+/// type's signedness, else signed unless marked unsigned (signless integers
+/// are signed in the DSL). An i1 is a bool: 0 or 1.
+bool isSignedParam(Type type, bool markedUnsigned) {
+  if (auto i = dyn_cast<IntegerType>(type)) {
+    if (i.getWidth() == 1 || i.isUnsigned())
+      return false;
+    if (i.isSigned())
+      return true;
+  }
+  return !markedUnsigned;
+}
+
 /// How the launcher passes one argument the caller gives; `align` is
-/// requiredAlign and `replacing` replacingAtoms of a memref parameter.
+/// requiredAlign and `replacing` replacingAtoms of a memref parameter;
+/// `markedUnsigned` whether an integer parameter carries nvtma.unsigned.
 llvm::json::Object describeArg(Type type, int64_t align,
-                               ArrayRef<TmaAtomType> replacing) {
+                               ArrayRef<TmaAtomType> replacing,
+                               bool markedUnsigned) {
   llvm::json::Object o;
   o["type"] = typeString(type);
   if (auto m = dyn_cast<MemRefType>(type)) {
@@ -318,6 +338,10 @@ llvm::json::Object describeArg(Type type, int64_t align,
   } else if (type.isIntOrIndexOrFloat()) {
     o["kind"] = "scalar";
     o["bits"] = isa<IndexType>(type) ? 64 : type.getIntOrFloatBitWidth();
+    // The launch bounds a Python int by it: the bits alone let an Int32 take
+    // 3e9 (reaching the kernel negative) and a Uint32 take -1.
+    if (type.isIntOrIndex())
+      o["signed"] = isSignedParam(type, markedUnsigned);
   } else if (auto p = dyn_cast<LLVM::LLVMPointerType>(type)) {
     o["kind"] = "pointer";
     o["address_space"] = p.getAddressSpace();
@@ -388,7 +412,12 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func) {
         align = requiredAlign(func.getArgument(i));
         replacing = replacingAtoms(func.getArgument(i));
       }
-      params.push_back(describeArg(type, align, replacing));
+      bool markedUnsigned = func.getArgAttr(i, kUnsignedArgAttrName) != nullptr;
+      if (markedUnsigned && (!type.isIntOrIndex() || type.isSignedInteger()))
+        return func.emitError()
+               << kUnsignedArgAttrName << " on parameter " << i << " of type "
+               << type << ", which cannot hold an unsigned value";
+      params.push_back(describeArg(type, align, replacing, markedUnsigned));
       continue;
     }
     // The dialect's argument verifier made sure binds names a memref.

@@ -8,7 +8,7 @@
 // CHECK-SAME: \22launch\22:{\22block\22:[128,1,1],\22cluster\22:[2,1,1],\22smem\22:9216}
 // CHECK-SAME: \22module\22:\22m\22
 // CHECK-SAME: \22params\22:[{\22element\22:\22f16\22,\22element_bits\22:16,\22kind\22:\22memref\22,\22offset\22:0,\22shape\22:[256,512],\22strides\22:[512,1],\22type\22:\22memref<256x512xf16>\22}
-// CHECK-SAME: {\22bits\22:32,\22kind\22:\22scalar\22,\22type\22:\22i32\22}
+// CHECK-SAME: {\22bits\22:32,\22kind\22:\22scalar\22,\22signed\22:true,\22type\22:\22i32\22}
 // CHECK-SAME: {\22atom\22:\22!nvtma.tma_atom<load_multicast, f16, box = [32, 64], tile = [64, 64], l2_promotion = l2_256b, multicast = 2>\22,\22binds\22:0,\22box_bytes\22:4096,\22box_dim\22:[64,32],
 // CHECK-SAME: \22kind\22:\22descriptor\22,\22l2_promotion\22:3,\22l2_promotion_name\22:\22l2_256b\22,\22mode\22:\22tiled\22,\22oob_fill\22:0,\22rank\22:2,\22swizzle\22:0,\22template\22:\22000000000000000010{{[0-9a-f]+}}\22,\22tile_bytes\22:8192,\22tma_format\22:6,\22tma_format_name\22:\22float16\22}]}
 // CHECK-SAME: \22version\22:1}
@@ -101,6 +101,35 @@ gpu.module @m {
 gpu.module @m {
   // expected-error @+1 {{nvtma.pdl is a unit attribute (the kernel is launched with programmatic dependent launch), got true}}
   gpu.func @k() kernel attributes {nvtma.pdl = true} {
+    gpu.return
+  }
+}
+
+// -----
+
+// An integer scalar records whether it takes signed values, which bounds a
+// Python int at launch: signless is signed unless nvtma.unsigned marks it (the
+// DSL's Uint types, Boolean); an explicitly signed or unsigned type says it
+// itself; an i1 is a bool (0 or 1); a float has no sign to record.
+// CHECK: \22params\22:[{\22bits\22:32,\22kind\22:\22scalar\22,\22signed\22:true,\22type\22:\22i32\22}
+// CHECK-SAME: {\22bits\22:32,\22kind\22:\22scalar\22,\22signed\22:false,\22type\22:\22i32\22}
+// CHECK-SAME: {\22bits\22:64,\22kind\22:\22scalar\22,\22signed\22:true,\22type\22:\22index\22}
+// CHECK-SAME: {\22bits\22:8,\22kind\22:\22scalar\22,\22signed\22:false,\22type\22:\22ui8\22}
+// CHECK-SAME: {\22bits\22:16,\22kind\22:\22scalar\22,\22signed\22:true,\22type\22:\22si16\22}
+// CHECK-SAME: {\22bits\22:1,\22kind\22:\22scalar\22,\22signed\22:false,\22type\22:\22i1\22}
+// CHECK-SAME: {\22bits\22:32,\22kind\22:\22scalar\22,\22type\22:\22f32\22}]
+gpu.module @m {
+  gpu.func @k(%n: i32, %u: i32 {nvtma.unsigned}, %i: index, %b: ui8, %s: si16,
+              %flag: i1, %f: f32) kernel {
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m {
+  // expected-error @+1 {{nvtma.unsigned on parameter 1 of type 'f32', which cannot hold an unsigned value}}
+  gpu.func @k(%n: i32, %f: f32 {nvtma.unsigned}) kernel {
     gpu.return
   }
 }
