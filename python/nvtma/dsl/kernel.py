@@ -300,6 +300,13 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
                 pdl = self._pdl(**consts) if callable(self._pdl) else self._pdl
                 if pdl:
                     func.operation.attributes[_attribute_name("pdl")] = ir.UnitAttr.get()
+                # MLIR integers are signless: the kernel record says which parameters are unsigned, so the
+                # launch bounds their Python ints by 0..2^w-1 (and a signed one's by its signed range)
+                unsigned = [isinstance(ann, type) and issubclass(ann, _n.Integer) and not ann.signed
+                            for _, ann, _ in params]
+                if any(unsigned):
+                    func.operation.attributes["arg_attrs"] = ir.ArrayAttr.get(
+                        [ir.DictAttr.get({"nvtma.unsigned": ir.UnitAttr.get()} if u else {}) for u in unsigned])
                 entry = func.regions[0].blocks.append(*types)
             state = _KernelState(func, entry, self, block)
             args = []
