@@ -362,6 +362,11 @@ def copy(atom, coords, smem, *, tma_bar_ptr=None, mcast_mask=None, cta_rank=None
              "a branch that one thread runs", rule="single-issuer")
     if not isinstance(smem, dsl.TensorValue) or smem.space != "shared":
         fail("cpasync.copy's smem must be a shared-memory buffer (lang.SMEMPool)", rule="smem")
+    if smem.info is None:
+        # a static buffer (alloc_static) records no swizzle or box, so its accesses ignored the atom's layout,
+        # and it is 16-byte aligned, below what TMA's swizzles need
+        fail("cpasync.copy into a buffer of static shared memory (SMEMPool.alloc_static): a TMA tile goes into "
+             "the pool (SMEMPool.alloc_for(atom) or alloc)", rule="smem")
     if info is not None:
         if smem.info is not None:
             smem.info.set_swizzle(info.swizzle, f"the {info.kind} atom", info.tile_bytes)
@@ -376,6 +381,8 @@ def copy(atom, coords, smem, *, tma_bar_ptr=None, mcast_mask=None, cta_rank=None
             fail("a TMA load needs tma_bar_ptr=(barrier, stage) to complete on", rule="barrier")
         if info.kind == "load_multicast" and (mcast_mask is None or cta_rank is None):
             fail("a multicast load needs mcast_mask= and cta_rank=", rule="multicast")
+        if info.kind == "load_multicast":
+            _check_multicast(info.multicast, mcast_mask, cta_rank)
         inner = coords[-1] if len(coords) else None
         if info.kind in ("load", "load_multicast", "store") and isinstance(inner, int) and \
                 not isinstance(inner, bool) and inner * info.dtype.width % 128:
@@ -429,6 +436,28 @@ def prefetch(atom, coords, *, cta_rank=None, cache_hint=None):
 
 
 @user_op
+def _cluster_ctas(what):
+    """The CTAs of the kernel's clusters (what multicast masks and ranks address)."""
+    cl = dsl.current_kernel().kernel._dims[1]
+    n = cl[0] * cl[1] * cl[2] if cl else 1
+    if n == 1:
+        fail(f"{what} in a kernel without clusters (@dsl.kernel(cluster=...)): there is no other CTA to reach",
+             rule="multicast")
+    return n
+
+
+def _check_multicast(slices, mask, rank):
+    """A multicast load's slices, mask and rank against the kernel's cluster: bits and ranks past it are
+    undefined in PTX, and each CTA was armed for bytes from issuers that do not exist (a hang)."""
+    n = _cluster_ctas("a multicast TMA load")
+    if slices > n:
+        fail(f"a multicast atom of {slices} slices in clusters of {n} CTAs", rule="multicast")
+    if isinstance(mask, int) and not isinstance(mask, bool) and (mask <= 0 or mask >> n):
+        fail(f"multicast mask {mask:#x}: bits for CTAs 0-{n - 1} of the cluster, at least one", rule="multicast")
+    if isinstance(rank, int) and not isinstance(rank, bool) and not 0 <= rank < n:
+        fail(f"cta_rank {rank}: 0-{n - 1} in clusters of {n} CTAs", rule="multicast")
+
+
 def create_tma_multicast_mask(cluster_shape, cta_coord, mcast_mode: int):
     """The i16 CTA mask of a multicast along `mcast_mode` (CUDA x, y, z order)."""
     # build-time ints, as the op's attributes take them (else a TypeError from MLIR's attribute builder)
@@ -443,6 +472,10 @@ def create_tma_multicast_mask(cluster_shape, cta_coord, mcast_mode: int):
     if not isinstance(mcast_mode, int) or isinstance(mcast_mode, bool) or not 0 <= mcast_mode < 1 << 31:
         fail(f"create_tma_multicast_mask mcast_mode {mcast_mode!r}: the cluster dim to multicast along (0 = x)",
              rule="multicast")
+    cl = dsl.current_kernel().kernel._dims[1] or (1, 1, 1)
+    if tuple(cluster_shape) + (1,) * (3 - len(cluster_shape)) != tuple(cl):
+        fail(f"create_tma_multicast_mask cluster shape {list(cluster_shape)}, but the kernel's clusters are "
+             f"{list(cl)}", rule="multicast")
     op = _d.CreateTmaMulticastMaskOp([dsl.as_value(c, dsl.Index) for c in cta_coord], list(cluster_shape),
                                      mcast_mode)
     return dsl.Int16(op.result)

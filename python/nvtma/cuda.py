@@ -101,6 +101,11 @@ def _check_named_barrier(what, barrier_id, num_threads):
     if isinstance(num_threads, bool) or isinstance(num_threads, float) or (
             isinstance(num_threads, int) and (num_threads < 32 or num_threads % 32 or num_threads > 1024)):
         fail(f"{what} thread count {num_threads!r}: a multiple of 32 (whole warps) in [32, 1024]", rule="barrier")
+    if isinstance(num_threads, int):
+        from .dsl.kernel import current_kernel
+        b = current_kernel().block
+        if num_threads > b[0] * b[1] * b[2]:  # never met: a hang
+            fail(f"{what} waits for {num_threads} threads, but the block has {b[0] * b[1] * b[2]}", rule="barrier")
 
 
 @user_op
@@ -129,6 +134,10 @@ def barrier_arrive(barrier_id, num_threads):
 def warpgroup_sync(barrier_id=None):
     """The 128 threads of the calling warpgroup meet at named barrier
     1 + warpgroup index (0 is the CTA barrier), or `barrier_id`."""
+    b = dsl.current_kernel().block
+    if (b[0] * b[1] * b[2]) % 128:  # the last, partial warpgroup would wait for 128 threads forever
+        fail(f"warpgroup_sync in a block of {b[0] * b[1] * b[2]} threads: whole warpgroups (a multiple of 128)",
+             rule="barrier")
     bid = barrier_id if barrier_id is not None else dsl.warpgroup_idx() + 1
     barrier_sync(bid, 128)
 

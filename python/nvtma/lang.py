@@ -318,6 +318,13 @@ class MBarrier:
                  rule="mbarrier")
         if isinstance(count, bool) or (isinstance(count, int) and not 1 <= count < 1 << 20):
             fail(f"{name} count {count!r}: mbarrier.init takes an arrival count in [1, 2**20 - 1]", rule="mbarrier")
+        k = dsl.current_kernel()
+        if leader is None and (k.scope or ir.InsertionPoint.current.block != k.entry):
+            # thread 0 inits: inside warp 1's role, a branch or a loop it may not run there, and LLVM then
+            # drops the init while the arrivals and waits stay (a hang)
+            fail(f"{name} created inside a warp role, branch or loop: thread 0, which initializes it, may not "
+                 "run there. Create barriers at the kernel's top level, before the roles (or pass leader=, the "
+                 "condition of the one thread that initializes them here)", rule="mbarrier")
         self.depth = depth
         self.count = count
         self.phase_offset = phase_offset
@@ -359,6 +366,7 @@ class MBarrier:
     def arrive(self, stage, count=None):
         """Every calling thread arrives once (or `count` times) on barrier `stage`."""
         self._stage(stage)
+        _arrival_count(count)
         if count is not None:
             nvvm.MBarrierArriveOp(ir.IntegerType.get_signless(64), self.ptr(stage).value,
                                   count=dsl.as_value(count, dsl.Int32))
@@ -372,6 +380,10 @@ class MBarrier:
         self._stage(stage)
         if isinstance(phase, float) or (isinstance(phase, int) and phase not in (0, 1)):
             fail(f"phase {phase!r}: a parity, 0 or 1 (or a run-time Boolean)", rule="mbarrier")
+        if isinstance(phase, dsl.Numeric) and not isinstance(phase, dsl.Boolean):
+            if phase.is_float:
+                fail(f"phase of {type(phase).__name__}: a parity, a run-time Boolean or integer", rule="mbarrier")
+            phase = (phase & 1) != 0  # its parity: as a Boolean, round 2 (phase 2) was parity 1
         p = self._phase(phase)
         p = dsl.as_value(bool(p) if isinstance(p, int) else p, dsl.Boolean)
         nvgpu.MBarrierTryWaitParityOp(self.group, p, dsl.as_value(10_000_000), dsl.as_value(stage, dsl.Index))
@@ -388,6 +400,10 @@ class MBarrier:
 
     def remote_view(self, rank):
         """This barrier in cluster CTA `rank`'s shared memory: `arrive` signals it there."""
+        from .cpasync import _cluster_ctas
+        n = _cluster_ctas("a remote mbarrier (mapa)")
+        if isinstance(rank, bool) or (isinstance(rank, int) and not 0 <= rank < n):
+            fail(f"remote_view({rank!r}): a CTA rank 0-{n - 1} of the kernel's clusters", rule="mbarrier")
         return _RemoteMBarrier(self, rank)
 
 
@@ -411,11 +427,18 @@ class _RemoteMBarrier:
         arrive in a 2-CTA GEMM pipeline (a K step each: 54 us against 12.8)."""
         if scope not in ("cta", "cluster"):
             fail(f"scope={scope!r}: 'cta' or 'cluster'", rule="mbarrier")
+        _arrival_count(count)
         kw = {"count": dsl.as_value(count, dsl.Int32)} if count is not None else {}
         nvvm.MBarrierArriveOp(None, self.ptr(stage).value, scope=getattr(nvvm.MemScopeKind, scope.upper()), **kw)
 
     def wait(self, *a, **k):
         fail("wait() on a remote mbarrier view: waits are local", rule="mbarrier")
+
+
+def _arrival_count(count):
+    """A build-time arrival count is 1 to 2**20 - 1 (mbarrier.arrive's count: 0 built and did nothing)."""
+    if isinstance(count, bool) or (isinstance(count, int) and not 1 <= count < 1 << 20):
+        fail(f"arrive count {count!r}: 1 to 2**20 - 1", rule="mbarrier")
 
 
 def _single_issuer(what):
@@ -437,6 +460,10 @@ class TMABar(MBarrier):
         """One thread of the calling warp (elected here; or the one running
         thread) arrives and expects `nbytes` of TMA traffic on barrier `stage`."""
         self._stage(stage)
+        if isinstance(nbytes, bool) or (isinstance(nbytes, int) and not 0 <= nbytes < 1 << 20):
+            # the tx-count is 20 bits: 1 << 40 was 0, and (1 << 40) + 4096 was 4096
+            fail(f"arrive_expect_tx of {nbytes!r} bytes: an mbarrier's transaction count is 0 to 2**20 - 1 "
+                 "(split the loads over more stages or barriers)", rule="mbarrier")
         def issue():
             nvgpu.MBarrierArriveExpectTxOp(self.group, dsl.as_value(nbytes, dsl.Index),
                                            dsl.as_value(stage, dsl.Index))
@@ -574,13 +601,22 @@ class Pipeline:
         self.empty = self._KINDS[empty](stages, init_empty, phase_offset=empty_phase_offset, leader=leader)
         self.init_empty = init_empty
 
+    def _state(self, st):
+        """A PipelineState of this ring's depth: another depth's index ran past the barrier group."""
+        if not isinstance(st, PipelineState) or st.depth != self.stages:
+            fail(f"a {self.stages}-stage Pipeline driven by "
+                 f"{f'a {st.depth}-deep PipelineState' if isinstance(st, PipelineState) else repr(st)}: "
+                 f"use PipelineState({self.stages})", rule="pipeline")
+        return st
+
     @user_op
     def producer_acquire(self, st: PipelineState):
         # a fresh barrier reports the phase before its first as complete
-        self.empty.wait(st.index, _flip(st.phase))
+        self.empty.wait(self._state(st).index, _flip(st.phase))
 
     @user_op
     def producer_commit(self, st: PipelineState, nbytes=None):
+        self._state(st)
         if isinstance(self.full, TMABar):
             if nbytes is None:
                 fail("producer_commit on a 'tma' full barrier needs the bytes the loads bring", rule="pipeline")
@@ -590,7 +626,7 @@ class Pipeline:
 
     @user_op
     def consumer_wait(self, st: PipelineState):
-        self.full.wait(st.index, st.phase)
+        self.full.wait(self._state(st).index, st.phase)
 
     @user_op
     def consumer_release(self, st: PipelineState, *, elect=True, ranks=None):
@@ -600,6 +636,7 @@ class Pipeline:
         barrier in each of those CTAs instead: the CTAs whose multicast
         loads write into this slot (their init_empty then counts the
         consumer warps of every CTA they write to)."""
+        self._state(st)
         def arrive():
             if ranks is None:
                 self.empty.arrive(st.index)
@@ -760,9 +797,17 @@ class ClusterPersistentScheduler2D(_Persistent):
             self.group = l2_group_size
             self.serpentine = serpentine
             csize = cluster_m * cluster_n
-            start = dsl.block_idx() // csize if csize > 1 else dsl.block_idx()
-            step = num_clusters if num_clusters is not None else (
-                dsl.grid_dim() // csize if csize > 1 else dsl.grid_dim())
+            cl = dsl.current_kernel().kernel._dims[1] or (1, 1, 1)
+            if csize > 1 and cl[0] * cl[1] * cl[2] != csize:
+                # a cluster's tiles are its CTAs': blockIdx.x // csize with 2-D clusters counted every tile
+                # twice, and 4-CTA clusters of (4, 1, 1) with cluster_m = cluster_n = 2 missed half of them
+                fail(f"cluster_m x cluster_n = {cluster_m} x {cluster_n} tiles a cluster, but the kernel's clusters "
+                     f"are {list(cl)} CTAs", rule="scheduler")
+            # the cluster's place in the (up to 3-D) grid of clusters, and the CTA's in its cluster
+            ncx, ncy = dsl.grid_dim("x") // cl[0], dsl.grid_dim("y") // cl[1]
+            start = dsl.cluster_idx("x") + ncx * (dsl.cluster_idx("y") + ncy * dsl.cluster_idx("z"))
+            step = num_clusters if num_clusters is not None else ncx * ncy * (dsl.grid_dim("z") // cl[2])
+            self.rank = dsl.cluster_ctarank() if csize > 1 else None
             super().__init__(self.mc * self.nc, start, step)
 
     def decode(self, lin):
@@ -781,9 +826,9 @@ class ClusterPersistentScheduler2D(_Persistent):
     def __iter__(self):
         def tile(i, lin):
             m, n = self.decode(lin)
-            if self.cm * self.cn > 1:
-                m = m * self.cm + dsl.cluster_ctaid("x")
-                n = n * self.cn + dsl.cluster_ctaid("y")
+            if self.cm * self.cn > 1:  # the CTA's tile of its cluster's cluster_m x cluster_n, by its rank
+                m = m * self.cm + self.rank % self.cm
+                n = n * self.cn + self.rank // self.cm
             return Tile(i, m_idx=m, n_idx=n, linear=lin, valid=(m < self.num_m) & (n < self.num_n))
         return self._tiles(tile)
 

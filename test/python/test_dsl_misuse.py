@@ -753,6 +753,35 @@ def test_mbarrier_stages_and_phases_are_checked(body, message):
     _refused(body, "mbarrier", message)
 
 
+def _role_barrier(x, y, f):
+    with lang.WarpRole(1):
+        lang.TMABar(1)
+
+
+@pytest.mark.parametrize("body,rule,message", [
+    (lambda x, y, f: lang.Pipeline(3).consumer_wait(lang.PipelineState(4)), "pipeline",
+     "a 3-stage Pipeline driven by a 4-deep PipelineState"),
+    (_role_barrier, "mbarrier", "TMABar created inside a warp role, branch or loop: thread 0"),
+    (lambda x, y, f: lang.TMABar(1).arrive_expect_tx(0, 1 << 40), "mbarrier", "transaction count is 0 to 2**20 - 1"),
+    (lambda x, y, f: lang.MBarrier(1).arrive(0, count=0), "mbarrier", "arrive count 0: 1 to 2**20 - 1"),
+], ids=["state-depth", "in-role", "expect-tx-range", "arrive-0"])
+def test_barrier_misuse_that_hung_is_refused(body, rule, message):
+    """(thirty-fifth session's audit) A PipelineState of another depth indexed past the barrier group; a barrier
+    made inside warp 1's role was never initialized (thread 0 inits it; LLVM dropped the init); expect_tx of
+    1 << 40 bytes was 0; arrive(count=0) did nothing."""
+    _refused(body, rule, message)
+
+
+def test_a_run_time_integer_phase_is_its_parity():
+    """bar.wait(s, i // 2) compared the round with 0: round 2 waited on parity 1."""
+    @dsl.kernel(block=(32,))
+    def k(r: dsl.Int32):
+        lang.MBarrier(1, 1).wait(0, r)  # the round r: parity r & 1
+
+    ir = str(k.build().ir)
+    assert re.search(r"arith.andi %arg\d+, %c1_i32", ir), ir
+
+
 def test_copy_checks_the_barrier_stage_and_refuses_float_cache_hints():
     def body(x, y, f, *, stage=0, hint=None):
         a = cpasync.make_tiled_tma_atom(G2S(), x, (32, 32))
@@ -1076,3 +1105,78 @@ def test_integer_like_indices_are_python_ints():
     """numpy's ints were refused as "not a run-time value or a Python number"."""
     np = pytest.importorskip("numpy")
     _kernel(lambda x, y, f: x.__setitem__((np.int64(3), np.int32(4)), x[np.int16(1), 2])).build()
+
+
+# --------------------------------------------------------------------------- clusters, roles, barriers (thirty-fifth session's audit)
+
+def _multicast_kernel(cluster, slices, mask=None, shape=None):
+    @dsl.kernel(block=(128,), cluster=cluster)
+    def k(src: dsl.Tensor("f32", (256, 256))):
+        ld = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp(), src, (64, 64),
+                                         num_multicast=slices)
+        s = lang.SMEMPool().alloc_for(ld)
+        bar = lang.TMABar(1)
+        with lang.WarpRole(0):
+            m = mask if shape is None else cpasync.create_tma_multicast_mask(shape, [dsl.cluster_ctaid("x")], 0)
+            cpasync.copy(ld, [0, 0], s, tma_bar_ptr=bar.at(0), mcast_mask=m, cta_rank=dsl.cluster_ctaid("x"))
+    return k
+
+
+@pytest.mark.parametrize("cluster,slices,mask,shape,message", [
+    (None, 2, 0b11, None, "a multicast TMA load in a kernel without clusters"),
+    ((2, 1, 1), 4, 0xF, None, "a multicast atom of 4 slices in clusters of 2 CTAs"),
+    ((2, 1, 1), 2, 0x30, None, "multicast mask 0x30: bits for CTAs 0-1 of the cluster"),
+    ((2, 1, 1), 2, None, (4,), "create_tma_multicast_mask cluster shape [4], but the kernel's clusters are [2, 1, 1]"),
+], ids=["no-cluster", "slices", "mask-bits", "mask-shape"])
+def test_multicast_addresses_only_the_kernels_cluster(cluster, slices, mask, shape, message):
+    """Each built: bits and ranks past the cluster are undefined in PTX, and each CTA was armed for bytes from
+    issuers that do not exist (a hang)."""
+    assert message in str(build_error(_multicast_kernel(cluster, slices, mask, shape), "multicast"))
+    assert _multicast_kernel((2, 1, 1), 2, 0b11).build()  # the cluster's own
+
+
+@pytest.mark.parametrize("body,rule,message", [
+    (lambda x, y, f: lang.MBarrier(1).remote_view(3), "multicast", "a remote mbarrier (mapa) in a kernel without"),
+    (lambda x, y, f: cuda.barrier_sync(1, 256), "barrier", "barrier_sync waits for 256 threads, but the block has 128"),
+    (lambda x, y, f: _static_tma(x), "smem", "cpasync.copy into a buffer of static shared memory"),
+], ids=["remote-rank", "named-barrier-count", "static-smem-tma"])
+def test_what_can_never_complete_is_refused(body, rule, message):
+    _refused(body, rule, message)
+
+
+def _static_tma(x):
+    ld = cpasync.make_tiled_tma_atom(G2S(), x, (32, 32), swizzle="swizzle_128b")
+    s = lang.SMEMPool().alloc_static((32, 32), "f32")
+    bar = lang.TMABar(1)
+    with lang.WarpRole(0):
+        cpasync.copy(ld, [0, 0], s, tma_bar_ptr=bar.at(0))
+
+
+def test_warpgroup_sync_needs_whole_warpgroups():
+    _refused(lambda x, y, f: cuda.warpgroup_sync(), "barrier", "warpgroup_sync in a block of 96 threads",
+             block=(96,))
+
+
+def test_warps_of_a_block_with_y_and_z_dims_are_its_linear_ones():
+    """block=(32, 4): warp_idx() was %tid.x >> 5, 0 in all four warps (warp 0's role ran four times)."""
+    @dsl.kernel(block=(32, 4))
+    def k(y: dsl.Tensor("i32", (4,))):
+        with lang.WarpRole(1):
+            y[0] = 1
+
+    assert "%tid.y" in ptx(k)
+
+
+def test_the_2d_cluster_scheduler_places_clusters_and_ctas_by_their_ids():
+    """Cluster tiles came from blockIdx.x // (cluster_m * cluster_n): a 2-D cluster grid computed every tile
+    twice, clusters of (4, 1, 1) with 2 x 2 tiles missed half."""
+    def k_of(cluster):
+        @dsl.kernel(block=(128,), cluster=cluster)
+        def k(out: dsl.Tensor("i32", (8, 8))):
+            for t in lang.ClusterPersistentScheduler2D(8, 8, cluster_m=2, cluster_n=2):
+                out[t.m_idx, t.n_idx] = 1
+        return k
+
+    text = ptx(k_of((4, 1, 1)))
+    assert "%clusterid.x" in text and "%cluster_ctarank" in text and "%ctaid.x" not in text
+    assert "clusters are [2, 1, 1] CTAs" in str(build_error(k_of((2, 1, 1)), "scheduler"))

@@ -1598,8 +1598,9 @@ def test_a_row_block_past_a_row_box_starts_at_its_box():
     def k(a: dsl.Tensor("bf16", (320, 128)), y: dsl.Tensor("i64", (1,))):
         la = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), a, (320, 128), swizzle="swizzle_128b")
         s = lang.SMEMPool().alloc_for(la)  # boxes of [160, 64]
+        bar = lang.TMABar(1)
         with lang.WarpRole(0):
-            cpasync.copy(la, [0, 0], s, tma_bar_ptr=lang.TMABar(1).at(0))
+            cpasync.copy(la, [0, 0], s, tma_bar_ptr=bar.at(0))
         d = wgmma.SmemDescriptor(s)
         y[0] = (d.row_block(160).desc - d.desc).bitcast(dsl.Int64)
 
@@ -1650,8 +1651,9 @@ def test_a_descriptors_swizzle_is_recorded_and_its_start_on_the_swizzle_repeat()
         s = lang.SMEMPool().alloc((64, 32), "bf16")
         wgmma.SmemDescriptor(s, swizzle="swizzle_64b")
         ld = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), a, (64, 32), swizzle="swizzle_128b")
+        bar = lang.TMABar(1)
         with lang.WarpRole(0):
-            cpasync.copy(ld, [0, 0], s, tma_bar_ptr=lang.TMABar(1).at(0))
+            cpasync.copy(ld, [0, 0], s, tma_bar_ptr=bar.at(0))
 
     assert "this buffer holds swizzle_64b-swizzled data" in str(build_error(other, "swizzle"))
 

@@ -476,7 +476,8 @@ USES = {
     "Pipeline(empty='tcgen05')": lambda out: lang.Pipeline(2, full="tma", empty="tcgen05"),
     "tcgen05.alloc": _in_warp0(lambda out: tcgen05.alloc(lang.SMEMPool().alloc((1,), "u32"), 32)),
     "tcgen05.mma": _in_warp0(lambda out: tcgen05.mma(dsl.Uint32(0), dsl.Uint64(0), dsl.Uint64(0), 0, kind="f16")),
-    "tcgen05.commit": _in_warp0(lambda out: tcgen05.commit(lang.MBarrier(1, 1), 0)),
+    "tcgen05.commit": lambda out: (lambda bar: _in_warp0(lambda o: tcgen05.commit(bar, 0))(out))(
+        lang.MBarrier(1, 1)),
     "tcgen05.ld": lambda out: tcgen05.ld(dsl.Uint32(0), num=4),
     "tcgen05.st": lambda out: tcgen05.st(dsl.Uint32(0), dsl.Uint32(1)),
     "tcgen05.cp": _in_warp0(lambda out: tcgen05.cp(dsl.Uint32(0), dsl.Uint64(0))),

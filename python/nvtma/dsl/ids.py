@@ -104,10 +104,21 @@ def thread_rank():
     return thread_idx("x") + block_dim("x") * (thread_idx("y") + block_dim("y") * thread_idx("z"))
 
 
+def _linear_tid():
+    """%tid.x, or the thread's rank where the block has y or z dims: from %tid.x alone, block=(32, 4) had
+    four warps 0 (warp 0's role ran four times, warp 1's never)."""
+    from .kernel import current_kernel
+    b = current_kernel().block
+    x = Int32(thread_idx().value)
+    if b[1] * b[2] == 1:
+        return x
+    return x + b[0] * (Int32(thread_idx("y").value) + b[1] * Int32(thread_idx("z").value))  # the block is known
+
+
 @user_op
 def warp_idx():
-    """thread_idx // 32 (blocks are 1-D in nvtma's kernels)."""
-    return _tagged(Int32(thread_idx().value) // 32, "warp")
+    """The thread's warp: its rank in the block // 32."""
+    return _tagged(_linear_tid() // 32, "warp")
 
 
 @user_op
@@ -119,8 +130,8 @@ def lane_idx(*, hoist=True):
 
 @user_op
 def warpgroup_idx():
-    """thread_idx // 128: the warpgroup (4 warps) of the thread."""
-    return _tagged(Int32(thread_idx().value) // 128, "warpgroup")
+    """The thread's warpgroup (4 warps): its rank in the block // 128."""
+    return _tagged(_linear_tid() // 128, "warpgroup")
 
 
 @user_op
