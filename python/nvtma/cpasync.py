@@ -238,6 +238,13 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler=None, num_multic
     if internal_type is not None:
         fields["tma_format"] = internal_type
     if element_strides is not None:
+        if any(not isinstance(e, int) or isinstance(e, bool) or e != 1 for e in element_strides):
+            # the TMA then delivers ceil(box / stride) elements a dim: the barrier was armed, and the tile laid
+            # out, for the whole box (a hang, then reads of the wrong elements)
+            fail(f"element_strides={list(element_strides)}: a tiled copy's tile here is its box, element by "
+                 "element; strides other than 1 (the TMA delivering ceil(box / stride) elements a dim) are not "
+                 "modeled by the DSL's tiles and barriers (nvtma.tensormap encodes such descriptors on the host)",
+                 rule="atom")
         fields["element_strides"] = list(element_strides)
     if kind.startswith("im2col"):
         box = list(tile)
@@ -272,11 +279,18 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler=None, num_multic
 @user_op
 def make_tma_atom_from_descriptor(desc_ptr, like):
     """An atom that copies through the 128 descriptor bytes at `desc_ptr`
-    (global or shared memory, e.g. patched by update_tma_descriptor), with
-    the static fields of `like` (an atom of the same kind and shape)."""
+    (global memory, e.g. patched by update_tma_descriptor), with the static
+    fields of `like` (an atom of the same kind and shape). A descriptor
+    patched in shared memory goes to global memory first (PTX's tensor copy
+    reads its tensor map from the .param, .const or .global space)."""
     info = like if isinstance(like, TmaInfo) else None
     t = info.atom_type if info else _atom_value(like, "cpasync.make_tma_atom_from_descriptor").value.type
-    atom = _d.AtomFromDescriptorOp(t, dsl.as_value(desc_ptr)).result
+    p = dsl.as_value(desc_ptr)
+    if isinstance(p.type, ir.Type) and str(p.type) == "!llvm.ptr<3>":
+        fail("a TMA descriptor in shared memory: tensor copies read their tensor map from global, const or param "
+             "memory; copy it to global memory (a release fence for the tensormap proxy) and pass that address",
+             rule="descriptor")
+    atom = _d.AtomFromDescriptorOp(t, p).result
     if info is None:
         return dsl.Val(atom)
     return TmaInfo(dsl.Val(atom), info.tma_tensor, info.smem_layout, info.dtype, info.swizzle, info.kind,
@@ -538,9 +552,47 @@ def address_of(buf, indices=None):
     if indices is not None and isinstance(buf, dsl.TensorValue):
         # (a wrong count, slices, floats or None: a TypeError in the swizzle math, or the op's verifier late)
         indices = buf._indices(tuple(indices))
+        off = _static_byte_offset(buf, indices)
         if buf.space == "shared" and buf._via_flat():
             flat, e = buf._swizzled(indices)
-            return address_of(flat, [e])
+            return _Address(address_of(flat, [e]).value, off)
+        return _Address(_address(buf, indices), off)
+    return dsl.Val(_address(buf, indices))
+
+
+class _Address(dsl.Val):
+    """An address_of pointer with its byte offset from a base aligned to 16 or more where Python-int indices
+    fix it (else None): what bulk copies and cp.async check their alignment by."""
+
+    __slots__ = ("byte_offset",)
+
+    def __init__(self, value, byte_offset):
+        super().__init__(value)
+        self.byte_offset = byte_offset
+
+
+def _static_byte_offset(buf, idx):
+    """The byte offset of buf[idx] where it is known at build, modulo what matters here (16): a shared tile's
+    whole offset in its buffer (128-aligned or more; a swizzle moves whole 16-byte chunks); a global tensor's
+    innermost index (the launch checks its base and strides)."""
+    eb = max(buf.dtype.width // 8, 1)
+    e = buf._static_element(idx)
+    if e is not None:
+        return e * eb
+    inner = idx[-1] if idx else None
+    if buf.space == "global" and isinstance(inner, int) and not isinstance(inner, bool):
+        return inner * eb
+    return None
+
+
+def _check_address_alignment(what, p, nbytes):
+    off = getattr(p, "byte_offset", None)
+    if off is not None and off % nbytes:
+        fail(f"{what} at an address {off % nbytes} bytes off the {nbytes}-byte alignment it needs (byte "
+             f"{off} of its buffer, from address_of's indices)", rule="alignment")
+
+
+def _address(buf, indices):
     space = {"shared": 3, "cluster": 7}.get(buf.space, 1)
     generic_global = buf.space == "global"
     ptr_t = types.ptr(0 if generic_global else space)
@@ -548,7 +600,7 @@ def address_of(buf, indices=None):
     p = _d.AddressOfOp(ptr_t, buf.value, idx).result
     if generic_global:
         p = llvm.AddrSpaceCastOp(types.ptr(1), p).result
-    return dsl.Val(p)
+    return p
 
 
 @user_op
@@ -601,6 +653,8 @@ def bulk_copy(op, dst, src, size, *, tma_bar_ptr=None, mask=None, remote_barrier
 
     want = {"g2s": (3, 1), "g2s_multicast": (3, 1), "s2g": (1, 3), "s2g_bytemask": (1, 3), "s2s_cluster": (7, 3)}
     dsp, ssp = want[op.kind]
+    for what, p in (("its destination", dst), ("its source", src)):  # both 16-byte aligned (PTX ISA)
+        _check_address_alignment(f"cpasync.bulk_copy {what}", p, 16)
     if op.kind == "s2g_bytemask" and dsl.current_kernel().kernel.sm < 100:
         fail(f"cpasync.bulk_copy s2g_bytemask (.cp_mask) needs sm_100 or newer, the kernel targets "
              f"{dsl.current_kernel().kernel.arch}", rule="arch")
@@ -653,6 +707,8 @@ def cp_async(dst, src, size=16, *, op=None, src_size=None):
         fail("cp.async.cg copies 16 bytes", rule="cp-async")
     if isinstance(src_size, int) and not isinstance(src_size, bool) and not 0 <= src_size <= size:
         fail(f"cp.async src_size={src_size}: 0 to the {size} bytes copied", rule="cp-async")
+    for what, p in (("destination", dst), ("source", src)):  # aligned to the bytes copied (PTX ISA)
+        _check_address_alignment(f"cp.async's {what}", p, size)
     d, s = dsl.as_value(dst), dsl.as_value(src)
     n = None if src_size is None else dsl.as_value(src_size, dsl.Int32)
     _d.CpAsyncOp(d, s, size, src_size=n,

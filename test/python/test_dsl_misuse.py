@@ -1152,6 +1152,45 @@ def _static_tma(x):
         cpasync.copy(ld, [0, 0], s, tma_bar_ptr=bar.at(0))
 
 
+def test_element_strides_other_than_1_are_refused():
+    """element_strides=(2, 2) armed the barrier for the whole box (16384 bytes) where the TMA delivers a
+    quarter (a hang), and the tile's accesses assumed the dense box."""
+    _refused(lambda x, y, f: cpasync.make_tiled_tma_atom(G2S(), x, (64, 64), element_strides=(2, 2)), "atom",
+             "element_strides=[2, 2]: a tiled copy's tile here is its box")
+    assert _kernel(lambda x, y, f: cpasync.make_tiled_tma_atom(G2S(), x, (64, 64), element_strides=(1, 1))).build()
+
+
+def _bulk_at(x, off):
+    s = lang.SMEMPool().alloc((1024,), "f32")
+    bar = lang.TMABar(1)
+    with lang.WarpRole(0):
+        cpasync.bulk_copy(cpasync.CopyBulkG2SOp(), cpasync.address_of(s, [off]), cpasync.address_of(x, [0, 0]),
+                          1024, tma_bar_ptr=bar.at(0))
+
+
+def _shared_descriptor(x):
+    a = cpasync.make_tiled_tma_atom(G2S(), x, (32, 32))
+    s, d = lang.SMEMPool().alloc_for(a), lang.SMEMPool().alloc((16,), "i64")
+    bar = lang.TMABar(1)
+    with lang.WarpRole(0):
+        cpasync.copy(a, [0, 0], s, tma_bar_ptr=bar.at(0), tma_desc_ptr=cpasync.address_of(d))
+
+
+@pytest.mark.parametrize("body,rule,message", [
+    (lambda x, y, f: _bulk_at(x, 2), "alignment", "cpasync.bulk_copy its destination at an address 8 bytes off"),
+    (lambda x, y, f: cpasync.cp_async(cpasync.address_of(lang.SMEMPool().alloc((64,), "f32"), [1]),
+                                      cpasync.address_of(x, [0, 0]), 16), "alignment",
+     "cp.async's destination at an address 4 bytes off the 16-byte alignment"),
+    (lambda x, y, f: _shared_descriptor(x), "descriptor", "a TMA descriptor in shared memory"),
+], ids=["bulk", "cp-async", "shared-descriptor"])
+def test_addresses_that_fault_are_refused(body, rule, message):
+    """(thirty-fifth session's audit) Bulk copies and cp.async at Python-int indices off their alignment, and
+    a tensor copy through a descriptor in shared memory (PTX reads tensor maps from global, const or param
+    memory), built and faulted."""
+    _refused(body, rule, message)
+    assert _kernel(lambda x, y, f: _bulk_at(x, 4)).build()  # 16 bytes in
+
+
 def test_warpgroup_sync_needs_whole_warpgroups():
     _refused(lambda x, y, f: cuda.warpgroup_sync(), "barrier", "warpgroup_sync in a block of 96 threads",
              block=(96,))
