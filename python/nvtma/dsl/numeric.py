@@ -598,7 +598,12 @@ def _fp_to_int_sat(v, src, tgt, lanes=None):
     if not lanes and tgt.width in (32, 64):  # one cvt.rzi (saturating in PTX), folded by LLVM alike
         name = "fd"[src is Float64] + "2" + {(32, True): "i", (32, False): "ui", (64, True): "ll",
                                              (64, False): "ull"}[(tgt.width, tgt.signed)]
-        return llvm.CallIntrinsicOp(rt, f"llvm.nvvm.{name}.rz", [v], [], []).result
+        r = llvm.CallIntrinsicOp(rt, f"llvm.nvvm.{name}.rz", [v], [], []).result
+        if tgt.width == 64:
+            # cvt.rzi.s64 of NaN is INT64_MIN on the H200 (LLVM folds it to 0, as the 32-bit one gives)
+            nan = arith.CmpFOp(arith.CmpFPredicate.UNO, v, v).result
+            r = arith.SelectOp(nan, arith.ConstantOp(rt, 0).result, r).result
+        return r
     kind = "fptosi" if tgt.signed else "fptoui"
     tn, sn = f"i{tgt.width}", str(src.mlir_type())
     if lanes:
