@@ -296,13 +296,14 @@ NB_MODULE(_nvtmaDialects, m) {
         names["known_cluster_size"] = str(nvtmaGPUKnownClusterSizeAttrName(ctx));
         names["dynamic_smem"] = str(nvtmaDynamicSmemAttrName());
         names["pdl"] = str(nvtmaPdlAttrName());
+        names["unsigned"] = str(nvtmaUnsignedArgAttrName());
         names["loop_annotation"] = str(nvtmaLLVMLoopAnnotationAttrName(ctx));
         return names;
       },
       nb::arg("context").none() = nb::none(),
       "The attribute names the kernel language sets, from the dialects that "
       "define them: container_module, known_cluster_size, dynamic_smem, pdl, "
-      "loop_annotation.");
+      "unsigned, loop_annotation.");
 
   m.def("lower_to_ptx", &lowerToPtx, nb::arg("context"), nb::arg("text"),
         nb::arg("chip"), nb::arg("features") = "", nb::arg("opt_level") = 3,

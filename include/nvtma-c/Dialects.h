@@ -96,6 +96,7 @@ MLIR_CAPI_EXPORTED MlirStringRef
 nvtmaGPUKnownClusterSizeAttrName(MlirContext context);
 MLIR_CAPI_EXPORTED MlirStringRef nvtmaDynamicSmemAttrName(void);
 MLIR_CAPI_EXPORTED MlirStringRef nvtmaPdlAttrName(void);
+MLIR_CAPI_EXPORTED MlirStringRef nvtmaUnsignedArgAttrName(void);
 MLIR_CAPI_EXPORTED MlirStringRef
 nvtmaLLVMLoopAnnotationAttrName(MlirContext context);
 

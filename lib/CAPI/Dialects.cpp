@@ -223,6 +223,10 @@ MlirStringRef nvtmaPdlAttrName() {
   return wrap(mlir::nvtma::NVTMADialect::getPdlAttrName());
 }
 
+MlirStringRef nvtmaUnsignedArgAttrName() {
+  return wrap(mlir::nvtma::NVTMADialect::getUnsignedArgAttrName());
+}
+
 MlirStringRef nvtmaLLVMLoopAnnotationAttrName(MlirContext context) {
   return wrap(mlir::LLVM::BrOp::getLoopAnnotationAttrName(
                   registeredName<mlir::LLVM::LLVMDialect, mlir::LLVM::BrOp>(

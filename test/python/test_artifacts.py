@@ -121,6 +121,7 @@ def test_binds_in_range(binds):
     lambda r: r["kernels"]["k"]["params"][0].update(tensormaps=[dict(F.TMAP, tma_format=16)]),
     lambda r: r["kernels"]["k"]["params"][0].update(tensormaps=[F.TMAP, dict(F.TMAP, interleave=None)]),
     lambda r: r["kernels"]["k"]["params"][2].update(bits=7),
+    lambda r: r["kernels"]["k"]["params"][2].update(signed="yes"),
     lambda r: r["kernels"]["k"]["params"][2].update(kind="tensor"),
     lambda r: r["kernels"]["k"]["params"][3].update(rank=3),
     lambda r: r["kernels"]["k"]["params"][3].update(box_dim=[64, 512]),

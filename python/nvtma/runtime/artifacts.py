@@ -232,6 +232,8 @@ def validate_records(records, cubin: bytes | None = None) -> dict:
                 _str(p.get("type"), f"{w}.type", 64)
                 if p.get("bits") not in (1, 8, 16, 32, 64) or isinstance(p.get("bits"), bool):
                     _bad(f"{w}.bits is {_short(p.get('bits'))}, expected 1, 8, 16, 32 or 64")
+                if "signed" in p and not isinstance(p["signed"], bool):  # else read as a record without it
+                    _bad(f"{w}.signed is {_short(p['signed'])}, expected true or false")
             elif kind in ("pointer", "unsupported"):
                 _str(p.get("type"), f"{w}.type", 1024)
             else:

@@ -76,6 +76,12 @@ def NVTMA_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getPdlAttrName() {
       return "nvtma.pdl";
     }
+    /// A unit argument attribute: this signless integer parameter holds an
+    /// unsigned value (the kernel record's "signed": false, by which the
+    /// launch bounds a Python int).
+    static constexpr ::llvm::StringLiteral getUnsignedArgAttrName() {
+      return "nvtma.unsigned";
+    }
   }];
 }
 

@@ -289,10 +289,6 @@ SmallVector<TmaAtomType> replacingAtoms(BlockArgument arg) {
   return atoms.takeVector();
 }
 
-/// The unit argument attribute by which a front end (the DSL's Uint8..64,
-/// Boolean) says a signless integer parameter holds an unsigned value.
-constexpr llvm::StringLiteral kUnsignedArgAttrName = "nvtma.unsigned";
-
 /// Whether integer or index parameter `type` takes signed values: by its
 /// type's signedness, else signed unless marked unsigned (signless integers
 /// are signed in the DSL). An i1 is a bool: 0 or 1.
@@ -412,11 +408,14 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func) {
         align = requiredAlign(func.getArgument(i));
         replacing = replacingAtoms(func.getArgument(i));
       }
-      bool markedUnsigned = func.getArgAttr(i, kUnsignedArgAttrName) != nullptr;
+      bool markedUnsigned =
+          func.getArgAttr(i, NVTMADialect::getUnsignedArgAttrName()) !=
+          nullptr;
       if (markedUnsigned && (!type.isIntOrIndex() || type.isSignedInteger()))
         return func.emitError()
-               << kUnsignedArgAttrName << " on parameter " << i << " of type "
-               << type << ", which cannot hold an unsigned value";
+               << NVTMADialect::getUnsignedArgAttrName() << " on parameter "
+               << i << " of type " << type
+               << ", which cannot hold an unsigned value";
       params.push_back(describeArg(type, align, replacing, markedUnsigned));
       continue;
     }
