@@ -168,6 +168,12 @@ class SmemDescriptor:
             fail(f"a {sw} tile starting {off} bytes into its buffer: a wgmma descriptor starts on a "
                  f"{8 * span}-byte repeat of the swizzle (rows a multiple of 8): take the view at such a row, "
                  "or row_block()", rule="descriptor")
+        step = tile.info.stage_bytes if tile.info is not None else 0
+        if off is None and step == self.rows * self.k * eb and step % (8 * span):
+            # a stage of a ring, picked at run time: every stage but the first may start mid-repeat
+            fail(f"a stage of a ring of {step}-byte {sw} stages: a wgmma descriptor starts on a {8 * span}-byte "
+                 "repeat of the swizzle, so the stages must be whole repeats (rows a multiple of 8)",
+                 rule="descriptor")
         # stride byte offset: 8 rows of the swizzle span; leading byte offset unused for swizzled K-major
         self.desc = encode_matrix_descriptor(_addr(tile), 16, 8 * span, sw)
 

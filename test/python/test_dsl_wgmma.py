@@ -1662,3 +1662,14 @@ def test_a_descriptors_swizzle_is_recorded_and_its_start_on_the_swizzle_repeat()
         wgmma.SmemDescriptor(_loaded_tile(a).rows(4, 32))
 
     assert "starts on a 1024-byte repeat of the swizzle" in str(build_error(mid, "descriptor"))
+
+
+def test_a_ring_stage_picked_at_run_time_starts_on_the_swizzle_repeat():
+    """Stages of 512 bytes in a 128B-swizzled ring: stage 1 starts half-way into a 1024-byte repeat, where a
+    descriptor (base offset 0) reads other rows."""
+    @dsl.kernel(block=(128,))
+    def k(a: dsl.Tensor("bf16", (64, 64))):
+        ring = lang.SMEMPool().alloc((2, 4, 64), "bf16", swizzle="swizzle_128b")
+        wgmma.SmemDescriptor(ring.stage(dsl.block_idx() % 2))
+
+    assert "a stage of a ring of 512-byte swizzle_128b stages" in str(build_error(k, "descriptor"))
