@@ -555,20 +555,21 @@ def address_of(buf, indices=None):
         off = _static_byte_offset(buf, indices)
         if buf.space == "shared" and buf._via_flat():
             flat, e = buf._swizzled(indices)
-            return _Address(address_of(flat, [e]).value, off)
-        return _Address(_address(buf, indices), off)
+            return _Address(address_of(flat, [e]).value, off, buf.dtype)
+        return _Address(_address(buf, indices), off, buf.dtype)
     return dsl.Val(_address(buf, indices))
 
 
 class _Address(dsl.Val):
     """An address_of pointer with its byte offset from a base aligned to 16 or more where Python-int indices
-    fix it (else None): what bulk copies and cp.async check their alignment by."""
+    fix it (else None: what bulk copies and cp.async check their alignment by) and its element type."""
 
-    __slots__ = ("byte_offset",)
+    __slots__ = ("byte_offset", "elem")
 
-    def __init__(self, value, byte_offset):
+    def __init__(self, value, byte_offset, elem=None):
         super().__init__(value)
         self.byte_offset = byte_offset
+        self.elem = elem  # the tensor's element type (what an atomic through the pointer adds)
 
 
 def _static_byte_offset(buf, idx):

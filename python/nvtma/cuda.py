@@ -45,8 +45,28 @@ __all__ = ["FULL_MASK", "any_sync", "all_sync", "ballot_sync", "elect_sync", "wa
 _i32 = lambda: ir.IntegerType.get_signless(32)  # noqa: E731
 
 
-def _mask(mask):
+def _mask(mask, what=None):
+    """The member mask; with `what` (a .sync collective), checked: a full mask where at most part of a warp
+    runs the code (a one-lane branch) never completes, and a constant 0 leaves the caller out (both undefined
+    in PTX, a hang in practice)."""
+    if what is not None:
+        if isinstance(mask, int) and not isinstance(mask, bool) and mask % (1 << 32) == 0:
+            fail(f"{what} with member mask 0: the calling lanes must be in it", rule="warp-collective")
+        if isinstance(mask, int) and mask % (1 << 32) == FULL_MASK:
+            _whole_warp(what)
     return as_value(mask if not isinstance(mask, int) else (mask - (1 << 32) if mask >= 1 << 31 else mask), Int32)
+
+
+def _whole_warp(what):
+    """`what` waits for all 32 lanes: refused where at most part of a warp runs (a lane's or a thread's branch,
+    a block whose last warp is partial)."""
+    k = dsl.current_kernel()
+    warps, lanes = k.active(k.block)
+    threads = k.block[0] * k.block[1] * k.block[2]
+    if lanes < 32 or threads % 32:
+        fail(f"{what} waits for all 32 lanes of the warp, but at most {lanes} lane(s) run this code"
+             + (f" (a block of {threads} threads has a partial warp)" if threads % 32 else "")
+             + ": call it where whole warps run, or pass the mask of the lanes that do", rule="warp-collective")
 
 
 # --------------------------------------------------------------------------- participation
@@ -54,21 +74,22 @@ def _mask(mask):
 @user_op
 def any_sync(pred, mask=FULL_MASK):
     """True in every lane if `pred` holds in any lane of `mask` (vote.sync.any)."""
-    return Boolean(nvvm.VoteSyncOp(ir.IntegerType.get_signless(1), _mask(mask), as_value(pred, Boolean),
+    return Boolean(nvvm.VoteSyncOp(ir.IntegerType.get_signless(1), _mask(mask, "any_sync"), as_value(pred, Boolean),
                                    nvvm.VoteSyncKind.any).result)
 
 
 @user_op
 def all_sync(pred, mask=FULL_MASK):
     """vote.sync.all."""
-    return Boolean(nvvm.VoteSyncOp(ir.IntegerType.get_signless(1), _mask(mask), as_value(pred, Boolean),
+    return Boolean(nvvm.VoteSyncOp(ir.IntegerType.get_signless(1), _mask(mask, "all_sync"), as_value(pred, Boolean),
                                    nvvm.VoteSyncKind.all).result)
 
 
 @user_op
 def ballot_sync(pred, mask=FULL_MASK):
     """The lanes of `mask` where `pred` holds, as bits (vote.sync.ballot.b32)."""
-    return Uint32(nvvm.VoteSyncOp(_i32(), _mask(mask), as_value(pred, Boolean), nvvm.VoteSyncKind.ballot).result)
+    return Uint32(nvvm.VoteSyncOp(_i32(), _mask(mask, "ballot_sync"), as_value(pred, Boolean),
+                                  nvvm.VoteSyncKind.ballot).result)
 
 
 def elect_sync():
@@ -88,7 +109,7 @@ __activemask = activemask
 @user_op
 def warp_sync(mask=FULL_MASK):
     """bar.warp.sync."""
-    nvvm.SyncWarpOp(_mask(mask))
+    nvvm.SyncWarpOp(_mask(mask, "warp_sync"))
 
 
 def _check_named_barrier(what, barrier_id, num_threads):
@@ -152,21 +173,33 @@ def cluster_sync():
     dsl.cluster_sync()
 
 
-def _bar_red(pred, op):
-    return Boolean(nvvm.BarrierOp(ir.IntegerType.get_signless(32), reductionOp=op,
-                                  reductionPredicate=as_value(pred, Int32) if not isinstance(pred, Boolean)
-                                  else as_value(pred.to(Int32))).result != 0)
+def _whole_block(what):
+    """`what` waits for every thread of the CTA: refused where at most some warps or lanes run."""
+    k = dsl.current_kernel()
+    warps, lanes = k.active(k.block)
+    threads = k.block[0] * k.block[1] * k.block[2]
+    if lanes < min(threads, 32) or warps < (threads + 31) // 32:
+        fail(f"{what} waits for all {threads} threads of the CTA, but at most {warps} warp(s) of {lanes} lane(s) "
+             "run this code: call it where every thread runs", rule="barrier")
+
+
+def _bar_red(pred, op, what):
+    _whole_block(what)
+    r = nvvm.BarrierOp(ir.IntegerType.get_signless(32), reductionOp=op,
+                       reductionPredicate=as_value(pred, Int32) if not isinstance(pred, Boolean)
+                       else as_value(pred.to(Int32))).result
+    return Int32(r) != 0  # (a Python != of the MLIR value was True: the reduction was lost)
 
 
 @user_op
 def syncthreads_and(pred):
     """__syncthreads_and: true if `pred` holds in every thread (bar.red.and.pred)."""
-    return _bar_red(pred, nvvm.BarrierReduction.AND)
+    return _bar_red(pred, nvvm.BarrierReduction.AND, "syncthreads_and")
 
 
 @user_op
 def syncthreads_or(pred):
-    return _bar_red(pred, nvvm.BarrierReduction.OR)
+    return _bar_red(pred, nvvm.BarrierReduction.OR, "syncthreads_or")
 
 
 def thread_rank():
@@ -203,7 +236,7 @@ def _shfl(val, arg, kind, mask, width):
     # mask_and_clamp: c = ((32 - width) << 8) | clamp (31 for idx/bfly/down, 0 for up)
     seg = (32 - width) << 8
     clamp = seg | (0 if kind == "up" else 31)
-    r = nvvm.ShflOp(cls.mlir_type(), _mask(mask), val.value, as_value(arg, Int32), as_value(clamp, Int32),
+    r = nvvm.ShflOp(cls.mlir_type(), _mask(mask, "shfl_sync"), val.value, as_value(arg, Int32), as_value(clamp, Int32),
                     getattr(nvvm.ShflKind, kind)).result
     return cls(r)
 
@@ -266,6 +299,7 @@ def warp_reduce(val, op="sum", width=32, mask=FULL_MASK):
     """`op` over the `width` lanes of each group (butterfly shuffles: every lane gets the result)."""
     if not isinstance(width, int) or isinstance(width, bool) or width & (width - 1) or not 1 <= width <= 32:
         fail(f"warp_reduce width {width!r}: a power of two up to 32", rule="reduce")
+    _whole_warp("warp_reduce") if isinstance(mask, int) and mask % (1 << 32) == FULL_MASK else None
     off = width // 2
     while off >= 1:
         val = _combine(val, shfl_xor_sync(val, off, mask, 32), op)
@@ -300,6 +334,8 @@ def cta_reduce(val, op="sum"):
         # memref lowering cannot store (it asserts and aborts the process)
         fail("cta_reduce of a Boolean: reduce x.to(dsl.Int32) (sum counts, 'and'/'or' combine) and compare",
              rule="reduce")
+    _whole_block("cta_reduce")
+    _whole_warp("cta_reduce")
     key = ("cta_reduce", cls.__name__)
     if key not in k.scratch:
         from .lang import SMEMPool
@@ -314,6 +350,14 @@ def cta_reduce(val, op="sum"):
     with dsl.if_(lane == 0):
         buf[wid] = w
     dsl.barrier()
+    if not isinstance(op, str):
+        # a function has no identity to pad the lanes past the last warp with (repeating a partial counted
+        # it 29 times in a sum): every thread combines the partials in order
+        r = buf[0]
+        for i in range(1, warps):
+            r = _combine(r, buf[i], op)
+        dsl.barrier()  # the next reduction's writes wait for these reads
+        return r
     with dsl.if_(wid == 0):
         part = buf[dsl.min(lane, warps - 1)]
         # lanes past the last warp repeat a real partial: harmless for max/min,
@@ -353,13 +397,13 @@ def _u32_operand(val, what):
 def reduce_add_sync_u32(val, mask=FULL_MASK):
     """redux.sync.add.u32 across the warp."""
     return Uint32(nvvm.ReduxOp(_i32(), _u32_operand(val, "reduce_add_sync_u32"), nvvm.ReduxKind.ADD,
-                               _mask(mask)).result)
+                               _mask(mask, "reduce_add_sync_u32")).result)
 
 
 @user_op
 def reduce_min_sync_u32(val, mask=FULL_MASK):
     return Uint32(nvvm.ReduxOp(_i32(), _u32_operand(val, "reduce_min_sync_u32"), nvvm.ReduxKind.UMIN,
-                               _mask(mask)).result)
+                               _mask(mask, "reduce_min_sync_u32")).result)
 
 
 # --------------------------------------------------------------------------- atomics
@@ -381,15 +425,16 @@ def _ptr(target, idx):
         # inline PTX no error at all (ptxas took the integer as an address)
         fail(f"an atomic's target is a tensor (with indices) or a pointer (cpasync.address_of), got a {p.type} value",
              rule="atomic")
-    return p, None
+    return p, getattr(target, "elem", None)  # address_of's tensor's element type (an int add into f32 bits)
 
 
 def _same_element(target, val, what):
     """A vector added into a tensor has the tensor's element type (an f16x2
     add into an f32 tensor reinterpreted its bits)."""
-    if isinstance(target, dsl.TensorValue) and val.dtype is not target.dtype:
-        fail(f"{what} of {val!r} into a {target.dtype.__name__} tensor: the lanes must be "
-             f"{target.dtype.__name__} (convert with .to(...))", rule="atomic")
+    elem = target.dtype if isinstance(target, dsl.TensorValue) else getattr(target, "elem", None)
+    if elem is not None and val.dtype is not elem:
+        fail(f"{what} of {val!r} into {elem.__name__} memory: the lanes must be {elem.__name__} (convert with "
+             ".to(...))", rule="atomic")
 
 
 def _static_alignment(target, idx, nbytes, what):
@@ -421,9 +466,12 @@ def _atomic(kind, target, idx, val, scope):
               "max": "max" if cls.signed else "umax", "min": "min" if cls.signed else "umin"}.get(kind)
     if op is None:
         fail(f"atomic {kind} on {cls.__name__}", rule="atomic")
-    kw = {}
-    if _SCOPES[scope]:
-        kw["syncscope"] = _SCOPES[scope]
+    if _SCOPES[scope] is None:
+        # LLVM's NVPTX backend emits a system-scope atomicrmw as PTX's default, .gpu scope: not atomic with
+        # the host's or a peer GPU's accesses
+        fail(f"atomic {kind} with scope={scope!r}: scalar atomics here are GPU scope at most (LLVM drops "
+             "the system scope); use scope='gpu', or packed (vector) atomics, which keep .sys", rule="atomic")
+    kw = {"syncscope": _SCOPES[scope]}
     r = llvm.AtomicRMWOp(getattr(llvm.AtomicBinOp, op), ptr, v, llvm.AtomicOrdering.monotonic, **kw).result
     return cls(r)
 
@@ -523,6 +571,8 @@ def atomic_cas(target, idx, compare, val=None, *, scope="gpu"):
     """Compare-and-swap (atom.cas); returns the old value."""
     if val is None:
         idx, compare, val = None, idx, compare
+    if scope not in _SCOPES:
+        fail(f"atomic scope {scope!r}: 'cta', 'cluster', 'gpu' or 'sys'", rule="atomic")
     ptr, elem = _ptr(target, idx)
     cls = elem or (type(val) if isinstance(val, Numeric) else Int32)
     _no_index(cls, "cas")
@@ -603,6 +653,8 @@ def printf(fmt, *args):
             a = Float32(a) if isinstance(a, float) else Int32(a)
         if isinstance(a, Numeric) and a.is_float and a.width < 64:
             a = a.to(dsl.Float64)
+        elif isinstance(a, Numeric) and a.width < 32:  # C's promotion: %d reads a 4-byte slot
+            a = a.to(Int32 if a.signed and type(a) is not Boolean else Uint32)
         vals.append(as_value(a))
     gpu.PrintfOp(fmt, vals)
 
@@ -658,6 +710,8 @@ def ldg(tensor, idx):
 def cvta_generic_to_shared(ptr):
     """The 32-bit shared-window address of a shared pointer."""
     p = as_value(ptr)
+    if str(p.type) not in ("!llvm.ptr", "!llvm.ptr<3>"):
+        fail(f"cvta_generic_to_shared of a {p.type} pointer: a shared (or generic) one", rule="pointer")
     return Uint32(llvm.PtrToIntOp(_i32(), p).result)
 
 
@@ -669,6 +723,7 @@ def ldmatrix(smem, row, col, num=4, trans=False):
     from .dsl.vector import Vector
     if num not in (1, 2, 4):
         fail(f"ldmatrix num={num}: 1, 2 or 4", rule="ldmatrix")
+    _whole_warp("ldmatrix")
     ptr = _row_address(smem, row, col)
     if num == 1:
         res_t = _i32()
@@ -685,13 +740,36 @@ def ldmatrix(smem, row, col, num=4, trans=False):
 @user_op
 def stmatrix(smem, row, col, regs, trans=False):
     """stmatrix.sync.aligned.m8n8.x{len(regs)}.b16, the inverse of ldmatrix."""
+    from .dsl.vector import Vector
+    _whole_warp("stmatrix")
     ptr = _row_address(smem, row, col)
-    vals = [as_value(r, Int32) for r in (regs.lanes() if hasattr(regs, "lanes") else regs)]
+    if isinstance(regs, Vector) and regs.dtype.width != 32:  # packed b16 lanes: 32-bit registers of them
+        if len(regs) * regs.dtype.width % 32:
+            fail(f"stmatrix of {len(regs)} x {regs.dtype.__name__}: whole 32-bit registers", rule="stmatrix")
+        regs = regs.bitcast(Uint32)
+        regs = [regs] if isinstance(regs, Numeric) else regs
+    vals = [bits32(r, "stmatrix") for r in (regs.lanes() if hasattr(regs, "lanes") else regs)]
     if len(vals) not in (1, 2, 4):
         fail(f"stmatrix of {len(vals)} registers: 1, 2 or 4", rule="stmatrix")
     layout = nvvm.MMALayout.col if trans else nvvm.MMALayout.row
     nvvm.StMatrixOp(ptr, vals, layout, types.ld_st_matrix_shape(8, 8),
                     nvvm.LdStMatrixEltType.B16)
+
+
+def bits32(r, rule):
+    """One 32-bit register's bits (a Float32, packed 16/8-bit lanes, an integer), not its value converted:
+    as_value(Float32, Int32) truncated 1.5 to 1 (stmatrix's and wgmma's register operands)."""
+    from .dsl.vector import Vector
+    if isinstance(r, Vector):
+        if len(r) * r.dtype.width != 32:
+            fail(f"a register of {len(r)} x {r.dtype.__name__}: 32 bits a register", rule=rule)
+        return as_value(r.bitcast(Int32))
+    if isinstance(r, Numeric):
+        if r.width != 32:
+            fail(f"a register of {type(r).__name__}: 32-bit values (packed lanes, Float32 or 32-bit integers)",
+                 rule=rule)
+        return as_value(r.bitcast(Int32))
+    return as_value(r, Int32)
 
 
 def _row_address(smem, row, col):

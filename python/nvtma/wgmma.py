@@ -19,6 +19,7 @@ may also come from registers (``mma_async(acc, a_regs, b)``). Becomes
 from __future__ import annotations
 
 from . import dsl
+from .cuda import bits32
 from ._lazy import lazy
 from .dsl import types
 from .dsl.errors import fail, user_op
@@ -389,22 +390,6 @@ def mma_async(acc, a, b, *, a_type=None, b_type=None, scale_d=True, scale_a=1, s
     return Accumulator(acc.n, acc.dtype, value=r)
 
 
-def _b32(r):
-    """One 32-bit A register: its bits (a Float32 holding tf32, packed f16/bf16/fp8 lanes, an integer), not
-    its value converted: as_value(Float32, Int32) truncated a tf32 operand to an integer."""
-    from .dsl.vector import Vector
-    if isinstance(r, Vector):
-        if len(r) * r.dtype.width != 32:
-            fail(f"an A register of {len(r)} x {r.dtype.__name__}: 32 bits a register", rule="wgmma")
-        return as_value(r.bitcast(Int32))
-    if isinstance(r, Numeric) and not isinstance(r, int):
-        if r.width != 32:
-            fail(f"an A register of {type(r).__name__}: 32-bit values (packed lanes, Float32 or 32-bit "
-                 "integers)", rule="wgmma")
-        return as_value(r.bitcast(Int32))
-    return as_value(r, Int32)
-
-
 def _mma_rs(acc, a_regs, bd, ta, tb, k, scale_d, scale_a, scale_b):
     """wgmma with A in registers (4 x 32-bit registers a thread for a 64 x k
     block, ldmatrix's layout) through inline PTX: NVVM's op takes A only
@@ -419,7 +404,7 @@ def _mma_rs(acc, a_regs, bd, ta, tb, k, scale_d, scale_a, scale_b):
     trans_b = ", 0" if ta in ("f16", "bf16") else ""  # B K-major: no transpose
     ptx = (f"{{ .reg .pred p; setp.ne.b32 p, {sd}, 0; wgmma.mma_async.sync.aligned.m64n{acc.n}k{k}.f32.{ta}.{tb} "
            f"{{{d}}}, {{{a}}}, {b}, p, {scale_a}, {scale_b}{trans_b}; }}")
-    ins = [_b32(r) for r in regs] + [as_value(bd, Uint64)]
+    ins = [bits32(r, "wgmma") for r in regs] + [as_value(bd, Uint64)]
     ins += [llvm.ExtractValueOp(ir.F32Type.get(), acc.value, [i]).result for i in range(n)]
     ins.append(as_value(1 if scale_d is True else 0 if scale_d is False else scale_d, Int32))
     cons = ",".join(["=f"] * n + ["r"] * 4 + ["l"] + [str(i) for i in range(n)] + ["r"])

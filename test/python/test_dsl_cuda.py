@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("nvtma._mlir_libs._nvtmaDialects")
 
 from dsl_testing import build_error, instructions, ptx, tma_load_and_wait  # noqa: E402
-from nvtma import cuda, dsl, lang  # noqa: E402
+from nvtma import cpasync, cuda, dsl, lang  # noqa: E402
 
 t = dsl.thread_idx
 
@@ -201,3 +201,85 @@ def test_thread_and_lane_index_read_where_called_with_hoist_false(hoist):
             loops.append(text[m.end():back])
     inside = sum(len(re.findall(r"%tid\.x|%laneid", body)) for body in loops)
     assert loops and ((inside == 0) if hoist else (inside >= 2)), text
+
+
+# --------------------------------------------------------------------------- thirty-fifth session's audit of the collectives
+
+@pytest.mark.parametrize("body,rule,message", [
+    (lambda x, y, h, i: _in(dsl.lane_idx() == 0, lambda: cuda.shfl_xor_sync(x[0], 1)), "warp-collective",
+     "shfl_sync waits for all 32 lanes of the warp, but at most 1 lane(s) run this code"),
+    (lambda x, y, h, i: _in(t() == 0, lambda: cuda.ballot_sync(x[0] > 0)), "warp-collective", "ballot_sync"),
+    (lambda x, y, h, i: _in(dsl.lane_idx() == 0, lambda: dsl.elect_sync()), "warp-collective", "elect_sync where"),
+    (lambda x, y, h, i: cuda.warp_sync(0), "warp-collective", "warp_sync with member mask 0"),
+    (lambda x, y, h, i: _in_role(lambda: cuda.cta_sum(x[0])), "barrier", "cta_reduce waits for all 128 threads"),
+    (lambda x, y, h, i: _in_role(lambda: cuda.syncthreads_or(x[0] > 0)), "barrier", "syncthreads_or waits for all"),
+    (lambda x, y, h, i: cuda.atomic_add(y, (0,), 1.0, scope="sys"), "atomic", "scalar atomics here are GPU scope"),
+    (lambda x, y, h, i: cuda.atomic_cas(i, (0,), 1, 2, scope="warp"), "atomic", "atomic scope 'warp'"),
+    (lambda x, y, h, i: cuda.cvta_generic_to_shared(cpasync.address_of(x, [0])), "pointer",
+     "cvta_generic_to_shared of a !llvm.ptr<1> pointer"),
+], ids=["shfl-one-lane", "ballot-one-thread", "elect-one-lane", "mask-0", "cta-reduce-in-role", "bar-red-in-role",
+        "sys-scope", "cas-scope", "cvta-global"])
+def test_collectives_that_hang_or_mislead_are_refused(body, rule, message):
+    """Each built: full-mask collectives and CTA barriers where only part of a warp or block runs hang; a
+    scalar atomic at scope 'sys' was PTX's default .gpu; atomic_cas took any scope string as 'sys'; a global
+    pointer's low 32 bits passed as a shared address."""
+    err = build_error(_kernel(body), rule)
+    assert message in str(err), str(err)
+
+
+def _in(cond, fn):
+    with dsl.if_(cond):
+        fn()
+
+
+def _in_role(fn):
+    with lang.WarpRole(0):
+        fn()
+
+
+def test_warp_reductions_need_whole_warps():
+    """A 48-thread block's second warp has 16 lanes: the butterfly read undefined values from the others."""
+    err = build_error(_kernel(lambda x, y, h, i: cuda.warp_sum(x[t()]), block=(48,)), "warp-collective")
+    assert "a block of 48 threads has a partial warp" in str(err)
+
+
+def test_syncthreads_and_or_return_the_reduction():
+    """syncthreads_and/or compared the MLIR value object with 0 in Python: always True, the reduction lost."""
+    @dsl.kernel(block=(128,))
+    def k(y: dsl.Tensor("i32", (2,))):
+        y[0] = cuda.syncthreads_or(t() > 100000).to(dsl.Int32)
+        y[1] = cuda.syncthreads_and(t() > 100000).to(dsl.Int32)
+
+    from dsl_testing import folded_stores
+    assert folded_stores(k) == {}  # neither folds to a constant
+    assert "bar.red.or.pred" in ptx(k)
+
+
+def test_cta_reduce_with_a_function_combines_each_partial_once():
+    """With op=<function>, warp 0's lanes past the last warp repeated its partial: a sum counted it 29 times."""
+    @dsl.kernel(block=(128,))
+    def k(x: dsl.Tensor("f32", (128,)), y: dsl.Tensor("f32", (1,))):
+        y[0] = cuda.cta_reduce(x[t()], op=lambda a, b: a + b)
+
+    text = ptx(k)  # the warps' butterflies, then the 4 partials read (as one v4 load) and summed in order
+    assert len(re.findall(r"shfl\.sync", text)) == 5 and "ld.shared.v4.b32" in text
+
+
+def test_stmatrix_and_printf_pass_bits_and_promoted_ints():
+    """stmatrix converted float registers by value (1.5 stored 1); printf passed i8/i16/i1 unpromoted (%d reads
+    4-byte slots)."""
+    def body(x, y, h, i):
+        s = lang.SMEMPool().alloc((16, 8), "f16")
+        cuda.stmatrix(s, t() % 16, 0, dsl.vector_of([h[0], h[1], h[2], h[3]], dsl.Float16))
+        cuda.printf("%d %d %d\n", dsl.Int8(-3), dsl.Uint16(7), x[0] > 0)
+
+    text = ptx(_kernel(body))
+    assert "stmatrix.sync.aligned" in text and "cvt.rzi" not in text
+    ir = str(_kernel(body).build().ir)
+    assert re.search(r"gpu.printf .*: i32, i32, i32", ir), ir
+
+
+def test_an_atomic_through_address_of_adds_the_tensors_type():
+    """atomic_add(address_of(f32 tensor, [i]), 1) added the integer 1 into the float's bits (atom.add.u32)."""
+    text = ptx(_kernel(lambda x, y, h, i: cuda.atomic_add(cpasync.address_of(y, [t()]), 1)))
+    assert "atom.global.add.f32" in text and "add.u32" not in text

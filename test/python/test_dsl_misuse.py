@@ -678,7 +678,7 @@ def test_ldmatrix_indices_are_checked_like_element_accesses():
      "an atomic's target is a tensor (with indices) or a pointer (cpasync.address_of), got a i32 value"),
     (lambda x, y, f: cuda.atomic_add(dsl.Float32(3.0), 1.0), "got a f32 value"),
     (lambda x, y, f: cuda.atomic_add(x, (0, 0), dsl.full(2, 1.0, dsl.Float16)),
-     "atomic add of Vector<2 x Float16> into a Float32 tensor: the lanes must be Float32"),
+     "atomic add of Vector<2 x Float16> into Float32 memory: the lanes must be Float32"),
     (lambda x, y, f: cuda.red_add(x, (0, 0), dsl.full(2, 1.0, dsl.BFloat16)), "red_add of Vector<2 x BFloat16>"),
 ], ids=["red-add-to-an-int", "atomic-to-a-float", "f16x2-into-f32", "red-bf16x2-into-f32"])
 def test_atomic_targets_and_packed_lanes_are_checked(body, message):

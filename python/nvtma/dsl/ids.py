@@ -167,5 +167,12 @@ def cluster_sync():
 
 @user_op
 def elect_sync():
-    """True in one lane of the calling warp (elect.sync)."""
+    """True in one lane of the calling warp (elect.sync over all 32 lanes: where at most part of a warp runs,
+    a one-lane branch, it would wait for the others forever)."""
+    from .errors import fail
+    from .kernel import current_kernel
+    k = current_kernel()
+    if k.active(k.block)[1] < 32:
+        fail(f"elect_sync where at most {k.active(k.block)[1]} lane(s) of the warp run: it takes all 32",
+             rule="warp-collective")
     return _tagged(Boolean(nvvm.ElectSyncOp(ir.IntegerType.get_signless(1)).result), ("one", "lane"))
