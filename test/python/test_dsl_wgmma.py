@@ -1530,8 +1530,8 @@ def test_a_kc_call_makes_w_s_view_once_per_w_and_keeps_no_w_alive():
     torch = pytest.importorskip("torch")
     from nvtma.kernels import gemm
     got = []
-    call = gemm._Prepared(lambda *a, **k: got.append(a), (None, None, 1), (1,), lambda: torch.empty(2, 3), 0, None,
-                          False, views=True)
+    call = gemm._Prepared(lambda *a, **k: got.append(a), (lambda stream: (None, None), None, 1), (1,),
+                          lambda: torch.empty(2, 3), 0, None, False, views=True)
     w = torch.arange(3 * 256, dtype=torch.float32).reshape(3, 256).to(torch.bfloat16)
     other = w.flip(0).contiguous()
     x = torch.ones(2, 256, dtype=torch.bfloat16)
@@ -1673,3 +1673,20 @@ def test_a_ring_stage_picked_at_run_time_starts_on_the_swizzle_repeat():
         wgmma.SmemDescriptor(ring.stage(dsl.block_idx() % 2))
 
     assert "a stage of a ring of 512-byte swizzle_128b stages" in str(build_error(k, "descriptor"))
+
+
+@pytest.mark.parametrize("opts,message", [
+    (dict(ms=1), "with ms=1: a tile of BM·ms = 64 x rows, fewer than M = 128"),
+    (dict(ksplit=2), "ksplit=2: not a Gemm option"),
+    (dict(diag="no_mma"), "diag='no_mma': not a Gemm option"),
+    (dict(profile=1), "profile=1: not a Gemm option"),
+    (dict(kc=0), "kc=0: K steps a stage, 1 to 8"),
+])
+def test_gemm_options_that_built_a_wrong_kernel_are_refused(opts, message):
+    """(thirty-fifth session's audit of the host API) ms=1 over a table entry of ms=2 (4096 x 7168, M = 128)
+    built a kernel of 64 of M's 128 rows, the rest of y unwritten; ksplit beside a grid split stored y from a
+    quarter of K; diag options reached the call (and one left the shared workspace dirty); kc=0 divided by 0."""
+    from nvtma.kernels import gemm
+    with pytest.raises(ValueError) as e:
+        gemm.Gemm().plan(128, 4096, 7168, gemm.F8, "tensor", **opts)
+    assert message in str(e.value), str(e.value)

@@ -387,6 +387,47 @@ def test_gemm_autotune_all_times_the_table_problems_too(tmp_path, monkeypatch):
             assert tuner.trials == timed and len(list(tmp_path.glob("*.json"))) == 1
 
 
+def test_one_gemm_on_two_streams_at_once_keeps_their_split_k_apart():
+    """A split-K call's partials and tile counts live in a workspace the Gemm keeps; calls on two streams
+    shared one, and their kernels' partials of a tile mixed (a helper's audit, from the code). Each stream
+    now has its own."""
+    M, N, K, mode, cfg = gpu_cases.GEMM_CASES[3]  # 4 K splits: the workspace in use
+    g = _gemm()
+    (x1, w, kw1), (x2, _, kw2) = _inputs(M, N, K, mode, 1), _inputs(M, N, K, mode, 2)
+    kw2 = dict(kw1, x_scale=kw2["x_scale"])
+    want = [g(x1, w, config=cfg, **kw1), g(x2, w, config=cfg, **kw2)]
+    torch.cuda.synchronize()
+    streams = [torch.cuda.Stream(), torch.cuda.Stream()]
+    for s in streams:
+        s.wait_stream(torch.cuda.current_stream())
+    ys = [[], []]
+    for _ in range(40):
+        for j, (x, kw) in enumerate(((x1, kw1), (x2, kw2))):
+            with torch.cuda.stream(streams[j]):
+                ys[j].append(g(x, w, config=cfg, **kw))
+    torch.cuda.synchronize()
+    for j in range(2):
+        assert all(_same(y, want[j]) for y in ys[j]), f"stream {j}"
+
+
+def test_gemm_refuses_inputs_it_would_mishandle():
+    """Non-tensor scales were an AttributeError; inputs that require grad gave a y without grad_fn."""
+    M, N, K, mode, cfg = gpu_cases.GEMM_CASES[0]
+    x, w, kw = _inputs(M, N, K, mode, 1)
+    from nvtma.runtime import LaunchError
+    g = _gemm()
+    with pytest.raises(LaunchError, match="w_scale is a float: a torch tensor") as e:
+        g(x, w, **dict(kw, w_scale=1.0))
+    assert e.value.rule == "scale"
+    wg = w.float().requires_grad_().to(w.dtype)
+    assert wg.requires_grad
+    with pytest.raises(LaunchError, match="requires grad: Gemm is for inference") as e:
+        g(x, wg, **kw)
+    assert e.value.rule == "autograd"
+    with torch.no_grad():
+        assert _same(g(x, wg, **kw), g(x, w, **kw))
+
+
 @pytest.mark.parametrize("case", [gpu_cases.GEMM_CASES[2] + ({},), gpu_cases.KC_CASES[0][:5] + (
     {"kc": gpu_cases.KC_CASES[0][5]},), gpu_cases.XA_CASES[1][:5] + ({},), gpu_cases.GEMM_CASES[-1] + ({},)],
     ids=["one-k-step", "kc", "x-as-a", "dsmem"])

@@ -2160,11 +2160,12 @@ class Gemm:
             self._mods[key] = mod
         return mod
 
-    def _workspace(self, torch, device, spec, N):
+    def _workspace(self, torch, device, spec, N, stream):
         """The split-K workspace and per-tile counters (`workspace`), one
-        pair per device and shape: the last unit of each tile zeroes its part
-        and resets its counter."""
-        key = (device, workspace_shape(spec, N))
+        pair per device, shape and CUDA stream: the last unit of each tile
+        zeroes its part and resets its counter. Calls on two streams shared
+        one pair, and their kernels' partials of a tile mixed."""
+        key = (device, workspace_shape(spec, N), stream)
         ws = self._ws.get(key)
         if ws is None:
             ws = self._ws[key] = workspace(torch, device, spec, N)
@@ -2269,6 +2270,15 @@ class Gemm:
         if "x_scale" in opts:
             raise ValueError(f"x_scale={opts['x_scale']!r}: x's scaling follows from x's dtype and W's scale; "
                              "for bf16 x quantized in the GEMM, Gemm(quantize='fused')")
+        for name, why in (("ksplit", "follows from the config (its splits, with dsmem or x as the wgmmas' A)"),
+                          ("diag", "builds diagnostics whose y is not the product (gemm_spec(diag=...))"),
+                          ("profile", "takes a profile buffer the Gemm call does not pass (gemm_spec(profile=))")):
+            if name in opts:  # (a ksplit beside a grid split stored y from part of K; a diag left the workspace
+                # dirty for the next calls)
+                raise ValueError(f"{name}={opts[name]!r}: not a Gemm option, it {why}")
+        for kc_ in (opts.get("kc"), cfg.kc):
+            if kc_ is not None and (not isinstance(kc_, int) or isinstance(kc_, bool) or not 1 <= kc_ <= 8):
+                raise ValueError(f"kc={kc_!r}: K steps a stage, 1 to 8")
         how = (quantize if isinstance(quantize, str) else self.quantize_mode) if fp8 and quantize else None
         kc = opts.pop("kc", None)  # K steps a stage asked for (else the config's, where the kernel takes them)
         # what x as the wgmmas' A (x or W multicast: an x-as-A config's own ms is taken, kwg, TMA stores of y, W as
@@ -2310,12 +2320,14 @@ class Gemm:
                 # as A: an x-as-A config gave way to one above, or was refused)
             else:
                 how, cfg = "fused", fcfg
-        if cfg.BM * cfg.ms < M:  # the kernel computes one tile of x rows: the rest of y would not be written
-            raise ValueError(f"config {cfg.short}: a tile of BM·ms = {cfg.BM * cfg.ms} x rows, fewer than M = {M}")
         opts.setdefault("mc", cfg.mc)
         opts.setdefault("ms", cfg.ms)
         opts.setdefault("kwg", cfg.kwg)
         opts.setdefault("swap", cfg.swap)
+        if cfg.BM * opts["ms"] < M:  # the kernel computes one tile of x rows: the rest of y would not be written
+            # (the ms it is built with: an ms option overrode the config's after this was checked)
+            raise ValueError(f"config {cfg.short}" + (f" with ms={opts['ms']}" if opts["ms"] != cfg.ms else "") +
+                             f": a tile of BM·ms = {cfg.BM * opts['ms']} x rows, fewer than M = {M}")
         cfg = cfg._replace(swap=opts["swap"])
         if cfg.ksplit > 1 or not cfg.swap and cfg.splits != 1:  # x as A, or W as A with dsmem: K split over a
             # cluster of 2 or 4 CTAs, not with ms or mc
@@ -2350,8 +2362,9 @@ class Gemm:
         # inside one tile of 128 or more rows (s19-m-sweep); Gemm(xhalf=True) wherever the kernel can, False never
         xhalf = opts.pop("xhalf", None)
         if xhalf is None:  # not where quantize_x pads x to the tile (how "kernel")
-            xhalf = how != "kernel" and cfg.ms == 1 and cfg.BM >= 128 and M < cfg.BM
-        opts["xhalf"] = bool(xhalf) and kc == 1 and opts["swap"] and half_boxes_fit(cfg.BM, cfg.mc, how == "fused")
+            xhalf = how != "kernel" and opts["ms"] == 1 and cfg.BM >= 128 and M < cfg.BM
+        opts["xhalf"] = bool(xhalf) and kc == 1 and opts["swap"] and half_boxes_fit(cfg.BM, opts["mc"],
+                                                                                    how == "fused")
         spec = gemm_spec(cfg.BM, cfg.BN, cfg.wgs, w_dtype=w_dtype, y_dtype=y_dtype, w_scale=scale if fp8 else None,
                          **opts)
         q = quantize_x_spec("block" if scale == "block" else "token") if how == "kernel" else None
@@ -2432,11 +2445,11 @@ class Gemm:
         quantize = None
         if q is not None:  # quantized into the padded rows: no extra kernel
             quantize = self._quantizer(q.consts["granularity"], self.kernel_rows(M, BM, ms), K, x.device)
-        ws, counters = self._workspace(torch, x.device, spec, N)
         parts, grid = parts_for(splits, N, K, BN, F8 if fp8 else "bf16", sms, spec.info["mc"], ms, kc,
                                 spec.info["ksplit"])
         scales = (2 if spec.info["x_scale"] != "fused" else 1) if fp8 else 0
-        return _Prepared(self.module(spec).gemm, (ws, counters, parts), grid,
+        workspaces = functools.partial(self._workspace, torch, x.device, spec, N)
+        return _Prepared(self.module(spec).gemm, (workspaces, x.device.index, parts), grid,
                          functools.partial(torch.empty, (M, N), device=x.device, dtype=y_dtype), scales, quantize,
                          quantize is None and x.dtype == torch.float8_e4m3fn and scale == "block", kc > 1)
 
@@ -2536,12 +2549,13 @@ class _Prepared:
     tensors of its signature, the kernel and its launch's arguments (grid,
     workspace, parts: the same objects every call, so the launch takes the
     C fast path) looked up once."""
-    __slots__ = ("kernel", "tail", "grid", "new_y", "scales", "quantize", "block_x", "views", "w_views")
+    __slots__ = ("kernel", "tail", "grid", "new_y", "scales", "quantize", "block_x", "views", "w_views", "ws")
 
     def __init__(self, kernel, tail, grid, new_y, scales, quantize, block_x, views=False):
         self.kernel, self.tail, self.grid, self.new_y = kernel, tail, grid, new_y
         self.scales, self.quantize, self.block_x, self.views = scales, quantize, block_x, views
         self.w_views = {}  # id(W) -> (weakref to W, its address, its view, its finalizer): see operand_w
+        self.ws = {}  # CUDA stream -> its (workspace, counters): the same objects each call (the C fast path)
 
     def operand_w(self, w):
         """W's [K / bk, rows, bk] view, made once per W tensor (measured on the H200: 3.6-4.3 us of an
@@ -2571,7 +2585,12 @@ class _Prepared:
         if self.views:  # a stage of several K steps: W and x K step outermost
             x, w = gemm_operand_view(x), self.operand_w(w)
         y = out if out is not None else self.new_y()
-        ws, counters, parts = self.tail
+        workspaces, dev, parts = self.tail
+        stream = _current_stream(dev) if dev is not None else None  # the launch's: each its own workspace
+        wc = self.ws.get(stream)
+        if wc is None:
+            wc = self.ws[stream] = workspaces(stream)
+        ws, counters = wc
         if profile:
             self.kernel(w, x, y, ws, counters, parts, *(w_scale, x_scale)[:self.scales], *profile, grid=self.grid)
         elif self.scales == 2:
@@ -2581,6 +2600,12 @@ class _Prepared:
         else:
             self.kernel(w, x, y, ws, counters, parts, grid=self.grid)
         return y
+
+
+def _current_stream(device_index):
+    """The raw handle of torch's current CUDA stream on the device (what the launch uses)."""
+    import torch
+    return torch._C._cuda_getCurrentRawStream(device_index)
 
 
 def gemm_operand_view(t):
@@ -2725,6 +2750,13 @@ def _check_inputs(torch, x, w, w_scale, scale, x_scale, out=None, out_dtype=None
     bad = _bad
     for name, t in (("x", x), ("w", w)) + ((("out", out),) if out is not None else ()):
         _check_matrix(torch, name, t)
+    for name, t in (("w_scale", w_scale), ("x_scale", x_scale)):
+        if t is not None and not isinstance(t, torch.Tensor):  # (an AttributeError on .shape below)
+            bad(f"{name} is a {type(t).__name__}: a torch tensor", name, "scale")
+    if torch.is_grad_enabled() and (x.requires_grad or w.requires_grad):
+        # y would carry no grad_fn: gradients stopped here without a word
+        bad("x or w requires grad: Gemm is for inference (no backward); call it under torch.no_grad() or "
+            "torch.inference_mode(), or detach", "x" if x.requires_grad else "w", "autograd")
     if x.device != w.device:
         bad(f"x on {x.device}, w on {w.device}", "w", "device")
     M, K = x.shape
