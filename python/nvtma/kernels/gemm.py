@@ -2589,7 +2589,13 @@ class _Prepared:
         stream = _current_stream(dev) if dev is not None else None  # the launch's: each its own workspace
         wc = self.ws.get(stream)
         if wc is None:
-            wc = self.ws[stream] = workspaces(stream)
+            import torch
+            if self.ws and torch.cuda.is_current_stream_capturing():
+                # a graph captured on a stream of its own reuses the call's workspace: one allocated in the
+                # capture's pool is not a graph output, which torch.compile's CUDA graph trees refuse
+                wc = next(iter(self.ws.values()))
+            else:
+                wc = self.ws[stream] = workspaces(stream)
         ws, counters = wc
         if profile:
             self.kernel(w, x, y, ws, counters, parts, *(w_scale, x_scale)[:self.scales], *profile, grid=self.grid)
