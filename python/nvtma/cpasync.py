@@ -449,7 +449,6 @@ def prefetch(atom, coords, *, cta_rank=None, cache_hint=None):
                   cta_rank=None if cta_rank is None else dsl.as_value(cta_rank, dsl.Index), cache_hint=hint)
 
 
-@user_op
 def _cluster_ctas(what):
     """The CTAs of the kernel's clusters (what multicast masks and ranks address)."""
     cl = dsl.current_kernel().kernel._dims[1]
@@ -472,6 +471,7 @@ def _check_multicast(slices, mask, rank):
         fail(f"cta_rank {rank}: 0-{n - 1} in clusters of {n} CTAs", rule="multicast")
 
 
+@user_op
 def create_tma_multicast_mask(cluster_shape, cta_coord, mcast_mode: int):
     """The i16 CTA mask of a multicast along `mcast_mode` (CUDA x, y, z order)."""
     # build-time ints, as the op's attributes take them (else a TypeError from MLIR's attribute builder)

@@ -299,7 +299,8 @@ def warp_reduce(val, op="sum", width=32, mask=FULL_MASK):
     """`op` over the `width` lanes of each group (butterfly shuffles: every lane gets the result)."""
     if not isinstance(width, int) or isinstance(width, bool) or width & (width - 1) or not 1 <= width <= 32:
         fail(f"warp_reduce width {width!r}: a power of two up to 32", rule="reduce")
-    _whole_warp("warp_reduce") if isinstance(mask, int) and mask % (1 << 32) == FULL_MASK else None
+    if isinstance(mask, int) and mask % (1 << 32) == FULL_MASK:
+        _whole_warp("warp_reduce")
     off = width // 2
     while off >= 1:
         val = _combine(val, shfl_xor_sync(val, off, mask, 32), op)

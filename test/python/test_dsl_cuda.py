@@ -203,7 +203,7 @@ def test_thread_and_lane_index_read_where_called_with_hoist_false(hoist):
     assert loops and ((inside == 0) if hoist else (inside >= 2)), text
 
 
-# --------------------------------------------------------------------------- thirty-fifth session's audit of the collectives
+# --------------------------------------------------------------------------- the collectives' audit (session 35)
 
 @pytest.mark.parametrize("body,rule,message", [
     (lambda x, y, h, i: _in(dsl.lane_idx() == 0, lambda: cuda.shfl_xor_sync(x[0], 1)), "warp-collective",

@@ -1107,7 +1107,7 @@ def test_integer_like_indices_are_python_ints():
     _kernel(lambda x, y, f: x.__setitem__((np.int64(3), np.int32(4)), x[np.int16(1), 2])).build()
 
 
-# --------------------------------------------------------------------------- clusters, roles, barriers (thirty-fifth session's audit)
+# --------------------------------------------------------------------------- clusters, roles, barriers (audit)
 
 def _multicast_kernel(cluster, slices, mask=None, shape=None):
     @dsl.kernel(block=(128,), cluster=cluster)

@@ -1559,7 +1559,7 @@ def test_a_kc_call_makes_w_s_view_once_per_w_and_keeps_no_w_alive():
     assert call.w_views == {}
 
 
-# --------------------------------------------------------------------------- what a wgmma reads (thirty-fifth session's audit)
+# --------------------------------------------------------------------------- what a wgmma reads (audit)
 
 @pytest.mark.parametrize("case,message", [
     ("b-rows", "the wgmma reads 128 rows of B from row 0 of a 64-row tile, past its buffer's"),

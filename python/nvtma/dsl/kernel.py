@@ -306,7 +306,8 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
                             for _, ann, _ in params]
                 if any(unsigned):
                     func.operation.attributes["arg_attrs"] = ir.ArrayAttr.get(
-                        [ir.DictAttr.get({_attribute_name("unsigned"): ir.UnitAttr.get()} if u else {}) for u in unsigned])
+                        [ir.DictAttr.get({_attribute_name("unsigned"): ir.UnitAttr.get()} if u else {})
+                         for u in unsigned])
                 entry = func.regions[0].blocks.append(*types)
             state = _KernelState(func, entry, self, block)
             args = []
