@@ -588,12 +588,16 @@ def atomic_cas(target, idx, compare, val=None, *, scope="gpu"):
 # --------------------------------------------------------------------------- fences and ordering
 
 @user_op
-def thread_fence(scope="gpu"):
-    """fence.acq_rel.<scope> (CUDA's __threadfence for "gpu")."""
+def thread_fence(scope="gpu", sem="acq_rel"):
+    """fence.<sem>.<scope>: acquire-release by default; CUDA's __threadfence (membar.gl) is sem="sc" at "gpu",
+    sequentially consistent, which store-buffering patterns (each thread stores, then loads the other's
+    flag) need."""
     if scope not in _SCOPES:
         fail(f"fence scope {scope!r}: 'cta', 'cluster', 'gpu' or 'sys'", rule="fence")
+    if sem not in ("acq_rel", "sc"):
+        fail(f"fence sem={sem!r}: 'acq_rel' or 'sc'", rule="fence")
     kw = {"syncscope": _SCOPES[scope]} if _SCOPES[scope] else {}
-    llvm.FenceOp(llvm.AtomicOrdering.acq_rel, **kw)
+    llvm.FenceOp(llvm.AtomicOrdering.acq_rel if sem == "acq_rel" else llvm.AtomicOrdering.seq_cst, **kw)
 
 
 @user_op

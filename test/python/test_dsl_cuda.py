@@ -283,3 +283,11 @@ def test_an_atomic_through_address_of_adds_the_tensors_type():
     """atomic_add(address_of(f32 tensor, [i]), 1) added the integer 1 into the float's bits (atom.add.u32)."""
     text = ptx(_kernel(lambda x, y, h, i: cuda.atomic_add(cpasync.address_of(y, [t()]), 1)))
     assert "atom.global.add.f32" in text and "add.u32" not in text
+
+
+def test_thread_fence_is_acq_rel_unless_asked_for_cuda_s_sc():
+    """thread_fence("gpu") is fence.acq_rel.gpu; CUDA's __threadfence is fence.sc.gpu (sem="sc")."""
+    assert "fence.acq_rel.gpu" in ptx(_kernel(lambda x, y, h, i: cuda.thread_fence("gpu")))
+    assert "fence.sc.gpu" in ptx(_kernel(lambda x, y, h, i: cuda.thread_fence("gpu", sem="sc")))
+    err = build_error(_kernel(lambda x, y, h, i: cuda.thread_fence("gpu", sem="relaxed")), "fence")
+    assert "fence sem='relaxed'" in str(err)
