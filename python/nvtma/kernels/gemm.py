@@ -2690,11 +2690,20 @@ def _signature(x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_optio
     options (AttributeError for non-tensors; unhashable options make it
     unhashable)."""
     return (x.__class__, x.shape, x.stride(), x.dtype, x.get_device(),
-            w.__class__, w.shape, w.stride(), w.dtype, w.get_device(), scale,
+            w.__class__, w.shape, w.stride(), w.dtype, w.get_device(), scale, _needs_grad(x, w),
             None if w_scale is None else (w_scale.__class__, w_scale.shape, w_scale.dtype),
             None if x_scale is None else (x_scale.__class__, x_scale.shape, x_scale.dtype),
             None if out is None else (out.__class__, out.shape, out.stride(), out.dtype, out.get_device()),
             out_dtype, config, tuple(spec_options.items()) if spec_options else None)
+
+
+def _needs_grad(x, w):
+    """Whether autograd would track this call (what _check_inputs refuses): a signature of its own, so a call
+    planned under no_grad is not reused outside it unchecked."""
+    if not (x.requires_grad or w.requires_grad):
+        return False
+    import torch
+    return torch.is_grad_enabled()
 
 
 def _check_apart(out, *inputs):
