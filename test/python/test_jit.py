@@ -302,3 +302,7 @@ def test_closure_digest_reads_values_and_flags_opaque_ones():
     assert closure_digest(make(3.0))[0] != closure_digest(make(5.0))[0]
     assert closure_digest(make((1, "a")))[1] and closure_digest(make(print))[1]
     assert not closure_digest(make(object()))[1]
+    import numpy as np
+    a, b = np.zeros(5000), np.zeros(5000)
+    b[2500] = 1  # the same repr (its middle elided), other values
+    assert closure_digest(make(a))[1] and closure_digest(make(a))[0] != closure_digest(make(b))[0]
