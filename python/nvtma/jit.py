@@ -60,8 +60,15 @@ def _hashable(v, name):
 
 
 def _dtype_name(d) -> str:
-    """An annotation's element type as its MLIR spelling (DSL type classes carry it as .name)."""
-    return d if isinstance(d, str) else getattr(d, "name", None) or str(d)
+    """An annotation's element type as its MLIR spelling (DSL type classes carry it as .name; an alias, "u32"
+    or "bfloat16", as the type it names: "u32" refused every tensor, compared with "ui32")."""
+    if isinstance(d, str):
+        from .dsl.numeric import dtype
+        try:
+            return dtype(d).name
+        except Exception:  # not a DSL name: the element check says what it takes
+            return d
+    return getattr(d, "name", None) or str(d)
 
 
 def _is_tensor_ann(ann) -> bool:
@@ -145,8 +152,10 @@ def specialize(kernel, args, consts) -> tuple:
                         raise LaunchError(f"{name}: dim {i} is {got}, the kernel takes {w}", arg=name,
                                           rule="shape")
                 spec_shape = tuple(ann.shape)
-            types.append(tensor_cls(dtype, spec_shape))
-            key.append(("tensor", _dtype_name(dtype), spec_shape))
+            strides = getattr(ann, "strides", None)  # a strided view's (dropped: the launch then refused it)
+            types.append(tensor_cls(dtype, spec_shape, strides) if strides is not None else
+                         tensor_cls(dtype, spec_shape))
+            key.append(("tensor", _dtype_name(dtype), spec_shape) + ((strides,) if strides is not None else ()))
         else:  # a scalar type class
             types.append(ann)
             key.append(("scalar", getattr(ann, "__name__", repr(ann))))

@@ -661,6 +661,40 @@ def test_indices_that_are_not_in_range_integers_are_refused(index, message):
     assert message in str(build_error(k, "index"))
 
 
+@pytest.mark.parametrize("body,message", [
+    (lambda x, y: y.__setitem__(-1, 1.0), "index -1 of a dim of run-time size"),
+    (lambda x, y: y.__setitem__(0, x[0, -1]), "index -1 of a dim of run-time size"),
+    (lambda x, y: y.store_vec(dsl.full(4, 1.0, dsl.Float32), -4), "index -4 of a dim of run-time size"),
+], ids=["store", "load", "store-vec"])
+def test_negative_indices_of_dynamic_dims_are_refused(body, message):
+    """(audit) y[-1] of a dynamic dim built: the lowering's inbounds|nuw address went 16 GiB past y, x[0, -1]
+    read 4 bytes before x."""
+    @dsl.kernel(block=(32,))
+    def k(x: dsl.Tensor("f32", (None, None)), y: dsl.Tensor("f32", (None,))):
+        body(x, y)
+
+    assert message in str(build_error(k, "index"))
+
+
+def test_vector_accesses_stay_inside_a_static_dim_and_a_rank():
+    """store_vec(v, 8) of 4 lanes on a 10-element tensor wrote 8 bytes past it (only the first lane was
+    checked); a rank-0 tensor's vector access was an IndexError."""
+    @dsl.kernel(block=(32,))
+    def k(y: dsl.Tensor("f32", (10,)), z: dsl.Tensor("f32", ()), *, case):
+        if case == "past":
+            y.store_vec(dsl.full(4, 1.0, dsl.Float32), 8)
+        elif case == "rank0":
+            z.store_vec(dsl.full(1, 1.0, dsl.Float32))
+        else:
+            y.store_vec(dsl.full(2, 1.0, dsl.Float32), 8)  # lanes 8-9: inside
+
+    assert "a 4-lane access at 8 takes lanes 8-11 of a dim of 10" in str(build_error(k, "index", case="past"))
+    assert "rank-0 tensor" in str(build_error(k, "index", case="rank0"))
+    k.build(case="inside")
+    with pytest.raises(dsl.KernelBuildError, match=r"one int in \[0, 2\*\*62\)"):
+        dsl.Tensor("f32", (4, 4), strides=(2 ** 64, 1))
+
+
 def test_rows_at_a_python_int_start_build_and_ldmatrix_rows_keep_16_bytes():
     """rows(1, 8) of a whole tile failed to verify (its offset was typed dynamic); an ldmatrix row 8 bytes in
     compiled."""

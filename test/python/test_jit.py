@@ -306,3 +306,34 @@ def test_closure_digest_reads_values_and_flags_opaque_ones():
     a, b = np.zeros(5000), np.zeros(5000)
     b[2500] = 1  # the same repr (its middle elided), other values
     assert closure_digest(make(a))[1] and closure_digest(make(a))[0] != closure_digest(make(b))[0]
+
+
+@needs_compiler
+def test_jit_keeps_a_tensors_strides_and_reads_dtype_aliases():
+    """(audit) A JIT call dropped dsl.Tensor(strides=) (the launch then refused the strided view the
+    annotation describes), and Tensor("u32") refused every tensor (its name compared with "ui32")."""
+    from nvtma import dsl, jit
+    from nvtma.runtime import args as A
+
+    class Arr:  # a __cuda_array_interface__ array; specialize() does not launch
+        def __init__(self, shape, strides, typestr="<f4"):
+            self.__cuda_array_interface__ = {"shape": shape, "strides": strides, "typestr": typestr,
+                                             "data": (0x7F0000000000, False), "version": 2}
+
+    @dsl.kernel(block=(32,))
+    def kview(y: dsl.Tensor("f32", (None, None, 128), strides=(128, None, 1))):
+        y[0, 1, 2] = 1.0
+
+    x = Arr((2, 4, 128), (128 * 4, 256 * 4, 4))  # the [K / 128, N, 128] view of a row-major [4, 256]
+    types, key = jit.specialize(kview, (x,), {})
+    assert types[0].strides == (128, None, 1) and key[0][0][3] == (128, None, 1)
+    rec = kview.compile(param_types=types).kernels["kview"]["params"][0]
+    A.check_memref(A.intake(x, "y"), rec, "y")
+
+    @dsl.kernel(block=(32,))
+    def ku(y: dsl.Tensor("u32", (None,))):
+        y[0] = 1
+
+    jit.specialize(ku, (Arr((4,), None, "<u4"),), {})
+    with pytest.raises(LaunchError, match="element type f32"):
+        jit.specialize(ku, (Arr((4,), None, "<f4"),), {})

@@ -53,8 +53,9 @@ class Tensor:
         if self.strides is not None:
             object.__setattr__(self, "strides", tuple(self.strides))
             if self.shape is None or len(self.strides) != len(self.shape) or any(
-                    d is not None and (not isinstance(d, int) or isinstance(d, bool) or d < 0) for d in self.strides):
-                fail(f"dsl.Tensor strides {self.strides}: one non-negative int or None per dim of the shape "
+                    d is not None and (not isinstance(d, int) or isinstance(d, bool) or not 0 <= d < 1 << 62)
+                    for d in self.strides):
+                fail(f"dsl.Tensor strides {self.strides}: one int in [0, 2**62) or None per dim of the shape "
                      f"{self.shape}", rule="shape")
 
     @property
@@ -309,6 +310,11 @@ class TensorValue(Val):
                 fail(f"index {show(i)} of tensor {self.value.type}: an int or a run-time integer", rule="index")
             if isinstance(i, int) and d is not None and not 0 <= i < d:
                 fail(f"index {show(i)} of a dim of {d} in tensor {self.value.type}", rule="index")
+            if isinstance(i, int) and i < 0:
+                # a dynamic dim's -1 was neither Python's last element nor C's base - 1: the lowering's
+                # inbounds|nuw address arithmetic went 16 GiB past the tensor (or 4 bytes before it)
+                fail(f"index {show(i)} of a dim of run-time size in tensor {self.value.type}: indices count from 0 "
+                     "(for the last element, t.shape[k] - 1)", rule="index")
         return idx
 
     def _box_major(self):
@@ -438,7 +444,14 @@ class TensorValue(Val):
         swizzled or box-major tile. A Python-int index off the alignment the access asserts is refused
         here: it compiled, and faulted the context at run time (misaligned address)."""
         nb = self._vec_check(n)
+        if not self.static_shape:
+            fail(f"a {n}-lane access of a rank-0 tensor: vectors run along a tensor's innermost dim", rule="index")
         idx = self._indices(tuple(idx))
+        d, last = self.static_shape[-1], idx[-1] if idx else None
+        if d is not None and isinstance(last, int) and last + n > d:
+            # (only the first lane was checked: store_vec(v, 8) of 4 lanes wrote past a 10-element tensor)
+            fail(f"a {n}-lane access at {show(last)} takes lanes {last}-{last + n - 1} of a dim of {d}",
+                 rule="index")
         al = _alignment(align, nb)
         self._constant_alignment(idx, al, f"a {n}-lane access of {self.dtype.__name__}", ", or give align=")
         target = self
