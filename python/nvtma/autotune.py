@@ -8,8 +8,8 @@
     copy(x, y, grid=lambda x, y, **cfg: (x.shape[0] // cfg["BOX"][0],))
 
 On the first call for a key (the named arguments: a tensor contributes its
-element type and shape, a scalar its value) every config is compiled, run
-once, then timed on the GPU: CUDA events around one launch, the L2 flushed
+element type, shape, strides and 16-byte alignment, a scalar its value)
+every config is compiled, run once, then timed on the GPU: CUDA events around one launch, the L2 flushed
 before each trial by writing a scratch buffer twice the L2's size, best of
 ``rounds``. The winner is kept in memory and on disk (per device name, key
 and kernel identity) in the compile cache's directory (``autotune/``), so a
@@ -18,6 +18,18 @@ later process reuses it without timing. ``trials`` counts timed launches.
 A stored winner is only a choice among the configs given, so a file another
 process wrote (or a corrupt one) can at worst pick another valid config; a
 file naming no listed config is ignored and the key is tuned again.
+
+Tuning runs the kernel on the call's own arguments, several times per
+config: a kernel that updates an argument in place (``y += ...``, atomics)
+names it in ``restore=`` (names or positions): such arguments are copied
+before tuning and put back before every trial and before the call's own
+launch (Triton's ``restore_value``).
+
+A winner is stored on disk only for a kernel whose identity holds across
+processes: ``name=`` where given (the caller's word for it), else a DSL
+kernel's source fingerprint (its file, closure and nvtma's sources), or a
+launcher factory's module, code and closure; others (defined at a prompt,
+closing over opaque objects) are tuned once a process.
 
 ``Autotuner(fn, configs, key)`` also takes, instead of a DSL kernel, a
 function ``fn(config) -> launcher(*args, **launch_kwargs)``; ``timer=``
@@ -56,7 +68,7 @@ def _same(a, b) -> bool:
 
 class Autotuner:
     def __init__(self, fn, configs, key, *, name: str | None = None, rounds: int = 5, timer=None,
-                 directory=None):
+                 directory=None, restore=()):
         if not configs:
             raise LaunchError("autotune needs at least one config", rule="autotune")
         self.fn = fn
@@ -71,11 +83,13 @@ class Autotuner:
         self._dir = Path(directory) if directory is not None else None
         self.is_dsl = hasattr(fn, "signature") and hasattr(fn, "build")
         self.name = name or getattr(fn, "name", None) or getattr(fn, "__qualname__", "kernel")
+        self._named = name is not None  # a name given is the caller's word for the kernel's identity
         if self.is_dsl:
             self.argnames = [n for n, _ in fn.signature()]
         else:
             self.argnames = None
         self._identity = None
+        self.restore = tuple(restore)
 
     # ------------------------------------------------------------------ key
     def key_of(self, args) -> list:
@@ -97,17 +111,28 @@ class Autotuner:
                 raw.append(_key_part(args[i]))
         return json.loads(json.dumps(raw, default=str))
 
-    def identity(self) -> str:
+    def identity(self) -> str | None:
+        """The kernel's identity across processes (None: it has none, and winners stay in memory). Two
+        launcher factories of one qualified name in two modules shared their stored winners."""
         if self._identity is None:
-            ident = None
-            if self.is_dsl:
+            from .dsl.kernel import closure_digest, source_fingerprint
+            if self._named:
+                ident = ""
+            elif self.is_dsl:
                 from .jit import _source_id
                 ident = _source_id(self.fn)
-            h = hashlib.sha256()
-            h.update(f"{self.name}\0{ident}\0".encode())
-            h.update(json.dumps(self._json, sort_keys=True).encode())
-            self._identity = h.hexdigest()
-        return self._identity
+            else:
+                fn = self.fn
+                stable = inspect.isfunction(fn) and closure_digest(fn)[1]
+                ident = f"{fn.__module__}.{fn.__qualname__}:{source_fingerprint(fn)}" if stable else None
+            if ident is None:
+                self._identity = ""
+            else:
+                h = hashlib.sha256()
+                h.update(f"{self.name}\0{ident}\0".encode())
+                h.update(json.dumps(self._json, sort_keys=True).encode())
+                self._identity = h.hexdigest()
+        return self._identity or None
 
     # ------------------------------------------------------------------ disk
     def directory(self) -> Path | None:
@@ -131,7 +156,7 @@ class Autotuner:
 
     def _file(self, device_name: str, key) -> Path | None:
         d = self.directory()
-        if d is None:
+        if d is None or self.identity() is None:
             return None
         h = hashlib.sha256(json.dumps([self.identity(), device_name, key]).encode()).hexdigest()
         return d / f"{h}.json"
@@ -189,7 +214,7 @@ class Autotuner:
 
     def best_index(self, args, launch_kwargs=None) -> int:
         key = self.key_of(args)
-        memo_key = json.dumps(key)
+        memo_key = json.dumps([_device_index(args), key])  # (two GPU models in a process: each its winner)
         hit = self._best.get(memo_key)
         if hit is not None:
             return hit
@@ -205,20 +230,40 @@ class Autotuner:
     def best_config(self, *args) -> dict:
         return self._json[self.best_index(args)]
 
+    def _saved(self, args):
+        """(position, copy) of each argument named in restore= (what trials would change in place)."""
+        out = []
+        for r in self.restore:
+            i = self.argnames.index(r) if isinstance(r, str) and self.argnames and r in self.argnames else r
+            if not isinstance(i, int) or not 0 <= i < len(args):
+                raise LaunchError(f"autotune restore={r!r} names no argument", rule="autotune")
+            out.append((i, args[i].clone() if hasattr(args[i], "clone") else args[i].copy()))
+        return out
+
     def _tune(self, args, launch_kwargs):
         timer = self.timer or _gpu_timer(args, self.rounds)
+        saved = self._saved(args)
+
+        def put_back():
+            for i, copy in saved:
+                args[i].copy_(copy) if hasattr(args[i], "copy_") else args[i].__setitem__(..., copy)
         timings = []
         for i in range(len(self.configs)):
             run = self._launcher(i)
+
+            def trial(run=run):
+                put_back()
+                return run(*args, **launch_kwargs)
             try:
-                run(*args, **launch_kwargs)   # compile and warm up outside the timing
-                t = timer(lambda: run(*args, **launch_kwargs))
+                trial()   # compile and warm up outside the timing
+                t = timer(trial)
                 self.trials += 1
             except LaunchError as e:
                 if e.rule in ("driver",):
                     raise
                 t = float("inf")   # a config that cannot launch these arguments loses
             timings.append(t)
+        put_back()  # the call's own launch sees the arguments as given
         best = min(range(len(timings)), key=lambda i: timings[i])
         if timings[best] == float("inf"):
             raise LaunchError(f"autotune {self.name}: no config launches these arguments", rule="autotune")
@@ -243,13 +288,24 @@ def _resolve_grid(kw, args, cfg):
 
 
 def _key_part(a):
+    """A tensor's element type, shape, strides and 16-byte alignment (a config tuned on a contiguous tensor
+    may not launch a transposed or misaligned view), or a scalar's value."""
     tt = _args.torch_tensor_type()
     if tt is not None and isinstance(a, tt):
-        return [_args.torch_elem(a.dtype, "key"), list(a.shape)]
+        return [_args.torch_elem(a.dtype, "key"), list(a.shape), list(a.stride()), a.data_ptr() % 16]
     if hasattr(a, "__cuda_array_interface__") or hasattr(a, "__dlpack__"):
         info = _args.intake(a, "key")
-        return [info.elem, list(info.shape)]
+        return [info.elem, list(info.shape), list(getattr(info, "strides", None) or []),
+                getattr(info, "ptr", 0) % 16]
     return a
+
+
+def _device_index(args) -> int:
+    tt = _args.torch_tensor_type()
+    for a in args:
+        if tt is not None and isinstance(a, tt) and a.get_device() >= 0:
+            return a.get_device()
+    return 0
 
 
 def _device_name(args) -> str:

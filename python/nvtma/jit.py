@@ -49,14 +49,13 @@ def _elem_of(obj, arg: str) -> tuple:
 
 
 def _hashable(v, name):
-    if isinstance(v, list):
-        return tuple(_hashable(x, name) for x in v)
+    """A constant as its memo key, by type and value (dsl.kernel.typed_key: C=-0.0 reused C=0.0's module)."""
+    from .dsl.kernel import typed_key
     try:
-        hash(v)
+        return typed_key(v)
     except TypeError:
         raise LaunchError(f"constant {name}={v!r} is not hashable (use ints, strings or tuples)", arg=name,
                           rule="constant") from None
-    return v
 
 
 def _dtype_name(d) -> str:
@@ -201,7 +200,10 @@ def compiled(kernel, param_types, key, consts):
     module = None
     if source is not None:
         h = hashlib.sha256()
-        for part in ("jit", _cache.build_id(d), _cache.tool_id(), source, kernel.name, repr(key), arch, repr(ptx)):
+        # (the decorator's block, cluster and pdl too: a factory's kernels may differ only there)
+        launch = kernel.launch_key(consts) if hasattr(kernel, "launch_key") else None
+        for part in ("jit", _cache.build_id(d), _cache.tool_id(), source, kernel.name, repr(key), arch, repr(ptx),
+                     repr(launch)):
             h.update(str(part).encode() + b"\0")
         disk_key = h.hexdigest()
         module = load_cached(d, disk_key)

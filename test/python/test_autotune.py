@@ -47,7 +47,8 @@ def test_selects_the_fastest_and_reuses_it_from_disk(tmp_path, monkeypatch):
     assert launched[-1][0] == 128   # the call itself ran the winner
     (f,) = (tmp_path / "tune").iterdir()
     saved = json.loads(f.read_text())
-    assert saved["device"] == "NVIDIA H200" and saved["config"] == CONFIGS[1] and saved["key"] == [["f16", [256, 256]]]
+    assert saved["device"] == "NVIDIA H200" and saved["config"] == CONFIGS[1]
+    assert saved["key"] == [["f16", [256, 256], [256, 1], 0]]  # dtype, shape, strides, address % 16
     assert oct(f.stat().st_mode & 0o777) == "0o600"
     # "another process": a fresh tuner, same identity -> no timing
     t2, launched2 = make(tmp_path)
@@ -80,7 +81,7 @@ def test_bad_or_foreign_winner_files_retune(tmp_path, monkeypatch):
 
 def test_key_derivation(tmp_path):
     t, _ = make(tmp_path, key=[0, 2])
-    assert t.key_of((Fake(typestr="<f4"), Fake(), 7)) == [["f32", [256, 256]], 7]
+    assert t.key_of((Fake(typestr="<f4"), Fake(), 7)) == [["f32", [256, 256], [256, 1], 0], 7]
     t, _ = make(tmp_path, key=lambda x, y: [x.__cuda_array_interface__["shape"][1]])
     assert t.key_of((Fake(), Fake())) == [256]
     t, _ = make(tmp_path, key=["x"])
@@ -119,6 +120,43 @@ def test_decorator_over_a_dsl_kernel_object(tmp_path, monkeypatch):
     tuned = nvtma.autotune(configs=[{"BOX": [64, 64]}, {"BOX": [32, 32]}], key=["x"], timer=lambda run: 1.0,
                            directory=tmp_path / "t")(J.FakeKernel())
     assert isinstance(tuned, Autotuner) and tuned.argnames == ["x", "y"]
-    assert tuned.key_of((Fake(), Fake())) == [["f16", [256, 256]]]
+    assert tuned.key_of((Fake(), Fake())) == [["f16", [256, 256], [256, 1], 0]]
     from nvtma import autotune as mod
     assert callable(mod) and mod.autotune is not None
+
+
+def test_factories_of_one_name_in_two_modules_do_not_share_winners(tmp_path, monkeypatch):
+    """(audit) identity() hashed a launcher factory's qualified name and the configs: mod_b.make read mod_a.make's
+    winner from disk, untimed. A factory with no identity across processes keeps winners in memory."""
+    import types as pytypes
+    monkeypatch.setattr("nvtma.autotune._device_name", lambda args: "dev")
+    mods = []
+    for name in ("mod_a", "mod_b"):
+        m = pytypes.ModuleType(name)
+        exec("def make(cfg):\n    return lambda *a, **k: None\n", m.__dict__)
+        mods.append(m)
+    a, b = (Autotuner(m.make, CONFIGS, key=[0], timer=lambda run: run() or 1.0, directory=tmp_path / "t")
+            for m in mods)
+    assert a.identity() != b.identity()
+
+    def opaque(cfg, _o=object()):
+        return lambda *x, **k: None
+    t = Autotuner(opaque, CONFIGS, key=[0], timer=lambda run: run() or 1.0, directory=tmp_path / "t2")
+    t(Fake(), Fake())
+    assert t.identity() is None and not list((tmp_path / "t2").glob("*.json"))
+
+
+def test_restore_puts_in_place_arguments_back_before_each_trial_and_the_call():
+    """(audit) Tuning ran an in-place kernel (y += x) on the caller's y once per trial: the first call's y
+    held 13 x's where it should hold one."""
+    import numpy as np
+
+    def build(cfg):
+        def run(x, y, **launch):
+            y += x
+        return run
+    x, y = np.ones(4), np.zeros(4)
+    t = Autotuner(build, CONFIGS[:2], key=[], timer=lambda run: [run() for _ in range(5)] and 1.0, restore=[1],
+                  directory=None)
+    t(x, y)
+    assert y.tolist() == [1.0] * 4

@@ -93,7 +93,10 @@ def test_specialization_from_the_arguments():
     from nvtma import jit
     k = FakeKernel()
     types, key = jit.specialize(k, (Fake(), Fake()), {"BOX": [32, 32]})
-    assert types[0] == Tensor("f16", (256, 256)) and key[1] == (("BOX", (32, 32)),)
+    assert types[0] == Tensor("f16", (256, 256)) and key[1] == (("BOX", ("tuple", ("int", 32), ("int", 32))),)
+    # constants by type and value: 0.0 and -0.0, 1 and 1.0 and True key apart (equal values shared a module)
+    keys = {jit.specialize(k, (Fake(), Fake()), {"BOX": v})[1] for v in (0.0, -0.0, 1, 1.0, True, (1, 2), [1, 2])}
+    assert len(keys) == 6
     _, key2 = jit.specialize(k, (Fake(typestr="<f4"), Fake(typestr="<f4")), {})
     assert key2 != key and key2[0][0] == ("tensor", "f32", (256, 256))
     with pytest.raises(LaunchError) as e:
@@ -337,3 +340,31 @@ def test_jit_keeps_a_tensors_strides_and_reads_dtype_aliases():
     jit.specialize(ku, (Arr((4,), None, "<u4"),), {})
     with pytest.raises(LaunchError, match="element type f32"):
         jit.specialize(ku, (Arr((4,), None, "<f4"),), {})
+
+
+@needs_compiler
+def test_factory_kernels_differing_in_their_block_or_pdl_are_apart(tmp_path, monkeypatch):
+    """(audit) make(256) got make(32)'s cubin from the disk cache (block and pdl were not in its key): a
+    32-thread launch where 256 were meant. Kernel.build's memo kept C=-0.0 apart from C=0.0 neither."""
+    monkeypatch.setenv("NVTMA_CACHE", "1")
+    monkeypatch.setenv("NVTMA_CACHE_DIR", str(tmp_path / "cache"))
+    from nvtma import dsl, jit
+
+    def make(threads, pdl=False):
+        @dsl.kernel(block=(threads,), pdl=pdl)
+        def fill(x: dsl.Tensor("f32", (256,))):
+            x[dsl.thread_idx()] = 1.0
+        return fill
+
+    types = [dsl.Tensor("f32", (256,))]
+    key = ((("tensor", "f32", (256,)),), ())
+    blocks = [jit.compiled(make(t, p), types, key, {})[0].rec_block for t, p in ((32, False), (256, False))]
+    assert blocks == [(32, 1, 1), (256, 1, 1)]
+    a, b = make(32), make(32, pdl=True)
+    assert a.specialize(types).key != b.specialize(types).key != make(256).specialize(types).key
+
+    @dsl.kernel(block=(32,))
+    def const(y: dsl.Tensor("f32", (1,)), *, C):
+        y[0] = C
+
+    assert "-0.0" in str(const.build(C=-0.0).ir) and "-0.0" not in str(const.build(C=0.0).ir)

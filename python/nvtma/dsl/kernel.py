@@ -181,6 +181,12 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
             raise KernelBuildError(f"{name}: cluster {cluster} has more than 16 CTAs", rule="launch-config")
         return block, cluster
 
+    def launch_key(self, consts):
+        """What the decorator's arguments make of the kernel for these constants (block, cluster, pdl):
+        part of the JIT's and the artifacts' keys, since a factory's kernels may differ only there."""
+        pdl = self._pdl(**consts) if callable(self._pdl) else self._pdl
+        return (*self.launch_dims(consts), bool(pdl), self.arch, self.ptx)
+
     @property
     def block(self):
         """The block (fixed, or of the last build when it depends on constants)."""
@@ -255,7 +261,9 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
     # ------------------------------------------------------------------ build
     def build(self, param_types=None, **consts) -> BuiltKernel:
         """Traces the function (with these constants) into nvtma IR."""
-        key = (tuple(param_types) if param_types is not None else None, tuple(sorted(consts.items(), key=str)))
+        # constants by type and value: 0.0 and -0.0, or 1, 1.0 and True, are equal keys and shared a build
+        key = (tuple(param_types) if param_types is not None else None,
+               tuple(sorted(((k, typed_key(v)) for k, v in consts.items()), key=str)))
         try:
             hit = self._built.get(key)
         except TypeError:  # unhashable constants: no memo
@@ -406,7 +414,7 @@ class Specialization:
         from .. import __version__
         import hashlib
         parts = repr((self.kernel.name, self.param_types, sorted(self.consts.items(), key=str), __version__,
-                      source_fingerprint(self.kernel.fn)))
+                      source_fingerprint(self.kernel.fn), self.kernel.launch_key(self.consts)))
         return f"{self.kernel.name}-{hashlib.sha256(parts.encode()).hexdigest()[:16]}"
 
     def launch(self, grid=None):
@@ -441,6 +449,17 @@ def _source_digest(path):
         except OSError:
             _digests[path] = None
     return _digests[path]
+
+
+def typed_key(v):
+    """`v` as a key that tells apart values Python calls equal: 0.0 and -0.0 (by the float's bits), 1, 1.0
+    and True (by type), in tuples and lists too. A TypeError where `v` is not hashable."""
+    if isinstance(v, float):
+        return ("float", v.hex())
+    if isinstance(v, (tuple, list)):  # (a list keys as the tuple of its items, as the constants read it)
+        return ("tuple", *(typed_key(x) for x in v))
+    hash(v)
+    return (type(v).__qualname__, v)
 
 
 def closure_digest(fn):
