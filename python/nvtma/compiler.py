@@ -316,6 +316,12 @@ def compile(module, arch: str | None = None, *, ptx_version: int | None = None, 
             hit.from_cache = True
             return hit
     ptx, records = _lower(text, arch, features, opt_level, link)
+    m = re.search(r"^\.target\s+(\w+)", ptx, re.M)
+    if m is not None and m.group(1) != arch:
+        # a gpu.module's own #nvvm.target wins over arch= (the pipeline only attaches missing ones): the
+        # module was saved as `arch` with PTX for another chip
+        raise CompileError(f"the IR's gpu.module targets {m.group(1)} (its #nvvm.target), compile(arch={arch!r}): "
+                           "drop the module's target or ask for its arch")
     blob = ptx_to_cubin(ptx, arch) if cubin else None
     try:
         out = CompiledModule(ir=text, ptx=ptx, cubin=blob, records=records, arch=arch)

@@ -367,3 +367,21 @@ def test_a_ptxas_known_to_miscompile_wgmma_is_not_the_fallback_for_wgmma_kernels
         compiler.ptx_to_cubin(".version 8.6\n.target sm_90a\n", "sm_90a")
     assert "miscompiles" not in str(e.value) and "nvJitLink unavailable" in str(e.value) and "ptxas:" in str(e.value)
     assert compiler._ptxas_refuses("wgmma.mma_async", (13, 5)) is None
+
+
+def test_a_gpu_module_targeting_another_chip_is_refused():
+    """(audit) A gpu.module's own #nvvm.target<chip = "sm_100a"> won over compile(arch="sm_90a"): the module
+    was labelled sm_90a with PTX for sm_100a."""
+    import nvtma
+    from nvtma import dsl
+
+    @dsl.kernel(block=(32,))
+    def k(x: dsl.Tensor("f32", (64,))):
+        x[dsl.thread_idx()] = 1.0
+
+    ir = k.build().ir
+    other = ir.replace("gpu.module @kernels {", 'gpu.module @kernels [#nvvm.target<chip = "sm_100a">] {', 1)
+    assert other != ir
+    with pytest.raises(nvtma.CompileError, match="targets sm_100a"):
+        nvtma.compile(other, arch="sm_90a", cubin=False, cache=False)
+    assert ".target sm_90a" in nvtma.compile(ir, arch="sm_90a", cubin=False, cache=False).ptx
