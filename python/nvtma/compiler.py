@@ -315,6 +315,10 @@ def compile(module, arch: str | None = None, *, ptx_version: int | None = None, 
             hit.compile_seconds = time.perf_counter() - t0
             hit.from_cache = True
             return hit
+    m = re.search(r"#nvvm\.target<[^>]*\bO\s*=\s*(\d+)", text)
+    if m is not None and int(m.group(1)) != opt_level:  # (the module's own O won over opt_level=)
+        raise CompileError(f"the IR's gpu.module asks for O = {m.group(1)} (its #nvvm.target), compile(opt_level="
+                           f"{opt_level}): drop the module's target or ask for its level")
     ptx, records = _lower(text, arch, features, opt_level, link)
     m = re.search(r"^\.target\s+(\w+)", ptx, re.M)
     if m is not None and m.group(1) != arch:

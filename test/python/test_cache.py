@@ -379,3 +379,19 @@ def test_compile_options_are_checked_before_mlir():
                dict(ptx_version="86"), dict(ptx_version=10 ** 6), dict(arch=90)):
         with pytest.raises(nvtma.CompileError):
             nvtma.compile(ir, cache=False, **kw)
+
+
+def test_the_tool_id_names_the_ptxas_a_failed_nvjitlink_falls_back_to(tmp_path, monkeypatch):
+    """(audit) With nvJitLink importable the compile key named it alone, though ptx_to_cubin falls back to
+    ptxas ($PTXAS first) where nvJitLink refuses a module: those cubins stayed cached across ptxas changes."""
+    pytest.importorskip("cuda.bindings.nvjitlink")
+    from nvtma.runtime import cache as C
+    fake = tmp_path / "ptxas"
+    fake.write_text("#!/bin/sh\n")
+    monkeypatch.setenv("PTXAS", str(fake))
+    monkeypatch.setattr(C, "_tool_id", None)
+    first = C.tool_id()
+    assert f"ptxas-file={fake}:" in first
+    fake.write_text("#!/bin/sh\necho other\n")
+    monkeypatch.setattr(C, "_tool_id", None)
+    assert C.tool_id() != first

@@ -384,4 +384,7 @@ def test_a_gpu_module_targeting_another_chip_is_refused():
     assert other != ir
     with pytest.raises(nvtma.CompileError, match="targets sm_100a"):
         nvtma.compile(other, arch="sm_90a", cubin=False, cache=False)
+    level = ir.replace("gpu.module @kernels {", 'gpu.module @kernels [#nvvm.target<O = 0, chip = "sm_90a">] {', 1)
+    with pytest.raises(nvtma.CompileError, match="asks for O = 0"):
+        nvtma.compile(level, arch="sm_90a", opt_level=3, cubin=False, cache=False)
     assert ".target sm_90a" in nvtma.compile(ir, arch="sm_90a", cubin=False, cache=False).ptx

@@ -432,22 +432,34 @@ def tool_id() -> str:
     try:
         from cuda.bindings import nvjitlink
         parts.append(f"nvjitlink={'.'.join(map(str, nvjitlink.version()))}")
+        # where nvJitLink refuses a module, ptx_to_cubin falls back to ptxas ($PTXAS first): its file
+        # (path, size, time; no subprocess) keys those cubins too
+        parts.append(f"ptxas-file={_ptxas_file()}")
     except Exception:  # no nvJitLink: ptxas assembles
         parts.append(f"ptxas={_ptxas_version()}")
     _tool_id = ";".join(parts)
     return _tool_id
 
 
+def _ptxas_file() -> str:
+    """The ptxas ptx_to_cubin would fall back to, as path:size:mtime (or "none")."""
+    try:
+        from ..compiler import find_tool
+        exe = find_tool("ptxas")
+        st = os.stat(exe)
+        return f"{exe}:{st.st_size}:{st.st_mtime_ns}"
+    except Exception:  # no compiler here (the runtime-only wheel), or no ptxas
+        return "none"
+
+
 def _ptxas_version() -> str:
-    import shutil
     import subprocess
-    exe = shutil.which("ptxas")
-    if exe is None:
-        try:
-            from cuda.pathfinder import find_nvidia_binary_utility
-            exe = find_nvidia_binary_utility("ptxas")
-        except Exception:
-            exe = None
+    try:
+        from ..compiler import find_tool
+        exe = find_tool("ptxas")  # the one ptx_to_cubin runs ($PTXAS, cuda-pathfinder, PATH)
+    except Exception:
+        import shutil
+        exe = shutil.which("ptxas")
     if not exe:
         return "none"
     try:
