@@ -9,11 +9,12 @@
 
 On the first call for a key (the named arguments: a tensor contributes its
 element type, shape, strides and 16-byte alignment, a scalar its value)
-every config is compiled, run once, then timed on the GPU: CUDA events around one launch, the L2 flushed
-before each trial by writing a scratch buffer twice the L2's size, best of
-``rounds``. The winner is kept in memory and on disk (per device name, key
-and kernel identity) in the compile cache's directory (``autotune/``), so a
-later process reuses it without timing. ``trials`` counts timed launches.
+every config is compiled, run once, then timed on the GPU: CUDA events
+around one launch, the L2 flushed before each trial by writing a scratch
+buffer twice the L2's size, best of ``rounds``. The winner is kept in
+memory and on disk (per device name, key and kernel identity) in the
+compile cache's directory (``autotune/``), so a later process reuses it
+without timing. ``trials`` counts timed launches.
 
 A stored winner is only a choice among the configs given, so a file another
 process wrote (or a corrupt one) can at worst pick another valid config; a
@@ -244,9 +245,12 @@ class Autotuner:
         timer = self.timer or _gpu_timer(args, self.rounds)
         saved = self._saved(args)
 
-        def put_back():
+        def put_back():  # (inside each timed trial: the same copies for every config, so the order holds)
             for i, copy in saved:
-                args[i].copy_(copy) if hasattr(args[i], "copy_") else args[i].__setitem__(..., copy)
+                if hasattr(args[i], "copy_"):
+                    args[i].copy_(copy)
+                else:
+                    args[i][...] = copy
         timings = []
         for i in range(len(self.configs)):
             run = self._launcher(i)
