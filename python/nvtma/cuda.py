@@ -61,9 +61,9 @@ def _whole_warp(what):
     """`what` waits for all 32 lanes: refused where at most part of a warp runs (a lane's or a thread's branch,
     a block whose last warp is partial)."""
     k = dsl.current_kernel()
-    warps, lanes = k.active(k.block)
+    lanes = k.active(k.block)[1]
     threads = k.block[0] * k.block[1] * k.block[2]
-    if lanes < 32 or threads % 32:
+    if lanes < 32 or k.may_run_partial(32):  # (the partial warp only where it may run)
         fail(f"{what} waits for all 32 lanes of the warp, but at most {lanes} lane(s) run this code"
              + (f" (a block of {threads} threads has a partial warp)" if threads % 32 else "")
              + ": call it where whole warps run, or pass the mask of the lanes that do", rule="warp-collective")
@@ -155,8 +155,10 @@ def barrier_arrive(barrier_id, num_threads):
 def warpgroup_sync(barrier_id=None):
     """The 128 threads of the calling warpgroup meet at named barrier
     1 + warpgroup index (0 is the CTA barrier), or `barrier_id`."""
-    b = dsl.current_kernel().block
-    if (b[0] * b[1] * b[2]) % 128:  # the last, partial warpgroup would wait for 128 threads forever
+    k = dsl.current_kernel()
+    b = k.block
+    if k.may_run_partial(128):
+        # the last, partial warpgroup would wait for 128 threads forever (where it may run this code)
         fail(f"warpgroup_sync in a block of {b[0] * b[1] * b[2]} threads: whole warpgroups (a multiple of 128)",
              rule="barrier")
     bid = barrier_id if barrier_id is not None else dsl.warpgroup_idx() + 1

@@ -180,7 +180,23 @@ def _source_id(kernel) -> str | None:
         return None
     if not closure_digest(fn)[1]:
         return None
-    return f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', '')}:{source_fingerprint(fn)}"
+    return f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', '')}:{source_fingerprint(fn)}" \
+           f":{_dialect_digest()}"
+
+
+_dialect_sources = []
+
+
+def _dialect_digest() -> str:
+    """The hand-written dialect bindings' digest (dialects/nvtma.py spells the TMA atom types): where the JIT
+    compiles they are there, unlike in the runtime-only wheel whose artifact keys leave them out."""
+    if not _dialect_sources:
+        p = Path(__file__).resolve().parent / "dialects" / "nvtma.py"
+        try:
+            _dialect_sources.append(hashlib.sha256(p.read_bytes()).hexdigest()[:16])
+        except OSError:
+            _dialect_sources.append("none")
+    return _dialect_sources[0]
 
 
 def compiled(kernel, param_types, key, consts):

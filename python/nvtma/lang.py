@@ -669,7 +669,8 @@ def _setmaxnreg(regs, increase):
 @contextlib.contextmanager
 def WarpRole(warp_id, regs=None, increase=False):  # noqa: N802 (TIRx's class name)
     """Code for warp `warp_id` alone; optionally `setmaxnreg` its register budget."""
-    with _loc(), dsl.if_(dsl.warp_idx() == warp_id, scope="warp"):
+    first = warp_id if isinstance(warp_id, int) and not isinstance(warp_id, bool) else None
+    with _loc(), dsl.if_(dsl.warp_idx() == warp_id, scope="warp"), narrowed(1, None, first):
         _setmaxnreg(regs, increase)
         yield
 
@@ -680,10 +681,11 @@ def WarpgroupRole(wg, regs=None, increase=False):  # noqa: N802
     with _loc():
         g = dsl.warpgroup_idx()
         if isinstance(wg, tuple):
-            cond, n = (g >= wg[0]) & (g < wg[1]), 4 * (wg[1] - wg[0])
+            cond, n, first = (g >= wg[0]) & (g < wg[1]), 4 * (wg[1] - wg[0]), wg[0]
         else:
-            cond, n = g == wg, 4
-    with _loc(), dsl.if_(cond), narrowed(n, None):
+            cond, n, first = g == wg, 4, wg
+    first = 4 * first if isinstance(first, int) and not isinstance(first, bool) else None
+    with _loc(), dsl.if_(cond), narrowed(n, None, first):
         _setmaxnreg(regs, increase)
         yield
 
@@ -803,10 +805,12 @@ class ClusterPersistentScheduler2D(_Persistent):
                 # twice, and 4-CTA clusters of (4, 1, 1) with cluster_m = cluster_n = 2 missed half of them
                 fail(f"cluster_m x cluster_n = {cluster_m} x {cluster_n} tiles a cluster, but the kernel's clusters "
                      f"are {list(cl)} CTAs", rule="scheduler")
-            # the cluster's place in the (up to 3-D) grid of clusters, and the CTA's in its cluster
-            ncx, ncy = dsl.grid_dim("x") // cl[0], dsl.grid_dim("y") // cl[1]
-            start = dsl.cluster_idx("x") + ncx * (dsl.cluster_idx("y") + ncy * dsl.cluster_idx("z"))
-            step = num_clusters if num_clusters is not None else ncx * ncy * (dsl.grid_dim("z") // cl[2])
+            # the cluster's place in the (up to 3-D) grid of clusters, and the CTA's in its cluster; with one
+            # tile a cluster each CTA is its own (the CTAs of a clustered kernel's cluster took the same tiles)
+            idx, cl = (dsl.cluster_idx, cl) if csize > 1 else (dsl.block_idx, (1, 1, 1))
+            ncx, ncy, ncz = (dsl.grid_dim(d) // c if c > 1 else dsl.grid_dim(d) for d, c in zip("xyz", cl))
+            start = idx("x") + ncx * (idx("y") + ncy * idx("z"))
+            step = num_clusters if num_clusters is not None else ncx * ncy * ncz
             self.rank = dsl.cluster_ctarank() if csize > 1 else None
             super().__init__(self.mc * self.nc, start, step)
 

@@ -56,7 +56,9 @@ def _require_sm90a(what):
              rule="arch")
     warps, lanes = k.active(k.block)
     threads = k.block[0] * k.block[1] * k.block[2]
-    if warps < 4 or lanes < 32 or threads % 128:
+    # (a block's partial last warpgroup only where this code may run in it: 160 threads with warpgroup 0's
+    # role is fine, with warpgroup 1's not)
+    if warps < 4 or lanes < 32 or k.may_run_partial(128):
         fail(f"{what} is issued by all 128 threads of a warpgroup alike, but at most {warps} warp(s) of {lanes} "
              f"lane(s) run this code (a block of {threads} threads): issue it from whole warpgroups "
              "(lang.WarpgroupRole, a block a multiple of 128 threads)", rule="warpgroup")
@@ -234,6 +236,8 @@ class SmemDescriptor:
                  rule="wgmma")
         if r0 is not None and r0 + n <= self.rows:
             return
+        if r0 is None and self.rows <= self.box_rows and n <= self.rows:
+            return  # a run-time row block of one row box (row_block places it): the caller keeps it inside
         info, off = self.tile.info, self.tile.flat_offset
         eb = max(self.dtype.width // 8, 1)
         # the view's start in its allocation (a run-time one, a ring's stage(i): at least 0)
@@ -350,7 +354,8 @@ def mma_async(acc, a, b, *, a_type=None, b_type=None, scale_d=True, scale_a=1, s
         # a tile's own type decides: an override read bf16 data as f16 (or fp8 as the other fp8)
         if isinstance(d, SmemDescriptor) and given is not None:
             own = _TYPES.get(d.dtype.name)
-            if _TYPES.get(given, given) != own and not (own == "f32" and _TYPES.get(given, given) == "tf32"):
+            if own is not None and _TYPES.get(given, given) != own and not (
+                    own == "f32" and _TYPES.get(given, given) == "tf32"):  # (integer tiles: fp8 held as u8)
                 fail(f"wgmma {what}={given!r} for a tile of {d.dtype.__name__}: a descriptor's type is its tile's "
                      "(an f32 tile: 'tf32')", rule="wgmma")
     ta = a_type or (a.operand_type if isinstance(a, SmemDescriptor) else None)

@@ -243,6 +243,34 @@ def test_warp_reductions_need_whole_warps():
     assert "a block of 48 threads has a partial warp" in str(err)
 
 
+@pytest.mark.parametrize("warp,refused", [(0, False), (1, True)])
+def test_a_partial_warp_is_refused_only_where_it_runs_the_collective(warp, refused):
+    """In a 48-thread block warp 0's role has whole warps: its shuffle was refused for the partial warp 1."""
+    k = _kernel(lambda x, y, h, i: _in_warp(warp, lambda: y.__setitem__(t(), cuda.warp_sum(x[t()]))), block=(48,))
+    if refused:
+        assert "a block of 48 threads has a partial warp" in str(build_error(k, "warp-collective"))
+    else:
+        assert "shfl.sync.bfly.b32" in ptx(k)
+
+
+@pytest.mark.parametrize("wg,refused", [(0, False), (1, True)])
+def test_warpgroup_sync_in_a_partial_block_is_refused_only_in_the_partial_warpgroup(wg, refused):
+    """A 192-thread block: warpgroup 0's warpgroup_sync(barrier_id=1) was refused for the partial warpgroup 1."""
+    def body(x, y, h, i):
+        with lang.WarpgroupRole(wg):
+            cuda.warpgroup_sync(barrier_id=1)
+    k = _kernel(body, block=(192,))
+    if refused:
+        assert "warpgroup_sync in a block of 192 threads" in str(build_error(k, "barrier"))
+    else:
+        assert re.search(r"bar\.sync\s+1, 128;|barrier\.sync(\.aligned)?\s+1, 128;", ptx(k))
+
+
+def _in_warp(w, fn):
+    with lang.WarpRole(w):
+        fn()
+
+
 def test_syncthreads_and_or_return_the_reduction():
     """syncthreads_and/or compared the MLIR value object with 0 in Python: always True, the reduction lost."""
     @dsl.kernel(block=(128,))

@@ -1219,3 +1219,25 @@ def test_the_2d_cluster_scheduler_places_clusters_and_ctas_by_their_ids():
     text = ptx(k_of((4, 1, 1)))
     assert "%clusterid.x" in text and "%cluster_ctarank" in text and "%ctaid.x" not in text
     assert "clusters are [2, 1, 1] CTAs" in str(build_error(k_of((2, 1, 1)), "scheduler"))
+
+
+def test_one_tile_a_cluster_in_a_clustered_kernel_is_each_ctas_own():
+    """ClusterPersistentScheduler2D with cluster_m = cluster_n = 1 in a kernel of 2-CTA clusters gave both CTAs
+    of a cluster its %clusterid's tiles: each tile computed twice, half the tiles never."""
+    @dsl.kernel(block=(128,), cluster=(2, 1, 1))
+    def k(out: dsl.Tensor("i32", (8, 8))):
+        for t in lang.ClusterPersistentScheduler2D(8, 8):
+            out[t.m_idx, t.n_idx] = 1
+
+    text = ptx(k)
+    assert "%ctaid.x" in text and "%clusterid" not in text and "%cluster_ctarank" not in text
+
+
+def test_a_kernel_built_with_an_unhashable_constant_is_built_not_a_type_error():
+    """build(cfg={...}): the memo's key of the constants was made outside its try, a bare TypeError."""
+    @dsl.kernel(block=(32,))
+    def k(y: dsl.Tensor("i32", (4,)), *, cfg):
+        y[0] = cfg["v"]
+
+    assert "arith.constant 7 : i32" in k.build(cfg={"v": 7}).ir
+    assert "arith.constant 9 : i32" in k.build(cfg={"v": 9}).ir

@@ -1690,3 +1690,57 @@ def test_gemm_options_that_built_a_wrong_kernel_are_refused(opts, message):
     with pytest.raises(ValueError) as e:
         gemm.Gemm().plan(128, 4096, 7168, gemm.F8, "tensor", **opts)
     assert message in str(e.value), str(e.value)
+
+
+# --------------------------------------------------------------------------- what a wgmma may (review of the audit)
+
+@pytest.mark.parametrize("role,refused", [(0, False), (1, True)])
+def test_a_partial_warpgroup_is_refused_only_where_it_issues_the_wgmma(role, refused):
+    """A block of 160 threads (a consumer warpgroup and a producer warp): wgmma in warpgroup 0's role was refused
+    for the block's partial warpgroup, which only warpgroup 1's role reaches."""
+    @dsl.kernel(block=(160,))
+    def k(a: dsl.Tensor("bf16", (64, 64)), *, role):
+        with lang.WarpgroupRole(role):
+            wgmma.fence()
+
+    if refused:
+        assert "issued by all 128 threads of a warpgroup" in str(build_error(k, "warpgroup", role=role))
+    else:
+        assert "wgmma.fence.sync.aligned" in ptx(k, role=role)
+
+
+def test_an_integer_tile_holding_fp8_takes_the_wgmmas_type():
+    """fp8 bytes loaded as u8 are read as e4m3 with a_type/b_type: the override was refused as a type clash."""
+    @dsl.kernel(block=(128,))
+    def k(a: dsl.Tensor("u8", (64, 128)), c: dsl.Tensor("f32", (64, 64))):
+        d = wgmma.SmemDescriptor(_loaded_tile(a, (64, 128)))
+        acc = wgmma.mma_async(wgmma.Accumulator(64), d.k_block(0), d.k_block(0), a_type="e4m3", b_type="e4m3")
+        wgmma.commit_group()
+        wgmma.wait_group(0)
+        c[0, dsl.thread_idx() % 64] = acc[0]
+
+    assert "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3" in ptx(k)
+
+
+def test_two_warpgroups_take_their_rows_of_a_k_split_tile_at_run_time():
+    """Two consumer warpgroups' row_block(warpgroup_idx() * 64) of a [128, 128] bf16 tile (boxes of all 128
+    rows and half of K) was refused as reading past the buffer."""
+    @dsl.kernel(block=(256,))
+    def k(a: dsl.Tensor("bf16", (128, 128)), b: dsl.Tensor("bf16", (64, 128)), c: dsl.Tensor("f32", (128, 64))):
+        pool = lang.SMEMPool()
+        la = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), a, (128, 128), swizzle="swizzle_128b")
+        lb = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), b, (64, 128), swizzle="swizzle_128b")
+        sa, sb = pool.alloc_for(la), pool.alloc_for(lb)
+        bar = lang.TMABar(1)
+        with lang.WarpRole(0):
+            cpasync.copy(la, [0, 0], sa, tma_bar_ptr=bar.at(0))
+            cpasync.copy(lb, [0, 0], sb, tma_bar_ptr=bar.at(0))
+        bar.wait(0, 0)
+        da, db = wgmma.SmemDescriptor(sa), wgmma.SmemDescriptor(sb)
+        acc = wgmma.mma_async(wgmma.Accumulator(64), da.row_block(dsl.warpgroup_idx() * 64).k_block(4),
+                              db.k_block(4))
+        wgmma.commit_group()
+        wgmma.wait_group(0)
+        c[dsl.warpgroup_idx() * 64, dsl.thread_idx() % 64] = acc[0]
+
+    assert len(re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.bf16\.bf16", ptx(k))) == 1

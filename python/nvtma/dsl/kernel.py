@@ -48,17 +48,33 @@ class _KernelState:
         self.smem_base = None      # the gpu.dynamic_shared_memory value, made on first use
         self.smem_flat = {}        # element type -> 1-D view of all of shared memory
         self.scratch = {}          # named helper allocations (cta_reduce scratch ...)
-        self.scope = []            # (warps, lanes) the enclosing branches leave active
+        self.scope = []            # (warps, lanes, first warp) the enclosing branches leave active
         self.at_exit = []          # built once at the kernel's end, where every thread runs (profile counts)
 
     def active(self, block):
         """(warps, lanes per warp) that may be running the code being built."""
         threads = block[0] * block[1] * block[2]
         warps, lanes = (threads + 31) // 32, min(threads, 32)
-        for w, ln in self.scope:
+        for w, ln, _ in self.scope:
             warps = warps if w is None else min(warps, w)
             lanes = lanes if ln is None else min(lanes, ln)
         return warps, lanes
+
+    def may_run_partial(self, unit):
+        """Whether the block's last, partial group of `unit` threads (32: a warp, 128: a warpgroup) may run the
+        code being built: a role's known warps tell; a branch that selects warps by a run-time value is taken
+        to stay off it unless it may cover the whole block."""
+        threads = self.block[0] * self.block[1] * self.block[2]
+        if threads % unit == 0:
+            return False
+        first_partial = threads // unit * unit // 32   # the partial group's first warp
+        warps = self.active(self.block)[0]
+        for w, _, first in self.scope:
+            if first is not None and w is not None and first + w <= first_partial:
+                return False
+            if first is not None and first >= first_partial:
+                return True
+        return warps * 32 >= threads
 
     def static_smem(self, name, shape, element_type, align=16, dtype=None):
         """A [shape] buffer of `element_type` (an MLIR type; `dtype` its element class where the signless
@@ -85,8 +101,8 @@ class narrowed:
     (None: unchanged); what single-issue helpers (TMA copies, expect_tx)
     check before they elect their issuing thread."""
 
-    def __init__(self, warps=None, lanes=None):
-        self.n = (warps, lanes)
+    def __init__(self, warps=None, lanes=None, first=None):
+        self.n = (warps, lanes, first)   # (first: the first of the warps, where known)
 
     def __enter__(self):
         k = _KernelState.current
@@ -261,10 +277,10 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
     # ------------------------------------------------------------------ build
     def build(self, param_types=None, **consts) -> BuiltKernel:
         """Traces the function (with these constants) into nvtma IR."""
-        # constants by type and value: 0.0 and -0.0, or 1, 1.0 and True, are equal keys and shared a build
-        key = (tuple(param_types) if param_types is not None else None,
-               tuple(sorted(((k, typed_key(v)) for k, v in consts.items()), key=str)))
         try:
+            # constants by type and value: 0.0 and -0.0, or 1, 1.0 and True, are equal keys and shared a build
+            key = (tuple(param_types) if param_types is not None else None,
+                   tuple(sorted(((k, typed_key(v)) for k, v in consts.items()), key=str)))
             hit = self._built.get(key)
         except TypeError:  # unhashable constants: no memo
             hit, key = None, None

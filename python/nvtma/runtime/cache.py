@@ -433,7 +433,7 @@ def tool_id() -> str:
         from cuda.bindings import nvjitlink
         parts.append(f"nvjitlink={'.'.join(map(str, nvjitlink.version()))}")
         # where nvJitLink refuses a module, ptx_to_cubin falls back to ptxas ($PTXAS first): its file
-        # (path, size, time; no subprocess) keys those cubins too
+        # (path and size; no subprocess, and a reinstall of the same one keeps the cache) keys those too
         parts.append(f"ptxas-file={_ptxas_file()}")
     except Exception:  # no nvJitLink: ptxas assembles
         parts.append(f"ptxas={_ptxas_version()}")
@@ -442,12 +442,11 @@ def tool_id() -> str:
 
 
 def _ptxas_file() -> str:
-    """The ptxas ptx_to_cubin would fall back to, as path:size:mtime (or "none")."""
+    """The ptxas ptx_to_cubin would fall back to, as path:size (or "none")."""
     try:
         from ..compiler import find_tool
         exe = find_tool("ptxas")
-        st = os.stat(exe)
-        return f"{exe}:{st.st_size}:{st.st_mtime_ns}"
+        return f"{exe}:{os.stat(exe).st_size}"
     except Exception:  # no compiler here (the runtime-only wheel), or no ptxas
         return "none"
 
