@@ -12,14 +12,20 @@
     #       profile.collect(buf, profile.event_table(module, "k")).write_trace("t.json")
 
 One elected lane per warp records (``scope="warpgroup"``: one per
-warpgroup), reading %globaltimer (ns, comparable across SMs) and %clock64
-(cycles, for fine durations) at both ends. Each warp writes its own slot of
+warpgroup; elect.sync, so an event must be where the warp runs converged or
+one lane runs: inside a branch that splits a warp it hangs), reading
+%globaltimer (ns, comparable across SMs) and %clock64 (cycles, for fine
+durations) at both ends. Each warp writes its own slot of
 the buffer: a bounded number of records (past them, events are only
 counted), and once, at the kernel's end, its count; a record or a slot that
 would fall outside the buffer is not written. An event costs its timer reads,
 a shared-memory count and one 32-byte record: no global count per event.
 Event and role names are build-time strings; their ids and the table
-(``nvtma_profile`` on the kernel function) are fixed by the build.
+(``nvtma_profile`` on the kernel function) are fixed by the build, and the
+header's last word is the table's fingerprint (the host refuses another
+build's table). Ranges must balance: a push never popped, a span never
+ended, a pop in a branch or loop its push is outside of, an end in a loop
+its start is outside of are build errors.
 
 A Profiler made with no buffer (or ``enabled=False``) builds nothing: the
 kernel's IR and PTX are those of the same kernel without the calls.
@@ -30,7 +36,7 @@ from __future__ import annotations
 
 from . import cuda, dsl
 from ._lazy import lazy
-from .dsl.errors import fail, user_op
+from .dsl.errors import KernelBuildError, fail, user_op, user_site
 from .dsl.numeric import Index, Int32, Int64, Uint32
 from .profile_report import (HEADER_WORDS, KINDS, MAGIC, RECORD_WORDS, SCOPES, SLOT_HEADER_WORDS, VERSION,
                              EventTable, Profile, ProfileError, alloc_buffer, buffer_words, check_trace, collect,
@@ -39,6 +45,7 @@ from .profile_report import ATTRIBUTE, MAX_EVENTS_PER_WARP, MAX_NAMES, MAX_ROLES
 
 ir = lazy("nvtma.ir")
 gpu = lazy("nvtma.dialects.gpu")
+arith = lazy("nvtma.dialects.arith")
 
 __all__ = ["Profiler", "ProfileError", "EventTable", "Profile", "buffer_words", "alloc_buffer", "collect",
            "event_table", "event_tables", "check_trace"]
@@ -46,6 +53,8 @@ __all__ = ["Profiler", "ProfileError", "EventTable", "Profile", "buffer_words", 
 _MAX_NAME = 128
 _COUNTERS = "__nvtma_profile_counters"
 _KIND = {k: i for i, k in enumerate(KINDS)}
+# ops whose body may run more than once per run of the code around them
+_LOOPS = ("scf.for", "scf.while", "scf.parallel", "scf.forall")
 
 
 def _check_name(name, what):
@@ -92,11 +101,12 @@ class _Open:
     """A started range: its ids, scope and timer readings, the warp's count
     read with them and how many event sites were built before it, and the
     block they were read in (their uses must be where that block dominates)."""
-    __slots__ = ("name", "eid", "rid", "scope", "depth", "t0", "c0", "n0", "sites", "block", "ended")
+    __slots__ = ("name", "eid", "rid", "scope", "depth", "t0", "c0", "n0", "sites", "block", "ended", "where")
 
     def __init__(self, name, eid, rid, scope, depth, t0, c0, block, n0=None, sites=0):
         self.name, self.eid, self.rid, self.scope, self.depth = name, eid, rid, scope, depth
         self.t0, self.c0, self.n0, self.sites, self.block, self.ended = t0, c0, n0, sites, block, False
+        self.where = user_site()
 
 
 class Profiler:
@@ -119,6 +129,7 @@ class Profiler:
         self._roles = {"": 0}
         self._roles_stack = []
         self._stack = []
+        self._spans = []         # start()s, to refuse one never ended at the kernel's end
         self._sites = 0          # event sites built so far
         if not self.enabled:
             return
@@ -136,6 +147,11 @@ class Profiler:
                  "event counter there)", rule="profile")
         if k.block[1] != 1 or k.block[2] != 1:
             fail(f"profiling numbers warps as thread_idx.x // 32: a 1-D block, not {k.block}", rule="profile")
+        if k.block[0] % 32:
+            # every event elects its leader with elect.sync over all 32 lanes, which a partial warp never
+            # completes (and bar.warp.sync's refusal would name a call the user did not write)
+            fail(f"profiling records per whole warp: a block of {k.block[0]} threads has a partial warp "
+                 "(make it a multiple of 32)", rule="profile")
         k.scratch[("profile",)] = self
         self.k = k
         self.buf = buffer
@@ -164,7 +180,11 @@ class Profiler:
             self.counters[self.warp] = dsl.select(self.fits, Int32(0), Int32(E))
             with dsl.if_((cta == 0) & (self.warp == 0) & (words >= HEADER_WORDS)):
                 ctas = gx * gy * gz
-                head = [MAGIC, VERSION, E, self.warps, ctas, RECORD_WORDS, sw, 0]
+                # the last word: the name table's fingerprint, set by _publish as names are added (the
+                # host refuses to decode the buffer with another build's table)
+                i64 = ir.IntegerType.get_signless(64)
+                self._fingerprint = arith.ConstantOp(i64, ir.IntegerAttr.get(i64, 0))
+                head = [MAGIC, VERSION, E, self.warps, ctas, RECORD_WORDS, sw, Int64(self._fingerprint.result)]
                 head = [v.to(Int64) if isinstance(v, dsl.Val) else Int64(v) for v in head]
                 for i in range(0, HEADER_WORDS, 2):
                     self.buf.store_vec(dsl.Vector.from_elements(head[i:i + 2], self.buf.dtype), i)
@@ -175,6 +195,11 @@ class Profiler:
     def _flush(self):
         """The kernel's end (a hook of the kernel builder): each warp writes
         its count, the events it tried to record, once."""
+        # a range or span that never ends records nothing: the trace would silently lack it
+        for o in self._stack + [o for o in self._spans if not o.ended]:
+            what, ender = ("range", "pop()") if o in self._stack else ("span", "end()")
+            raise KernelBuildError(f"profile {what} {o.name!r} started here never ends (no {ender} before the "
+                                   "kernel's end): it would record nothing", where=o.where, rule="profile")
         cuda.warp_sync()  # the last event's leader may be another lane
         with self._leader("warp"), dsl.if_(self.fits):
             n = self.counters[self.warp].to(Uint32).to(Int64)
@@ -191,6 +216,9 @@ class Profiler:
         t = EventTable(self.k.kernel.name, tuple(self._events), tuple(self._roles), self.events_per_warp,
                        self.warps, self.scope)
         self.k.func.operation.attributes[ATTRIBUTE] = ir.StringAttr.get(t.to_json())
+        fp = getattr(self, "_fingerprint", None)
+        if fp is not None:
+            fp.attributes["value"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), t.fingerprint)
 
     @staticmethod
     def _check_scope(scope):
@@ -253,15 +281,21 @@ class Profiler:
     def _reaches(self, block):
         """Whether `block` is the insertion block or encloses it (values read
         there are usable here)."""
-        b = ir.InsertionPoint.current.block
+        return self._between(block) is not None
+
+    def _between(self, block):
+        """The names of the ops whose regions lie between `block` and the
+        insertion block, innermost first; None if `block` does not enclose it."""
+        b, ops = ir.InsertionPoint.current.block, []
         while b is not None:
             if b == block:
-                return True
+                return ops
             op = b.owner
             if op is None or isinstance(op.opview, gpu.GPUFuncOp):
-                return False
+                return None
+            ops.append(op.operation.name)
             b = op.operation.block
-        return False
+        return None
 
     # ------------------------------------------------------------------ the API
     def role(self, name):
@@ -308,6 +342,12 @@ class Profiler:
         o = self._stack[-1]
         if name is not None and name != o.name:
             fail(f"profile pop({name!r}) closes {o.name!r}, the innermost open range", rule="profile")
+        inner = self._between(o.block)
+        if inner:  # (None: outside it, which _end refuses)
+            # in a branch the range stays open where it is not taken (later ranges would nest in it), in a
+            # loop body it ends once per iteration
+            fail(f"profile pop() of {o.name!r} inside the body of an {inner[-1]} that its push is outside of: "
+                 "ranges nest, pop in the block of the push", rule="profile")
         self._end(o, "range")
         self._stack.pop()
 
@@ -319,7 +359,9 @@ class Profiler:
         eid, rid = self._ids(name, role)
         if not self.enabled:
             return _Open(name, 0, 0, scope, 0, None, None, None)
-        return self._open(name, eid, rid, scope)
+        o = self._open(name, eid, rid, scope)
+        self._spans.append(o)
+        return o
 
     @user_op
     def end(self, handle):
@@ -343,9 +385,15 @@ class Profiler:
     def _end(self, o, kind):
         if o.ended:
             fail(f"profile range {o.name!r} ended twice", rule="profile")
-        if not self._reaches(o.block):
+        inner = self._between(o.block)
+        if inner is None:
             fail(f"profile range {o.name!r} ends outside the block it started in (a branch or loop body that "
                  "does not contain the start): end it where it started or inside that block", rule="profile")
+        loops = [op for op in inner if op in _LOOPS]
+        if loops:
+            # one start, an end per iteration: as many records, all from the one start time
+            fail(f"profile range {o.name!r} ends inside a loop ({loops[-1]}) that its start is outside of: it "
+                 "would end once per iteration", rule="profile")
         t, c = self._now()
         # the count read at the start is still the warp's if no event site was
         # built since and the end runs once per start (in the start's block)
@@ -368,6 +416,7 @@ class _Leader:
     def __enter__(self):
         warps, lanes = dsl.active_threads()
         if self.scope == "warpgroup":
+            self._check_warpgroup()
             c = dsl.if_(self.prof.warp % 4 == 0, scope="warp")
             c.__enter__()
             self.ctx.append(c)
@@ -376,6 +425,19 @@ class _Leader:
             c.__enter__()
             self.ctx.append(c)
         return self
+
+    def _check_warpgroup(self):
+        """A warpgroup-scoped event where the known running warps hold no
+        warpgroup's first warp would never be recorded."""
+        k = self.prof.k
+        lo, hi = 0, self.prof.warps
+        for w, _, first in k.scope:
+            if w is not None and first is not None:
+                lo, hi = max(lo, first), min(hi, first + w)
+        if lo < hi and not any(x % 4 == 0 for x in range(lo, hi)):
+            fail(f"a profile event of scope 'warpgroup' where only warps {lo}..{hi - 1} run: only a warpgroup's "
+                 "first warp (warp % 4 == 0) records it, so it would never be recorded (use scope='warp')",
+                 rule="profile")
 
     def __exit__(self, et, ev, tb):
         for c in reversed(self.ctx):

@@ -8,13 +8,15 @@ and a summary table. Pure Python: it runs where only the runtime is installed.
     p.write_trace("trace.json")                                    # one process per SM, a thread per warp/role
     print(p.table())                                               # count, mean, p50, p99 per event
 
-The buffer (int64 words) is a header, then one slot per warp of every CTA:
+The buffer (int64 words) is a header (its last word the name table's
+fingerprint: another build's table is refused), then one slot per warp of every CTA:
 a count word (events the warp tried to record; past `events_per_warp` they
 are dropped and counted; written once, at the kernel's end, so it never
 vouches for an earlier launch's records), a pad word, then `events_per_warp`
 records of 4 words: meta (SM, warp, role, event id, kind, depth, scope as bit
 fields), start and end in %globaltimer ns, and (start %clock64 low 32 bits)
-<< 32 | (end - start cycles). The event and role names are build-time
+<< 32 | (end - start cycles), whose 32-bit wraps the %globaltimer readings
+undo (events seconds apart or long). The event and role names are build-time
 strings; their table rides on the kernel's IR (the ``nvtma_profile``
 attribute of its gpu.func), so the compiled module and its saved artifact
 carry it.
@@ -22,6 +24,7 @@ carry it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -34,7 +37,8 @@ __all__ = ["ProfileError", "EventTable", "Event", "Profile", "event_table", "buf
 
 MAGIC = int.from_bytes(b"nvtmaprf", "little")
 VERSION = 1
-HEADER_WORDS = 8        # magic, version, events per warp, warps per CTA, CTAs, record words, slot words, 0
+HEADER_WORDS = 8        # magic, version, events per warp, warps per CTA, CTAs, record words, slot words,
+#                         the name table's fingerprint (0: a build before it was written)
 RECORD_WORDS = 4        # meta, start ns, end ns, (start clock << 32) | cycles
 SLOT_HEADER_WORDS = 2   # count, pad (keeps records 16-byte aligned)
 MAX_EVENTS_PER_WARP = 1 << 20
@@ -131,6 +135,14 @@ class EventTable:
     warps: int
     scope: str = "warp"
 
+    @property
+    def fingerprint(self) -> int:
+        """A nonzero 63-bit hash of the whole table, which the kernel writes
+        into its buffer's header: a buffer decoded with another build's table
+        (same sizes, other names or order) is refused, not misnamed."""
+        h = int.from_bytes(hashlib.blake2b(self.to_json().encode(), digest_size=8).digest(), "little") >> 1
+        return h or 1
+
     def to_json(self) -> str:
         return json.dumps({"format": VERSION, "kernel": self.kernel, "events": list(self.events),
                            "roles": list(self.roles), "events_per_warp": self.events_per_warp,
@@ -199,6 +211,9 @@ def event_tables(source) -> dict:
     out = {}
     for m in _ATTR_RE.finditer(text):
         t = EventTable.from_json(_unescape(m.group(1)))
+        if out.get(t.kernel, t) != t:  # (two builds' IR pasted together): which one ran is not ours to guess
+            raise ProfileError(f"two different profile name tables for kernel {t.kernel!r} in one IR text",
+                               rule="names")
         out[t.kernel] = t
     return out
 
@@ -249,16 +264,17 @@ def _words(buf) -> list:
     a numpy array, bytes-like, or a sequence of ints."""
     if hasattr(buf, "detach"):  # torch
         buf = buf.detach().cpu().contiguous()
-        if buf.element_size() != 8:
+        # (a float64 copy has 8-byte elements too, but its values are not the kernel's words)
+        if buf.element_size() != 8 or buf.dtype.is_floating_point or buf.dtype.is_complex:
             raise ProfileError(f"the profile buffer holds {buf.dtype}, not int64 words", rule="buffer")
         try:
             buf = buf.numpy()
         except Exception:  # torch without numpy
             return [int(x) for x in buf.view(-1).tolist()]
     if hasattr(buf, "dtype") and hasattr(buf, "tobytes"):  # numpy
-        if buf.dtype.itemsize != 8:
+        if buf.dtype.itemsize != 8 or buf.dtype.kind not in "iu":
             raise ProfileError(f"the profile buffer holds {buf.dtype}, not int64 words", rule="buffer")
-        buf = buf.tobytes()
+        buf = buf.astype("<i8", copy=False).tobytes()  # (a big-endian array's bytes are not the words)
     if isinstance(buf, (bytes, bytearray, memoryview)):
         mv = memoryview(buf).cast("B")
         if len(mv) % 8:
@@ -307,8 +323,9 @@ class Profile:
             a = min(evs, key=lambda e: (e.start_ns, e.seq))
             b = max(evs, key=lambda e: (e.start_ns, e.seq))
             dns = b.start_ns - a.start_ns
+            # under 1 s, a later start is less than 2^32 cycles on (to 4.29 GHz): the low 32 bits are it
             if 10_000 <= dns < 1_000_000_000:
-                dc = _wrap32(b.start_clock - a.start_clock)
+                dc = (b.start_clock - a.start_clock) & 0xFFFFFFFF
                 if dc > 0:
                     ratios.append(dc / dns)
         if not ratios:
@@ -324,23 +341,41 @@ class Profile:
         resolution. timebase="globaltimer" uses the raw timer. Times count
         from the buffer's earliest %globaltimer start: the timer counts ns
         since 1970 (~2^60), where a float keeps only 256 ns."""
+        return {k: v[:2] for k, v in self._timeline(clock_ghz, timebase).items()}
+
+    def _rate(self, clock_ghz, timebase):
+        """The clock rate the times use (None: the raw timer)."""
         if timebase not in ("auto", "clock", "globaltimer"):
             raise ProfileError(f"timebase {timebase!r}: 'auto', 'clock' or 'globaltimer'", rule="trace")
+        if clock_ghz is not None and (isinstance(clock_ghz, bool) or not isinstance(clock_ghz, (int, float))
+                                      or not math.isfinite(clock_ghz) or clock_ghz <= 0):
+            # a zero, negative or NaN rate would turn every duration into 0, a negative or NaN
+            raise ProfileError(f"clock_ghz {clock_ghz!r}: a positive number of SM cycles per ns", rule="trace")
         ghz = clock_ghz if clock_ghz is not None or timebase == "globaltimer" else self.clock_ghz()
         if timebase == "clock" and not ghz:
             raise ProfileError("timebase='clock' needs clock_ghz (no warp spans long enough to measure it)",
                                rule="trace")
+        return None if timebase == "globaltimer" else ghz
+
+    def _timeline(self, clock_ghz=None, timebase="auto") -> dict:
+        """{id(event): (start, end, cycles)}: times in ns as times() gives
+        them, and the event's cycles with their 32-bit wraps undone."""
+        ghz = self._rate(clock_ghz, timebase)
         out = {}
         origin = min((e.start_ns for e in self.events), default=0)  # integer ns, subtracted before any float
         for evs in self.by_warp().values():
-            if timebase == "globaltimer" or not ghz:
+            if not ghz:
                 for e in evs:
-                    out[id(e)] = (float(e.start_ns - origin), float(e.end_ns - origin))
+                    out[id(e)] = (float(e.start_ns - origin), float(e.end_ns - origin), e.cycles)
                 continue
             a = min(evs, key=lambda e: (e.start_ns, e.seq))
             for e in evs:
-                s = (a.start_ns - origin) + _wrap32(e.start_clock - a.start_clock) / ghz
-                out[id(e)] = (s, s + e.cycles / ghz)
+                # the records keep 32 bits of the clock (2.1 s at 2 GHz): the timer, read with it, says
+                # how many times it wrapped, both since the warp's first start and within a long event
+                dc = _unwrap32(e.start_clock - a.start_clock, (e.start_ns - a.start_ns) * ghz)
+                cycles = max(0, _unwrap32(e.cycles, (e.end_ns - e.start_ns) * ghz))
+                s = (a.start_ns - origin) + dc / ghz
+                out[id(e)] = (s, s + cycles / ghz, cycles)
         return out
 
     # ------------------------------------------------------------------ trace
@@ -351,8 +386,8 @@ class Profile:
         'overflow' instant where a warp dropped events."""
         if group not in ("sm", "cta"):
             raise ProfileError(f"group {group!r}: 'sm' or 'cta'", rule="trace")
-        times = self.times(clock_ghz, timebase)
-        t0 = min((s for s, _ in times.values()), default=0.0)
+        times = self._timeline(clock_ghz, timebase)
+        t0 = min((v[0] for v in times.values()), default=0.0)
         sm_of_cta = {}
         for e in self.events:
             sm_of_cta.setdefault(e.cta, e.sm)
@@ -385,11 +420,11 @@ class Profile:
         for e in self.events:
             pid, key = where(e)
             tid = tids[(pid, key)]
-            s, t = times[id(e)]
+            s, t, cycles = times[id(e)]
             ts, te = (s - t0) / 1e3, (t - t0) / 1e3
             if te >= last_end.get((e.cta, e.warp), (-1.0,))[0]:
                 last_end[(e.cta, e.warp)] = (te, pid, tid)
-            args = {"sm": e.sm, "cta": e.cta, "warp": e.warp, "cycles": e.cycles, "seq": e.seq}
+            args = {"sm": e.sm, "cta": e.cta, "warp": e.warp, "cycles": cycles, "seq": e.seq}
             cat = e.role or "warp"
             if e.kind == "mark":
                 body.append({"ph": "i", "s": "t", "name": e.name, "cat": cat, "pid": pid, "tid": tid, "ts": ts,
@@ -414,7 +449,7 @@ class Profile:
                 "otherData": {"kernel": self.names.kernel, "events_per_warp": self.names.events_per_warp,
                               "events": len(self.events), "dropped_events": self.dropped,
                               "ctas": self.ctas, "ctas_without_slot": self.ctas_without_slot,
-                              "clock_ghz": clock_ghz if clock_ghz is not None else self.clock_ghz()}}
+                              "clock_ghz": self._rate(clock_ghz, timebase)}}
 
     def write_trace(self, path, **kw):
         """Writes chrome_trace(**kw) as JSON to `path` (checked first)."""
@@ -428,11 +463,11 @@ class Profile:
     def summary(self, clock_ghz=None, timebase="auto") -> list:
         """Per (role, event name): count, mean / p50 / p99 / min / max
         duration in ns and mean cycles (marks: count only), in first-seen order."""
-        times = self.times(clock_ghz, timebase)
+        times = self._timeline(clock_ghz, timebase)
         groups = {}
         for e in self.events:
-            s, t = times[id(e)]
-            groups.setdefault((e.role, e.name, e.kind), []).append((t - s, e.cycles))
+            s, t, cycles = times[id(e)]
+            groups.setdefault((e.role, e.name, e.kind), []).append((t - s, cycles))
         rows = []
         for (role, name, kind), vals in groups.items():
             row = {"role": role, "name": name, "kind": kind, "count": len(vals)}
@@ -458,7 +493,7 @@ class Profile:
         widths = [max(len(x[i]) for x in lines) for i in range(len(head))]
         text = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(x, widths)))
                 for x in lines]
-        ghz = clock_ghz if clock_ghz is not None else (self.clock_ghz() if timebase != "globaltimer" else None)
+        ghz = self._rate(clock_ghz, timebase)
         clock = f"{ghz:.3f} GHz SM clock (measured)" if ghz and clock_ghz is None else \
             f"{ghz:.3f} GHz SM clock" if ghz else "%globaltimer times"
         warps = len(self.recorded)
@@ -469,9 +504,11 @@ class Profile:
         return "\n".join(text)
 
 
-def _wrap32(d):
-    """A difference of two 32-bit clock readings, as a signed int."""
-    return ((d + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+def _unwrap32(low, estimate):
+    """The value congruent to `low` mod 2^32 nearest `estimate` (a count of
+    cycles the %globaltimer gives, good to far better than 2^31 cycles)."""
+    low &= 0xFFFFFFFF
+    return low + round((estimate - low) / (1 << 32)) * (1 << 32)
 
 
 def _pct(sorted_vals, p):
@@ -502,6 +539,11 @@ def collect(buffer, table: EventTable) -> Profile:
         raise ProfileError(f"the buffer was written with {E} events per warp and {warps} warps per CTA, the name "
                            f"table of {table.kernel} says {table.events_per_warp} and {table.warps}: another "
                            "kernel's buffer", rule="names")
+    # (0: written by a build from before the fingerprint; nothing to check)
+    if w[7] != 0 and _u(w[7]) != table.fingerprint:
+        raise ProfileError(f"the buffer's name-table fingerprint {_u(w[7]):#x} is not {table.kernel}'s "
+                           f"({table.fingerprint:#x}): another kernel's buffer, or another build's (its event ids "
+                           "would name the wrong events)", rule="names")
     slots = min(ctas * warps, (len(w) - HEADER_WORDS) // sw)
     events, overflow, recorded = [], {}, {}
     for slot in range(slots):

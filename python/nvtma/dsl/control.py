@@ -25,12 +25,15 @@ KernelBuildError). The loop bodies are traced once::
 
 from __future__ import annotations
 
+import ast
 import atexit
+import linecache
 
 from .._lazy import lazy
 from . import numeric as _n
 from . import types as _types
-from .errors import fail, show, user_code, user_location, user_op
+from .errors import KernelBuildError, fail, show, user_code, user_frame, user_location, user_op, user_site
+from .kernel import current_kernel as _current_kernel
 from .kernel import narrowed
 from .numeric import Boolean, Index, Numeric, Val, as_value, wrap
 
@@ -106,12 +109,16 @@ def unflatten(rebuild, values):
 
 
 class _Frame:
-    """An open region that expects a dsl.yield_ (loops with carries, if with results)."""
+    """An open region that expects a dsl.yield_ (loops with carries, if with results), or, `takes` False, one
+    that refuses it (a dsl.range without carry=)."""
     stack = []
 
-    def __init__(self, what, types):
+    def __init__(self, what, types, takes=True):
+        from .kernel import _KernelState
         self.what = what
         self.types = types
+        self.takes = takes
+        self.kernel = _KernelState.current  # (a build that failed with a region left open leaves its frame)
         self.yielded = None
         self.leaves = None  # what was yielded, as the DSL values (their classes)
 
@@ -120,9 +127,18 @@ class _Frame:
 def yield_(*values):
     """The next values of the innermost carried loop (or the results of the
     innermost if_/else_ branch that returns values)."""
-    if not _Frame.stack:
+    from .kernel import _KernelState
+    stack = _Frame.stack
+    while stack and stack[-1].kernel is not _KernelState.current:  # frames an earlier, failed build left
+        stack.pop()
+    if not stack:
         fail("dsl.yield_ outside a dsl.range/dsl.while_ with carry= or a dsl.if_ with results", rule="yield")
-    frame = _Frame.stack[-1]
+    frame = stack[-1]
+    if not frame.takes:
+        # (it went to the enclosing if_ or carried loop: the value of one iteration of this loop, or the
+        # loop's own value, which does not dominate the yield)
+        fail(f"dsl.yield_ inside a {frame.what} without carry=: give the loop carry=(...) to carry values "
+             "through it, or yield after the loop", rule="yield")
     if frame.yielded is not None:
         fail(f"dsl.yield_ called twice in one {frame.what} body", rule="yield")
     if len(values) == 1 and isinstance(values[0], (tuple, list)) and frame.types is not None and \
@@ -169,6 +185,261 @@ def _check_nesting(what):
     if depth > _MAX_NESTING:
         fail(f"{what} nested inside {_MAX_NESTING} run-time regions (dsl.if_/else_/range/while_): MLIR cannot read "
              "back IR nested that deep; flatten the control flow", rule="nesting")
+
+
+# --------------------------------------------------------------------------- what tracing cannot see
+
+# A region's body is traced once, by Python: a Python return/break/continue that leaves a dsl.if_ (or a
+# role built on one) is taken while tracing, for every thread, so the code after it in the function or
+# loop body was never built (`with dsl.if_(i > 3): continue` dropped the rest of the loop body for all i);
+# and a name the body rebinds to a value from before it holds that value after it on every path
+# (`v = a` / `with dsl.if_(c): v = b` / `y[0] = v` stored b for every thread). Both are refused.
+
+def _user_at():
+    """(frame, line, instruction) of the user's code now, or None: where a region's `with`/`for` is."""
+    f = user_frame()
+    return (f, f.f_lineno, f.f_lasti) if f is not None else None
+
+
+_FACTS = {}  # file -> {line of a `with` or `for`: its ast node (parents linked)}
+
+
+def _node(frame, line):
+    """The `with`/`for` statement at `line` of `frame`'s file, its ancestors linked (`_up`), or None where the
+    source cannot be read (typed at a prompt, exec'd)."""
+    name = frame.f_code.co_filename
+    got = _FACTS.get(name)
+    if got is None:
+        got = _FACTS[name] = {}
+        try:
+            tree = ast.parse("".join(linecache.getlines(name, frame.f_globals)))
+        except (SyntaxError, ValueError):
+            tree = None
+        for node in ast.walk(tree) if tree is not None else ():
+            for child in ast.iter_child_nodes(node):
+                child._up = node
+            if isinstance(node, (ast.With, ast.For)) and node.lineno not in got:
+                got[node.lineno] = node
+    return got.get(line)
+
+
+def _assigned(stmts):
+    """The names `stmts` assign, but not in Python loops inside them: a build-time loop rebinds its names
+    each pass (gemm.py's `for r, j, (nn, m) in places:` in a branch), to values made before the branch."""
+    for st in stmts:
+        if isinstance(st, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        targets = st.targets if isinstance(st, ast.Assign) else \
+            [st.target] if isinstance(st, (ast.AugAssign, ast.AnnAssign)) else \
+            [i.optional_vars for i in st.items if i.optional_vars is not None] if isinstance(st, ast.With) else []
+        for t in targets:
+            yield from (n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+        for f in ("body", "orelse", "finalbody"):
+            sub = getattr(st, f, None)
+            if sub and isinstance(sub[0], ast.stmt):
+                yield from _assigned(sub)
+        for h in list(getattr(st, "handlers", None) or []) + list(getattr(st, "cases", None) or []):
+            yield from _assigned(h.body)
+
+
+def _jumps(stmts, in_loop, guarded=False):
+    """The statements in `stmts` that jump out of them, each with whether a Python `if`/`match` guards it
+    (a build-time condition: it may not be taken): a return, or a break/continue not of a loop inside them
+    (functions and classes defined inside do not count)."""
+    for st in stmts:
+        if isinstance(st, ast.Return) or (isinstance(st, (ast.Break, ast.Continue)) and not in_loop):
+            yield st, guarded
+            continue
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        branch = isinstance(st, (ast.If, ast.Match))
+        if isinstance(st, (ast.For, ast.AsyncFor, ast.While)):
+            parts = [(st.body, True), (st.orelse, in_loop)]
+        else:
+            parts = [(getattr(st, f, None) or [], in_loop) for f in ("body", "orelse", "finalbody")]
+            parts += [(h.body, in_loop) for h in getattr(st, "handlers", None) or []]
+            parts += [(c.body, in_loop) for c in getattr(st, "cases", None) or []]
+        for body, loop in parts:
+            if body and isinstance(body[0], ast.stmt):
+                yield from _jumps(body, loop, guarded or branch)
+
+
+def _enclosing_loop(node):
+    """The Python `for`/`while` statement whose body holds `node` (within its function), or None."""
+    n = getattr(node, "_up", None)
+    while n is not None and not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)):
+        if isinstance(n, (ast.For, ast.AsyncFor, ast.While)):
+            return n
+        n = getattr(n, "_up", None)
+    return None
+
+
+def _refuse_jump_out(region):
+    """At a branch's normal exit: its user's `with` body must not end by a Python jump: one in the body is
+    always taken while tracing; one a build-time `if` guards leaves a DSL loop's body untraced when taken (a
+    jump out of a Python loop, or a return, under a build-time condition is the user's metaprogramming)."""
+    at = region.user
+    if at is None:
+        return
+    f, line, lasti = at
+    if f.f_lasti == lasti or user_frame() is not f:
+        return  # entered and exited inside the user's `__enter__` (a helper's own complete branch)
+    node = _node(f, line)
+    if not isinstance(node, ast.With):
+        return
+    loop = _enclosing_loop(node)
+    dsl_loop = loop is not None and any(isinstance(r, _Body) and r.user is not None and r.user[0] is f
+                                        and r.user[1] == loop.lineno for r in _OpenRegions.regions)
+    for jump, guarded in _jumps(node.body, in_loop=False):
+        if guarded and (isinstance(jump, ast.Return) or not dsl_loop):
+            continue
+        word = type(jump).__name__.lower()
+        raise KernelBuildError(
+            f"a Python `{word}` inside this {region.what} (line {line}) is taken while tracing, for every "
+            f"thread: what follows the branch was never built; put it in a dsl.else_ (or the branch around it)",
+            where=f"{f.f_code.co_filename}:{jump.lineno}", rule="python-control-flow")
+
+
+# (where a name is read again: only then does its rebinding in a body matter)
+
+def _loads(node, name):
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(node))
+
+
+def _stores(targets, name):
+    return any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t)
+               if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+
+
+def _first_use(stmts, name):
+    """"load" if running `stmts` may read `name` before assigning it, "store" if they surely assign it first,
+    else None."""
+    for st in stmts:
+        use = _use(st, name)
+        if use is not None:
+            return use
+    return None
+
+
+def _use(st, name):
+    if isinstance(st, ast.Assign):
+        return "load" if _loads(st.value, name) or any(_loads(t, name) for t in st.targets) else \
+            "store" if _stores(st.targets, name) else None
+    if isinstance(st, ast.AnnAssign):
+        return "load" if st.value is not None and _loads(st.value, name) else \
+            "store" if st.value is not None and _stores([st.target], name) else None
+    if isinstance(st, (ast.With, ast.AsyncWith)):
+        if any(_loads(i.context_expr, name) for i in st.items):
+            return "load"
+        return "store" if _stores([i.optional_vars for i in st.items if i.optional_vars], name) else \
+            _first_use(st.body, name)
+    if isinstance(st, (ast.If, ast.While, ast.For, ast.AsyncFor, ast.Try, ast.Match)):
+        head = [getattr(st, f) for f in ("test", "iter", "subject") if hasattr(st, f)]
+        if any(_loads(h, name) for h in head):
+            return "load"
+        if isinstance(st, ast.Try) and _first_use(st.body, name) == "store" and not _loads(st, name):
+            return "store"
+        if isinstance(st, ast.If):
+            a, b = _first_use(st.body, name), _first_use(st.orelse, name)
+            return "load" if "load" in (a, b) else "store" if a == b == "store" else None
+        return "load" if _loads(st, name) else None
+    if isinstance(st, ast.Delete) and _stores(st.targets, name):
+        return "store"
+    return "load" if _loads(st, name) else None   # (a def or lambda reading it: a closure, read later)
+
+
+def _read_after(node, name):
+    """Whether `name` may be read after the statement `node` runs, before it is assigned again (conservative:
+    a loop around `node` runs its body again; the end of the function ends the name)."""
+    if isinstance(node, ast.For) and _first_use(node.body, name) == "load":
+        return True  # a DSL loop's body read it before rebinding it: the next iteration reads the new value
+    seen = set()
+    cur = node
+    while True:
+        up = getattr(cur, "_up", None)
+        if up is None:
+            return False
+        body = next((b for f in ("body", "orelse", "finalbody") for b in [getattr(up, f, None)]
+                     if isinstance(b, list) and any(x is cur for x in b)), None)
+        if body is None:
+            body = next((h.body for h in getattr(up, "handlers", []) if any(x is cur for x in h.body)), None)
+        if body is None:
+            return True
+        i = next(j for j, x in enumerate(body) if x is cur)
+        use = _first_use(body[i + 1:], name)
+        if use is not None:
+            return use == "load"
+        if isinstance(up, (ast.For, ast.AsyncFor, ast.While)) and body is up.body and id(up) not in seen:
+            seen.add(id(up))  # the next pass of a loop around it: from its top to here
+            use = _first_use(body[:i + 1] if not isinstance(up, ast.While) else [ast.Expr(up.test)] + body[:i + 1],
+                             name)
+            if use is not None:
+                return use == "load"
+        if isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+            return False
+        cur = up
+
+
+def _snapshot(region):
+    """The user's locals that the region's `with`/`for` body assigns, as the body starts (_refuse_rebound)."""
+    at = region.user
+    node = _node(at[0], at[1]) if at is not None else None
+    names = frozenset(_assigned(node.body)) if node is not None else ()
+    if names:
+        loc = at[0].f_locals
+        region.locals = {n: loc[n] for n in names if n in loc}
+    else:
+        region.locals = None
+
+
+def _scalars(x):
+    """The run-time scalars and vectors in `x` (a value, a nest of tuples/lists, a fragment)."""
+    from .vector import Vector
+    if not isinstance(x, (Val, tuple, list)) and not hasattr(type(x), "_flatten"):
+        return []
+    try:
+        leaves, _ = flatten(x)
+    except Exception:  # noqa: BLE001 (a container nothing here made)
+        return []
+    return [v for v in leaves if isinstance(v, (Numeric, Vector)) and v._live()]
+
+
+def _inside(value, op):
+    """Whether the MLIR `value` is made inside `op`'s regions."""
+    owner = value.owner
+    cur = owner.owner if isinstance(owner, ir.Block) else owner
+    target = op.operation
+    for _ in _builtin_range(_MAX_NESTING + 8):
+        if cur is None:
+            return False
+        cur = cur.operation
+        if cur == target:
+            return True
+        cur = cur.parent
+    return False
+
+
+def _refuse_rebound(region, op, how):
+    """At a body's normal end: a name of the user's that held a run-time value before the body and that the
+    body rebound to other values all made before `op` (so none of them is the body's own) holds them after
+    `op` for every thread and path."""
+    before = region.locals
+    if before is None or user_frame() is not region.user[0]:
+        return
+    now = region.user[0].f_locals
+    for name, old in before.items():
+        new = now.get(name, old)
+        if old is new:
+            continue
+        vals = [v.value for v in _scalars(new)]
+        if not vals or any(_inside(v, op) for v in vals) or vals == [v.value for v in _scalars(old)]:
+            continue
+        node = _node(*region.user[:2])
+        if node is not None and not _read_after(node, name):
+            continue  # (a name the code after the body does not read: a build-time loop's, `d = descs[kb]`)
+        fail(f"`{name}` is rebound inside this {region.what} to a value made before it: Python assigns it "
+             f"while tracing, so after the {region.what} it holds that value on every path, whatever the "
+             f"run-time condition or trip count; {how}", rule="rebind")
 
 
 # --------------------------------------------------------------------------- for
@@ -223,12 +494,18 @@ class range:  # noqa: N801,A001 (mirrors Python's range)
                         not -(1 << (cls.width - 1)) <= b < 1 << (cls.width - 1):
                     fail(f"dsl.range bound {show(b)} does not fit {cls.__name__} (the type of its other bounds)",
                          rule="loop")
+                if isinstance(b, int) and not isinstance(b, bool) and not cls.signed and b < 0:
+                    # (its bit pattern: dsl.range(-1, n) over a Uint32 n started at 4294967295, no iterations)
+                    fail(f"dsl.range bound {show(b)} with {cls.__name__} bounds: an unsigned counter has no "
+                         "negative values; convert the bounds to a signed type", rule="loop")
             lo, hi, st = (as_value(b, cls) for b in (start, stop, step))
             known = step if isinstance(step, int) else _constant_int(st, cls)
             if known is not None and known <= 0:
                 # (a zero step loops forever; a negative one does not count down as Python's range does)
                 fail(f"dsl.range step {show(known)}: a positive step (count down with a positive step and "
                      "stop - 1 - i)", rule="loop")
+            if known is None and not _known_positive(st):
+                _trap_unless_positive(cls(st))
             leaves, rebuild = flatten(self.carry if self.carry is not None else [])
             init = _leaf_values(leaves, "carry")
             loop = scf.ForOp(lo, hi, st, init)
@@ -241,25 +518,90 @@ class range:  # noqa: N801,A001 (mirrors Python's range)
                 # cf-to-llvm copies them onto llvm.br, whose own name for it is
                 # `loop_annotation` (the prefixed name is dropped unread)
                 loop.operation.attributes[_types.attribute_name("loop_annotation")] = ann
-        frame = _Frame("dsl.range", [v.type for v in init]) if self.carry is not None else None
-        with ir.InsertionPoint(loop.body):
+        carried = self.carry is not None
+        frame = _Frame("dsl.range", [v.type for v in init], takes=carried)
+        body = _enter_body(loop.body, "dsl.range", frame)
+        try:
             iv = cls(loop.induction_variable)
-            if frame is None:
-                yield iv
-                with user_location():
-                    scf.YieldOp([])
-            else:
-                _Frame.stack.append(frame)
-                try:
-                    yield iv, unflatten(rebuild, list(loop.inner_iter_args))
-                finally:
-                    _Frame.stack.pop()
-                if frame.yielded is None:
-                    fail("a dsl.range with carry= must end its body with dsl.yield_(...)", rule="yield")
-                with user_location():
-                    scf.YieldOp(frame.yielded)
-        if frame is not None:
+            item = (iv, unflatten(rebuild, list(loop.inner_iter_args))) if carried else iv
+            _snapshot(body)
+            yield item
+        except GeneratorExit:
+            _left_early(body)
+            raise
+        finally:
+            _leave_body(body)
+        _refuse_rebound(body, loop, "carry it: dsl.range(..., carry=(v,)) and dsl.yield_(the next v)")
+        if carried and frame.yielded is None:
+            fail("a dsl.range with carry= must end its body with dsl.yield_(...)", rule="yield")
+        with ir.InsertionPoint(loop.body), user_location():
+            scf.YieldOp(frame.yielded or [])
+        if carried:
             self.results = unflatten(rebuild, list(loop.results))
+
+
+class _Body:
+    """A loop body being traced: the region its generator keeps open while the user's `for` runs it."""
+    scope = None
+
+
+def _enter_body(block, what, frame):
+    body = _Body()
+    body.ip, body.frame = ir.InsertionPoint(block), frame
+    body.user = _user_at()
+    _Frame.stack.append(frame)
+    body.ip.__enter__()
+    _opened(body, what)
+    return body
+
+
+def _leave_body(body):
+    """Exits a loop body, unless the kernel's end has (a generator the user never ran to its end)."""
+    if not any(r is body for r in _OpenRegions.regions):
+        return
+    _closed(body)
+    body.ip.__exit__(None, None, None)
+    if body.frame in _Frame.stack:
+        _Frame.stack.remove(body.frame)
+
+
+def _left_early(body):
+    """The user's `for` over a loop left its body without asking for the next iteration: a Python break or
+    return (or an exception). The body then has no terminator, and the break was taken while tracing, not at
+    run time: refused at the kernel's end (an exception, unless caught, ends the build before that)."""
+    k = body.kernel
+    if k is not None:
+        k.scratch.setdefault(("left-early",), []).append((body.what, user_site()))
+
+
+# special registers that are never 0: block, grid and cluster sizes (a block_dim() stride needs no guard)
+_POSITIVE_SREGS = tuple(f"nvvm.read.ptx.sreg.{r}." for r in ("ntid", "nctaid", "cluster.nctaid", "nclusterid"))
+_WIDENING = ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui")
+
+
+def _known_positive(v):
+    """Whether the run-time step `v` is a block, grid or cluster size (widened or not)."""
+    for _ in _builtin_range(4):
+        owner = v.owner if isinstance(v, ir.Value) else None
+        op = getattr(owner, "operation", None)
+        name = getattr(op, "name", "")
+        if name.startswith(_POSITIVE_SREGS):
+            return True
+        if name not in _WIDENING:
+            return False
+        v = op.operands[0]
+    return False
+
+
+def _trap_unless_positive(step):
+    """A run-time step of 0 looped forever, and a negative one counted up past the stop until the counter
+    wrapped (scf.for assumes a positive step): the kernel traps there instead, before the loop, as the
+    build refuses such constant steps (Python's range raises for 0)."""
+    bad = step == 0 if not step.signed or type(step) is _n.Boolean else step <= 0
+    guard = scf.IfOp(as_value(bad), [], has_else=False)
+    with ir.InsertionPoint(guard.then_block):
+        llvm.Trap()
+        scf.YieldOp([])
 
 
 def _constant_int(v, cls):
@@ -284,10 +626,11 @@ def range_constexpr(*args):
 
 # --------------------------------------------------------------------------- if / else
 
-class _IfState:
-    """The scf.if of the innermost finished `if_` at each insertion block, so
-    that `else_` can attach to it."""
-    last = {}
+def _last_ifs():
+    """The scf.if of the innermost finished `if_` at each insertion block of the kernel being built, so that
+    `else_` can attach to it. Kept with the kernel: a process-wide table kept every build's MLIR context
+    alive (each if_ without an else_ left an entry)."""
+    return _current_kernel().scratch.setdefault(("if-last",), {})
 
 
 class _Branch:
@@ -295,7 +638,20 @@ class _Branch:
 
     def __init__(self, op):
         self.op = op
-        self.results = None
+        self._results = None
+        self.needs_else = None  # where the if_ that yields values is, until its else_ comes
+
+    @property
+    def results(self):
+        if self._results is None and self.needs_else is not None:
+            fail("br.results of a dsl.if_ that yields values is read before its dsl.else_: the results are "
+                 "the then or the else values; add `with dsl.else_(): dsl.yield_(...)` right after the if_",
+                 rule="yield")
+        return self._results
+
+    @results.setter
+    def results(self, v):
+        self._results = v
 
 
 def _block_key():
@@ -341,18 +697,36 @@ def _closed(region):
 
 def _refuse_left_open(k):
     """At the kernel's end (its exit hooks run under the end location it
-    entered last): exits the branches left open beneath that location, so
-    that the kernel's own `with` exits pop what they pushed, then refuses."""
+    entered last): exits the branches (and loop bodies) left open beneath
+    that location, so that the kernel's own `with` exits pop what they
+    pushed, then refuses. Also refuses loop bodies a Python break or return
+    left, and if_s that yield values with no else_."""
     left = [r for r in _OpenRegions.regions if r.kernel is k]
     if left:
         end = ir.Location.current
         end.__exit__(None, None, None)
         _unwind(left)
         end.__enter__()
-        from .errors import KernelBuildError
+        if isinstance(left[0], _Body):  # (a generator the user advanced by hand and dropped)
+            raise KernelBuildError(f"this {left[0].what}'s body is started but never finished: the kernel "
+                                   "would return inside it; run the loop with a `for` to its end",
+                                   where=left[0].where, rule="region")
         raise KernelBuildError(f"this {left[0].what} is entered but never exited: the kernel would return inside "
                                "it; use `with` (and close a contextlib.ExitStack before the kernel returns)",
                                where=left[0].where, rule="region")
+    early = k.scratch.get(("left-early",))
+    if early:
+        what, where = early[0]
+        raise KernelBuildError(f"a Python break or return left this {what} body while tracing: the body is "
+                               "traced once, so the jump ends the tracing, not the loop at run time (and the "
+                               "body was left without its end); stop the loop by its bounds or a dsl.while_ "
+                               "condition, and put the rest of the body in a dsl.if_", where=where,
+                               rule="python-control-flow")
+    for br in k.scratch.get(("if-results",), []):
+        if br.needs_else is not None:
+            raise KernelBuildError("this dsl.if_ yields values but has no dsl.else_: where its condition is "
+                                   "false there would be no values; add `with dsl.else_(): dsl.yield_(...)` "
+                                   "right after it", where=br.needs_else, rule="yield")
 
 
 def _unwind(regions):
@@ -398,6 +772,9 @@ class if_:  # noqa: N801
     def __init__(self, cond, *, scope=None):
         if isinstance(cond, bool):
             fail("dsl.if_ on a Python bool: use a Python `if` for build-time conditions", rule="if")
+        if isinstance(cond, Val) and not isinstance(cond, Numeric):  # (a Vector's lanes reached MLIR's verifier)
+            fail(f"dsl.if_ on a {type(cond).__name__}: a branch takes one run-time Boolean; reduce the lanes "
+                 "first (v.reduce('max') != 0) or use dsl.select lane-wise", rule="if")
         if scope not in self._SCOPES:
             fail(f"dsl.if_ scope={scope!r}: 'thread', 'warp', 'lane' or 'warpgroup' (what the condition selects)",
                  rule="if")
@@ -423,6 +800,8 @@ class if_:  # noqa: N801
         if self.scope:
             self.scope.__enter__()
         _opened(self, "dsl.if_")
+        self.user = _user_at()
+        _snapshot(self)
         return self.branch
 
     def __exit__(self, et, ev, tb):
@@ -431,6 +810,13 @@ class if_:  # noqa: N801
             self.scope.__exit__(et, ev, tb)
         self.ip.__exit__(et, ev, tb)
         _Frame.stack.pop()
+        try:
+            if et is None:
+                _refuse_jump_out(self)
+                _refuse_rebound(self, self.op, "yield it: `with dsl.if_(c) as br: dsl.yield_(b)`, "
+                                "`with dsl.else_(): dsl.yield_(a)`, `v, = br.results` (or v = dsl.select(c, b, a))")
+        finally:
+            self.user = self.locals = None  # (frames: no cycles through the user's locals)
         if et is not None:
             return False
         then = self.op.then_block
@@ -445,8 +831,11 @@ class if_:  # noqa: N801
                 self.op = self.branch.op = new
             else:
                 scf.YieldOp([])
-        _IfState.last[self.block] = (self.op, self.branch, [v.type for v in (self.frame.yielded or [])],
-                                     self.frame.leaves)
+        if self.frame.yielded:
+            self.branch.needs_else = self.where
+            _current_kernel().scratch.setdefault(("if-results",), []).append(self.branch)
+        _last_ifs()[self.block] = (self.op, self.branch, [v.type for v in (self.frame.yielded or [])],
+                                   self.frame.leaves)
         return False
 
 
@@ -462,7 +851,7 @@ class else_:  # noqa: N801
     def __enter__(self):
         _insertion_block("dsl.else_")
         key = _block_key()
-        entry = _IfState.last.pop(key, None)
+        entry = _last_ifs().pop(key, None)
         if entry is None:
             fail("dsl.else_ must follow a `with dsl.if_(...)` block directly", rule="else")
         op, branch, types, self.leaves = entry
@@ -480,12 +869,22 @@ class else_:  # noqa: N801
         self.ip = ir.InsertionPoint(op.regions[1].blocks[0])
         self.ip.__enter__()
         _opened(self, "dsl.else_")
+        branch.needs_else = None
+        self.user = _user_at()
+        _snapshot(self)
         return branch
 
     def __exit__(self, et, ev, tb):
         _closed(self)
         self.ip.__exit__(et, ev, tb)
         _Frame.stack.pop()
+        try:
+            if et is None:
+                _refuse_jump_out(self)
+                _refuse_rebound(self, self.op, "yield it from both branches (`with dsl.if_(c) as br: "
+                                "dsl.yield_(b)`, `with dsl.else_(): dsl.yield_(a)`, `v, = br.results`)")
+        finally:
+            self.user = self.locals = None
         if et is not None:
             return False
         with ir.InsertionPoint(self.op.regions[1].blocks[0]), user_location():
@@ -573,14 +972,19 @@ class while_:  # noqa: N801
             with user_location():
                 scf.ConditionOp(as_value(c, Boolean), list(before.arguments))
         frame = _Frame("dsl.while_", types)
-        with ir.InsertionPoint(after):
-            _Frame.stack.append(frame)
-            try:
-                yield unflatten(rebuild, list(after.arguments))
-            finally:
-                _Frame.stack.pop()
-            if frame.yielded is None:
-                fail("a dsl.while_ body must end with dsl.yield_(next values)", rule="yield")
-            with user_location():
-                scf.YieldOp(frame.yielded)
+        body = _enter_body(after, "dsl.while_", frame)
+        try:
+            item = unflatten(rebuild, list(after.arguments))
+            _snapshot(body)
+            yield item
+        except GeneratorExit:
+            _left_early(body)
+            raise
+        finally:
+            _leave_body(body)
+        _refuse_rebound(body, op, "carry it: dsl.while_(cond, carry=(..., v)) and dsl.yield_(..., the next v)")
+        if frame.yielded is None:
+            fail("a dsl.while_ body must end with dsl.yield_(next values)", rule="yield")
+        with ir.InsertionPoint(after), user_location():
+            scf.YieldOp(frame.yielded)
         self.results = unflatten(rebuild, list(op.results))

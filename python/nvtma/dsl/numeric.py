@@ -204,6 +204,8 @@ class Numeric(Val):
         if self.is_float:
             _no_f8(type(self), "negation")
             return type(self)(_op(arith.NegFOp, self.value))
+        if type(self) is Boolean:  # (0 - b on an i1: -True was True)
+            fail("negation of a Boolean: convert it first (-b.to(Int32)); ~ is logical not", rule="operator")
         return type(self)(_op(arith.SubIOp, _constant(type(self), 0), self.value))
 
     def __pos__(self):
@@ -357,7 +359,11 @@ def from_mlir(t):
     if isinstance(t, ir.IndexType):
         return Index
     if isinstance(t, ir.IntegerType):
-        return {1: Boolean, 8: Int8, 16: Int16, 32: Int32, 64: Int64}[ir.IntegerType(t).width]
+        c = {1: Boolean, 8: Int8, 16: Int16, 32: Int32, 64: Int64}.get(ir.IntegerType(t).width)
+        if c is None:  # (an i4 or i128 value was a KeyError out of wrap() and dtype())
+            raise KernelBuildError(f"no DSL type for MLIR type {t}: integers are 1, 8, 16, 32 or 64 bits",
+                                   rule="dtype")
+        return c
     s = str(t)
     for c in _ALL:
         if c.is_float and c.name == s:
@@ -465,7 +471,7 @@ def _f8_bits(x: float, cls) -> int:
     if _pymath.isnan(x):
         return 0x7F
     sign = 0x80 if _pymath.copysign(1.0, x) < 0 else 0
-    a = abs(x)
+    a = builtins.abs(x)  # the module's abs is the DSL's
     maxv = 448.0 if cls is Float8E4M3FN else 57344.0
     if a >= maxv:
         a = maxv
@@ -587,6 +593,17 @@ def _convert_float(v, src, cls):
     return _op(arith.TruncFOp, cls.mlir_type(), v)
 
 
+def f64_to_f32_odd(v):
+    """An f64 Value rounded to f32 toward zero with the lost bits ORed into the last one (round to odd): a
+    narrower rounding of it after (to fp8: there is no cvt from f64) is then the f64's own. Rounded to
+    nearest first, a double 1 ulp above an fp8 midpoint met the midpoint in f32 and went to even."""
+    rz = llvm.CallIntrinsicOp(ir.F32Type.get(), "llvm.nvvm.d2f.rz", [v], [], []).result
+    inexact = _op(arith.CmpFOp, arith.CmpFPredicate.UNE, _op(arith.ExtFOp, ir.F64Type.get(), rz), v)
+    i32 = ir.IntegerType.get_signless(32)
+    bits = _op(arith.OrIOp, _op(arith.BitcastOp, i32, rz), _op(arith.ExtUIOp, i32, inexact))
+    return _op(arith.BitcastOp, ir.F32Type.get(), bits)
+
+
 def _fp_to_int_sat(v, src, tgt, lanes=None):
     """Float (f16/bf16/f32/f64, or `lanes` of them) -> integer `tgt`, saturating: NaN is 0 and values past the
     range clamp, as PTX's cvt.rzi does at run time. arith's fptosi made them LLVM poison, so a constant NaN or
@@ -622,26 +639,64 @@ _INT_OPS = {"add": "AddIOp", "sub": "SubIOp", "mul": "MulIOp", "and": "AndIOp", 
 _FLOAT_OPS = {"add": "AddFOp", "sub": "SubFOp", "mul": "MulFOp", "div": "DivFOp"}
 
 
+def known_int(x):
+    """The integer a DSL integer value holds when it is a constant (arith.constant, or a vector broadcast of
+    one), read with its class's signedness; else None."""
+    from .vector import Vector
+    if not isinstance(x, (Numeric, Vector)):
+        return None
+    cls = x.dtype if isinstance(x, Vector) else type(x)
+    if cls.is_float or not x._live():
+        return None
+    op = x.value.owner
+    if isinstance(x, Vector) and getattr(op, "name", None) == "vector.broadcast":
+        op = op.operands[0].owner
+    if getattr(op, "name", None) != "arith.constant" or not isinstance(op.attributes["value"], ir.IntegerAttr):
+        return None
+    v = ir.IntegerAttr(op.attributes["value"]).value
+    if cls.signed or cls is Index:
+        return v
+    return v % (1 << cls.width)
+
+
 def _int_operands(kind, cls, a, b):
     """Python-int operands an integer op of `cls` cannot take, refused at build: a shift by a Python int
     outside [0, width) and a // or % by 0 are poison in LLVM (the store of the result was deleted, silently);
-    a Python int past a signed type's range compared, divided or taken min/max of was read as the bit
-    pattern (Int8(5) < 200 was false)."""
+    so are those by a DSL constant (x << Int32(40), x // Int32(0)). A Python int past a signed type's range
+    compared, divided or taken min/max of was read as the bit pattern (Int8(5) < 200 was false); a negative
+    one with an unsigned type too (Uint32(5) < -1 was true, Uint32(5) // -2 was 0, max(u, -1) was 2**32-1)."""
     if cls is Boolean and kind not in ("and", "or", "xor", "compare", "min", "max"):
         # (1-bit arithmetic: True + True was False)
         fail(f"`{kind}` of Booleans: convert them first (b.to(Int32)); & | ^ ~ are logical", rule="operator")
+    if cls.is_float or cls is Boolean:
+        return
+    if kind in ("shl", "shr", "floordiv", "mod") and not isinstance(b, int):
+        k = known_int(b)
+        if k is not None:
+            # as the op sees it: converted to `cls` (truncated or extended), a shift amount read unsigned
+            k %= 1 << cls.width
+            if kind in ("shl", "shr") and k >= cls.width:
+                fail(f"a shift of {cls.__name__} by the constant {show(known_int(b))}: an amount in "
+                     f"0..{cls.width - 1} (a wider one is LLVM poison)", rule="shift")
+            if kind in ("floordiv", "mod") and k == 0:
+                fail(f"`{ {'floordiv': '//', 'mod': '%'}[kind] }` of {cls.__name__} by the constant 0",
+                     rule="division")
     py = b if isinstance(b, int) else a if isinstance(a, int) else None
-    if py is None or isinstance(py, bool) or cls.is_float or cls is Boolean:
+    if py is None or isinstance(py, bool):
         return
     if kind in ("shl", "shr") and py is b and not 0 <= b < cls.width:
         fail(f"a shift of {cls.__name__} by {show(b)}: an amount in 0..{cls.width - 1} (a wider one is LLVM "
              "poison)", rule="shift")
     if kind in ("floordiv", "mod") and py is b and b == 0:
         fail(f"`{ {'floordiv': '//', 'mod': '%'}[kind] }` of {cls.__name__} by 0", rule="division")
-    if kind in ("floordiv", "mod", "min", "max", "compare") and cls.signed and cls is not Index and \
-            not -(1 << (cls.width - 1)) <= py < 1 << (cls.width - 1):
+    if kind not in ("floordiv", "mod", "min", "max", "compare") or cls is Index:
+        return
+    if cls.signed and not -(1 << (cls.width - 1)) <= py < 1 << (cls.width - 1):
         fail(f"{show(py)} does not fit {cls.__name__} ({kind}: its bit pattern would be a negative "
              f"{cls.__name__}); convert the value to an unsigned or wider type first", rule="range")
+    if not cls.signed and py < 0:
+        fail(f"{show(py)} with a {cls.__name__} ({kind}: its bit pattern would be a large {cls.__name__}, "
+             f"{py % (1 << cls.width)}); convert the value to a signed type first", rule="range")
 
 
 def _floor_mod(x, y, zero):
@@ -741,7 +796,7 @@ def narrowing(b):
 def select(cond, a, b):
     """`a` where `cond` else `b` (no branch: both are evaluated)."""
     from .vector import Vector
-    if isinstance(a, Vector) or isinstance(b, Vector):
+    if isinstance(a, Vector) or isinstance(b, Vector) or isinstance(cond, Vector):
         return Vector._select(cond, a, b)
     cls = _result_class(a, b) if isinstance(a, Numeric) or isinstance(b, Numeric) else None
     if cls is None:
@@ -760,9 +815,18 @@ def _tanh_afn(v):
     return llvm.TanhOp(v, fastmathFlags=llvm.FastmathFlags.afn).result
 
 
-def _float_fn(name, x, fn):
+def _f32_only(cls, name):
+    """A Float64 refused by a function PTX has only in f32: computed in f32, its Float64 result silently had
+    f32 precision (dsl.exp2(Float64(x)) truncated x to f32 and back)."""
+    if cls is Float64:
+        fail(f"dsl.{name} of a Float64: PTX has it in f32 only, and a Float64 result would hold f32 precision; "
+             f"convert explicitly (dsl.{name}(x.to(Float32)))", rule="type")
+
+
+def _float_fn(name, x, fn, f64=None):
     """fn (f32 Value -> f32 Value) applied to x: a scalar or each lane of a
-    vector; 16-bit floats are computed in f32 and rounded back."""
+    vector; 16-bit floats are computed in f32 and rounded back; Float64
+    with `f64` (f64 Value -> f64 Value) where there is one, else refused."""
     from .vector import Vector
     if not isinstance(x, Val):
         x = _float_operand(x, name)
@@ -770,19 +834,25 @@ def _float_fn(name, x, fn):
     if not cls.is_float:
         fail(f"{name} needs a float value, got {cls.__name__}", rule="type")
     _no_f8(cls, name)
+    if f64 is None:
+        _f32_only(cls, name)
     if isinstance(x, Vector):
-        lanes = [_float_fn(name, x[i], fn) for i in range(len(x))]
+        lanes = [_float_fn(name, x[i], fn, f64) for i in range(len(x))]
         return Vector.from_elements(lanes, cls)
+    if cls is Float64:
+        return Float64(f64(x.value))
     r = Float32(fn(convert(x, Float32).value))
     return r if cls is Float32 else convert(r, cls)
 
 
-def _unary(name, intrinsic, doc):
+def _unary(name, intrinsic, doc, f64=None):
     """A float function of one value: an LLVM/NVVM intrinsic (a name) or an
-    op builder (f32 Value -> f32 Value)."""
+    op builder (f32 Value -> f32 Value); `f64`: the intrinsic's name for a
+    Float64 (None: Float64 refused)."""
     @user_op
     def fn(x):
-        return _float_fn(name, x, intrinsic if callable(intrinsic) else (lambda v: _intrinsic(intrinsic, v)))
+        return _float_fn(name, x, intrinsic if callable(intrinsic) else (lambda v: _intrinsic(intrinsic, v)),
+                         f64 and (lambda v: llvm.CallIntrinsicOp(ir.F64Type.get(), f64, [v], [], []).result))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
     return fn
@@ -790,8 +860,9 @@ def _unary(name, intrinsic, doc):
 
 exp2 = _unary("exp2", "llvm.nvvm.ex2.approx.f32", "2**x (ex2.approx.f32: 2 ulp).")
 log2 = _unary("log2", "llvm.nvvm.lg2.approx.f", "log2 x (lg2.approx.f32).")
-sqrt = _unary("sqrt", "llvm.sqrt.f32", "sqrt.rn.f32 (IEEE).")
-rsqrt = _unary("rsqrt", "llvm.nvvm.rsqrt.approx.f", "1/sqrt(x) (rsqrt.approx.f32).")
+sqrt = _unary("sqrt", "llvm.sqrt.f32", "sqrt.rn.f32 (IEEE; sqrt.rn.f64 on a Float64).", "llvm.sqrt.f64")
+rsqrt = _unary("rsqrt", "llvm.nvvm.rsqrt.approx.f", "1/sqrt(x) (rsqrt.approx.f32; rsqrt.approx.f64 on a Float64).",
+               "llvm.nvvm.rsqrt.approx.d")
 tanh = _unary("tanh", _tanh_afn, "tanh.approx.f32.")
 sin = _unary("sin", "llvm.nvvm.sin.approx.f", "sin.approx.f32.")
 cos = _unary("cos", "llvm.nvvm.cos.approx.f", "cos.approx.f32.")
@@ -808,16 +879,27 @@ def _float_operand(x, name):
     fail(f"dsl.{name}({x!r}): a run-time value or a Python number", rule="type")
 
 
+def _via_f32(x, name, fn):
+    """fn(x) on x's value in f32, rounded once to a 16-bit float x's type: x·log2 e rounded to bf16 put 2-3
+    ulp of error into exp(bf16), log2 rounded before its ·ln 2 a second rounding into log."""
+    from .vector import Vector
+    cls = x.dtype if isinstance(x, Vector) else type(x)
+    if cls in (Float16, BFloat16):
+        return fn(x.to(Float32)).to(cls)
+    _f32_only(cls, name)
+    return fn(x)
+
+
 @user_op
 def exp(x):
-    """e**x as exp2(x·log2 e), like CUDA's __expf."""
-    return exp2(_float_operand(x, "exp") * 1.4426950408889634)
+    """e**x as exp2(x·log2 e), like CUDA's __expf (16-bit floats: in f32, rounded once)."""
+    return _via_f32(_float_operand(x, "exp"), "exp", lambda v: exp2(v * 1.4426950408889634))
 
 
 @user_op
 def log(x):
-    """ln x as log2(x)·ln 2."""
-    return log2(_float_operand(x, "log")) * 0.6931471805599453
+    """ln x as log2(x)·ln 2 (16-bit floats: in f32, rounded once)."""
+    return _via_f32(_float_operand(x, "log"), "log", lambda v: log2(v) * 0.6931471805599453)
 
 
 @user_op
@@ -847,6 +929,8 @@ def abs(x):  # noqa: A001
     if cls.is_float:
         _no_f8(cls, "abs")
         return max(x, -x)  # max.f32 / packed max: no libdevice, works on vectors
+    if not cls.signed:  # (Booleans and unsigned values: x < 0 is never true, and -b is refused)
+        return x
     return select(x < 0, -x, x)
 
 
@@ -887,13 +971,12 @@ def fma(a, b, c):
     if ref is None:  # was a StopIteration escaping from here
         fail(f"dsl.fma({a!r}, {b!r}, {c!r}) has no run-time value: compute it in Python, or make one operand a "
              "run-time value (dsl.Float32(x))", rule="type")
-    cls = type(ref)
-    for v in (a, b, c):
-        if isinstance(v, Numeric) and type(v) is not cls:
-            cls = _result_class(ref, v)
     for i, v in enumerate((a, b, c)):
         if not isinstance(v, Numeric) and (isinstance(v, bool) or not isinstance(v, (int, float))):
             fail(f"dsl.fma operand {i}: {show(v)} is not a number or a run-time value", rule="type")
+    # all three operands meet in one type (it was the first one's met with each other one alone: in
+    # fma(Float16, Float64, Float32) the Float64 was rounded to a Float32)
+    cls = functools.reduce(promote, (type(v) for v in (a, b, c) if isinstance(v, Numeric)))
     if not cls.is_float:
         return a * b + c
     _no_f8(cls, "fma")

@@ -86,7 +86,8 @@ class Vector(Val):
         if not values:
             fail("a vector needs at least one element", rule="vector")
         cls = _n.dtype(dtype) if dtype is not None else next(
-            (type(v) for v in values if isinstance(v, Numeric)), Float32 if isinstance(values[0], float) else _n.Int32)
+            (type(v) for v in values if isinstance(v, Numeric)), Float32 if isinstance(values[0], float) else
+            Boolean if all(isinstance(v, bool) for v in values) else _n.Int32)  # ([True, False] was Int32)
         vals = [as_value(v, cls) for v in values]
         return Vector(vector.FromElementsOp(_vt(len(vals), cls), vals).result, cls)
 
@@ -218,6 +219,9 @@ class Vector(Val):
         _n._no_f8(cls, "reduce")
         if not isinstance(kind, str):  # a list was an unhashable-type TypeError
             fail(f"reduce kind {show(kind)}: add, mul, max or min", rule="vector")
+        if cls is Boolean and kind in ("add", "mul"):  # (an i1 sum is the lanes' parity: 3 x True added to 1)
+            fail(f"reduce({kind!r}) of Boolean lanes: convert them first (v.to(Int32).reduce({kind!r})); max is "
+                 "any, min is all", rule="operator")
         names = {"add": "add", "mul": "mul"}
         if kind in ("max", "min"):
             name = f"{kind}numf" if cls.is_float else f"{kind}{'s' if cls.signed else 'u'}i"
@@ -235,7 +239,12 @@ class Vector(Val):
                 v = v[0:h] + v[h:] if kind == "add" else v[0:h] * v[h:]
             return v[0]
         k = getattr(vector.CombiningKind, name.upper())
-        return cls(vector.ReductionOp(cls.mlir_type(), k, self.value).result)
+        acc = None
+        if cls.is_float and kind == "add":
+            # the lowering seeds the chain with +0.0, which turned a sum of -0.0 lanes into +0.0; -0.0 is the
+            # identity of IEEE addition
+            acc = _n._constant(cls, -0.0)
+        return cls(vector.ReductionOp(cls.mlir_type(), k, self.value, acc=acc).result)
 
     @staticmethod
     def _lift(x, like):
@@ -257,7 +266,7 @@ class Vector(Val):
         _n._int_operands(kind, like.dtype, a, b)
         x, y = Vector._lift(a, like), Vector._lift(b, like)
         _match(kind, x, y)
-        cls = like.dtype
+        cls = _lanes_class(x, y, kind)
         if cls.is_float:
             _n._no_f8(cls, kind)
             name = _n._FLOAT_OPS.get(kind)
@@ -280,7 +289,7 @@ class Vector(Val):
         _n._int_operands("compare", like.dtype, a, b)
         x, y = Vector._lift(a, like), Vector._lift(b, like)
         _match(f"comparison {kind}", x, y)
-        cls = like.dtype
+        cls = _lanes_class(x, y)
         _n._no_f8(cls, f"comparison {kind}")  # arith.cmpf on f8 failed in the lowering
         if cls.is_float:
             return Vector(arith.CmpFOp(getattr(arith.CmpFPredicate, _n._FCMP[kind].upper()), x.value, y.value).result)
@@ -289,11 +298,25 @@ class Vector(Val):
 
     @staticmethod
     def _select(cond, a, b):
+        if isinstance(cond, Vector):
+            if cond.dtype is not Boolean:  # like a scalar condition: != 0 (an i32 vector did not verify)
+                cond = cond.to(Boolean)
+            if not isinstance(a, Vector) and not isinstance(b, Vector):
+                # scalars broadcast to the condition's lanes (their scalar select on a vector condition hit an
+                # MLIR assertion that aborted Python)
+                cls = _n._result_class(a, b) if isinstance(a, Numeric) or isinstance(b, Numeric) else \
+                    Float32 if isinstance(a, float) or isinstance(b, float) else _n.Int32
+                a, b = (Vector(vector.BroadcastOp(_vt(len(cond), cls), as_value(x, cls)).result, cls) for x in (a, b))
         like = a if isinstance(a, Vector) else b
         x, y = Vector._lift(a, like), Vector._lift(b, like)
         _match("select", x, y)
-        c = cond.value if isinstance(cond, Val) else as_value(cond, Boolean)
-        return Vector(arith.SelectOp(c, x.value, y.value).result, like.dtype)
+        if isinstance(cond, Vector):
+            if len(cond) != len(x):
+                fail(f"select of {x!r} on a {len(cond)}-lane condition: lane counts must match", rule="type")
+            c = cond.value
+        else:  # a scalar: one choice for all lanes (an Int32 one is != 0, as for scalars; it did not verify)
+            c = as_value(cond, Boolean)
+        return Vector(arith.SelectOp(c, x.value, y.value).result, _lanes_class(x, y))
 
     @staticmethod
     def _minmax(a, b, which):
@@ -303,7 +326,7 @@ class Vector(Val):
         # checked here: the f16/bf16 intrinsic call took mismatched operands
         # and failed only in LLVM translation, after the build
         _match(which, x, y)
-        cls = like.dtype
+        cls = _lanes_class(x, y)
         _n._no_f8(cls, which)
         if cls in (Float16, _n.BFloat16):
             # llvm.minnum on the vector: min.f16x2 / min.bf16x2 (arith's
@@ -390,6 +413,15 @@ def _match(what, x, y):
         fail(f"{what} of {x!r} and {y!r}: lane counts and types must match", rule="type")
 
 
+def _lanes_class(x, y, kind=None):
+    """The lanes' class of a lane-wise op on vectors x and y of one MLIR type: signed and unsigned lanes of
+    one width meet as unsigned, as scalars do; a shift keeps its left operand's. (It was x's: an Int32
+    vector < a Uint32 one compared signed, the Uint32 one > the Int32 one unsigned.)"""
+    if x.dtype is y.dtype or kind in ("shl", "shr"):
+        return x.dtype
+    return _n.promote(x.dtype, y.dtype)
+
+
 def _convert_fp8(v: Vector, src, cls):
     """Packed fp8 conversions, two lanes per cvt; other lanes through f16/f32."""
     n = len(v)
@@ -409,7 +441,8 @@ def _convert_fp8(v: Vector, src, cls):
     dst_t = ir.TypeAttr.get(cls.mlir_type())
     sat = nvvm.SaturationMode.SATFINITE
     if src is not Float16:
-        f = v.to(Float32)
+        f = Vector.from_elements([Float32(_n.f64_to_f32_odd(x.value)) for x in v.lanes()], Float32) \
+            if src is _n.Float64 else v.to(Float32)
         parts = []
         for j in range(0, n, 2):
             # the i16's upper byte comes from `a`: lane j+1 goes in a, lane j in b
@@ -450,9 +483,10 @@ def vector_of(values, dtype=None):
 
 
 @user_op
-def full(n, value, dtype=Float32):
-    """An n-lane vector with every lane `value`."""
-    cls = _n.dtype(dtype)
+def full(n, value, dtype=None):
+    """An n-lane vector with every lane `value`; `dtype` None: a DSL value's own type (an Int32 was made
+    Float32 lanes), Float32 for a Python number."""
+    cls = _n.dtype(dtype if dtype is not None else type(value) if isinstance(value, Numeric) else Float32)
     if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= MAX_LANES:
         fail(f"a vector of {show(n)} lanes: a positive Python int up to {MAX_LANES}", rule="vector")
     return Vector(vector.BroadcastOp(_vt(n, cls), as_value(value, cls)).result, cls)
