@@ -3,6 +3,7 @@ branch, a name rebound in a branch or loop body), hung or ran the wrong trip cou
 below, negative Python bounds of an unsigned counter), or left the process in a bad state (a loop body
 left open, every build's MLIR context kept alive): each refused at build time or made safe."""
 
+import contextlib
 import os
 import re
 import subprocess
@@ -253,6 +254,8 @@ def test_a_run_time_step_of_zero_or_below_traps_before_the_loop():
                 y[i] = 1.0
             for i in dsl.range(0, n, dsl.grid_dim()):
                 y[i] = 1.0
+            for i in dsl.range(dsl.block_idx() * dsl.block_dim(), n, dsl.grid_dim() * dsl.block_dim() * 2):
+                y[i] = 1.0  # (a grid-stride loop: a product of sizes and a positive constant)
 
     for case, pred in (("signed", "sle"), ("unsigned", "eq"), ("index", "sle")):
         ir = k.build(case=case).ir
@@ -364,3 +367,94 @@ def test_a_guarded_jump_out_of_a_dsl_loop_body_is_still_refused():
             y[i] = 1.0
 
     assert_names_line(build_error(k, "python-control-flow"), HERE, "MARK:guarded-continue")
+
+
+# --------------------------------------------------------------------------- the review's variants
+
+def _rebound_to_a_number(y, n, a, b):
+    i = dsl.thread_idx()
+    v = a
+    with dsl.if_(i >= n):  # MARK:rebound-number
+        v = 0.0
+    y[i] = v
+
+
+def _rebound_in_a_python_loop(y, n, a, b):
+    vals, v = [a, b], a
+    for s in range(2):
+        with dsl.if_(n > s):  # MARK:rebound-python-loop
+            v = vals[s]
+    y[0] = v
+
+
+def _made_in_the_branch(y, n, a, b):
+    with dsl.if_(n > 3):  # MARK:made-in-branch
+        v = a
+    y[0] = v
+
+
+def _rebound_in_a_wrapper(y, n, a, b):
+    v = a
+    with _leader(n):  # MARK:rebound-wrapper
+        v = b
+    y[0] = v
+
+
+@contextlib.contextmanager
+def _leader(n):
+    with dsl.if_(n == 0):
+        yield
+
+
+@pytest.mark.parametrize("body,marker", [
+    (_rebound_to_a_number, "rebound-number"), (_rebound_in_a_python_loop, "rebound-python-loop"),
+    (_made_in_the_branch, "made-in-branch"), (_rebound_in_a_wrapper, "rebound-wrapper")],
+    ids=["python-number", "python-loop", "made-in-branch", "user-wrapper"])
+def test_rebinding_variants_the_review_found_are_refused(body, marker):
+    """Built silently: a run-time value rebound to a Python number in a branch (the masking idiom stored 0.0
+    for every thread), a rebinding inside a Python loop read after the loop, a name first made in a branch
+    and read after it, and a rebinding inside the user's own context manager around a dsl.if_."""
+    @dsl.kernel(block=(32,))
+    def k(y: F32, n: dsl.Int32, a: dsl.Float32, b: dsl.Float32):
+        body(y, n, a, b)
+
+    assert_names_line(build_error(k, "rebind"), HERE, f"MARK:{marker}")
+
+
+def test_a_jump_in_a_user_wrapper_is_refused_and_a_helpers_closing_return_is_fine():
+    """A `continue` inside the user's own context manager around a dsl.if_ dropped the rest of the loop body;
+    a helper whose role ends in `return` (nothing left out) was refused."""
+    @dsl.kernel(block=(32,))
+    def wrapped(y: F32, n: dsl.Int32):
+        for i in dsl.range(n):
+            with _leader(n):
+                continue  # MARK:wrapper-continue
+            y[i] = 1.0
+
+    assert_names_line(build_error(wrapped, "python-control-flow"), HERE, "MARK:wrapper-continue")
+
+    def producer(y):
+        from nvtma import lang
+        with lang.WarpRole(0):
+            y[0] = 1.0
+            return
+
+    @dsl.kernel(block=(64,))
+    def helper(y: F32, n: dsl.Int32):
+        producer(y)
+        y[1] = 2.0
+
+    assert len(re.findall(r"st\.global\.(?:f32|b32)", ptx(helper))) == 2
+
+
+def test_a_name_used_only_inside_a_match_case_branch_is_fine():
+    @dsl.kernel(block=(32,))
+    def k(y: F32, n: dsl.Int32, a: dsl.Float32, b: dsl.Float32, *, mode):
+        d = a
+        match mode:
+            case "x":
+                with dsl.if_(n > 0):
+                    d = b
+                    y[0] = d
+
+    ptx(k, mode="x")

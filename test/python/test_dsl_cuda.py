@@ -266,6 +266,28 @@ def test_warpgroup_sync_in_a_partial_block_is_refused_only_in_the_partial_warpgr
         assert re.search(r"bar\.sync\s+1, 128;|barrier\.sync(\.aligned)?\s+1, 128;", ptx(k))
 
 
+@pytest.mark.parametrize("warp,refused", [(0, False), (1, True), ("run-time", True)])
+def test_a_plain_branch_on_the_warp_index_says_which_warp(warp, refused):
+    """`dsl.if_(warp_idx() == 1)` in a 48-thread block runs in the partial warp: the review of the role-only
+    fix found it built (and a run-time warp index too); `== 0` keeps off it."""
+    def body(x, y, h, i):
+        w = dsl.Int32(i[0]) if warp == "run-time" else warp
+        with dsl.if_(dsl.warp_idx() == w):
+            y[t()] = cuda.shfl_xor_sync(x[t()], 1)
+    k = _kernel(body, block=(48,))
+    if refused:
+        assert "a block of 48 threads has a partial warp" in str(build_error(k, "warp-collective"))
+    else:
+        assert "shfl.sync.bfly.b32" in ptx(k)
+
+
+def test_warpgroup_sync_under_a_branch_on_the_partial_warpgroup_is_refused():
+    def body(x, y, h, i):
+        with dsl.if_(dsl.warpgroup_idx() == 1):
+            cuda.warpgroup_sync()
+    assert "warpgroup_sync in a block of 192 threads" in str(build_error(_kernel(body, block=(192,)), "barrier"))
+
+
 def _in_warp(w, fn):
     with lang.WarpRole(w):
         fn()

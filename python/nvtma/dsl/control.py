@@ -197,8 +197,31 @@ def _check_nesting(what):
 
 def _user_at():
     """(frame, line, instruction) of the user's code now, or None: where a region's `with`/`for` is."""
-    f = user_frame()
+    f = _frame()
     return (f, f.f_lineno, f.f_lasti) if f is not None else None
+
+
+def _frame():
+    """The user's frame whose `with`/`for` the region stands for: past the user's own context managers
+    (a generator whose `with dsl.if_(...)` body is one `yield`: `with leader(): v = b` is the branch)."""
+    f = user_frame()
+    for _ in _builtin_range(8):
+        if f is None or not f.f_code.co_flags & _CO_GENERATOR:
+            return f
+        node = _node(f, f.f_lineno)
+        body = node.body if isinstance(node, ast.With) else []
+        if not (len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Yield)):
+            return f
+        c = f.f_back
+        while c is not None and c.f_code.co_filename.endswith("contextlib.py"):
+            c = c.f_back
+        if c is None:
+            return f
+        f = c
+    return f
+
+
+_CO_GENERATOR = 0x20  # (inspect.CO_GENERATOR)
 
 
 _FACTS = {}  # file -> {line of a `with` or `for`: its ast node (parents linked)}
@@ -282,7 +305,7 @@ def _refuse_jump_out(region):
     if at is None:
         return
     f, line, lasti = at
-    if f.f_lasti == lasti or user_frame() is not f:
+    if f.f_lasti == lasti or _frame() is not f:
         return  # entered and exited inside the user's `__enter__` (a helper's own complete branch)
     node = _node(f, line)
     if not isinstance(node, ast.With):
@@ -291,13 +314,39 @@ def _refuse_jump_out(region):
     dsl_loop = loop is not None and any(isinstance(r, _Body) and r.user is not None and r.user[0] is f
                                         and r.user[1] == loop.lineno for r in _OpenRegions.regions)
     for jump, guarded in _jumps(node.body, in_loop=False):
-        if guarded and (isinstance(jump, ast.Return) or not dsl_loop):
+        if guarded and (isinstance(jump, ast.Return) or not dsl_loop) or not _skips(jump, node):
             continue
         word = type(jump).__name__.lower()
         raise KernelBuildError(
             f"a Python `{word}` inside this {region.what} (line {line}) is taken while tracing, for every "
             f"thread: what follows the branch was never built; put it in a dsl.else_ (or the branch around it)",
             where=f"{f.f_code.co_filename}:{jump.lineno}", rule="python-control-flow")
+
+
+def _skips(jump, node):
+    """Whether `jump`, taken in the body of the `with` statement `node`, leaves out code: a statement after
+    the `with` before the jump's target (the end of the function for a return, of the loop's body for a
+    continue), or further passes of a loop (a break; a return inside a loop). A helper's role that ends in
+    `return` leaves out nothing."""
+    if isinstance(jump, ast.Break):
+        return True
+    cur = node
+    while True:
+        up = getattr(cur, "_up", None)
+        if up is None:
+            return True
+        if isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)) and cur in up.body:
+            return cur is not up.body[-1]
+        if isinstance(up, (ast.For, ast.AsyncFor, ast.While)) and any(x is cur for x in up.body):
+            return isinstance(jump, ast.Return) or cur is not up.body[-1]
+        blocks = [b for f in ("body", "orelse", "finalbody") for b in [getattr(up, f, None)] if isinstance(b, list)]
+        blocks += [h.body for h in getattr(up, "handlers", None) or []]
+        block = next((b for b in blocks if any(x is cur for x in b)), None)
+        if block is not None and block[-1] is not cur:
+            return True
+        if block is not None and isinstance(up, ast.Try) and block is up.body and up.orelse:
+            return True  # (the try's else)
+        cur = up
 
 
 # (where a name is read again: only then does its rebinding in a body matter)
@@ -359,6 +408,9 @@ def _read_after(node, name):
         up = getattr(cur, "_up", None)
         if up is None:
             return False
+        if not isinstance(cur, ast.stmt) or isinstance(up, ast.Match):  # (an except or case clause)
+            cur = up
+            continue
         body = next((b for f in ("body", "orelse", "finalbody") for b in [getattr(up, f, None)]
                      if isinstance(b, list) and any(x is cur for x in b)), None)
         if body is None:
@@ -373,11 +425,15 @@ def _read_after(node, name):
             seen.add(id(up))  # the next pass of a loop around it: from its top to here
             use = _first_use(body[:i + 1] if not isinstance(up, ast.While) else [ast.Expr(up.test)] + body[:i + 1],
                              name)
-            if use is not None:
-                return use == "load"
+            if use == "load":
+                return True
+            # (else the loop may end after this pass: what follows it reads the name as the body left it)
         if isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
             return False
         cur = up
+
+
+_ABSENT = object()  # a name not bound as a body starts
 
 
 def _snapshot(region):
@@ -387,7 +443,8 @@ def _snapshot(region):
     names = frozenset(_assigned(node.body)) if node is not None else ()
     if names:
         loc = at[0].f_locals
-        region.locals = {n: loc[n] for n in names if n in loc}
+        # (a name the body makes holds, after it, what the body gave it on every path too)
+        region.locals = {n: loc.get(n, _ABSENT) for n in names}
     else:
         region.locals = None
 
@@ -424,22 +481,29 @@ def _refuse_rebound(region, op, how):
     body rebound to other values all made before `op` (so none of them is the body's own) holds them after
     `op` for every thread and path."""
     before = region.locals
-    if before is None or user_frame() is not region.user[0]:
+    if before is None or _frame() is not region.user[0]:
         return
     now = region.user[0].f_locals
     for name, old in before.items():
         new = now.get(name, old)
-        if old is new:
+        if old is new or new is _ABSENT:
             continue
-        vals = [v.value for v in _scalars(new)]
-        if not vals or any(_inside(v, op) for v in vals) or vals == [v.value for v in _scalars(old)]:
-            continue
+        was = [v.value for v in _scalars(old)] if old is not _ABSENT else []
+        if isinstance(new, (int, float)) and not isinstance(new, bool) and was:
+            pass  # a run-time value rebound to a Python number (`v = x[i]` / `with dsl.if_(m): v = 0.0`)
+        else:
+            vals = [v.value for v in _scalars(new)]
+            if not vals or any(_inside(v, op) for v in vals) or vals == was:
+                continue
         node = _node(*region.user[:2])
         if node is not None and not _read_after(node, name):
             continue  # (a name the code after the body does not read: a build-time loop's, `d = descs[kb]`)
-        fail(f"`{name}` is rebound inside this {region.what} to a value made before it: Python assigns it "
-             f"while tracing, so after the {region.what} it holds that value on every path, whatever the "
-             f"run-time condition or trip count; {how}", rule="rebind")
+        f, line = region.user[:2]  # (the user's `with`/`for`, also through their own context managers)
+        raise KernelBuildError(
+            f"`{name}` is rebound inside this {region.what} to a value made before it (or a Python number): "
+            f"Python assigns it while tracing, so after the {region.what} it holds that value on every path, "
+            f"whatever the run-time condition or trip count; {how}", where=f"{f.f_code.co_filename}:{line}",
+            rule="rebind")
 
 
 # --------------------------------------------------------------------------- for
@@ -579,17 +643,23 @@ _POSITIVE_SREGS = tuple(f"nvvm.read.ptx.sreg.{r}." for r in ("ntid", "nctaid", "
 _WIDENING = ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui")
 
 
-def _known_positive(v):
-    """Whether the run-time step `v` is a block, grid or cluster size (widened or not)."""
-    for _ in _builtin_range(4):
-        owner = v.owner if isinstance(v, ir.Value) else None
-        op = getattr(owner, "operation", None)
-        name = getattr(op, "name", "")
-        if name.startswith(_POSITIVE_SREGS):
-            return True
-        if name not in _WIDENING:
-            return False
-        v = op.operands[0]
+def _known_positive(v, depth=0):
+    """Whether the run-time step `v` is a block, grid or cluster size, a positive constant, or a product of
+    those (widened or not): a grid-stride loop's grid_dim() * block_dim() needs no guard."""
+    owner = v.owner if isinstance(v, ir.Value) else None
+    op = getattr(owner, "operation", None)
+    name = getattr(op, "name", "")
+    if name.startswith(_POSITIVE_SREGS):
+        return True
+    if depth > 6:
+        return False
+    if name == "arith.constant":
+        a = op.attributes["value"]
+        return isinstance(a, ir.IntegerAttr) and ir.IntegerAttr(a).value > 0
+    if name in _WIDENING:
+        return _known_positive(op.operands[0], depth + 1)
+    if name == "arith.muli":  # (sizes fit 32 bits and their products here: no wrap to 0 or below)
+        return all(_known_positive(x, depth + 1) for x in op.operands)
     return False
 
 

@@ -62,19 +62,18 @@ class _KernelState:
 
     def may_run_partial(self, unit):
         """Whether the block's last, partial group of `unit` threads (32: a warp, 128: a warpgroup) may run the
-        code being built: a role's known warps tell; a branch that selects warps by a run-time value is taken
-        to stay off it unless it may cover the whole block."""
+        code being built: only a role's known warps (or a branch's on a warp index compared with a Python
+        int) keep it off."""
         threads = self.block[0] * self.block[1] * self.block[2]
         if threads % unit == 0:
             return False
         first_partial = threads // unit * unit // 32   # the partial group's first warp
-        warps = self.active(self.block)[0]
         for w, _, first in self.scope:
             if first is not None and w is not None and first + w <= first_partial:
                 return False
-            if first is not None and first >= first_partial:
-                return True
-        return warps * 32 >= threads
+        # (a branch that narrows to some warps without saying which, dsl.if_(warp_idx() == 1) or a role of a
+        # run-time warp, may be the partial one)
+        return True
 
     def static_smem(self, name, shape, element_type, align=16, dtype=None):
         """A [shape] buffer of `element_type` (an MLIR type; `dtype` its element class where the signless

@@ -768,18 +768,25 @@ def _compare(a, b, kind):
         uniform = isinstance(other, (int, bool)) or getattr(other, "tag", None) == "uniform"
         if uniform and ids and ids[0] in ("thread", "warp", "lane", "warpgroup"):
             r.tag = ("one", ids[0])
+            if ids[0] in ("warp", "warpgroup") and isinstance(other, int) and not isinstance(other, bool):
+                n = 4 if ids[0] == "warpgroup" else 1
+                r.tag += (("first", other * n, n),)  # which warps run it (may_run_partial)
     return r
 
 
 def narrowing(b):
-    """The (warps, lanes) narrowing a Boolean's tag promises, or None."""
+    """The (warps, lanes, first warp or None) narrowing a Boolean's tag promises, or None."""
     t = getattr(b, "tag", None)
     if not isinstance(t, tuple):
         return None
     kinds = t[1:] if t[0] == "one" else ()
     warps = lanes = None
+    lo = hi = None
     for k in kinds:
-        if k == "thread":
+        if isinstance(k, tuple):  # ("first", first warp, warps): where they are known, intersected
+            lo = k[1] if lo is None else builtins.max(lo, k[1])
+            hi = k[1] + k[2] if hi is None else builtins.min(hi, k[1] + k[2])
+        elif k == "thread":
             warps, lanes = 1, 1
         elif k == "warp":
             warps = 1
@@ -787,7 +794,7 @@ def narrowing(b):
             lanes = 1
         elif k == "warpgroup":
             warps = 4 if warps is None else builtins.min(warps, 4)
-    return warps, lanes
+    return warps, lanes, lo if lo is not None and lo < hi else None
 
 
 # --------------------------------------------------------------------------- functions

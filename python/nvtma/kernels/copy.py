@@ -8,14 +8,73 @@ Each public function returns a ``dsl.Specialization`` (``.compile()``,
 from __future__ import annotations
 
 import math
+import operator
 
 from .. import cpasync, dsl, lang
 
 G2S, S2G = cpasync.CopyBulkTensorTileG2SOp, cpasync.CopyBulkTensorTileS2GOp
 
+# TMA coordinates are signed 32-bit (the lowering truncates each to i32): in a dim of 2^31 elements or more the
+# boxes from 2^31 on load from a negative coordinate (zeros, out of bounds) and store nowhere, without a word
+COORD_LIMIT = 1 << 31
+# the launch's grid y and z (a grid x goes to 2^31 - 1)
+GRID_YZ = 65535
+
 
 def _t(elem, shape):
     return dsl.Tensor(elem, tuple(shape))
+
+
+def _int(name, v, lo=1, hi=None):
+    """`v` as a Python int (a numpy integer too) in [lo, hi], or a ValueError naming the argument (a bool, float
+    or string is none: a float dim failed deep in the build, a zero one divided by zero)."""
+    if isinstance(v, bool) or not hasattr(type(v), "__index__"):
+        raise ValueError(f"{name}={v!r}: an integer")
+    v = operator.index(v)
+    if v < lo or (hi is not None and v > hi):
+        raise ValueError(f"{name}={v}: " + (f"{lo}..{hi}" if hi is not None else f"at least {lo}"))
+    return v
+
+
+def _ints(name, vs, rank=None, lo=1, hi=None):
+    """A tuple of `_int`s (`rank` of them where given)."""
+    try:
+        vs = tuple(vs)
+    except TypeError:
+        raise ValueError(f"{name}={vs!r}: a tuple of integers") from None
+    if rank is not None and len(vs) != rank:
+        raise ValueError(f"{name}={vs}: {rank} integers")
+    return tuple(_int(f"{name}[{i}]", v, lo, hi) for i, v in enumerate(vs))
+
+
+def _extent(name, n):
+    """A tensor dim whose every element a TMA coordinate reaches: a positive int below 2^31."""
+    n = _int(name, n)
+    if n >= COORD_LIMIT:
+        raise ValueError(f"{name}={n}: at most 2^31 - 1 (TMA coordinates are signed 32-bit: the boxes from 2^31 on "
+                         f"would load zeros and store nothing)")
+    return n
+
+
+def _dims(name, shape, rank=None):
+    """A tensor's static shape of `_extent`s."""
+    shape = _ints(name, shape, rank)
+    if not shape:
+        raise ValueError(f"{name}=(): at least one dim")
+    return tuple(_extent(f"{name}[{i}]", n) for i, n in enumerate(shape))
+
+
+def _coords(name, coords, rank):
+    """`rank` coordinates given as Python ints that fit TMA's signed 32 bits (a larger one was truncated to its
+    low 32 bits: another box, loaded without a word)."""
+    return _ints(name, coords, rank, lo=-COORD_LIMIT, hi=COORD_LIMIT - 1)
+
+
+def _flag(name, v):
+    """A bool (a truthy string such as "no" built the other variant)."""
+    if v not in (False, True) or not isinstance(v, (bool, int)):
+        raise ValueError(f"{name}={v!r}: False or True")
+    return bool(v)
 
 
 def _one_box_load(bar, atom, coords, smem, **kw):
@@ -54,6 +113,8 @@ def dump_desc_kernel(x: dsl.Tensor, out: dsl.Tensor("i64", (16,)), *, box, l2_pr
 
 def dump_descriptor(shape, elem="f16", box=(64, 64), l2_promotion="l2_128b", swizzle="none"):
     """A kernel that copies its own descriptor (of `shape`, `box`, ...) into a 16 x i64 buffer."""
+    shape = _ints("shape", shape)
+    box = _ints("box", box, len(shape))
     sp = dump_desc_kernel.specialize([_t(elem, shape), _t("i64", (16,))], box=tuple(box), l2_promotion=l2_promotion,
                               swizzle=swizzle)
     sp.grid = (1, 1, 1)
@@ -64,6 +125,7 @@ def dump_descriptor(shape, elem="f16", box=(64, 64), l2_promotion="l2_128b", swi
 
 def _whole_boxes(rows, cols, box, what="box"):
     """A grid of whole boxes covers rows x cols (else its tail would go uncopied)."""
+    box = _ints(what, box, 2)
     if rows % box[0] or cols % box[1]:
         raise ValueError(f"{rows}x{cols} is not a multiple of the {what} {tuple(box)}")
 
@@ -109,10 +171,17 @@ def tile_copy_kernel(src: dsl.Tensor, dst: dsl.Tensor, *, box, swizzle, l2_promo
 
 def tile_copy(shape, elem="f16", box=(64, 64), swizzle="none", l2_promotion="l2_128b", oob_fill="none",
                    prefetch=False, l2_prefetch=False):
+    """One CTA per `box` of `shape` (grid: the box counts, innermost on x, the next on y, the rest on z)."""
+    shape = _dims("shape", shape)
     rank = len(shape)
+    box = _ints("box", box)
     if len(box) != rank:
         raise ValueError(f"box {box} for a rank-{rank} tensor")
     tiles = [math.ceil(s / b) for s, b in zip(shape, box)]
+    yz = (tiles[-2] if rank >= 2 else 1, math.prod(tiles[:-2]) if rank > 2 else 1)
+    if max(yz) > GRID_YZ:
+        raise ValueError(f"shape {shape} in boxes {box} takes a grid of {tiles[-1]} x {yz[0]} x {yz[1]} CTAs: its "
+                         f"y and z go to {GRID_YZ} (larger boxes of the outer dims, or a persistent copy)")
     sp = tile_copy_kernel.specialize([_t(elem, shape), _t(elem, shape)], box=tuple(box), swizzle=swizzle,
                               l2_promotion=l2_promotion, oob_fill=oob_fill, prefetch=prefetch,
                               **({"l2_prefetch": True} if l2_prefetch else {}))
@@ -140,6 +209,9 @@ def box_dump_kernel(src: dsl.Tensor, out: dsl.Tensor, *, box, oob_fill, coords):
 
 
 def box_dump(shape, elem="f32", box=(8, 32), oob_fill="none", coords=(0, 0)):
+    shape = _ints("shape", shape)
+    box = _ints("box", box, len(shape))
+    coords = _coords("coords", coords, len(shape))
     sp = box_dump_kernel.specialize([_t(elem, shape), _t(elem, box)], box=tuple(box), oob_fill=oob_fill,
                              coords=tuple(coords))
     sp.grid = (1, 1, 1)
@@ -196,7 +268,10 @@ def pipelined_copy_kernel(src: dsl.Tensor, dst: dsl.Tensor, *, box, stages, l2_l
 def pipelined_copy(rows, cols, elem="f16", box=(64, 128), stages=4, l2_load="l2_128b", l2_store="none",
                         threads=32, load_hint=None, store_hint=None):
     """`load_hint` / `store_hint`: an L2 eviction priority (cpasync.CACHE_HINTS) or None."""
+    rows, cols = _dims("shape", (rows, cols))
+    box = _ints("box", box, 2)
     by, bx = box
+    stages, threads = _int("stages", stages), _int("threads", threads, 32, 1024)
     _whole_boxes(rows, cols, box)
     for h in (load_hint, store_hint):
         if h is not None and h not in cpasync.CACHE_HINTS:
@@ -241,6 +316,9 @@ def multicast_copy_kernel(src: dsl.Tensor, out: dsl.Tensor, *, tile, cluster):
 
 
 def multicast_copy(rows, cols, elem="f16", tile=(64, 64), cluster=2):
+    rows, cols = _dims("shape", (rows, cols))
+    tile = _ints("tile", tile, 2)
+    cluster = _int("cluster", cluster, 2, 16)
     ty, tx = tile
     _whole_boxes(rows, cols, tile, "tile")
     ntiles = (rows // ty) * (cols // tx)
@@ -269,8 +347,12 @@ def reduce_tile_kernel(src: dsl.Tensor, out: dsl.Tensor, *, box, reduction):
 
 
 def reduce_add(rows, cols, elem="f32", box=(32, 32), reduction="add"):
+    rows, cols = _dims("shape", (rows, cols))
+    box = _ints("box", box, 2)
     by, bx = box
     _whole_boxes(rows, cols, box)
+    if rows // by > GRID_YZ:
+        raise ValueError(f"{rows} rows in boxes of {by} take a grid y of {rows // by}: it goes to {GRID_YZ}")
     sp = reduce_tile_kernel.specialize([_t(elem, (rows, cols)), _t(elem, (rows, cols))], box=tuple(box),
                                 reduction=reduction)
     sp.grid = (cols // bx, rows // by, 1)
@@ -296,6 +378,8 @@ def im2col_dump_kernel(src: dsl.Tensor, out: dsl.Tensor, *, pixels, channels, lo
 
 def im2col_dump(n, h, w, c, pixels=64, channels=64, lower=(0, 0), upper=(0, 0), start=(0, 0, 0, 0),
                      offsets=(0, 0), elem="f16"):
+    n, h, w, c = _dims("shape", (n, h, w, c))
+    start = _coords("start", start, 4)
     sp = im2col_dump_kernel.specialize([_t(elem, (n, h, w, c)), _t(elem, (pixels, channels))], pixels=pixels,
                                 channels=channels, lower=tuple(lower), upper=tuple(upper), start=tuple(start),
                                 offsets=tuple(offsets))
@@ -324,6 +408,9 @@ def bulk_roundtrip_kernel(src: dsl.Tensor, dst: dsl.Tensor, *, nbytes):
 
 
 def bulk_roundtrip(nbytes=16384):
+    if not isinstance(nbytes, int) or isinstance(nbytes, bool) or nbytes < 16 or nbytes % 16:
+        # (cp.async.bulk moves whole 16-byte units)
+        raise ValueError(f"nbytes={nbytes!r}: a multiple of 16 bytes, at least 16")
     sp = bulk_roundtrip_kernel.specialize([_t("i8", (nbytes,)), _t("i8", (nbytes,))], nbytes=nbytes)
     sp.grid = (1, 1, 1)
     return sp
@@ -361,6 +448,7 @@ def cp_async_roundtrip(nbytes=8192, cache_mode="cache_global", zfill=False, mbar
     if not isinstance(nbytes, int) or isinstance(nbytes, bool) or nbytes < 16 or nbytes % 16:
         # (16-byte cp.async chunks: a tail would be stored from shared memory no copy wrote)
         raise ValueError(f"nbytes={nbytes!r}: a multiple of 16 bytes, at least 16")
+    zfill, mbarrier = _flag("zfill", zfill), _flag("mbarrier", mbarrier)
     sp = cp_async_roundtrip_kernel.specialize([_t("i8", (nbytes,)), _t("i8", (nbytes,))], nbytes=nbytes,
                                               cache_mode=cache_mode, zfill=zfill, mbarrier=mbarrier)
     sp.grid = (1, 1, 1)
@@ -392,6 +480,8 @@ def update_descriptor_kernel(A: dsl.Tensor, B: dsl.Tensor, out: dsl.Tensor, ws: 
 
 
 def update_descriptor(rows, cols, elem="f16", box=(64, 64)):
+    rows, cols = _ints("shape", (rows, cols))
+    box = _ints("box", box, 2)
     sp = update_descriptor_kernel.specialize([_t(elem, (rows, cols)), _t(elem, (None, None)), _t(elem, (rows, cols)),
                                        _t("i64", (16,))], box=tuple(box))
     sp.grid = (1, 1, 1)

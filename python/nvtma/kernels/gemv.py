@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from .. import cpasync, cuda, dsl, lang
 from ..dsl import Float16, Float32
+from .copy import _extent, _int, _ints
+
+# the grid's even shares of the tiles (or row blocks) are computed in 32 bits: (blockIdx + 1) * total
+_SHARE_LIMIT = (1 << 32) - 1
 
 
 @dsl.kernel(block=lambda consumers, **_: ((consumers + 1) * 32,), name="gemv", pdl=lambda pdl=False, **_: pdl)
@@ -140,7 +144,8 @@ def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_128b",
     W [m, k] (bf16 or f8E4M3FN, read once through TMA with `l2_promotion`:
     128B by default; 256B cost 5-7% on the H200, benchmarks/README.md),
     x [k] bf16 (16-byte aligned: lanes load `vec` elements at a time), y [m]
-    f32, scale: None, "row" ([m] f32) or "tensor" ([1] f32). Warp 0 streams W
+    f32, scale: None, "row" ([m] f32) or "tensor" ([1] f32); m and k below
+    2^31 (TMA coordinates are signed 32-bit). Warp 0 streams W
     tiles into a ring of `stages` shared-memory slots; `consumers` warps each
     own tile[0] / consumers rows of a slot. The m/tile[0] × k/tile[1] tiles
     are split evenly over the grid in row-block order; a row's partial sum is
@@ -151,17 +156,27 @@ def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_128b",
     must fit f16), sums each lane's products of a tile with packed f16 FMAs
     and accumulates those partial sums in f32.
 
-    `split` "tiles" (y zeroed first; partial sums added with atomics) or
-    "rows" (each CTA owns whole row blocks and stores y). `vec` elements of a
+    `split` "tiles" (partial sums added into y with atomics: the caller
+    zeroes y before every launch, in a CUDA graph with a captured zeroing,
+    or the old values join the sum; ``info["zero_y"]``) or "rows" (each CTA
+    owns whole row blocks and stores y). The launch's grid (pass grid=) is
+    at most ``info["max_grid"]`` CTAs: the shares are computed in 32 bits,
+    (blockIdx + 1) · tiles (row blocks with "rows"), and a larger grid
+    mis-splits them without a word. `vec` elements of a
     row per lane and tile: 8 (a warp per row) or 16 (fp8 with f16x2 math:
     half a warp per row). `x_dtype` "bf16", or "f16" with fp8 f16x2 math.
     `w_hint`: an L2 eviction priority for the W loads, or None. `pdl`: built
     for programmatic dependent launch: W streams before the earlier kernels
     end, x, the scales and y are touched after (split "tiles" zeroes y in
     an earlier kernel, which the consumers' wait orders too)."""
+    m, k = _extent("m", m), _extent("k", k)
+    tile = _ints("tile", tile, 2)
+    stages, consumers, vec = _int("stages", stages), _int("consumers", consumers, 1, 31), _int("vec", vec)
     bm, bk = tile
     if w_dtype not in ("bf16", "f8E4M3FN"):
         raise ValueError(f"w_dtype {w_dtype!r}: bf16 or f8E4M3FN")
+    if x_dtype not in ("bf16", "f16"):
+        raise ValueError(f"x_dtype={x_dtype!r}: 'bf16', or 'f16' with fp8 W and f16x2 math")
     if vec not in (8, 16) or bk % vec or bk // vec not in (16, 32):
         raise ValueError(f"vec={vec} with tile {tile}: a row's {bk} elements over 16 or 32 lanes")
     if m % bm or k % bk or bm % consumers:
@@ -182,6 +197,10 @@ def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_128b",
     lpr = bk // vec
     if (bm // consumers) % (32 // lpr):
         raise ValueError(f"{bm // consumers} rows per warp is not a multiple of {32 // lpr}")
+    ntiles = (m // bm) * (k // bk)
+    max_grid = min(_SHARE_LIMIT // (ntiles if split == "tiles" else m // bm), (1 << 31) - 1)
+    if ntiles > _SHARE_LIMIT or max_grid < 1:
+        raise ValueError(f"{m}x{k} in tiles {tile}: {ntiles} tiles, past the kernel's 32-bit tile arithmetic")
     types = [dsl.Tensor(w_dtype, (m, k)), dsl.Tensor(x_dtype, (k,)), dsl.Tensor("f32", (m,))]
     if scale:
         types.append(dsl.Tensor("f32", (m if scale == "row" else 1,)))
@@ -189,6 +208,7 @@ def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_128b",
     sp = gemv_kernel.specialize(types, tile=tuple(tile), stages=stages, l2_promotion=l2_promotion,
                                 consumers=consumers, scale_kind=scale, fp8_math=fp8_math, split=split, vec=vec,
                                 x_dtype=x_dtype, w_hint=w_hint, **({"pdl": True} if pdl else {}))
-    sp.info = dict(tiles=(m // bm) * (k // bk), tile_bytes=bm * bk * eb, stages=stages, w_bytes=m * k * eb)
+    sp.info = dict(tiles=ntiles, tile_bytes=bm * bk * eb, stages=stages, w_bytes=m * k * eb, max_grid=max_grid,
+                   zero_y=split == "tiles")
     return sp
 
