@@ -420,7 +420,19 @@ def copy(atom, coords, smem, *, tma_bar_ptr=None, mcast_mask=None, cta_rank=None
         # a tile split into boxes along inner dims lands box after box: the
         # op takes that [boxes, *box] view (element accesses see it already)
         dst = smem.blocked((info.box[0] * info.multicast, *info.box[1:]))  # multicast: all slices a box
-    _d.CopyOp(a.value, [dsl.as_value(c, dsl.Index) for c in coords], dst.value, offs, **kw)
+    _d.CopyOp(a.value, _coord_values(coords, "cpasync.copy"), dst.value, offs, **kw)
+
+
+def _coord_values(coords, what):
+    """A TMA copy's coordinates as index values: a Python int or a DSL constant outside signed 32 bits is
+    refused (the lowering keeps each coordinate's low 32 bits: another box, loaded without a word)."""
+    from .dsl.numeric import known_int
+    for c in coords:
+        k = c if isinstance(c, int) and not isinstance(c, bool) else known_int(c)
+        if k is not None and not -(1 << 31) <= k < 1 << 31:
+            fail(f"{what} coordinate {k}: TMA coordinates are signed 32-bit ({-(1 << 31)}..{(1 << 31) - 1})",
+                 rule="coordinates")
+    return [dsl.as_value(c, dsl.Index) for c in coords]
 
 
 @user_op
@@ -445,7 +457,7 @@ def prefetch(atom, coords, *, cta_rank=None, cache_hint=None):
             fail("cta_rank is only for multicast atoms", rule="multicast")
     a = _atom_value(atom, "cpasync.prefetch")
     hint = _hint_value(cache_hint)
-    _d.PrefetchOp(a.value, [dsl.as_value(c, dsl.Index) for c in coords],
+    _d.PrefetchOp(a.value, _coord_values(coords, "cpasync.prefetch"),
                   cta_rank=None if cta_rank is None else dsl.as_value(cta_rank, dsl.Index), cache_hint=hint)
 
 

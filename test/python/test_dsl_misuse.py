@@ -1241,3 +1241,23 @@ def test_a_kernel_built_with_an_unhashable_constant_is_built_not_a_type_error():
 
     assert "arith.constant 7 : i32" in k.build(cfg={"v": 7}).ir
     assert "arith.constant 9 : i32" in k.build(cfg={"v": 9}).ir
+
+
+@pytest.mark.parametrize("coord", ["python", "constant"])
+def test_tma_coordinates_past_signed_32_bits_are_refused(coord):
+    """cpasync.copy at a coordinate of 2^32 (a Python int or a DSL constant) kept its low 32 bits: the box at
+    0 was loaded without a word."""
+    @dsl.kernel(block=(32,))
+    def k(a: dsl.Tensor("f16", (None, None)), *, coord):
+        ld = cpasync.make_tiled_tma_atom(G2S(), a, (64, 64))
+        s = lang.SMEMPool().alloc_for(ld)
+        bar = lang.TMABar(1)
+        dsl.barrier()
+        far = 1 << 32 if coord == "python" else dsl.Index(1 << 32)
+        with lang.WarpRole(0):
+            bar.arrive_expect_tx(0, ld.tile_bytes)
+            cpasync.copy(ld, [far, 0], s, tma_bar_ptr=bar.at(0))
+        bar.wait(0, 0)
+
+    assert "coordinate 4294967296: TMA coordinates are signed 32-bit" in str(build_error(k, "coordinates",
+                                                                                         coord=coord))

@@ -64,6 +64,9 @@ def test_unsigned_with_python_ints_in_range_and_bit_patterns_still_build():
     (lambda x: (x.to(dsl.Int8) << dsl.Int32(264)).to(dsl.Int32), "shift"),   # an i8 of it is 8
     (lambda x: (dsl.full(4, x) << dsl.full(4, 33, dsl.Int32))[0], "shift"),
     (lambda x: (dsl.full(4, x) // dsl.Int32(0))[0], "division"),
+    (lambda x: x << (dsl.Int32(16) + 16), "shift"),           # (the review: sums of constants, which LLVM folds)
+    (lambda x: x % (dsl.Int32(1) - 1), "division"),
+    (lambda x: x >> (dsl.Int32(8) * 4), "shift"),
 ])
 def test_a_shift_or_division_by_a_dsl_constant_out_of_range_is_refused(op, rule):
     """x << Int32(40) and x // Int32(0) are LLVM poison as a Python 40 or 0 is (refused): the store of the

@@ -648,15 +648,33 @@ def known_int(x):
     cls = x.dtype if isinstance(x, Vector) else type(x)
     if cls.is_float or not x._live():
         return None
-    op = x.value.owner
-    if isinstance(x, Vector) and getattr(op, "name", None) == "vector.broadcast":
-        op = op.operands[0].owner
-    if getattr(op, "name", None) != "arith.constant" or not isinstance(op.attributes["value"], ir.IntegerAttr):
+    v = x.value
+    if isinstance(x, Vector) and getattr(v.owner, "name", None) == "vector.broadcast":
+        v = v.owner.operands[0]
+    v = _folded(v)
+    if v is None:
         return None
-    v = ir.IntegerAttr(op.attributes["value"]).value
-    if cls.signed or cls is Index:
+    if cls is Index:
         return v
-    return v % (1 << cls.width)
+    v %= 1 << cls.width
+    return v - (1 << cls.width) if cls.signed and v >> (cls.width - 1) else v
+
+
+_FOLDS = {"arith.addi": lambda a, b: a + b, "arith.subi": lambda a, b: a - b, "arith.muli": lambda a, b: a * b}
+
+
+def _folded(v, depth=0):
+    """The integer an MLIR value holds where constants and + - * of them make it (Int32(16) + 16: LLVM folds
+    it too, and a shift by it is poison), as an unbounded int; else None."""
+    op = getattr(v, "owner", None)
+    name = getattr(op, "name", None)
+    if name == "arith.constant":
+        a = op.attributes["value"]
+        return ir.IntegerAttr(a).value if isinstance(a, ir.IntegerAttr) else None
+    if name in _FOLDS and depth < 8:
+        a, b = (_folded(o, depth + 1) for o in op.operands)
+        return None if a is None or b is None else _FOLDS[name](a, b)
+    return None
 
 
 def _int_operands(kind, cls, a, b):
