@@ -1561,6 +1561,21 @@ def test_a_kc_call_makes_w_s_view_once_per_w_and_keeps_no_w_alive():
 
 # --------------------------------------------------------------------------- what a wgmma reads (audit)
 
+def _loaded_pair(a, tile_a, b, tile_b, wait=False):
+    """Descriptors of A's and B's tiles, each one 128B-swizzled TMA load (waited for with `wait`)."""
+    pool = lang.SMEMPool()
+    la = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), a, tile_a, swizzle="swizzle_128b")
+    lb = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), b, tile_b, swizzle="swizzle_128b")
+    sa, sb = pool.alloc_for(la), pool.alloc_for(lb)
+    bar = lang.TMABar(1)
+    with lang.WarpRole(0):
+        cpasync.copy(la, [0, 0], sa, tma_bar_ptr=bar.at(0))
+        cpasync.copy(lb, [0, 0], sb, tma_bar_ptr=bar.at(0))
+    if wait:
+        bar.wait(0, 0)
+    return wgmma.SmemDescriptor(sa), wgmma.SmemDescriptor(sb)
+
+
 @pytest.mark.parametrize("case,message", [
     ("b-rows", "the wgmma reads 128 rows of B from row 0 of a 64-row tile, past its buffer's"),
     ("a-rows", "the wgmma reads 64 rows of A from row 64 of a 96-row tile, past its buffer's"),
@@ -1572,16 +1587,7 @@ def test_a_wgmma_reads_inside_its_tile(case, message):
     past shared memory or another box's K."""
     @dsl.kernel(block=(128,))
     def k(a: dsl.Tensor("bf16", (320, 128)), b: dsl.Tensor("bf16", (64, 64)), *, case):
-        pool = lang.SMEMPool()
-        la = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), a, (96, 64) if case != "box-split"
-                                         else (320, 128), swizzle="swizzle_128b")
-        lb = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), b, (64, 64), swizzle="swizzle_128b")
-        sa, sb = pool.alloc_for(la), pool.alloc_for(lb)
-        bar = lang.TMABar(1)
-        with lang.WarpRole(0):
-            cpasync.copy(la, [0, 0], sa, tma_bar_ptr=bar.at(0))
-            cpasync.copy(lb, [0, 0], sb, tma_bar_ptr=bar.at(0))
-        da, db = wgmma.SmemDescriptor(sa), wgmma.SmemDescriptor(sb)
+        da, db = _loaded_pair(a, (96, 64) if case != "box-split" else (320, 128), b, (64, 64))
         if case == "b-rows":
             wgmma.mma_async(wgmma.Accumulator(128), da.k_block(0), db.k_block(0))
         else:
@@ -1727,16 +1733,7 @@ def test_two_warpgroups_take_their_rows_of_a_k_split_tile_at_run_time():
     rows and half of K) was refused as reading past the buffer."""
     @dsl.kernel(block=(256,))
     def k(a: dsl.Tensor("bf16", (128, 128)), b: dsl.Tensor("bf16", (64, 128)), c: dsl.Tensor("f32", (128, 64))):
-        pool = lang.SMEMPool()
-        la = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), a, (128, 128), swizzle="swizzle_128b")
-        lb = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), b, (64, 128), swizzle="swizzle_128b")
-        sa, sb = pool.alloc_for(la), pool.alloc_for(lb)
-        bar = lang.TMABar(1)
-        with lang.WarpRole(0):
-            cpasync.copy(la, [0, 0], sa, tma_bar_ptr=bar.at(0))
-            cpasync.copy(lb, [0, 0], sb, tma_bar_ptr=bar.at(0))
-        bar.wait(0, 0)
-        da, db = wgmma.SmemDescriptor(sa), wgmma.SmemDescriptor(sb)
+        da, db = _loaded_pair(a, (128, 128), b, (64, 128), wait=True)
         acc = wgmma.mma_async(wgmma.Accumulator(64), da.row_block(dsl.warpgroup_idx() * 64).k_block(4),
                               db.k_block(4))
         wgmma.commit_group()

@@ -584,24 +584,31 @@ class range:  # noqa: N801,A001 (mirrors Python's range)
                 loop.operation.attributes[_types.attribute_name("loop_annotation")] = ann
         carried = self.carry is not None
         frame = _Frame("dsl.range", [v.type for v in init], takes=carried)
-        body = _enter_body(loop.body, "dsl.range", frame)
-        try:
-            iv = cls(loop.induction_variable)
-            item = (iv, unflatten(rebuild, list(loop.inner_iter_args))) if carried else iv
-            _snapshot(body)
-            yield item
-        except GeneratorExit:
-            _left_early(body)
-            raise
-        finally:
-            _leave_body(body)
-        _refuse_rebound(body, loop, "carry it: dsl.range(..., carry=(v,)) and dsl.yield_(the next v)")
+        yield from _traced_body(loop.body, "dsl.range", frame, loop, lambda: (
+            (cls(loop.induction_variable), unflatten(rebuild, list(loop.inner_iter_args))) if carried
+            else cls(loop.induction_variable)), "carry it: dsl.range(..., carry=(v,)) and dsl.yield_(the next v)")
         if carried and frame.yielded is None:
             fail("a dsl.range with carry= must end its body with dsl.yield_(...)", rule="yield")
         with ir.InsertionPoint(loop.body), user_location():
             scf.YieldOp(frame.yielded or [])
         if carried:
             self.results = unflatten(rebuild, list(loop.results))
+
+
+def _traced_body(block, what, frame, op, item, how):
+    """A loop's body, traced once: the user's `for` gets `item()` (made inside `block`); a body left by a break
+    or return is refused at the kernel's end, names rebound in it (`how` says what to do) at its end."""
+    body = _enter_body(block, what, frame)
+    try:
+        got = item()
+        _snapshot(body)
+        yield got
+    except GeneratorExit:
+        _left_early(body)
+        raise
+    finally:
+        _leave_body(body)
+    _refuse_rebound(body, op, how)
 
 
 class _Body:
@@ -831,6 +838,17 @@ def _drain():
             return
 
 
+def _branch_exited(region, et, how):
+    """A branch's body ended: without an exception, no Python jump may have left it and no name it rebinds may
+    be read after it (`how` says what to do instead)."""
+    try:
+        if et is None:
+            _refuse_jump_out(region)
+            _refuse_rebound(region, region.op, how)
+    finally:
+        region.user = region.locals = None  # (frames: no cycles through the user's locals)
+
+
 class if_:  # noqa: N801
     """``with dsl.if_(cond): ...`` emits scf.if; a following ``with
     dsl.else_(): ...`` fills its else branch. Branches that end with
@@ -880,13 +898,8 @@ class if_:  # noqa: N801
             self.scope.__exit__(et, ev, tb)
         self.ip.__exit__(et, ev, tb)
         _Frame.stack.pop()
-        try:
-            if et is None:
-                _refuse_jump_out(self)
-                _refuse_rebound(self, self.op, "yield it: `with dsl.if_(c) as br: dsl.yield_(b)`, "
-                                "`with dsl.else_(): dsl.yield_(a)`, `v, = br.results` (or v = dsl.select(c, b, a))")
-        finally:
-            self.user = self.locals = None  # (frames: no cycles through the user's locals)
+        _branch_exited(self, et, "yield it: `with dsl.if_(c) as br: dsl.yield_(b)`, `with dsl.else_(): "
+                       "dsl.yield_(a)`, `v, = br.results` (or v = dsl.select(c, b, a))")
         if et is not None:
             return False
         then = self.op.then_block
@@ -948,13 +961,8 @@ class else_:  # noqa: N801
         _closed(self)
         self.ip.__exit__(et, ev, tb)
         _Frame.stack.pop()
-        try:
-            if et is None:
-                _refuse_jump_out(self)
-                _refuse_rebound(self, self.op, "yield it from both branches (`with dsl.if_(c) as br: "
-                                "dsl.yield_(b)`, `with dsl.else_(): dsl.yield_(a)`, `v, = br.results`)")
-        finally:
-            self.user = self.locals = None
+        _branch_exited(self, et, "yield it from both branches (`with dsl.if_(c) as br: dsl.yield_(b)`, "
+                       "`with dsl.else_(): dsl.yield_(a)`, `v, = br.results`)")
         if et is not None:
             return False
         with ir.InsertionPoint(self.op.regions[1].blocks[0]), user_location():
@@ -1042,17 +1050,8 @@ class while_:  # noqa: N801
             with user_location():
                 scf.ConditionOp(as_value(c, Boolean), list(before.arguments))
         frame = _Frame("dsl.while_", types)
-        body = _enter_body(after, "dsl.while_", frame)
-        try:
-            item = unflatten(rebuild, list(after.arguments))
-            _snapshot(body)
-            yield item
-        except GeneratorExit:
-            _left_early(body)
-            raise
-        finally:
-            _leave_body(body)
-        _refuse_rebound(body, op, "carry it: dsl.while_(cond, carry=(..., v)) and dsl.yield_(..., the next v)")
+        yield from _traced_body(after, "dsl.while_", frame, op, lambda: unflatten(rebuild, list(after.arguments)),
+                                "carry it: dsl.while_(cond, carry=(..., v)) and dsl.yield_(..., the next v)")
         if frame.yielded is None:
             fail("a dsl.while_ body must end with dsl.yield_(next values)", rule="yield")
         with ir.InsertionPoint(after), user_location():
