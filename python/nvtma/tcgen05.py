@@ -231,8 +231,16 @@ def _check_mn(M, N, cta_group, ms, what):
     if M not in ms[cta_group]:
         fail(f"{what} with cta_group {cta_group}: M = {M!r}, one of {ms[cta_group]} (PTX ISA Table 39: M is the "
              "instruction's M, both CTAs' rows with cta_group 2)", rule="shape")
-    if not isinstance(N, int) or N % step or not step <= N <= 256:
+    if not isinstance(N, int) or isinstance(N, bool) or N % step or not step <= N <= 256:
         fail(f"{what} with cta_group {cta_group}: N = {N!r}, a multiple of {step} in [{step}, 256]", rule="shape")
+    if what == "kind::i8":
+        # PTX ISA 9.7.16.2.1, Table 39, .kind::i8: cta_group::1 "N = {8, 16, 24, 32, 48, ... 256} steps of 16
+        # after N > 32"; cta_group::2 "N = {32, 64, ... 256} steps of 32" (the idesc's N >> 3 field would
+        # take the others, and the hardware would read an undefined shape)
+        ok = (N <= 32 or N % 16 == 0) if cta_group == 1 else N % 32 == 0
+        if not ok:
+            rule_ = "8, 16, 24, 32, then steps of 16 to 256" if cta_group == 1 else "a multiple of 32 in [32, 256]"
+            fail(f"kind::i8 with cta_group {cta_group}: N = {N}, {rule_} (PTX ISA Table 39)", rule="shape")
 
 
 def instr_descriptor_bits(d_dtype, a_dtype, b_dtype, M, N, K=None, trans_a=False, trans_b=False, n_cta_groups=1,
@@ -319,6 +327,13 @@ def instr_descriptor_block_scaled_bits(d_dtype, a_dtype, b_dtype, sfa_dtype, sfb
     if (trans_a and a in _NARROW) or (trans_b and b in _NARROW):
         fail("fp6/fp4 operands are K-major only (no transpose)", rule="tcgen05")
     _check_mn(M, N, n_cta_groups, {1: (128,), 2: (128, 256)}, f"kind::{kind}")
+    # PTX ISA 9.7.16.2.1, Table 39: the dense K1 = 96 shape of mxf4/mxf4nvf4 is "256xNxK1" with cta_group::2
+    # only, and the sparse block-scaled shapes with cta_group::2 are "256xNxK" only
+    if K == 96 and (n_cta_groups, M) != (2, 256):
+        fail(f"kind::{kind} with K = 96 is a cta_group 2, M = 256 shape only (PTX ISA Table 39: 256xNxK1), "
+             f"got cta_group {n_cta_groups}, M = {M}", rule="shape")
+    if is_sparse and n_cta_groups == 2 and M != 256:
+        fail(f"sparse kind::{kind} with cta_group 2 has M = 256 only (PTX ISA Table 39), got M = {M}", rule="shape")
     ids = (0, 2) if fp4 else (0, 1, 2, 3)
     for name, v in (("sfa_id", sfa_id), ("sfb_id", sfb_id)):
         if v not in ids:
@@ -455,11 +470,58 @@ class SmemDescriptor:
 
 # ----------------------------------------------------------------------------- tensor memory addresses
 
+def _note_lane(v, lane):
+    """Records that TMEM address `v` (a Python object of this build) has the static lane `lane`, for ld/st's
+    lane-access check; the kernel's scratch keeps `v` alive, so its id is not reused during the build."""
+    dsl.current_kernel().scratch.setdefault("tcgen05.lanes", {})[id(v)] = (v, lane)
+    return v
+
+
+def _static_lane(taddr):
+    """The lane of TMEM address `taddr` where the build knows it (a buffer, or its at() with a Python int)."""
+    if isinstance(taddr, TmemBuffer):
+        return 0
+    hit = dsl.current_kernel().scratch.get("tcgen05.lanes", {}).get(id(taddr))
+    return hit[1] if hit is not None and hit[0] is taddr else None
+
+
+def _static_warp():
+    """The warp index running the code being built, where one known warp does (lang.WarpRole(w), a branch on
+    warp_idx() == w, or a one-warp block), else None."""
+    k = dsl.current_kernel()
+    block = k.block[0] * k.block[1] * k.block[2]
+    if block <= 32:
+        return 0
+    for w, _, first in k.scope:
+        if w == 1 and first is not None:
+            return first
+    return None
+
+
+def _check_lanes(taddr, shape, what):
+    """PTX ISA 9.7.16.8.1 (access restrictions): warp w of a warpgroup reaches TMEM lanes 32·(w % 4) ..
+    32·(w % 4) + 31 only. A static lane outside them, or an access that runs past them (32 lanes for 32x32b,
+    16 for the 16x shapes), is refused where the build knows the warp: the hardware ignores the
+    sub-partition bits of the lane (DeepGEMM's sm100 epilogues rely on that), so it would read this warp's
+    own lanes instead, silently."""
+    lane, warp = _static_lane(taddr), _static_warp()
+    if lane is None or warp is None:
+        return
+    sub = warp % 4
+    rows = 32 if shape == "32x32b" else 16
+    if lane // 32 != sub or lane % 32 + rows > 32:
+        fail(f"{what}.{shape} at TMEM lane {lane} from warp {warp}: warp {warp} reaches lanes {32 * sub}-"
+             f"{32 * sub + 31} only (warp % 4 = {sub}; PTX ISA 9.7.16.8.1), and a {shape} access takes {rows} "
+             "lanes from the address's", rule="tmem")
+
+
 @user_op
 def get_tmem_addr(addr, lane=0, col=0):
     """The Tensor Memory address `lane` rows and `col` 32-bit columns past
     `addr` (bits 31-16 lane, 15-0 column)."""
     if isinstance(addr, TmemBuffer):
+        if isinstance(lane, int):
+            return _note_lane(get_tmem_addr(addr.addr, lane, col), lane)
         addr = addr.addr
     if isinstance(lane, int) and not 0 <= lane < TMEM_LANES:
         fail(f"TMEM lane {lane}: 0-127", rule="tmem")
@@ -580,6 +642,20 @@ def _issue(what, body, pred=None):
             body()
 
 
+def _check_d_fits(d, info):
+    """The accumulator buffer holds what the instruction descriptor makes the MMA write: its M / cta_group
+    rows and N columns (N / 2 in Layout B). A wider N or another M would write past the buffer into the
+    pool's next columns or lanes, silently."""
+    lay = d.layout
+    if isinstance(info.M, int) and lay.rows * info.cta_group != info.M:
+        fail(f"tcgen05.mma with M = {info.M} (cta_group {info.cta_group}) into a TMEM accumulator allocated for "
+             f"M = {lay.rows * info.cta_group} ({lay.rows} rows a CTA)", rule="tmem")
+    need = info.N // 2 if lay.lanes == "2x2" else info.N
+    if isinstance(info.N, int) and need > lay.cols:
+        fail(f"tcgen05.mma with N = {info.N} writes {need} TMEM columns, but the accumulator has {lay.cols} a "
+             "stage", rule="tmem")
+
+
 def _operand_a(a):
     """(value, from TMEM) of an A operand: a descriptor or a TMEM address."""
     if isinstance(a, SmemDescriptor):
@@ -632,6 +708,8 @@ def mma(d, a, b, idesc, *, accumulate=True, kind=None, cta_group=None, scale_a=N
     if collector not in _COLLECTOR:
         fail(f"collector {collector!r}: one of {', '.join(_COLLECTOR)}", rule="tcgen05")
     group = _cta_group(cta_group, "tcgen05.mma")
+    if info is not None and isinstance(d, TmemBuffer) and d.role in ("D", "C"):
+        _check_d_fits(d, info)
     dptr = _tmem_ptr(d)
     av, a_tmem = _operand_a(a)
     if a_shift and not a_tmem:
@@ -649,6 +727,11 @@ def mma(d, a, b, idesc, *, accumulate=True, kind=None, cta_group=None, scale_a=N
             fail("kind::mxf4nvf4 needs block_size=16 or 32 (.block16/.block32)", rule="tcgen05")
         if (kind, block_size) in (("mxf8f6f4", 16), ("mxf4", 16)):
             fail(f"kind::{kind} scales blocks of 32 elements, not {block_size}", rule="tcgen05")
+        if info is not None and info.scaled == "ue4m3" and block_size != 16:
+            # PTX ISA 9.7.16.10.7.1, Table 57: UE4M3 scale factors go with .scale_vec::4X / .block16 only
+            # (the descriptor's bit 23 says ue4m3; .block32 would read them as 2 factors per 64 elements)
+            fail(f"kind::{kind} with ue4m3 scale factors takes block_size=16 (.block16), not {block_size}",
+                 rule="tcgen05")
         if k.ptx < 88:
             # LLVM 22 aborts selecting .block16/.block32 below PTX 8.8, and CUDA 13.0's ptxas reads
             # the unqualified form as .block32 and refuses it there too
@@ -730,14 +813,17 @@ def _ldst_regs(shape, num, what):
 @user_op
 def ld(taddr, *, shape="32x32b", num=1, pack=False, offset=None):
     """tcgen05.ld.sync.aligned.<shape>.x<num>: whole warps read TMEM into
-    registers (a Vector of Int32, or one Int32). Each warp reaches the 32
-    lanes of its sub-partition (warp_idx % 4): for 32x32b, lane i of the
-    warp gets row 32·(warp % 4) + i, `num` columns from taddr's. Wait with
-    wait_ld() before using the registers. `offset` (16x32bx2) is the second
-    access's column offset."""
+    registers (a Vector of Int32, or one Int32). Each warp reaches only the
+    32 lanes of its sub-partition (warp_idx % 4), so taddr's lane must be
+    one of them (32·(warp % 4) for 32x32b: lane i of the warp gets row
+    32·(warp % 4) + i, `num` columns from taddr's); a static lane outside
+    them, from a known warp, is refused. Wait with wait_ld() before using
+    the registers. `offset` (16x32bx2) is the second access's column
+    offset."""
     require_arch("tcgen05.ld")
     _whole_warp("tcgen05.ld")
     n = _ldst_regs(shape, num, "tcgen05.ld")
+    _check_lanes(taddr, shape, "tcgen05.ld")
     if (shape == "16x32bx2") != (offset is not None):
         fail("offset= goes with shape 16x32bx2 (and only with it)", rule="tcgen05")
     i32 = ir.IntegerType.get_signless(32)
@@ -781,6 +867,7 @@ def st(taddr, values, *, shape="32x32b", unpack=False, offset=None):
     if n % per:
         fail(f"tcgen05.st.{shape} moves {per} registers per repeat, got {n}", rule="tcgen05")
     _ldst_regs(shape, n // per, "tcgen05.st")
+    _check_lanes(taddr, shape, "tcgen05.st")
     if (shape == "16x32bx2") != (offset is not None):
         fail("offset= goes with shape 16x32bx2 (and only with it)", rule="tcgen05")
     kw = {"unpack": True} if unpack else {}
@@ -844,7 +931,10 @@ def shift(taddr, *, cta_group=1, pred=None):
 class TmemLayout:
     """Where an operand lives in Tensor Memory: `lanes` ("all": row r in
     lane r; "half": 64 rows, rows 16q..16q+15 in lanes 32q..32q+15 of each
-    sub-partition q) and `cols` 32-bit columns per stage."""
+    sub-partition q (Layout F, M = 64); "2x2": 64 rows of an M = 128
+    cta_group 2 accumulator (Layout B), row r of columns [0, N/2) in lane r
+    and of columns [N/2, N) in lane 64 + r, column c % (N/2)) and `cols`
+    32-bit columns per stage."""
 
     def __init__(self, lanes, cols, rows, stages=1, col_groups=1):
         self.lanes, self.cols, self.rows, self.stages, self.col_groups = lanes, cols, rows, stages, col_groups
@@ -884,7 +974,13 @@ def tmem_layout(role, shape, dtype, *, M=None, cta_group=1, sf_per_mma=None, sf_
         per_cta = M // cta_group
         if rows != per_cta:
             fail(f"TMEM {role} of shape {shape}: a CTA holds M / cta_group = {per_cta} rows, not {rows}", rule="tmem")
-        lanes = "all" if per_cta == 128 else "half"
+        # PTX ISA 9.7.16.10.5 (data path layouts): M = 64 with cta_group::1 is Layout F, "4x1 (1/2 datapath
+        # utilized)"; M = 128 with cta_group::2 (dense) is Layout B, "2x2": all 128 lanes, the N columns
+        # folded in two (CuTe's tmem_frg 2-SM M_MMA = 64 atom: rows in lanes 0-63 for columns [0, N/2),
+        # in lanes 64-127 for [N/2, N))
+        lanes = "all" if per_cta == 128 else "2x2" if cta_group == 2 and role != "A" else "half"
+        if lanes == "2x2" and (cols % 2 or bits != 32):
+            fail(f"TMEM {role} of shape {shape} for M = 128 with cta_group 2 (Layout B): N even, 32-bit", rule="tmem")
         if role == "A":
             if cols * bits % 32:
                 fail(f"TMEM A of {cols} x {bits}-bit elements per row: whole 32-bit columns", rule="tmem")
@@ -892,7 +988,7 @@ def tmem_layout(role, shape, dtype, *, M=None, cta_group=1, sf_per_mma=None, sf_
         else:
             if bits != 32:
                 fail(f"TMEM accumulators are 32-bit (f32/s32) here, got {_type_name(dtype)}", rule="tmem")
-            ncols = cols
+            ncols = cols // 2 if lanes == "2x2" else cols
         return TmemLayout(lanes, ncols, rows, stages)
     if role == "SF":
         if bits != 8:
@@ -944,7 +1040,7 @@ class TmemBuffer:
     def at(self, lane=0, col=0):
         if isinstance(col, int) and col >= self.layout.total_cols:
             fail(f"column {col} of a {self.layout.total_cols}-column TMEM buffer", rule="tmem")
-        return get_tmem_addr(self.addr, lane, col)
+        return get_tmem_addr(self, lane, col)
 
     @user_op
     def load(self, col, n, dtype=None):
@@ -953,8 +1049,8 @@ class TmemBuffer:
         ... + 31, so the 4 warps of a warpgroup read 128 rows. A Vector of
         `dtype` (the buffer's)."""
         if self.layout.lanes != "all":
-            fail("load() reads 128-lane accumulators; this one uses half the lanes (M = 64 per CTA): use "
-                 "tcgen05.ld with shape 16x256b/16x64b", rule="tmem")
+            fail(f"load() reads 128-lane accumulators, one row a lane; this one has 64 rows a CTA (lanes "
+                 f"{self.layout.lanes!r}, see TmemLayout): use tcgen05.ld with the layout's lanes", rule="tmem")
         if isinstance(col, int) and col + n > self.layout.total_cols:
             fail(f"columns [{col}, {col + n}) of a {self.layout.total_cols}-column TMEM buffer", rule="tmem")
         lane = (dsl.warp_idx() % 4) * 32
