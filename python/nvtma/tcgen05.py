@@ -512,7 +512,7 @@ def _check_lanes(taddr, shape, what):
     if lane // 32 != sub or lane % 32 + rows > 32:
         fail(f"{what}.{shape} at TMEM lane {lane} from warp {warp}: warp {warp} reaches lanes {32 * sub}-"
              f"{32 * sub + 31} only (warp % 4 = {sub}; PTX ISA 9.7.16.8.1), and a {shape} access takes {rows} "
-             "lanes from the address's", rule="tmem")
+             f"lanes from the address's: address its lanes, acc.at({32 * sub}, col)", rule="tmem")
 
 
 @user_op
@@ -651,6 +651,10 @@ def _check_d_fits(d, info):
         fail(f"tcgen05.mma with M = {info.M} (cta_group {info.cta_group}) into a TMEM accumulator allocated for "
              f"M = {lay.rows * info.cta_group} ({lay.rows} rows a CTA)", rule="tmem")
     need = info.N // 2 if lay.lanes == "2x2" else info.N
+    if isinstance(info.N, int) and lay.lanes == "2x2" and need != lay.cols:
+        # (Layout B folds the N columns at N / 2: a narrower MMA's upper half lands where the buffer keeps others)
+        fail(f"tcgen05.mma with N = {info.N} into a Layout B (M = 128, cta_group 2) accumulator of N = "
+             f"{2 * lay.cols}: the MMA's N must be the buffer's", rule="tmem")
     if isinstance(info.N, int) and need > lay.cols:
         fail(f"tcgen05.mma with N = {info.N} writes {need} TMEM columns, but the accumulator has {lay.cols} a "
              "stage", rule="tmem")

@@ -249,13 +249,17 @@ def test_a_run_time_step_of_zero_or_below_traps_before_the_loop():
         elif case == "index":
             for i in dsl.range(0, y.shape[0], s.to(dsl.Index)):
                 y[i] = 1.0
+        elif case == "i32-product":
+            for i in dsl.range(0, n, dsl.grid_dim() * dsl.block_dim()):
+                y[i] = 1.0
         else:
             for i in dsl.range(dsl.thread_idx(), y.shape[0], dsl.block_dim()):
                 y[i] = 1.0
             for i in dsl.range(0, n, dsl.grid_dim()):
                 y[i] = 1.0
-            for i in dsl.range(dsl.block_idx() * dsl.block_dim(), n, dsl.grid_dim() * dsl.block_dim() * 2):
-                y[i] = 1.0  # (a grid-stride loop: a product of sizes and a positive constant)
+            for i in dsl.range(dsl.block_idx().to(dsl.Index) * 4, y.shape[0],
+                               dsl.grid_dim().to(dsl.Index) * dsl.block_dim().to(dsl.Index)):
+                y[i] = 1.0  # (a grid-stride loop: two sizes multiplied in 64 bits)
 
     for case, pred in (("signed", "sle"), ("unsigned", "eq"), ("index", "sle")):
         ir = k.build(case=case).ir
@@ -263,6 +267,8 @@ def test_a_run_time_step_of_zero_or_below_traps_before_the_loop():
         assert ir.count("llvm.intr.trap") == 1 and ir.index("llvm.intr.trap") < ir.index("scf.for"), case
         assert "trap;" in ptx(k, case=case)
     assert "trap" not in k.build(case="sizes").ir
+    # (the review: sizes multiplied in 32 bits wrap past 2^31 threads, and keep the guard)
+    assert "llvm.intr.trap" in k.build(case="i32-product").ir
 
 
 def test_a_negative_python_bound_of_an_unsigned_counter_is_refused():
@@ -458,3 +464,56 @@ def test_a_name_used_only_inside_a_match_case_branch_is_fine():
                     y[0] = d
 
     ptx(k, mode="x")
+
+
+def test_the_second_review_s_variants():
+    """A scope= on a branch that names its warp lost which warp (a shuffle in warp 0 of a 48-thread block was
+    refused); `with dsl.if_(c): return b` at a helper's end returned b on every path; a walrus and a
+    try/finally around the yield of the user's context manager hid a rebinding."""
+    from nvtma import cuda
+
+    @dsl.kernel(block=(48,))
+    def scoped(y: F32, x: F32):
+        with dsl.if_(dsl.warp_idx() == 0, scope="warp"):
+            t = dsl.thread_idx()
+            y[t] = cuda.shfl_xor_sync(x[t], 1)
+
+    assert "shfl.sync.bfly.b32" in ptx(scoped)
+
+    def pick(a, b, c):
+        with dsl.if_(c):
+            return b  # MARK:return-value
+
+    @dsl.kernel(block=(32,))
+    def picked(y: F32, n: dsl.Int32):
+        v = pick(y[0], y[1], n > 0)
+        y[2] = v
+
+    assert_names_line(build_error(picked, "python-control-flow"), HERE, "MARK:return-value")
+
+    @dsl.kernel(block=(32,))
+    def walrus(y: F32, n: dsl.Int32, a: dsl.Float32, b: dsl.Float32):
+        v = a
+        with dsl.if_(n > 0):  # MARK:walrus
+            y[1] = (v := b)
+        y[0] = v
+
+    assert_names_line(build_error(walrus, "rebind"), HERE, "MARK:walrus")
+
+    @dsl.kernel(block=(32,))
+    def guarded(y: F32, n: dsl.Int32, a: dsl.Float32, b: dsl.Float32):
+        v = a
+        with _leader_try(n):  # MARK:try-wrapper
+            v = b
+        y[0] = v
+
+    assert_names_line(build_error(guarded, "rebind"), HERE, "MARK:try-wrapper")
+
+
+@contextlib.contextmanager
+def _leader_try(n):
+    with dsl.if_(n == 0):
+        try:
+            yield
+        finally:
+            pass

@@ -227,3 +227,23 @@ def test_runtime_smem_descriptor_matches_table_40(sw, base):
     want = tcgen05.descriptor_bits(0x3FFF0, 0x3FFF0, 0x2A0, sw, base_offset=base)
     assert got == want, (hex(got), hex(want))
     assert (got >> 46) & 7 == 1 and (got >> 49) & 7 == base and got >> 61 == tcgen05.SWIZZLE_MODE[sw]
+
+
+def _layout_b_mma(N):
+    @dsl.kernel(block=(128,), cluster=(2, 1, 1), arch="sm_100a", name="tcgen05_audit_layout_b_mma")
+    def k(descs: dsl.Tensor("u64", (2,))):
+        tmem = lang.TMEMPool(cta_group=2)
+        acc = tmem.alloc_tcgen05_mma_D((64, 128), "f32", M=128, cta_group=2)
+        tmem.commit()
+        with lang.WarpRole(0):
+            idesc = tcgen05.encode_instr_descriptor(d_dtype="f32", a_dtype="bf16", b_dtype="bf16", M=128, N=N,
+                                                    n_cta_groups=2)
+            tcgen05.mma(acc, descs[0], descs[1], idesc, cta_group=2)
+    return k
+
+
+def test_a_layout_b_accumulator_takes_an_mma_of_its_own_n():
+    """(The review.) Layout B folds N at N / 2: an N = 64 MMA into an N = 128 buffer put its upper 32 columns in
+    lanes 64-127 at columns 0-31, where the buffer keeps columns 64-95 of its rows."""
+    assert "the MMA's N must be the buffer's" in str(build_error(_layout_b_mma(64), "tmem"))
+    _layout_b_mma(128).build()

@@ -210,6 +210,8 @@ def _frame():
             return f
         node = _node(f, f.f_lineno)
         body = node.body if isinstance(node, ast.With) else []
+        while len(body) == 1 and isinstance(body[0], ast.Try):  # (try: yield / finally: ...)
+            body = body[0].body
         if not (len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Yield)):
             return f
         c = f.f_back
@@ -257,6 +259,9 @@ def _assigned(stmts):
             [i.optional_vars for i in st.items if i.optional_vars is not None] if isinstance(st, ast.With) else []
         for t in targets:
             yield from (n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+        for n in ast.walk(st) if not isinstance(st, (ast.If, ast.With, ast.Try)) else ():
+            if isinstance(n, ast.NamedExpr):  # (v := w)
+                yield n.target.id
         for f in ("body", "orelse", "finalbody"):
             sub = getattr(st, f, None)
             if sub and isinstance(sub[0], ast.stmt):
@@ -330,6 +335,9 @@ def _skips(jump, node):
     `return` leaves out nothing."""
     if isinstance(jump, ast.Break):
         return True
+    if isinstance(jump, ast.Return) and jump.value is not None and not (
+            isinstance(jump.value, ast.Constant) and jump.value.value is None):
+        return True  # (the value the branch chose goes back on every path: `with dsl.if_(c): return b`)
     cur = node
     while True:
         up = getattr(cur, "_up", None)
@@ -662,12 +670,19 @@ def _known_positive(v, depth=0):
         return False
     if name == "arith.constant":
         a = op.attributes["value"]
-        return isinstance(a, ir.IntegerAttr) and ir.IntegerAttr(a).value > 0
+        return isinstance(a, ir.IntegerAttr) and 0 < ir.IntegerAttr(a).value < 1 << 31
     if name in _WIDENING:
         return _known_positive(op.operands[0], depth + 1)
-    if name == "arith.muli":  # (sizes fit 32 bits and their products here: no wrap to 0 or below)
-        return all(_known_positive(x, depth + 1) for x in op.operands)
+    if name == "arith.muli" and depth < 6 and _wide(v):
+        # (two sizes or constants below 2^31, multiplied in 64 bits: no wrap; a 32-bit grid_dim() * block_dim()
+        # passes 2^31 with 2^21 CTAs of 1024 threads, and keeps its guard)
+        return all(_known_positive(x, 6) for x in op.operands)  # (depth 6: no product inside)
     return False
+
+
+def _wide(v):
+    t = v.type
+    return isinstance(t, ir.IndexType) or (isinstance(t, ir.IntegerType) and ir.IntegerType(t).width >= 64)
 
 
 def _trap_unless_positive(step):
@@ -867,7 +882,9 @@ class if_:  # noqa: N801
             fail(f"dsl.if_ scope={scope!r}: 'thread', 'warp', 'lane' or 'warpgroup' (what the condition selects)",
                  rule="if")
         self.cond = cond
-        self.narrow = self._SCOPES[scope] or (_n.narrowing(cond) if isinstance(cond, Val) else None)
+        n = _n.narrowing(cond) if isinstance(cond, Val) else None
+        # (a scope= still takes which warps the condition names: warp_idx() == 0, scope="warp")
+        self.narrow = (*self._SCOPES[scope], n[2] if n else None) if self._SCOPES[scope] else n
 
     def __enter__(self):
         _check_nesting("dsl.if_")
