@@ -46,6 +46,7 @@ from .profile_report import ATTRIBUTE, MAX_EVENTS_PER_WARP, MAX_NAMES, MAX_ROLES
 ir = lazy("nvtma.ir")
 gpu = lazy("nvtma.dialects.gpu")
 arith = lazy("nvtma.dialects.arith")
+scf = lazy("nvtma.dialects.scf")
 
 __all__ = ["Profiler", "ProfileError", "EventTable", "Profile", "buffer_words", "alloc_buffer", "collect",
            "event_table", "event_tables", "check_trace"]
@@ -53,8 +54,6 @@ __all__ = ["Profiler", "ProfileError", "EventTable", "Profile", "buffer_words", 
 _MAX_NAME = 128
 _COUNTERS = "__nvtma_profile_counters"
 _KIND = {k: i for i, k in enumerate(KINDS)}
-# ops whose body may run more than once per run of the code around them
-_LOOPS = ("scf.for", "scf.while", "scf.parallel", "scf.forall")
 
 
 def _check_name(name, what):
@@ -284,8 +283,8 @@ class Profiler:
         return self._between(block) is not None
 
     def _between(self, block):
-        """The names of the ops whose regions lie between `block` and the
-        insertion block, innermost first; None if `block` does not enclose it."""
+        """The ops whose regions lie between `block` and the insertion block,
+        innermost first; None if `block` does not enclose it."""
         b, ops = ir.InsertionPoint.current.block, []
         while b is not None:
             if b == block:
@@ -293,7 +292,7 @@ class Profiler:
             op = b.owner
             if op is None or isinstance(op.opview, gpu.GPUFuncOp):
                 return None
-            ops.append(op.operation.name)
+            ops.append(op.operation)
             b = op.operation.block
         return None
 
@@ -346,7 +345,7 @@ class Profiler:
         if inner:  # (None: outside it, which _end refuses)
             # in a branch the range stays open where it is not taken (later ranges would nest in it), in a
             # loop body it ends once per iteration
-            fail(f"profile pop() of {o.name!r} inside the body of an {inner[-1]} that its push is outside of: "
+            fail(f"profile pop() of {o.name!r} inside the body of an {inner[-1].name} that its push is outside of: "
                  "ranges nest, pop in the block of the push", rule="profile")
         self._end(o, "range")
         self._stack.pop()
@@ -389,10 +388,11 @@ class Profiler:
         if inner is None:
             fail(f"profile range {o.name!r} ends outside the block it started in (a branch or loop body that "
                  "does not contain the start): end it where it started or inside that block", rule="profile")
-        loops = [op for op in inner if op in _LOOPS]
+        # (ops whose body may run more than once per run of the code around them)
+        loops = [op for op in inner if isinstance(op.opview, (scf.ForOp, scf.WhileOp, scf.ParallelOp, scf.ForallOp))]
         if loops:
             # one start, an end per iteration: as many records, all from the one start time
-            fail(f"profile range {o.name!r} ends inside a loop ({loops[-1]}) that its start is outside of: it "
+            fail(f"profile range {o.name!r} ends inside a loop ({loops[-1].name}) that its start is outside of: it "
                  "would end once per iteration", rule="profile")
         t, c = self._now()
         # the count read at the start is still the warp's if no event site was

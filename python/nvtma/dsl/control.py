@@ -40,6 +40,8 @@ from .numeric import Boolean, Index, Numeric, Val, as_value, wrap
 ir = lazy("nvtma.ir")
 scf = lazy("nvtma.dialects.scf")
 llvm = lazy("nvtma.dialects.llvm")
+arith = lazy("nvtma.dialects.arith")
+nvvm = lazy("nvtma.dialects.nvvm")
 
 __all__ = ["range", "range_constexpr", "if_", "else_", "cond", "while_", "yield_", "flatten", "unflatten"]
 
@@ -653,27 +655,27 @@ def _left_early(body):
         k.scratch.setdefault(("left-early",), []).append((body.what, user_site()))
 
 
-# special registers that are never 0: block, grid and cluster sizes (a block_dim() stride needs no guard)
-_POSITIVE_SREGS = tuple(f"nvvm.read.ptx.sreg.{r}." for r in ("ntid", "nctaid", "cluster.nctaid", "nclusterid"))
-_WIDENING = ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui")
+def _positive_sregs():
+    """The special registers that are never 0: block, grid and cluster sizes (a block_dim() stride needs no
+    guard)."""
+    return tuple(getattr(nvvm, f"{r}{d}Op") for r in ("BlockDim", "GridDim", "ClusterDim", "ClusterDimBlocks")
+                 for d in "XYZ")
 
 
 def _known_positive(v, depth=0):
     """Whether the run-time step `v` is a block, grid or cluster size, a positive constant, or a product of
-    those (widened or not): a grid-stride loop's grid_dim() * block_dim() needs no guard."""
-    owner = v.owner if isinstance(v, ir.Value) else None
-    op = getattr(owner, "operation", None)
-    name = getattr(op, "name", "")
-    if name.startswith(_POSITIVE_SREGS):
+    two of those in 64 bits (widened or not): a grid-stride loop's step needs no guard."""
+    op = _n._view(v)
+    if isinstance(op, _positive_sregs()):
         return True
     if depth > 6:
         return False
-    if name == "arith.constant":
+    if isinstance(op, arith.ConstantOp):
         a = op.attributes["value"]
         return isinstance(a, ir.IntegerAttr) and 0 < ir.IntegerAttr(a).value < 1 << 31
-    if name in _WIDENING:
+    if isinstance(op, (arith.IndexCastOp, arith.IndexCastUIOp, arith.ExtSIOp, arith.ExtUIOp)):
         return _known_positive(op.operands[0], depth + 1)
-    if name == "arith.muli" and depth < 6 and _wide(v):
+    if isinstance(op, arith.MulIOp) and depth < 6 and _wide(v):
         # (two sizes or constants below 2^31, multiplied in 64 bits: no wrap; a 32-bit grid_dim() * block_dim()
         # passes 2^31 with 2^21 CTAs of 1024 threads, and keeps its guard)
         return all(_known_positive(x, 6) for x in op.operands)  # (depth 6: no product inside)
@@ -698,9 +700,8 @@ def _trap_unless_positive(step):
 
 def _constant_int(v, cls):
     """The value of `v` where an arith.constant makes it (as `cls` reads its bits), else None."""
-    owner = v.owner if isinstance(v, ir.Value) else None
-    op = getattr(owner, "operation", owner)
-    if op is None or getattr(op, "name", None) != "arith.constant":
+    op = _n._view(v)
+    if not isinstance(op, arith.ConstantOp):
         return None
     x = ir.IntegerAttr(op.attributes["value"]).value
     if cls is not Index and not cls.signed and x < 0:

@@ -649,7 +649,7 @@ def known_int(x):
     if cls.is_float or not x._live():
         return None
     v = x.value
-    if isinstance(x, Vector) and getattr(v.owner, "name", None) == "vector.broadcast":
+    if isinstance(x, Vector) and isinstance(_view(v), vector.BroadcastOp):
         v = v.owner.operands[0]
     v = _folded(v)
     if v is None:
@@ -660,20 +660,24 @@ def known_int(x):
     return v - (1 << cls.width) if cls.signed and v >> (cls.width - 1) else v
 
 
-_FOLDS = {"arith.addi": lambda a, b: a + b, "arith.subi": lambda a, b: a - b, "arith.muli": lambda a, b: a * b}
+def _view(v):
+    """The op that makes MLIR value `v`, as its dialect class (None: a block argument, or not a value)."""
+    owner = getattr(v, "owner", None)
+    op = getattr(owner, "operation", None)
+    return op.opview if op is not None else None
 
 
 def _folded(v, depth=0):
     """The integer an MLIR value holds where constants and + - * of them make it (Int32(16) + 16: LLVM folds
     it too, and a shift by it is poison), as an unbounded int; else None."""
-    op = getattr(v, "owner", None)
-    name = getattr(op, "name", None)
-    if name == "arith.constant":
+    op = _view(v)
+    if isinstance(op, arith.ConstantOp):
         a = op.attributes["value"]
         return ir.IntegerAttr(a).value if isinstance(a, ir.IntegerAttr) else None
-    if name in _FOLDS and depth < 8:
+    fold = {arith.AddIOp: int.__add__, arith.SubIOp: int.__sub__, arith.MulIOp: int.__mul__}.get(type(op))
+    if fold is not None and depth < 8:
         a, b = (_folded(o, depth + 1) for o in op.operands)
-        return None if a is None or b is None else _FOLDS[name](a, b)
+        return None if a is None or b is None else fold(a, b)
     return None
 
 
