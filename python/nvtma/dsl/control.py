@@ -229,6 +229,8 @@ _CO_GENERATOR = 0x20  # (inspect.CO_GENERATOR)
 
 
 _FACTS = {}  # file -> {line of a `with` or `for`: its ast node (parents linked)}
+# by id() of a node _FACTS keeps: what its body assigns and its jumps (each read once, not at every branch)
+_ASSIGNED, _JUMPS = {}, {}
 
 
 def _node(frame, line):
@@ -317,10 +319,15 @@ def _refuse_jump_out(region):
     node = _node(f, line)
     if not isinstance(node, ast.With):
         return
+    jumps = _JUMPS.get(id(node))
+    if jumps is None:
+        jumps = _JUMPS[id(node)] = tuple(_jumps(node.body, in_loop=False))
+    if not jumps:
+        return
     loop = _enclosing_loop(node)
     dsl_loop = loop is not None and any(isinstance(r, _Body) and r.user is not None and r.user[0] is f
                                         and r.user[1] == loop.lineno for r in _OpenRegions.regions)
-    for jump, guarded in _jumps(node.body, in_loop=False):
+    for jump, guarded in jumps:
         if guarded and (isinstance(jump, ast.Return) or not dsl_loop) or not _skips(jump, node):
             continue
         word = type(jump).__name__.lower()
@@ -361,8 +368,15 @@ def _skips(jump, node):
 
 # (where a name is read again: only then does its rebinding in a body matter)
 
+_LOADED = {}  # id(ast node of a parsed file, kept in _FACTS) -> the names read in it
+
+
 def _loads(node, name):
-    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(node))
+    got = _LOADED.get(id(node))
+    if got is None:
+        got = _LOADED[id(node)] = frozenset(n.id for n in ast.walk(node)
+                                            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+    return name in got
 
 
 def _stores(targets, name):
@@ -433,8 +447,7 @@ def _read_after(node, name):
             return use == "load"
         if isinstance(up, (ast.For, ast.AsyncFor, ast.While)) and body is up.body and id(up) not in seen:
             seen.add(id(up))  # the next pass of a loop around it: from its top to here
-            use = _first_use(body[:i + 1] if not isinstance(up, ast.While) else [ast.Expr(up.test)] + body[:i + 1],
-                             name)
+            use = _first_use(body[:i + 1] if not isinstance(up, ast.While) else [up.test] + body[:i + 1], name)
             if use == "load":
                 return True
             # (else the loop may end after this pass: what follows it reads the name as the body left it)
@@ -450,7 +463,9 @@ def _snapshot(region):
     """The user's locals that the region's `with`/`for` body assigns, as the body starts (_refuse_rebound)."""
     at = region.user
     node = _node(at[0], at[1]) if at is not None else None
-    names = frozenset(_assigned(node.body)) if node is not None else ()
+    names = () if node is None else _ASSIGNED.get(id(node))
+    if names is None:
+        names = _ASSIGNED[id(node)] = frozenset(_assigned(node.body))
     if names:
         loc = at[0].f_locals
         # (a name the body makes holds, after it, what the body gave it on every path too)
