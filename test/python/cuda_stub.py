@@ -36,6 +36,7 @@ static struct {
   uint64_t smem_attr[4];
   uint64_t event_records, stream_waits, pushes, libraries;
   unsigned pdl;
+  uint64_t wide_attr[4];
 } last;
 static uint64_t current_ctx = 0;
 static uint64_t stack[16];
@@ -90,7 +91,10 @@ static CUresult cuLibraryGetKernel(uint64_t *k, uint64_t lib, const char *name) 
   *k = (h & 0xFFFFFFF0ull) | 0x10 | (lib & 0xF); return 0;
 }
 static CUresult cuKernelSetAttribute(int attr, int val, uint64_t k, int dev) {
-  (void)k; if (attr == 8 && dev >= 0 && dev < 4) last.smem_attr[dev] = (uint64_t)val; return 0;
+  (void)k;
+  if (attr == 8 && dev >= 0 && dev < 4) last.smem_attr[dev] = (uint64_t)val;
+  if (attr == 14 && dev >= 0 && dev < 4) last.wide_attr[dev] = (uint64_t)val; /* non-portable cluster size */
+  return 0;
 }
 static CUresult cuPointerGetAttribute(void *data, int attr, uint64_t p) {
   if (attr == 9) { *(int *)data = (int)((p >> 36) & 0xF); return 0; } /* device ordinal */
@@ -189,7 +193,7 @@ class Last(ctypes.Structure):
                 ("smem", ctypes.c_uint), ("num_attrs", ctypes.c_uint), ("params", ctypes.c_ubyte * (64 * 128)),
                 ("smem_attr", ctypes.c_uint64 * 4), ("event_records", ctypes.c_uint64),
                 ("stream_waits", ctypes.c_uint64), ("pushes", ctypes.c_uint64), ("libraries", ctypes.c_uint64),
-                ("pdl", ctypes.c_uint)]
+                ("pdl", ctypes.c_uint), ("wide_attr", ctypes.c_uint64 * 4)]
 
 
 def build(directory) -> Path | None:

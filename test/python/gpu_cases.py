@@ -42,7 +42,7 @@ def all_specs():
     specs += [K.tile_copy((1000, 1000), "f16", (64, 64), prefetch=True, l2_promotion="l2_256b")]
     specs += [K.tile_copy((1000, 1000), "f16", (64, 64), prefetch=True, l2_prefetch=True, swizzle="swizzle_128b")]
     specs += [K.box_dump((20, 40), "f32", (8, 32), oob, (16, 20)) for oob in ("none", "nan_request_zero_fma")]
-    specs += [K.multicast_copy(512, 256, "f16", (64, 64), c) for c in (2, 4)]
+    specs += [K.multicast_copy(512, 256, "f16", (64, 64), c) for c in (2, 4, 8, 16)]
     specs += [K.reduce_add(256, 256, "f32", (32, 32))]
     specs += [K.im2col_dump(2, 8, 8, 64, 64, 64)]
     specs += [K.bulk_roundtrip(16384), K.cp_async_roundtrip(8192)]

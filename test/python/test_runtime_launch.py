@@ -145,6 +145,25 @@ def test_grid_block_cluster_smem_reach_the_driver(stub):
     """)
 
 
+def test_clusters_past_8_ctas_are_opted_in(stub):
+    """sm_90 launches clusters of 9-16 CTAs only for a kernel that allows
+    non-portable cluster sizes (CUDA_ERROR_CLUSTER_SIZE_NOT_SUPPORTED
+    otherwise): the launch opts the kernel in on each device, only then."""
+    run(stub, """
+        k8 = kernel(F.records(launch={"block": [128, 1, 1], "cluster": [8, 1, 1], "smem": 0}))
+        k8(t(), t(), 7, grid=[16])
+        assert list(last.cluster) == [8, 1, 1] and last.wide_attr[0] == 0
+        k = kernel(F.records(launch={"block": [128, 1, 1], "cluster": None, "smem": 0}))
+        k(t(), t(), 7, grid=[32, 2], cluster=(2, 2, 1))
+        assert last.wide_attr[0] == 0
+        k(t(), t(), 7, grid=[32, 2], cluster=(8, 2, 1))
+        assert list(last.cluster) == [8, 2, 1] and last.wide_attr[0] == 1 and last.wide_attr[1] == 0
+        k(t(0x7F1000000000), t(0x7F1000000000), 7, grid=[16], cluster=(16,))
+        assert last.wide_attr[1] == 1
+        expect("launch-config", k, t(), t(), 7, grid=[32], cluster=(32,))
+    """)
+
+
 def test_any_dynamic_shared_memory_is_opted_in(stub):
     """A kernel opts in to its dynamic shared memory whatever its size: the
     48 KB a kernel may use without opting in count its static shared memory

@@ -290,6 +290,8 @@ class Kernel:
         self._nargs = len(self._slots)
         self._func = 0
         self._smem_set = {}   # device -> dynamic smem bytes the attribute allows
+        self._wide = False    # a cluster of more than 8 CTAs was configured (allow_clusters)
+        self._wide_set = set()  # devices where the kernel may launch such clusters
         self._configs = {}
         self._last_cfg = None  # (grid, block, cluster, smem, cfg): identity fast path
         self._stream_obj = None
@@ -495,6 +497,8 @@ class Kernel:
         if cluster3 is not None:
             if cluster3[0] * cluster3[1] * cluster3[2] > 16:
                 raise LaunchError(f"cluster {cluster3} has more than 16 CTAs", arg="cluster", rule="launch-config")
+            if cluster3[0] * cluster3[1] * cluster3[2] > 8:
+                self._wide = True
             for g, c in zip(grid3, cluster3):
                 if g % c:
                     raise LaunchError(f"grid {grid3} is not a multiple of cluster {cluster3}", arg="cluster",
@@ -547,6 +551,8 @@ class Kernel:
             device, s, keep = self._pack(args, stream, encoder)
         func = self._func or self._function()
         self.allow_smem(func, cfg[6], device)
+        if self._wide:
+            self.allow_clusters(func, cfg, device)
         ctx = _contexts.get(device) or driver.primary_context(device)
         rc = self._launch_cfg(func, cfg, s, self._params, ctx)
         if rc:
@@ -576,6 +582,13 @@ class Kernel:
         if smem and self._smem_set.get(device, 0) < smem:
             driver.set_max_dynamic_smem(func, smem, device)
             self._smem_set[device] = smem
+
+    def allow_clusters(self, func, cfg, device: int):
+        """Opts the kernel in to clusters of 9-16 CTAs on `device` (sm_90's
+        non-portable sizes), once, when this launch's cluster is one."""
+        if device not in self._wide_set and cfg[7] * cfg[8] * cfg[9] > 8:
+            driver.allow_wide_clusters(func, device)
+            self._wide_set.add(device)
 
     def _launch_failed(self, rc: int):
         raise LaunchError(f"kernel {self.name}: the launch failed ({driver.error_name(rc)})", rule="driver")
