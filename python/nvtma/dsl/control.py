@@ -58,16 +58,19 @@ def flatten(tree):
     def walk(t):
         if isinstance(t, (tuple, list)):
             kids = [walk(x) for x in t]
-            return lambda it, kids=kids, ty=type(t): ty(k(it) for k in kids)
+            return lambda it, likes, kids=kids, ty=type(t): ty(k(it, likes) for k in kids)
         if hasattr(t, "_flatten"):
             vals, rebuild = t._flatten()
             kids = [walk(x) for x in vals]
-            return lambda it, kids=kids, rebuild=rebuild: rebuild([k(it) for k in kids])
+            return lambda it, likes, kids=kids, rebuild=rebuild: rebuild([k(it, likes) for k in kids])
         leaves.append(t)
-        return lambda it, like=t: _retyped(next(it), like)
+        i = len(leaves) - 1
+        return lambda it, likes, i=i: _retyped(next(it), likes[i])
 
     build = walk(tree)
-    return leaves, lambda vals: build(iter(vals))
+    # (`like`: the leaves whose classes the values take, where not the tree's own: an if's results take
+    # the class both branches' values meet in)
+    return leaves, lambda vals, like=None: build(iter(vals), leaves if like is None else like)
 
 
 def _retyped(v, like):
@@ -82,12 +85,60 @@ def _retyped(v, like):
     if isinstance(like, Vector) and isinstance(v, Vector):
         return Vector(v.value, like.dtype)
     if isinstance(like, TensorValue) and isinstance(v, TensorValue):
-        if like._permuted():  # its accesses would have gone to the elements' row-major places, silently
-            fail(f"a shared {list(like.static_shape)} tile with its TMA atom's layout ({like.swizzle or 'boxes'}) "
-                 "carried through a loop or branch: its elements' places are not the memref's; carry the stage "
-                 "index (an Index) and take ring.stage(i) inside", rule="carry")
+        _refuse_permuted(like)
         return TensorValue(v.value, dtype=like.dtype)
     return v
+
+
+def _refuse_permuted(t):
+    if t._permuted():  # its accesses would have gone to the elements' row-major places, silently
+        fail(f"a shared {list(t.static_shape)} tile with its TMA atom's layout ({t.swizzle or 'boxes'}) "
+             "carried through a loop or branch: its elements' places are not the memref's; carry the stage "
+             "index (an Index) and take ring.stage(i) inside", rule="carry")
+
+
+def _class_of(x):
+    """The class a leaf's value reads as: a scalar's, or a vector's or tensor's elements' (None: a Python
+    number, or a value without one)."""
+    from .tensor import TensorValue
+    from .vector import Vector
+    if isinstance(x, Numeric):
+        return type(x)
+    if isinstance(x, (Vector, TensorValue)):
+        return x.dtype
+    return None
+
+
+def _met(like, x, frame, k):
+    """Of `like` (the if_ branch's value, or a loop's carried one) and `x` (what the dsl.else_ or the loop
+    body yields for it; one MLIR type), the one whose class the region's result takes. MLIR's integers are
+    signless, so the two may be of one type and two classes (Int32 and Uint32): signed and unsigned values
+    of one width meet as unsigned, as they do in an operator or dsl.select; a loop's body has already read
+    its carried value as the carry's class, so there the yielded value must meet in that class."""
+    from .tensor import TensorValue
+    from .vector import Vector
+    if isinstance(x, TensorValue):
+        _refuse_permuted(x)  # (its layout would have been dropped: the result takes the other's)
+    a, b = _class_of(like), _class_of(x)
+    if a is None or b is None or a is b:
+        return like if a is not None or b is None else x  # (a Python number takes the other's class)
+    tensors = isinstance(like, TensorValue) or isinstance(x, TensorValue)
+    unsigned = _n.promote(a, b) if a.signed != b.signed and not a.is_float and Boolean not in (a, b) and \
+        Index not in (a, b) and not tensors else None  # (tensors are not operands: no rule to meet by)
+    loop = frame.what != "dsl.else_"
+    if unsigned is not None and not (loop and unsigned is not a):
+        return like if unsigned is a else x
+    kind = "tensor of " if tensors else "vector of " if isinstance(x, Vector) else ""
+
+    def one(cls):  # (a Uint32, an Int32, a vector of Int32)
+        return f"a {kind}{cls.__name__}" if kind or cls.__name__[0] not in "AEIO" else f"an {cls.__name__}"
+    at = f" (value {k + 1} of {len(frame.types)})" if len(frame.types) > 1 else ""
+    if loop:
+        fail(f"dsl.yield_ in a {frame.what} gives {one(b)} for a carried {kind}{a.__name__}{at}: the body read "
+             f"the carried value as {a.__name__} (its comparisons, divisions, shifts); start the carry as "
+             f"{one(b)}" + ("" if tensors else f", or yield x.to(dsl.{a.__name__})"), rule="yield")
+    fail(f"dsl.yield_ in a dsl.else_ gives {one(b)}, the dsl.if_ branch {one(a)}{at}: the results would read as "
+         f"one of them; yield {'tensors' if tensors else 'values'} of one element class", rule="yield")
 
 
 def _leaf_values(leaves, what):
@@ -106,8 +157,10 @@ def _leaf_values(leaves, what):
     return out
 
 
-def unflatten(rebuild, values):
-    return rebuild([wrap(v) for v in values])
+def unflatten(rebuild, values, like=None):
+    """The structure `rebuild` makes of MLIR `values`, each with the class of its leaf of the flattened tree
+    (or of `like`, a list of leaves)."""
+    return rebuild([wrap(v) for v in values], like)
 
 
 class _Frame:
@@ -115,14 +168,16 @@ class _Frame:
     that refuses it (a dsl.range without carry=)."""
     stack = []
 
-    def __init__(self, what, types, takes=True):
+    def __init__(self, what, types, takes=True, likes=None):
         from .kernel import _KernelState
         self.what = what
         self.types = types
         self.takes = takes
+        self.likes = likes  # the leaves the yielded values stand beside: a loop's carry, the if_ branch's
         self.kernel = _KernelState.current  # (a build that failed with a region left open leaves its frame)
         self.yielded = None
         self.leaves = None  # what was yielded, as the DSL values (their classes)
+        self.met = None  # per value, the leaf whose class the region's result takes (_met)
 
 
 @user_op
@@ -148,17 +203,27 @@ def yield_(*values):
         values = values[0]
     leaves, _ = flatten(list(values))
     if frame.types is not None and len(leaves) == len(frame.types):
-        # Python numbers take the carried value's type
-        leaves = [_n.from_mlir(t)(x) if isinstance(x, (bool, int, float)) else x
-                  for x, t in zip(leaves, frame.types)]
+        # Python numbers take the carried (or the if_ branch's) value's type and class
+        likes = frame.likes or [None] * len(leaves)
+        leaves = [_python_number(x, t, like) if isinstance(x, (bool, int, float)) else x
+                  for x, t, like in zip(leaves, frame.types, likes)]
     vals = _leaf_values(leaves, "dsl.yield_")
     if frame.types is not None:
         got = [v.type for v in vals]
         if got != list(frame.types):
             fail(f"dsl.yield_ in a {frame.what} gives ({', '.join(map(str, got))}), the carried values are "
                  f"({', '.join(map(str, frame.types))})", rule="yield")
+        if frame.likes is not None:
+            frame.met = [_met(like, x, frame, k) for k, (like, x) in enumerate(zip(frame.likes, leaves))]
     frame.yielded = vals
     frame.leaves = leaves
+
+
+def _python_number(x, t, like):
+    """A Python number yielded for a value of MLIR type `t` beside `like`: of like's class where it has
+    one of type `t`, else of t's."""
+    cls = type(like) if isinstance(like, Numeric) and type(like).mlir_type() == t else _n.from_mlir(t)
+    return cls(x)
 
 
 # --------------------------------------------------------------------------- nesting
@@ -608,7 +673,7 @@ class range:  # noqa: N801,A001 (mirrors Python's range)
                 # `loop_annotation` (the prefixed name is dropped unread)
                 loop.operation.attributes[_types.attribute_name("loop_annotation")] = ann
         carried = self.carry is not None
-        frame = _Frame("dsl.range", [v.type for v in init], takes=carried)
+        frame = _Frame("dsl.range", [v.type for v in init], takes=carried, likes=_carried(leaves, init))
         yield from _traced_body(loop.body, "dsl.range", frame, loop, lambda: (
             (cls(loop.induction_variable), unflatten(rebuild, list(loop.inner_iter_args))) if carried
             else cls(loop.induction_variable)), "carry it: dsl.range(..., carry=(v,)) and dsl.yield_(the next v)")
@@ -618,6 +683,11 @@ class range:  # noqa: N801,A001 (mirrors Python's range)
             scf.YieldOp(frame.yielded or [])
         if carried:
             self.results = unflatten(rebuild, list(loop.results))
+
+
+def _carried(leaves, init):
+    """A loop's carried leaves as its body reads them: a Python number as the value it was made (Int32 ...)."""
+    return [x if isinstance(x, Val) else wrap(v) for x, v in zip(leaves, init)]
 
 
 def _traced_body(block, what, frame, op, item, how):
@@ -980,7 +1050,7 @@ class else_:  # noqa: N801
         if len(op.regions[1].blocks[0].operations) > 0:
             fail("this dsl.if_ already has an else branch", rule="else")
         self.op, self.branch, self.types = op, branch, types
-        self.frame = _Frame("dsl.else_", types or None)
+        self.frame = _Frame("dsl.else_", types or None, likes=self.leaves if types else None)
         _Frame.stack.append(self.frame)
         self.ip = ir.InsertionPoint(op.regions[1].blocks[0])
         self.ip.__enter__()
@@ -1004,7 +1074,7 @@ class else_:  # noqa: N801
                     fail("the dsl.if_ branch yields values, so its dsl.else_ must dsl.yield_ the same types",
                          rule="yield")
                 scf.YieldOp(self.frame.yielded)
-                self.branch.results = [_retyped(wrap(r), like) for r, like in zip(self.op.results, self.leaves)]
+                self.branch.results = [_retyped(wrap(r), like) for r, like in zip(self.op.results, self.frame.met)]
             else:
                 if self.frame.yielded:
                     fail("the dsl.else_ yields values but its dsl.if_ branch does not", rule="yield")
@@ -1047,7 +1117,8 @@ def cond(pred, true_fn, false_fn):
         if len(f_leaves) != len(t_leaves):
             fail(f"dsl.cond branches return {len(t_leaves)} and {len(f_leaves)} values", rule="yield")
         yield_(*f_leaves)
-    return unflatten(rebuild, list(br.op.results))
+    got = br.results or []  # (None: branches that return an empty structure)
+    return unflatten(rebuild, got, like=got)  # (the class both branches' values meet in)
 
 
 # --------------------------------------------------------------------------- while
@@ -1082,7 +1153,7 @@ class while_:  # noqa: N801
                 fail(f"the dsl.while_ condition returned {type(c).__name__}, not a run-time Boolean", rule="while")
             with user_location():
                 scf.ConditionOp(as_value(c, Boolean), list(before.arguments))
-        frame = _Frame("dsl.while_", types)
+        frame = _Frame("dsl.while_", types, likes=_carried(leaves, init))
         yield from _traced_body(after, "dsl.while_", frame, op, lambda: unflatten(rebuild, list(after.arguments)),
                                 "carry it: dsl.while_(cond, carry=(..., v)) and dsl.yield_(..., the next v)")
         if frame.yielded is None:

@@ -1,0 +1,14 @@
+#!/bin/bash
+# The forty-first session's device call: every GPU suite (call_s26.sh), then full GEMM benchmark runs
+# (gemm_bench.py run over .dev/gemm_art, staged without module.mlir/.ptx) while time is left.
+# Staged here: .devpack.tgz of .dev/wheels, .dev/gpu_art, .dev/bench, .dev/gemm_art.
+set -u
+bash benchmarks/diag/call_s26.sh
+export PYTHONPATH=/tmp/pk NVTMA_CACHE=0 PYTHONUNBUFFERED=1
+for i in 1 2 3; do
+  left=$((${LIMIT:-590} - SECONDS))
+  [ $left -lt 200 ] && break
+  timeout $left python3 benchmarks/gemm_bench.py run .dev/gemm_art > "$OUT/gemm-$i.jsonl" 2> "$OUT/gemm-$i.err"
+  echo "gemm run $i rc $? at ${SECONDS}s: $(grep -c '"correct": true' "$OUT/gemm-$i.jsonl") correct," \
+       "$(grep -c '"correct": false\|"error"' "$OUT/gemm-$i.jsonl") wrong/errors"
+done
