@@ -12,8 +12,8 @@
     #       profile.collect(buf, profile.event_table(module, "k")).write_trace("t.json")
 
 One elected lane per warp records (``scope="warpgroup"``: one per
-warpgroup; elect.sync, so an event must be where the warp runs converged or
-one lane runs: inside a branch that splits a warp it hangs), reading
+warpgroup; elected among the lanes that run the event together, so in a
+branch that splits a warp each part records it), reading
 %globaltimer (ns, comparable across SMs) and %clock64 (cycles, for fine
 durations) at both ends. Each warp writes its own slot of
 the buffer: a bounded number of records (past them, events are only
@@ -173,7 +173,7 @@ class Profiler:
         words = self.buf.shape[0]
         self.fits = self.base + sw <= words
         self.meta0 = dsl.smid().to(Int64) | (self.warp.to(Int64) << 16)
-        with self._leader("warp"):
+        with self._leader("warp", converged=True):  # (the kernel's top level: every lane)
             # a warp without a slot starts full: its events write nothing, so
             # that an event's one bounds check is its count against E
             self.counters[self.warp] = dsl.select(self.fits, Int32(0), Int32(E))
@@ -200,7 +200,7 @@ class Profiler:
             raise KernelBuildError(f"profile {what} {o.name!r} started here never ends (no {ender} before the "
                                    "kernel's end): it would record nothing", where=o.where, rule="profile")
         cuda.warp_sync()  # the last event's leader may be another lane
-        with self._leader("warp"), dsl.if_(self.fits):
+        with self._leader("warp", converged=True), dsl.if_(self.fits):
             n = self.counters[self.warp].to(Uint32).to(Int64)
             # the count and the pad word: one 16-byte store
             self.buf.store_vec(dsl.Vector.from_elements([n, Int64(0)], self.buf.dtype), self.base)
@@ -249,11 +249,12 @@ class Profiler:
         return self._events[name], self._roles[role]
 
     # ------------------------------------------------------------------ recording
-    def _leader(self, scope):
-        """The branch one lane of each recording warp runs: elect.sync where
-        the whole warp is active, directly where one lane is; for
-        "warpgroup", only in the warpgroup's first warp."""
-        return _Leader(self, scope)
+    def _leader(self, scope, converged=False):
+        """The branch one lane of each recording warp runs: elect.sync among
+        the active lanes where several may run (over all 32 where the warp is
+        `converged`), directly where one lane is; for "warpgroup", only in the
+        warpgroup's first warp."""
+        return _Leader(self, scope, converged)
 
     @staticmethod
     def _now():
@@ -409,8 +410,8 @@ class Profiler:
 
 
 class _Leader:
-    def __init__(self, prof, scope):
-        self.prof, self.scope = prof, scope
+    def __init__(self, prof, scope, converged):
+        self.prof, self.scope, self.converged = prof, scope, converged
         self.ctx = []
 
     def __enter__(self):
@@ -421,7 +422,9 @@ class _Leader:
             c.__enter__()
             self.ctx.append(c)
         if lanes > 1:
-            c = dsl.if_(dsl.elect_sync())
+            # among the lanes running together: in a branch that splits a warp, elect.sync over all 32 lanes
+            # would wait for the others forever (each part of the warp records the event)
+            c = dsl.if_(dsl.elect_sync() if self.converged else dsl.elect_sync(cuda.activemask()))
             c.__enter__()
             self.ctx.append(c)
         return self

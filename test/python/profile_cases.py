@@ -46,8 +46,32 @@ def gemm_specs():
             "clocks": gemm.gemm_spec(g["BM"], g["BN"], g["wgs"], profile="clocks", pdl=False)}
 
 
+_SPLIT = {}
+
+
+def split_spec():
+    """Events in both branches of a condition that splits every warp (lanes 0-15 / 16-31), in a loop: each
+    part elects its own leader (elect.sync over all 32 lanes would wait forever)."""
+    if "k" not in _SPLIT:
+        from nvtma import dsl, profile
+
+        @dsl.kernel(block=(128,), name="split_warps")
+        def split_warps(x: dsl.Tensor("f32", (None,)), b: dsl.Tensor("i64", (None,))):
+            p = profile.Profiler(b, events_per_warp=16)
+            t = dsl.thread_idx()
+            for _ in dsl.range(3):
+                with dsl.if_(dsl.lane_idx() < 16):
+                    with p.range("low"):
+                        x[t] = x[t] + 1.0
+                with dsl.else_():
+                    p.mark("high")
+                    x[t] = x[t] + 2.0
+        _SPLIT["k"] = split_warps.specialize()
+    return _SPLIT["k"]
+
+
 def all_specs():
-    return list(ws_specs().values()) + list(gemm_specs().values())
+    return list(ws_specs().values()) + list(gemm_specs().values()) + [split_spec()]
 
 
 def main():

@@ -218,3 +218,26 @@ def test_gemm_clock_sums_add_up_and_cost_little():
     print(f"\ngemm clock sums, consumers' shares of their span: {share}\ngemm overhead, clock sums: {a * 1e3:.2f} us "
           f"plain, {b * 1e3:.2f} us, median ratio {ratio:.4f} ({100 * (ratio - 1):+.2f}%)")
     assert ratio <= 1.4, f"the clock sums cost {100 * (ratio - 1):.2f}% of the GEMM's time ({a:.4f} -> {b:.4f} ms)"
+
+
+def test_events_where_a_branch_splits_every_warp():
+    """Each half of every warp records its own events (its leader elected among the lanes running it): the
+    launch returns (elect.sync over all 32 lanes in a half warp had waited forever), and x is right."""
+    spec = profile_cases.split_spec()
+    mod = build(spec)
+    names = profile.event_table(mod, "split_warps")
+    x = torch.zeros(128, device="cuda")
+    buf = profile.alloc_buffer((1,), (128,), names.events_per_warp)
+    mod.split_warps(x, buf, grid=(1,))
+    torch.cuda.synchronize()
+    assert torch.equal(x, torch.tensor([3.0] * 16 + [6.0] * 16, device="cuda").repeat(4))
+    prof = profile.collect(buf, names)
+    assert prof.dropped == 0
+    per_warp = {}
+    for e in prof.events:
+        per_warp.setdefault(e.warp, []).append(e.name)
+    # both parts of each warp, each pass of the loop (the two parts' counter updates of one warp do not run at
+    # once here: in a rare interleaving one record could be overwritten, hence <=)
+    assert set(per_warp) == {0, 1, 2, 3}
+    for w, got in per_warp.items():
+        assert set(got) == {"low", "high"} and 2 <= len(got) <= 6, (w, got)

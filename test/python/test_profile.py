@@ -314,3 +314,38 @@ def test_profile_gemm_example_compiles(tmp_path):
     out = _run([str(REPO / "examples" / "profile_gemm.py"), "--m", "8", "--n", "4096", "--k", "4096",
                 "--from", str(tmp_path / "a")])
     assert "traced events prefetch, grid_wait, acquire, load, wait, mma, epilogue" in out
+
+
+@dsl.kernel(block=(64,))
+def split_warps(x: dsl.Tensor("f32", (None,)), b: dsl.Tensor("i64", (None,))):
+    """Events in both branches of a condition that splits each warp (lanes 0-15 / 16-31)."""
+    p = profile.Profiler(b, events_per_warp=8)
+    with dsl.if_(dsl.lane_idx() < 16):
+        with p.range("low"):
+            x[dsl.thread_idx()] = x[dsl.thread_idx()] + 1.0
+    with dsl.else_():
+        p.mark("high")
+
+
+def test_events_in_a_branch_that_splits_a_warp_elect_among_its_active_lanes():
+    # elect.sync over all 32 lanes in a half warp waits for the other half forever: the leader is elected
+    # among the lanes that run the event (activemask), so each part of the warp records it
+    ptx = nvtma.compile(split_warps.build().ir, cache=False).ptx
+    masks = re.findall(r"elect\.sync\s+%r\d+\|%p\d+, (\S+);", ptx)
+    # the setup, the range's record, the mark, the count at the end: the two events' by a register mask (not
+    # -1); the setup (at the top level) and the end (after bar.warp.sync) still elect over the whole warp
+    assert len(masks) == 4 and ptx.count("activemask.b32") == 2, masks
+    assert masks[0] == masks[-1] == "-1" and all(m.startswith("%r") for m in masks[1:3]), masks
+
+
+def test_elect_sync_membermask():
+    @dsl.kernel(block=(32,))
+    def k(y: dsl.Tensor("i32", (None,)), *, mask):
+        with dsl.if_(dsl.elect_sync(mask)):
+            y[0] = 1
+
+    assert "elect.sync" in k.build(mask=0xFFFF).ir
+    for bad in (0, 1 << 32, 1.0, True):
+        with pytest.raises(dsl.KernelBuildError, match="membermask") as e:
+            k.build(mask=bad)
+        assert e.value.rule == "warp-collective"

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from .._lazy import lazy
-from .errors import fail, user_op
-from .numeric import Boolean, Int32
+from .errors import fail, show, user_op
+from .numeric import Boolean, Int32, Numeric, Uint32, as_value
 
 ir = lazy("nvtma.ir")
 nvvm = lazy("nvtma.dialects.nvvm")
@@ -166,13 +166,24 @@ def cluster_sync():
 
 
 @user_op
-def elect_sync():
-    """True in one lane of the calling warp (elect.sync over all 32 lanes: where at most part of a warp runs,
-    a one-lane branch, it would wait for the others forever)."""
-    from .errors import fail
+def elect_sync(membermask=None):
+    """True in one lane of the calling warp: elect.sync over all 32 lanes (where at most part of a warp runs,
+    a one-lane branch, it would wait for the others forever), or over the lanes of `membermask` (a Uint32
+    each of whose lanes runs this call; ``dsl.elect_sync(cuda.activemask())`` elects among the lanes that
+    run together, in a branch that splits the warp too)."""
     from .kernel import current_kernel
+    i1 = ir.IntegerType.get_signless(1)
+    if membermask is not None:
+        if isinstance(membermask, bool) or not isinstance(membermask, (int, Numeric)) or \
+                isinstance(membermask, Numeric) and (membermask.is_float or membermask.width != 32):
+            fail(f"elect_sync membermask {show(membermask)}: a 32-bit lane mask (Uint32, or a Python int)",
+                 rule="warp-collective")
+        if isinstance(membermask, int) and not 0 < membermask < 1 << 32:
+            fail(f"elect_sync membermask {show(membermask)}: 1..0xFFFFFFFF", rule="warp-collective")
+        return _tagged(Boolean(nvvm.ElectSyncOp(i1, membermask=as_value(membermask, Uint32)).result),
+                       ("one", "lane"))
     k = current_kernel()
     if k.active(k.block)[1] < 32:
         fail(f"elect_sync where at most {k.active(k.block)[1]} lane(s) of the warp run: it takes all 32",
              rule="warp-collective")
-    return _tagged(Boolean(nvvm.ElectSyncOp(ir.IntegerType.get_signless(1)).result), ("one", "lane"))
+    return _tagged(Boolean(nvvm.ElectSyncOp(i1).result), ("one", "lane"))
