@@ -13,7 +13,9 @@
 
 One elected lane per warp records (``scope="warpgroup"``: one per
 warpgroup; elected among the lanes that run the event together, so in a
-branch that splits a warp each part records it), reading
+branch that splits a warp each part records it, and where the parts run
+interleaved, one part's record may take the other's slot: the warp's count
+is a plain shared-memory word, not an atomic, to keep events cheap), reading
 %globaltimer (ns, comparable across SMs) and %clock64 (cycles, for fine
 durations) at both ends. Each warp writes its own slot of
 the buffer: a bounded number of records (past them, events are only
@@ -147,8 +149,9 @@ class Profiler:
         if k.block[1] != 1 or k.block[2] != 1:
             fail(f"profiling numbers warps as thread_idx.x // 32: a 1-D block, not {k.block}", rule="profile")
         if k.block[0] % 32:
-            # every event elects its leader with elect.sync over all 32 lanes, which a partial warp never
-            # completes (and bar.warp.sync's refusal would name a call the user did not write)
+            # the setup and the end-of-kernel count elect their leader with elect.sync over all 32 lanes,
+            # after bar.warp.sync, which a partial warp never completes (and bar.warp.sync's refusal would
+            # name a call the user did not write)
             fail(f"profiling records per whole warp: a block of {k.block[0]} threads has a partial warp "
                  "(make it a multiple of 32)", rule="profile")
         k.scratch[("profile",)] = self

@@ -144,6 +144,10 @@ static CUresult cuLaunchKernelEx(const Config *c, uint64_t f, void **params, voi
     }
     if (c->attrs[i].id == 6) last.pdl = (unsigned)c->attrs[i].v.flag;  /* programmatic serialization */
   }
+  /* past 8 CTAs a cluster needs the kernel's non-portable-size attribute on the launch's device */
+  int dev = current_ctx ? (int)(current_ctx - 0x1000) : 0;
+  if (last.cluster[0] * last.cluster[1] * last.cluster[2] > 8 && (dev < 0 || dev > 3 || !last.wide_attr[dev]))
+    return 912; /* CUDA_ERROR_INVALID_CLUSTER_SIZE */
   return 0;
 }
 static CUresult cuGetErrorName(CUresult e, const char **s) {

@@ -236,8 +236,8 @@ def test_events_where_a_branch_splits_every_warp():
     per_warp = {}
     for e in prof.events:
         per_warp.setdefault(e.warp, []).append(e.name)
-    # both parts of each warp, each pass of the loop (the two parts' counter updates of one warp do not run at
-    # once here: in a rare interleaving one record could be overwritten, hence <=)
+    # both parts of each warp, each pass of the loop (parts that ran interleaved could overwrite each other's
+    # record: the profiler's documented limit, not expected of two branches that wait on nothing)
     assert set(per_warp) == {0, 1, 2, 3}
     for w, got in per_warp.items():
-        assert set(got) == {"low", "high"} and 2 <= len(got) <= 6, (w, got)
+        assert sorted(got) == ["high"] * 3 + ["low"] * 3, (w, got)

@@ -344,8 +344,14 @@ def test_elect_sync_membermask():
         with dsl.if_(dsl.elect_sync(mask)):
             y[0] = 1
 
-    assert "elect.sync" in k.build(mask=0xFFFF).ir
-    for bad in (0, 1 << 32, 1.0, True):
+    @dsl.kernel(block=(32,))
+    def one_lane(y: dsl.Tensor("i32", (None,)), *, mask):
+        with dsl.if_(dsl.lane_idx() == 0, scope="lane"):
+            with dsl.if_(dsl.elect_sync(dsl.Uint32(mask) if mask > 1 else mask)):
+                y[0] = 1
+
+    assert "elect.sync" in k.build(mask=0xFFFF).ir and "elect.sync" in one_lane.build(mask=1).ir
+    for kern, bad in ((k, 0), (k, 1 << 32), (k, 1.0), (k, True), (one_lane, 0xFFFFFFFF), (one_lane, 3)):
         with pytest.raises(dsl.KernelBuildError, match="membermask") as e:
-            k.build(mask=bad)
+            kern.build(mask=bad)
         assert e.value.rule == "warp-collective"

@@ -415,3 +415,20 @@ def test_a_failed_launch_raises_launch_error(stub, launcher):
         assert last.count == n + 1 and addrs()[1] == y2.ptr
         in_python(calls, 1)
     """)
+
+
+def test_wide_cluster_on_the_fast_path_of_another_device(stub, launcher):
+    """A 16-CTA cluster repeated by the fast path on a device no Python launch of it reached (its arguments
+    packed by k.pack): the kernel was opted in to non-portable cluster sizes on every device (the stub fails
+    such a launch without it)."""
+    run(stub, launcher, """
+        k = kernel(F.records(launch={"block": [128, 1, 1], "cluster": None, "smem": 0}))
+        x0, y0 = T(0x7F0000000000), T(0x7F0000100000)
+        x1, y1 = T(0x7F1000000000, dev=1), T(0x7F1000100000, dev=1)
+        g, c2, c16 = (32,), (2,), (16,)
+        k(x1, y1, 7, grid=g, cluster=c2)      # device 1 known to the fast path
+        k(x0, y0, 7, grid=g, cluster=c16)     # device 0's launch opts in
+        k.pack(x1, y1, 7)
+        k(x1, y1, 7, grid=g, cluster=c16)
+        assert list(last.cluster) == [16, 1, 1] and last.ctx == 0x1001 and last.wide_attr[1] == 1
+    """)

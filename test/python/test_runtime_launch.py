@@ -147,20 +147,25 @@ def test_grid_block_cluster_smem_reach_the_driver(stub):
 
 def test_clusters_past_8_ctas_are_opted_in(stub):
     """sm_90 launches clusters of 9-16 CTAs only for a kernel that allows
-    non-portable cluster sizes (CUDA_ERROR_CLUSTER_SIZE_NOT_SUPPORTED
-    otherwise): the launch opts the kernel in on each device, only then."""
+    non-portable cluster sizes (the stub, like the driver, fails such a
+    launch with CUDA_ERROR_INVALID_CLUSTER_SIZE otherwise): the first such
+    launch opts the kernel in, on every device (the C fast path may repeat
+    a launch on another device by itself), and no launch before it does."""
     run(stub, """
         k8 = kernel(F.records(launch={"block": [128, 1, 1], "cluster": [8, 1, 1], "smem": 0}))
         k8(t(), t(), 7, grid=[16])
         assert list(last.cluster) == [8, 1, 1] and last.wide_attr[0] == 0
         k = kernel(F.records(launch={"block": [128, 1, 1], "cluster": None, "smem": 0}))
         k(t(), t(), 7, grid=[32, 2], cluster=(2, 2, 1))
-        assert last.wide_attr[0] == 0
+        assert last.wide_attr[0] == 0 and last.wide_attr[1] == 0
         k(t(), t(), 7, grid=[32, 2], cluster=(8, 2, 1))
-        assert list(last.cluster) == [8, 2, 1] and last.wide_attr[0] == 1 and last.wide_attr[1] == 0
+        assert list(last.cluster) == [8, 2, 1] and last.wide_attr[0] == 1 and last.wide_attr[1] == 1
         k(t(0x7F1000000000), t(0x7F1000000000), 7, grid=[16], cluster=(16,))
-        assert last.wide_attr[1] == 1
+        assert list(last.cluster) == [16, 1, 1] and last.ctx == 0x1001
         expect("launch-config", k, t(), t(), 7, grid=[32], cluster=(32,))
+        # without the opt-in the stub refuses the launch (the runtime, opted in already, does not ask again)
+        last.wide_attr[0] = last.wide_attr[1] = 0
+        expect("driver", k, t(), t(), 7, grid=[16], cluster=(16,))
     """)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .._lazy import lazy
 from .errors import fail, show, user_op
-from .numeric import Boolean, Int32, Numeric, Uint32, as_value
+from .numeric import Boolean, Int32, Numeric, Uint32, as_value, known_int
 
 ir = lazy("nvtma.ir")
 nvvm = lazy("nvtma.dialects.nvvm")
@@ -173,16 +173,25 @@ def elect_sync(membermask=None):
     run together, in a branch that splits the warp too)."""
     from .kernel import current_kernel
     i1 = ir.IntegerType.get_signless(1)
+    k = current_kernel()
     if membermask is not None:
         if isinstance(membermask, bool) or not isinstance(membermask, (int, Numeric)) or \
                 isinstance(membermask, Numeric) and (membermask.is_float or membermask.width != 32):
-            fail(f"elect_sync membermask {show(membermask)}: a 32-bit lane mask (Uint32, or a Python int)",
-                 rule="warp-collective")
-        if isinstance(membermask, int) and not 0 < membermask < 1 << 32:
-            fail(f"elect_sync membermask {show(membermask)}: 1..0xFFFFFFFF", rule="warp-collective")
+            fail(f"elect_sync membermask {show(membermask)}: a 32-bit lane mask (a Uint32 or Int32, or a "
+                 "Python int)", rule="warp-collective")
+        known = membermask if isinstance(membermask, int) else known_int(membermask)
+        if known is not None:
+            known &= 0xFFFFFFFF
+            lanes = k.active(k.block)[1]
+            if not known:  # (no lane to elect: undefined)
+                fail(f"elect_sync membermask {show(membermask)}: no lane; 1..0xFFFFFFFF", rule="warp-collective")
+            if isinstance(membermask, int) and membermask >= 1 << 32:
+                fail(f"elect_sync membermask {show(membermask)}: 1..0xFFFFFFFF", rule="warp-collective")
+            if bin(known).count("1") > lanes:  # (the lanes past those that run would be waited for forever)
+                fail(f"elect_sync membermask {show(membermask)} names {bin(known).count('1')} lanes where at most "
+                     f"{lanes} of the warp run", rule="warp-collective")
         return _tagged(Boolean(nvvm.ElectSyncOp(i1, membermask=as_value(membermask, Uint32)).result),
                        ("one", "lane"))
-    k = current_kernel()
     if k.active(k.block)[1] < 32:
         fail(f"elect_sync where at most {k.active(k.block)[1]} lane(s) of the warp run: it takes all 32",
              rule="warp-collective")

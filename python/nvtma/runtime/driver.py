@@ -148,14 +148,17 @@ def set_max_dynamic_smem(kernel: int, nbytes: int, device: int) -> None:
           f"cuKernelSetAttribute(max dynamic shared memory = {nbytes})")
 
 
-def allow_wide_clusters(kernel: int, device: int) -> None:
-    """Lets the kernel launch clusters of more than 8 CTAs on `device` (up
-    to 16 on sm_90: CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED;
-    without it such a launch fails with CUDA_ERROR_CLUSTER_SIZE_NOT_SUPPORTED)."""
+def allow_wide_clusters(kernel: int) -> None:
+    """Lets the kernel launch clusters of more than 8 CTAs (up to 16 on
+    sm_90: CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED; without it
+    such a launch fails with CUDA_ERROR_INVALID_CLUSTER_SIZE) on every
+    device, so that no launch path (the C fast path repeats a launch on a
+    device by itself) can reach one where it is not set."""
     d = drv()
-    check(d.cuKernelSetAttribute(d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
-                                 1, d.CUkernel(kernel), d.CUdevice(device)),
-          "cuKernelSetAttribute(non-portable cluster size allowed)")
+    for device in range(device_count()):
+        check(d.cuKernelSetAttribute(d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
+                                     1, d.CUkernel(kernel), d.CUdevice(device)),
+              "cuKernelSetAttribute(non-portable cluster size allowed)")
 
 
 def wait_stream(ours: int, theirs: int) -> None:

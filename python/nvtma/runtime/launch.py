@@ -290,8 +290,8 @@ class Kernel:
         self._nargs = len(self._slots)
         self._func = 0
         self._smem_set = {}   # device -> dynamic smem bytes the attribute allows
-        self._wide = False    # a cluster of more than 8 CTAs was configured (allow_clusters)
-        self._wide_set = set()  # devices where the kernel may launch such clusters
+        self._wide = False    # a cluster of more than 8 CTAs was configured: allow_clusters opts the kernel in
+        self._wide_set = False  # ... which it did (on every device)
         self._configs = {}
         self._last_cfg = None  # (grid, block, cluster, smem, cfg): identity fast path
         self._stream_obj = None
@@ -552,7 +552,7 @@ class Kernel:
         func = self._func or self._function()
         self.allow_smem(func, cfg[6], device)
         if self._wide:
-            self.allow_clusters(func, cfg, device)
+            self.allow_clusters(func, cfg)
         ctx = _contexts.get(device) or driver.primary_context(device)
         rc = self._launch_cfg(func, cfg, s, self._params, ctx)
         if rc:
@@ -583,12 +583,12 @@ class Kernel:
             driver.set_max_dynamic_smem(func, smem, device)
             self._smem_set[device] = smem
 
-    def allow_clusters(self, func, cfg, device: int):
-        """Opts the kernel in to clusters of 9-16 CTAs on `device` (sm_90's
-        non-portable sizes), once, when this launch's cluster is one."""
-        if device not in self._wide_set and cfg[7] * cfg[8] * cfg[9] > 8:
-            driver.allow_wide_clusters(func, device)
-            self._wide_set.add(device)
+    def allow_clusters(self, func, cfg):
+        """Opts the kernel in to clusters of 9-16 CTAs (sm_90's non-portable
+        sizes) on every device, once, when this launch's cluster is one."""
+        if not self._wide_set and cfg[7] * cfg[8] * cfg[9] > 8:
+            driver.allow_wide_clusters(func)
+            self._wide_set = True
 
     def _launch_failed(self, rc: int):
         raise LaunchError(f"kernel {self.name}: the launch failed ({driver.error_name(rc)})", rule="driver")

@@ -381,6 +381,8 @@ def launch(kernel, *args, grid, stream=None, cooperative: bool = True):
     func = kernel._function()
     smem = cfg[6]
     kernel.allow_smem(func, smem, device)
+    if kernel._wide:
+        kernel.allow_clusters(func, cfg)
     d = driver.drv()
     c = d.CUlaunchConfig()
     c.gridDimX, c.gridDimY, c.gridDimZ = cfg[0:3]
