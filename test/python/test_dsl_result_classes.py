@@ -225,19 +225,24 @@ def test_range_carry_keeps_its_class_inside_and_after():
 @pytest.mark.parametrize("loop", ["range", "while"])
 @pytest.mark.parametrize("init", ["int32", "python", "vector"])
 def test_an_unsigned_next_value_for_a_signed_carry_is_refused(loop, init):
-    """The body read the carry as an Int32 (a Python 0 is one), the loop's results were Int32 too: the Uint32
-    the body yielded came back signed."""
+    """The body read the carry as an Int32 (a Python 0 is one: a signed compare, a signed max of its lanes),
+    so the Uint32 the body yields cannot be one; the loop's results had been Int32 too (signed)."""
     @dsl.kernel(block=(32,))
     def k(y: I32, u: dsl.Uint32, i: dsl.Int32, n: dsl.Int32):
         c0 = {"int32": i, "python": 0, "vector": dsl.full(2, 1, dsl.Int32)}[init]
         nxt = dsl.full(2, 1, dsl.Uint32) if init == "vector" else u
+
+        def read(c):
+            y[1] = (c.reduce("max") if init == "vector" else c + 1 > 2).to(dsl.Int32)
         if loop == "range":
             lp = dsl.range(n, carry=(n, c0))
             for _j, (m, c) in lp:
+                read(c)
                 dsl.yield_(m, nxt)  # MARK:unsigned-next
         else:
             lp = dsl.while_(lambda m, c: m < 10, carry=(n, c0))
             for m, c in lp:
+                read(c)
                 dsl.yield_(m + 1, nxt)  # MARK:unsigned-next-while
         y[0] = lp.results[0]
 
@@ -286,3 +291,27 @@ def test_range_tensor_carry_of_another_element_class_is_refused():
     assert_names_line(err, HERE, "MARK:tensor-carry")
     assert "gives a tensor of Uint32 for a carried tensor of Int32: the body read" in str(err)
     assert "x.to(" not in str(err)
+
+
+@pytest.mark.parametrize("loop", ["range", "while"])
+def test_an_unsigned_next_value_for_a_carry_never_read_signed_is_unsigned(loop):
+    """h = 0, then h ^ u (a Uint32) each pass: the body reads the carry only through bit operations and a
+    store, so the carry meets the yielded value as a Uint32: the loop's results are one (compared unsigned)."""
+    @dsl.kernel(block=(32,))
+    def k(y: I32, u: dsl.Uint32, n: dsl.Int32):
+        if loop == "range":
+            lp = dsl.range(n, carry=(0,))
+            for _j, (h,) in lp:
+                y[1] = (h << 1) | 1
+                dsl.yield_(h ^ u)
+            (h,) = lp.results
+        else:
+            lp = dsl.while_(lambda m, h: m < n, carry=(0, 0))
+            for m, h in lp:
+                y[1] = h & 3
+                dsl.yield_(m + 1, h | u)
+            h = lp.results[1]
+        assert type(h) is dsl.Uint32
+        y[0] = (h > 3).to(dsl.Int32)
+
+    assert "ugt" in _preds(k.build().ir)

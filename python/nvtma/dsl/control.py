@@ -42,6 +42,8 @@ scf = lazy("nvtma.dialects.scf")
 llvm = lazy("nvtma.dialects.llvm")
 arith = lazy("nvtma.dialects.arith")
 nvvm = lazy("nvtma.dialects.nvvm")
+memref = lazy("nvtma.dialects.memref")
+vector = lazy("nvtma.dialects.vector")
 
 __all__ = ["range", "range_constexpr", "if_", "else_", "cond", "while_", "yield_", "flatten", "unflatten"]
 
@@ -126,7 +128,7 @@ def _met(like, x, frame, k):
     unsigned = _n.promote(a, b) if a.signed != b.signed and not a.is_float and Boolean not in (a, b) and \
         Index not in (a, b) and not tensors else None  # (tensors are not operands: no rule to meet by)
     loop = frame.what != "dsl.else_"
-    if unsigned is not None and not (loop and unsigned is not a):
+    if unsigned is not None and not (loop and unsigned is not a and _read_signed(frame, k)):
         return like if unsigned is a else x
     kind = "tensor of " if tensors else "vector of " if isinstance(x, Vector) else ""
 
@@ -139,6 +141,51 @@ def _met(like, x, frame, k):
              f"{one(b)}" + ("" if tensors else f", or yield x.to(dsl.{a.__name__})"), rule="yield")
     fail(f"dsl.yield_ in a dsl.else_ gives {one(b)}, the dsl.if_ branch {one(a)}{at}: the results would read as "
          f"one of them; yield {'tensors' if tensors else 'values'} of one element class", rule="yield")
+
+
+# the signed predicates of arith.cmpi (slt, sle, sgt, sge); the ops whose results carry an operand's bits on,
+# read further by _read_signed (the unsigned ones read no sign; their results may still be read as signed)
+_SIGNED_PREDICATES = {2, 3, 4, 5}
+
+
+def _passing_ops():
+    return (arith.AddIOp, arith.SubIOp, arith.MulIOp, arith.AndIOp, arith.OrIOp, arith.XOrIOp, arith.ShLIOp,
+            arith.TruncIOp, arith.SelectOp, arith.DivUIOp, arith.RemUIOp, arith.ShRUIOp, arith.MaxUIOp,
+            arith.MinUIOp, arith.CeilDivUIOp)
+
+
+def _read_signed(frame, k):
+    """Whether a loop's carried value `k` (its block arguments: the body's, and a dsl.while_ condition's) is
+    read as signed anywhere, through the ops that pass its bits on: a signed compare, division, remainder,
+    right shift, extension, conversion to float, max or min, or an op this does not know (conservatively:
+    a value carried into another region counts as read)."""
+    if not frame.args:
+        return True
+    todo = [a[k] for a in frame.args]
+    seen = set()
+    while todo:
+        for use in todo.pop().uses:
+            op = use.owner
+            op = op.opview if hasattr(op, "opview") else op
+            if isinstance(op, (memref.StoreOp, vector.StoreOp)) and use.operand_number == 0:
+                continue  # (its bits stored)
+            if isinstance(op, arith.CmpIOp):
+                if ir.IntegerAttr(op.attributes["predicate"]).value in _SIGNED_PREDICATES:
+                    return True
+                continue
+            if isinstance(op, (arith.ExtUIOp, arith.UIToFPOp)):
+                continue
+            if isinstance(op, (scf.YieldOp, scf.ConditionOp)) and op.operation.parent == frame.op.operation:
+                continue  # (the loop's own next value, or a dsl.while_ condition's to its body: read there)
+            if not isinstance(op, _passing_ops()):
+                return True
+            r = op.result
+            if r not in seen:
+                if len(seen) > 4096:
+                    return True
+                seen.add(r)
+                todo.append(r)
+    return False
 
 
 def _leaf_values(leaves, what):
@@ -174,6 +221,7 @@ class _Frame:
         self.types = types
         self.takes = takes
         self.likes = likes  # the leaves the yielded values stand beside: a loop's carry, the if_ branch's
+        self.args = self.op = None  # a loop's carried block arguments per block ([[values]]), its op: _read_signed
         self.kernel = _KernelState.current  # (a build that failed with a region left open leaves its frame)
         self.yielded = None
         self.leaves = None  # what was yielded, as the DSL values (their classes)
@@ -211,6 +259,10 @@ def yield_(*values):
     if frame.types is not None:
         got = [v.type for v in vals]
         if got != list(frame.types):
+            if frame.what == "dsl.else_":
+                fail(f"dsl.yield_ in a dsl.else_ gives ({', '.join(map(str, got))}), the dsl.if_ branch yields "
+                     f"({', '.join(map(str, frame.types))}) (a Python number there is an Int32, Float32 or "
+                     "Boolean: make it of the type the else_ yields, e.g. dsl.Int64(0))", rule="yield")
             fail(f"dsl.yield_ in a {frame.what} gives ({', '.join(map(str, got))}), the carried values are "
                  f"({', '.join(map(str, frame.types))})", rule="yield")
         if frame.likes is not None:
@@ -674,6 +726,7 @@ class range:  # noqa: N801,A001 (mirrors Python's range)
                 loop.operation.attributes[_types.attribute_name("loop_annotation")] = ann
         carried = self.carry is not None
         frame = _Frame("dsl.range", [v.type for v in init], takes=carried, likes=_carried(leaves, init))
+        frame.args, frame.op = [list(loop.inner_iter_args)], loop
         yield from _traced_body(loop.body, "dsl.range", frame, loop, lambda: (
             (cls(loop.induction_variable), unflatten(rebuild, list(loop.inner_iter_args))) if carried
             else cls(loop.induction_variable)), "carry it: dsl.range(..., carry=(v,)) and dsl.yield_(the next v)")
@@ -682,7 +735,7 @@ class range:  # noqa: N801,A001 (mirrors Python's range)
         with ir.InsertionPoint(loop.body), user_location():
             scf.YieldOp(frame.yielded or [])
         if carried:
-            self.results = unflatten(rebuild, list(loop.results))
+            self.results = unflatten(rebuild, list(loop.results), like=frame.met)
 
 
 def _carried(leaves, init):
@@ -1154,10 +1207,11 @@ class while_:  # noqa: N801
             with user_location():
                 scf.ConditionOp(as_value(c, Boolean), list(before.arguments))
         frame = _Frame("dsl.while_", types, likes=_carried(leaves, init))
+        frame.args, frame.op = [list(before.arguments), list(after.arguments)], op
         yield from _traced_body(after, "dsl.while_", frame, op, lambda: unflatten(rebuild, list(after.arguments)),
                                 "carry it: dsl.while_(cond, carry=(..., v)) and dsl.yield_(..., the next v)")
         if frame.yielded is None:
             fail("a dsl.while_ body must end with dsl.yield_(next values)", rule="yield")
         with ir.InsertionPoint(after), user_location():
             scf.YieldOp(frame.yielded)
-        self.results = unflatten(rebuild, list(op.results))
+        self.results = unflatten(rebuild, list(op.results), like=frame.met)
