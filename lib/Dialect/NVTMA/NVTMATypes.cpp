@@ -381,12 +381,22 @@ mlir::nvtma::getTargetSM(Operation *op) {
 }
 
 std::string mlir::nvtma::blackwellTmaFamilyError(TmaAtomType atom, unsigned sm,
-                                                 bool archSpecific) {
+                                                 bool archSpecific,
+                                                 unsigned ptx) {
   // gather4 and cta_group::2 copies: LLVM selects them only for the sm_100
   // and sm_110 families' a/f chips (plain sm_100 and sm_12x abort).
   bool gather4 = atom.getKind() == CopyKind::Gather4Load;
   if (!gather4 && atom.getCtaGroup() != 2)
     return "";
+  // PTX ISA 9.0 renamed sm_101 to sm_110: LLVM 22 selects these copies for
+  // sm_101a/sm_101f only up to +ptx88 ("Cannot select" with +ptx90).
+  if (archSpecific && sm == 101 && ptx >= 90)
+    return (llvm::Twine(gather4 ? "gather4" : "cta_group::2") +
+            " TMA copies for sm_101 need +ptx88 or older (PTX ISA 9.0 "
+            "renamed sm_101 to sm_110; target sm_110a or sm_110f instead), "
+            "the target is sm_101 (a/f) with +ptx" +
+            llvm::Twine(ptx))
+        .str();
   if (archSpecific && (sm / 10 == 10 || sm / 10 == 11))
     return "";
   return (llvm::Twine(gather4 ? "gather4" : "cta_group::2") +

@@ -66,9 +66,10 @@ LogicalResult verifyDescriptor(TmaAtomType atom, ArrayRef<int64_t> globalShape,
 std::optional<std::pair<unsigned, bool>> getTargetSM(Operation *op);
 
 /// Why copies with `atom` cannot be selected for sm_`sm` (`archSpecific`: a
-/// chip with the a or f suffix), or "" when they can.
+/// chip with the a or f suffix) with PTX ISA `ptx` (0: not known), or ""
+/// when they can.
 std::string blackwellTmaFamilyError(TmaAtomType atom, unsigned sm,
-                                    bool archSpecific);
+                                    bool archSpecific, unsigned ptx = 0);
 
 /// Whether MLIR can compute the strides of `type`: for an identity layout
 /// it multiplies the static sizes from the innermost in int64 and asserts

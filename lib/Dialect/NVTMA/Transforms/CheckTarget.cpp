@@ -91,7 +91,8 @@ LogicalResult checkOps(gpu::GPUModuleOp module, const Arch &arch) {
       ok = false;
     } else if (atom && !arch.fromOption) {
       if (std::string why =
-              blackwellTmaFamilyError(atom, arch.sm, arch.archSpecific);
+              blackwellTmaFamilyError(atom, arch.sm, arch.archSpecific,
+                                      arch.ptx);
           !why.empty()) {
         op->emitOpError() << why;
         ok = false;
