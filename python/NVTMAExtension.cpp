@@ -296,6 +296,7 @@ NB_MODULE(_nvtmaDialects, m) {
         names["known_cluster_size"] = str(nvtmaGPUKnownClusterSizeAttrName(ctx));
         names["dynamic_smem"] = str(nvtmaDynamicSmemAttrName());
         names["pdl"] = str(nvtmaPdlAttrName());
+        names["max_grid"] = str(nvtmaMaxGridAttrName());
         names["unsigned"] = str(nvtmaUnsignedArgAttrName());
         names["loop_annotation"] = str(nvtmaLLVMLoopAnnotationAttrName(ctx));
         return names;
@@ -303,6 +304,7 @@ NB_MODULE(_nvtmaDialects, m) {
       nb::arg("context").none() = nb::none(),
       "The attribute names the kernel language sets, from the dialects that "
       "define them: container_module, known_cluster_size, dynamic_smem, pdl, "
+      "max_grid, "
       "unsigned, loop_annotation.");
 
   m.def("lower_to_ptx", &lowerToPtx, nb::arg("context"), nb::arg("text"),

@@ -89,13 +89,14 @@ nvtmaLLVMLoopUnrollAnnotationGet(MlirContext context, int64_t count);
 
 /* The names of the attributes the kernel language sets, from the dialects
    that define them: gpu.container_module on the module, a kernel's
-   known_cluster_size, nvtma.dynamic_smem and nvtma.pdl, and the loop annotation an scf.for passes
+   known_cluster_size, nvtma.dynamic_smem, nvtma.pdl and nvtma.max_grid, and the loop annotation an scf.for passes
    on to the llvm.br of its latch. */
 MLIR_CAPI_EXPORTED MlirStringRef nvtmaGPUContainerModuleAttrName(void);
 MLIR_CAPI_EXPORTED MlirStringRef
 nvtmaGPUKnownClusterSizeAttrName(MlirContext context);
 MLIR_CAPI_EXPORTED MlirStringRef nvtmaDynamicSmemAttrName(void);
 MLIR_CAPI_EXPORTED MlirStringRef nvtmaPdlAttrName(void);
+MLIR_CAPI_EXPORTED MlirStringRef nvtmaMaxGridAttrName(void);
 MLIR_CAPI_EXPORTED MlirStringRef nvtmaUnsignedArgAttrName(void);
 MLIR_CAPI_EXPORTED MlirStringRef
 nvtmaLLVMLoopAnnotationAttrName(MlirContext context);

@@ -223,6 +223,10 @@ MlirStringRef nvtmaPdlAttrName() {
   return wrap(mlir::nvtma::NVTMADialect::getPdlAttrName());
 }
 
+MlirStringRef nvtmaMaxGridAttrName() {
+  return wrap(mlir::nvtma::NVTMADialect::getMaxGridAttrName());
+}
+
 MlirStringRef nvtmaUnsignedArgAttrName() {
   return wrap(mlir::nvtma::NVTMADialect::getUnsignedArgAttrName());
 }

@@ -214,6 +214,37 @@ def test_a_pdl_kernel_is_launched_with_programmatic_serialization(stub):
     """)
 
 
+def test_a_grid_past_the_records_max_grid_is_refused(stub):
+    """A record's launch.max_grid (dsl.max_grid: the most CTAs the kernel's
+    work split holds) bounds every launch's CTAs in all, before the driver
+    is touched; a grid within it launches, also after a refused one, and a
+    repeated launch of the same grid object takes the cached configuration;
+    max_grid must be an int of at least 1."""
+    run(stub, """
+        k = kernel(F.records(launch={"block": [128, 1, 1], "cluster": None, "smem": 0, "max_grid": 96}))
+        g = (96,)
+        k(t(), t(), 7, grid=g)
+        k(t(), t(), 7, grid=g)
+        assert list(last.grid) == [96, 1, 1]
+        n = last.count
+        msg = expect("launch-config", k, t(), t(), 7, grid=(97,))
+        assert "97 CTAs" in msg and "at most 96" in msg and "max_grid" in msg, msg
+        expect("launch-config", k, t(), t(), 7, grid=(8, 12, 2))   # 192 in all
+        expect("launch-config", k, t(), t(), 7, grid=lambda *a: (200,))
+        assert last.count == n   # refused before the driver
+        k(t(), t(), 7, grid=(8, 12))
+        assert list(last.grid) == [8, 12, 1] and last.count == n + 1
+        from nvtma.runtime import artifacts
+        for bad in (0, -3, 1.5, True, "96"):
+            try:
+                artifacts.validate_records(F.records(launch={"block": [128, 1, 1], "max_grid": bad}))
+            except LaunchError as e:
+                assert e.rule == "artifact" and "launch.max_grid" in str(e), str(e)
+            else:
+                raise AssertionError(f"launch.max_grid = {bad!r} accepted")
+    """)
+
+
 def test_parameters_packed_and_descriptors_reencoded_only_on_change(stub):
     run(stub, """
         from nvtma import tensormap as tm

@@ -77,6 +77,18 @@ LogicalResult NVTMADialect::verifyOperationAttribute(Operation *op,
                              << "got " << attr.getValue();
     return success();
   }
+  if (name == getMaxGridAttrName()) {
+    auto i = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!i || !i.getType().isSignlessInteger())
+      return op->emitError() << name << " must be a signless integer (the "
+                             << "most CTAs a grid may have), got "
+                             << attr.getValue();
+    if (i.getValue().getSignificantBits() > 64 || i.getInt() < 1)
+      return op->emitError() << name << " is "
+                             << llvm::toString(i.getValue(), 10, true)
+                             << ", a grid's CTA limit is at least 1";
+    return success();
+  }
   if (name == getDescriptorParamsAttrName()) {
     auto list = dyn_cast<ArrayAttr>(attr.getValue());
     if (!list || !llvm::all_of(list, llvm::IsaPred<DescriptorAttr>))

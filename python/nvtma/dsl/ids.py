@@ -13,7 +13,7 @@ llvm = lazy("nvtma.dialects.llvm")
 
 __all__ = ["thread_idx", "block_idx", "block_dim", "grid_dim", "cluster_ctaid", "cluster_ctarank",
            "cluster_dim", "cluster_size", "cluster_idx", "warp_idx", "lane_idx", "warpgroup_idx", "thread_rank",
-           "smid", "barrier", "cta_sync", "cluster_arrive", "cluster_wait", "cluster_sync", "elect_sync"]
+           "smid", "barrier", "cta_sync", "cluster_arrive", "cluster_wait", "cluster_sync", "elect_sync", "max_grid"]
 
 _AXES = ("x", "y", "z")
 
@@ -55,6 +55,21 @@ def thread_idx(d="x", *, hoist=True):
 @user_op
 def block_idx(d="x"):
     return _tagged(_sreg("BlockId", d), "uniform")
+
+
+@user_op
+def max_grid(ctas):
+    """Declares that the kernel is right only for grids of at most `ctas` CTAs
+    in all (a Python int >= 1): for a work split whose arithmetic holds only
+    that far, such as shares computed in 32 bits. The kernel record's
+    launch.max_grid; the launch refuses a larger grid (LaunchError, rule
+    launch-config) instead of running a mis-split one. Called again, the
+    least limit holds."""
+    from .kernel import current_kernel
+    if isinstance(ctas, bool) or not isinstance(ctas, int) or not 1 <= ctas < 1 << 63:
+        fail(f"max_grid({ctas!r}): a Python int of at least 1 CTA, known when the kernel is built", rule="launch-config")
+    k = current_kernel()
+    k.max_grid = ctas if k.max_grid is None else min(k.max_grid, ctas)
 
 
 @user_op

@@ -50,6 +50,7 @@ class _KernelState:
         self.scratch = {}          # named helper allocations (cta_reduce scratch ...)
         self.scope = []            # (warps, lanes, first warp) the enclosing branches leave active
         self.at_exit = []          # built once at the kernel's end, where every thread runs (profile counts)
+        self.max_grid = None       # the most CTAs a launch may have (dsl.max_grid), or None
 
     def active(self, block):
         """(warps, lanes per warp) that may be running the code being built."""
@@ -355,6 +356,9 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
                 raise KernelBuildError(f"{self.name} is launched with programmatic dependent launch (pdl=True) but "
                                        "never calls cuda.griddepcontrol_wait(): it could read what the stream's "
                                        "earlier kernels have not yet written", where=_def_site(self.fn), rule="pdl")
+            if state.max_grid is not None:
+                func.operation.attributes[_attribute_name("max_grid")] = ir.IntegerAttr.get(
+                    ir.IntegerType.get_signless(64), state.max_grid)
             smem = (state.smem_bytes + 127) // 128 * 128
             if smem:
                 func.operation.attributes[_attribute_name("dynamic_smem")] = ir.IntegerAttr.get(

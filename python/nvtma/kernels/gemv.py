@@ -15,6 +15,11 @@ from .copy import _extent, _int, _ints
 _SHARE_LIMIT = (1 << 32) - 1
 
 
+def _max_grid(ntiles, row_blocks, split):
+    """The most CTAs whose shares (bid + 1) · total the kernel computes in 32 bits (and a grid's x limit)."""
+    return min(_SHARE_LIMIT // (ntiles if split == "tiles" else row_blocks), (1 << 31) - 1)
+
+
 @dsl.kernel(block=lambda consumers, **_: ((consumers + 1) * 32,), name="gemv", pdl=lambda pdl=False, **_: pdl)
 def gemv_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, *scale, tile, stages, l2_promotion, consumers,
                 scale_kind, fp8_math, split, vec, x_dtype, w_hint, pdl=False):
@@ -40,6 +45,7 @@ def gemv_kernel(w: dsl.Tensor, x: dsl.Tensor, y: dsl.Tensor, *scale, tile, stage
 
     # the tile arithmetic is on non-negative values: unsigned division and remainder are cheaper
     bid, grid = dsl.Uint32(dsl.block_idx()), dsl.Uint32(dsl.grid_dim())
+    dsl.max_grid(_max_grid(ntiles, m // bm, split))  # (bid + 1) · total below 2^32: the launch refuses more
 
     def share(total):  # this CTA's even share [bid·T/grid, (bid+1)·T/grid) of `total` items
         return (bid * total) // grid, ((bid + 1) * total) // grid
@@ -161,9 +167,9 @@ def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_128b",
     or the old values join the sum; ``info["zero_y"]``) or "rows" (each CTA
     owns whole row blocks and stores y). The launch's grid (pass grid=) is
     at most ``info["max_grid"]`` CTAs: the shares are computed in 32 bits,
-    (blockIdx + 1) · tiles (row blocks with "rows"), and a larger grid
-    mis-splits them without a word. `vec` elements of a
-    row per lane and tile: 8 (a warp per row) or 16 (fp8 with f16x2 math:
+    (blockIdx + 1) · tiles (row blocks with "rows"), so the kernel records
+    that limit (`dsl.max_grid`) and the launch refuses a larger grid. `vec`
+    elements of a row per lane and tile: 8 (a warp per row) or 16 (fp8 with f16x2 math:
     half a warp per row). `x_dtype` "bf16", or "f16" with fp8 f16x2 math.
     `w_hint`: an L2 eviction priority for the W loads, or None. `pdl`: built
     for programmatic dependent launch: W streams before the earlier kernels
@@ -198,7 +204,7 @@ def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_128b",
     if (bm // consumers) % (32 // lpr):
         raise ValueError(f"{bm // consumers} rows per warp is not a multiple of {32 // lpr}")
     ntiles = (m // bm) * (k // bk)
-    max_grid = min(_SHARE_LIMIT // (ntiles if split == "tiles" else m // bm), (1 << 31) - 1)
+    max_grid = _max_grid(ntiles, m // bm, split)
     if ntiles > _SHARE_LIMIT or max_grid < 1:
         raise ValueError(f"{m}x{k} in tiles {tile}: {ntiles} tiles, past the kernel's 32-bit tile arithmetic")
     types = [dsl.Tensor(w_dtype, (m, k)), dsl.Tensor(x_dtype, (k,)), dsl.Tensor("f32", (m,))]

@@ -194,6 +194,8 @@ def _check_launch(launch, where):
         _int(launch["smem"], f"{where}.launch.smem", 0, 227 * 1024)
     if "pdl" in launch and not isinstance(launch["pdl"], bool):
         _bad(f"{where}.launch.pdl is {_short(launch['pdl'])}, expected true or false")
+    if launch.get("max_grid") is not None:
+        _int(launch["max_grid"], f"{where}.launch.max_grid", 1, (1 << 63) - 1)
 
 
 def validate_records(records, cubin: bytes | None = None) -> dict:

@@ -261,6 +261,7 @@ class Kernel:
         self.rec_block = tuple(launch["block"]) if launch.get("block") else None
         self.rec_cluster = tuple(launch["cluster"]) if launch.get("cluster") else None
         self.rec_smem = int(launch.get("smem") or 0)
+        self.rec_max_grid = launch.get("max_grid")  # the most CTAs the kernel's work split holds (dsl.max_grid)
         # programmatic dependent launch: the kernel waits for the stream's earlier work itself
         self.flags = 1 if launch.get("pdl") else 0
         self._layout = param_layout(self.params)
@@ -475,6 +476,10 @@ class Kernel:
         if cfg is not None:
             return cfg
         grid3 = dim3(grid, "grid")
+        if self.rec_max_grid is not None and grid3[0] * grid3[1] * grid3[2] > self.rec_max_grid:
+            raise LaunchError(f"grid {grid3} has {grid3[0] * grid3[1] * grid3[2]} CTAs, kernel {self.name} is right "
+                              f"for at most {self.rec_max_grid} (its record's launch.max_grid)", arg="grid",
+                              rule="launch-config")
         if block is None:
             if self.rec_block is None:
                 raise LaunchError(f"kernel {self.name} records no block size: pass block=", arg="block",

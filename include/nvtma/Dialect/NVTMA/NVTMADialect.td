@@ -76,6 +76,13 @@ def NVTMA_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getPdlAttrName() {
       return "nvtma.pdl";
     }
+    /// The most CTAs a grid of this kernel may have (a positive integer),
+    /// where its work split is right only up to that many (32-bit share
+    /// arithmetic); the kernel record's launch "max_grid", which the launch
+    /// enforces.
+    static constexpr ::llvm::StringLiteral getMaxGridAttrName() {
+      return "nvtma.max_grid";
+    }
     /// A unit argument attribute: this signless integer parameter holds an
     /// unsigned value (the kernel record's "signed": false, by which the
     /// launch bounds a Python int).

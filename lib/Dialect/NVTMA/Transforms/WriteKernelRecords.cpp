@@ -11,8 +11,8 @@
 // #nvtma.descriptor of each descriptor parameter, the alignment the kernel's
 // accesses assume of each memref parameter, the descriptors
 // nvtma.update_tma_descriptor points at a memref parameter and the launch
-// attributes known_block_size, known_cluster_size, nvtma.dynamic_smem and
-// nvtma.pdl. Nothing reads them back in the compiler.
+// attributes known_block_size, known_cluster_size, nvtma.dynamic_smem,
+// nvtma.pdl and nvtma.max_grid. Nothing reads them back in the compiler.
 //
 //===----------------------------------------------------------------------===//
 
@@ -440,6 +440,10 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func) {
   launch["smem"] = smem;
   if (func->hasAttr(NVTMADialect::getPdlAttrName()))
     launch["pdl"] = true;
+  // The dialect's attribute verifier checked its type and range.
+  if (auto a = func->getAttrOfType<IntegerAttr>(
+          NVTMADialect::getMaxGridAttrName()))
+    launch["max_grid"] = a.getInt();
   llvm::json::Object record;
   record["module"] = func->getParentOfType<gpu::GPUModuleOp>().getName();
   record["params"] = std::move(params);

@@ -107,6 +107,35 @@ gpu.module @m {
 
 // -----
 
+// A kernel whose work split holds only up to some number of CTAs says so; the
+// launch refuses larger grids.
+// CHECK: \22launch\22:{\22block\22:[64,1,1],\22cluster\22:null,\22max_grid\22:4294967295,\22smem\22:0}
+gpu.module @m {
+  gpu.func @k() kernel attributes {known_block_size = array<i32: 64, 1, 1>, nvtma.max_grid = 4294967295 : i64} {
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m {
+  // expected-error @+1 {{nvtma.max_grid is 0, a grid's CTA limit is at least 1}}
+  gpu.func @k() kernel attributes {nvtma.max_grid = 0 : i64} {
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m {
+  // expected-error @+1 {{nvtma.max_grid must be a signless integer (the most CTAs a grid may have), got 1.000000e+00 : f32}}
+  gpu.func @k() kernel attributes {nvtma.max_grid = 1.0 : f32} {
+    gpu.return
+  }
+}
+
+// -----
+
 // An integer scalar records whether it takes signed values, which bounds a
 // Python int at launch: signless is signed unless nvtma.unsigned marks it (the
 // DSL's Uint types, Boolean); an explicitly signed or unsigned type says it
