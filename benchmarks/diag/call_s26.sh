@@ -5,7 +5,8 @@
 # logs come back as one logs.tgz (a call returns only a few files).
 set -u
 pack=$(ls .devpack.tar.xz .devpack.tgz 2>/dev/null | head -n 1)  # (xz from stage_s41.sh, gzip before)
-python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(filter="data")' "$pack" && rm -rf /tmp/pk && pip install -q --no-index --no-deps --target /tmp/pk .dev/wheels/*.whl 2>/dev/null
+python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(filter="data")' "$pack" && rm -rf /tmp/pk &&
+  pip install -q --no-index --no-deps --target /tmp/pk .dev/wheels/*.whl 2>/dev/null
 export PYTHONPATH=/tmp/pk:$PWD/test/TensorMap:$PWD/test/python NVTMA_GPU_ARTIFACTS=$PWD/.dev/gpu_art NVTMA_CACHE=0
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader

@@ -67,7 +67,8 @@ def max_grid(ctas):
     least limit holds."""
     from .kernel import current_kernel
     if isinstance(ctas, bool) or not isinstance(ctas, int) or not 1 <= ctas < 1 << 63:
-        fail(f"max_grid({ctas!r}): a Python int of at least 1 CTA, known when the kernel is built", rule="launch-config")
+        fail(f"max_grid({ctas!r}): a Python int of at least 1 CTA, known when the kernel is built",
+             rule="launch-config")
     k = current_kernel()
     k.max_grid = ctas if k.max_grid is None else min(k.max_grid, ctas)
 
