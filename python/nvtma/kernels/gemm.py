@@ -2141,6 +2141,7 @@ class Gemm:
         self.options = spec_options
         self._mods = {}
         self._ws = {}
+        self._side = {}  # device -> the stream workspaces are allocated on (_workspace)
         self._plans = {}  # plan's memo
         self._sms = {}  # SMs by device index
         self._calls = {}  # a call's signature -> _Prepared (__call__)
@@ -2164,11 +2165,31 @@ class Gemm:
         """The split-K workspace and per-tile counters (`workspace`), one
         pair per device, shape and CUDA stream: the last unit of each tile
         zeroes its part and resets its counter. Calls on two streams shared
-        one pair, and their kernels' partials of a tile mixed."""
+        one pair, and their kernels' partials of a tile mixed.
+
+        Outside a capture they are allocated and zeroed on a stream of the
+        Gemm's own, which the call's stream then waits for: torch.compile's
+        CUDA graph trees run their warm-up calls on a stream whose
+        allocations go into the graph's memory pool, and refuse a tensor
+        there that outlives the call without being an output, as these do
+        (found on the H100: "2 tensor(s) in the cudagraph pool not tracked
+        as outputs")."""
         key = (device, workspace_shape(spec, N), stream)
         ws = self._ws.get(key)
         if ws is None:
-            ws = self._ws[key] = workspace(torch, device, spec, N)
+            if torch.cuda.is_current_stream_capturing():  # (in the capture's pool, which its graph keeps)
+                ws = workspace(torch, device, spec, N)
+            else:
+                side = self._side.get(device)
+                if side is None:
+                    side = self._side[device] = torch.cuda.Stream(device)
+                call = torch.cuda.current_stream(device)
+                with torch.cuda.stream(side):
+                    ws = workspace(torch, device, spec, N)
+                call.wait_stream(side)  # zeroed before the call's kernel reads them
+                for t in ws:
+                    t.record_stream(call)  # (freed: not reused before the call's stream is past them)
+            self._ws[key] = ws
         return ws
 
     def quantize(self, x, granularity="token"):
