@@ -168,9 +168,10 @@ def gemv(m, k, w_dtype="bf16", tile=(32, 256), stages=6, l2_promotion="l2_128b",
     owns whole row blocks and stores y). The launch's grid (pass grid=) is
     at most ``info["max_grid"]`` CTAs: the shares are computed in 32 bits,
     (blockIdx + 1) · tiles (row blocks with "rows"), so the kernel records
-    that limit (`dsl.max_grid`) and the launch refuses a larger grid. `vec`
-    elements of a row per lane and tile: 8 (a warp per row) or 16 (fp8 with f16x2 math:
-    half a warp per row). `x_dtype` "bf16", or "f16" with fp8 f16x2 math.
+    that limit (`dsl.max_grid`) and the launch refuses a larger grid.
+    `vec` elements of a row per lane and tile: 8 (a warp per row) or 16
+    (fp8 with f16x2 math: half a warp per row). `x_dtype` "bf16", or "f16"
+    with fp8 f16x2 math.
     `w_hint`: an L2 eviction priority for the W loads, or None. `pdl`: built
     for programmatic dependent launch: W streams before the earlier kernels
     end, x, the scales and y are touched after (split "tiles" zeroes y in
