@@ -316,12 +316,17 @@ def markdown(results: Path, *_):
     TB/s of nvtma / the baseline for each mode, the config of the per-tensor
     point, and how many of issue #13's targets are met: by the fastest
     config a run timed (what autotuning finds) and by the one Gemm() picks
-    (`now_us`)."""
-    rows = {}
+    (`now_us`); only for a run on an H200 (or one that names no machine),
+    whose DRAM stream the targets' caps are."""
+    rows, machine = {}, None
     for line in results.read_text().splitlines():
         r = json.loads(line)
         if r.get("bench") == "gemm" and "us" in r:
             rows[r["N"], r["K"], r["M"], r["mode"]] = r
+        elif r.get("bench") == "gemm" and "machine" in r:
+            machine = r["machine"]
+    # the targets are the H200's (their TB/s caps are its DRAM stream's): marked only for a run on one
+    judged = machine is None or "H200" in machine
     met = total = met_now = 0
     for N, K in SHAPES:
         print(f"**{N} × {K}**\n")
@@ -339,7 +344,7 @@ def markdown(results: Path, *_):
                 if r.get("base_W_TBps"):
                     cell += f" / {r['base_W_TBps']:.2f} ({r['speedup']:.2f}×)"
                     k, cap = TARGETS[mode]
-                    if M <= (64 if mode == "bf16" else 128):
+                    if judged and M <= (64 if mode == "bf16" else 128):
                         total += 1
                         goal = min(k * r["base_W_TBps"], cap)
                         ok = r["W_TBps"] >= goal
@@ -351,7 +356,10 @@ def markdown(results: Path, *_):
             short = config_text(cfg) if cfg else "—"
             print(f"| {M} | " + " | ".join(cells) + f" | {short} |")
         print()
-    print(f"targets met (✓): {met} of {total}; by the configs Gemm() picks: {met_now} of {total}")
+    if judged:
+        print(f"targets met (✓): {met} of {total}; by the configs Gemm() picks: {met_now} of {total}")
+    else:
+        print(f"targets not marked: issue #13's are the H200's, this run is on {machine}")
 
 
 if __name__ == "__main__":

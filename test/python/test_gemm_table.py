@@ -90,3 +90,27 @@ def test_every_table_entry_plans_at_every_m_of_its_tile():
         for M in range(lowest[BM], BM + 1):
             spec = g.plan(M, N, K, wd, scale)[0]
             assert spec.info["BM"] * spec.info["ms"] >= M
+
+
+def _point(M, mode, tbps, base):
+    return {"bench": "gemm", "N": 4096, "K": 7168, "M": M, "mode": mode, "config": [8, 64, 1, 1], "us": 1.0,
+            "now_us": 4096 * 7168 / tbps / 1e6, "W_TBps": tbps, "base_W_TBps": base, "speedup": tbps / base,
+            "correct": True}
+
+
+@pytest.mark.parametrize("machine, judged", [("NVIDIA H200", True), ("NVIDIA H100 80GB HBM3", False), (None, True)])
+def test_markdown_marks_the_h200s_targets_only_on_an_h200(gemm_bench, tmp_path, capsys, machine, judged):
+    """#13's targets (x the baseline, capped at the H200's DRAM stream) are
+    marked and counted for a run on an H200 (or lines naming no machine),
+    not for one on another GPU, where the caps mean nothing."""
+    head = [{"bench": "gemm", "machine": machine, "sms": 132}] if machine else []
+    lines = head + [_point(1, "tensor", 3.0, 1.9), _point(8, "tensor", 2.0, 1.9)]
+    p = tmp_path / "run.jsonl"
+    p.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    gemm_bench.markdown(p)
+    out = capsys.readouterr().out
+    assert ("3.00 / 1.90 (1.58×) ✓" in out) == judged and "2.00 / 1.90 (1.05×) |" in out
+    if judged:
+        assert "targets met (✓): 1 of 2; by the configs Gemm() picks: 1 of 2" in out
+    else:
+        assert "targets not marked" in out and machine in out and "✓" not in out.split("targets")[0]
