@@ -217,9 +217,8 @@ def test_a_pdl_kernel_is_launched_with_programmatic_serialization(stub):
 def test_a_grid_past_the_records_max_grid_is_refused(stub):
     """A record's launch.max_grid (dsl.max_grid: the most CTAs the kernel's
     work split holds) bounds every launch's CTAs in all, before the driver
-    is touched; a grid within it launches, also after a refused one, and a
-    repeated launch of the same grid object takes the cached configuration;
-    max_grid must be an int of at least 1."""
+    is touched, the same grid object again too; a grid within it launches,
+    also after a refused one; max_grid must be an int of at least 1."""
     run(stub, """
         k = kernel(F.records(launch={"block": [128, 1, 1], "cluster": None, "smem": 0, "max_grid": 96}))
         g = (96,)
@@ -227,8 +226,10 @@ def test_a_grid_past_the_records_max_grid_is_refused(stub):
         k(t(), t(), 7, grid=g)
         assert list(last.grid) == [96, 1, 1]
         n = last.count
-        msg = expect("launch-config", k, t(), t(), 7, grid=(97,))
+        big = (97,)
+        msg = expect("launch-config", k, t(), t(), 7, grid=big)
         assert "97 CTAs" in msg and "at most 96" in msg and "max_grid" in msg, msg
+        expect("launch-config", k, t(), t(), 7, grid=big)   # the same object again: not cached as checked
         expect("launch-config", k, t(), t(), 7, grid=(8, 12, 2))   # 192 in all
         expect("launch-config", k, t(), t(), 7, grid=lambda *a: (200,))
         assert last.count == n   # refused before the driver
