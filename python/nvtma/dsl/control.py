@@ -712,6 +712,8 @@ class range:  # noqa: N801,A001 (mirrors Python's range)
                      "stop - 1 - i)", rule="loop")
             if known is None and not _known_positive(st):
                 _trap_unless_positive(cls(st))
+            if cls is not Index and cls.width == 32 and known != 1:
+                _refuse_or_trap_on_wrap(cls, lo, hi, st, known)
             leaves, rebuild = flatten(self.carry if self.carry is not None else [])
             init = _leaf_values(leaves, "carry")
             loop = scf.ForOp(lo, hi, st, init)
@@ -831,6 +833,30 @@ def _trap_unless_positive(step):
     build refuses such constant steps (Python's range raises for 0)."""
     bad = step == 0 if not step.signed or type(step) is _n.Boolean else step <= 0
     guard = scf.IfOp(as_value(bad), [], has_else=False)
+    with ir.InsertionPoint(guard.then_block):
+        llvm.Trap()
+        scf.YieldOp([])
+
+
+def _refuse_or_trap_on_wrap(cls, lo, hi, st, step):
+    """A 32-bit counter whose last value plus the step passes the top of its type wraps, and the loop never
+    ends (`dsl.range(0, n, 4)` with n = 2^31 - 1). Known bounds: a KernelBuildError; run-time ones: the
+    kernel traps before the loop, as it does for a run-time step of 0 (a step of 1 never wraps, and 64-bit
+    counters would need a stop near 2^63)."""
+    top = (1 << 31) - 1 if cls.signed else (1 << 32) - 1
+    a, b = _constant_int(lo, cls), _constant_int(hi, cls)
+    if a is not None and b is not None and step is not None:
+        if a < b and a + (b - 1 - a) // step * step > top - step:
+            fail(f"dsl.range({a}, {b}, {step}) over {cls.__name__}: its last counter value plus the step "
+                 f"passes {top}, so the counter wraps and the loop never ends; use Int64 bounds", rule="loop")
+        return
+    u = _n.Uint32
+    start, stop, by = cls(lo), cls(hi), cls(st)
+    # the last counter value, start + (stop - 1 - start) // step * step, in unsigned arithmetic: exact, since
+    # it lies between start and stop (the difference of an empty range wraps, and start < stop drops it)
+    last = u(start.value) + (u(stop.value) - u(start.value) - 1) // u(by.value) * u(by.value)
+    wraps = (start < stop) & (cls(last.value) > cls(top) - by)
+    guard = scf.IfOp(as_value(wraps), [], has_else=False)
     with ir.InsertionPoint(guard.then_block):
         llvm.Trap()
         scf.YieldOp([])
