@@ -831,7 +831,11 @@ def _trap_unless_positive(step):
     """A run-time step of 0 looped forever, and a negative one counted up past the stop until the counter
     wrapped (scf.for assumes a positive step): the kernel traps there instead, before the loop, as the
     build refuses such constant steps (Python's range raises for 0)."""
-    bad = step == 0 if not step.signed or type(step) is _n.Boolean else step <= 0
+    _trap_if(step == 0 if not step.signed or type(step) is _n.Boolean else step <= 0)
+
+
+def _trap_if(bad):
+    """The kernel traps where the run-time Boolean `bad` holds."""
     guard = scf.IfOp(as_value(bad), [], has_else=False)
     with ir.InsertionPoint(guard.then_block):
         llvm.Trap()
@@ -855,11 +859,7 @@ def _refuse_or_trap_on_wrap(cls, lo, hi, st, step):
     # the last counter value, start + (stop - 1 - start) // step * step, in unsigned arithmetic: exact, since
     # it lies between start and stop (the difference of an empty range wraps, and start < stop drops it)
     last = u(start.value) + (u(stop.value) - u(start.value) - 1) // u(by.value) * u(by.value)
-    wraps = (start < stop) & (cls(last.value) > cls(top) - by)
-    guard = scf.IfOp(as_value(wraps), [], has_else=False)
-    with ir.InsertionPoint(guard.then_block):
-        llvm.Trap()
-        scf.YieldOp([])
+    _trap_if((start < stop) & (cls(last.value) > cls(top) - by))
 
 
 def _constant_int(v, cls):
