@@ -85,7 +85,7 @@ def run(d):
                                      quantize=mode.endswith("bf16x"), sms=132)
             BN, ms, BM = spec.consts["BN"], spec.info["ms"], spec.info["BM"]
             y = torch.empty(M, N, device=dev, dtype=torch.bfloat16)
-            ws, counters = g._workspace(torch, x.device, spec, N, gemm._current_stream(x.device.index))
+            ws, counters = g._workspace(torch, x.device, spec, N, gemm._stream_key(x.device.index))
             sxk = gemm.block_scales_for_kernel(sx) if scale == "block" else sx
             extra = [sw] + ([sxk] if spec.info["x_scale"] not in ("fused",) and not mode.endswith("bf16x") else []) \
                 if fp8 else []
@@ -105,7 +105,7 @@ def run(d):
                                     quantize=mode.endswith("bf16x"), sms=132),
                 empty=lambda: torch.empty(M, N, device=x.device, dtype=torch.bfloat16),
                 new_empty=lambda: x.new_empty((M, N), dtype=torch.bfloat16),
-                workspace=lambda: g._workspace(torch, x.device, spec, N, gemm._current_stream(x.device.index)),
+                workspace=lambda: g._workspace(torch, x.device, spec, N, gemm._stream_key(x.device.index)),
                 # a kernel of several K steps a stage: its operands' [K / bk, rows, bk] views, made every call
                 operand_views=lambda: (gemm.gemm_operand_view(x), gemm.gemm_operand_view(w)),
                 parts_for=lambda: gemm.parts_for(splits, N, K, BN, gemm.F8 if fp8 else "bf16", 132,

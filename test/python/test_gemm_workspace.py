@@ -1,10 +1,11 @@
 """Gemm's split-K workspaces (Gemm._workspace), with a stand-in for torch's
-CUDA streams: one pair per device, shape and stream, made once; outside a
-capture allocated and zeroed on the Gemm's own stream, which the call's
-stream waits for (torch.compile's CUDA graph trees put the warm-up stream's
-allocations in the graph's memory pool and refuse tensors there that
-outlive the call: the H100 run of test_gemm_as_a_torch_op_under_torch_compile
-failed so); under a capture, in the capture's pool."""
+CUDA streams: one pair per device, shape and stream, made once, allocated
+and zeroed on the Gemm's own stream (torch.compile's CUDA graph trees put
+the warm-up stream's allocations in the graph's memory pool and refuse
+tensors there that outlive the call: the H100 run of
+test_gemm_as_a_torch_op_under_torch_compile failed so). Outside a capture
+the call's stream waits for the zeroing; under one (its own pair, not an
+eager stream's) the thread does, with the capture mode relaxed."""
 
 import contextlib
 import types
@@ -19,6 +20,9 @@ class _Stream:
 
     def wait_stream(self, other):
         self.log.append(("wait", self.name, other.name))
+
+    def synchronize(self):
+        self.log.append(("synchronize", self.name))
 
 
 class _Tensor:
@@ -70,8 +74,23 @@ def test_a_streams_workspace_is_made_on_the_gemms_own_stream_once():
     assert torch.cuda.streams == 2  # a stream of the Gemm's per device
 
 
-def test_under_a_capture_the_workspace_is_the_captures():
+def test_under_a_capture_the_workspace_is_its_own_and_outside_the_captures_pool(monkeypatch):
     torch, g = _torch(), gemm.Gemm()
+    relaxed = []
+
+    @contextlib.contextmanager
+    def relax():
+        relaxed.append("in")
+        yield
+        relaxed.append("out")
+    monkeypatch.setattr(gemm, "_relaxed_capture", relax)
+    eager = g._workspace(torch, "cuda:0", SPEC, 256, stream=0x100)
+    assert relaxed == [] and torch.log == [("wait", "call", "side1")]
     torch.cuda.capturing = True
-    ws, counters = g._workspace(torch, "cuda:0", SPEC, 256, stream=0x100)
-    assert ws.stream == counters.stream == "call" and not torch.log and torch.cuda.streams == 0
+    ws, counters = g._workspace(torch, "cuda:0", SPEC, 256, stream=(0x100, "capture"))
+    assert ws is not eager[0]  # a replay on another stream beside eager calls on 0x100 would mix partials
+    assert ws.stream == counters.stream == "side1"  # not in the capture's pool
+    assert torch.log[1:] == [("synchronize", "side1")]  # the thread waits: the capture cannot
+    assert relaxed == ["in", "out"] and ws.recorded == counters.recorded == []
+    assert g._workspace(torch, "cuda:0", SPEC, 256, stream=(0x100, "capture")) == (ws, counters)
+    assert relaxed == ["in", "out"] and torch.cuda.streams == 1

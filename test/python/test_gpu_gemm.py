@@ -410,6 +410,38 @@ def test_one_gemm_on_two_streams_at_once_keeps_their_split_k_apart():
         assert all(_same(y, want[j]) for y in ys[j]), f"stream {j}"
 
 
+def test_a_graph_replayed_beside_eager_calls_of_its_gemm_keeps_their_split_k_apart():
+    """A captured split-K call took the workspace of the Gemm's eager calls: a replay on one stream while
+    eager calls ran on another mixed their partials. A capture's workspace is its own now, made outside the
+    capture's memory pool (the capture mode relaxed for it); the graph replays right beside eager calls."""
+    M, N, K, mode, cfg = gpu_cases.GEMM_CASES[3]  # 4 K splits: the workspace in use
+    g = _gemm()
+    (x1, w, kw1), (x2, _, kw2) = _inputs(M, N, K, mode, 1), _inputs(M, N, K, mode, 2)
+    kw2 = dict(kw1, x_scale=kw2["x_scale"])
+    want = [g(x1, w, config=cfg, **kw1), g(x2, w, config=cfg, **kw2)]
+    torch.cuda.synchronize()
+    eager = set(id(t) for ws in g._ws.values() for t in ws)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        yg = g(x2, w, config=cfg, **kw2)
+    captured = [ws for ws in g._ws.values() if not eager & {id(t) for t in ws}]
+    assert len(captured) == 1  # a pair of the capture's own
+    assert len({t.data_ptr() for ws in g._ws.values() for t in ws}) == 2 * len(g._ws)  # none shares bytes
+    streams = [torch.cuda.Stream(), torch.cuda.Stream()]
+    for s in streams:
+        s.wait_stream(torch.cuda.current_stream())
+    ys, yr = [], []
+    for _ in range(40):
+        with torch.cuda.stream(streams[0]):
+            ys.append(g(x1, w, config=cfg, **kw1))
+        with torch.cuda.stream(streams[1]):
+            graph.replay()
+            yr.append(yg.clone())
+    torch.cuda.synchronize()
+    assert all(_same(y, want[0]) for y in ys), "eager calls"
+    assert all(_same(y, want[1]) for y in yr), "replays"
+
+
 def test_gemm_refuses_inputs_it_would_mishandle():
     """Non-tensor scales were an AttributeError; inputs that require grad gave a y without grad_fn."""
     M, N, K, mode, cfg = gpu_cases.GEMM_CASES[0]

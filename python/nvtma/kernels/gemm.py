@@ -2163,32 +2163,43 @@ class Gemm:
 
     def _workspace(self, torch, device, spec, N, stream):
         """The split-K workspace and per-tile counters (`workspace`), one
-        pair per device, shape and CUDA stream: the last unit of each tile
-        zeroes its part and resets its counter. Calls on two streams shared
-        one pair, and their kernels' partials of a tile mixed.
+        pair per device, shape and CUDA stream (`_stream_key`: a capture on a
+        stream is one apart from the stream's eager calls): the last unit of
+        each tile zeroes its part and resets its counter. Calls on two
+        streams shared one pair, and their kernels' partials of a tile mixed.
 
-        Outside a capture they are allocated and zeroed on a stream of the
-        Gemm's own, which the call's stream then waits for: torch.compile's
-        CUDA graph trees run their warm-up calls on a stream whose
-        allocations go into the graph's memory pool, and refuse a tensor
-        there that outlives the call without being an output, as these do
-        (found on the H100: "2 tensor(s) in the cudagraph pool not tracked
-        as outputs")."""
+        They are allocated and zeroed on a stream of the Gemm's own, never
+        in a capture's memory pool: torch.compile's CUDA graph trees run
+        their warm-up calls on a stream whose allocations go into the
+        graph's pool, and refuse a tensor there that outlives the call
+        without being an output, as these do (found on the H100: "2
+        tensor(s) in the cudagraph pool not tracked as outputs"). Outside a
+        capture the call's stream waits for the zeroing; a capture cannot
+        wait for work outside it, so under one the thread waits (once per
+        capture stream), with the capture mode relaxed for the allocation
+        and the wait (`driver.relaxed_capture`). A captured call's workspace
+        was an eager stream's before: a replay on another stream beside
+        eager calls on that one mixed their partials. Graphs captured on one
+        stream share its pair, as torch's captured cuBLAS calls share a
+        workspace: replay them one at a time. The pairs live as long as the
+        Gemm: keep it while graphs of its calls can replay."""
         key = (device, workspace_shape(spec, N), stream)
         ws = self._ws.get(key)
         if ws is None:
-            if torch.cuda.is_current_stream_capturing():  # (in the capture's pool, which its graph keeps)
-                ws = workspace(torch, device, spec, N)
-            else:
+            capturing = torch.cuda.is_current_stream_capturing()
+            with _relaxed_capture() if capturing else contextlib.nullcontext():
                 side = self._side.get(device)
                 if side is None:
                     side = self._side[device] = torch.cuda.Stream(device)
                 call = torch.cuda.current_stream(device)
                 with torch.cuda.stream(side):
                     ws = workspace(torch, device, spec, N)
-                call.wait_stream(side)  # zeroed before the call's kernel reads them
-                for t in ws:
-                    t.record_stream(call)  # (freed: not reused before the call's stream is past them)
+                if capturing:
+                    side.synchronize()  # zeroed before the graph can first replay
+                else:
+                    call.wait_stream(side)  # zeroed before the call's kernel reads them
+                    for t in ws:
+                        t.record_stream(call)  # (freed: not reused before the call's stream is past them)
             self._ws[key] = ws
         return ws
 
@@ -2607,16 +2618,10 @@ class _Prepared:
             x, w = gemm_operand_view(x), self.operand_w(w)
         y = out if out is not None else self.new_y()
         workspaces, dev, parts = self.tail
-        stream = _current_stream(dev) if dev is not None else None  # the launch's: each its own workspace
+        stream = _stream_key(dev) if dev is not None else None  # the launch's: each its own workspace
         wc = self.ws.get(stream)
         if wc is None:
-            import torch
-            if self.ws and torch.cuda.is_current_stream_capturing():
-                # a graph captured on a stream of its own reuses the call's workspace: one allocated in the
-                # capture's pool is not a graph output, which torch.compile's CUDA graph trees refuse
-                wc = next(iter(self.ws.values()))
-            else:
-                wc = self.ws[stream] = workspaces(stream)
+            wc = self.ws[stream] = workspaces(stream)
         ws, counters = wc
         if profile:
             self.kernel(w, x, y, ws, counters, parts, *(w_scale, x_scale)[:self.scales], *profile, grid=self.grid)
@@ -2629,10 +2634,18 @@ class _Prepared:
         return y
 
 
-def _current_stream(device_index):
-    """The raw handle of torch's current CUDA stream on the device (what the launch uses)."""
+def _stream_key(device_index):
+    """Whose split-K workspace a call on the device takes (Gemm._workspace):
+    torch's current CUDA stream (its raw handle, what the launch uses), or
+    (that handle, "capture") while a graph is being captured on it."""
     import torch
-    return torch._C._cuda_getCurrentRawStream(device_index)
+    s = torch._C._cuda_getCurrentRawStream(device_index)
+    return (s, "capture") if torch.cuda.is_current_stream_capturing() else s
+
+
+def _relaxed_capture():
+    from ..runtime.driver import relaxed_capture
+    return relaxed_capture()
 
 
 def gemm_operand_view(t):

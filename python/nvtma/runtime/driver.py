@@ -19,6 +19,7 @@ raises LaunchError(rule="driver").
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -173,6 +174,23 @@ def wait_stream(ours: int, theirs: int) -> None:
         check(d.cuStreamWaitEvent(d.CUstream(ours), ev, 0), "cuStreamWaitEvent")
     finally:
         d.cuEventDestroy(ev)
+
+
+@contextlib.contextmanager
+def relaxed_capture():
+    """This thread's stream-capture mode relaxed for the block, then as it
+    was (cuThreadExchangeStreamCaptureMode, push-pop): while a graph is
+    being captured in the global mode (torch.cuda.graph's default), the
+    capturing thread may not cudaMalloc or synchronize any stream, even one
+    the capture does not touch. torch's allocator relaxes the mode so for
+    its captured allocations; this is for work kept outside the capture."""
+    d = drv()
+    was = check(d.cuThreadExchangeStreamCaptureMode(d.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED),
+                "cuThreadExchangeStreamCaptureMode")
+    try:
+        yield
+    finally:
+        check(d.cuThreadExchangeStreamCaptureMode(was), "cuThreadExchangeStreamCaptureMode")
 
 
 # --------------------------------------------------------------------------- the launch call
