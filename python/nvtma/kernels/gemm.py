@@ -2168,38 +2168,44 @@ class Gemm:
         each tile zeroes its part and resets its counter. Calls on two
         streams shared one pair, and their kernels' partials of a tile mixed.
 
-        They are allocated and zeroed on a stream of the Gemm's own, never
-        in a capture's memory pool: torch.compile's CUDA graph trees run
-        their warm-up calls on a stream whose allocations go into the
-        graph's pool, and refuse a tensor there that outlives the call
-        without being an output, as these do (found on the H100: "2
-        tensor(s) in the cudagraph pool not tracked as outputs"). Outside a
-        capture the call's stream waits for the zeroing; a capture cannot
-        wait for work outside it, so under one the thread waits (once per
-        capture stream), with the capture mode relaxed for the allocation
-        and the wait (`driver.relaxed_capture`). A captured call's workspace
-        was an eager stream's before: a replay on another stream beside
-        eager calls on that one mixed their partials. Graphs captured on one
-        stream share its pair, as torch's captured cuBLAS calls share a
-        workspace: replay them one at a time. The pairs live as long as the
-        Gemm: keep it while graphs of its calls can replay."""
+        They are allocated and zeroed on a stream of the Gemm's own, by a
+        thread of their own, never in a capture's memory pool: torch.compile's
+        CUDA graph trees run their warm-up calls with every allocation of the
+        calling thread (on any stream) going into the graph's pool, and refuse
+        a tensor there that outlives the call without being an output, as
+        these do (found on the H100: "2 tensor(s) in the cudagraph pool not
+        tracked as outputs", with the allocation on the Gemm's stream but the
+        call's thread too). Outside a capture the call's stream waits for the
+        zeroing; a capture cannot wait for work outside it, so under one the
+        allocating thread waits (once per capture stream), its capture mode
+        relaxed (`driver.relaxed_capture`: a global-mode capture on any thread
+        refuses cudaMalloc and stream waits on every thread). A captured
+        call's workspace was an eager stream's before: a replay on another
+        stream beside eager calls on that one mixed their partials. Graphs
+        captured on one stream share its pair, as torch's captured cuBLAS
+        calls share a workspace: replay them one at a time. The pairs live as
+        long as the Gemm: keep it while graphs of its calls can replay."""
         key = (device, workspace_shape(spec, N), stream)
         ws = self._ws.get(key)
         if ws is None:
             capturing = torch.cuda.is_current_stream_capturing()
-            with _relaxed_capture() if capturing else contextlib.nullcontext():
-                side = self._side.get(device)
-                if side is None:
-                    side = self._side[device] = torch.cuda.Stream(device)
+
+            def make():
+                with _relaxed_capture() if capturing else contextlib.nullcontext():
+                    side = self._side.get(device)
+                    if side is None:
+                        side = self._side[device] = torch.cuda.Stream(device)
+                    with torch.cuda.stream(side):
+                        ws = workspace(torch, device, spec, N)
+                    if capturing:
+                        side.synchronize()  # zeroed before the graph can first replay
+                return side, ws
+            side, ws = _on_a_thread_of_its_own(make)
+            if not capturing:
                 call = torch.cuda.current_stream(device)
-                with torch.cuda.stream(side):
-                    ws = workspace(torch, device, spec, N)
-                if capturing:
-                    side.synchronize()  # zeroed before the graph can first replay
-                else:
-                    call.wait_stream(side)  # zeroed before the call's kernel reads them
-                    for t in ws:
-                        t.record_stream(call)  # (freed: not reused before the call's stream is past them)
+                call.wait_stream(side)  # zeroed before the call's kernel reads them
+                for t in ws:
+                    t.record_stream(call)  # (freed: not reused before the call's stream is past them)
             self._ws[key] = ws
         return ws
 
@@ -2641,6 +2647,24 @@ def _stream_key(device_index):
     import torch
     s = torch._C._cuda_getCurrentRawStream(device_index)
     return (s, "capture") if torch.cuda.is_current_stream_capturing() else s
+
+
+def _on_a_thread_of_its_own(fn):
+    """fn() run by a new thread, its value returned (or its exception raised) here."""
+    import threading
+    out = {}
+
+    def run():
+        try:
+            out["value"] = fn()
+        except BaseException as e:  # (raised in the caller's thread)
+            out["error"] = e
+    t = threading.Thread(target=run, name="nvtma-gemm-workspace")
+    t.start()
+    t.join()
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
 
 
 def _relaxed_capture():
