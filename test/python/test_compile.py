@@ -252,6 +252,12 @@ _CRASHERS = [
     ("gather4-sm_100", _GATHER4, dict(arch="sm_100"), r"gather4 TMA copies need an sm_100 or sm_110 family target "
      r"with the a or f suffix \(sm_100a, .*\), the target is sm_100"),
     ("gather4-sm_120a", _GATHER4, dict(arch="sm_120a"), "gather4 TMA copies need an sm_100 or sm_110 family"),
+    # NVPTX prints no symbol it cannot write unquoted ("LLVM ERROR: Symbol name with unsupported characters")
+    ("name-space", _PLAIN.replace("@k", '@"my kernel"'), {}, r"symbol \"my kernel\" is not a name PTX takes: ASCII "
+     r"letters, digits, '_' and '\$', not starting with a digit"),
+    ("name-unicode", _PLAIN.replace("@k", '@"größe"'), {}, r"symbol \"gr\\C3\\B6\\C3\\9Fe\" is not a name PTX takes"),
+    ("name-llvm", _PLAIN.replace("    gpu.func @k", "    llvm.func @llvm.f() {\n      llvm.return\n    }\n    gpu.func @k"),
+     {}, r"defines \"llvm.f\" in the llvm. namespace, which LLVM keeps for its intrinsics"),
 ]
 
 _CHILD = """

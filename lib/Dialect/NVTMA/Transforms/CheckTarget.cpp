@@ -19,6 +19,9 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace mlir::nvtma {
@@ -244,6 +247,44 @@ LogicalResult checkTypes(Operation *op) {
   return success();
 }
 
+/// A symbol's name as PTX takes it: NVPTX ends the process on a name it
+/// cannot print unquoted ("Symbol name with unsupported characters"), an
+/// LLVM module refuses a definition in the intrinsics' `llvm.` namespace,
+/// and ptxas refuses a kernel whose name is not a PTX identifier (LLVM
+/// renames the dots of internal symbols only).
+LogicalResult checkSymbolName(Operation *op) {
+  auto symbol = dyn_cast<SymbolOpInterface>(op);
+  if (!symbol || isa<gpu::GPUModuleOp>(op))
+    return success();
+  StringRef name = symbol.getName();
+  auto quoted = [&] {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << '"';
+    llvm::printEscapedString(name, os);
+    os << '"';
+    return text;
+  };
+  bool kernel = isa<gpu::GPUFuncOp>(op) && cast<gpu::GPUFuncOp>(op).isKernel();
+  auto follows = [&](char c) {
+    return llvm::isAlnum(c) || c == '_' || c == '$' || (c == '.' && !kernel);
+  };
+  if (name.empty() || llvm::isDigit(name.front()) || name == "_" ||
+      name == "$" || !llvm::all_of(name, follows))
+    return op->emitOpError()
+           << "symbol " << quoted()
+           << " is not a name PTX takes: ASCII letters, digits, '_' and '$'"
+           << (kernel ? "" : " (and '.')")
+           << ", not starting with a digit";
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  bool declaration = function ? function.isExternal() : symbol.isDeclaration();
+  if (name.starts_with("llvm.") && !declaration)
+    return op->emitOpError() << "defines " << quoted()
+                             << " in the llvm. namespace, which LLVM keeps "
+                                "for its intrinsics";
+  return success();
+}
+
 struct CheckTarget : mlir::nvtma::impl::NVTMACheckTargetBase<CheckTarget> {
   using Base::Base;
 
@@ -259,6 +300,7 @@ struct CheckTarget : mlir::nvtma::impl::NVTMACheckTargetBase<CheckTarget> {
         if (isa<memref::AllocaOp, memref::AllocOp>(op))
           ok &= succeeded(checkSharedAlloc(op));
         ok &= succeeded(checkTypes(op));
+        ok &= succeeded(checkSymbolName(op));
       });
       SmallVector<Arch> arches;
       if (ArrayAttr targets = module.getTargetsAttr())

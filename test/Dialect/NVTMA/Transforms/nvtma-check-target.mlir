@@ -214,3 +214,35 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
     gpu.return
   }
 }
+
+// -----
+
+// Names NVPTX cannot print end the process there ("Symbol name with
+// unsupported characters"); a kernel's dots reach ptxas, which refuses them.
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
+  // expected-error @+1 {{symbol "my kernel" is not a name PTX takes: ASCII letters, digits, '_' and '$', not starting with a digit}}
+  gpu.func @"my kernel"() kernel {
+    gpu.return
+  }
+  // expected-error @+1 {{symbol "gr\C3\B6\C3\9Fe" is not a name PTX takes}}
+  gpu.func @"größe"() kernel {
+    gpu.return
+  }
+  // expected-error @+1 {{symbol "k.k" is not a name PTX takes: ASCII letters, digits, '_' and '$', not starting with a digit}}
+  gpu.func @"k.k"() kernel {
+    gpu.return
+  }
+  // expected-error @+1 {{symbol "1abc" is not a name PTX takes: ASCII letters, digits, '_' and '$' (and '.'), not starting with a digit}}
+  llvm.func @"1abc"() {
+    llvm.return
+  }
+  // expected-error @+1 {{defines "llvm.foo" in the llvm. namespace, which LLVM keeps for its intrinsics}}
+  llvm.func @llvm.foo() {
+    llvm.return
+  }
+  // Declarations there are the intrinsics; dots elsewhere LLVM renames.
+  llvm.func @llvm.nvvm.barrier0()
+  llvm.func @helper.part() {
+    llvm.return
+  }
+}

@@ -63,6 +63,9 @@ def NVTMACheckTarget : Pass<"nvtma-check-target", "ModuleOp"> {
     - constructs upstream lowerings assert on: a non-positive or
       non-power-of-two `llvm.align`, shared memory allocated in a kernel body,
       a memref whose element count overflows int64.
+    - symbol names NVPTX cannot print ("Symbol name with unsupported
+      characters"): ASCII letters, digits, `_`, `$` (and `.` but for kernels),
+      not starting with a digit; no definition in the `llvm.` namespace.
 
     ```mlir
     // error: chip 'sm_91a' is not one LLVM's NVPTX backend can select; supported: ...
