@@ -218,10 +218,11 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler=None, num_multic
     if op.kind == "load_multicast" and num_multicast == 1:
         fail("CopyBulkTensorTileG2SMulticastOp with num_multicast=1: pass the number of CTAs it feeds",
              rule="multicast")
-    l2 = L2Promotion.coerce(l2_promotion, "l2_promotion").dialect
-    sw = Swizzle.coerce(swizzle, "swizzle").dialect
-    il = Interleave.coerce(interleave, "interleave").dialect
-    oob = OOBFill.coerce(oob_fill, "oob_fill").dialect
+    with _tensormap_errors():
+        l2 = L2Promotion.coerce(l2_promotion, "l2_promotion").dialect
+        sw = Swizzle.coerce(swizzle, "swizzle").dialect
+        il = Interleave.coerce(interleave, "interleave").dialect
+        oob = OOBFill.coerce(oob_fill, "oob_fill").dialect
     rank = gmem_tensor.rank
     try:
         shape = tuple(smem_layout)
@@ -231,6 +232,8 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler=None, num_multic
         shape = shape[1:]
     if len(shape) != rank and not op.kind.startswith("im2col"):
         fail(f"smem_layout {tuple(smem_layout)} for a rank-{rank} tensor", rule="atom")
+    if cta_tiler is not None and not isinstance(cta_tiler, (tuple, list)):
+        fail(f"cta_tiler {show(cta_tiler)}: the CTA's tile, a tuple of ints (outermost first)", rule="atom")
     tile = tuple(cta_tiler) if cta_tiler is not None else shape
     elem = gmem_tensor.dtype
     kind = op.kind
@@ -252,12 +255,14 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler=None, num_multic
         if num_multicast > 1:
             box[0] //= num_multicast
     else:
-        box = _cute_box(tile, num_multicast, sw, elem.width, il)
+        with _tensormap_errors():
+            box = _cute_box(tile, num_multicast, sw, elem.width, il)
     if num_multicast > 1:
         fields["multicast"] = num_multicast
     group = cta_group or getattr(op, "cta_group", 1)
     if group != 1:
         fields["cta_group"] = group
+    _check_atom_arch(kind, group, sw)
     if kind == "reduce":
         rk = op.reduction_kind
         if not isinstance(rk, ReductionKind):
@@ -274,6 +279,33 @@ def make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler=None, num_multic
         fail(_diagnostics(e), rule="atom")
     atom = _d.MakeTiledTmaAtomOp(atom_t, gmem_tensor.value, list(tile)).result
     return TmaInfo(dsl.Val(atom), gmem_tensor, tuple(tile), elem, sw, kind, num_multicast, tuple(box))
+
+
+class _tensormap_errors:
+    """The encoder's TensorMapError (a tile dim, a descriptor field's name) as a KernelBuildError at the
+    user's line, with the encoder's rule."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, typ, e, tb):
+        from .tensormap import TensorMapError
+        if isinstance(e, TensorMapError):
+            fail(str(e), rule=e.rule)
+        return False
+
+
+def _check_atom_arch(kind, group, swizzle):
+    """sm_100 atoms in a kernel for an older target: the lowering refused them only once the kernel was built
+    (the atom type's rules, lib/Dialect/NVTMA: gather4 and cta_group 2 need an sm_100 or sm_110 family a/f
+    chip, the 128B-atom swizzles sm_100)."""
+    k = dsl.current_kernel().kernel
+    what = "gather4" if kind == "gather4_load" else "cta_group 2" if group == 2 else None
+    if what is not None and not (k.arch_specific and k.sm // 10 in (10, 11)):
+        fail(f"a {what} TMA atom needs an sm_100 or sm_110 family target with the a or f suffix (sm_100a ...), "
+             f"the kernel targets {k.arch}", rule="arch")
+    if swizzle.startswith("swizzle_128b_atom") and k.sm < 100:
+        fail(f"swizzle {swizzle!r} is an sm_100 TMA swizzle, the kernel targets {k.arch}", rule="arch")
 
 
 @user_op
@@ -351,8 +383,8 @@ def cache_hint(name):
     """The 64-bit L2 cache policy of an eviction priority ("evict_first",
     "evict_normal", "evict_last"): createpolicy.fractional.L2::<p>.b64 with
     fraction 1.0, the values CUTLASS's CacheHintSm90 spells out."""
-    if name not in _HINTS:
-        fail(f"cache hint {name!r}: one of {sorted(_HINTS)}", rule="cache-hint")
+    if not isinstance(name, str) or name not in _HINTS:
+        fail(f"cache hint {show(name)}: one of {sorted(_HINTS)}", rule="cache-hint")
     return dsl.Int64(_HINTS[name] - (1 << 64) if _HINTS[name] >= 1 << 63 else _HINTS[name])
 
 
@@ -374,6 +406,7 @@ def copy(atom, coords, smem, *, tma_bar_ptr=None, mcast_mask=None, cta_rank=None
     if _single_issuer("cpasync.copy") == "direct":
         fail("cpasync.copy elects its issuing lane itself: call it from a whole warp (lang.WarpRole), not from "
              "a branch that one thread runs", rule="single-issuer")
+    coords = _coord_list(coords, "cpasync.copy")
     if not isinstance(smem, dsl.TensorValue) or smem.space != "shared":
         fail("cpasync.copy's smem must be a shared-memory buffer (lang.SMEMPool)", rule="smem")
     if smem.info is None:
@@ -423,11 +456,20 @@ def copy(atom, coords, smem, *, tma_bar_ptr=None, mcast_mask=None, cta_rank=None
     _d.CopyOp(a.value, _coord_values(coords, "cpasync.copy"), dst.value, offs, **kw)
 
 
+def _coord_list(coords, what):
+    """A TMA copy's coordinates, checked to be a list or tuple (an int or None was a TypeError at len() or in
+    the loop over them)."""
+    if not isinstance(coords, (tuple, list)):
+        fail(f"{what} coordinates {show(coords)}: a list or tuple of ints or run-time integers, one a dim of the "
+             "tensor (outermost first)", rule="coordinates")
+    return coords
+
+
 def _coord_values(coords, what):
     """A TMA copy's coordinates as index values: a Python int or a DSL constant outside signed 32 bits is
     refused (the lowering keeps each coordinate's low 32 bits: another box, loaded without a word)."""
     from .dsl.numeric import known_int
-    for c in coords:
+    for c in _coord_list(coords, what):
         k = c if isinstance(c, int) and not isinstance(c, bool) else known_int(c)
         if k is not None and not -(1 << 31) <= k < 1 << 31:
             fail(f"{what} coordinate {k}: TMA coordinates are signed 32-bit ({-(1 << 31)}..{(1 << 31) - 1})",
@@ -445,6 +487,7 @@ def prefetch(atom, coords, *, cta_rank=None, cache_hint=None):
     issues it, as for `copy`."""
     from .lang import _single_issuer
     info = atom if isinstance(atom, TmaInfo) else None
+    _coord_list(coords, "cpasync.prefetch")
     if _single_issuer("cpasync.prefetch") == "direct":
         fail("cpasync.prefetch elects its issuing lane itself: call it from a whole warp (lang.WarpRole), not "
              "from a branch that one thread runs", rule="single-issuer")
@@ -502,9 +545,27 @@ def create_tma_multicast_mask(cluster_shape, cta_coord, mcast_mode: int):
     if tuple(cluster_shape) + (1,) * (3 - len(cluster_shape)) != tuple(cl):
         fail(f"create_tma_multicast_mask cluster shape {list(cluster_shape)}, but the kernel's clusters are "
              f"{list(cl)}", rule="multicast")
+    if mcast_mode >= len(cluster_shape):  # (the op's verifier refused it, at the kernel's def line)
+        fail(f"create_tma_multicast_mask mcast_mode {mcast_mode}: a dim of the cluster shape "
+             f"{list(cluster_shape)} (0-{len(cluster_shape) - 1})", rule="multicast")
+    if not isinstance(cta_coord, (tuple, list)) or len(cta_coord) != len(cluster_shape):
+        fail(f"create_tma_multicast_mask cta_coord {show(cta_coord)}: this CTA's coordinates in the cluster, one "
+             f"a dim of the cluster shape {list(cluster_shape)}", rule="multicast")
+    for i, (c, d) in enumerate(zip(cta_coord, cluster_shape)):
+        k = _constant_int(c)
+        if k is not None and not 0 <= k < d:  # (run-time coordinates are the caller's)
+            fail(f"create_tma_multicast_mask cta_coord {show(cta_coord)}: coordinate {i} is {k}, the cluster has "
+                 f"{d} CTAs along that dim (0-{d - 1})", rule="multicast")
     op = _d.CreateTmaMulticastMaskOp([dsl.as_value(c, dsl.Index) for c in cta_coord], list(cluster_shape),
                                      mcast_mode)
     return dsl.Int16(op.result)
+
+
+def _constant_int(x):
+    """The value of a Python int or DSL integer constant (a bool is refused by the caller's type check, here
+    it is its int); None for a run-time value."""
+    from .dsl.numeric import known_int
+    return x if isinstance(x, int) else known_int(x)
 
 
 @user_op
@@ -561,7 +622,12 @@ def address_of(buf, indices=None):
     place there, as `buf[indices]` reads it (atomics, ldmatrix and mapa go
     through here); without indices, the buffer's physical start (what TMA,
     wgmma and tcgen05 descriptors take: the swizzle is theirs)."""
-    if indices is not None and isinstance(buf, dsl.TensorValue):
+    if not isinstance(buf, dsl.TensorValue):
+        fail(f"cpasync.address_of of {show(buf)}: a tensor (a kernel parameter or a shared buffer)", rule="tensor")
+    if indices is not None and not isinstance(indices, (tuple, list)):
+        fail(f"cpasync.address_of indices {show(indices)}: a list or tuple of indices, one a dim of the "
+             f"rank-{buf.rank} tensor", rule="index")
+    if indices is not None:
         # (a wrong count, slices, floats or None: a TypeError in the swizzle math, or the op's verifier late)
         indices = buf._indices(tuple(indices))
         off = _static_byte_offset(buf, indices)
@@ -624,6 +690,12 @@ def cluster_address(buf, indices, rank):
     if getattr(buf, "space", None) != "shared":
         fail(f"cluster_address of {getattr(buf, 'space', type(buf).__name__)!r} memory: a shared-memory tensor",
              rule="cluster")
+    cl = dsl.current_kernel().kernel._dims[1]
+    n = cl[0] * cl[1] * cl[2] if cl else 1
+    r = _constant_int(rank)
+    if isinstance(rank, bool) or (r is not None and not 0 <= r < n):  # mapa to a CTA that does not exist
+        fail(f"cluster_address rank {show(rank)}: " + (f"a CTA rank 0-{n - 1} of the kernel's clusters of {n} CTAs"
+             if n > 1 else "0, this CTA: the kernel has no clusters (@dsl.kernel(cluster=...))"), rule="cluster")
     return dsl.Val(nvvm.MapaOp(types.ptr(7), address_of(buf, indices).value, dsl.as_value(rank, dsl.Int32)).result)
 
 

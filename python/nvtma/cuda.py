@@ -92,9 +92,10 @@ def ballot_sync(pred, mask=FULL_MASK):
                                   nvvm.VoteSyncKind.ballot).result)
 
 
-def elect_sync():
-    """True in one lane of the calling warp (elect.sync)."""
-    return dsl.elect_sync()
+def elect_sync(membermask=None):
+    """True in one lane of the calling warp (elect.sync): over all 32 lanes, or over the lanes of `membermask`
+    (dsl.elect_sync's, e.g. activemask() in a branch that splits the warp)."""
+    return dsl.elect_sync(membermask)
 
 
 @user_op
@@ -277,6 +278,28 @@ __shfl_sync, __shfl_up_sync, __shfl_down_sync, __shfl_xor_sync = (shfl_sync, shf
 
 # --------------------------------------------------------------------------- reductions
 
+_REDUCTIONS = ("sum", "add", "max", "min", "and", "or", "xor")
+
+
+def _reduction(op):
+    """A reduction's `op`: one of the names, or a function of two values (a type, Float32, was called as
+    Float32(a, b), and a one-argument function with two: bare TypeErrors from inside the helper)."""
+    if isinstance(op, str) and op in _REDUCTIONS:
+        return op
+    if isinstance(op, type) or not callable(op):
+        what = f"{op.__name__} (a type)" if isinstance(op, type) else show(op)
+        fail(f"reduction {what}: 'sum', 'max', 'min', 'and', 'or', 'xor' or a function of two values",
+             rule="reduce")
+    import inspect
+    try:
+        inspect.signature(op).bind(None, None)
+    except TypeError:
+        fail(f"reduction {show(op)}: a function of two values (the partials it combines)", rule="reduce")
+    except ValueError:  # (no signature to read: a builtin)
+        pass
+    return op
+
+
 def _combine(a, b, op):
     if op == "sum" or op == "add":
         return a + b
@@ -301,6 +324,7 @@ def warp_reduce(val, op="sum", width=32, mask=FULL_MASK):
     """`op` over the `width` lanes of each group (butterfly shuffles: every lane gets the result)."""
     if not isinstance(width, int) or isinstance(width, bool) or width & (width - 1) or not 1 <= width <= 32:
         fail(f"warp_reduce width {width!r}: a power of two up to 32", rule="reduce")
+    _reduction(op)
     if isinstance(mask, int) and mask % (1 << 32) == FULL_MASK:
         _whole_warp("warp_reduce")
     off = width // 2
@@ -327,6 +351,7 @@ def cta_reduce(val, op="sum"):
     """`op` over every thread of the CTA; every thread gets the result. Each
     warp reduces with shuffles, warp 0 reduces the warps' partials from
     shared memory (a 32-slot scratch buffer per value type)."""
+    _reduction(op)
     k = dsl.current_kernel()
     threads = k.block[0] * k.block[1] * k.block[2]
     warps = (threads + 31) // 32
@@ -391,7 +416,8 @@ def cta_min(val):
 def _u32_operand(val, what):
     """A 32-bit integer operand of redux.sync (a float was converted, a 64-bit value truncated, silently)."""
     cls = type(val) if isinstance(val, dsl.Numeric) else None
-    if (cls is not None and (cls.is_float or cls.width > 32)) or isinstance(val, float):
+    if (cls is not None and (cls.is_float or cls.width > 32)) or isinstance(val, float) or (
+            cls is None and not isinstance(val, int)):  # (a Vector reached redux.sync's verifier)
         fail(f"{what} of {show(val)}: a 32-bit integer (convert it first)", rule="type")
     return as_value(val, Int32)
 
@@ -415,6 +441,13 @@ _SCOPES = {"gpu": "device", "device": "device", "cta": "block", "block": "block"
            "sys": None, "system": None}
 
 
+def _scope(scope, what, rule):
+    """A scope's name, checked (a list was a TypeError from the table's lookup)."""
+    if not isinstance(scope, str) or scope not in _SCOPES:
+        fail(f"{what} scope {show(scope)}: 'cta', 'cluster', 'gpu' or 'sys'", rule=rule)
+    return scope
+
+
 def _ptr(target, idx):
     """An LLVM pointer to target[idx] (a TensorValue) or target itself (a pointer Val)."""
     if isinstance(target, dsl.TensorValue):
@@ -422,6 +455,11 @@ def _ptr(target, idx):
         if idx is None:
             fail("an atomic on a tensor needs the element's indices", rule="atomic")
         return address_of(target, list(idx) if isinstance(idx, (tuple, list)) else [idx]).value, target.dtype
+    if idx is not None:
+        # the pointer is the element's address: an index here was dropped (atomic_add(address_of(o, [0]), 5, v)
+        # added into o[0])
+        fail(f"an atomic through a pointer with index {show(idx)}: the pointer is the element's address; pass "
+             "None (or no index) and give the indices to cpasync.address_of(tensor, idx)", rule="atomic")
     p = as_value(target)
     if not isinstance(p.type, llvm.PointerType):
         # an i32 as the address: a verifier error for atom, and for red_add's
@@ -446,12 +484,14 @@ def _static_alignment(target, idx, nbytes, what):
     if isinstance(target, dsl.TensorValue):
         target._constant_alignment(target._indices(tuple(idx) if isinstance(idx, (tuple, list)) else idx),
                                    nbytes, what)
+    else:  # a pointer from address_of: the byte offset its Python-int indices fix
+        from .cpasync import _check_address_alignment
+        _check_address_alignment(what, target, nbytes)
 
 
 def _atomic(kind, target, idx, val, scope):
     from .dsl.vector import Vector
-    if scope not in _SCOPES:
-        fail(f"atomic scope {scope!r}: 'cta', 'cluster', 'gpu' or 'sys'", rule="atomic")
+    _scope(scope, "atomic", "atomic")
     ptr, elem = _ptr(target, idx)
     if isinstance(val, Vector):
         _same_element(target, val, f"atomic {kind}")
@@ -522,6 +562,7 @@ def red_add(target, idx=None, val=None, *, scope="gpu"):
     if not isinstance(val, Vector):
         _atomic("add", target, idx, val, scope)
         return
+    _scope(scope, "atomic", "atomic")  # (before the packed form looks it up)
     ptr, _ = _ptr(target, idx)
     _same_element(target, val, "red_add")
     n, cls = len(val), val.dtype
@@ -531,8 +572,6 @@ def red_add(target, idx=None, val=None, *, scope="gpu"):
         return
     if cls is not Float32 or n not in (2, 4):
         fail(f"red_add of {val!r}: f32 x2/x4 or f16/bf16 x2", rule="atomic")
-    if _SCOPES.get(scope, "x") == "x":
-        fail(f"atomic scope {scope!r}: 'cta', 'cluster', 'gpu' or 'sys'", rule="atomic")
     sc = {"device": ".gpu", "block": ".cta", "cluster": ".cluster", None: ".sys"}[_SCOPES[scope]]
     if _addrspace(ptr) == 3:  # ptxas: "State space incorrect for feature 'red instruction with vector types'"
         fail(f"red_add of f32 x{n} on shared memory: the vector red forms are .global only; add lane by lane",
@@ -574,8 +613,7 @@ def atomic_cas(target, idx, compare, val=None, *, scope="gpu"):
     """Compare-and-swap (atom.cas); returns the old value."""
     if val is None:
         idx, compare, val = None, idx, compare
-    if scope not in _SCOPES:
-        fail(f"atomic scope {scope!r}: 'cta', 'cluster', 'gpu' or 'sys'", rule="atomic")
+    _scope(scope, "atomic", "atomic")
     ptr, elem = _ptr(target, idx)
     cls = elem or (type(val) if isinstance(val, Numeric) else Int32)
     _no_index(cls, "cas")
@@ -594,8 +632,7 @@ def thread_fence(scope="gpu", sem="acq_rel"):
     """fence.<sem>.<scope>: acquire-release by default; CUDA's __threadfence (membar.gl) is sem="sc" at "gpu",
     sequentially consistent, which store-buffering patterns (each thread stores, then loads the other's
     flag) need."""
-    if scope not in _SCOPES:
-        fail(f"fence scope {scope!r}: 'cta', 'cluster', 'gpu' or 'sys'", rule="fence")
+    _scope(scope, "fence", "fence")
     if sem not in ("acq_rel", "sc"):
         fail(f"fence sem={sem!r}: 'acq_rel' or 'sc'", rule="fence")
     kw = {"syncscope": _SCOPES[scope]} if _SCOPES[scope] else {}
@@ -610,8 +647,8 @@ def fence_proxy_async(space="shared::cta"):
     kinds = {"shared::cta": (nvvm.ProxyKind.async_shared, nvvm.SharedSpace.shared_cta),
              "shared::cluster": (nvvm.ProxyKind.async_shared, nvvm.SharedSpace.shared_cluster),
              "global": (nvvm.ProxyKind.async_global, None), "all": (nvvm.ProxyKind.async_, None)}
-    if space not in kinds:
-        fail(f"fence_proxy_async space {space!r}: one of {', '.join(kinds)}", rule="fence")
+    if not isinstance(space, str) or space not in kinds:
+        fail(f"fence_proxy_async space {show(space)}: one of {', '.join(kinds)}", rule="fence")
     kind, sp = kinds[space]
     nvvm.FenceProxyOp(kind, **({"space": sp} if sp is not None else {}))
 
@@ -644,6 +681,10 @@ def griddepcontrol_launch_dependents():
 @user_op
 def mbarrier_wait(barrier, stage, phase):
     """Wait for phase parity `phase` of `barrier[stage]` (lang.MBarrier.wait)."""
+    from .lang import MBarrier, _RemoteMBarrier
+    if not isinstance(barrier, (MBarrier, _RemoteMBarrier)):
+        fail(f"mbarrier_wait of {show(barrier)}: a lang.MBarrier (or TMABar, TCGen05Bar, a Pipeline's full/empty)",
+             rule="mbarrier")
     barrier.wait(stage, phase)
 
 
@@ -655,9 +696,12 @@ def printf(fmt, *args):
     if not isinstance(fmt, str):
         fail(f"printf format {fmt!r}: a Python str", rule="printf")
     vals = []
-    for a in args:
+    for i, a in enumerate(args):
         if isinstance(a, (int, float, bool)):
             a = Float32(a) if isinstance(a, float) else Int32(a)
+        if not isinstance(a, Numeric):  # (a Vector or a pointer reached gpu.printf's verifier)
+            fail(f"printf argument {i} is {show(a)}: a scalar (a Python or DSL number); print a Vector lane by "
+                 "lane", rule="printf")
         if isinstance(a, Numeric) and a.is_float and a.width < 64:
             a = a.to(dsl.Float64)
         elif isinstance(a, Numeric) and a.width < 32:  # C's promotion: %d reads a 4-byte slot
@@ -748,6 +792,8 @@ def ldmatrix(smem, row, col, num=4, trans=False):
 def stmatrix(smem, row, col, regs, trans=False):
     """stmatrix.sync.aligned.m8n8.x{len(regs)}.b16, the inverse of ldmatrix."""
     from .dsl.vector import Vector
+    if not isinstance(regs, (Vector, list, tuple)) and not hasattr(regs, "lanes"):
+        fail(f"stmatrix registers {show(regs)}: a Vector, or a list of 1, 2 or 4 32-bit values", rule="stmatrix")
     _whole_warp("stmatrix")
     ptr = _row_address(smem, row, col)
     if isinstance(regs, Vector) and regs.dtype.width != 32:  # packed b16 lanes: 32-bit registers of them
@@ -855,12 +901,23 @@ def make_float2(a, b):
     return _vec([a, b], Float32)
 
 
+def _float2(a, b, what):
+    """The operands of a 2 x f32 helper: 2-lane Float32 vectors (None was a TypeError from `*`)."""
+    from .dsl.vector import Vector
+    for v in (a, b):
+        if not isinstance(v, Vector) or len(v) != 2 or v.dtype is not Float32:
+            fail(f"{what} of {show(v)}: a 2-lane Float32 vector (make_float2(x, y), dsl.vector_of)", rule="type")
+    return a, b
+
+
 def fmul2_rn(a, b):
     """2 x f32 multiply (mul.rn.f32x2 on sm_100; two mul.rn.f32 on sm_90)."""
+    a, b = _float2(a, b, "fmul2_rn")
     return a * b
 
 
 def fadd2_rn(a, b):
+    a, b = _float2(a, b, "fadd2_rn")
     return a + b
 
 

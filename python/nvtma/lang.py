@@ -63,8 +63,15 @@ class SMEMPool:
         cls = dsl.dtype(dtype)
         shape = _static_shape(shape, "SMEMPool.alloc")
         if swizzle is not None:
+            from .cpasync import _tensormap_errors
             from .tensormap import Swizzle
-            swizzle = Swizzle.coerce(swizzle, "swizzle").dialect
+            with _tensormap_errors():  # (the encoder's TensorMapError named no line of the user's)
+                swizzle = Swizzle.coerce(swizzle, "swizzle").dialect
+        if align is not None and (not isinstance(align, int) or isinstance(align, bool) or align < 1
+                                  or align & (align - 1)):
+            # (a tuple or str was a TypeError from max(), a float an MLIR error, 1000 misaligned the buffer)
+            fail(f"SMEMPool.alloc align={show(align)}: a Python int, a power of two (bytes) such as 128 or 1024",
+                 rule="smem")
         need = swizzle_align(swizzle) if swizzle is not None else 128
         align = max(align or 0, need)
         k = self.k
@@ -73,11 +80,13 @@ class SMEMPool:
         n = 1
         for d in shape:
             n *= d
-        if off + n * eb > _SMEM_LIMIT:
+        static = k.static_bytes
+        if off + n * eb > _SMEM_LIMIT or static and (off + n * eb + 127) // 128 * 128 + static > _SMEM_LIMIT:
             # refused here, at the allocation's line (past 2**63 bytes the size
             # would not even fit the kernel's record)
             fail(f"SMEMPool.alloc of {list(shape)} {cls.__name__} ({n * eb} bytes at offset {off}) takes the kernel's "
-                 f"shared memory to {off + n * eb} bytes; a Hopper CTA gets at most {_SMEM_LIMIT}", rule="smem")
+                 f"shared memory to {off + n * eb} bytes" + (f" (and {static} of alloc_static)" if static else "")
+                 + f"; a Hopper CTA gets at most {_SMEM_LIMIT}", rule="smem")
         k.smem_bytes = off + n * eb
         stage_bytes = n * eb // shape[0] if len(shape) > 1 else 0
         return _view(k, off, shape, cls, SmemInfo(off, n * eb, align, swizzle, stage_bytes))
@@ -90,6 +99,19 @@ class SMEMPool:
         often, such as scales."""
         cls = dsl.dtype(dtype)
         shape = _static_shape(shape, "SMEMPool.alloc_static")
+        size = max(cls.width // 8, 1)
+        for d in shape:
+            size *= d
+        size = (size + 15) // 16 * 16  # (each global 16-byte aligned)
+        k = self.k
+        static = k.static_bytes
+        dynamic = (k.smem_bytes + 127) // 128 * 128  # (as the kernel's record rounds it)
+        if dynamic + static + size > _SMEM_LIMIT:
+            # the CTA's shared memory is the pool's and the static buffers' together: ptxas refused only a
+            # static part past the limit, with no line, and the launch the sum
+            fail(f"SMEMPool.alloc_static of {list(shape)} {cls.__name__} ({size} bytes) takes the kernel's shared "
+                 f"memory to {dynamic + static + size} bytes ({dynamic} of the pool, {static + size} static); a "
+                 f"Hopper CTA gets at most {_SMEM_LIMIT}", rule="smem")
         n = self.k.scratch.get(("static_smem",), 0)
         self.k.scratch[("static_smem",)] = n + 1
         return self.k.static_smem(f"__nvtma_static_{n}", list(shape), cls.mlir_type(), dtype=cls)
@@ -690,8 +712,9 @@ def WarpgroupRole(wg, regs=None, increase=False):  # noqa: N802
         yield
 
 
-def elect_sync():
-    return dsl.elect_sync()
+def elect_sync(membermask=None):
+    """dsl.elect_sync: one lane of the warp, or of `membermask`'s lanes."""
+    return dsl.elect_sync(membermask)
 
 
 def _loc():
@@ -766,6 +789,13 @@ class PersistentTileScheduler(_Persistent):
         if not isinstance(cluster_size, int) or isinstance(cluster_size, bool) or not 1 <= cluster_size <= 16:
             fail(f"cluster_size={cluster_size!r}: an int in [1, 16]", rule="scheduler")
         num_tiles = _tile_count(num_tiles, "num_tiles")
+        cl = dsl.current_kernel().kernel._dims[1] or (1, 1, 1)
+        if cluster_size > 1 and (cl[0] % cluster_size or cl[1] * cl[2] != 1):
+            # groups of cluster_size CTAs along x take the same tiles: a group across two clusters (2 in
+            # clusters of 3) or past the grid's end (no clusters) took tiles no cluster could share
+            fail(f"cluster_size={cluster_size}: CTAs blockIdx.x // {cluster_size} take the same tiles, but the "
+                 f"kernel's clusters are {list(cl)} CTAs: cluster=({cluster_size},) (or a multiple of it along x)",
+                 rule="scheduler")
         with _loc():
             if cluster_size == 1:
                 super().__init__(num_tiles, dsl.block_idx(), dsl.grid_dim())

@@ -100,6 +100,10 @@ SWIZZLE_MODE = {"none": 0, "swizzle_128b_atom_32b": 1, "swizzle_128b": 2, "swizz
 _VERSION = 1 << 46  # bits 46-48: "fixed constant value of 0b001"
 
 
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
 def _encode_field(name, v):
     if not isinstance(v, int) or isinstance(v, bool) or v % 16 or not 0 <= v < 1 << 18:
         fail(f"matrix descriptor {name} {v!r}: a multiple of 16 below {1 << 18}", rule="descriptor")
@@ -113,12 +117,12 @@ def descriptor_bits(start_address: int, leading_byte_offset: int, stride_byte_of
     dimension byte offset >> 4, 32-45 stride dimension byte offset >> 4,
     46-48 the constant 0b001, 49-51 base offset, 52 leading-dimension mode
     (1 = absolute address, sm_103a only), 61-63 swizzle mode."""
-    if swizzle not in SWIZZLE_MODE:
-        fail(f"swizzle {swizzle!r}: one of {', '.join(SWIZZLE_MODE)}", rule="descriptor")
-    if not isinstance(base_offset, int) or not 0 <= base_offset < 8:
-        fail(f"base offset {base_offset!r}: 0-7", rule="descriptor")
-    if lbo_mode not in (0, 1):
-        fail(f"leading dimension mode {lbo_mode!r}: 0 (relative) or 1 (absolute)", rule="descriptor")
+    if not isinstance(swizzle, str) or swizzle not in SWIZZLE_MODE:
+        fail(f"swizzle {show(swizzle)}: one of {', '.join(SWIZZLE_MODE)}", rule="descriptor")
+    if not _is_int(base_offset) or not 0 <= base_offset < 8:
+        fail(f"base offset {show(base_offset)}: 0-7", rule="descriptor")
+    if not _is_int(lbo_mode) or lbo_mode not in (0, 1):
+        fail(f"leading dimension mode {show(lbo_mode)}: 0 (relative) or 1 (absolute)", rule="descriptor")
     return (_encode_field("start address", start_address) | _encode_field("leading byte offset", leading_byte_offset)
             << 16 | _encode_field("stride byte offset", stride_byte_offset) << 32 | _VERSION | base_offset << 49
             | lbo_mode << 52 | SWIZZLE_MODE[swizzle] << 61)
@@ -127,6 +131,9 @@ def descriptor_bits(start_address: int, leading_byte_offset: int, stride_byte_of
 def infer_swizzle(row_elems, dtype) -> str:
     """The widest TMA/UMMA swizzle whose span divides a K-major row of
     `row_elems` elements (what SMEMPool.alloc_tcgen05_mma_AB picks)."""
+    if not _is_int(row_elems) or row_elems < 1:
+        fail(f"infer_swizzle row_elems {show(row_elems)}: a positive int (the elements of a K-major row)",
+             rule="descriptor")
     width = _bits(dtype)
     row = row_elems * width // 8
     for span, sw in ((128, "swizzle_128b"), (64, "swizzle_64b"), (32, "swizzle_32b")):
@@ -147,8 +154,8 @@ def encode_matrix_descriptor(addr, leading_byte_offset, stride_byte_offset, swiz
     built by upstream nvvm.tcgen05.mma_smem_desc. The offsets are Python ints
     (checked) or run-time values (trusted)."""
     require_arch("tcgen05.encode_matrix_descriptor")
-    if swizzle not in SWIZZLE_MODE:
-        fail(f"swizzle {swizzle!r}: one of {', '.join(SWIZZLE_MODE)}", rule="descriptor")
+    if not isinstance(swizzle, str) or swizzle not in SWIZZLE_MODE:
+        fail(f"swizzle {show(swizzle)}: one of {', '.join(SWIZZLE_MODE)}", rule="descriptor")
     for name, v in (("leading byte offset", leading_byte_offset), ("stride byte offset", stride_byte_offset)):
         if isinstance(v, int):
             _encode_field(name, v)
@@ -225,10 +232,10 @@ def _kind_of(a, b):
 
 
 def _check_mn(M, N, cta_group, ms, what):
-    if cta_group not in (1, 2):
+    if not _is_int(cta_group) or cta_group not in (1, 2):
         fail(f"n_cta_groups {cta_group!r}: 1 or 2", rule="cta-group")
     step = 8 * cta_group
-    if M not in ms[cta_group]:
+    if not _is_int(M) or M not in ms[cta_group]:
         fail(f"{what} with cta_group {cta_group}: M = {M!r}, one of {ms[cta_group]} (PTX ISA Table 39: M is the "
              "instruction's M, both CTAs' rows with cta_group 2)", rule="shape")
     if not isinstance(N, int) or isinstance(N, bool) or N % step or not step <= N <= 256:
@@ -251,6 +258,7 @@ def instr_descriptor_bits(d_dtype, a_dtype, b_dtype, M, N, K=None, trans_a=False
     B type, 13/14 negate A/B, 15/16 transpose A/B (MN-major), 17-22 N >> 3,
     24-28 M >> 4, 30-31 .ws maximum shift. `K` (optional) is checked against
     the kind's K (doubled when sparse)."""
+    _check_flags(trans_a=trans_a, trans_b=trans_b, neg_a=neg_a, neg_b=neg_b, sat_d=sat_d, is_sparse=is_sparse)
     a, b, d = _type_name(a_dtype), _type_name(b_dtype), _type_name(d_dtype)
     kind = _kind_of(a, b)
     codes, dcodes, k = _DENSE[kind]
@@ -266,13 +274,20 @@ def instr_descriptor_bits(d_dtype, a_dtype, b_dtype, M, N, K=None, trans_a=False
         fail(f"saturate is for kind::i8, not kind::{kind}", rule="tcgen05")
     if (trans_a and a in _NARROW) or (trans_b and b in _NARROW):
         fail("fp6/fp4 operands are K-major only (no transpose)", rule="tcgen05")
-    if not 0 <= sparse_id2 < 4 or (sparse_id2 and not is_sparse):
-        fail(f"sparsity selector {sparse_id2}: 0-3, with is_sparse", rule="tcgen05")
-    if max_shift not in (0, 1, 2, 3):
-        fail(f"max_shift {max_shift}: 0 (none), 1 (8), 2 (16), 3 (32)", rule="tcgen05")
+    if not _is_int(sparse_id2) or not 0 <= sparse_id2 < 4 or (sparse_id2 and not is_sparse):
+        fail(f"sparsity selector {show(sparse_id2)}: 0-3, with is_sparse", rule="tcgen05")
+    if not _is_int(max_shift) or max_shift not in (0, 1, 2, 3):
+        fail(f"max_shift {show(max_shift)}: 0 (none), 1 (8), 2 (16), 3 (32)", rule="tcgen05")
     return (sparse_id2 | bool(is_sparse) << 2 | bool(sat_d) << 3 | dcodes[d] << 4 | codes[a] << 7 | codes[b] << 10
             | bool(neg_a) << 13 | bool(neg_b) << 14 | bool(trans_a) << 15 | bool(trans_b) << 16 | (N >> 3) << 17
             | (M >> 4) << 24 | max_shift << 30)
+
+
+def _check_flags(**flags):
+    """The descriptor's one-bit fields: bools (0 or 1 taken); anything else was taken for its truth value."""
+    for name, v in flags.items():
+        if not isinstance(v, int) or v not in (0, 1):
+            fail(f"{name}={show(v)}: True or False", rule="tcgen05")
 
 
 # PTX ISA 9.7.16.4.2, Tables 43-44: kind -> A/B codes, K of one dense instruction
@@ -289,8 +304,8 @@ def _scaled_kind(a, b, sf, K, kind):
         # e2m1 x e2m1 at K = 64/96 or with ue4m3 scales is the mxf4 family
         fp4 = a == b == "e2m1" and (K in (64, 96) or sf == "ue4m3")
         kind = ("mxf4nvf4" if sf == "ue4m3" else "mxf4") if fp4 else "mxf8f6f4"
-    if kind not in _SCALED:
-        fail(f"block-scaled kind {kind!r}: one of {', '.join(_SCALED)}", rule="tcgen05")
+    if not isinstance(kind, str) or kind not in _SCALED:
+        fail(f"block-scaled kind {show(kind)}: one of {', '.join(_SCALED)}", rule="tcgen05")
     codes = _SCALED[kind][0]
     if a not in codes or b not in codes:
         fail(f"kind::{kind} takes {' / '.join(codes)} operands, got {a} and {b}", rule="tcgen05")
@@ -309,6 +324,7 @@ def instr_descriptor_block_scaled_bits(d_dtype, a_dtype, b_dtype, sfa_dtype, sfb
     10-12 (mxf4: 10-11) B type, 13/14 negate, 15/16 transpose, 17-22 N >> 3,
     23 scale type (1 = ue8m0, 0 = ue4m3), 27-28 M >> 7, 29-30 A scale-factor
     data ID, 31 K = 96 (mxf4 family, dense)."""
+    _check_flags(trans_a=trans_a, trans_b=trans_b, neg_a=neg_a, neg_b=neg_b, is_sparse=is_sparse)
     a, b, d = _type_name(a_dtype), _type_name(b_dtype), _type_name(d_dtype)
     sfa, sfb = _type_name(sfa_dtype), _type_name(sfb_dtype)
     if sfa != sfb:
@@ -336,7 +352,7 @@ def instr_descriptor_block_scaled_bits(d_dtype, a_dtype, b_dtype, sfa_dtype, sfb
         fail(f"sparse kind::{kind} with cta_group 2 has M = 256 only (PTX ISA Table 39), got M = {M}", rule="shape")
     ids = (0, 2) if fp4 else (0, 1, 2, 3)
     for name, v in (("sfa_id", sfa_id), ("sfb_id", sfb_id)):
-        if v not in ids:
+        if not _is_int(v) or v not in ids:
             fail(f"{name} {v!r}: one of {ids} for kind::{kind}", rule="tcgen05")
     return (bool(is_sparse) << 2 | sfb_id << 4 | codes[a] << 7 | codes[b] << 10 | bool(neg_a) << 13
             | bool(neg_b) << 14 | bool(trans_a) << 15 | bool(trans_b) << 16 | (N >> 3) << 17 | _SCALE_TYPE[sfa] << 23
@@ -427,7 +443,7 @@ class SmemDescriptor:
         if sw is None:
             fail("this tile's swizzle is unknown: allocate it with SMEMPool.alloc_tcgen05_mma_AB, fill it with a "
                  "TMA atom first, or pass swizzle=", rule="descriptor")
-        if SWIZZLE_BYTES.get(sw) is None:
+        if sw not in ("swizzle_32b", "swizzle_64b", "swizzle_128b"):  # (the 128B-atom layouts are not modeled)
             fail(f"tcgen05.SmemDescriptor takes swizzle_32b/64b/128b K-major tiles, this one is {sw}",
                  rule="descriptor")
         shape = tile.static_shape
@@ -451,9 +467,10 @@ class SmemDescriptor:
     def k_block(self, kb):
         """The descriptor of K-block `kb` (a Python int)."""
         eb = max(self.dtype.width // 8, 1)
-        k0 = kb * self.k_per_block
-        if not isinstance(kb, int) or not 0 <= k0 < self.k:
-            fail(f"K-block {kb!r} of a tile with K = {self.k}", rule="descriptor")
+        k0 = kb * self.k_per_block if _is_int(kb) else None
+        if k0 is None or not 0 <= k0 < self.k:
+            fail(f"K-block {show(kb)} of a tile with K = {self.k}" + (": a Python int, fixed at build time"
+                 if k0 is None else ""), rule="descriptor")
         in_box = self.row_bytes // eb
         byte = (k0 // in_box) * self.box_rows * self.row_bytes + (k0 % in_box) * eb
         view = object.__new__(SmemDescriptor)

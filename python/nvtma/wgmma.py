@@ -22,7 +22,7 @@ from . import dsl
 from .cuda import bits32
 from ._lazy import lazy
 from .dsl import types
-from .dsl.errors import fail, user_op
+from .dsl.errors import fail, show, user_op
 from .dsl.numeric import Float32, Int32, Numeric, Uint32, Uint64, Val, as_value, build_owner, check_build
 from .dsl.tensor import SWIZZLE_BYTES
 
@@ -37,10 +37,17 @@ __all__ = ["fence", "commit_group", "wait_group", "noop_barrier", "encode_matrix
 # the descriptor's 2-bit layout field (PTX ISA, "Matrix Descriptor Format")
 SWIZZLE_MODE = {"none": 0, "swizzle_128b": 1, "swizzle_64b": 2, "swizzle_32b": 3}
 
+_SWIZZLES = sorted((sw for sw in SWIZZLE_MODE if sw != "none"), key=SWIZZLE_BYTES.get)  # what wgmma operands hold
+
 _K_BITS = 256  # a wgmma consumes 256 bits of K per row: k16 for 16-bit types, k32 for fp8
 _TYPES = {"f16": "f16", "bf16": "bf16", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2", "tf32": "tf32", "f32": "f32"}
 # what a wgmma with f32 accumulators multiplies
 _OPERAND_TYPES = {"f16", "bf16", "e4m3", "e5m2", "tf32"}
+_OPERAND_BITS = {"f16": 16, "bf16": 16, "e4m3": 8, "e5m2": 8, "tf32": 32}
+
+
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
 
 
 def _require_sm90a(what):
@@ -100,12 +107,12 @@ def descriptor_bits(start_address: int, leading_byte_offset: int, stride_byte_of
     32-45 stride byte offset >> 4, 49-51 base offset, 62-63 swizzle mode)."""
     for name, v in (("start address", start_address), ("leading byte offset", leading_byte_offset),
                     ("stride byte offset", stride_byte_offset)):
-        if v % 16 or not 0 <= v >> 4 < 1 << 14:
-            fail(f"matrix descriptor {name} {v}: a multiple of 16 below {16 << 14}", rule="descriptor")
-    if swizzle not in SWIZZLE_MODE:
-        fail(f"swizzle {swizzle!r}: one of {', '.join(SWIZZLE_MODE)}", rule="descriptor")
-    if not 0 <= base_offset < 8:
-        fail(f"base offset {base_offset}: 0-7", rule="descriptor")
+        if not _is_int(v) or v % 16 or not 0 <= v >> 4 < 1 << 14:
+            fail(f"matrix descriptor {name} {show(v)}: a multiple of 16 below {16 << 14}", rule="descriptor")
+    if not isinstance(swizzle, str) or swizzle not in SWIZZLE_MODE:
+        fail(f"swizzle {show(swizzle)}: one of {', '.join(SWIZZLE_MODE)}", rule="descriptor")
+    if not _is_int(base_offset) or not 0 <= base_offset < 8:
+        fail(f"base offset {show(base_offset)}: 0-7", rule="descriptor")
     return ((start_address >> 4) | (leading_byte_offset >> 4) << 16 | (stride_byte_offset >> 4) << 32
             | base_offset << 49 | SWIZZLE_MODE[swizzle] << 62)
 
@@ -131,10 +138,16 @@ class SmemDescriptor:
     def __init__(self, tile, *, swizzle=None, rows_per_box=None):
         if not isinstance(tile, dsl.TensorValue) or tile.space != "shared":
             fail("SmemDescriptor takes a shared-memory tile", rule="descriptor")
+        if swizzle is not None and (not isinstance(swizzle, str) or swizzle not in SWIZZLE_MODE):
+            fail(f"wgmma.SmemDescriptor swizzle={show(swizzle)}: one of {', '.join(_SWIZZLES)}", rule="descriptor")
         sw = swizzle or tile.swizzle
         if sw is None:
             fail("this tile's swizzle is unknown: fill it with a TMA atom first (cpasync.copy records it) or pass "
                  "swizzle=", rule="descriptor")
+        if sw not in SWIZZLE_MODE:
+            # the sm_100 128B-atom swizzles: wgmma's 2-bit layout field has no code for them
+            fail(f"a wgmma descriptor of a tile holding {sw}-swizzled data: wgmma describes "
+                 f"{', '.join(_SWIZZLES)} tiles only", rule="descriptor")
         if tile.info is not None and swizzle is not None and tile.swizzle not in (None, swizzle):
             fail(f"swizzle {swizzle} but the tile holds {tile.swizzle} data", rule="descriptor")
         shape = tile.static_shape
@@ -185,6 +198,10 @@ class SmemDescriptor:
         """The descriptor of K-block `kb` (a Python int): columns
         [kb·K_mma, (kb+1)·K_mma) of every row, as a SmemDescriptor (so
         mma_async still knows the operand type)."""
+        if not _is_int(kb):
+            # (a float offset the descriptor by part of a K block; a run-time value reached Python's `if`)
+            fail(f"SmemDescriptor.k_block({show(kb)}): kb is a Python int, fixed at build time (the descriptor's "
+                 "offset; unroll the K loop with Python's range)", rule="descriptor")
         eb = max(self.dtype.width // 8, 1)
         k0 = kb * self.k_per_block
         if not 0 <= k0 < self.k:
@@ -198,6 +215,7 @@ class SmemDescriptor:
 
     @user_op
     def add_16B_offset(self, n):  # noqa: N802 (TIRx's name)
+        _check_offset(n, "SmemDescriptor.add_16B_offset")
         return self.desc + n if not isinstance(n, int) or n else self.desc
 
     def row_block(self, r0):
@@ -208,6 +226,7 @@ class SmemDescriptor:
         r0 must then stay in one row box (checked by mma_async)."""
         if self.r0 != 0:
             fail("row_block of a row_block: take the rows from the tile's descriptor", rule="descriptor")
+        _check_offset(r0, "SmemDescriptor.row_block")
         if isinstance(r0, int):
             if r0 % 8 or not 0 <= r0 < self.rows:
                 fail(f"row block {r0}: a multiple of 8 inside the tile's {self.rows} rows", rule="descriptor")
@@ -256,6 +275,12 @@ class SmemDescriptor:
         return t
 
 
+def _check_offset(v, what):
+    """A descriptor offset: a Python int (checked by the caller) or a run-time integer (trusted)."""
+    if not (_is_int(v) or (isinstance(v, Numeric) and not type(v).is_float and type(v) is not dsl.Boolean)):
+        fail(f"{what}({show(v)}): a Python int or a run-time integer (dsl.Int32, ...)", rule="descriptor")
+
+
 def _addr(tile):
     from .cpasync import address_of
     return address_of(tile)  # the tile's physical start (the swizzle is the descriptor's)
@@ -274,8 +299,11 @@ class Accumulator:
         dsl.current_kernel()  # the outside-kernel error, not MLIR's "requires a Context"
         if m != 64:
             fail("wgmma tiles have m = 64", rule="wgmma")
-        if not isinstance(n, int) or isinstance(n, bool) or n % 8 or not 8 <= n <= 256:
-            fail(f"wgmma n = {n}: a multiple of 8 in [8, 256]", rule="wgmma")
+        if not _is_int(n):
+            fail(f"wgmma n = {show(n)}: a multiple of 8 in [8, 256], given as a Python int (not a "
+                 f"{type(n).__name__})", rule="wgmma")
+        if n % 8 or not 8 <= n <= 256:
+            fail(f"wgmma n = {show(n)}: a multiple of 8 in [8, 256]", rule="wgmma")
         self.n, self.dtype = n, dsl.dtype(dtype)
         if self.dtype is not Float32:
             fail("accumulators are f32 here", rule="wgmma")
@@ -309,16 +337,25 @@ class Accumulator:
         return Float32(llvm.ExtractValueOp(ir.F32Type.get(), self.value, [i]).result)
 
     @staticmethod
+    @user_op
     def from_values(n, values):
         """An accumulator holding `values` (n/2 Float32 per thread)."""
         acc = Accumulator(n, value=0)
-        values = list(values)
+        try:
+            values = list(values)
+        except TypeError:
+            fail(f"Accumulator.from_values({n}, {show(values)}): the values are a list of Float32", rule="wgmma")
         if len(values) > acc.count:  # llvm.insertvalue past the struct asserts in MLIR
             fail(f"Accumulator.from_values({n}, ...) takes at most {acc.count} values (n/2 a thread), got "
                  f"{len(values)}", rule="wgmma")
         v = llvm.UndefOp(acc.struct_t).result
         for i, x in enumerate(values):
-            v = llvm.InsertValueOp(v, as_value(x, Float32), [i]).result
+            e = as_value(x, Float32) if isinstance(x, (int, float, Numeric)) and not isinstance(x, bool) else None
+            if e is None or e.type != ir.F32Type.get():
+                # (a Vector, or another type, reached llvm.insertvalue: a verifier error at the kernel's def line)
+                fail(f"Accumulator.from_values value {i} is {show(x)}: a Float32 scalar (an accumulator register)",
+                     rule="wgmma")
+            v = llvm.InsertValueOp(v, e, [i]).result
         acc.value = v
         return acc
 
@@ -345,19 +382,31 @@ _SCALE_IN = {1: "one", -1: "neg"}
 def mma_async(acc, a, b, *, a_type=None, b_type=None, scale_d=True, scale_a=1, scale_b=1):
     """acc += A·Bᵀ over one K-block: A is 64 x K (a descriptor, or registers),
     B is n x K (a descriptor), both K-major. Types come from SmemDescriptors
-    (or `a_type`/`b_type`: "f16", "bf16", "e4m3", "e5m2"). Issued by the whole
-    warpgroup; pair with fence/commit_group/wait_group. Returns the new accumulator."""
+    (or `a_type`/`b_type`: "f16", "bf16", "e4m3", "e5m2"). `scale_d` (False:
+    acc = A·B) is a Python bool, a run-time Boolean only with A from registers.
+    Issued by the whole warpgroup; pair with fence/commit_group/wait_group.
+    Returns the new accumulator."""
     _require_sm90a("wgmma.mma_async")
     if not isinstance(acc, Accumulator):
         fail("mma_async's first argument is a wgmma.Accumulator", rule="wgmma")
+    for what, given in (("a_type", a_type), ("b_type", b_type)):
+        if given is not None and not isinstance(given, str):
+            fail(f"wgmma {what}={show(given)}: a type name, one of {', '.join(sorted(_OPERAND_TYPES))}",
+                 rule="wgmma")
     for what, d, given in (("a_type", a, a_type), ("b_type", b, b_type)):
         # a tile's own type decides: an override read bf16 data as f16 (or fp8 as the other fp8)
         if isinstance(d, SmemDescriptor) and given is not None:
             own = _TYPES.get(d.dtype.name)
             if own is not None and _TYPES.get(given, given) != own and not (
-                    own == "f32" and _TYPES.get(given, given) == "tf32"):  # (integer tiles: fp8 held as u8)
+                    own == "f32" and _TYPES.get(given, given) == "tf32"):
                 fail(f"wgmma {what}={given!r} for a tile of {d.dtype.__name__}: a descriptor's type is its tile's "
                      "(an f32 tile: 'tf32')", rule="wgmma")
+            # a tile of another type: integers holding the operand's bits (fp8 as u8) take its type; f64 data
+            # was read as tf32
+            want = _OPERAND_BITS.get(_TYPES.get(given, given))
+            if own is None and (d.dtype.is_float or (want is not None and d.dtype.width != want)):
+                fail(f"wgmma {what}={given!r} for a tile of {d.dtype.__name__}: wgmma reads f16, bf16, fp8 and "
+                     "tf32 (f32) tiles, or integer tiles holding such bits (fp8 as u8)", rule="wgmma")
     ta = a_type or (a.operand_type if isinstance(a, SmemDescriptor) else None)
     tb = b_type or (b.operand_type if isinstance(b, SmemDescriptor) else None)
     ta, tb = _TYPES.get(ta, ta), _TYPES.get(tb, tb)
@@ -384,6 +433,10 @@ def mma_async(acc, a, b, *, a_type=None, b_type=None, scale_d=True, scale_a=1, s
     if isinstance(a, (list, tuple)) or hasattr(a, "lanes"):
         return _mma_rs(acc, a, bd, ta, tb, k, scale_d, scale_a, scale_b)
     ad = a.desc if isinstance(a, SmemDescriptor) else a
+    if not isinstance(scale_d, int) or scale_d not in (0, 1):
+        # (nvvm's op takes it as an attribute: a run-time value reached Python's `if`)
+        fail(f"wgmma.mma_async scale_d={show(scale_d)}: with A in shared memory a Python bool, fixed at build "
+             "time (False: D = A·B, True: D += A·B); a run-time scale_d needs A from registers", rule="wgmma")
     shape = types.mma_shape(64, acc.n, k)
     kw = {}
     r = nvvm.WgmmaMmaAsyncOp(acc.struct_t, acc.value, as_value(ad, Uint64), as_value(bd, Uint64), shape,

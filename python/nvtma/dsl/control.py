@@ -660,6 +660,19 @@ def _loop_annotation(unroll):
     fail(f"unroll={unroll!r}: a positive int, True/'full', or None", rule="unroll")
 
 
+_NO_RESULTS = object()  # a loop's results until the `for` over it has traced its body to the end
+
+
+def _results_of(loop, what):
+    """`loop.results`: read before the loop's body was traced they were None, and the user's next line failed
+    with Python's TypeError."""
+    if loop._results is _NO_RESULTS:
+        when = "inside its body (or after a Python break out of it)" if loop._used else "before the loop is iterated"
+        fail(f"`.results` of a {what} read {when}: they are the values its last trip yields, there once a `for` "
+             "over the loop has traced its body; read them after that `for`", rule="loop")
+    return loop._results
+
+
 class range:  # noqa: N801,A001 (mirrors Python's range)
     """``for i in dsl.range(start, stop, step, unroll=None, carry=None)``: an
     scf.for. The counter's type is the promoted type of the bounds (Index for
@@ -674,8 +687,19 @@ class range:  # noqa: N801,A001 (mirrors Python's range)
         self.bounds = (start, stop, step)
         self.unroll = unroll
         self.carry = carry
-        self.results = None
+        self._results = _NO_RESULTS
         self._used = False
+
+    @property
+    def results(self):
+        if self.carry is None:
+            fail("a dsl.range without carry= has no results: carry values with dsl.range(..., carry=(v,)) and "
+                 "dsl.yield_(the next v)", rule="loop")
+        return _results_of(self, "dsl.range")
+
+    @results.setter
+    def results(self, v):
+        self._results = v
 
     def __iter__(self):
         if self._used:
@@ -1211,9 +1235,19 @@ class while_:  # noqa: N801
     def __init__(self, condition, carry):
         self.condition = condition
         self.carry = carry
-        self.results = None
+        self._results = _NO_RESULTS
+        self._used = False
+
+    @property
+    def results(self):
+        return _results_of(self, "dsl.while_")
+
+    @results.setter
+    def results(self, v):
+        self._results = v
 
     def __iter__(self):
+        self._used = True
         _check_nesting("dsl.while_")
         leaves, rebuild = flatten(self.carry)
         with user_location():

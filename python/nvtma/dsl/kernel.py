@@ -18,12 +18,13 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import re
 import sys
 from dataclasses import dataclass
 
 from .._lazy import lazy
 from . import numeric as _n
-from .errors import KernelBuildError, _Depth, fail, pinned_location
+from .errors import KernelBuildError, _Depth, fail, pinned_location, show
 from . import types
 from .types import attribute_name as _attribute_name
 from .tensor import Tensor, TensorValue
@@ -45,6 +46,7 @@ class _KernelState:
         self.func = func
         self.entry = entry
         self.smem_bytes = 0
+        self.static_bytes = 0      # the static shared memory's buffers (static_smem), each rounded to its alignment
         self.smem_base = None      # the gpu.dynamic_shared_memory value, made on first use
         self.smem_flat = {}        # element type -> 1-D view of all of shared memory
         self.scratch = {}          # named helper allocations (cta_reduce scratch ...)
@@ -81,6 +83,10 @@ class _KernelState:
         type cannot say it, a Uint32) in the kernel's static shared memory: a module global `name`, outside
         the dynamic pool's layout (the driver adds it to the launch's shared memory)."""
         t = ir.MemRefType.get(list(shape), element_type, memory_space=types.workgroup())
+        n = max(element_type.width // 8, 1)
+        for d in shape:
+            n *= d
+        self.static_bytes += -(-n // align) * align
         with ir.InsertionPoint(self.func):  # before the kernel function, in its gpu.module
             memref.GlobalOp(name, t, sym_visibility="private", initial_value=ir.UnitAttr.get(), alignment=align)
         return TensorValue(memref.GetGlobalOp(t, name).result, dtype=dtype)
@@ -153,6 +159,29 @@ def _dim3(v, what, name):
     return v + (1,) * (3 - len(v))
 
 
+# a kernel's name as PTX takes it (a plain identifier): NVPTX ended the process on one it cannot print
+# ("LLVM ERROR: Symbol name with unsupported characters"), ptxas refused "1abc" or "k.k", LLVM a "llvm.k"
+_SYMBOL = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+_MAX_NAME = 1024  # what PTX promises for an identifier, and the kernel records hold
+
+
+def _kernel_name(name, where, derived=False):
+    """`name`, a kernel's symbol, or a KernelBuildError naming it (`derived`: the function's own name)."""
+    whose = " (the function's name)" if derived else ""
+    fix = "name the kernel with @dsl.kernel(name=...)" if derived else "pass another @dsl.kernel(name=...)"
+    if not isinstance(name, str):
+        raise KernelBuildError(f"kernel name={show(name)} is not a str ({type(name).__name__}); {fix}",
+                               where=where, rule="kernel-name")
+    if len(name) > _MAX_NAME:
+        raise KernelBuildError(f"kernel name {name[:32]!r}...{whose} has {len(name)} characters, at most "
+                               f"{_MAX_NAME}; {fix}", where=where, rule="kernel-name")
+    if not _SYMBOL.fullmatch(name) or name in ("_", "$"):  # (PTX: a '_' or '$' starts a longer name)
+        lone = ", nor a lone '_' or '$'" if name in ("_", "$") else ""
+        raise KernelBuildError(f"kernel name {name!r}{whose} is not a name PTX takes: ASCII letters, digits, '_' "
+                               f"and '$', not starting with a digit{lone}; {fix}", where=where, rule="kernel-name")
+    return name
+
+
 class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
     """Decorator: ``@dsl.kernel`` or ``@dsl.kernel(block=(128,), cluster=(2,),
     arch="sm_90a", ptx=86, name=None, pdl=False)``. `pdl`: the kernel is
@@ -161,7 +190,8 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
     ``cuda.griddepcontrol_wait()`` before it reads what they write."""
 
     def __init__(self, fn=None, *, block=(128,), cluster=None, arch="sm_90a", ptx=86, name=None, pdl=False):
-        self.name = name
+        self.name = name if name is None else _kernel_name(name, None)
+        self._tracing = False  # its body is being traced (a build inside it would recurse)
         # block, cluster and pdl may be functions of the build-time constants
         self._block, self._cluster, self._pdl = block, cluster, pdl
         if not callable(block) and not callable(cluster):
@@ -214,7 +244,8 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
 
     def _bind(self, fn):
         self.fn = fn
-        self.name = self.name or fn.__name__
+        if self.name is None:
+            self.name = _kernel_name(getattr(fn, "__name__", None), _def_site(fn), derived=True)
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
         return self
@@ -277,6 +308,12 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
     # ------------------------------------------------------------------ build
     def build(self, param_types=None, **consts) -> BuiltKernel:
         """Traces the function (with these constants) into nvtma IR."""
+        if self._tracing:  # (it recursed until Python's RecursionError)
+            raise KernelBuildError(f"{self.name} is built inside its own body (k.build(), k.compile() or a launch of "
+                                   "it while it is being traced): a kernel cannot contain itself", rule="recursion")
+        if param_types is not None and not isinstance(param_types, (list, tuple)):
+            raise KernelBuildError(f"{self.name}: param_types={show(param_types)} is not a list or tuple of the "
+                                   "run-time parameters' types", rule="signature")
         try:
             # constants by type and value: 0.0 and -0.0, or 1, 1.0 and True, are equal keys and shared a build
             key = (tuple(param_types) if param_types is not None else None,
@@ -291,7 +328,11 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
             raise KernelBuildError(f"{self.name} has no constant {sorted(unknown)[0]!r}; its constants: "
                                    f"{', '.join(self.constants()) or 'none'}", where=_def_site(self.fn),
                                    rule="signature")
-        built = self._trace(param_types, consts)
+        self._tracing = True
+        try:
+            built = self._trace(param_types, consts)
+        finally:
+            self._tracing = False
         if key is not None:
             self._built[key] = built
         return built
@@ -341,7 +382,17 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
             depth, _Depth.n = _Depth.n, 0
             try:
                 with ir.InsertionPoint(entry):
-                    self.fn(*args, **consts)
+                    got = self.fn(*args, **consts)
+                    if inspect.isgenerator(got) or inspect.iscoroutine(got) or inspect.isasyncgen(got):
+                        # calling it only made the object: none of the body ran, and the kernel was empty
+                        if not inspect.isasyncgen(got):  # (closed: no "coroutine was never awaited" warning)
+                            got.close()
+                        what = "a generator (it has a `yield`)" if inspect.isgenerator(got) else \
+                            "a coroutine (`async def`)" if inspect.iscoroutine(got) else \
+                            "an async generator (`async def` with a `yield`)"
+                        raise KernelBuildError(f"the kernel function {self.name} is {what}: calling it runs none of "
+                                               "its body; a kernel function is a plain def that runs its body",
+                                               where=_def_site(self.fn), rule="kernel-function")
                     end = _def_location(self.fn, end=True)
                     with end, pinned_location(_def_line(self.fn, end=True)):
                         for hook in state.at_exit:
@@ -363,9 +414,10 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
             if smem:
                 func.operation.attributes[_attribute_name("dynamic_smem")] = ir.IntegerAttr.get(
                     ir.IntegerType.get_signless(64), smem)
-            if smem > 227 * 1024:
-                raise KernelBuildError(f"{self.name} needs {smem} bytes of shared memory, a Hopper CTA gets at "
-                                       "most 232448", where=_def_site(self.fn), rule="smem")
+            if smem + state.static_bytes > 227 * 1024:  # (the driver adds the static part to the launch's)
+                static = f" ({smem} dynamic, {state.static_bytes} static)" if state.static_bytes else ""
+                raise KernelBuildError(f"{self.name} needs {smem + state.static_bytes} bytes of shared memory{static}, "
+                                       "a Hopper CTA gets at most 232448", where=_def_site(self.fn), rule="smem")
             try:
                 module.operation.verify()
             except ir.MLIRError as e:

@@ -616,8 +616,10 @@ def _fp_to_int_sat(v, src, tgt, lanes=None):
         name = "fd"[src is Float64] + "2" + {(32, True): "i", (32, False): "ui", (64, True): "ll",
                                              (64, False): "ull"}[(tgt.width, tgt.signed)]
         r = llvm.CallIntrinsicOp(rt, f"llvm.nvvm.{name}.rz", [v], [], []).result
-        if tgt.width == 64:
-            # cvt.rzi.s64 of NaN is INT64_MIN on the H200 (LLVM folds it to 0, as the 32-bit one gives)
+        if tgt.width == 64 or src is Float64:
+            # PTX's cvt.rzi of NaN is 0 only from a source narrower than f64 to a result narrower than 64 bits,
+            # else the top bit (cvt.rzi.s64 gave INT64_MIN on the H200, cvt.rzi.s32.f64 and .u32.f64 2^31 on the
+            # H100), and LLVM folds constants alike (Float64(nan).to(Int32) stored INT32_MIN)
             nan = arith.CmpFOp(arith.CmpFPredicate.UNO, v, v).result
             r = arith.SelectOp(nan, arith.ConstantOp(rt, 0).result, r).result
         return r
@@ -703,6 +705,14 @@ def _int_operands(kind, cls, a, b):
             if kind in ("floordiv", "mod") and k == 0:
                 fail(f"`{ {'floordiv': '//', 'mod': '%'}[kind] }` of {cls.__name__} by the constant 0",
                      rule="division")
+    if kind == "floordiv" and cls.signed:
+        # the one signed quotient past the type, -2^(w-1) // -1, is LLVM poison too (its store was deleted); % -1
+        # is 0 (MLIR and LLVM fold it so)
+        n, d = (x if isinstance(x, int) and not isinstance(x, bool) else known_int(x) for x in (a, b))
+        if n == -(1 << (cls.width - 1)) and d == -1:
+            fail(f"`//` of {cls.__name__} {show(n)} by the constant -1: the quotient 2**{cls.width - 1} does not fit "
+                 f"{cls.__name__} (LLVM poison){'; convert to a wider type first' if cls.width < 64 else ''}",
+                 rule="division")
     py = b if isinstance(b, int) else a if isinstance(a, int) else None
     if py is None or isinstance(py, bool):
         return

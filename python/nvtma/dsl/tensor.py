@@ -22,10 +22,20 @@ arith = lazy("nvtma.dialects.arith")
 memref = lazy("nvtma.dialects.memref")
 vector = lazy("nvtma.dialects.vector")
 
-__all__ = ["Tensor", "TensorValue", "SmemInfo", "SWIZZLE_BYTES"]
+__all__ = ["Tensor", "TensorValue", "SmemInfo", "SWIZZLE_BYTES", "SWIZZLE_PATTERN"]
 
-# swizzle mode -> (span in bytes of one swizzled row, repeat in bytes = span * 8)
-SWIZZLE_BYTES = {"none": None, "swizzle_32b": 32, "swizzle_64b": 64, "swizzle_128b": 128}
+# swizzle mode -> (span in bytes of one swizzled row, repeat in bytes = span * 8); the encoder's spans
+# (nvtma.tensormap.swizzle_span_bytes): the sm_100 128B-atom modes span 128 bytes too
+SWIZZLE_BYTES = {"none": None, "swizzle_32b": 32, "swizzle_64b": 64, "swizzle_128b": 128,
+                 "swizzle_128b_atom_32b": 128, "swizzle_128b_atom_32b_flip_8b": 128, "swizzle_128b_atom_64b": 128}
+
+# swizzle mode -> where the TMA puts a byte, CuTe's Swizzle<B, M, S> on its offset in a buffer aligned to the
+# repeat: bits [M, M + B) ^= bits [M + S, M + S + B). The 16-byte-chunk modes are Swizzle<log2(span / 16), 4, 3>
+# (CUDA programming guide, "TMA Swizzle"); 128B_ATOM_32B moves 32-byte chunks by the row within 4,
+# Swizzle<2, 5, 2> (CUTLASS's SW128_32B layouts, which it encodes as that mode). The other 128B-atom modes'
+# patterns are not modeled: element accesses of their tiles are refused.
+SWIZZLE_PATTERN = {"swizzle_32b": (1, 4, 3), "swizzle_64b": (2, 4, 3), "swizzle_128b": (3, 4, 3),
+                   "swizzle_128b_atom_32b": (2, 5, 2)}
 
 
 @dataclass(frozen=True)
@@ -45,12 +55,18 @@ class Tensor:
         if self.dtype is not None:
             dtype(self.dtype)  # refuse unknown names early
         if self.shape is not None:
+            if not isinstance(self.shape, (tuple, list)):  # an int: Python's "'int' object is not iterable"
+                fail(f"dsl.Tensor shape {show(self.shape)}: a tuple of dims (non-negative ints or None), e.g. "
+                     "(4,)", rule="shape")
             object.__setattr__(self, "shape", tuple(self.shape))
             for d in self.shape:
                 if d is not None and (not isinstance(d, int) or isinstance(d, bool) or d < 0):
                     fail(f"dsl.Tensor shape {self.shape}: dims are non-negative ints or None", rule="shape")
             _check_size(self.shape, self.dtype, "dsl.Tensor")
         if self.strides is not None:
+            if not isinstance(self.strides, (tuple, list)):
+                fail(f"dsl.Tensor strides {show(self.strides)}: a tuple of one stride (an int or None) per dim",
+                     rule="shape")
             object.__setattr__(self, "strides", tuple(self.strides))
             if self.shape is None or len(self.strides) != len(self.shape) or any(
                     d is not None and (not isinstance(d, int) or isinstance(d, bool) or not 0 <= d < 1 << 62)
@@ -121,6 +137,17 @@ def _static_shape(shape, what):
     return tuple(out)
 
 
+def _swizzle_pattern(sw):
+    """(B, M, S) of swizzle `sw`'s address pattern, or a KernelBuildError for a mode whose pattern is not
+    modeled (its tile's elements would be read from the wrong bytes)."""
+    p = SWIZZLE_PATTERN.get(sw)
+    if p is None:
+        fail(f"an element or vector access of a tile holding {sw}-swizzled data: the DSL does not model that "
+             f"swizzle's address pattern ({', '.join(SWIZZLE_PATTERN)} are); copy it with one of those, or use "
+             "the tile only through TMA and MMA descriptors", rule="swizzle")
+    return p
+
+
 def _check_accessible(t, what):
     """Boolean (i1) buffers have no byte layout LLVM's memref lowering can
     load or store (it asserts on sub-byte elements and aborts the process)."""
@@ -147,6 +174,8 @@ class SmemInfo:
     def set_swizzle(self, sw, what, tile_bytes=None):
         """Records (or checks) the swizzle `what` (an atom copying tiles of
         `tile_bytes`) writes or reads here."""
+        if not isinstance(sw, str) or sw not in SWIZZLE_BYTES:
+            fail(f"{what} uses swizzle {show(sw)}: one of {', '.join(SWIZZLE_BYTES)}", rule="swizzle")
         if self.swizzle is None:
             rep = (SWIZZLE_BYTES[sw] or 16) * 8 if sw != "none" else 128
             # a buffer holding several tiles (a ring) has one every tile_bytes;
@@ -297,6 +326,10 @@ class TensorValue(Val):
             idx = (idx,)
         if len(idx) != self.rank:
             fail(f"{len(idx)} indices for a rank-{self.rank} tensor {self.value.type}", rule="index")
+        for i in idx:
+            if isinstance(i, type):  # dsl.Int32 for Int32(i): its unbound __index__ was a TypeError
+                fail(f"index {i.__name__} of tensor {self.value.type}: a type, not a value (an int or a run-time "
+                     "integer, e.g. dsl.Int32(i))", rule="index")
         # numpy and other integer-like indices as Python ints (as_value took them for a type error)
         idx = tuple(i if isinstance(i, (int, Val, slice, float)) or not hasattr(i, "__index__") else i.__index__()
                     for i in idx)
@@ -366,19 +399,21 @@ class TensorValue(Val):
         TMA atom: box-major, with the atom's swizzle applied to the address bits."""
         eb = max(self.dtype.width // 8, 1)
         lin = self._linear(idx)
-        span = SWIZZLE_BYTES[self.swizzle or "none"]
-        if span is None:
+        sw = self.swizzle or "none"
+        if sw == "none":
             return self.flat, lin + self.flat_offset
+        bits, base, shift = _swizzle_pattern(sw)
+        mask = (1 << bits) - 1
         byte = (lin + self.flat_offset) * eb if isinstance(lin, Val) or isinstance(self.flat_offset, Val) \
             else None
         if byte is None:  # all static: swizzle in Python
             b = (lin + self.flat_offset) * eb
-            b ^= ((b >> 7) & (span // 16 - 1)) << 4
+            b ^= ((b >> (base + shift)) & mask) << base
             return self.flat, b // eb
         b = Index(byte) if not isinstance(byte, Index) else byte
         if isinstance(b, Numeric) and type(b) is not Index:
             b = b.to(Index)
-        b = b ^ (((b >> 7) & (span // 16 - 1)) << 4)
+        b = b ^ (((b >> (base + shift)) & mask) << base)
         return self.flat, b // eb
 
     @user_op
@@ -455,7 +490,20 @@ class TensorValue(Val):
         al = _alignment(align, nb)
         self._constant_alignment(idx, al, f"a {n}-lane access of {self.dtype.__name__}", ", or give align=")
         target = self
+        if not self._via_flat():
+            layout = ir.MemRefType(self.value.type).layout
+            step = layout.strides[-1] if isinstance(layout, ir.StridedLayoutAttr) else 1
+            if step != 1:  # (vector.load's verifier refused it, at no line of the user's)
+                what = "not known at build" if step == ir.ShapedType.get_dynamic_stride_or_offset() else step
+                fail(f"a {n}-lane access of a tensor whose innermost stride is {what}: a vector is contiguous "
+                     "elements (strides=(..., 1)); access it element by element", rule="vector")
         if self._via_flat():
+            if self.swizzle not in (None, "none") and n * max(self.dtype.width // 8, 1) > 16:
+                # one access of the flat view from the first lane's place: the swizzle moves each 16-byte chunk
+                # on its own, so the lanes past the first chunk were read from another chunk's bytes
+                fail(f"a {n}-lane access of {self.dtype.__name__} in a {self.swizzle}-swizzled tile: at most 16 "
+                     "bytes (the swizzle moves each 16-byte chunk on its own); access it 16 bytes at a time",
+                     rule="vector-width")
             target, e = self._swizzled(idx)
             idx = (e,)
         return (target.value, [as_value(i, Index) for i in idx],

@@ -16,7 +16,7 @@ import builtins
 
 from .._lazy import lazy
 from . import numeric as _n
-from .errors import fail, show, user_op
+from .errors import KernelBuildError, fail, show, user_op
 from .numeric import Boolean, Float16, Float32, Numeric, Val, as_value, dtype
 
 ir = lazy("nvtma.ir")
@@ -37,10 +37,16 @@ def _vt(n, cls):
     return ir.VectorType.get([n], cls.mlir_type())
 
 
-def _lane_index(i):
-    """A run-time lane index as Index: an integer value (a float one was truncated without a word)."""
+def _lane_index(i, n):
+    """A run-time lane index of an `n`-lane vector as Index: an integer value (a float one was truncated
+    without a word); a DSL constant past the lanes is refused as a Python int is (LLVM's extract or insert of
+    it is poison: the stores of what it made were deleted), and a negative one too (it does not wrap)."""
     if not isinstance(i, Numeric) or i.is_float or isinstance(i, Boolean):
         fail(f"lane index {show(i)}: a Python int or a run-time integer", rule="index")
+    k = _n.known_int(i)
+    if k is not None and not 0 <= k < n:
+        fail(f"lane {show(k)} of a {n}-lane vector{' (a DSL value does not wrap around)' if k < 0 else ''}",
+             rule="index")
     return i if isinstance(i, _n.Index) else _n.Index(i)
 
 
@@ -96,7 +102,12 @@ class Vector(Val):
     def __getitem__(self, i):
         n = len(self)
         if isinstance(i, slice):
-            lo, hi, step = i.indices(n)
+            try:
+                lo, hi, step = i.indices(n)
+            except KernelBuildError:  # (a run-time value in it: rule python-int)
+                raise
+            except (TypeError, ValueError):  # (a step of 0, a str: Python's own errors)
+                fail(f"vector slice {i}: a non-empty contiguous slice of Python ints", rule="vector")
             if step != 1 or hi <= lo:
                 fail(f"vector slice {i}: a non-empty contiguous slice", rule="vector")
             return Vector(vector.ShuffleOp(self.value, self.value, list(builtins.range(lo, hi))).result, self.dtype)
@@ -104,19 +115,19 @@ class Vector(Val):
             if not -n <= i < n:
                 fail(f"lane {show(i)} of a {n}-lane vector", rule="index")
             return self.dtype(vector.ExtractOp(self.value, [], [i % n]).result)
-        idx = as_value(_lane_index(i), _n.Index)
+        idx = as_value(_lane_index(i, n), _n.Index)
         return self.dtype(vector.ExtractOp(self.value, [idx], [ir.ShapedType.get_dynamic_size()]).result)
 
     @user_op
     def insert(self, i, x):
         """A copy with lane `i` set to `x`."""
         v = as_value(x, self.dtype)
+        n = len(self)
         if isinstance(i, int):
-            n = len(self)
             if not -n <= i < n:  # like v[i]: not wrapped around
                 fail(f"lane {show(i)} of a {n}-lane vector", rule="index")
             return Vector(vector.InsertOp(v, self.value, [], [i % n]).result, self.dtype)
-        idx = as_value(_lane_index(i), _n.Index)
+        idx = as_value(_lane_index(i, n), _n.Index)
         return Vector(vector.InsertOp(v, self.value, [idx], [ir.ShapedType.get_dynamic_size()]).result, self.dtype)
 
     def lanes(self):

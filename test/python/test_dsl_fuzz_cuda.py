@@ -1,0 +1,260 @@
+"""The fuzz campaign's findings in nvtma.cuda and nvtma.lang: each bad input
+is a KernelBuildError naming its rule, the value and the user's line (they
+were bare TypeErrors, MLIR verifier errors, or PTX that faulted or computed
+something else), and the valid forms still build."""
+
+import re
+
+import pytest
+
+pytest.importorskip("nvtma._mlir_libs._nvtmaDialects")
+
+from dsl_testing import assert_names_line, build_error, ptx  # noqa: E402
+from nvtma import cpasync, cuda, dsl, lang  # noqa: E402
+
+HERE = __file__
+
+
+def _kernel(body, *, block=(128,), cluster=None):
+    """A kernel whose body is `body(o, h)` (an f32 and an f16 tensor of 64)."""
+    @dsl.kernel(block=block, cluster=cluster, name="k")
+    def k(o: dsl.Tensor("f32", (64,)), h: dsl.Tensor("f16", (64,))):
+        body(o, h)
+
+    return k
+
+
+def _refused(body, rule, marker, *needles, **kw):
+    err = build_error(_kernel(body, **kw), rule)
+    for n in needles:
+        assert n in str(err), str(err)
+    assert_names_line(err, HERE, f"MARK:{marker}")
+    return err
+
+
+def _atomics(text):
+    return [ln.strip() for ln in text.splitlines() if re.match(r"\s*(atom|red)\.", ln)]
+
+
+# --------------------------------------------------------------------------- D5: an index on a pointer
+
+@pytest.mark.parametrize("body,marker", [
+    (lambda o, h: cuda.atomic_add(cpasync.address_of(o, [0]), 5, dsl.Float32(1.0)), "ptr-add"),  # MARK:ptr-add
+    (lambda o, h: cuda.atomic_max(cpasync.address_of(o, [0]), 5, dsl.Float32(1.0)), "ptr-max"),  # MARK:ptr-max
+    (lambda o, h: cuda.red_add(cpasync.address_of(o, [0]), 5, dsl.Float32(1.0)), "ptr-red"),  # MARK:ptr-red
+    (lambda o, h: cuda.red_add(cpasync.address_of(o, [0]), 5, dsl.full(2, 1.0)), "ptr-red-v2"),  # MARK:ptr-red-v2
+    (lambda o, h: cuda.atomic_cas(cpasync.address_of(o, [0]).value, 5, 0, 1), "ptr-cas"),  # MARK:ptr-cas
+], ids=["atomic_add", "atomic_max", "red_add", "red_add-v2", "atomic_cas"])
+def test_an_atomic_through_a_pointer_with_an_index_is_refused(body, marker):
+    """atomic_add(address_of(o, [0]), 5, v) added into o[0]: the index was dropped."""
+    _refused(body, "atomic", marker, "an atomic through a pointer with index 5", "cpasync.address_of(tensor, idx)")
+
+
+def test_an_atomic_through_a_pointer_takes_the_element_address_of_address_of():
+    k = _kernel(lambda o, h: cuda.atomic_add(cpasync.address_of(o, [5]), None, dsl.Float32(1.0)))
+    assert any(re.search(r"\.add\.f32\s.*\[%rd\d+\+20\]", a) for a in _atomics(ptx(k))), _atomics(ptx(k))
+
+
+# --------------------------------------------------------------------------- D6: alignment through address_of
+
+@pytest.mark.parametrize("body,marker,message", [
+    (lambda o, h: cuda.atomic_add(cpasync.address_of(h, [1]), None, dsl.full(2, dsl.Float16(1.0))),  # MARK:f16x2
+     "f16x2", "a packed atomic add at an address 2 bytes off the 4-byte alignment it needs (byte 2"),
+    (lambda o, h: cuda.red_add(cpasync.address_of(h, [3]), dsl.full(2, dsl.Float16(1.0))),  # MARK:red-f16x2
+     "red-f16x2", "2 bytes off the 4-byte alignment it needs (byte 6"),
+    (lambda o, h: cuda.red_add(cpasync.address_of(o, [2]), dsl.full(4, 1.0)),  # MARK:red-v4
+     "red-v4", "red_add of Vector<4 x Float32> at an address 8 bytes off the 16-byte alignment it needs (byte 8"),
+    (lambda o, h: cuda.red_add(cpasync.address_of(o, [1]), dsl.full(2, 1.0)),  # MARK:red-v2
+     "red-v2", "4 bytes off the 8-byte alignment it needs (byte 4"),
+], ids=["atomic-f16x2", "red-f16x2", "red-v4-f32", "red-v2-f32"])
+def test_vector_atomics_through_a_misaligned_address_of_are_refused(body, marker, message):
+    """The same access on the tensor was refused; through address_of(h, [1]) it compiled at byte 2 (a
+    misaligned-address fault on the GPU)."""
+    _refused(body, "alignment", marker, message)
+
+
+def test_vector_atomics_through_an_aligned_address_of_build():
+    def body(o, h):
+        cuda.atomic_add(cpasync.address_of(h, [2]), None, dsl.full(2, dsl.Float16(1.0)))
+        cuda.red_add(cpasync.address_of(o, [4]), dsl.full(4, 1.0))
+    ops = _atomics(ptx(_kernel(body)))
+    assert any("atom.global.gpu.add.noftz.f16x2" in a for a in ops), ops
+    assert any("red.global.gpu.add.v4.f32" in a for a in ops), ops
+
+
+# --------------------------------------------------------------------------- D10: static shared memory
+
+@pytest.mark.parametrize("order", ["pool-first", "static-first"])
+def test_static_and_pool_shared_memory_together_past_the_cta_limit_are_refused(order):
+    """200,000 B of pool and 40,000 B of alloc_static compiled (the launch would ask for more than a CTA has)."""
+    def body(o, h):
+        pool = lang.SMEMPool()
+        if order == "pool-first":
+            pool.alloc((200000,), "u8")
+            pool.alloc_static((10000,), "f32")  # MARK:static-second
+        else:
+            pool.alloc_static((10000,), "f32")
+            pool.alloc((200000,), "u8")  # MARK:pool-second
+    marker = "static-second" if order == "pool-first" else "pool-second"
+    err = _refused(body, "smem", marker, "a Hopper CTA gets at most 232448")
+    assert "40000" in str(err) and ("200000" in str(err) or "200064" in str(err)), str(err)
+
+
+def test_a_static_buffer_past_the_cta_limit_is_refused_at_its_line():
+    """4 MiB of alloc_static came back from ptxas, with no line."""
+    _refused(lambda o, h: lang.SMEMPool().alloc_static((2 ** 20,), "f32"), "smem", "big",  # MARK:big
+             "SMEMPool.alloc_static of [1048576] Float32 (4194304 bytes)", "at most 232448")
+
+
+def test_static_and_pool_shared_memory_within_the_cta_limit_build():
+    def body(o, h):
+        pool = lang.SMEMPool()
+        a = pool.alloc((200000,), "u8")
+        s = pool.alloc_static((8000,), "f32")
+        s[dsl.thread_idx()] = 1.0
+        a[dsl.thread_idx()] = 1
+        o[0] = s[dsl.thread_idx() + 1]
+    _kernel(body).build()
+
+
+def test_static_shared_memory_of_any_helper_counts_at_the_end_of_the_build():
+    """The build's own check counted the pool alone: a static buffer of another helper (the profiler's
+    counters) beside a pool near the limit asked the launch for more than a CTA has."""
+    def body(o, h):
+        lang.SMEMPool().alloc((232000,), "u8")
+        dsl.current_kernel().static_smem("__counters", [256], dsl.Int32.mlir_type())
+    err = build_error(_kernel(body), "smem")
+    assert "needs 233088 bytes of shared memory (232064 dynamic, 1024 static)" in str(err), str(err)
+
+
+def test_a_bad_pool_swizzle_names_the_users_line():
+    """The encoder's TensorMapError came out of SMEMPool.alloc with no line of the user's."""
+    _refused(lambda o, h: lang.SMEMPool().alloc((64, 64), "f16", swizzle="bogus"),  # MARK:pool-swizzle
+             "argument", "pool-swizzle", "swizzle: 'bogus' is not a Swizzle")
+
+
+# --------------------------------------------------------------------------- D11: elect_sync(membermask)
+
+def _elect_kernel(elect):
+    @dsl.kernel(block=(32,), name="k")
+    def k(o: dsl.Tensor("i32", (32,))):
+        with dsl.if_(dsl.lane_idx() < 16):
+            with dsl.if_(elect(cuda.activemask())):
+                o[0] = 1
+    return k
+
+
+@pytest.mark.parametrize("elect", [cuda.elect_sync, lang.elect_sync, dsl.elect_sync], ids=["cuda", "lang", "dsl"])
+def test_elect_sync_takes_the_documented_membermask(elect):
+    text = ptx(_elect_kernel(elect))
+    assert re.search(r"activemask\.b32\s+(%r\d+);(.|\n)*elect\.sync\s+%r\d+\|%p\d+, \1;", text), text
+
+
+def test_elect_sync_without_a_mask_is_unchanged():
+    def kernel(elect):
+        @dsl.kernel(block=(32,), name="k")
+        def k(o: dsl.Tensor("i32", (32,))):
+            with dsl.if_(elect()):
+                o[0] = 1
+        return k
+    want = ptx(kernel(dsl.elect_sync))
+    assert "elect.sync" in want
+    assert ptx(kernel(cuda.elect_sync)) == want
+    assert ptx(kernel(lang.elect_sync)) == want
+
+
+# --------------------------------------------------------------------------- B5/D12: SMEMPool.alloc(align=)
+
+@pytest.mark.parametrize("align,shown", [
+    (1000, "1000"), ((1 << 20,), "(1048576,)"), ("x", "'x'"), (200.5, "200.5"), (0, "0"), (-8, "-8"),
+    (True, "True"), ("Int32", "Int32("),
+], ids=["not-a-power-of-two", "tuple", "str", "float", "zero", "negative", "bool", "run-time"])
+def test_smem_alloc_align_is_a_power_of_two(align, shown):
+    def body(o, h):
+        a = dsl.Int32(256) if align == "Int32" else align
+        lang.SMEMPool().alloc((4,), "f32", align=a)  # MARK:align
+    _refused(body, "smem", "align", f"SMEMPool.alloc align={shown}", "a power of two")
+
+
+def test_smem_alloc_takes_a_power_of_two_align():
+    seen = []
+
+    def body(o, h):
+        pool = lang.SMEMPool()
+        pool.alloc((3,), "u8")
+        seen.append(pool.alloc((4,), "f32", align=2048).info.offset)
+    _kernel(body).build()
+    assert seen == [2048]
+
+
+# --------------------------------------------------------------------------- D9: the scheduler's cluster_size
+
+@pytest.mark.parametrize("cluster", [(3,), None, (2, 2)], ids=["cluster-3", "no-cluster", "cluster-2x2"])
+def test_persistent_scheduler_cluster_size_must_divide_the_kernels_clusters(cluster):
+    def body(o, h):
+        for t in lang.PersistentTileScheduler(100, cluster_size=2):  # MARK:sched
+            o[0] = t.i.to(dsl.Float32)
+    cl = list(cluster) + [1] * (3 - len(cluster)) if cluster else [1, 1, 1]
+    _refused(body, "scheduler", "sched", "cluster_size=2", f"the kernel's clusters are {cl} CTAs", cluster=cluster)
+
+
+@pytest.mark.parametrize("cluster", [(2,), (4,)])
+def test_persistent_scheduler_cluster_size_within_the_clusters_builds(cluster):
+    def body(o, h):
+        for t in lang.PersistentTileScheduler(100, cluster_size=2):
+            o[0] = t.i.to(dsl.Float32)
+    _kernel(body, cluster=cluster).build()
+
+
+# --------------------------------------------------------------------------- B4, B6-B9, C5: typed errors
+
+@pytest.mark.parametrize("body,rule,marker,message", [
+    (lambda o, h: cuda.stmatrix(lang.SMEMPool().alloc((64, 64), "bf16"), dsl.lane_idx(), 0, 4096),  # MARK:stm-int
+     "stmatrix", "stm-int", "stmatrix registers 4096: a Vector, or a list"),
+    (lambda o, h: cuda.stmatrix(lang.SMEMPool().alloc((64, 64), "bf16"), dsl.lane_idx(), 0, None),  # MARK:stm-none
+     "stmatrix", "stm-none", "stmatrix registers None"),
+    (lambda o, h: cuda.cta_reduce(dsl.Float32(1.0), dsl.Float32),  # MARK:red-type
+     "reduce", "red-type", "reduction Float32 (a type)"),
+    (lambda o, h: cuda.warp_reduce(dsl.Float32(1.0), lambda a: a),  # MARK:red-arity
+     "reduce", "red-arity", "a function of two values"),
+    (lambda o, h: cuda.cta_reduce(dsl.Float32(1.0), "prod"),  # MARK:red-name
+     "reduce", "red-name", "reduction 'prod'"),
+    (lambda o, h: cuda.atomic_add(o, 0, dsl.Float32(1.0), scope=["gpu"]),  # MARK:scope-atomic
+     "atomic", "scope-atomic", "atomic scope ['gpu']"),
+    (lambda o, h: cuda.atomic_cas(o, 0, 1, 2, scope=["gpu"]),  # MARK:scope-cas
+     "atomic", "scope-cas", "atomic scope ['gpu']"),
+    (lambda o, h: cuda.red_add(h, 0, dsl.full(2, dsl.Float16(1.0)), scope="planet"),  # MARK:scope-packed
+     "atomic", "scope-packed", "atomic scope 'planet'"),
+    (lambda o, h: cuda.thread_fence(["gpu"]),  # MARK:scope-fence
+     "fence", "scope-fence", "fence scope ['gpu']"),
+    (lambda o, h: cuda.fence_proxy_async(["shared::cta"]),  # MARK:space-fence
+     "fence", "space-fence", "fence_proxy_async space ['shared::cta']"),
+    (lambda o, h: cuda.fmul2_rn(None, None),  # MARK:fmul2
+     "type", "fmul2", "fmul2_rn of None: a 2-lane Float32 vector"),
+    (lambda o, h: cuda.fadd2_rn(dsl.full(2, 1.0), dsl.Float32(1.0)),  # MARK:fadd2
+     "type", "fadd2", "fadd2_rn of Float32("),
+    (lambda o, h: cuda.mbarrier_wait(None, 0, 0),  # MARK:mbar
+     "mbarrier", "mbar", "mbarrier_wait of None: a lang.MBarrier"),
+    (lambda o, h: cuda.printf("%d\n", dsl.full(2, dsl.Int32(1))),  # MARK:printf
+     "printf", "printf", "printf argument 0 is Vector<2 x Int32>: a scalar"),
+    (lambda o, h: cuda.reduce_add_sync_u32(dsl.full(2, dsl.Uint32(1))),  # MARK:redux
+     "type", "redux", "reduce_add_sync_u32 of Vector<2 x Uint32>: a 32-bit integer"),
+], ids=["stmatrix-int", "stmatrix-none", "reduce-type", "reduce-one-arg", "reduce-name", "atomic-scope-list",
+        "cas-scope-list", "packed-red-scope", "fence-scope-list", "fence-proxy-space-list", "fmul2-none",
+        "fadd2-scalar", "mbarrier-wait-none", "printf-vector", "redux-vector"])
+def test_bad_helper_arguments_are_typed_build_errors(body, rule, marker, message):
+    _refused(body, rule, marker, message)
+
+
+def test_the_checked_helpers_still_build_their_valid_forms():
+    def body(o, h):
+        v = cuda.fadd2_rn(cuda.fmul2_rn(cuda.make_float2(o[0], o[1]), cuda.make_float2(o[2], o[3])),
+                          cuda.make_float2(1.0, 2.0))
+        o[0] = cuda.warp_reduce(v[0], lambda a, b: a + b) + cuda.cta_reduce(v[1], dsl.max)
+        cuda.printf("%d %f\n", dsl.thread_idx(), o[0])
+        bar = lang.MBarrier(1)
+        cuda.mbarrier_wait(bar, 0, 0)
+        cuda.thread_fence("cta")
+        cuda.fence_proxy_async("global")
+    text = ptx(_kernel(body))
+    assert "vprintf" in text and "mbarrier.try_wait.parity" in text and "fence.proxy.async.global" in text
