@@ -1,5 +1,7 @@
 """The kernels the GPU tests run (IR only: importable without MLIR)."""
 
+import struct
+
 from nvtma import kernels as K
 
 PROMOTIONS = ["none", "l2_64b", "l2_128b", "l2_256b"]
@@ -96,7 +98,8 @@ def conversions_spec():
     """Thread t converts x[t] (f32) at run time to every integer type (ri[j, t], as Int64) and to e4m3 and e5m2,
     from f32 and from f16 (rf[2j + from_f16, t], the byte); thread 0 stores the same conversions of the values
     as constants (ci, cf): the integer ones folded by LLVM, the fp8 ones encoded by the DSL. Neither had run
-    on a GPU (thirty-fifth session)."""
+    on a GPU (thirty-fifth session). The integer ones again from the value as a Float64 (rd, cd): cvt.rzi of an
+    f64 NaN to 32 bits gave the top bit, not 0 (thirty-ninth session's fuzzing)."""
     from nvtma import dsl
 
     n = len(CONVERT_VALUES)
@@ -104,12 +107,14 @@ def conversions_spec():
     f8s = [getattr(dsl, name) for name in CONVERT_F8]
 
     @dsl.kernel(block=(64,), name="conversions")
-    def conversions(x: dsl.Tensor, ri: dsl.Tensor, ci: dsl.Tensor, rf: dsl.Tensor, cf: dsl.Tensor):
+    def conversions(x: dsl.Tensor, ri: dsl.Tensor, ci: dsl.Tensor, rf: dsl.Tensor, cf: dsl.Tensor, rd: dsl.Tensor,
+                    cd: dsl.Tensor):
         t = dsl.thread_idx()
         with dsl.if_(t < n):
             v = x[t]
             for j, cls in enumerate(ints):
                 ri[j, t] = v.to(cls).to(dsl.Int64)
+                rd[j, t] = v.to(dsl.Float64).to(cls).to(dsl.Int64)
             for j, cls in enumerate(f8s):
                 rf[2 * j, t] = v.to(cls).bitcast(dsl.Uint8)
                 rf[2 * j + 1, t] = v.to(dsl.Float16).to(cls).bitcast(dsl.Uint8)
@@ -117,12 +122,14 @@ def conversions_spec():
             for i, value in enumerate(CONVERT_VALUES):
                 for j, cls in enumerate(ints):
                     ci[j, i] = dsl.Float32(value).to(cls).to(dsl.Int64)
+                    cd[j, i] = dsl.Float64(struct.unpack("f", struct.pack("f", value))[0]).to(cls).to(dsl.Int64)
                 for j, cls in enumerate(f8s):
                     cf[j, i] = cls(value).bitcast(dsl.Uint8)
 
     return conversions.specialize([dsl.Tensor("f32", (n,)), dsl.Tensor("i64", (len(ints), n)),
                                    dsl.Tensor("i64", (len(ints), n)), dsl.Tensor("ui8", (2 * len(f8s), n)),
-                                   dsl.Tensor("ui8", (len(f8s), n))])
+                                   dsl.Tensor("ui8", (len(f8s), n)), dsl.Tensor("i64", (len(ints), n)),
+                                   dsl.Tensor("i64", (len(ints), n))])
 
 
 # (W dtype, scale, tile, fp8 math, split, vec, x dtype): the weight-streaming GEMV of the benchmarks, small

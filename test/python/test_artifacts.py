@@ -263,6 +263,21 @@ def test_save_replaces_whole_and_keeps_the_old_on_failure(tmp_path, monkeypatch)
     assert list(load(d).kernels) == ["new"]
 
 
+def test_save_refuses_a_directory_that_is_not_an_artifact(tmp_path):
+    """nvtma-compile -o DIR replaced any directory whole: the user's files in it were deleted."""
+    d = tmp_path / "project"
+    (d / "src").mkdir(parents=True)
+    (d / "notes.txt").write_text("mine")
+    with pytest.raises(FileExistsError, match="holds notes.txt, src: not an nvtma artifact"):
+        F.artifacts().save(d)
+    assert (d / "notes.txt").read_text() == "mine" and (d / "src").is_dir()
+    with pytest.raises(FileNotFoundError, match="named ''"):
+        F.artifacts().save("")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert list(load(F.artifacts(F.records(name="k")).save(empty)).kernels) == ["k"]  # an empty one is used
+
+
 def test_modes_follow_the_umask(tmp_path):
     old = os.umask(0o022)
     try:

@@ -395,3 +395,24 @@ def test_the_tool_id_names_the_ptxas_a_failed_nvjitlink_falls_back_to(tmp_path, 
     fake.write_text("#!/bin/sh\necho other\n")
     monkeypatch.setattr(C, "_tool_id", None)
     assert C.tool_id() != first
+
+
+def test_a_corrupt_build_id_memo_is_rebuilt(tmp_path, monkeypatch):
+    """'[' * 200000 in build-ids.json was a RecursionError from every compile."""
+    d = C.directory()
+    (d / "build-ids.json").write_text("[" * 200000)
+    os.chmod(d / "build-ids.json", 0o600)
+    monkeypatch.setattr(C, "_build_id", None)
+    assert C.build_id(d)
+
+
+def test_a_cache_dir_in_an_unknown_users_home_is_refused(monkeypatch, tmp_path):
+    """NVTMA_CACHE_DIR=~nosuchuser/c was a RuntimeError from expanduser in every compile and in nvtma-cache."""
+    monkeypatch.setenv("NVTMA_CACHE_DIR", "~nvtma-no-such-user/c")
+    monkeypatch.chdir(tmp_path)
+    with pytest.warns(C.CacheWarning, match="a path in the home of an unknown user"):
+        assert C.directory() is None
+    assert not any(tmp_path.iterdir())  # nothing made under the working directory
+    r = subprocess.run([sys.executable, "-m", "nvtma.runtime.cache", "info"], capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONWARNINGS="ignore"))
+    assert r.returncode == 1 and "unknown user (~nvtma-no-such-user)" in r.stderr, r.stderr

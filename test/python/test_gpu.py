@@ -164,7 +164,8 @@ def test_atomics_into_a_swizzled_tile_reach_the_element_it_reads():
 
 
 def test_float_conversions_saturate_alike_at_run_time_and_as_constants():
-    """Float -> integer conversions truncate, saturate and take NaN to 0 (PTX's cvt.rzi); float -> fp8 rounds
+    """Float -> integer conversions truncate, saturate and take NaN to 0 (PTX's cvt.rzi, and a select for an f64
+    source or a 64-bit result, where cvt.rzi gives the top bit), from f32 and f64; float -> fp8 rounds
     to nearest even and saturates to the largest finite value (cvt.rn.satfinite), from f32 and from f16; the
     constants the DSL encodes and LLVM folds equal what the GPU computes at run time."""
     import math
@@ -178,7 +179,8 @@ def test_float_conversions_saturate_alike_at_run_time_and_as_constants():
     ri = torch.full((ni, n), 0x5A5A, dtype=torch.int64, device="cuda")
     ci, rf, cf = ri.clone(), torch.full((2 * nf, n), 0x5A, dtype=torch.uint8, device="cuda"), \
         torch.full((nf, n), 0x5A, dtype=torch.uint8, device="cuda")
-    mod.conversions(x, ri, ci, rf, cf, **launch(spec, mod, grid=(1, 1, 1)))
+    rd, cd = ri.clone(), ri.clone()
+    mod.conversions(x, ri, ci, rf, cf, rd, cd, **launch(spec, mod, grid=(1, 1, 1)))
     torch.cuda.synchronize()
     f32 = [float(np.float32(v)) for v in vals]
     bad = []  # every disagreement, (what, value, got, want)
@@ -187,7 +189,8 @@ def test_float_conversions_saturate_alike_at_run_time_and_as_constants():
         lo, hi = (-(1 << (cls.width - 1)), (1 << (cls.width - 1)) - 1) if cls.signed else (0, (1 << cls.width) - 1)
         want = [0 if math.isnan(v) else min(max(math.trunc(v) if math.isfinite(v) else v, lo), hi) for v in f32]
         want = [int(w) - (1 << 64) if w >= 1 << 63 else int(w) for w in want]  # Uint64 as its Int64 bits
-        for what, got in (("run time", ri[j].tolist()), ("constant", ci[j].tolist())):
+        for what, got in (("run time", ri[j].tolist()), ("constant", ci[j].tolist()),
+                          ("run time from f64", rd[j].tolist()), ("constant from f64", cd[j].tolist())):
             bad += [(f"{name} {what}", v, g, w) for v, g, w in zip(vals, got, want) if g != w]
     for j, name in enumerate(gpu_cases.CONVERT_F8):
         tdt, top = {"Float8E4M3FN": (torch.float8_e4m3fn, 448.0), "Float8E5M2": (torch.float8_e5m2, 57344.0)}[name]

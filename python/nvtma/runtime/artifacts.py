@@ -379,8 +379,19 @@ class CompiledArtifacts:
     def save(self, directory) -> Path:
         """Writes module.ptx, module.cubin, module.mlir and kernels.json into
         `directory`, replacing an existing artifact whole: the files go to a
-        sibling temporary directory that is then renamed into place."""
+        sibling temporary directory that is then renamed into place. A
+        directory holding anything else is refused (FileExistsError): it was
+        replaced whole too, the user's files in it deleted."""
+        if not str(directory):
+            raise FileNotFoundError("an artifact directory named '': give its path")
         d = Path(directory)
+        if d.is_dir() and not d.is_symlink():
+            others = sorted(p.name for p in d.iterdir() if p.name not in FILES + ("kernels.json",)
+                            or not p.is_file() or p.is_symlink())
+            if others:
+                raise FileExistsError(f"{d} holds {', '.join(others[:3])}{' ...' if len(others) > 3 else ''}: not "
+                                      "an nvtma artifact (kernels.json and module.*), which an artifact replaces "
+                                      "whole; save into a new or empty directory")
         parent = d.parent
         parent.mkdir(parents=True, exist_ok=True)
         tmp = parent / f".{d.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"

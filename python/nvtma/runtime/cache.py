@@ -96,11 +96,24 @@ def configured_dir() -> Path | None:
     if not env_flag("NVTMA_CACHE", True):
         return None
     raw = os.environ.get("NVTMA_CACHE_DIR", "")
-    return Path(raw).expanduser() if raw.strip() else default_dir()
+    if not raw.strip():
+        return default_dir()
+    try:
+        return Path(raw).expanduser()
+    except RuntimeError:  # "~nosuchuser/c": left as it is, and refused (_unknown_home)
+        return Path(raw)
+
+
+def _unknown_home(path: Path) -> str | None:
+    """Why a path expanduser could not expand is no cache (it raised RuntimeError in every compile)."""
+    return f"a path in the home of an unknown user ({str(path).split('/')[0]})" \
+        if str(path).startswith("~") else None
 
 
 def trust_problem(path: Path) -> str | None:
     """Why `path` must not be used as this user's cache, or None."""
+    if _unknown_home(path):
+        return _unknown_home(path)
     try:
         st = os.lstat(path)
     except OSError as e:
@@ -125,6 +138,9 @@ def directory() -> Path | None:
     warning)."""
     d = configured_dir()
     if d is None:
+        return None
+    if _unknown_home(d):
+        warnings.warn(f"nvtma cache {d} is {_unknown_home(d)}: compiling without a cache", CacheWarning, stacklevel=3)
         return None
     try:
         if not os.path.lexists(d):
@@ -383,7 +399,7 @@ def build_id(d: Path | None = None) -> str:
             memo = json.loads(raw) if raw else {}
             if not isinstance(memo, dict):
                 memo = {}
-        except ValueError:
+        except (ValueError, RecursionError):  # (corrupt: '[' * 200000 broke every compile)
             memo = {}
     before = dict(memo)
     h = hashlib.sha256()
@@ -499,6 +515,9 @@ def main(argv=None) -> int:
     if d is None:
         print("nvtma-cache: the cache is off (NVTMA_CACHE)")
         return 0 if a.cmd == "info" else 1
+    if _unknown_home(d):  # (not a directory of that name in the working directory)
+        print(f"nvtma-cache: NVTMA_CACHE_DIR {d} is {_unknown_home(d)}", file=sys.stderr)
+        return 1
     if a.cmd == "info":
         why = trust_problem(d) if os.path.lexists(d) else "not created yet"
         items = entries(d) if not why else []
