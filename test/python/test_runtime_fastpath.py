@@ -394,8 +394,7 @@ def test_other_keywords_take_the_python_path(stub, launcher):
         in_python(calls, None)
         k(x, y, 9, grid=g, block=(128,))
         in_python(calls, 1)
-        k(x, y, 9, grid=g, block=(128,), encoder=None)  # not the default encoder: Kernel.__call__ decides
-        in_python(calls, None)
+        expect("launch-config", k, x, y, 9, grid=g, block=(128,), encoder=None)  # Kernel.__call__ decides: refused
     """)
 
 

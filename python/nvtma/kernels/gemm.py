@@ -1873,9 +1873,9 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None, scale=None):
             # with this config's splits, and unsplit (each CTA streams a whole tile's K)
             more += [v for v in dict.fromkeys((c._replace(stages=two), c._replace(splits=1, stages=two)))
                      if v not in more]
-        if BM >= 64 and -(-N // c.BN) >= 2:
+        if BM >= 64 and -(-N // c.BN) >= 2 and sms >= 2:  # (a cluster's CTAs run on SMs of their own)
             more.append(c._replace(mc=2))
-    if BM >= 64:
+    if BM >= 64 and sms >= 2:
         for c in _ranked(BM // 2, N, kblocks, w_dtype, sms // 2)[:2]:
             deep = min(16, deepest_stages(c.BM, c.BN, w_dtype, block_scaled=True))
             more += [c._replace(ms=2)] + ([c._replace(ms=2, splits=c.splits * 2)] if c.splits * 2 <= kblocks else [])
@@ -1977,9 +1977,12 @@ def x_as_a_candidates(M, N, w_dtype=F8, sms=132, scale=None):
     # (the K split: 2-CTA clusters each taking half of every W tile's K steps, in one wave)
     for ms, ks in ((1, 1), (1, 2), (2, 1)) if 64 < M <= 128 else ((2, 1),) if M > 128 else ((1, 1), (1, 2)):
         BM, wgs = x_as_a_tile(-(-M // ms), block)
+        clusters = sms // (ms * ks)
+        if not clusters:  # (fewer SMs than a cluster's CTAs: a GPU or MIG slice of one SM runs no pairs)
+            continue
         for waves in (1, 2, 3) if ms > 1 else (1, 2) if ks == 1 else (1,):  # (pairs: three waves too, 24576 rows
             # in tiles of 128)
-            BN = 8 * -(-N // (8 * (sms // (ms * ks)) * waves))
+            BN = 8 * -(-N // (8 * clusters * waves))
             if block:
                 BN = next((b for b in (8, 16, 32, 64, 128, 256) if b >= BN), BN)
             if BN > 256:
@@ -2086,6 +2089,76 @@ def fused_config(cfg, N, K, w_dtype=F8, sms=132):
     return wide if split or fused_w_rows(wide, N, K, w_dtype, sms) >= FUSED_WIDE_MIN_W_ROWS else cfg
 
 
+# gemm_spec's options a Gemm takes (Gemm(**options), and plan's and a call's): the rest are the config's (BM, BN,
+# wgs), the problem's (its dtypes and W's scaling) or refused (NOT_GEMM_OPTIONS)
+GEMM_OPTIONS = ("stages", "mc", "ms", "kwg", "kc", "swap", "xhalf", "chains", "store", "pdl", "l2_w", "l2_x",
+                "w_hint", "x_hint")
+NOT_GEMM_OPTIONS = {
+    "BM": "it is the config's (config=(BM, BN, wgs, splits, ...))",
+    "BN": "it is the config's (config=(BM, BN, wgs, splits, ...))",
+    "wgs": "it is the config's (config=(BM, BN, wgs, splits, ...))",
+    "w_dtype": "it follows from W (plan's w_dtype)",
+    "y_dtype": "it follows from out or out_dtype (plan's y_dtype)",
+    "w_scale": "it is the call's scale= (plan's scale)",
+    "ksplit": "it follows from the config (its splits, with dsmem or x as the wgmmas' A)",
+    "diag": "it builds diagnostics whose y is not the product (gemm_spec(diag=...))",
+    "profile": "it takes a profile buffer the Gemm call does not pass (gemm_spec(profile=))",
+}
+
+
+def _check_options(options):
+    """A ValueError naming the first spec option a Gemm does not take (with the names it does) or whose value
+    is of the wrong type or out of range, before a config is chosen: a str mc or ms was a TypeError in _plan's
+    comparisons, an unknown name or BM gemm_spec's TypeError at the first plan. (Ranges that depend on the
+    config, as BM a multiple of 8·mc or the ring's room, gemm_spec checks.)"""
+    for name, v in options.items():
+        if name == "x_scale":
+            raise ValueError(f"x_scale={v!r}: x's scaling follows from x's dtype and W's scale; for bf16 x "
+                             "quantized in the GEMM, Gemm(quantize='fused')")
+        if name in NOT_GEMM_OPTIONS:  # (a ksplit beside a grid split stored y from part of K; a diag left the
+            # workspace dirty for the next calls)
+            raise ValueError(f"{name}={v!r}: not a Gemm option, {NOT_GEMM_OPTIONS[name]}")
+        if name not in GEMM_OPTIONS:
+            import difflib
+            near = difflib.get_close_matches(name, GEMM_OPTIONS, n=1)
+            raise ValueError(f"{name}={v!r}: not a Gemm option" + (f" (did you mean {near[0]}?)" if near else "") +
+                             f"; the options are {', '.join(GEMM_OPTIONS)}")
+        if name in ("l2_w", "l2_x"):
+            from ..tensormap import L2Promotion
+            L2Promotion.coerce(v, name)  # (a TensorMapError, a ValueError, naming it)
+            continue
+        try:
+            n = None if isinstance(v, bool) or not hasattr(type(v), "__index__") else operator.index(v)
+        except TypeError:  # (an array of several values)
+            n = None
+        hints = ", ".join(map(repr, cpasync.CACHE_HINTS))
+        ok, why = {
+            "stages": (v is None or n is not None and n >= 2, "None (the deepest ring up to 8 that fits) or an "
+                       "integer >= 2"),
+            "mc": (n in (1, 2, 4), "1, 2 or 4 CTAs of a cluster sharing x"),
+            "ms": (n in (1, 2, 4), "1, 2 or 4 CTAs of a cluster sharing W"),
+            "kc": (n is not None and 1 <= n <= 8, "K steps a stage, 1 to 8"),
+            "chains": (v is None or n in (1, 2, 4), "None or 1, 2 or 4 accumulator chains per m64 block"),
+            "kwg": (_one_of(v, (False, True)), "False or True (two consumer warpgroups on alternate K steps)"),
+            "swap": (isinstance(v, bool), "True (W the wgmmas' A) or False (x their A)"),
+            "xhalf": (_one_of(v, (None, False, True)), "None (where measured faster), True or False"),
+            "store": (_one_of(v, (None, "tma", "direct")), "None, 'tma' or 'direct'"),
+            "pdl": (_one_of(v, (False, True, "early")), "False, True or 'early'"),
+            "w_hint": (v is None or isinstance(v, str) and v in cpasync.CACHE_HINTS or n is not None,
+                       f"None, an L2 eviction priority ({hints}) or a 64-bit policy"),
+        }[name if name != "x_hint" else "w_hint"]
+        if not ok:
+            raise ValueError(f"{name}={v!r}: {why}")
+
+
+def _one_of(v, values):
+    """Whether `v` equals one of `values` (False where comparing it fails or is no bool, as an array's)."""
+    try:
+        return any(bool(v == a) for a in values)
+    except (TypeError, ValueError):
+        return False
+
+
 class Gemm:
     """y = x · Wᵀ with W streamed from DRAM (see the module docstring).
 
@@ -2133,6 +2206,7 @@ class Gemm:
                              "(by quantize_x, then the GEMM)")
         if autotune not in (False, True, "all"):
             raise ValueError(f"autotune={autotune!r}: False, True (problems the table does not hold) or 'all'")
+        _check_options(spec_options)
         self.artifacts = artifacts
         self.pad_x = pad_x
         self.quantize_mode = quantize
@@ -2302,21 +2376,12 @@ class Gemm:
         if quantize not in (False, True, "auto", "fused", "kernel"):
             raise ValueError(f"quantize={quantize!r}: False (x in e4m3, or bf16 with bf16 W), True (as the Gemm's "
                              "quantize says), 'auto', 'fused' or 'kernel'")
+        opts = dict(self.options, **spec_options)
+        _check_options(opts)
         fp8 = w_dtype == F8
         cfg = Config(*(config or choose_config(M, N, K, w_dtype, sms, scale)))
-        opts = dict(self.options, **spec_options)
-        if "x_scale" in opts:
-            raise ValueError(f"x_scale={opts['x_scale']!r}: x's scaling follows from x's dtype and W's scale; "
-                             "for bf16 x quantized in the GEMM, Gemm(quantize='fused')")
-        for name, why in (("ksplit", "follows from the config (its splits, with dsmem or x as the wgmmas' A)"),
-                          ("diag", "builds diagnostics whose y is not the product (gemm_spec(diag=...))"),
-                          ("profile", "takes a profile buffer the Gemm call does not pass (gemm_spec(profile=))")):
-            if name in opts:  # (a ksplit beside a grid split stored y from part of K; a diag left the workspace
-                # dirty for the next calls)
-                raise ValueError(f"{name}={opts[name]!r}: not a Gemm option, it {why}")
-        for kc_ in (opts.get("kc"), cfg.kc):
-            if kc_ is not None and (not isinstance(kc_, int) or isinstance(kc_, bool) or not 1 <= kc_ <= 8):
-                raise ValueError(f"kc={kc_!r}: K steps a stage, 1 to 8")
+        if not isinstance(cfg.kc, int) or isinstance(cfg.kc, bool) or not 1 <= cfg.kc <= 8:
+            raise ValueError(f"kc={cfg.kc!r}: K steps a stage, 1 to 8")
         how = (quantize if isinstance(quantize, str) else self.quantize_mode) if fp8 and quantize else None
         kc = opts.pop("kc", None)  # K steps a stage asked for (else the config's, where the kernel takes them)
         # what x as the wgmmas' A (x or W multicast: an x-as-A config's own ms is taken, kwg, TMA stores of y, W as
@@ -2374,6 +2439,10 @@ class Gemm:
                     "x as the wgmmas' A (swap=False)" if not cfg.swap else "dsmem") + " splits K only over a cluster "
                     "of 2 or 4 CTAs (splits 1, 2 or 4), and not with ms, mc or kwg")
             opts["ksplit"] = cfg.splits
+        cl = max(opts["mc"], opts["ms"], opts.get("ksplit", 1))
+        if cl > sms:  # (parts_for's grid: no cluster at all)
+            raise ValueError(f"config {cfg.short}: clusters of {cl} CTAs, each on an SM of its own, on a GPU of "
+                             f"{sms} SMs")
         if kc is None:  # the config's, but one with x quantized inside, x multicast or kwg, or W multicast over
             # more CTAs than divide its K steps a stage
             kc = 1 if how == "fused" or opts["mc"] > 1 or cfg.kc % opts["ms"] or opts["kwg"] else cfg.kc

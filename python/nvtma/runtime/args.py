@@ -18,9 +18,12 @@ Every refusal is a LaunchError naming the argument and the rule.
 from __future__ import annotations
 
 import ctypes
+import numbers
+import operator
 import re
 import struct
 import sys
+from collections.abc import Mapping
 
 from .errors import LaunchError
 
@@ -46,6 +49,7 @@ _DLPACK = {(0, 8): "i8", (0, 16): "i16", (0, 32): "i32", (0, 64): "i64",
            (10, 8): "f8E4M3FN", (11, 8): "f8E4M3FNUZ", (12, 8): "f8E5M2", (13, 8): "f8E5M2FNUZ",
            (14, 8): "f8E8M0FNU"}
 _DL_CUDA, _DL_CUDA_MANAGED = 2, 13
+_ADDR_END = 1 << 64
 
 _BITS = {"i1": 8}
 
@@ -259,22 +263,54 @@ def _row_major(shape):
 
 # --------------------------------------------------------------------------- CUDA array interface
 
+_INT = frozenset((int,))  # shape and strides entries of the usual interface: exactly ints (checked in C)
+_TYPESIZE = {ts: int(ts[1:]) for ts in _TYPESTR}
+
+
+def _cai_ints(v, arg: str, field: str, rule: str) -> tuple:
+    """The interface's shape or strides when not a tuple of plain ints: a
+    list, or integers of other types (numpy's), become a tuple of ints;
+    anything else (a float, a str, None, a bare int) is refused."""
+    if isinstance(v, (tuple, list)):
+        out = []
+        for d in v:
+            if isinstance(d, bool) or not isinstance(d, numbers.Integral):
+                raise LaunchError(f"{arg}: __cuda_array_interface__ {field} {v!r}: {d!r} is not an int", arg=arg,
+                                  rule=rule)
+            out.append(int(d))
+        return tuple(out)
+    raise LaunchError(f"{arg}: __cuda_array_interface__ {field} {v!r}: pass a tuple of ints", arg=arg, rule=rule)
+
+
+def _cai_malformed(arg: str, what: str):
+    raise LaunchError(f"{arg}: malformed __cuda_array_interface__ ({what})", arg=arg,
+                      rule="cuda-array-interface") from None
+
+
 def from_cai(obj, arg: str, device_of=None) -> TensorInfo:
     """Reads __cuda_array_interface__. `device_of(ptr)` gives a pointer's
-    device (a driver query); without it the device is left unknown."""
+    device (a driver query); without it the device is left unknown. Every
+    field is checked here, where the dict is read: a shape, strides, version
+    or stream of the wrong type is refused, never coerced."""
     try:
         cai = obj.__cuda_array_interface__
+    except Exception as e:
+        _cai_malformed(arg, f"{type(e).__name__}: {e}")
+    if cai.__class__ is not dict and not isinstance(cai, Mapping):
+        _cai_malformed(arg, f"a {type(cai).__name__}, not a dict")
+    try:
         typestr = cai["typestr"]
-        shape = tuple(int(d) for d in cai["shape"])
+        shape = cai["shape"]
         data = cai["data"]
         ptr = data[0]
     except Exception as e:
-        raise LaunchError(f"{arg}: malformed __cuda_array_interface__ ({type(e).__name__}: {e})", arg=arg,
-                          rule="cuda-array-interface") from None
+        _cai_malformed(arg, f"{type(e).__name__}: {e}")
+    if shape.__class__ is not tuple or not _INT.issuperset(map(type, shape)):
+        shape = _cai_ints(shape, arg, "shape", "shape")
     if not isinstance(typestr, str) or len(typestr) < 3:
         raise LaunchError(f"{arg}: typestr {typestr!r}", arg=arg, rule="dtype")
     order, ts = typestr[0], typestr[1:]
-    size = int(ts[1:]) if ts[1:].isdigit() else 0
+    size = _TYPESIZE.get(ts, 0)
     if order == ">" and size > 1:
         raise LaunchError(f"{arg}: big-endian typestr {typestr!r}; GPUs are little-endian", arg=arg, rule="dtype")
     if order not in "<>|=":
@@ -284,15 +320,22 @@ def from_cai(obj, arg: str, device_of=None) -> TensorInfo:
         raise LaunchError(f"{arg}: typestr {typestr!r} has no kernel element type", arg=arg, rule="dtype")
     if cai.get("mask") is not None:
         raise LaunchError(f"{arg}: masked arrays are not supported", arg=arg, rule="cuda-array-interface")
-    if not isinstance(ptr, int) or isinstance(ptr, bool) or ptr <= 0:
-        raise LaunchError(f"{arg}: data pointer {ptr!r}; a launch needs the tensor's device address", arg=arg,
-                          rule="address")
-    if any(d < 0 for d in shape):
+    if ptr.__class__ is not int or not 0 < ptr < _ADDR_END:
+        if not isinstance(ptr, int) or isinstance(ptr, bool) or ptr <= 0:
+            raise LaunchError(f"{arg}: data pointer {ptr!r}; a launch needs the tensor's device address", arg=arg,
+                              rule="address")
+        if ptr >= _ADDR_END:
+            raise LaunchError(f"{arg}: data pointer 0x{ptr:x} is not a 64-bit address", arg=arg, rule="address")
+    if shape and min(shape) < 0:
         raise LaunchError(f"{arg}: shape {shape}", arg=arg, rule="shape")
     raw_strides = cai.get("strides")
     if raw_strides is None:
         strides = _row_major(shape)
     else:
+        if raw_strides.__class__ is not tuple or not _INT.issuperset(map(type, raw_strides)):
+            raw_strides = _cai_ints(raw_strides, arg, "strides", "stride")
+        if len(raw_strides) != len(shape):
+            raise LaunchError(f"{arg}: {len(raw_strides)} strides for rank {len(shape)}", arg=arg, rule="stride")
         strides = []
         for s in raw_strides:
             if s % size:
@@ -300,12 +343,21 @@ def from_cai(obj, arg: str, device_of=None) -> TensorInfo:
                                   arg=arg, rule="alignment")
             strides.append(s // size)
         strides = tuple(strides)
-        if len(strides) != len(shape):
-            raise LaunchError(f"{arg}: {len(strides)} strides for rank {len(shape)}", arg=arg, rule="stride")
-    stream = cai.get("stream") if cai.get("version", 2) >= 3 else None
-    if stream is not None:
-        if not isinstance(stream, int) or isinstance(stream, bool) or stream == 0:
-            raise LaunchError(f"{arg}: stream {stream!r} (the interface forbids 0)", arg=arg,
+    version = cai.get("version", 2)
+    if version.__class__ is not int:
+        if isinstance(version, bool) or not isinstance(version, int):
+            raise LaunchError(f"{arg}: __cuda_array_interface__ version {version!r} is not an int", arg=arg,
+                              rule="cuda-array-interface")
+    stream = cai.get("stream") if version >= 3 else None
+    if stream is not None and (stream.__class__ is not int or not 0 < stream < _ADDR_END):
+        if isinstance(stream, bool) or not isinstance(stream, int):
+            raise LaunchError(f"{arg}: __cuda_array_interface__ stream {stream!r} is not an int (a CUstream "
+                              "handle)", arg=arg, rule="cuda-array-interface")
+        if stream == 0:
+            raise LaunchError(f"{arg}: __cuda_array_interface__ stream 0; the interface forbids it (1 is the legacy "
+                              "default stream)", arg=arg, rule="cuda-array-interface")
+        if not 0 < stream < _ADDR_END:
+            raise LaunchError(f"{arg}: __cuda_array_interface__ stream {stream} is not a 64-bit handle", arg=arg,
                               rule="cuda-array-interface")
     device = device_of(ptr) if device_of is not None else None
     return TensorInfo(ptr, shape, strides, elem, size * 8, device, obj, stream)
@@ -494,22 +546,80 @@ def encode_descriptor(t: TensorInfo, d: dict, arg: str, encoder: str = "nvtma") 
 _FLOAT_FORMATS = {"f32": "<f", "f64": "<d", "f16": "<e"}
 
 
+_DTYPE_NAMES = {}
+
+
+def _dtype_name(dtype) -> str:
+    """str(dtype), remembered: numpy's takes microseconds."""
+    try:
+        name = _DTYPE_NAMES.get(dtype)
+    except TypeError:  # unhashable
+        return str(dtype)
+    if name is None:
+        name = str(dtype)
+        if len(_DTYPE_NAMES) < 64:
+            _DTYPE_NAMES[dtype] = name
+    return name
+
+
+def _what(value) -> str:
+    """A scalar argument's description for messages: "float", "int64",
+    "Tensor (torch.float32)"."""
+    what = type(value).__name__
+    dtype = getattr(value, "dtype", None)
+    name = what if dtype is None else _dtype_name(dtype)
+    return what if name == what else f"{what} ({name})"
+
+
+def _bool_dtype(value, ty: str, arg: str) -> bool:
+    """Whether a scalar argument other than a Python number (a numpy scalar,
+    a 0-d tensor or array) holds a bool; one of more than 0 dims is refused
+    (what it would convert to is an element, or an error of its library's)."""
+    if getattr(value, "ndim", 0):
+        raise LaunchError(f"{arg}: {_what(value)} of shape {tuple(value.shape)} for a scalar parameter ({ty}); pass "
+                          "a number or a 0-d tensor or array", arg=arg, rule="type")
+    dtype = getattr(value, "dtype", None)
+    return dtype is not None and _dtype_name(dtype) in ("bool", "torch.bool")
+
+
 def pack_scalar(value, p: dict, arg: str) -> bytes:
+    """A scalar argument's bytes for record `p`: a Python number, a numpy
+    scalar, or a 0-d tensor or array. An integer parameter takes integers
+    only (through __index__: a float tensor is refused as a float is, not
+    truncated); a bool only for i1."""
     ty = p["type"]
     bits = p["bits"]
+    cls = value.__class__
     if ty.startswith("f") or ty.startswith("bf"):
         fmt = _FLOAT_FORMATS.get(ty)
         if fmt is None:
             raise LaunchError(f"{arg}: scalar type {ty} is not supported", arg=arg, rule="type")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
-            raise LaunchError(f"{arg}: {type(value).__name__} for a float parameter ({ty})", arg=arg, rule="type")
+        if cls is not float and cls is not int:
+            if not hasattr(value, "__float__") or (
+                    isinstance(value, bool) if isinstance(value, (int, float)) else _bool_dtype(value, ty, arg)):
+                raise LaunchError(f"{arg}: {_what(value)} for a float parameter ({ty})", arg=arg, rule="type")
         try:
             return struct.pack(fmt, float(value))
         except (OverflowError, struct.error):
             raise LaunchError(f"{arg}: {value!r} does not fit {ty}", arg=arg, rule="range") from None
-    if isinstance(value, float) or (isinstance(value, bool) and bits != 1) or not hasattr(value, "__index__"):
-        raise LaunchError(f"{arg}: {type(value).__name__} for an integer parameter ({ty})", arg=arg, rule="type")
-    v = int(value)
+        except (TypeError, ValueError) as e:
+            raise LaunchError(f"{arg}: {_what(value)} for a float parameter ({ty}): {e}", arg=arg,
+                              rule="type") from None
+    if cls is int:
+        v = value
+    elif isinstance(value, numbers.Integral) and not isinstance(value, bool):  # numpy's integers, an IntEnum
+        v = operator.index(value)
+    else:
+        # a bool, np.bool_, or a bool tensor or array: i1's only
+        truth = isinstance(value, bool) if isinstance(value, (int, float)) else _bool_dtype(value, ty, arg)
+        if isinstance(value, float) or (truth and bits != 1) or not (truth or hasattr(value, "__index__")):
+            raise LaunchError(f"{arg}: {_what(value)} for an integer parameter ({ty})", arg=arg, rule="type")
+        try:
+            # lossless: int() would truncate a float tensor or array
+            v = (1 if value else 0) if truth else operator.index(value)
+        except (TypeError, ValueError):
+            raise LaunchError(f"{arg}: {_what(value)} for an integer parameter ({ty})", arg=arg,
+                              rule="type") from None
     signed = p.get("signed")
     if signed is True:
         lo, hi, what = -(1 << (bits - 1)), (1 << (bits - 1)) - 1, ty

@@ -33,8 +33,10 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import numbers
 import struct
 import sys
+from marshal import dumps as _dumps
 
 from . import args as _args
 from . import driver
@@ -43,6 +45,8 @@ from .errors import LaunchError
 MAX_SMEM = 227 * 1024   # an sm_90 block's dynamic shared memory limit (232448 bytes)
 DEFAULT_SMEM = 48 * 1024  # what a kernel may use without opting in (static and dynamic: allow_smem)
 DESCRIPTOR_BYTES = 128
+# encoder=: nvtma's TMA descriptor encoder (cached per shape), or the driver's cuTensorMapEncode* (each launch)
+ENCODERS = ("nvtma", "driver")
 
 _MEMREF, _SCALAR, _POINTER = 0, 1, 2
 _ADDR = struct.Struct("<Q")
@@ -93,11 +97,20 @@ def stream_handle(stream, device: int | None = None) -> int:
     elif hasattr(stream, "cuda_stream"):  # torch.cuda.Stream / ExternalStream
         h = stream.cuda_stream
         dev = getattr(stream, "device_index", None)
-        if device is not None and dev is not None and dev != device:
-            raise LaunchError(f"stream is on cuda:{dev}, the tensors on cuda:{device}", arg="stream",
-                              rule="device")
+        if dev is not None:
+            if isinstance(dev, bool) or not isinstance(dev, numbers.Integral):
+                raise LaunchError(f"stream.device_index is {dev!r}, not a CUDA device ordinal (an int)",
+                                  arg="stream", rule="stream")
+            if device is not None and int(dev) != device:
+                raise LaunchError(f"stream is on cuda:{int(dev)}, the tensors on cuda:{device}", arg="stream",
+                                  rule="device")
     elif type(stream).__name__ == "CUstream" or hasattr(stream, "getPtr"):
-        h = int(stream)
+        try:
+            h = int(stream)  # a CUstream's handle (getPtr is the address of where it is kept)
+        except Exception as e:
+            raise LaunchError(f"stream={stream!r}: a CUstream-like object (getPtr) whose int() failed "
+                              f"({type(e).__name__}: {e}); pass a CUstream, a torch or cuda.core stream or an int",
+                              arg="stream", rule="stream") from None
     else:
         raise LaunchError(f"stream={stream!r}: pass a torch stream, a cuda.core stream, a CUstream or an int",
                           arg="stream", rule="stream")
@@ -112,15 +125,19 @@ _DIM_LIMITS = {"grid": (2**31 - 1, 65535, 65535), "block": (1024, 1024, 64), "cl
 
 
 def dim3(v, what: str) -> tuple:
-    """1 to 3 positive ints (an int, tuple or list) padded with ones."""
-    if isinstance(v, int) and not isinstance(v, bool):
+    """1 to 3 positive ints (an int, tuple or list) padded with ones; an
+    integer of another type (numpy's, numbers.Integral but bool) is taken
+    as its int, a float never."""
+    if isinstance(v, numbers.Integral) and not isinstance(v, bool):
         v = (v,)
     if not isinstance(v, (tuple, list)) or not 1 <= len(v) <= 3:
         raise LaunchError(f"{what}={v!r}: pass 1 to 3 positive ints", arg=what, rule="launch-config")
     out = []
     for x in v:
-        if isinstance(x, bool) or not isinstance(x, int):
-            raise LaunchError(f"{what}={v!r}: {x!r} is not an int", arg=what, rule="launch-config")
+        if x.__class__ is not int:
+            if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+                raise LaunchError(f"{what}={v!r}: {x!r} is not an int", arg=what, rule="launch-config")
+            x = int(x)
         out.append(x)
     out += [1] * (3 - len(out))
     limits = _DIM_LIMITS[what]
@@ -130,11 +147,7 @@ def dim3(v, what: str) -> tuple:
     return tuple(out)
 
 
-def _as_key(v):
-    return tuple(v) if isinstance(v, list) else v
-
-
-_IMMUTABLE = (tuple, int, type(None))  # dim3 takes ints only: a tuple of them cannot change
+_IMMUTABLE = (tuple, int, type(None))  # dim3 takes integers only: a tuple of them cannot change
 _PLAIN_SCALARS = (int, float, bool)
 
 
@@ -331,6 +344,9 @@ class Kernel:
             raise LaunchError(f"kernel {self.name} takes {self._nargs} arguments "
                               f"({', '.join(p['type'] for p in self.user_params)}), got {len(args)}",
                               rule="arg-count")
+        if encoder != "nvtma" and not (isinstance(encoder, str) and encoder in ENCODERS):
+            raise LaunchError(f"encoder={encoder!r}: pass one of {', '.join(map(repr, ENCODERS))}", arg="encoder",
+                              rule="launch-config")
         raw = self._buffer.raw
         tt = _args._torch_tensor or _args.torch_tensor_type()
         device = None
@@ -467,14 +483,17 @@ class Kernel:
 
     # ------------------------------------------------------------------ configuration
     def _config(self, grid, block, cluster, smem):
-        key = (_as_key(grid), _as_key(block), _as_key(cluster), smem)
+        # The cache key: marshal's bytes (format 2: no back-references), which tell 4 from 4.0 and True
+        # where a tuple would not (equal numbers hash alike: a config refused on a fresh kernel was taken
+        # from the cache after an equal one). What marshal cannot write (a numpy int): validated each time.
         try:
-            cfg = self._configs.get(key)
-        except TypeError:  # an unhashable entry: validate for the message
-            cfg = None
+            key = _dumps((grid, block, cluster, smem), 2)
+        except ValueError:
             key = None
-        if cfg is not None:
-            return cfg
+        else:
+            cfg = self._configs.get(key)
+            if cfg is not None:
+                return cfg
         grid3 = dim3(grid, "grid")
         if self.rec_max_grid is not None and grid3[0] * grid3[1] * grid3[2] > self.rec_max_grid:
             raise LaunchError(f"grid {grid3} has {grid3[0] * grid3[1] * grid3[2]} CTAs, kernel {self.name} is right "
@@ -510,6 +529,8 @@ class Kernel:
                                       rule="launch-config")
         if smem is None:
             smem = self.rec_smem
+        elif smem.__class__ is not int and isinstance(smem, numbers.Integral) and not isinstance(smem, bool):
+            smem = int(smem)
         if isinstance(smem, bool) or not isinstance(smem, int) or not 0 <= smem <= MAX_SMEM:
             raise LaunchError(f"smem is {smem!r} bytes, an sm_90 block gets 0..{MAX_SMEM}", arg="smem",
                               rule="launch-config")
