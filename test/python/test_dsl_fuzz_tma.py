@@ -287,24 +287,18 @@ def test_wgmma_descriptor_offsets_that_are_ints_or_run_time_integers_still_build
     assert "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16" in ptx(_wgmma_case("ok"))
 
 
-def test_tf32_override_of_an_f64_tile_is_refused():
+@pytest.mark.parametrize("shape,dtype,given,message", [
+    ((64, 16), "f64", "tf32", "wgmma a_type='tf32' for a tile of Float64"),
+    ((64, 128), "u8", "f16", "wgmma a_type='f16' for a tile of Uint8"),  # (an integer tile of another width)
+], ids=["tf32-on-f64", "f16-on-u8"])
+def test_an_operand_type_the_tile_cannot_hold_is_refused(shape, dtype, given, message):
     @dsl.kernel(block=(128,))
     def k(c: dsl.Tensor("f32", (64, 64))):
-        d = wgmma.SmemDescriptor(lang.SMEMPool().alloc((64, 16), "f64"), swizzle="swizzle_128b")
-        acc = wgmma.mma_async(wgmma.Accumulator(64), d.k_block(0), d.k_block(0), a_type="tf32", b_type="tf32")
+        d = wgmma.SmemDescriptor(lang.SMEMPool().alloc(shape, dtype), swizzle="swizzle_128b")
+        acc = wgmma.mma_async(wgmma.Accumulator(64), d.k_block(0), d.k_block(0), a_type=given, b_type=given)
         c[0, 0] = acc[0]
 
-    assert "wgmma a_type='tf32' for a tile of Float64" in str(build_error(k, "wgmma"))
-
-
-def test_an_integer_tile_of_another_width_cannot_take_an_operand_type():
-    @dsl.kernel(block=(128,))
-    def k(c: dsl.Tensor("f32", (64, 64))):
-        d = wgmma.SmemDescriptor(lang.SMEMPool().alloc((64, 128), "u8"), swizzle="swizzle_128b")
-        acc = wgmma.mma_async(wgmma.Accumulator(64), d.k_block(0), d.k_block(0), a_type="f16", b_type="f16")
-        c[0, 0] = acc[0]
-
-    assert "wgmma a_type='f16' for a tile of Uint8" in str(build_error(k, "wgmma"))
+    assert message in str(build_error(k, "wgmma"))
 
 
 def test_accumulator_from_vector_values_is_refused_at_the_users_line():

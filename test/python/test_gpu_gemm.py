@@ -387,19 +387,31 @@ def test_gemm_autotune_all_times_the_table_problems_too(tmp_path, monkeypatch):
             assert tuner.trials == timed and len(list(tmp_path.glob("*.json"))) == 1
 
 
-def test_one_gemm_on_two_streams_at_once_keeps_their_split_k_apart():
-    """A split-K call's partials and tile counts live in a workspace the Gemm keeps; calls on two streams
-    shared one, and their kernels' partials of a tile mixed (a helper's audit, from the code). Each stream
-    now has its own."""
-    M, N, K, mode, cfg = gpu_cases.GEMM_CASES[3]  # 4 K splits: the workspace in use
+def _split_k_calls():
+    """A Gemm, a config of 4 K splits (the workspace in use), W, two (x, scales) and their y."""
+    M, N, K, mode, cfg = gpu_cases.GEMM_CASES[3]
     g = _gemm()
     (x1, w, kw1), (x2, _, kw2) = _inputs(M, N, K, mode, 1), _inputs(M, N, K, mode, 2)
     kw2 = dict(kw1, x_scale=kw2["x_scale"])
     want = [g(x1, w, config=cfg, **kw1), g(x2, w, config=cfg, **kw2)]
     torch.cuda.synchronize()
+    return g, cfg, w, (x1, kw1), (x2, kw2), want
+
+
+def _two_streams():
+    """Two side streams after what the current one has queued."""
     streams = [torch.cuda.Stream(), torch.cuda.Stream()]
     for s in streams:
         s.wait_stream(torch.cuda.current_stream())
+    return streams
+
+
+def test_one_gemm_on_two_streams_at_once_keeps_their_split_k_apart():
+    """A split-K call's partials and tile counts live in a workspace the Gemm keeps; calls on two streams
+    shared one, and their kernels' partials of a tile mixed (a helper's audit, from the code). Each stream
+    now has its own."""
+    g, cfg, w, (x1, kw1), (x2, kw2), want = _split_k_calls()
+    streams = _two_streams()
     ys = [[], []]
     for _ in range(40):
         for j, (x, kw) in enumerate(((x1, kw1), (x2, kw2))):
@@ -414,12 +426,7 @@ def test_a_graph_replayed_beside_eager_calls_of_its_gemm_keeps_their_split_k_apa
     """A captured split-K call took the workspace of the Gemm's eager calls: a replay on one stream while
     eager calls ran on another mixed their partials. A capture's workspace is its own now, made outside the
     capture's memory pool (the capture mode relaxed for it); the graph replays right beside eager calls."""
-    M, N, K, mode, cfg = gpu_cases.GEMM_CASES[3]  # 4 K splits: the workspace in use
-    g = _gemm()
-    (x1, w, kw1), (x2, _, kw2) = _inputs(M, N, K, mode, 1), _inputs(M, N, K, mode, 2)
-    kw2 = dict(kw1, x_scale=kw2["x_scale"])
-    want = [g(x1, w, config=cfg, **kw1), g(x2, w, config=cfg, **kw2)]
-    torch.cuda.synchronize()
+    g, cfg, w, (x1, kw1), (x2, kw2), want = _split_k_calls()
     eager = set(id(t) for ws in g._ws.values() for t in ws)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
@@ -427,9 +434,7 @@ def test_a_graph_replayed_beside_eager_calls_of_its_gemm_keeps_their_split_k_apa
     captured = [ws for ws in g._ws.values() if not eager & {id(t) for t in ws}]
     assert len(captured) == 1  # a pair of the capture's own
     assert len({t.data_ptr() for ws in g._ws.values() for t in ws}) == 2 * len(g._ws)  # none shares bytes
-    streams = [torch.cuda.Stream(), torch.cuda.Stream()]
-    for s in streams:
-        s.wait_stream(torch.cuda.current_stream())
+    streams = _two_streams()
     ys, yr = [], []
     for _ in range(40):
         with torch.cuda.stream(streams[0]):

@@ -1,24 +1,16 @@
-"""Host-side robustness of launch arguments (the /tmp/fuzz2 audit's findings
-3, 4 and 9): scalars given as tensors or arrays, malformed
+"""Host-side robustness of launch arguments (a host-side fuzz
+campaign's findings 3, 4 and 9): scalars given as tensors or arrays, malformed
 __cuda_array_interface__ fields and odd launch keywords are LaunchErrors
 naming the argument and the rule, never truncated, coerced or let through
 as Python's own exceptions. The launches run against the stand-in libcuda
 (cuda_stub), so these need no GPU."""
 
-import os
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
-
 import pytest
 
-import cuda_stub
 import runtime_fixtures as F
 from helpers import FakeCudaArray
 from nvtma.runtime import LaunchError
 
-HERE = Path(__file__).resolve().parent
 P = 0x7F0000000000
 
 
@@ -126,49 +118,8 @@ def test_finding4_valid_interfaces_still_pack(k):
 
 # --------------------------------------------------------------------------- launches (stub libcuda)
 
-PRELUDE = """
-import numpy as np
-from fractions import Fraction
-import cuda_stub, runtime_fixtures as F
-from helpers import FakeCudaArray
-from nvtma.runtime import LaunchError
-lib, last = cuda_stub.attach()
-
-def kernel():
-    k = F.artifacts(F.records()).kernel("k")
-    cuda_stub.set_param_sizes(lib, k._buffer.entry_sizes)
-    return k
-
-def t(ptr=0x7F0000000000, shape=(256, 256)):
-    return FakeCudaArray(ptr, shape)
-
-def expect(rule, fn, *a, **kw):
-    try:
-        fn(*a, **kw)
-    except LaunchError as e:
-        assert e.rule == rule, (rule, e.rule, str(e))
-        return str(e)
-    raise AssertionError(f"no LaunchError({rule})")
-"""
-
-
-@pytest.fixture(scope="module")
-def stub(tmp_path_factory):
-    d = cuda_stub.build(tmp_path_factory.mktemp("stubcuda"))
-    if d is None:
-        pytest.skip("no C compiler for the stub libcuda")
-    pytest.importorskip("cuda.bindings")
-    pytest.importorskip("numpy")
-    return d
-
-
-def run(stub, code: str):
-    env = cuda_stub.env_with_stub(stub)
-    env["PYTHONPATH"] = os.pathsep.join([str(HERE)] + [p for p in sys.path if p])
-    src = PRELUDE + textwrap.dedent(code) + "\nprint('OK')\n"
-    r = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, env=env, timeout=120)
-    assert r.returncode == 0 and r.stdout.strip().endswith("OK"), r.stdout + r.stderr
-    return r.stdout
+# the child process's prelude (kernel(), t(), expect()), its stub libcuda and its runner: test_runtime_launch's
+from test_runtime_launch import run, stub  # noqa: E402,F401,F811 (stub: the fixture)
 
 
 def test_finding9_stream_encoder_and_grid_keywords(stub):
@@ -179,6 +130,8 @@ def test_finding9_stream_encoder_and_grid_keywords(stub):
     kernel as after a cached config, and a float or bool equal to a cached
     dim is refused there as on a fresh kernel (the cache hit let it through)."""
     run(stub, """
+        import numpy as np
+        from fractions import Fraction
         k = kernel()
         kw = dict(block=(128,))
         class GetPtrOnly:
