@@ -99,22 +99,10 @@ class SMEMPool:
         often, such as scales."""
         cls = dsl.dtype(dtype)
         shape = _static_shape(shape, "SMEMPool.alloc_static")
-        size = max(cls.width // 8, 1)
-        for d in shape:
-            size *= d
-        size = (size + 15) // 16 * 16  # (each global 16-byte aligned)
-        k = self.k
-        static = k.static_bytes
-        dynamic = (k.smem_bytes + 127) // 128 * 128  # (as the kernel's record rounds it)
-        if dynamic + static + size > _SMEM_LIMIT:
-            # the CTA's shared memory is the pool's and the static buffers' together: ptxas refused only a
-            # static part past the limit, with no line, and the launch the sum
-            fail(f"SMEMPool.alloc_static of {list(shape)} {cls.__name__} ({size} bytes) takes the kernel's shared "
-                 f"memory to {dynamic + static + size} bytes ({dynamic} of the pool, {static + size} static); a "
-                 f"Hopper CTA gets at most {_SMEM_LIMIT}", rule="smem")
         n = self.k.scratch.get(("static_smem",), 0)
         self.k.scratch[("static_smem",)] = n + 1
-        return self.k.static_smem(f"__nvtma_static_{n}", list(shape), cls.mlir_type(), dtype=cls)
+        return self.k.static_smem(f"__nvtma_static_{n}", list(shape), cls.mlir_type(), dtype=cls,
+                                  what=f"SMEMPool.alloc_static of {list(shape)} {cls.__name__}")
 
     @user_op
     def alias(self, buf, shape, dtype, *, atom=None):

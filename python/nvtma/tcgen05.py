@@ -28,7 +28,7 @@ from __future__ import annotations
 from . import dsl
 from ._lazy import lazy
 from .dsl import types
-from .dsl.errors import fail, show, user_op
+from .dsl.errors import fail, python_int as _is_int, show, user_op
 from .dsl.numeric import Boolean, Int16, Int32, Numeric, Uint8, Uint32, Uint64, Val, as_value
 from .dsl.tensor import SWIZZLE_BYTES
 
@@ -98,10 +98,6 @@ def _one_warp(what):
 # wgmma's 2-bit field at 62-63), keyed by the TMA swizzle that lays the data out
 SWIZZLE_MODE = {"none": 0, "swizzle_128b_atom_32b": 1, "swizzle_128b": 2, "swizzle_64b": 4, "swizzle_32b": 6}
 _VERSION = 1 << 46  # bits 46-48: "fixed constant value of 0b001"
-
-
-def _is_int(v):
-    return isinstance(v, int) and not isinstance(v, bool)
 
 
 def _encode_field(name, v):

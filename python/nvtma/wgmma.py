@@ -22,7 +22,7 @@ from . import dsl
 from .cuda import bits32
 from ._lazy import lazy
 from .dsl import types
-from .dsl.errors import fail, show, user_op
+from .dsl.errors import fail, python_int as _is_int, show, user_op
 from .dsl.numeric import Float32, Int32, Numeric, Uint32, Uint64, Val, as_value, build_owner, check_build
 from .dsl.tensor import SWIZZLE_BYTES
 
@@ -44,10 +44,6 @@ _TYPES = {"f16": "f16", "bf16": "bf16", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2", "t
 # what a wgmma with f32 accumulators multiplies
 _OPERAND_TYPES = {"f16", "bf16", "e4m3", "e5m2", "tf32"}
 _OPERAND_BITS = {"f16": 16, "bf16": 16, "e4m3": 8, "e5m2": 8, "tf32": 32}
-
-
-def _is_int(v):
-    return isinstance(v, int) and not isinstance(v, bool)
 
 
 def _require_sm90a(what):

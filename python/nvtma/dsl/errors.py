@@ -56,6 +56,11 @@ def user_site() -> str | None:
     return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else None
 
 
+def python_int(v) -> bool:
+    """Whether `v` is a Python int (not a bool): what a value fixed at build time must be."""
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
 def show(x) -> str:
     """`x` for an error message: a Python int past 30 digits by its size (str() of one past 4,300 digits
     raises ValueError, and the digits say nothing), tuples and lists element by element."""

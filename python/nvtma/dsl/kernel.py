@@ -78,15 +78,25 @@ class _KernelState:
         # run-time warp, may be the partial one)
         return True
 
-    def static_smem(self, name, shape, element_type, align=16, dtype=None):
+    def static_smem(self, name, shape, element_type, align=16, dtype=None, what=None):
         """A [shape] buffer of `element_type` (an MLIR type; `dtype` its element class where the signless
         type cannot say it, a Uint32) in the kernel's static shared memory: a module global `name`, outside
-        the dynamic pool's layout (the driver adds it to the launch's shared memory)."""
+        the dynamic pool's layout (the driver adds it to the launch's shared memory). With `what` (the
+        user's call, for the message) refused here where it takes the pool and the static buffers past a
+        CTA's limit, else at the build's end: ptxas refused only a static part past it, with no line, and
+        the launch the sum."""
         t = ir.MemRefType.get(list(shape), element_type, memory_space=types.workgroup())
-        n = max(element_type.width // 8, 1)
+        size = max(element_type.width // 8, 1)
         for d in shape:
-            n *= d
-        self.static_bytes += -(-n // align) * align
+            size *= d
+        size = -(-size // align) * align
+        dynamic = (self.smem_bytes + 127) // 128 * 128  # (as the kernel's record rounds it)
+        total = dynamic + self.static_bytes + size
+        if what is not None and total > 227 * 1024:
+            fail(f"{what} ({size} bytes) takes the kernel's shared memory to "
+                 f"{total} bytes ({dynamic} of the pool, {self.static_bytes + size} static); a Hopper CTA gets at "
+                 "most 232448", rule="smem")
+        self.static_bytes += size
         with ir.InsertionPoint(self.func):  # before the kernel function, in its gpu.module
             memref.GlobalOp(name, t, sym_visibility="private", initial_value=ir.UnitAttr.get(), alignment=align)
         return TensorValue(memref.GetGlobalOp(t, name).result, dtype=dtype)
