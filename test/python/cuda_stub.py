@@ -11,6 +11,10 @@ work of a launch on a machine without a GPU.
 
 A pointer's device (cuPointerGetAttribute) is bits 36..39 of its address:
 0x7F0000000000 is on device 0, 0x7F1000000000 on device 1.
+
+It has no cuTensorMapEncodeTiled/Im2col, as a driver before CUDA 12.0 has
+none: encoder="driver" is then LaunchError(rule="driver"), which a test
+checks.
 """
 
 from __future__ import annotations

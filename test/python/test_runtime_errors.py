@@ -134,6 +134,70 @@ def test_a_tensor_tensormap_replace_writes_meets_the_drivers_rules():
     kk.pack(ok_tensor(shape=(192, 320)), ok_tensor(), 1)
 
 
+BIG = 1 << 31  # the first dim no signed 32-bit TMA coordinate reaches the end of
+COORD = r"TMA copies take signed 32-bit coordinates, none reaches element 2\^31 of a dim"
+
+
+def test_a_descriptors_dims_past_signed_32_bit_coordinates_are_refused(monkeypatch):
+    """A descriptor takes dims up to 2^32 (the driver and nvtma's encoder
+    agree), but TMA copies take s32 coordinates (the lowering truncates each
+    to i32, in every mode): a tensor dim of 2^31 elements or more bound to
+    a descriptor left the boxes from element 2^31 on unreachable (a
+    coordinate there wraps negative: zeros loaded, nothing stored), a
+    silently short copy. Refused at launch naming the tensor dim, the value
+    and the limit, with either encoder, for tiled and im2col descriptors,
+    a compiler-encoded template's static shape and the descriptors
+    tensormap.replace writes a tensor into."""
+    from nvtma.runtime import args, driver
+    from nvtma import tensormap as tm
+    k = F.artifacts(F.records([F.DYN, F.SCALAR, dict(DESC)])).kernel("k")
+    for shape, dim in (((BIG, 64), 0), ((64, BIG), 1), ((1 << 32, 64), 0)):
+        with pytest.raises(LaunchError, match=rf"^argument 0: coordinate-range: tensor dim {dim} is {max(shape)} "
+                                              rf"elements, the limit is 2\^31 - 1 \(descriptor dim {1 - dim}\); "
+                                              rf"{COORD}$") as e:
+            k.pack(ok_tensor(shape=shape), 1)
+        assert (e.value.arg, e.value.rule) == ("argument 0", "coordinate-range")
+    with pytest.raises(LaunchError, match="global dim 1 is 4294967297, the range is 1..2") as e:
+        k.pack(ok_tensor(shape=((1 << 32) + 1, 64)), 1)   # past the driver's own limit: its rule, first
+    assert e.value.rule == "global-dim-range"
+    k.pack(ok_tensor(shape=(BIG - 1, 64)), 1)
+    k.pack(ok_tensor(shape=(64, BIG - 64)), 1)
+
+    # the driver's encoder (a stand-in here: the test has no driver) is checked alike
+    monkeypatch.setattr(driver, "driver_encode", lambda mode, p: tm.encode_tiled(**p))
+    k.pack(ok_tensor(shape=(BIG - 1, 64)), 1, encoder="driver")
+    with pytest.raises(LaunchError, match=rf"tensor dim 0 is {BIG} elements") as e:
+        k.pack(ok_tensor(shape=(BIG, 64)), 1, encoder="driver")
+    assert e.value.rule == "coordinate-range"
+
+    # im2col (NHWC as rank 4): its coordinates are s32 too
+    col = dict(DESC, mode="im2col", rank=4, element_strides=[1, 1, 1, 1], swizzle=0, pixel_box_lower_corner=[0, 0],
+               pixel_box_upper_corner=[0, 0], channels_per_pixel=64, pixels_per_column=64)
+    del col["box_dim"]
+    nhwc = dict(F.DYN, shape=[None] * 4, strides=[None, None, None, 1], type="memref<?x?x?x?xf16>")
+    kc = F.artifacts(F.records([nhwc, F.SCALAR, col])).kernel("k")
+    kc.pack(ok_tensor(shape=(2, 8, 8, 64)), 1)
+    with pytest.raises(LaunchError, match=rf"tensor dim 0 is {BIG} elements.*\(descriptor dim 3\)") as e:
+        kc.pack(ok_tensor(shape=(BIG, 1, 1, 64)), 1)
+    assert e.value.rule == "coordinate-range"
+
+    # a static tensor's compiler-encoded template (the driver's rules passed it at compile time)
+    static = dict(MEMREF, shape=[BIG, 64], strides=[64, 1], type=f"memref<{BIG}x64xf16>")
+    recs = F.records([static, F.SCALAR, dict(DESC)])
+    recs["kernels"]["k"]["params"][2]["template"] = F.template_for(DESC, (BIG, 64))
+    with pytest.raises(LaunchError, match=rf"^argument 0: coordinate-range: tensor dim 0 is {BIG}") as e:
+        F.artifacts(recs).kernel("k").pack(ok_tensor(shape=(BIG, 64)), 1)
+    assert e.value.rule == "coordinate-range"
+
+    # tensormap.replace: the dims it writes go through the same copies
+    b = dict(F.DYN, tensormaps=[dict(F.TMAP)])
+    with pytest.raises(LaunchError, match=rf"^B: coordinate-range: tensor dim 0 is {BIG} elements.*; tensormap\.replace "
+                                          r"writes it into a descriptor") as e:
+        args.check_memref(args.TensorInfo(0x7F0000000000, (BIG, 64), (64, 1), "f16", 16), b, "B")
+    assert (e.value.arg, e.value.rule) == ("B", "coordinate-range")
+    args.check_memref(args.TensorInfo(0x7F0000000000, (BIG - 1, 64), (64, 1), "f16", 16), b, "B")
+
+
 def test_non_contiguous(k):
     with pytest.raises(LaunchError, match="stride 0 is 512") as e:
         launch(k, ok_tensor(strides=(1024, 2)), ok_tensor(), 1)

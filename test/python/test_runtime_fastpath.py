@@ -194,6 +194,31 @@ def test_a_tensormap_replaced_address_is_checked_on_every_path(stub, launcher):
     """)
 
 
+def test_a_descriptors_dims_past_signed_32_bit_coordinates_are_refused_on_every_path(stub, launcher):
+    # TMA coordinates are s32: a dim of 2^31 or more bound to a descriptor (or written into one by
+    # tensormap.replace) is refused. The fast paths repeat only a shape the checked path passed: a new
+    # tensor of such a shape, or the same object resized in place, takes the checked path and is refused
+    run(stub, launcher, """
+        BIG = 1 << 31
+        for recs in (F.records([F.DYN, dict(F.DYN), F.SCALAR, F.DESC, dict(F.DESC, binds=1)]),
+                     F.records([dict(F.DYN, tensormaps=[F.TMAP]), dict(F.DYN), F.SCALAR])):
+            k = kernel(recs)
+            x, y = T(0x7F0000000000), T(0x7F0000100000)
+            for _ in range(3):
+                k(x, y, 7, grid=(4,), block=(128,))
+            n = last.count
+            expect("coordinate-range", k, T(0x7F0000000000, (BIG, 256)), y, 7, grid=(4,), block=(128,))
+            x.shape, x.strides = (BIG, 64), (64, 1)     # the same object, resized in place
+            expect("coordinate-range", k, x, y, 7, grid=(4,), block=(128,))
+            expect("coordinate-range", k, x, y, 7, grid=(4,), block=(128,))
+            assert last.count == n
+            x.shape, x.strides = (BIG - 1, 64), (64, 1)
+            k(x, y, 7, grid=(4,), block=(128,))
+            k(x, y, 7, grid=(4,), block=(128,))
+            assert last.count == n + 2 and struct.unpack_from("<q", params(), 24)[0] == BIG - 1
+    """)
+
+
 def test_an_extension_with_another_slot_table_leaves_the_python_path(stub):
     # an abi3 extension built before the slot table changed (a source tree pulled without a rebuild) refused every
     # kernel with a tensor argument ("malformed slot table"): the kernel launches through the Python path instead

@@ -116,6 +116,112 @@ def test_finding4_valid_interfaces_still_pack(k):
     assert info.shape == (256, 256) and info.strides == (256, 1) and info.stream == (1 << 64) - 1
 
 
+# --------------------------------------------------------------------------- malformed DLPack capsules
+
+class _Capsule:
+    """A __dlpack__ producer over a hand-made DLManagedTensor (legacy or
+    versioned capsule), each field settable, NULL pointers included."""
+
+    def __init__(self, data=P, shape=(256, 256), strides=None, ndim=None, dtype=(2, 16, 1), byte_offset=0,
+                 null_shape=False, versioned=False):
+        import ctypes
+        from nvtma.runtime import args as A
+        self._shape = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+        self._strides = None if strides is None else (ctypes.c_int64 * max(len(strides), 1))(*strides)
+        self.m = A._DLManagedTensorVersioned() if versioned else A._DLManagedTensor()
+        if versioned:
+            self.m.major, self.m.minor = 1, 0
+        tensor = self.m.dl_tensor
+        tensor.data = data
+        tensor.device.device_type, tensor.device.device_id = 2, 0
+        tensor.ndim = len(shape) if ndim is None else ndim
+        tensor.dtype.code, tensor.dtype.bits, tensor.dtype.lanes = dtype
+        if not null_shape:
+            tensor.shape = self._shape
+        if self._strides is not None:
+            tensor.strides = self._strides
+        tensor.byte_offset = byte_offset
+        self.name = b"dltensor_versioned" if versioned else b"dltensor"
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __dlpack__(self, stream=None, max_version=None):
+        import ctypes
+        new = ctypes.pythonapi.PyCapsule_New
+        new.restype = ctypes.py_object
+        new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+        return new(ctypes.addressof(self.m), self.name, None)
+
+
+@pytest.mark.parametrize("versioned", [False, True], ids=["legacy", "versioned"])
+@pytest.mark.parametrize("kw, rule, message", [
+    (dict(null_shape=True), "dlpack", r"^x: the DLPack tensor's shape is a NULL pointer for ndim 2$"),
+    (dict(byte_offset=(1 << 64) - 16), "address",
+     r"^x: DLPack data 0x7f0000000000 \+ byte_offset 18446744073709551600 is 0x100007efffffffff0, not a 64-bit "
+     r"address$"),
+    (dict(data=(1 << 64) - 256, byte_offset=512), "address", r"^x: DLPack data 0xffffffffffffff00 \+ byte_offset 512"),
+    (dict(ndim=65), "rank", r"^x: DLPack ndim 65, the range is 0\.\.64$"),
+    (dict(ndim=-1), "rank", r"^x: DLPack ndim -1, the range is 0\.\.64$"),
+    (dict(dtype=(2, 16, 2)), "dtype", r"^x: DLPack dtype \(code 2, 16 bits, 2 lanes\) has no kernel element type$"),
+    (dict(shape=(256, -1)), "shape", r"^x: DLPack shape \(256, -1\)$"),
+], ids=["null-shape", "byte-offset-wraps", "data-plus-offset-wraps", "ndim-65", "ndim-negative", "lanes",
+        "negative-dim"])
+def test_malformed_dlpack_capsules_are_launch_errors(kw, rule, message, versioned):
+    """Each field of the DLTensor a capsule holds is checked as it is read:
+    a NULL shape with ndim > 0 was ctypes' ValueError("NULL pointer
+    access"), a data pointer plus byte_offset past 2^64 a struct.error when
+    the memref was packed; ndim, lanes and negative dims were refused
+    already."""
+    from nvtma.runtime import args
+    bad = _Capsule(versioned=versioned, **kw)
+    with pytest.raises(LaunchError, match=message) as e:
+        args.from_dlpack(bad, "x")
+    assert (e.value.arg, e.value.rule) == ("x", rule)
+    dyn = F.artifacts(F.records([F.DYN, F.SCALAR])).kernel("k")
+    with pytest.raises(LaunchError) as e:
+        dyn.pack(bad, 1)
+    assert (e.value.arg, e.value.rule) == ("argument 0", rule)
+
+
+def test_valid_dlpack_capsules_still_read():
+    """NULL strides are a compact row-major tensor (DLPack before 1.2), a
+    NULL shape with ndim 0 is a scalar, byte_offset is added to the data
+    pointer."""
+    from nvtma.runtime import args
+    info = args.from_dlpack(_Capsule(), "x")
+    assert (info.ptr, info.shape, info.strides, info.elem) == (P, (256, 256), (256, 1), "f16")
+    info = args.from_dlpack(_Capsule(shape=(4, 8, 16), strides=(256, 32, 1), byte_offset=64, versioned=True), "x")
+    assert (info.ptr, info.shape, info.strides) == (P + 64, (4, 8, 16), (256, 32, 1))
+    info = args.from_dlpack(_Capsule(shape=(), null_shape=True), "x")
+    assert (info.shape, info.strides) == ((), ())
+    F.artifacts(F.records([F.DYN, F.SCALAR])).kernel("k").pack(_Capsule(), 1)
+
+
+def test_memref_sizes_and_strides_past_64_bits_are_launch_errors():
+    """A lowered memref's sizes and strides are signed 64-bit words: an
+    interface's Python ints past them, or a DLPack tensor's compact strides
+    computed from a huge shape, were struct.error("argument out of range")
+    when packed."""
+    d3 = dict(F.DYN, shape=[None, None, None], strides=[None, None, 1], type="memref<?x?x?xf16>")
+    k3 = F.artifacts(F.records([d3, F.SCALAR])).kernel("k")
+    dyn = F.artifacts(F.records([F.DYN, F.SCALAR])).kernel("k")
+    for kern, bad, rule, message in [
+        (dyn, _cai(shape=(1 << 70, 4)), "shape", r"^argument 0: dim 0 is 1180591620717411303424, past a memref "
+                                                 r"size's signed 64 bits$"),
+        (dyn, _cai(strides=(1 << 70, 2)), "stride", r"^argument 0: stride 0 is 590295810358705651712 elements, "
+                                                    r"past a memref stride's signed 64 bits$"),
+        (dyn, _cai(strides=(-(1 << 70), 2)), "stride", r"stride 0 is -590295810358705651712 elements"),
+        (k3, _Capsule(shape=(2, 1 << 32, 1 << 32)), "stride", r"^argument 0: stride 0 is 18446744073709551616 "
+                                                             r"elements, past a memref stride's signed 64 bits$"),
+    ]:
+        with pytest.raises(LaunchError, match=message) as e:
+            kern.pack(bad, 1)
+        assert (e.value.arg, e.value.rule) == ("argument 0", rule)
+    k3.pack(_Capsule(shape=(2, 1 << 31, 1 << 31)), 1)   # the largest compact strides still pack
+    assert k3.param_bytes()[0][-24:-16] == (1 << 62).to_bytes(8, "little")
+
+
 # --------------------------------------------------------------------------- launches (stub libcuda)
 
 # the child process's prelude (kernel(), t(), expect()), its stub libcuda and its runner: test_runtime_launch's

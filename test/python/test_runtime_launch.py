@@ -342,6 +342,32 @@ def test_dlpack_producer(stub):
     """)
 
 
+def test_driver_encoder_without_the_drivers_entry_point(stub):
+    """encoder="driver" on a driver without cuTensorMapEncodeTiled (before
+    CUDA 12.0; the stub has none either) is LaunchError(rule="driver")
+    naming the encoder and the entry point, not cuda.bindings'
+    FunctionNotFoundError; an argument the driver's types cannot hold (a
+    negative byte stride) is refused as nvtma's encoder refuses it, not
+    with cuda.bindings' OverflowError. The kernel launches afterwards."""
+    run(stub, """
+        k = kernel()
+        msg = expect("driver", k, t(), t(0x7F0000100000), 7, grid=(4,), block=(128,), encoder="driver")
+        assert msg == ("encoder='driver': the CUDA driver has no cuTensorMapEncodeTiled (it came with CUDA 12.0; "
+                       "encoder='nvtma' needs no driver)"), msg
+        try:
+            k.pack(t(), t(0x7F0000100000), 7, encoder="driver")
+            raise AssertionError("packed without the driver's encoder")
+        except LaunchError as e:
+            assert (e.rule, e.arg) == ("driver", "encoder"), (e.rule, e.arg)
+        dyn = kernel(F.records([F.DYN, F.SCALAR, dict(F.DESC)]))
+        msg = expect("argument", dyn, t(strides=(-512, 2)), 7, grid=(4,), block=(128,), encoder="driver")
+        assert msg == "argument 0: global_strides[0] is -512, it does not fit the driver's 64-bit unsigned argument"
+        n = last.count
+        k(t(), t(0x7F0000100000), 7, grid=(4,), block=(128,))
+        assert last.count == n + 1
+    """)
+
+
 def test_cuda_array_interface_refusals(stub):
     run(stub, """
         k = kernel()

@@ -234,22 +234,31 @@ def from_dlpack(obj, arg: str, stream: int | None = None) -> TensorInfo:
                           f"the one __dlpack_device__ named", arg=arg, rule="device")
     ndim = t.ndim
     if not 0 <= ndim <= MAX_RANK:
-        raise LaunchError(f"{arg}: DLPack ndim {ndim}", arg=arg, rule="rank")
+        raise LaunchError(f"{arg}: DLPack ndim {ndim}, the range is 0..{MAX_RANK}", arg=arg, rule="rank")
     code, bits, lanes = t.dtype.code, t.dtype.bits, t.dtype.lanes
     elem = _DLPACK.get((code, bits))
     if elem is None or lanes != 1:
         raise LaunchError(f"{arg}: DLPack dtype (code {code}, {bits} bits, {lanes} lanes) has no kernel element "
                           "type", arg=arg, rule="dtype")
-    shape = tuple(t.shape[i] for i in range(ndim))
-    if any(d < 0 for d in shape):
+    # Each field read once: a read makes a new ctypes pointer. A NULL one indexed is ctypes' ValueError.
+    sp, st = t.shape, t.strides
+    if not sp and ndim:
+        raise LaunchError(f"{arg}: the DLPack tensor's shape is a NULL pointer for ndim {ndim}", arg=arg,
+                          rule="dlpack")
+    shape = tuple(sp[:ndim])
+    if shape and min(shape) < 0:
         raise LaunchError(f"{arg}: DLPack shape {shape}", arg=arg, rule="shape")
-    if t.strides:
-        strides = tuple(t.strides[i] for i in range(ndim))
-    else:  # NULL strides: compact row-major
+    if st:
+        strides = tuple(st[:ndim])
+    else:  # NULL strides: compact row-major (DLPack before 1.2)
         strides = _row_major(shape)
-    ptr = (t.data or 0) + t.byte_offset
-    if not ptr:
-        raise LaunchError(f"{arg}: a null data pointer", arg=arg, rule="address")
+    data = t.data or 0
+    ptr = data + t.byte_offset
+    if not 0 < ptr < _ADDR_END:
+        if not ptr:
+            raise LaunchError(f"{arg}: a null data pointer", arg=arg, rule="address")
+        raise LaunchError(f"{arg}: DLPack data 0x{data:x} + byte_offset {t.byte_offset} is 0x{ptr:x}, not a 64-bit "
+                          "address", arg=arg, rule="address")
     return TensorInfo(ptr, shape, strides, elem, element_bits(elem), dev, (obj, capsule))
 
 
@@ -414,6 +423,26 @@ def check_memref(t: TensorInfo, p: dict, arg: str) -> None:
         check_tensormap(t, d, arg)
 
 
+_I64 = 1 << 63
+
+
+def check_memref_words(t: TensorInfo, arg: str) -> None:
+    """A lowered memref passes its address as an unsigned 64-bit word and its
+    sizes and strides as signed ones: a value past them (an interface's
+    Python ints, a compact layout's strides computed from a huge shape) is
+    refused naming it, where packing raised struct's unnamed "argument out
+    of range"."""
+    if not 0 <= t.ptr < _ADDR_END:
+        raise LaunchError(f"{arg}: address 0x{t.ptr:x} is not a 64-bit address", arg=arg, rule="address")
+    for i, n in enumerate(t.shape):
+        if not 0 <= n < _I64:
+            raise LaunchError(f"{arg}: dim {i} is {n}, past a memref size's signed 64 bits", arg=arg, rule="shape")
+    for i, s in enumerate(t.strides):
+        if not -_I64 <= s < _I64:
+            raise LaunchError(f"{arg}: stride {i} is {s} elements, past a memref stride's signed 64 bits", arg=arg,
+                              rule="stride")
+
+
 _ALIGN_WHY = ("its kernel's accesses assume {align} (vector loads and stores, cp.async, bulk copies, "
               "tensormap.replace, a TMA descriptor kept in it), and a misaligned one faults the CUDA context")
 
@@ -477,6 +506,22 @@ def _descriptor_fields(t: TensorInfo, d: dict, arg: str) -> dict:
 
 
 TENSORMAP_DIM_LIMIT = 1 << 32  # tensormap.replace takes a dim as a 32-bit operand
+# TMA copies take signed 32-bit coordinates (cp.async.bulk.tensor's tensorCoords are .s32, in every mode: tile,
+# im2col, gather4; the lowering truncates each index to i32), while a descriptor takes dims up to 2^32: of a dim
+# of 2^31 elements or more the boxes from element 2^31 on have no coordinate (one there wraps negative: a load
+# fills zeros, a store writes nothing), a silently short copy. The limit of nvtma.kernels' builders too.
+COORDINATE_LIMIT = 1 << 31
+
+
+def check_coordinates(t: TensorInfo, d: dict, arg: str, why: str = "") -> None:
+    """Every dim of a tensor bound to a TMA descriptor (record `d`) below
+    COORDINATE_LIMIT, so that each element has a coordinate a copy can take."""
+    rank = d["rank"]
+    for j, n in enumerate(t.shape):
+        if n >= COORDINATE_LIMIT:
+            raise LaunchError(f"{arg}: coordinate-range: tensor dim {j} is {n} elements, the limit is 2^31 - 1 "
+                              f"(descriptor dim {rank - 1 - j}); TMA copies take signed 32-bit coordinates, none "
+                              f"reaches element 2^31 of a dim{why}", arg=arg, rule="coordinate-range")
 
 
 def tensormap_align(p: dict) -> int:
@@ -505,6 +550,7 @@ def check_tensormap(t: TensorInfo, d: dict, arg: str) -> None:
             raise LaunchError(f"{arg}: global-dim-range: global dim {i} is {n}, the limit is below 2^32"
                               f"{_tensor_dim('global-dim-range', i, d['rank'])}; {why}, as a 32-bit operand",
                               arg=arg, rule="global-dim-range")
+    check_coordinates(t, d, arg, f"; {why}")
     if not t.ptr:  # after the dims: an empty tensor's null address is not what is wrong with it
         check_address(t.ptr, align, arg)
 
@@ -528,6 +574,9 @@ def encode_descriptor(t: TensorInfo, d: dict, arg: str, encoder: str = "nvtma") 
     try:
         if encoder == "driver":
             from .driver import driver_encode
+            # what fits the driver's argument types, checked as nvtma's encoder checks it (cuda.bindings raised
+            # OverflowError on a negative stride); the driver's rules are the driver's to judge
+            (tm._tiled_params if d["mode"] == "tiled" else tm._im2col_params)(**p)
             out = driver_encode(d["mode"], p)
         elif d["mode"] == "tiled":
             out = tm.encode_tiled(**p)
@@ -535,6 +584,7 @@ def encode_descriptor(t: TensorInfo, d: dict, arg: str, encoder: str = "nvtma") 
             out = tm.encode_im2col(**p)
     except tm.TensorMapError as e:
         raise LaunchError(f"{arg}: {e}", arg=arg, rule=e.rule) from None
+    check_coordinates(t, d, arg)
     if len(out) != 128:  # the parameter slot is 128 bytes: anything else is a bug upstream
         raise LaunchError(f"{arg}: the encoder returned {len(out)} bytes, a descriptor has 128", arg=arg,
                           rule="artifact")

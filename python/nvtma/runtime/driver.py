@@ -314,12 +314,20 @@ def driver_encode(mode: str, p: dict) -> bytes:
     dims = [U64(v) for v in p["global_dim"]]
     strides = [U64(v) for v in p["global_strides"]] or [U64(0)]
     es = [U32(v) for v in p["element_strides"]]
-    if mode == "tiled":
-        res = d.cuTensorMapEncodeTiled(dt, p["rank"], p["global_address"], dims, strides,
-                                       [U32(v) for v in p["box_dim"]], es, il, sw, l2, oob)
-    else:
-        res = d.cuTensorMapEncodeIm2col(dt, p["rank"], p["global_address"], dims, strides,
-                                        list(p["pixel_box_lower_corner"]), list(p["pixel_box_upper_corner"]),
-                                        p["channels_per_pixel"], p["pixels_per_column"], es, il, sw, l2, oob)
-    m = check(res, "cuTensorMapEncode")
+    name = "cuTensorMapEncodeTiled" if mode == "tiled" else "cuTensorMapEncodeIm2col"
+    try:
+        if mode == "tiled":
+            res = d.cuTensorMapEncodeTiled(dt, p["rank"], p["global_address"], dims, strides,
+                                           [U32(v) for v in p["box_dim"]], es, il, sw, l2, oob)
+        else:
+            res = d.cuTensorMapEncodeIm2col(dt, p["rank"], p["global_address"], dims, strides,
+                                            list(p["pixel_box_lower_corner"]), list(p["pixel_box_upper_corner"]),
+                                            p["channels_per_pixel"], p["pixels_per_column"], es, il, sw, l2, oob)
+    except RuntimeError as e:
+        if type(e).__name__ == "FunctionNotFoundError":  # cuda.bindings': a driver before CUDA 12.0
+            why = f"the CUDA driver has no {name} (it came with CUDA 12.0; encoder='nvtma' needs no driver)"
+        else:
+            why = f"{name} failed ({type(e).__name__}: {e})"
+        raise LaunchError(f"encoder='driver': {why}", arg="encoder", rule="driver") from None
+    m = check(res, f"{name} (encoder='driver')")
     return b"".join(int(v).to_bytes(8, "little") for v in m.opaque)

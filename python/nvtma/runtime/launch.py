@@ -19,7 +19,11 @@
   its "tensormaps" say tensormap.replace writes it into descriptors), and a
   bound descriptor only gets its address field replaced (after the TMA
   address checks); descriptors are re-encoded, and "tensormaps" validated,
-  only when the metadata changes.
+  only when the metadata changes. A tensor bound to a descriptor (or that
+  tensormap.replace writes into one) with a dim of 2^31 elements or more
+  is refused there (rule "coordinate-range"): TMA copies take signed 32-bit
+  coordinates, though the driver encodes dims up to 2^32. The fast paths
+  take only a repeated shape, so they need no check of their own.
 * **entry**: with the abi3 extension a kernel is a FastKernel, whose call
   enters C and repeats the last launch's configuration there when the
   keywords are the same objects and only addresses changed; anything else
@@ -431,7 +435,11 @@ class Kernel:
         _args.check_memref(info, s.param, s.name)
         ptr = info.ptr
         s.meta = None  # until every write below succeeded
-        s.values.pack_into(self._buffer.raw, s.offset, ptr, ptr, 0, *info.shape, *info.strides)
+        try:
+            s.values.pack_into(self._buffer.raw, s.offset, ptr, ptr, 0, *info.shape, *info.strides)
+        except struct.error:  # a size or stride past 64 bits (an interface's Python ints, computed strides)
+            _args.check_memref_words(info, s.name)
+            raise
         for d in s.descs:
             key = (info.shape, info.strides, info.elem)
             body = d.cache.get(key) if encoder == "nvtma" else None
@@ -440,6 +448,7 @@ class Kernel:
                     # Static tensor: the compiler pre-encoded everything but the
                     # address (bytes 0..7); check_memref has matched shape and strides.
                     _args.check_address(ptr, d.align, s.name)
+                    _args.check_coordinates(info, d.record, s.name)
                     body = d.template
                 else:
                     body = _args.encode_descriptor(info, d.record, s.name, encoder)
