@@ -20,7 +20,7 @@ import contextlib
 from . import dsl
 from ._lazy import lazy
 from .dsl import types
-from .dsl.errors import fail, show, user_op
+from .dsl.errors import KernelBuildError, fail, show, user_op, user_site
 from .dsl.kernel import active_threads, narrowed
 from .dsl.tensor import SWIZZLE_BYTES, SmemInfo, TensorValue, _static_shape
 from .profile import Profiler  # noqa: F401 (in-kernel profiling, nvtma.profile; here beside the roles it times)
@@ -662,23 +662,71 @@ class Pipeline:
 
 # --------------------------------------------------------------------------- roles
 
+SM_REGISTERS = 65536  # a Hopper (and Blackwell) SM's 32-bit registers, which the CTAs on it share
+
+
+def register_budget(threads: int) -> int:
+    """The registers per thread a CTA of `threads` threads starts with as ptxas reckons it for setmaxnreg
+    (one CTA an SM): the SM's 65536 over the CTA's threads in whole warpgroups, in 8s, at most 256 (168 for
+    384 threads, 128 for 512, 96 for 640; measured with nvJitLink 13.5 and ptxas 13.0)."""
+    return min(256, SM_REGISTERS // (-(-threads // 128) * 128) // 8 * 8)
+
+
 def _setmaxnreg(regs, increase):
     if regs is None:
         return
     if not isinstance(regs, int) or isinstance(regs, bool) or not 24 <= regs <= 256 or regs % 8:
         fail(f"setmaxnreg {regs!r}: a multiple of 8 in [24, 256]", rule="setmaxnreg")
-    arch = dsl.current_kernel().kernel.arch
-    if not dsl.current_kernel().kernel.arch_specific:
+    k = dsl.current_kernel()
+    arch = k.kernel.arch
+    if not k.kernel.arch_specific:
         # LLVM cannot select setmaxnreg for a plain sm_90/sm_100: "LLVM ERROR:
         # Cannot select", which ends the process
         fail(f"setmaxnreg (regs={regs}) is an arch-specific instruction: it needs an 'a' or 'f' target such as "
              f"sm_90a, not {arch!r}", rule="arch")
+    warps, lanes = k.active(k.block)
+    threads = k.block[0] * k.block[1] * k.block[2]
+    if warps < 4 or lanes < 32 or k.may_run_partial(128):
+        # PTX: "the same setmaxnreg instruction must be executed by all warps in a warpgroup", else undefined
+        fail(f"setmaxnreg (regs={regs}) must be executed by all 4 warps of a warpgroup alike, but at most "
+             f"{max(warps, 0)} warp(s) of {lanes} lane(s) run this code (a block of {threads} threads): give regs= "
+             "to a lang.WarpgroupRole, outside narrower branches, in a block of whole warpgroups", rule="setmaxnreg")
     nvvm.SetMaxRegisterOp(regs, nvvm.SetMaxRegisterAction.increase if increase else nvvm.SetMaxRegisterAction.decrease)
+    calls = k.scratch.get(("setmaxnreg",))
+    if calls is None:
+        calls = k.scratch[("setmaxnreg",)] = []
+        k.at_exit.append(lambda: _check_register_budgets(k, calls))
+    calls.append((regs, increase, user_site()))
+
+
+def _check_register_budgets(k, calls):
+    """At the kernel's end, ptxas's rule for setmaxnreg.dec (C7406, with no line of the user's): a dec may go
+    down from at most the largest count any inc of the kernel raises to, or without an inc from the launch
+    budget (register_budget), wherever the inc is; so it is checked once every one is built."""
+    threads = k.block[0] * k.block[1] * k.block[2]
+    budget = register_budget(threads)
+    incs = [regs for regs, increase, _ in calls if increase]
+    top = max(incs) if incs else budget
+    for regs, increase, where in calls:
+        if increase or regs <= top:
+            continue
+        if incs:
+            why = (f"above {top}, the most any setmaxnreg.inc of this kernel raises a warp to: with an inc in the "
+                   f"kernel, ptxas takes that as the most a warp can hold (not the launch budget, {budget} for "
+                   f"its {threads}-thread CTA) and refuses a larger dec (C7406); lower regs= to {top} or less, or "
+                   "raise an inc")
+        else:
+            why = (f"above the {budget} registers a thread of this kernel starts with (the SM's {SM_REGISTERS} over "
+                   f"its {threads}-thread CTA, in whole warpgroups and 8s), so it would release registers the warp "
+                   f"does not hold: ptxas refuses it (C7406); use regs={budget} or less, or fewer threads")
+        raise KernelBuildError(f"setmaxnreg.dec to {regs} registers (regs={regs}) is {why}", where=where,
+                               rule="setmaxnreg")
 
 
 @contextlib.contextmanager
 def WarpRole(warp_id, regs=None, increase=False):  # noqa: N802 (TIRx's class name)
-    """Code for warp `warp_id` alone; optionally `setmaxnreg` its register budget."""
+    """Code for warp `warp_id` alone. (`regs=` is refused: setmaxnreg must be
+    executed by a whole warpgroup; give it to a WarpgroupRole.)"""
     first = warp_id if isinstance(warp_id, int) and not isinstance(warp_id, bool) else None
     with _loc(), dsl.if_(dsl.warp_idx() == warp_id, scope="warp"), narrowed(1, None, first):
         _setmaxnreg(regs, increase)
@@ -687,7 +735,9 @@ def WarpRole(warp_id, regs=None, increase=False):  # noqa: N802 (TIRx's class na
 
 @contextlib.contextmanager
 def WarpgroupRole(wg, regs=None, increase=False):  # noqa: N802
-    """Code for warpgroup `wg` (4 consecutive warps) or a range (lo, hi)."""
+    """Code for warpgroup `wg` (4 consecutive warps) or a range (lo, hi);
+    with `regs`, its warps first setmaxnreg their register count to it
+    (.dec, or .inc with increase=True): docs/dsl.md says what is refused."""
     with _loc():
         g = dsl.warpgroup_idx()
         if isinstance(wg, tuple):

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("nvtma._mlir_libs._nvtmaDialects")
 
-from dsl_testing import assert_names_line, build_error, ptx, ptx_constant_stores  # noqa: E402
+from dsl_testing import assert_names_line, build_error, folded_stores, ptx, ptx_constant_stores  # noqa: E402
 from nvtma import dsl  # noqa: E402
 
 HERE = __file__
@@ -272,3 +272,135 @@ def test_loop_results_after_the_loop_are_the_carried_values():
         o[0] = r + n.to(dsl.Float32)
 
     assert "scf.for" in k.build().ir
+
+
+# --------------------------------------------------------------------------- if_: a Python number beside a typed value
+
+def _if_kernel(then, other, number_in, out="i32"):
+    """A kernel storing at [0] and [1] the result of a dsl.if_/else_ whose branches yield the Python number
+    `then` and the typed value `other(n)`: the number in the branch `number_in` names, with the condition
+    true at [0] and false at [1] (build-time known, so MLIR folds the branch)."""
+    @dsl.kernel(block=(32,))
+    def k(o: dsl.Tensor(out, (8,)), n: dsl.Int32):
+        for i, c in enumerate((dsl.Int32(1) > 0, dsl.Int32(1) < 0)):
+            a, b = (then, other(n)) if number_in == "then" else (other(n), then)
+            with dsl.if_(c) as br:
+                dsl.yield_(a)  # MARK:if-yield
+            with dsl.else_():
+                dsl.yield_(b)  # MARK:else-yield
+            (r,) = br.results
+            k.seen.append(type(r))
+            o[i] = r if out != "i32" else r.to(dsl.Int32)
+
+    k.seen = []
+    return k
+
+
+@pytest.mark.parametrize("number_in", ["then", "else"])
+@pytest.mark.parametrize("number,other,cls,out", [
+    (7, lambda n: n.to(dsl.Int8), dsl.Int8, "i32"),
+    (-3, lambda n: n.to(dsl.Int64), dsl.Int64, "i32"),
+    (2 ** 40, lambda n: n.to(dsl.Int64), dsl.Int64, "i64"),
+    (200, lambda n: n.to(dsl.Uint8), dsl.Uint8, "i32"),
+    (True, lambda n: n.to(dsl.Int16), dsl.Int16, "i32"),
+    (2.0, lambda n: n.to(dsl.Int32), dsl.Int32, "i32"),
+    (0.5, lambda n: n.to(dsl.Float16), dsl.Float16, "f16"),
+    (3, lambda n: n.to(dsl.Float32), dsl.Float32, "f32"),
+], ids=["int8", "int64", "int64-past-int32", "uint8", "bool-int16", "integral-float-int32", "float16",
+        "int-float32"])
+def test_a_python_number_beside_a_typed_if_result_takes_its_type(number, other, cls, out, number_in):
+    """A Python number yielded in the dsl.if_ branch was an Int32/Float32/Boolean, and a typed dsl.else_ value
+    beside it was refused ("gives (i8), the dsl.if_ branch yields (i32)"; 2**40 did not fit Int32): it takes
+    the typed value's type in either branch, as in arithmetic with it (Int8 + 7 is an Int8)."""
+    k = _if_kernel(number, other, number_in, out)
+    text = k.build().ir
+    assert k.seen == [cls, cls], k.seen
+    assert re.findall(r"scf\.if .* -> \((\S+)\)", text) == [cls.name] * 2
+    got = folded_stores(k)
+    want = int(number) if not cls.is_float else float(number)
+    assert got[0 if number_in == "then" else 1] == want, got
+
+
+def test_a_python_number_beside_a_typed_vector_result_is_broadcast():
+    @dsl.kernel(block=(32,))
+    def k(o: dsl.Tensor("f16", (8,)), n: dsl.Int32):
+        v = dsl.full(2, n.to(dsl.Float16))
+        with dsl.if_(n > 3) as br:
+            dsl.yield_(0.5)
+        with dsl.else_():
+            dsl.yield_(v)
+        (r,) = br.results
+        o.store_vec(r, 0)
+        with dsl.if_(n > 4) as br:
+            dsl.yield_(v)
+        with dsl.else_():
+            dsl.yield_(1.5)
+        o.store_vec(br.results[0], 2)
+
+    text = ptx(k)
+    assert re.findall(r"scf\.if .* -> \((\S+)\)", k.build().ir) == ["vector<2xf16>"] * 2
+    assert "st.global" in text
+
+
+@pytest.mark.parametrize("number_in", ["then", "else"])
+@pytest.mark.parametrize("number,other,message", [
+    (1.5, lambda n: n, "1.5 is not an integer, Int32 needs one"),
+    (300, lambda n: n.to(dsl.Int8), "300 does not fit Int8"),
+    (-1, lambda n: n.to(dsl.Boolean), "-1 does not fit Boolean"),
+    (2 ** 70, lambda n: n.to(dsl.Int64), "does not fit Int64"),
+], ids=["float-int32", "300-int8", "minus-1-boolean", "2^70-int64"])
+def test_a_python_number_that_is_not_of_the_typed_results_type_is_refused_at_its_yield(number, other, message,
+                                                                                       number_in):
+    """1.5 beside an Int32, 300 beside an Int8: the number cannot be of the other branch's type; a typed error at
+    the number's dsl.yield_ (it was "gives (i32), the dsl.if_ branch yields (f32)" at the else_, or, the number
+    in the else_, a bare "300 does not fit Int8")."""
+    err = build_error(_if_kernel(number, other, number_in), "range")
+    assert_names_line(err, HERE, "MARK:if-yield" if number_in == "then" else "MARK:else-yield")
+    assert message in str(err) and "dsl.yield_ in a dsl." in str(err)
+    assert f"the Python number {number}" in str(err)
+
+
+def test_two_python_numbers_in_an_if_are_int32_float32_or_boolean_as_before():
+    seen = []
+
+    @dsl.kernel(block=(32,))
+    def k(o: dsl.Tensor("i32", (8,)), n: dsl.Int32):
+        with dsl.if_(n > 3) as br:
+            dsl.yield_(1, 2.5, True)
+        with dsl.else_():
+            dsl.yield_(2, 1.5, False)
+        seen.extend(type(r) for r in br.results)
+        o[0] = br.results[0]
+
+    k.build()
+    assert seen == [dsl.Int32, dsl.Float32, dsl.Boolean]
+
+
+def test_dsl_cond_takes_a_python_number_beside_a_typed_value():
+    @dsl.kernel(block=(32,))
+    def k(o: dsl.Tensor("i32", (8,)), n: dsl.Int32):
+        r = dsl.cond(n > 3, lambda: 0, lambda: n.to(dsl.Int8))
+        k.seen = type(r)
+        o[0] = r.to(dsl.Int32)
+        dsl.cond(n > 3, lambda: 300, lambda: n.to(dsl.Int8))  # MARK:cond-300
+
+    err = build_error(k, "range")
+    assert k.seen is dsl.Int8
+    assert_names_line(err, HERE, "MARK:cond-300")
+    assert "300 does not fit Int8" in str(err)
+
+
+def test_a_python_number_yielded_for_a_carried_vector_is_broadcast_and_one_past_a_carry_is_named():
+    """The same rule in a loop: 0.0 for a carried vector was "no DSL type for MLIR type vector<2xf32>"."""
+    @dsl.kernel(block=(32,))
+    def k(o: dsl.Tensor("f32", (8,)), n: dsl.Int32, *, bad=False):
+        loop = dsl.range(0, n, carry=(dsl.full(2, 1.0), n.to(dsl.Int8)))
+        for i, (v, b) in loop:
+            dsl.yield_(0.0, 300 if bad else 3)  # MARK:loop-yield
+        o.store_vec(loop.results[0], 0)
+
+    assert "vector.broadcast" in k.build().ir
+    err = build_error(k, "range", bad=True)
+    assert_names_line(err, HERE, "MARK:loop-yield")
+    assert "dsl.yield_ in a dsl.range gives the Python number 300 for a carried value, an Int8 (value 2 of 2): " \
+           "300 does not fit Int8" in str(err)

@@ -258,3 +258,106 @@ def test_the_checked_helpers_still_build_their_valid_forms():
         cuda.fence_proxy_async("global")
     text = ptx(_kernel(body))
     assert "vprintf" in text and "mbarrier.try_wait.parity" in text and "fence.proxy.async.global" in text
+
+
+# --------------------------------------------------------------------------- setmaxnreg: register budgets
+
+def _roles(*roles, block):
+    """A kernel of `block` threads whose warpgroups setmaxnreg: roles are (warpgroup, regs, increase)."""
+    def body(o, h):
+        for wg, regs, increase in roles:
+            with lang.WarpgroupRole(wg, regs=regs, increase=increase):  # MARK:role
+                o[dsl.thread_idx() % 64] = 1.0
+    return _kernel(body, block=(block,))
+
+
+def _assembled(kernel):
+    """The PTX of `kernel`, assembled (ptxas accepted it); its setmaxnreg counts, in order."""
+    import warnings
+
+    import nvtma
+    from nvtma.compiler import RegisterBudgetWarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RegisterBudgetWarning)  # (nvJitLink's ptxas ignores setmaxnreg: C7504)
+        text = nvtma.compile(kernel.build().ir, cache=False).ptx
+    return text, re.findall(r"setmaxnreg\.(inc|dec)\.sync\.aligned\.u32\s+(\d+);", text)
+
+
+BUDGETS = [(128, 256), (256, 256), (257, 168), (384, 168), (512, 128), (520, 96), (640, 96), (768, 80),
+           (1024, 64)]
+
+
+@pytest.mark.parametrize("threads,budget", BUDGETS)
+def test_the_register_budget_is_the_one_ptxas_checks_setmaxnreg_dec_against(threads, budget):
+    """ptxas (nvJitLink 13.5, ptxas 13.0) refuses a setmaxnreg.dec above the registers a thread starts with
+    in a kernel without an inc: "(C7406) setmaxnreg.dec has register count (176) which is larger than the
+    largest temporal register count in the program (168)", 65536 over the threads in whole warpgroups, in
+    8s. The dec to the budget assembles; PTX with the next count up is refused."""
+    from nvtma.compiler import CompileError, ptx_to_cubin
+    assert lang.register_budget(threads) == budget
+    text, counts = _assembled(_roles((0, budget, False), block=threads))
+    assert counts == [("dec", str(budget))]
+    if budget < 256:
+        bad = re.sub(r"(setmaxnreg\.dec\.sync\.aligned\.u32\s+)\d+", rf"\g<1>{budget + 8}", text)
+        with pytest.raises(CompileError, match=rf"C7406.*\({budget}\)"):
+            ptx_to_cubin(bad, "sm_90a")
+
+
+@pytest.mark.parametrize("threads,budget", [b for b in BUDGETS if b[1] < 256])
+def test_a_setmaxnreg_dec_above_the_budget_is_refused_at_the_users_role(threads, budget):
+    """It was a CompileError from ptxas, naming no line of the user's."""
+    err = _refused(lambda o, h: _roles((0, budget + 8, False), block=threads).fn(o, h), "setmaxnreg", "role",
+                   f"setmaxnreg.dec to {budget + 8} registers", f"above the {budget} registers",
+                   f"{threads}-thread CTA", "C7406", block=(threads,))
+    assert f"regs={budget} or less" in str(err)
+
+
+@pytest.mark.parametrize("order", ["inc-first", "dec-first"])
+def test_a_setmaxnreg_dec_above_every_inc_of_the_kernel_is_refused_wherever_the_inc_is(order):
+    """With an inc in the kernel, ptxas takes the largest inc as the most a warp holds, before or after the dec
+    in the program: a dec to 168 at 384 threads (the budget) beside an inc to 160 was a C7406; a dec to 200
+    (above the budget) beside an inc to 232 assembles."""
+    def kernel(inc, dec):
+        roles = [(1, inc, True), (0, dec, False)]
+        return _roles(*(roles if order == "inc-first" else roles[::-1]), block=384)
+
+    err = build_error(kernel(160, 168), "setmaxnreg")
+    assert_names_line(err, HERE, "MARK:role")
+    assert "setmaxnreg.dec to 168 registers" in str(err) and "above 160, the most any setmaxnreg.inc" in str(err)
+    _, counts = _assembled(kernel(232, 200))
+    assert sorted(counts) == [("dec", "200"), ("inc", "232")]
+
+
+def test_setmaxnreg_incs_past_the_budget_and_their_sum_are_not_refused():
+    """ptxas takes these (an inc waits at run time until the CTA has the registers): 384 threads, the producer
+    at 40 and two consumers at 232 (CUTLASS's split, 64512 registers: all of the CTA's), or an inc to 24."""
+    _, counts = _assembled(_roles((0, 40, False), (1, 232, True), (2, 232, True), block=384))
+    assert sorted(counts) == [("dec", "40"), ("inc", "232"), ("inc", "232")]
+    assert _assembled(_roles((1, 24, True), block=512))[1] == [("inc", "24")]
+
+
+@pytest.mark.parametrize("case", ["warp-role", "in-a-warp", "one-lane", "partial-warpgroup"])
+def test_setmaxnreg_where_less_than_a_whole_warpgroup_runs_is_refused(case):
+    """PTX: "the same setmaxnreg instruction must be executed by all warps in a warpgroup" (else undefined):
+    a warp's role, a warpgroup role inside one warp's or one lane's branch, and the partial last warpgroup of
+    a 160-thread block built it."""
+    def body(o, h):
+        if case == "warp-role":
+            with lang.WarpRole(1, regs=40):  # MARK:setmaxnreg-warp-role
+                o[0] = 1.0
+        elif case == "in-a-warp":
+            with dsl.if_(dsl.warp_idx() == 0):
+                with lang.WarpgroupRole(0, regs=40):  # MARK:setmaxnreg-in-a-warp
+                    o[0] = 1.0
+        elif case == "one-lane":
+            with dsl.if_(dsl.elect_sync()):
+                with lang.WarpgroupRole(0, regs=40):  # MARK:setmaxnreg-one-lane
+                    o[0] = 1.0
+        else:
+            with lang.WarpgroupRole(1, regs=40):  # MARK:setmaxnreg-partial-warpgroup
+                o[0] = 1.0
+
+    _refused(body, "setmaxnreg", f"setmaxnreg-{case}", "setmaxnreg (regs=40) must be executed by all 4 warps",
+             "lang.WarpgroupRole", block=(160,) if case == "partial-warpgroup" else (128,))
+    # the whole first warpgroup of that block may
+    assert _assembled(_roles((0, 40, False), block=160))[1] == [("dec", "40")]

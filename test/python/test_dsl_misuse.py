@@ -838,7 +838,7 @@ def test_vector_operands_of_min_max_fma_select_compare_must_match(body, message)
 def test_setmaxnreg_needs_an_arch_specific_target(arch, ok):
     """On sm_90 / sm_100 LLVM could not select setmaxnreg: an LLVM ERROR ended the process."""
     def body(x, y, f):
-        with lang.WarpRole(1, regs=232, increase=True):
+        with lang.WarpgroupRole(0, regs=232, increase=True):
             x[0, 0] = 1.0
 
     if ok:

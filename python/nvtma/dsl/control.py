@@ -226,6 +226,8 @@ class _Frame:
         self.yielded = None
         self.leaves = None  # what was yielded, as the DSL values (their classes)
         self.met = None  # per value, the leaf whose class the region's result takes (_met)
+        self.at = None  # (user's line, location) of the dsl.yield_
+        self.then = None  # a dsl.else_'s: (the scf.if, its dsl.if_ branch's frame)
 
 
 @user_op
@@ -250,19 +252,28 @@ def yield_(*values):
             len(frame.types) != 1:
         values = values[0]
     leaves, _ = flatten(list(values))
+    frame.at = (user_site(), ir.Location.current)
     if frame.types is not None and len(leaves) == len(frame.types):
-        # Python numbers take the carried (or the if_ branch's) value's type and class
+        # Python numbers take the carried (or the other branch's) value's type and class
         likes = frame.likes or [None] * len(leaves)
-        leaves = [_python_number(x, t, like) if isinstance(x, (bool, int, float)) else x
-                  for x, t, like in zip(leaves, frame.types, likes)]
-    vals = _leaf_values(leaves, "dsl.yield_")
+        if frame.then is not None:
+            for k, (x, like) in enumerate(zip(leaves, likes)):
+                if _is_number(like):
+                    _then_number(frame, k, like, x)
+        leaves = [_python_number(x, t, like, frame, k) if _is_number(x) else x
+                  for k, (x, t, like) in enumerate(zip(leaves, frame.types, likes))]
+    if frame.what == "dsl.if_":  # (its numbers' types are settled by the dsl.else_: _then_number)
+        vals = [_then_default(x, k, len(leaves)) if _is_number(x) else _leaf_values([x], "dsl.yield_")[0]
+                for k, x in enumerate(leaves)]
+    else:
+        vals = _leaf_values(leaves, "dsl.yield_")
     if frame.types is not None:
         got = [v.type for v in vals]
         if got != list(frame.types):
             if frame.what == "dsl.else_":
                 fail(f"dsl.yield_ in a dsl.else_ gives ({', '.join(map(str, got))}), the dsl.if_ branch yields "
-                     f"({', '.join(map(str, frame.types))}) (a Python number there is an Int32, Float32 or "
-                     "Boolean: make it of the type the else_ yields, e.g. dsl.Int64(0))", rule="yield")
+                     f"({', '.join(map(str, frame.types))}): convert one of them (x.to(dsl.Int64)); a Python "
+                     "number takes the type of a scalar or vector beside it", rule="yield")
             fail(f"dsl.yield_ in a {frame.what} gives ({', '.join(map(str, got))}), the carried values are "
                  f"({', '.join(map(str, frame.types))})", rule="yield")
         if frame.likes is not None:
@@ -271,11 +282,105 @@ def yield_(*values):
     frame.leaves = leaves
 
 
-def _python_number(x, t, like):
-    """A Python number yielded for a value of MLIR type `t` beside `like`: of like's class where it has
-    one of type `t`, else of t's."""
-    cls = type(like) if isinstance(like, Numeric) and type(like).mlir_type() == t else _n.from_mlir(t)
-    return cls(x)
+def _is_number(x):
+    return isinstance(x, (bool, int, float))
+
+
+def _python_number(x, t, like, frame, k):
+    """A Python number yielded for a value of MLIR type `t` beside `like` (a loop's carry, the dsl.if_
+    branch's value), made as arithmetic with `like` makes it: of like's class where it has one of type `t`,
+    else of t's; a vector's lanes broadcast. One it cannot be (1.5 for an Int32, 300 for an Int8): a
+    KernelBuildError naming the yield."""
+    from .vector import Vector
+    try:
+        if isinstance(like, Vector) and like.value.type == t:
+            return Vector._lift(x, like)
+        cls = type(like) if isinstance(like, Numeric) and type(like).mlir_type() == t else _n.from_mlir(t)
+        return cls(x)
+    except KernelBuildError as e:
+        beside = f"beside the dsl.if_ branch's value, {_described(like, t)}" if frame.what == "dsl.else_" \
+            else f"for a carried value, {_described(like, t)}"
+        raise KernelBuildError(f"dsl.yield_ in a {frame.what} gives the Python number {show(x)} {beside}"
+                               f"{_value_at(frame, k)}: {_reason(e)}", where=e.where, rule=e.rule) from None
+
+
+def _then_default(x, k, n):
+    """The value a Python number the dsl.if_ branch yields (value `k` of `n`) stands as until its dsl.else_:
+    an Int32, Float32 or Boolean (an int past Int32, an Int64: the else_ may yield one), which the else_'s
+    value may retype."""
+    if isinstance(x, int) and not isinstance(x, bool):
+        try:
+            return as_value(x, _n.Int32 if -(1 << 31) <= x < 1 << 32 else _n.Int64)
+        except KernelBuildError as e:  # (past 64 bits: no DSL integer holds it)
+            at = f" (value {k + 1} of {n})" if n > 1 else ""
+            raise KernelBuildError(f"dsl.yield_ in a dsl.if_ gives the Python number {show(x)}{at}: {_reason(e)}",
+                                   where=e.where, rule=e.rule) from None
+    return _leaf_values([x], "dsl.yield_")[0]
+
+
+def _then_number(frame, k, like, x):
+    """The dsl.if_ branch yielded the Python number `like` for value `k`, and its dsl.else_ (`frame`) yields
+    `x`: beside a typed scalar or vector the number takes x's type, as in arithmetic with x, rebuilt in the
+    if_ branch (the if's result types are rebuilt at the else_'s end); beside another Python number it is an
+    Int32, Float32 or Boolean. One that cannot be (1.5 beside an Int32, 300 beside an Int8): a
+    KernelBuildError at the if_ branch's yield."""
+    from .vector import Vector
+    op, then = frame.then
+    where, loc = then.at
+    term = list(op.then_block.operations)[-1]  # (its scf.yield)
+    old = term.operands[k]
+    try:
+        if _is_number(x) or not isinstance(x, (Numeric, Vector)):
+            if old.type != _then_type(like):  # (an int past Int32, made an Int64 until now)
+                with loc:
+                    _n.Int32(like)
+            return
+        if old.type == x.value.type:
+            return  # (the class is the else_'s: _met)
+        with ir.InsertionPoint(term), loc:
+            new = Vector._lift(like, x).value if isinstance(x, Vector) else type(x)(like).value
+    except KernelBuildError as e:
+        other = f"{_described(x, x.value.type)}{_value_at(frame, k)}: a number takes the type of the typed value " \
+            "beside it, as in arithmetic" if isinstance(x, Val) else \
+            f"the Python number {show(x)} too{_value_at(frame, k)}: two numbers are an Int32, Float32 or Boolean"
+        raise KernelBuildError(f"dsl.yield_ in a dsl.if_ gives the Python number {show(like)} where its dsl.else_ "
+                               f"gives {other}, and {_reason(e)}", where=where, rule=e.rule) from None
+    term.operands[k] = new
+    if not list(old.uses):
+        old.owner.erase()
+    frame.types[k] = new.type
+
+
+def _then_type(x):
+    """The MLIR type a Python number yielded in both branches has: an Int32's, Float32's or Boolean's."""
+    return (_n.Boolean if isinstance(x, bool) else _n.Int32 if isinstance(x, int) else _n.Float32).mlir_type()
+
+
+def _described(v, t):
+    """`v` (a carried or yielded leaf of MLIR type `t`) as an error message names it: "an Int8", "a vector
+    of Float32", "the Python number 1 (an Int32)"."""
+    from .vector import Vector
+
+    def one(name):
+        return f"an {name}" if name[0] in "AEIOU" else f"a {name}"
+    if isinstance(v, Numeric):
+        return one(type(v).__name__)
+    if isinstance(v, Vector):
+        return f"a vector of {v.dtype.__name__}"
+    if _is_number(v):
+        return f"the Python number {show(v)} ({one(_n.from_mlir(t).__name__)})"
+    return f"a {t} value"
+
+
+def _value_at(frame, k):
+    n = len(frame.types)
+    return f" (value {k + 1} of {n})" if n > 1 else ""
+
+
+def _reason(e):
+    """A KernelBuildError's message without its "file:line: " prefix."""
+    s = str(e)
+    return s[len(e.where) + 2:] if e.where and s.startswith(e.where) else s
 
 
 # --------------------------------------------------------------------------- nesting
@@ -1124,7 +1229,7 @@ class if_:  # noqa: N801
             self.branch.needs_else = self.where
             _current_kernel().scratch.setdefault(("if-results",), []).append(self.branch)
         _last_ifs()[self.block] = (self.op, self.branch, [v.type for v in (self.frame.yielded or [])],
-                                   self.frame.leaves)
+                                   self.frame)
         return False
 
 
@@ -1132,6 +1237,15 @@ def _move_ops(src, dst):
     ops = list(src.operations)
     for op in ops:
         dst.append(op)
+
+
+def _with_result_types(op, types):
+    """The scf.if `op` rebuilt with result types `types`, its two branches moved into it."""
+    new = scf.IfOp(op.condition, types, has_else=True, loc=op.location, ip=ir.InsertionPoint(op))
+    _move_ops(op.then_block, new.then_block)
+    _move_ops(op.regions[1].blocks[0], new.regions[1].blocks[0])
+    op.operation.erase()
+    return new
 
 
 class else_:  # noqa: N801
@@ -1143,7 +1257,8 @@ class else_:  # noqa: N801
         entry = _last_ifs().pop(key, None)
         if entry is None:
             fail("dsl.else_ must follow a `with dsl.if_(...)` block directly", rule="else")
-        op, branch, types, self.leaves = entry
+        op, branch, types, then = entry
+        self.leaves = then.leaves
         if _last_built(key) != op.operation:
             # (the else branch attached to the if_ and ran before what was built in between)
             fail("dsl.else_ must follow its `with dsl.if_(...)` block directly: code between them would run "
@@ -1153,7 +1268,8 @@ class else_:  # noqa: N801
         if len(op.regions[1].blocks[0].operations) > 0:
             fail("this dsl.if_ already has an else branch", rule="else")
         self.op, self.branch, self.types = op, branch, types
-        self.frame = _Frame("dsl.else_", types or None, likes=self.leaves if types else None)
+        self.frame = _Frame("dsl.else_", list(types) or None, likes=self.leaves if types else None)
+        self.frame.then = (op, then) if types else None
         _Frame.stack.append(self.frame)
         self.ip = ir.InsertionPoint(op.regions[1].blocks[0])
         self.ip.__enter__()
@@ -1177,6 +1293,8 @@ class else_:  # noqa: N801
                     fail("the dsl.if_ branch yields values, so its dsl.else_ must dsl.yield_ the same types",
                          rule="yield")
                 scf.YieldOp(self.frame.yielded)
+                if self.frame.types != self.types:  # (the if_ branch's Python numbers took the else_'s types)
+                    self.op = self.branch.op = _with_result_types(self.op, self.frame.types)
                 self.branch.results = [_retyped(wrap(r), like) for r, like in zip(self.op.results, self.frame.met)]
             else:
                 if self.frame.yielded:
