@@ -314,7 +314,7 @@ def compile(module, arch: str | None = None, *, ptx_version: int | None = None, 
         if hit is not None:
             hit.compile_seconds = time.perf_counter() - t0
             hit.from_cache = True
-            return hit
+            return of_spec(hit, module)
     m = re.search(r"#nvvm\.target<[^>]*\bO\s*=\s*(\d+)", text)
     if m is not None and int(m.group(1)) != opt_level:  # (the module's own O won over opt_level=)
         raise CompileError(f"the IR's gpu.module asks for O = {m.group(1)} (its #nvvm.target), compile(opt_level="
@@ -335,6 +335,16 @@ def compile(module, arch: str | None = None, *, ptx_version: int | None = None, 
         _cache.store(d, key, out.file_bytes())
     out.compile_seconds = time.perf_counter() - t0
     out.from_cache = False
+    return of_spec(out, module)
+
+
+def of_spec(out, module):
+    """`out`, with the key of the dsl Specialization it was compiled from in its records (``"spec"``): what
+    loaders of AOT artifacts by key (``Gemm(artifacts=DIR)``: DIR/<spec.key>) check the module under a key
+    is."""
+    from .dsl.kernel import Specialization
+    if isinstance(module, Specialization):
+        out.records = {**out.records, "spec": module.key}
     return out
 
 

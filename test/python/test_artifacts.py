@@ -367,3 +367,46 @@ def test_spec_key_covers_the_library_sources():
         K._package[:] = saved_package
         K._fingerprints.clear(), K._fingerprints.update(saved_fps)
     assert gemm.gemm_spec(16, 64, 1).key == key
+
+
+def test_gemm_refuses_a_module_saved_under_another_specs_key(tmp_path):
+    """Gemm(artifacts=DIR) loads DIR/<spec.key>: a module saved there from another spec (or from IR text)
+    would run with this spec's grid and operands, its tiles, scales and workspace read out of bounds."""
+    from nvtma.kernels import gemm
+    spec = gemm.gemm_spec(16, 64, 1)
+    F.artifacts().save(tmp_path / spec.key)  # no spec named in its records
+    with pytest.raises(LaunchError, match=f"holds a module compiled from no dsl specialization, not {spec.key}"):
+        gemm.Gemm(artifacts=tmp_path).module(spec)
+    other = gemm.gemm_spec(32, 64, 1).key
+    F.artifacts(dict(F.records(), spec=other)).save(tmp_path / spec.key)
+    with pytest.raises(LaunchError, match=f"compiled from spec {other}, not {spec.key}") as e:
+        gemm.Gemm(artifacts=tmp_path).module(spec)
+    assert e.value.rule == "artifact"
+    F.artifacts(dict(F.records(), spec=spec.key)).save(tmp_path / spec.key)
+    assert gemm.Gemm(artifacts=tmp_path).module(spec).records["spec"] == spec.key
+
+
+@pytest.mark.parametrize("bad", [5, "", "x" * 5000])
+def test_records_spec_is_a_name(bad):
+    with pytest.raises(LaunchError, match="records.spec is"):
+        validate_records(dict(F.records(), spec=bad))
+
+
+def test_a_compiled_specialization_names_itself_in_its_records(tmp_path):
+    """spec.compile() and nvtma.compile(spec) record the spec's key, which survives save and load (what
+    Gemm(artifacts=) checks); IR text names none."""
+    from conftest import have_compiler
+    if not have_compiler():
+        pytest.skip("no MLIR extension")
+    import nvtma
+    from nvtma import dsl
+
+    @dsl.kernel(block=(32,))
+    def named(a: dsl.Tensor("i32", (32,))):
+        a[dsl.thread_idx()] = dsl.Int32(7)
+
+    spec = named.specialize()
+    for mod in (spec.compile(), nvtma.compile(spec)):
+        assert mod.records["spec"] == spec.key
+    assert load(spec.compile().save(tmp_path / "a")).records["spec"] == spec.key
+    assert "spec" not in nvtma.compile(spec.ir).records

@@ -124,3 +124,39 @@ def test_the_table_configs_are_what_a_plan_at_132_sms_runs():
             sp, splits, q = gemm.Gemm().plan(M, N, K, w_dtype, sc, sms=132)
             want, want_splits = _table_plan(M, key)
             assert {k: sp.info[k] for k in want} == want and splits == want_splits and q is None, (key, M, sp.info)
+
+
+@pytest.mark.parametrize("config,message", [
+    ("64/64/1/1", r"config='64/64/1/1': a Config, or a tuple of its fields \(BM, BN, wgs, splits"),
+    ({"BM": 64}, "a Config, or a tuple of its fields"),
+    (64, "config=64: a Config"),
+    ((64, 64, 1), r"config=\(64, 64, 1\): 3 values, Config takes 4 to 11"),
+    ((64, 64, 1, 1) + (1,) * 8, "12 values, Config takes 4 to 11"),
+    ((64, 64, 1, 1, "2"), "config mc='2': an integer"),
+    ((64, 64, 1, 2.0), "config splits=2.0: an integer"),
+    ((64.0, 64, 1, 1), "config BM=64.0: an integer"),
+    ((64, 64, True, 1), "config wgs=True: an integer"),
+    ((64, 64, 1, -1), "config splits=-1: at least 0"),
+    ((64, 64, 1, 1, 0), "config mc=0: at least 1"),
+    ((64, 64, 1, 1, 1, 1), "config stages=1: at least 2"),
+    ((64, 64, 1, 1, 1, "4"), "config stages='4': an integer"),
+    ((64, 64, 2, 1, 1, None, 1, 2), "config kwg=2: False or True"),
+    ((64, 64, 1, 1, 1, None, 1, False, 2, 1), "config swap=1: False or True"),
+    ((64, 64, 1, 1, 1, None, 1, False, 9), "config kc=9: K steps a stage, 1 to 8"),
+])
+def test_a_given_config_is_checked_field_by_field(config, message):
+    """A config= of the wrong shape or with a value of the wrong type: a str mc was a TypeError in the plan's
+    comparisons, a float split count went into the grid's arithmetic, a kwg of 2 was taken as True."""
+    with pytest.raises(ValueError, match=message):
+        gemm.Gemm().plan(64, 7168, 2048, gemm.F8, "tensor", config=config)
+
+
+def test_a_given_config_takes_lists_numpy_values_and_configs():
+    """What the check lets through plans as the same Config of Python values."""
+    want = gemm.Gemm().plan(64, 7168, 2048, gemm.F8, "tensor", config=(64, 64, 1, 1))
+    for config in ([64, 64, 1, 1], (np.int64(64), np.int32(64), 1, 1), gemm.Config(64, 64, 1, 1),
+                   (64, 64, 1, 1, 1, None, 1, np.bool_(False))):
+        got = gemm.Gemm().plan(64, 7168, 2048, gemm.F8, "tensor", config=config)
+        assert got[0].key == want[0].key and got[1:] == want[1:], config
+    assert gemm.given_config((np.int64(64), 64, 1, 1)) == gemm.Config(64, 64, 1, 1)
+    assert type(gemm.given_config((np.int64(64), 64, 1, 1)).BM) is int

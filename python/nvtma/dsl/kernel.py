@@ -507,7 +507,9 @@ class Specialization:
         return kw
 
     def compile(self):
-        return self.kernel.compile(self.param_types, **self.consts)
+        """The compiled module; its records name this specialization (``"spec"``: its key)."""
+        from ..compiler import of_spec
+        return of_spec(self.kernel.compile(self.param_types, **self.consts), self)
 
 
 # nvtma's Python sources that shape a kernel's code (what the runtime-only wheel ships too, so a key is the

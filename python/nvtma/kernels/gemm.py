@@ -2151,6 +2151,35 @@ def _check_options(options):
             raise ValueError(f"{name}={v!r}: {why}")
 
 
+def given_config(config):
+    """A user's `config=` as a Config of Python values, or a ValueError naming the field and its value: a
+    tuple or list of Config's first 4 to 11 fields (a Config too), the sizes and counts integers (numpy's
+    too), `stages` None or one, kwg, swap and dsmem False or True. A str mc, a float split count or a kwg of
+    2 were taken as they came, and failed later in comparisons or went into the grid's arithmetic."""
+    if not isinstance(config, (tuple, list)):
+        raise ValueError(f"config={config!r}: a Config, or a tuple of its fields ({', '.join(Config._fields)}), "
+                         "the first four at least")
+    if not 4 <= len(config) <= len(Config._fields):
+        raise ValueError(f"config={tuple(config)!r}: {len(config)} values, Config takes 4 to "
+                         f"{len(Config._fields)} ({', '.join(Config._fields)})")
+    values = []
+    for name, v in zip(Config._fields, config):
+        if name in ("kwg", "swap", "dsmem"):
+            if type(v).__name__ not in ("bool", "bool_"):  # Python's bool or numpy's
+                raise ValueError(f"config {name}={v!r}: False or True")
+            v = bool(v)
+        elif not (name == "stages" and v is None):
+            v = _whole(f"config {name}", v)
+            low = 0 if name == "splits" else 2 if name == "stages" else 1
+            if v < low:
+                raise ValueError(f"config {name}={v}: at least {low}")
+        values.append(v)
+    cfg = Config(*values)
+    if cfg.kc > 8:
+        raise ValueError(f"config kc={cfg.kc}: K steps a stage, 1 to 8")
+    return cfg
+
+
 def _one_of(v, values):
     """Whether `v` equals one of `values` (False where comparing it fails or is no bool, as an array's)."""
     try:
@@ -2179,7 +2208,8 @@ class Gemm:
     Modules come from nvtma.compile when the MLIR extension is
     importable, else from AOT artifacts in `artifacts` (a directory of
     ``spec.key`` subdirectories: ``spec.compile().save(DIR / spec.key)``,
-    as benchmarks/gemm_bench.py's `build` does).
+    as benchmarks/gemm_bench.py's `build` does; a module whose records name
+    another spec, or none, is refused: LaunchError(rule="artifact")).
 
     `autotune`: True: a problem the table (MEASURED, the H200's) does not
     hold, called without a `config`, runs the fastest of ``candidates``
@@ -2230,6 +2260,12 @@ class Gemm:
             if d is not None and (d / "kernels.json").exists():
                 from .. import runtime
                 mod = runtime.load(d)
+                if mod.records.get("spec") != key:  # a module saved under another spec's key would run with this
+                    # spec's grid and operands: its tiles, scales and workspace read out of bounds
+                    got = mod.records.get("spec")
+                    raise runtime.LaunchError(
+                        f"{d} holds a module compiled from {'spec ' + got if got else 'no dsl specialization'}, not "
+                        f"{key}: save each as spec.compile().save(DIR / spec.key)", rule="artifact")
             else:
                 mod = spec.compile()
             self._mods[key] = mod
@@ -2358,8 +2394,8 @@ class Gemm:
         Gemm's `quantize` says ("auto": fused up to FUSED_MAX_ROWS rows of x
         a tile where the grid streams FUSED_MIN_W_ROWS rows of W an x row, or
         any with block scales). Fused without a `config`, the config is `fused_config`'s."""
-        memo = (M, N, K, w_dtype, scale, y_dtype, quantize, sms, None if config is None else tuple(config),
-                tuple(sorted(spec_options.items())))
+        config = None if config is None else given_config(config)
+        memo = (M, N, K, w_dtype, scale, y_dtype, quantize, sms, config, tuple(sorted(spec_options.items())))
         try:
             got = self._plans.get(memo)
         except TypeError:  # an unhashable option: planned every call
@@ -2379,9 +2415,7 @@ class Gemm:
         opts = dict(self.options, **spec_options)
         _check_options(opts)
         fp8 = w_dtype == F8
-        cfg = Config(*(config or choose_config(M, N, K, w_dtype, sms, scale)))
-        if not isinstance(cfg.kc, int) or isinstance(cfg.kc, bool) or not 1 <= cfg.kc <= 8:
-            raise ValueError(f"kc={cfg.kc!r}: K steps a stage, 1 to 8")
+        cfg = config if config is not None else Config(*choose_config(M, N, K, w_dtype, sms, scale))
         how = (quantize if isinstance(quantize, str) else self.quantize_mode) if fp8 and quantize else None
         kc = opts.pop("kc", None)  # K steps a stage asked for (else the config's, where the kernel takes them)
         # what x as the wgmmas' A (x or W multicast: an x-as-A config's own ms is taken, kwg, TMA stores of y, W as

@@ -208,6 +208,8 @@ def validate_records(records, cubin: bytes | None = None) -> dict:
         _bad(f"records.kernels is {type(kernels).__name__}, expected an object")
     if len(kernels) > MAX_KERNELS:
         _bad(f"{len(kernels)} kernels, at most {MAX_KERNELS}")
+    if records.get("spec") is not None:  # the key of the dsl specialization compiled (compiler.of_spec)
+        _str(records["spec"], "records.spec", MAX_NAME)
     for name, rec in kernels.items():
         where = f"kernel {_short(name)}"
         _str(name, "a kernel name", 1024)
