@@ -684,9 +684,9 @@ def _setmaxnreg(regs, increase):
         # Cannot select", which ends the process
         fail(f"setmaxnreg (regs={regs}) is an arch-specific instruction: it needs an 'a' or 'f' target such as "
              f"sm_90a, not {arch!r}", rule="arch")
-    warps, lanes = k.active(k.block)
-    threads = k.block[0] * k.block[1] * k.block[2]
-    if warps < 4 or lanes < 32 or k.may_run_partial(128):
+    part = k.part_of_a_warpgroup()
+    if part is not None:
+        warps, lanes, threads = part
         # PTX: "the same setmaxnreg instruction must be executed by all warps in a warpgroup", else undefined
         fail(f"setmaxnreg (regs={regs}) must be executed by all 4 warps of a warpgroup alike, but at most "
              f"{max(warps, 0)} warp(s) of {lanes} lane(s) run this code (a block of {threads} threads): give regs= "

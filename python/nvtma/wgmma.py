@@ -57,11 +57,9 @@ def _require_sm90a(what):
     if arch != "sm_90a":
         fail(f"{what} is a wgmma instruction: sm_90a only (Hopper's arch-specific features), not {arch!r}",
              rule="arch")
-    warps, lanes = k.active(k.block)
-    threads = k.block[0] * k.block[1] * k.block[2]
-    # (a block's partial last warpgroup only where this code may run in it: 160 threads with warpgroup 0's
-    # role is fine, with warpgroup 1's not)
-    if warps < 4 or lanes < 32 or k.may_run_partial(128):
+    part = k.part_of_a_warpgroup()
+    if part is not None:
+        warps, lanes, threads = part
         fail(f"{what} is issued by all 128 threads of a warpgroup alike, but at most {warps} warp(s) of {lanes} "
              f"lane(s) run this code (a block of {threads} threads): issue it from whole warpgroups "
              "(lang.WarpgroupRole, a block a multiple of 128 threads)", rule="warpgroup")

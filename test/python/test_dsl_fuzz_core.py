@@ -360,22 +360,6 @@ def test_a_python_number_that_is_not_of_the_typed_results_type_is_refused_at_its
     assert f"the Python number {number}" in str(err)
 
 
-def test_two_python_numbers_in_an_if_are_int32_float32_or_boolean_as_before():
-    seen = []
-
-    @dsl.kernel(block=(32,))
-    def k(o: dsl.Tensor("i32", (8,)), n: dsl.Int32):
-        with dsl.if_(n > 3) as br:
-            dsl.yield_(1, 2.5, True)
-        with dsl.else_():
-            dsl.yield_(2, 1.5, False)
-        seen.extend(type(r) for r in br.results)
-        o[0] = br.results[0]
-
-    k.build()
-    assert seen == [dsl.Int32, dsl.Float32, dsl.Boolean]
-
-
 def test_dsl_cond_takes_a_python_number_beside_a_typed_value():
     @dsl.kernel(block=(32,))
     def k(o: dsl.Tensor("i32", (8,)), n: dsl.Int32):

@@ -63,6 +63,16 @@ class _KernelState:
             lanes = lanes if ln is None else min(lanes, ln)
         return warps, lanes
 
+    def part_of_a_warpgroup(self):
+        """(warps, lanes, threads of the block) where at most part of a warpgroup may run the code being built
+        (a warp's role, one lane's branch, a block's partial last warpgroup where this code may run in it: 160
+        threads with warpgroup 0's role are fine, with warpgroup 1's not), else None: what warpgroup-wide
+        instructions (wgmma's .sync.aligned ones, setmaxnreg) refuse."""
+        warps, lanes = self.active(self.block)
+        if warps < 4 or lanes < 32 or self.may_run_partial(128):
+            return warps, lanes, self.block[0] * self.block[1] * self.block[2]
+        return None
+
     def may_run_partial(self, unit):
         """Whether the block's last, partial group of `unit` threads (32: a warp, 128: a warpgroup) may run the
         code being built: only a role's known warps (or a branch's on a warp index compared with a Python
