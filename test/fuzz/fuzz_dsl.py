@@ -857,7 +857,7 @@ class Gen:
             st = self.fresh("st")
             self.emit(f"{st} = lang.PipelineState({d})")
             self.emit(f"with lang.WarpRole({W(['0', '1'], ['-1', '64', 'dsl.Int32(0)', 'None'])}"
-                      f"{', regs=' + W(['40', '232'], ['20', '300', '41', '0']) if rng.random() < 0.3 else ''}):")
+                      f"{', regs=' + rng.choice(['40', '232', '20', '300']) if rng.random() < 0.3 and self.bad() else ''}):")
             self.emit(f"    {pipe}.producer_acquire({st})")
             self.emit(f"    {pipe}.producer_commit({st}{', ' + W(['1024'], ['None', '-1', '2 ** 40']) if rng.random() < 0.7 else ''})")
             self.emit(f"{pipe}.consumer_wait({st})")

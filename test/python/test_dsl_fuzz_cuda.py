@@ -106,6 +106,18 @@ def test_a_static_buffer_past_the_cta_limit_is_refused_at_its_line():
              "SMEMPool.alloc_static of [1048576] Float32 (4194304 bytes)", "at most 232448")
 
 
+def test_a_static_buffer_of_index_values_counts_eight_bytes_each():
+    """An Index buffer (i64s once lowered) was an AttributeError counting its bytes (MLIR's index type has no
+    width; fuzz_dsl seeds 2533, 3450, 3613)."""
+    def body(o, h):
+        s = lang.SMEMPool().alloc_static((4, 32), dsl.Index)
+        s[0, dsl.thread_idx()] = dsl.Index(3)
+        o[0] = dsl.Float32(s[0, 1])
+    _kernel(body).build()
+    _refused(lambda o, h: lang.SMEMPool().alloc_static((30000,), dsl.Index), "smem", "index",  # MARK:index
+             "SMEMPool.alloc_static of [30000] Index (240000 bytes)", "at most 232448")
+
+
 def test_static_and_pool_shared_memory_within_the_cta_limit_build():
     def body(o, h):
         pool = lang.SMEMPool()

@@ -96,7 +96,8 @@ class _KernelState:
         CTA's limit, else at the build's end: ptxas refused only a static part past it, with no line, and
         the launch the sum."""
         t = ir.MemRefType.get(list(shape), element_type, memory_space=types.workgroup())
-        size = max(element_type.width // 8, 1)
+        size = max((64 if isinstance(element_type, ir.IndexType) else element_type.width) // 8, 1)  # (an Index
+        # buffer lowers to i64s)
         for d in shape:
             size *= d
         size = -(-size // align) * align
