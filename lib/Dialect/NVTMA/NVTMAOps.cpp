@@ -91,6 +91,24 @@ static LogicalResult verifyArch(Operation *op, TmaAtomType atom) {
                           [&] { return op->emitOpError(); });
 }
 
+/// A static tensor dim a TMA copy's coordinates reach the end of: TMA copies
+/// take signed 32-bit coordinates in every mode (tile, im2col, gather4), while
+/// a descriptor takes dims up to 2^32, so no copy could reach the boxes from
+/// element 2^31 on. The launch refuses such a dynamic dim alike (rule
+/// coordinate-range), and kernels/copy.py's builders take the same limit.
+static LogicalResult
+verifyCoordinateRange(ArrayRef<int64_t> shape,
+                      function_ref<InFlightDiagnostic()> emitError) {
+  for (auto [m, dim] : llvm::enumerate(shape))
+    if (!ShapedType::isDynamic(dim) && dim >= (int64_t(1) << 31))
+      return emitError() << "coordinate-range: tensor dim " << m << " is "
+                         << dim
+                         << " elements, the limit is 2^31 - 1; TMA copies "
+                            "take signed 32-bit coordinates, none reaches "
+                            "element 2^31 of a dim";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // MakeTiledTmaAtomOp
 //===----------------------------------------------------------------------===//
@@ -161,7 +179,9 @@ LogicalResult MakeTiledTmaAtomOp::verify() {
   if (auto target = getTargetSM(*this))
     sm = target->first >= 100 ? 100 : 90;
   if (failed(verifyDescriptor(atom, tensor.getShape(), strides, sm,
-                              [&] { return emitOpError(); })))
+                              [&] { return emitOpError(); })) ||
+      failed(verifyCoordinateRange(tensor.getShape(),
+                                   [&] { return emitOpError(); })))
     return failure();
   return verifyArch(*this, atom);
 }
@@ -430,9 +450,12 @@ LogicalResult UpdateTmaDescriptorOp::verify() {
   // What the tensor's type fixes (static dims and strides) against the
   // driver's rules now; the launch checks the rest, no driver does on the
   // device.
-  return verifyDescriptor(atom, tensor.getShape(), strides,
-                          target && target->first >= 100 ? 100 : 90,
-                          [&] { return emitOpError(); });
+  if (failed(verifyDescriptor(atom, tensor.getShape(), strides,
+                              target && target->first >= 100 ? 100 : 90,
+                              [&] { return emitOpError(); })))
+    return failure();
+  return verifyCoordinateRange(tensor.getShape(),
+                               [&] { return emitOpError(); });
 }
 
 //===----------------------------------------------------------------------===//

@@ -322,6 +322,28 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
 
 // -----
 
+// A dim the driver encodes (up to 2^32) but no TMA coordinate (signed 32-bit)
+// reaches the end of: refused, as the launch refuses a dynamic one.
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%A: memref<2147483648x64xf16>) kernel {
+    // expected-error @+1 {{coordinate-range: tensor dim 0 is 2147483648 elements, the limit is 2^31 - 1; TMA copies take signed 32-bit coordinates, none reaches element 2^31 of a dim}}
+    %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 64, 64>} : memref<2147483648x64xf16> -> !nvtma.tma_atom<load, f16, box = [64, 64]>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
+  gpu.func @k(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>, %B: memref<64x2147483648xf16>, %p: !llvm.ptr<1>) kernel {
+    // expected-error @+1 {{coordinate-range: tensor dim 1 is 2147483648 elements}}
+    nvtma.update_tma_descriptor %a, %B, %p : !nvtma.tma_atom<load, f16, box = [64, 64]>, memref<64x2147483648xf16>, !llvm.ptr<1>
+    gpu.return
+  }
+}
+
+// -----
+
 gpu.module @m [#nvvm.target<chip = "sm_100a", features = "+ptx86">] {
   gpu.func @k(%A: memref<64x192xi4>) kernel {
     %c0 = arith.constant 0 : index

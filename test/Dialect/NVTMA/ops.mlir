@@ -136,6 +136,15 @@ gpu.module @kernels [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
     gpu.return
   }
 
+  // The largest dim a signed 32-bit TMA coordinate reaches the end of (2^31 - 1; one more is invalid.mlir's
+  // coordinate-range).
+  // CHECK-LABEL: gpu.func @coordinate_limit
+  gpu.func @coordinate_limit(%A: memref<2147483647x64xf16>) kernel {
+    // CHECK: nvtma.make_tiled_tma_atom {{.*}} : memref<2147483647x64xf16>
+    %a = nvtma.make_tiled_tma_atom %A {cta_tiler = array<i64: 64, 64>} : memref<2147483647x64xf16> -> !nvtma.tma_atom<load, f16, box = [64, 64]>
+    gpu.return
+  }
+
   // CHECK-LABEL: gpu.func @multicast
   gpu.func @multicast(%A: memref<1024x1024xbf16>, %smem: memref<64x64xbf16, #gpu.address_space<workgroup>>,
                       %bars: !bars, %x: index, %y: index) kernel {
