@@ -301,7 +301,7 @@ def _python_number(x, t, like, frame, k):
         beside = f"beside the dsl.if_ branch's value, {_described(like, t)}" if frame.what == "dsl.else_" \
             else f"for a carried value, {_described(like, t)}"
         raise KernelBuildError(f"dsl.yield_ in a {frame.what} gives the Python number {show(x)} {beside}"
-                               f"{_value_at(frame, k)}: {_reason(e)}", where=e.where, rule=e.rule) from None
+                               f"{_value_at(frame, k)}: {e.message}", where=e.where, rule=e.rule) from None
 
 
 def _then_default(x, k, n):
@@ -313,7 +313,7 @@ def _then_default(x, k, n):
             return as_value(x, _n.Int32 if -(1 << 31) <= x < 1 << 32 else _n.Int64)
         except KernelBuildError as e:  # (past 64 bits: no DSL integer holds it)
             at = f" (value {k + 1} of {n})" if n > 1 else ""
-            raise KernelBuildError(f"dsl.yield_ in a dsl.if_ gives the Python number {show(x)}{at}: {_reason(e)}",
+            raise KernelBuildError(f"dsl.yield_ in a dsl.if_ gives the Python number {show(x)}{at}: {e.message}",
                                    where=e.where, rule=e.rule) from None
     return _leaf_values([x], "dsl.yield_")[0]
 
@@ -344,7 +344,7 @@ def _then_number(frame, k, like, x):
             "beside it, as in arithmetic" if isinstance(x, Val) else \
             f"the Python number {show(x)} too{_value_at(frame, k)}: two numbers are an Int32, Float32 or Boolean"
         raise KernelBuildError(f"dsl.yield_ in a dsl.if_ gives the Python number {show(like)} where its dsl.else_ "
-                               f"gives {other}, and {_reason(e)}", where=where, rule=e.rule) from None
+                               f"gives {other}, and {e.message}", where=where, rule=e.rule) from None
     term.operands[k] = new
     if not list(old.uses):
         old.owner.erase()
@@ -375,12 +375,6 @@ def _described(v, t):
 def _value_at(frame, k):
     n = len(frame.types)
     return f" (value {k + 1} of {n})" if n > 1 else ""
-
-
-def _reason(e):
-    """A KernelBuildError's message without its "file:line: " prefix."""
-    s = str(e)
-    return s[len(e.where) + 2:] if e.where and s.startswith(e.where) else s
 
 
 # --------------------------------------------------------------------------- nesting

@@ -22,11 +22,13 @@ _USER_DIRS = (os.path.join(_PKG, "kernels") + os.sep,)
 
 class KernelBuildError(ValueError):
     """The kernel function could not be turned into IR. `where` is the
-    user's file:line, `rule` names the broken rule."""
+    user's file:line, `rule` names the broken rule, `message` is the text
+    without the file:line (for an error that re-raises it elsewhere)."""
 
     def __init__(self, message: str, *, where: str | None = None, rule: str = "build"):
         self.where = where if where is not None else user_site()
         self.rule = rule
+        self.message = message
         super().__init__(f"{self.where}: {message}" if self.where else message)
 
 

@@ -368,8 +368,7 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
                 try:
                     types.append(mk())
                 except KernelBuildError as e:  # named at the kernel's def, not at the caller of build()
-                    msg = str(e)[len(e.where) + 2:] if e.where else str(e)
-                    raise KernelBuildError(f"parameter {name!r} of {self.name}: {msg}", where=_def_site(self.fn),
+                    raise KernelBuildError(f"parameter {name!r} of {self.name}: {e.message}", where=_def_site(self.fn),
                                            rule=e.rule) from None
             module = ir.Module.create()
             module.operation.attributes[_attribute_name("container_module")] = ir.UnitAttr.get()
