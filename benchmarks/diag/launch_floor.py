@@ -48,7 +48,7 @@ def _kernel(label, pdl, smem, descs, roles, cluster):
                 with lang.WarpRole(0):
                     cpasync.prefetch_descriptor(a)
         if roles:
-            with lang.WarpgroupRole(1, regs=232, increase=True):
+            with lang.WarpgroupRole(1):
                 pass
         with dsl.if_((dsl.thread_idx() == 0) & (dsl.block_idx() == 0)):
             if smem:

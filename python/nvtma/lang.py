@@ -672,7 +672,7 @@ def register_budget(threads: int) -> int:
     return min(256, SM_REGISTERS // (-(-threads // 128) * 128) // 8 * 8)
 
 
-def _setmaxnreg(regs, increase):
+def _setmaxnreg(regs, increase, warpgroups=None):
     if regs is None:
         return
     if not isinstance(regs, int) or isinstance(regs, bool) or not 24 <= regs <= 256 or regs % 8:
@@ -691,12 +691,45 @@ def _setmaxnreg(regs, increase):
         fail(f"setmaxnreg (regs={regs}) must be executed by all 4 warps of a warpgroup alike, but at most "
              f"{max(warps, 0)} warp(s) of {lanes} lane(s) run this code (a block of {threads} threads): give regs= "
              "to a lang.WarpgroupRole, outside narrower branches, in a block of whole warpgroups", rule="setmaxnreg")
+    _check_held_count(k, regs, increase, warpgroups)
     nvvm.SetMaxRegisterOp(regs, nvvm.SetMaxRegisterAction.increase if increase else nvvm.SetMaxRegisterAction.decrease)
     calls = k.scratch.get(("setmaxnreg",))
     if calls is None:
         calls = k.scratch[("setmaxnreg",)] = []
         k.at_exit.append(lambda: _check_register_budgets(k, calls))
     calls.append((regs, increase, user_site()))
+
+
+def _check_held_count(k, regs, increase, warpgroups):
+    """PTX: .inc raises a warp's count from the one it holds, .dec lowers it; the other way is undefined (a
+    256-thread CTA starts at 256, so an .inc to 232 there was). What each warpgroup holds is followed in build
+    order: the launch budget, then its last role's regs=. After a role of a run-time warpgroup it is unknown."""
+    held = k.scratch.setdefault(("setmaxnreg-held",), {})
+    if warpgroups is None or held.get("unknown"):
+        held["unknown"] = True
+        return
+    threads = k.block[0] * k.block[1] * k.block[2]
+    for g in warpgroups:
+        now, since = held.get(g, (register_budget(threads), None))
+        if regs == now or (regs > now) == increase:
+            continue
+        if since is None:
+            holds = (f"the {now} registers its threads hold at launch (the SM's {SM_REGISTERS} over the "
+                     f"{threads}-thread CTA, in whole warpgroups and 8s)")
+        else:
+            holds = f"the {now} registers warpgroup {g} holds since the setmaxnreg at {since}"
+        if increase:
+            why = (f"below {holds}: PTX leaves an .inc below a warp's count undefined; use regs={now} or more, or "
+                   "leave regs= out (the warps already hold more)")
+        else:
+            why = (f"above {holds}: it would release registers the warps do not hold, undefined in PTX"
+                   + (" and refused by ptxas (C7406)" if since is None else "")
+                   + f"; use regs={now} or less" + (", or fewer threads" if since is None else ""))
+        fail(f"setmaxnreg.{'inc' if increase else 'dec'} to {regs} registers (regs={regs}) for warpgroup {g} is "
+             f"{why}", rule="setmaxnreg")
+    site = user_site()
+    for g in warpgroups:
+        held[g] = (regs, site)
 
 
 def _check_register_budgets(k, calls):
@@ -744,9 +777,11 @@ def WarpgroupRole(wg, regs=None, increase=False):  # noqa: N802
             cond, n, first = (g >= wg[0]) & (g < wg[1]), 4 * (wg[1] - wg[0]), wg[0]
         else:
             cond, n, first = g == wg, 4, wg
-    first = 4 * first if isinstance(first, int) and not isinstance(first, bool) else None
+    static = isinstance(first, int) and not isinstance(first, bool)
+    warpgroups = range(first, first + n // 4) if static else None
+    first = 4 * first if static else None
     with _loc(), dsl.if_(cond), narrowed(n, None, first):
-        _setmaxnreg(regs, increase)
+        _setmaxnreg(regs, increase, warpgroups)
         yield
 
 

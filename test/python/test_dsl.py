@@ -94,7 +94,7 @@ def test_build_errors_are_typed():
 
 
 def test_warp_roles_set_register_budgets():
-    @dsl.kernel(block=(256,))
+    @dsl.kernel(block=(384,))
     def k(a: dsl.Tensor("f16", (64, 64))):
         with lang.WarpgroupRole(0, regs=40):
             dsl.barrier()

@@ -327,25 +327,47 @@ def test_a_setmaxnreg_dec_above_the_budget_is_refused_at_the_users_role(threads,
 @pytest.mark.parametrize("order", ["inc-first", "dec-first"])
 def test_a_setmaxnreg_dec_above_every_inc_of_the_kernel_is_refused_wherever_the_inc_is(order):
     """With an inc in the kernel, ptxas takes the largest inc as the most a warp holds, before or after the dec
-    in the program: a dec to 168 at 384 threads (the budget) beside an inc to 160 was a C7406; a dec to 200
-    (above the budget) beside an inc to 232 assembles."""
+    in the program: at 384 threads (168 at launch) warpgroup 1 down to 40 and up to 104, and warpgroup 0's dec
+    to 160 (below what it holds) was a C7406; beside an inc to 232 it assembles."""
     def kernel(inc, dec):
-        roles = [(1, inc, True), (0, dec, False)]
-        return _roles(*(roles if order == "inc-first" else roles[::-1]), block=384)
+        roles = [(1, 40, False), (1, inc, True), (0, dec, False)]
+        return _roles(*(roles if order == "inc-first" else roles[2:] + roles[:2]), block=384)
 
-    err = build_error(kernel(160, 168), "setmaxnreg")
+    err = build_error(kernel(104, 160), "setmaxnreg")
     assert_names_line(err, HERE, "MARK:role")
-    assert "setmaxnreg.dec to 168 registers" in str(err) and "above 160, the most any setmaxnreg.inc" in str(err)
-    _, counts = _assembled(kernel(232, 200))
-    assert sorted(counts) == [("dec", "200"), ("inc", "232")]
+    assert "setmaxnreg.dec to 160 registers" in str(err) and "above 104, the most any setmaxnreg.inc" in str(err)
+    _, counts = _assembled(kernel(232, 160))
+    assert sorted(counts) == [("dec", "160"), ("dec", "40"), ("inc", "232")]
 
 
 def test_setmaxnreg_incs_past_the_budget_and_their_sum_are_not_refused():
     """ptxas takes these (an inc waits at run time until the CTA has the registers): 384 threads, the producer
-    at 40 and two consumers at 232 (CUTLASS's split, 64512 registers: all of the CTA's), or an inc to 24."""
+    at 40 and two consumers at 232 (CUTLASS's split, 64512 registers: all of the CTA's), or an inc to what the
+    warps hold (a no-op)."""
     _, counts = _assembled(_roles((0, 40, False), (1, 232, True), (2, 232, True), block=384))
     assert sorted(counts) == [("dec", "40"), ("inc", "232"), ("inc", "232")]
-    assert _assembled(_roles((1, 24, True), block=512))[1] == [("inc", "24")]
+    assert _assembled(_roles((1, 128, True), block=512))[1] == [("inc", "128")]
+
+
+@pytest.mark.parametrize("case", ["inc-at-launch", "inc-after-dec", "dec-after-dec"])
+def test_setmaxnreg_the_wrong_way_from_what_a_warpgroup_holds_is_refused(case):
+    """PTX: .inc raises a warp's count from the one it holds and .dec lowers it, the other way undefined, and
+    ptxas takes both: the GEMM's one consumer warpgroup raised to 232 in a 256-thread CTA, which starts at 256.
+    What a warpgroup holds is followed in build order: the launch's count, then its last role's."""
+    roles, block, message = {
+        "inc-at-launch": ([(1, 232, True)], 256, "setmaxnreg.inc to 232 registers (regs=232) for warpgroup 1 is "
+                          "below the 256 registers its threads hold at launch"),
+        "inc-after-dec": ([(1, 40, False), (1, 24, True)], 384, "setmaxnreg.inc to 24 registers (regs=24) for "
+                          "warpgroup 1 is below the 40 registers warpgroup 1 holds since the setmaxnreg at "),
+        "dec-after-dec": ([(0, 40, False), (0, 104, False)], 384, "setmaxnreg.dec to 104 registers (regs=104) "
+                          "for warpgroup 0 is above the 40 registers warpgroup 0 holds since the setmaxnreg at "),
+    }[case]
+    err = build_error(_roles(*roles, block=block), "setmaxnreg")
+    assert_names_line(err, HERE, "MARK:role")
+    assert message in str(err), str(err)
+    # a role over a range counts for each of its warpgroups
+    assert build_error(_roles((0, 40, False), ((0, 2), 24, True), block=384), "setmaxnreg")
+    _assembled(_roles((0, 40, False), ((1, 3), 232, True), block=384))
 
 
 @pytest.mark.parametrize("case", ["warp-role", "in-a-warp", "one-lane", "partial-warpgroup"])

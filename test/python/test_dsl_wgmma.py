@@ -661,20 +661,23 @@ def test_the_gemm_candidates_vary_the_top_two_splits_and_rings(M, N, K, wd):
             assert c._replace(splits=1, stages=deep) in cands, c
 
 
-@pytest.mark.parametrize("BM,BN,wgs,regs", [(128, 64, 1, 232), (128, 256, 2, 232), (128, 192, 3, 152),
+@pytest.mark.parametrize("BM,BN,wgs,regs", [(128, 64, 1, None), (128, 256, 2, 232), (128, 192, 3, 152),
                                             (128, 256, 4, 112)])
 def test_the_gemm_consumers_raise_their_registers_within_the_sm(BM, BN, wgs, regs):
     """Each consumer warpgroup raises its registers (setmaxnreg) to what the
     SM's 64 K leave beside the producer's warpgroup at 40, at most 232: with
     three or four consumer warpgroups (one m64 block of W each) 232 would ask
-    for more than there is. The accumulators must fit a thread's registers
-    at launch, which ptxas allocates the whole kernel in."""
+    for more than there is. One consumer warpgroup raises nothing: its
+    threads hold 256 at launch (a 256-thread CTA), and an .inc to 232 was
+    undefined in PTX. The accumulators must fit a thread's registers at
+    launch, which ptxas allocates the whole kernel in."""
     from nvtma.kernels import gemm
     assert gemm.consumer_regs(wgs) == regs
-    assert 128 * wgs * regs + 128 * 40 <= 65536
+    if regs is not None:
+        assert 128 * wgs * regs + 128 * 40 <= 65536 and regs > lang.register_budget(128 * (wgs + 1))
     text = gemm.gemm_spec(BM, BN, wgs, w_scale="tensor").compile().ptx
     got = sorted(re.findall(r"setmaxnreg\.(inc|dec)\.sync\.aligned\.u32\s+(\d+);", text))
-    assert got == [("dec", "40"), ("inc", str(regs))], got
+    assert got == [("dec", "40")] + ([("inc", str(regs))] if regs else []), got
 
 
 @pytest.mark.parametrize("BM,BN,wgs,scale", [(8, 128, 2, "tensor"), (32, 64, 1, "block"), (64, 64, 1, "row")])
@@ -708,7 +711,8 @@ def test_the_gemm_quantizes_bf16_x_in_the_kernel(BM, BN, wgs, scale):
     inits = re.findall(r"mov\.b32\s+(%r\d+), (\d+);\s*\n\s*mbarrier\.init\.shared\.b64\s+\[(\w+)\], \1;", text)
     assert sorted(int(n) for _, n, _ in inits) == sorted([1, 96, 128 * wgs]), inits
     got = sorted(re.findall(r"setmaxnreg\.(inc|dec)\.sync\.aligned\.u32\s+(\d+);", text))
-    assert got == [("dec", "40"), ("inc", str(gemm.consumer_regs(wgs)))], got
+    regs = gemm.consumer_regs(wgs)
+    assert got == [("dec", "40")] + ([("inc", str(regs))] if regs else []), got
     try:
         assert not re.search(r"\b(STL|LDL)(\.\w+)*\s", c.sass())
     except FileNotFoundError:

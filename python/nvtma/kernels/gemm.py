@@ -1213,11 +1213,14 @@ EPI_BYTES = 16 * 1024  # the epilogue tile's budget (f32 EM x BN)
 
 def consumer_regs(wgs, producer=40):
     """Registers a consumer thread raises to (setmaxnreg): up to 232, as many
-    as the SM's 64 K leave beside the producer's warpgroup at `producer`.
+    as the SM's 64 K leave beside the producer's warpgroup at `producer`; None
+    where that is not above what a thread holds at launch (one consumer
+    warpgroup: 256, and an .inc below a warp's count is undefined in PTX).
     (ptxas, as nvJitLink runs it, ignores setmaxnreg today: "C7504 ...
     ignored to maintain compatibility across compilation units"; every warp
     keeps the kernel's flat allocation, e.g. 54 registers at BM = 8.)"""
-    return min(232, (65536 - 128 * producer) // (128 * wgs) // 8 * 8)
+    regs = min(232, (65536 - 128 * producer) // (128 * wgs) // 8 * 8)
+    return regs if regs > lang.register_budget(128 * (wgs + 1)) else None
 
 
 def _whole_rows(BM, most):
