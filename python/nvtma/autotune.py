@@ -16,6 +16,12 @@ memory and on disk (per device name, key and kernel identity) in the
 compile cache's directory (``autotune/``), so a later process reuses it
 without timing. ``trials`` counts timed launches.
 
+Under CUDA graph capture on torch's current stream nothing can be timed: a
+call whose key has a winner (timed in this process, or stored) launches it,
+and one without is a ``LaunchError`` (rule ``autotune``) that asks for a
+call outside the capture first, as torch's warm-up runs make.
+``known_config(*args)`` is the winner without timing, or None.
+
 A stored winner is only a choice among the configs given, so a file another
 process wrote (or a corrupt one) can at worst pick another valid config; a
 file naming no listed config is ignored and the key is tuned again.
@@ -213,7 +219,9 @@ class Autotuner:
             self._launchers[index] = run
         return run
 
-    def best_index(self, args, launch_kwargs=None) -> int:
+    def best_index(self, args, launch_kwargs=None, *, tune=True) -> int | None:
+        """The winner's index for these arguments: this process's, else the one stored, else (tune=False:
+        None) every config timed now and the fastest stored."""
         key = self.key_of(args)
         memo_key = json.dumps([_device_index(args), key])  # (two GPU models in a process: each its winner)
         hit = self._best.get(memo_key)
@@ -223,6 +231,13 @@ class Autotuner:
         path = self._file(device_name, key)
         index = self._load(path)
         if index is None:
+            if not tune:
+                return None
+            if _capturing():
+                # (events, synchronization and the L2 flush inside a capture would end it with CUDA's error)
+                raise LaunchError(f"autotune {self.name}: no winner yet for key {key}, and a CUDA graph is being "
+                                  "captured on the current stream, where configs cannot be timed: make one call "
+                                  "outside the capture first (as torch's warm-up runs do)", rule="autotune")
             index, timings = self._tune(args, launch_kwargs or {})
             self._store(path, index, timings, device_name, key)
         self._best[memo_key] = index
@@ -230,6 +245,12 @@ class Autotuner:
 
     def best_config(self, *args) -> dict:
         return self._json[self.best_index(args)]
+
+    def known_config(self, *args) -> dict | None:
+        """The winner for these arguments if one was timed (in this process or stored), without timing: None
+        otherwise (for a caller that cannot time now, such as one under CUDA graph capture)."""
+        index = self.best_index(args, tune=False)
+        return None if index is None else self._json[index]
 
     def _saved(self, args):
         """(position, copy) of each argument named in restore= (what trials would change in place)."""
@@ -341,6 +362,12 @@ def _device_name(args) -> str:
 
 
 _scratch = {}
+
+
+def _capturing() -> bool:
+    """Whether torch's current stream is capturing a CUDA graph (False without torch loaded)."""
+    torch = sys.modules.get("torch")
+    return bool(torch is not None and torch.cuda.is_available() and torch.cuda.is_current_stream_capturing())
 
 
 def _gpu_timer(args, rounds: int):

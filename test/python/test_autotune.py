@@ -160,3 +160,25 @@ def test_restore_puts_in_place_arguments_back_before_each_trial_and_the_call():
                   directory=None)
     t(x, y)
     assert y.tolist() == [1.0] * 4
+
+
+def test_under_graph_capture_a_known_winner_runs_and_nothing_is_timed(tmp_path, monkeypatch):
+    """Timing inside a CUDA graph capture (events, synchronization, the L2 flush) would end the capture with
+    CUDA's error: under one, a key without a winner is a LaunchError asking for a call outside it first; once
+    one is timed (or stored) it runs, untimed."""
+    monkeypatch.setattr("nvtma.autotune._device_name", lambda args: "NVIDIA H200")
+    monkeypatch.setattr("nvtma.autotune._capturing", lambda: True)
+    t, launched = make(tmp_path)
+    assert t.known_config(Fake(), Fake()) is None
+    with pytest.raises(LaunchError, match="no winner yet for key .* a CUDA graph is being captured") as e:
+        t(Fake(), Fake(), grid=(4,))
+    assert e.value.rule == "autotune" and launched == [] and t.trials == 0
+    monkeypatch.setattr("nvtma.autotune._capturing", lambda: False)
+    t(Fake(), Fake(), grid=(4,))  # the warm-up call: timed
+    monkeypatch.setattr("nvtma.autotune._capturing", lambda: True)
+    del launched[:]
+    t(Fake(), Fake(), grid=(4,))
+    assert launched == [(128, (4,))] and t.trials == 3 and t.known_config(Fake(), Fake()) == CONFIGS[1]
+    t2, launched2 = make(tmp_path)  # another process, under capture: the stored winner
+    t2(Fake(), Fake(), grid=(4,))
+    assert launched2 == [(128, (4,))] and t2.trials == 0

@@ -355,14 +355,44 @@ def test_gemm_autotune_times_the_candidates_once(tmp_path, monkeypatch):
     g2 = gemm.Gemm(artifacts=art, autotune=True)
     assert _same(g2(x, w, **kw), y)  # the same config
     assert next(iter(g2._tuners.values())).trials == 0  # the stored winner
-    g3 = gemm.Gemm(artifacts=art, autotune=True)
-    xs = x.clone()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        yg = g3(xs, w, **kw)
-    graph.replay()
-    torch.cuda.synchronize()
-    assert not g3._tuners and _same(yg, _gemm()(x, w, **kw))
+    for stored in (True, False):  # a Gemm's first call under capture: the stored winner, untimed; with none
+        # stored, the cost model's config
+        if not stored:
+            monkeypatch.setenv("NVTMA_AUTOTUNE_DIR", str(tmp_path / "none"))
+        g3 = gemm.Gemm(artifacts=art, autotune=True)
+        xs = x.clone()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            yg = g3(xs, w, **kw)
+        graph.replay()
+        torch.cuda.synchronize()
+        (t3,) = g3._tuners.values()
+        assert t3.trials == 0 and _same(yg, y if stored else _gemm()(x, w, **kw))
+        assert (t3.known_config(x, w, kw["w_scale"], kw["x_scale"]) == tuner.best_config(
+            x, w, kw["w_scale"], kw["x_scale"])) if stored else t3.known_config(x, w, kw["w_scale"],
+                                                                                kw["x_scale"]) is None
+
+
+def test_gemm_autotune_under_torch_compiles_cuda_graph_trees(tmp_path, monkeypatch):
+    """Gemm(autotune=True) as a torch op under torch.compile(mode="reduce-overhead"): the graph trees' warm-up
+    call times the candidates on a thread of its own, so that the copies of W it streams from (twice the L2,
+    here 100 MB) are not made in the graph's memory pool, where every allocation of the warm-up's thread goes;
+    the later calls replay the winner's launch."""
+    monkeypatch.setenv("NVTMA_AUTOTUNE_DIR", str(tmp_path))
+    M, N, K = gpu_cases.AUTOTUNE_CASE
+    g = gemm.Gemm(artifacts=os.environ.get("NVTMA_GPU_ARTIFACTS"), autotune=True)
+    op = g.torch_op("nvtma_test::gemm_tuned")
+    f = torch.compile(lambda x, w, sw, sx: op(x, w, sw, sx, "tensor") + 1, mode="reduce-overhead")
+    for seed in (16, 17, 18, 19):
+        x, w, kw = _inputs(M, N, K, "tensor", seed)
+        y = f(x, w, kw["w_scale"], kw["x_scale"]).clone()
+        (tuner,) = g._tuners.values()
+        best = gemm.Config(*tuner.best_config(x, w, kw["w_scale"], kw["x_scale"])["config"])
+        assert _same(y, g(x, w, config=best, **kw) + 1), f"seed {seed}"
+    assert tuner.trials == len(gemm.candidates(M, N, K, scale="tensor"))
+    torch.cuda.empty_cache()  # (releases the pools of the timing's own graphs, gone; not the graph tree's)
+    pools = sum(s["total_size"] for s in torch.cuda.memory_snapshot() if tuple(s["segment_pool_id"]) != (0, 0))
+    assert pools < 32 << 20, pools
 
 
 def test_gemm_autotune_all_times_the_table_problems_too(tmp_path, monkeypatch):

@@ -318,6 +318,31 @@ def test_autotune_winner_reused_by_a_second_process(tmp_path):
     assert outs[0]["best"] == outs[1]["best"]
 
 
+def test_autotune_under_graph_capture_runs_a_known_winner(tmp_path, monkeypatch):
+    """Under torch.cuda.graph a key without a winner is a LaunchError (timing there would end the capture with
+    CUDA's error); after one call outside it the winner is captured, untimed, and the graph copies."""
+    from nvtma.runtime import LaunchError
+    monkeypatch.setenv("NVTMA_AUTOTUNE_DIR", str(tmp_path))
+    tuner = copy_autotuner()
+    x = rand(PIPELINED, 11)
+    y = torch.zeros_like(x)
+    with pytest.raises(LaunchError, match="no winner yet") as e:
+        with torch.cuda.graph(torch.cuda.CUDAGraph()):
+            tuner(x, y)
+    assert e.value.rule == "autotune" and tuner.trials == 0
+    tuner(x, y)  # the warm-up call: every config timed
+    torch.cuda.synchronize()
+    trials = tuner.trials
+    assert trials > 0 and torch.equal(x, y)
+    y.zero_()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        tuner(x, y)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(x, y) and tuner.trials == trials
+
+
 def test_torch_compile_custom_op():
     from nvtma import jit
     shape = SHAPE

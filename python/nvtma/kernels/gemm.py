@@ -2223,8 +2223,12 @@ class Gemm:
     problem, the table's too: its configs were each the fastest on one
     H200, and H200s differ (7168 x 2048, M = 1: the table's 11-stage ring
     took 5.7-5.9 us where 16 stages took 4.9-5.1 on a later one,
-    benchmarks/README.md, fifteenth session). Calls captured in a CUDA
-    graph before that take the table's or the cost model's choice.
+    benchmarks/README.md, fifteenth session). A call captured in a CUDA
+    graph takes a winner timed before (in this process or stored), else the
+    table's or the cost model's choice: nothing is timed under capture.
+    The timing runs on a thread and stream of its own (so that torch.compile's
+    CUDA graph trees, which put their warm-up calls' allocations in the
+    graph's pool, do not keep W's copies there).
 
     A call: y = g(x, w, w_scale=, scale=, x_scale=, out=, out_dtype=,
     config=, **spec options); `out` a [M, N] bf16 or f32 tensor to write y
@@ -2249,6 +2253,7 @@ class Gemm:
         self._mods = {}
         self._ws = {}
         self._side = {}  # device -> the stream workspaces are allocated on (_workspace)
+        self._tuning = {}  # device -> the stream autotune times candidates on (_tuned)
         self._plans = {}  # plan's memo
         self._sms = {}  # SMs by device index
         self._calls = {}  # a call's signature -> _Prepared (__call__)
@@ -2599,12 +2604,16 @@ class Gemm:
 
     def _tuned(self, x, w, w_scale, scale, x_scale, y_dtype, sms, spec_options):
         """The config `autotune` runs for this call's problem: None (the
-        table's unless autotune is "all", or under graph capture the table's
-        or the cost model's), or the fastest of
-        ``candidates`` on this GPU, timed as benchmarks/gemm_bench.py times:
-        a CUDA graph of TUNE_CALLS calls with the call's x and scales, W
-        rotating over copies of it of at least twice the L2 (so from DRAM, as
-        weights stream), best of 5 replays."""
+        table's unless autotune is "all"), or the fastest of ``candidates``
+        on this GPU, timed as benchmarks/gemm_bench.py times: a CUDA graph
+        of TUNE_CALLS calls with the call's x and scales, W rotating over
+        copies of it of at least twice the L2 (so from DRAM, as weights
+        stream), best of 5 replays. Under graph capture nothing is timed: a
+        winner timed before (in this process or stored) runs, else (None)
+        the table's or the cost model's config. The timing runs on a thread
+        and stream of its own, after the call's stream's work: torch's CUDA
+        graph trees put every allocation of the calling thread during their
+        warm-up calls into the graph's memory pool, W's copies too."""
         import torch
         from ..autotune import Autotuner
         from ..runtime.errors import LaunchError
@@ -2613,7 +2622,7 @@ class Gemm:
         w_dtype = F8 if w.dtype == torch.float8_e4m3fn else "bf16"
         cands = candidates(M, N, K, w_dtype, sms, scale=scale)
         in_table = self.autotune != "all" and _measured(N, K, cands[0].BM, w_dtype, sms, scale)
-        if in_table or torch.cuda.is_current_stream_capturing():
+        if in_table:
             return None
         key = (M, N, K, str(w.dtype), str(x.dtype), scale, str(y_dtype), sms, tuple(sorted(spec_options.items())))
         tuner = self._tuners.get(key)
@@ -2662,9 +2671,24 @@ class Gemm:
                                                   key=lambda *a: list(key[:-1]) + [repr(key[-1])], name=name,
                                                   timer=timer)
             tuner.weights = pool
-        best = Config(*tuner.best_config(x, w, w_scale, x_scale)["config"])
-        tuner.weights.clear()  # the copies of W go once timed
-        return best
+        if torch.cuda.is_current_stream_capturing():
+            known = tuner.known_config(x, w, w_scale, x_scale)
+            return None if known is None else Config(*known["config"])
+        caller = torch.cuda.current_stream(x.device)
+
+        def tune():
+            with torch.cuda.device(x.device):
+                side = self._tuning.get(x.device.index)
+                if side is None:  # (one a device: the trials' split-K workspaces are the stream's)
+                    side = self._tuning[x.device.index] = torch.cuda.Stream(x.device)
+                side.wait_stream(caller)  # x, W and the scales as the call's stream leaves them
+                try:
+                    with torch.cuda.stream(side):
+                        return tuner.best_config(x, w, w_scale, x_scale)
+                finally:
+                    side.synchronize()
+                    tuner.weights.clear()  # the copies of W go once timed
+        return Config(*_on_a_thread_of_its_own(tune)["config"])
 
 
 TUNE_CALLS = 20  # calls in a CUDA graph `autotune` times (as benchmarks/gemm_bench.py does)
@@ -2765,7 +2789,7 @@ def _on_a_thread_of_its_own(fn):
             out["value"] = fn()
         except BaseException as e:  # (raised in the caller's thread)
             out["error"] = e
-    t = threading.Thread(target=run, name="nvtma-gemm-workspace")
+    t = threading.Thread(target=run, name="nvtma-gemm")
     t.start()
     t.join()
     if "error" in out:
