@@ -10,6 +10,11 @@ copy:
                warp 0 loads it by a TMA copy of its own CTA's (no multicast), then stores it
   multicast    kernels.multicast_copy itself
 Each (kernel, cluster) is its own process under synccheck: `run DIR NAME CLUSTER` checks the output too.
+H100, 2026-12-05 (results/h100-2026-12-05-s45-synccheck-cluster16.log, -cluster16-plain-and-pool.log):
+every kernel clean at 8; at 16, local_tx and multicast get the same 75 "Missing wait" reports (at the
+arrive.expect_tx, thread 0 of ranks 8, 9, 14, 15), and sync_only and arrive_wait end in "an illegal
+memory access" under synccheck with 0 reports; without the tool all four run right at 16. The reports
+are the tool's at sm_90's non-portable cluster size, not multicast_copy's.
     python3 benchmarks/diag/cluster_sync16.py build DIR                 # here
     compute-sanitizer --tool synccheck python3 benchmarks/diag/cluster_sync16.py run DIR local_tx 16
 """

@@ -378,8 +378,12 @@ def test_gemm_autotune_under_torch_compiles_cuda_graph_trees(tmp_path, monkeypat
     call times the candidates on a thread of its own, so that the copies of W it streams from (twice the L2,
     here 100 MB) are not made in the graph's memory pool, where every allocation of the warm-up's thread goes;
     the later calls replay the winner's launch."""
+    def pools():  # bytes in CUDA graphs' memory pools (those of graphs gone released first)
+        torch.cuda.empty_cache()
+        return sum(s["total_size"] for s in torch.cuda.memory_snapshot() if tuple(s["segment_pool_id"]) != (0, 0))
     monkeypatch.setenv("NVTMA_AUTOTUNE_DIR", str(tmp_path))
     M, N, K = gpu_cases.AUTOTUNE_CASE
+    before = pools()
     g = gemm.Gemm(artifacts=os.environ.get("NVTMA_GPU_ARTIFACTS"), autotune=True)
     op = g.torch_op("nvtma_test::gemm_tuned")
     f = torch.compile(lambda x, w, sw, sx: op(x, w, sw, sx, "tensor") + 1, mode="reduce-overhead")
@@ -390,9 +394,9 @@ def test_gemm_autotune_under_torch_compiles_cuda_graph_trees(tmp_path, monkeypat
         best = gemm.Config(*tuner.best_config(x, w, kw["w_scale"], kw["x_scale"])["config"])
         assert _same(y, g(x, w, config=best, **kw) + 1), f"seed {seed}"
     assert tuner.trials == len(gemm.candidates(M, N, K, scale="tensor"))
-    torch.cuda.empty_cache()  # (releases the pools of the timing's own graphs, gone; not the graph tree's)
-    pools = sum(s["total_size"] for s in torch.cuda.memory_snapshot() if tuple(s["segment_pool_id"]) != (0, 0))
-    assert pools < 32 << 20, pools
+    # the graph tree's pool: 22 MiB on an H100 (a 20 MiB segment for the static copy of W); W's 50 copies
+    # made in it were 100 MiB more
+    assert pools() - before < 64 << 20, (before, pools())
 
 
 def test_gemm_autotune_all_times_the_table_problems_too(tmp_path, monkeypatch):
