@@ -127,7 +127,9 @@ def test_out_of_bounds_fill(oob):
 
 @pytest.mark.parametrize("cluster", [2, 4, 8, 16])
 def test_multicast_cluster(cluster):
-    """16 CTAs a cluster is sm_90's non-portable size: the launch opts the kernel in."""
+    """16 CTAs a cluster is sm_90's non-portable size: the launch opts the kernel in. (compute-sanitizer
+    synccheck reports "Missing wait" there, and faults on a kernel of two cluster barriers: benchmarks/README.md,
+    forty-first session.)"""
     spec = K.multicast_copy(512, 256, "f16", (64, 64), cluster)
     mod = build(spec)
     x = rand((512, 256), "f16", cluster)
