@@ -2,7 +2,8 @@
 # The forty-fifth session's device call: every GPU suite (call_s26.sh), then diag/cluster_sync16.py's probes
 # under compute-sanitizer synccheck (each kernel and cluster size its own process), then test_gpu.py's
 # multicast tests under synccheck, then full GEMM benchmark runs while time is left (if staged).
-# Staged here (stage_s45.sh). What comes back: summary.txt, logs.tgz, sync16.log, gemm-N.jsonl.
+# Staged here (SUITES_ONLY=1 stage_s41.sh; without it the GEMM runs too). What comes back: summary.txt,
+# logs.tgz, sync16.log, gemm-N.jsonl.
 set -u
 bash benchmarks/diag/call_s26.sh
 export PYTHONPATH=/tmp/pk:$PWD/test/TensorMap:$PWD/test/python NVTMA_CACHE=0 PYTHONUNBUFFERED=1
