@@ -1288,8 +1288,9 @@ def w_splits(BN, kc, ms):
 
 def thread_registers(wgs):
     """The registers a thread has at launch in a CTA of wgs consumer warpgroups and the producer's (ptxas fits
-    the whole kernel in them; setmaxnreg is ignored, consumer_regs), at most 255."""
-    return min(255, 65536 // (128 * (wgs + 1)))
+    the whole kernel in them; setmaxnreg is ignored, consumer_regs): lang.register_budget, in 8s (168 at two
+    consumer warpgroups, not 65536 / 384 = 170), at most 255."""
+    return min(255, lang.register_budget(128 * (wgs + 1)))
 
 
 def default_chains(BM, R):
