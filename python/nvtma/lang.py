@@ -756,10 +756,35 @@ def _check_register_budgets(k, calls):
                                rule="setmaxnreg")
 
 
+def _role_index(what, v, unit, bound=False, runtime=True):
+    """A role's warp or warpgroup `v` (`what` names it in the message): a Python int within the block (`bound`:
+    a range's end, up to their count), or with `runtime` a run-time integer; else a KernelBuildError. A role
+    out of the block never ran, a float one compared as a float, and a bool as 0 or 1."""
+    from .dsl.numeric import Boolean, Integer, known_int
+    k = dsl.current_kernel()
+    threads = k.block[0] * k.block[1] * k.block[2]
+    count = -(-threads // unit)
+    name = "warp" if unit == 32 else "warpgroup"
+    value = v
+    if isinstance(v, Integer) and not isinstance(v, Boolean) and runtime:
+        value = known_int(v)
+        if value is None:
+            return
+    if not isinstance(value, int) or isinstance(value, bool):
+        fail(f"{what} {v!r}: a {name} index, a Python int" + (" or a run-time integer value" if runtime else ""),
+             rule="role")
+    if not bound <= value < count + bound:
+        fail(f"{what} {v!r}: the block's {threads} threads are {count} {name}(s), "
+             + (f"so a range ends at 1-{count}" if bound else f"{'0-' + str(count - 1) if count > 1 else '0'}")
+             + ": a role past them would never run", rule="role")
+
+
 @contextlib.contextmanager
 def WarpRole(warp_id, regs=None, increase=False):  # noqa: N802 (TIRx's class name)
-    """Code for warp `warp_id` alone. (`regs=` is refused: setmaxnreg must be
-    executed by a whole warpgroup; give it to a WarpgroupRole.)"""
+    """Code for warp `warp_id` alone (a Python int within the block, or a
+    run-time integer). (`regs=` is refused: setmaxnreg must be executed by a
+    whole warpgroup; give it to a WarpgroupRole.)"""
+    _role_index("WarpRole", warp_id, 32)
     first = warp_id if isinstance(warp_id, int) and not isinstance(warp_id, bool) else None
     with _loc(), dsl.if_(dsl.warp_idx() == warp_id, scope="warp"), narrowed(1, None, first):
         _setmaxnreg(regs, increase)
@@ -768,9 +793,19 @@ def WarpRole(warp_id, regs=None, increase=False):  # noqa: N802 (TIRx's class na
 
 @contextlib.contextmanager
 def WarpgroupRole(wg, regs=None, increase=False):  # noqa: N802
-    """Code for warpgroup `wg` (4 consecutive warps) or a range (lo, hi);
-    with `regs`, its warps first setmaxnreg their register count to it
+    """Code for warpgroup `wg` (4 consecutive warps; a Python int within
+    the block, or a run-time integer) or a range (lo, hi) of Python ints, lo
+    < hi; with `regs`, its warps first setmaxnreg their register count to it
     (.dec, or .inc with increase=True): docs/dsl.md says what is refused."""
+    if isinstance(wg, tuple):
+        if len(wg) != 2:
+            fail(f"WarpgroupRole {wg!r}: a warpgroup, or a range (lo, hi) of two", rule="role")
+        if all(isinstance(b, int) and not isinstance(b, bool) for b in wg) and wg[0] >= wg[1]:
+            fail(f"WarpgroupRole {wg!r}: an empty range (lo < hi), a role that would never run", rule="role")
+        _role_index("WarpgroupRole range start", wg[0], 128, runtime=False)
+        _role_index("WarpgroupRole range end", wg[1], 128, bound=True, runtime=False)
+    else:
+        _role_index("WarpgroupRole", wg, 128)
     with _loc():
         g = dsl.warpgroup_idx()
         if isinstance(wg, tuple):

@@ -1261,3 +1261,41 @@ def test_tma_coordinates_past_signed_32_bits_are_refused(coord):
 
     assert "coordinate 4294967296: TMA coordinates are signed 32-bit" in str(build_error(k, "coordinates",
                                                                                          coord=coord))
+
+
+@pytest.mark.parametrize("role,message", [
+    (lambda: lang.WarpRole(12),
+     "WarpRole 12: the block's 384 threads are 12 warp(s), 0-11: a role past them would never run"),
+    (lambda: lang.WarpRole(-1), "WarpRole -1: the block's 384 threads are 12 warp(s), 0-11"),
+    (lambda: lang.WarpRole(1.5), "WarpRole 1.5: a warp index, a Python int or a run-time integer value"),
+    (lambda: lang.WarpRole(None), "WarpRole None: a warp index"),
+    (lambda: lang.WarpgroupRole(3), "WarpgroupRole 3: the block's 384 threads are 3 warpgroup(s), 0-2"),
+    (lambda: lang.WarpgroupRole(True), "WarpgroupRole True: a warpgroup index"),
+    (lambda: lang.WarpgroupRole((1, 0)), "WarpgroupRole (1, 0): an empty range (lo < hi), a role that would never run"),
+    (lambda: lang.WarpgroupRole((0, 4)), "WarpgroupRole range end 4: the block's 384 threads are 3 warpgroup(s), so a "
+                                   "range ends at 1-3"),
+    (lambda: lang.WarpgroupRole((0, 1, 2)), "WarpgroupRole (0, 1, 2): a warpgroup, or a range (lo, hi) of two"),
+    (lambda: lang.WarpgroupRole((0, dsl.Int32(2))), "WarpgroupRole range end"),
+])
+def test_a_role_out_of_the_block_or_of_no_integer_is_refused(role, message):
+    """Roles past the block's warps or warpgroups (or an empty range) built code that never ran; a float role
+    compared warp indices with a float, a bool as 0 or 1, and a range of three took the first two."""
+    def body(x, y, f):
+        with role():
+            x[0, 0] = 1.0
+    _refused(body, "role", message, block=(384,))
+
+
+def test_roles_of_run_time_warps_and_the_partial_last_warpgroup_build():
+    def body(x, y, f):
+        with lang.WarpRole(dsl.warp_idx() % 2):
+            x[0, 0] = 1.0
+        with lang.WarpgroupRole(dsl.Int32(1)):
+            x[0, 0] = 2.0
+        with lang.WarpgroupRole((1, 3)):
+            x[0, 0] = 3.0
+        with lang.WarpRole(11):  # the last warp
+            x[0, 0] = 4.0
+    assert _kernel(body, block=(384,)).build().ir
+    with pytest.raises(dsl.KernelBuildError, match="WarpgroupRole range end 3: the block's 160 threads are 2"):
+        _kernel(lambda x, y, f: lang.WarpgroupRole((1, 3)).__enter__(), block=(160,)).build()
