@@ -519,7 +519,10 @@ class TCGen05Bar(MBarrier):
 # --------------------------------------------------------------------------- pipelines
 
 def _integer(v) -> bool:
-    """A Python int or an integer run-time value (not a float, NaN, complex ...)."""
+    """A Python int or an integer run-time value (not a float, NaN, complex, nor a bool: advance(True) moved
+    the ring one slot)."""
+    if isinstance(v, (bool, dsl.Boolean)):
+        return False
     return isinstance(v, int) or (isinstance(v, dsl.Numeric) and not v.is_float)
 
 

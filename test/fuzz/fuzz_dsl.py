@@ -38,7 +38,11 @@ program per child) and classifies it:
 
 CRASH, UNTYPED and HANG are bugs: each program is saved to --crashes as a
 standalone script (``python FILE`` reruns it) with the outcome on top.
-Deterministic by seed.
+Deterministic by seed. --accepted also lists, by the generator's line, the
+wrong choices of programs that compiled with one wrong choice: most are
+wrong only in some contexts (a shape of 0, a valid arch among the odd
+ones); the rest is misuse taken silently (it found a Boolean tensor index
+and PipelineState.advance(True)).
 
     python test/fuzz/fuzz_dsl.py --seeds 0:500 --crashes /tmp/dsl-crashes
 """
@@ -120,10 +124,15 @@ class Gen:
         self.tensors = []   # (name, elem, shape)
         self.tensors_extra = []
         self.block = 128
+        self.bad_lines = set()  # generator lines whose choice was a wrong one (--accepted)
 
     # ------------------------------------------------------------- helpers
     def bad(self, scale=1.0):
-        return self.rng.random() < self.rate * scale
+        wrong = self.rng.random() < self.rate * scale
+        if wrong:  # the generator's line that chose it (the W helper's caller for its choices)
+            f = sys._getframe(1)
+            self.bad_lines.add(f.f_back.f_lineno if f.f_code.co_name == "<lambda>" else f.f_lineno)
+        return wrong
 
     def emit(self, s):
         self.lines.append("    " * self.ind + s)
@@ -1035,10 +1044,14 @@ class Gen:
         return "\n".join(head + body + tail) + "\n"
 
 
-def generate(seed: int, rate: float = 0.08) -> str:
+def generate(seed: int, rate: float = 0.08, wrong_lines=None) -> str:
+    """The program of `seed`; `wrong_lines`, a set, gets the generator's lines that chose a wrong value."""
     rng = random.Random(f"dsl:{seed}")
     g = Gen(rng, rate if rng.random() < 0.8 else rate * 3)
-    return g.program(seed)
+    src = g.program(seed)
+    if wrong_lines is not None:
+        wrong_lines |= g.bad_lines
+    return src
 
 
 # --------------------------------------------------------------------------- the child
@@ -1192,6 +1205,9 @@ def main(argv=None) -> int:
     ap.add_argument("--rate", type=float, default=0.08, help="mutation rate per choice")
     ap.add_argument("--crashes", default="fuzz-dsl-crashes", help="where failing programs are written")
     ap.add_argument("--print", dest="show", type=int, default=None, help="print the program of this seed")
+    ap.add_argument("--accepted", action="store_true",
+                    help="also list the generator lines whose wrong choices were in programs that compiled (most "
+                         "are wrong only in some contexts; the rest are misuse the language takes silently)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.child:
@@ -1211,9 +1227,21 @@ def main(argv=None) -> int:
         if status != "late":
             bugs.append((seed, status, detail.splitlines()[0] if detail else ""))
 
+    wrong = {}   # seed -> generator lines of its wrong choices
     for i in range(0, len(seeds), a.batch):
-        jobs = [(s, generate(s, a.rate)) for s in seeds[i:i + a.batch]]
+        jobs = [(s, generate(s, a.rate, wrong.setdefault(s, set()))) for s in seeds[i:i + a.batch]]
         run_batch(jobs, a.timeout, results, record)
+    if a.accepted:
+        taken, example = Counter(), {}
+        for seed, (outcome, _) in results.items():
+            if outcome == "ok" and len(wrong[seed]) == 1:  # (one wrong choice: it alone was taken)
+                (line,) = wrong[seed]
+                taken[line] += 1
+                example.setdefault(line, seed)
+        src = Path(__file__).read_text().splitlines()
+        for line, n in taken.most_common():
+            print(f"accepted {n}x (seed {example[line]}): fuzz_dsl.py:{line}: {src[line - 1].strip()[:110]}",
+                  file=sys.stderr)
     counts = Counter(o for o, _ in results.values())
     details = Counter(f"{o}: {d.splitlines()[0] if d else ''}" for o, d in results.values() if o != "ok")
     for seed, status, first in bugs:

@@ -735,9 +735,12 @@ def test_a_tile_takes_tma_boxes_of_its_whole_rows_of_any_height():
     (lambda x, y, f: lang.PipelineState(2, 1j), "i=1j"),
     (lambda x, y, f: lang.PipelineState(0), "PipelineState depth 0: a positive Python int"),
     (lambda x, y, f: lang.PipelineState(2).advance(1.5), "advance(1.5): an int or an integer run-time value"),
-], ids=["nan", "complex", "depth-0", "advance-float"])
+    (lambda x, y, f: lang.PipelineState(2).advance(True), "advance(True): an int or an integer run-time value"),
+    (lambda x, y, f: lang.PipelineState(2, dsl.Boolean(True)), "i is an iteration number"),
+], ids=["nan", "complex", "depth-0", "advance-float", "advance-bool", "bool-iteration"])
 def test_pipeline_states_are_checked(body, message):
-    """PipelineState(2, nan) was a ValueError (float NaN to integer), 1j a TypeError, inside lang.py."""
+    """PipelineState(2, nan) was a ValueError (float NaN to integer), 1j a TypeError, inside lang.py; a bool
+    advanced the ring one slot (found by fuzz_dsl --accepted)."""
     _refused(body, "pipeline", message)
 
 
@@ -1299,3 +1302,17 @@ def test_roles_of_run_time_warps_and_the_partial_last_warpgroup_build():
     assert _kernel(body, block=(384,)).build().ir
     with pytest.raises(dsl.KernelBuildError, match="WarpgroupRole range end 3: the block's 160 threads are 2"):
         _kernel(lambda x, y, f: lang.WarpgroupRole((1, 3)).__enter__(), block=(160,)).build()
+
+
+@pytest.mark.parametrize("store", [True, False])
+def test_a_boolean_index_is_refused(store):
+    """t[cond] = v wrote element 0 or 1 (the i1 cast to an index), where numpy or Triton's mask would write the
+    elements cond holds for (found by fuzz_dsl --accepted)."""
+    def body(x, y, f):
+        cond = dsl.thread_idx() < 5
+        if store:
+            y[cond] = 1.0
+        else:
+            y[0] = y[cond]
+    _refused(body, "index", "index Boolean(i1) of tensor memref<64xbf16>: an integer, not a Boolean (for a masked "
+                            "load or store, `with dsl.if_(cond):`)")

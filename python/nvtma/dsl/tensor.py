@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from .._lazy import lazy
 from . import numeric as _n
 from .errors import fail, show, user_op
-from .numeric import Index, Numeric, Val, as_value, dtype
+from .numeric import Boolean, Index, Numeric, Val, as_value, dtype
 
 ir = lazy("nvtma.ir")
 arith = lazy("nvtma.dialects.arith")
@@ -341,6 +341,10 @@ class TensorValue(Val):
                 # None and floats reached the swizzle arithmetic of a swizzled buffer (a TypeError there, and a
                 # run-time float became the whole offset computed in float: s[0.5, 0] read s[0, 16])
                 fail(f"index {show(i)} of tensor {self.value.type}: an int or a run-time integer", rule="index")
+            if isinstance(i, Boolean):
+                # (t[cond] = v wrote element 0 or 1, where numpy would mask)
+                fail(f"index {show(i)} of tensor {self.value.type}: an integer, not a Boolean (for a masked load or "
+                     "store, `with dsl.if_(cond):`)", rule="index")
             if isinstance(i, int) and d is not None and not 0 <= i < d:
                 fail(f"index {show(i)} of a dim of {d} in tensor {self.value.type}", rule="index")
             if isinstance(i, int) and i < 0:
