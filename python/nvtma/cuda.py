@@ -62,7 +62,7 @@ def _whole_warp(what):
     a block whose last warp is partial)."""
     k = dsl.current_kernel()
     lanes = k.active(k.block)[1]
-    threads = k.block[0] * k.block[1] * k.block[2]
+    threads = k.threads
     if lanes < 32 or k.may_run_partial(32):  # (the partial warp only where it may run)
         fail(f"{what} waits for all 32 lanes of the warp, but at most {lanes} lane(s) run this code"
              + (f" (a block of {threads} threads has a partial warp)" if threads % 32 else "")
@@ -180,7 +180,7 @@ def _whole_block(what):
     """`what` waits for every thread of the CTA: refused where at most some warps or lanes run."""
     k = dsl.current_kernel()
     warps, lanes = k.active(k.block)
-    threads = k.block[0] * k.block[1] * k.block[2]
+    threads = k.threads
     if lanes < min(threads, 32) or warps < (threads + 31) // 32:
         fail(f"{what} waits for all {threads} threads of the CTA, but at most {warps} warp(s) of {lanes} lane(s) "
              "run this code: call it where every thread runs", rule="barrier")
@@ -353,7 +353,7 @@ def cta_reduce(val, op="sum"):
     shared memory (a 32-slot scratch buffer per value type)."""
     _reduction(op)
     k = dsl.current_kernel()
-    threads = k.block[0] * k.block[1] * k.block[2]
+    threads = k.threads
     warps = (threads + 31) // 32
     cls = type(val) if isinstance(val, Numeric) else Float32
     val = cls(val) if not isinstance(val, Numeric) else val

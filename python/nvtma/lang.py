@@ -711,7 +711,7 @@ def _check_held_count(k, regs, increase, warpgroups):
     if warpgroups is None or held.get("unknown"):
         held["unknown"] = True
         return
-    threads = k.block[0] * k.block[1] * k.block[2]
+    threads = k.threads
     for g in warpgroups:
         now, since = held.get(g, (register_budget(threads), None))
         if regs == now or (regs > now) == increase:
@@ -739,7 +739,7 @@ def _check_register_budgets(k, calls):
     """At the kernel's end, ptxas's rule for setmaxnreg.dec (C7406, with no line of the user's): a dec may go
     down from at most the largest count any inc of the kernel raises to, or without an inc from the launch
     budget (register_budget), wherever the inc is; so it is checked once every one is built."""
-    threads = k.block[0] * k.block[1] * k.block[2]
+    threads = k.threads
     budget = register_budget(threads)
     incs = [regs for regs, increase, _ in calls if increase]
     top = max(incs) if incs else budget
@@ -763,13 +763,13 @@ def _role_index(what, v, unit, bound=False, runtime=True):
     """A role's warp or warpgroup `v` (`what` names it in the message): a Python int within the block (`bound`:
     a range's end, up to their count), or with `runtime` a run-time integer; else a KernelBuildError. A role
     out of the block never ran, a float one compared as a float, and a bool as 0 or 1."""
-    from .dsl.numeric import Boolean, Integer, known_int
+    from .dsl.numeric import known_int
     k = dsl.current_kernel()
-    threads = k.block[0] * k.block[1] * k.block[2]
+    threads = k.threads
     count = -(-threads // unit)
     name = "warp" if unit == 32 else "warpgroup"
     value = v
-    if isinstance(v, Integer) and not isinstance(v, Boolean) and runtime:
+    if isinstance(v, dsl.Integer) and not isinstance(v, dsl.Boolean) and runtime:
         value = known_int(v)
         if value is None:
             return

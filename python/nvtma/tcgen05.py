@@ -502,7 +502,7 @@ def _static_warp():
     """The warp index running the code being built, where one known warp does (lang.WarpRole(w), a branch on
     warp_idx() == w, or a one-warp block), else None."""
     k = dsl.current_kernel()
-    block = k.block[0] * k.block[1] * k.block[2]
+    block = k.threads
     if block <= 32:
         return 0
     for w, _, first in k.scope:

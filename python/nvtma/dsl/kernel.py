@@ -54,6 +54,11 @@ class _KernelState:
         self.at_exit = []          # built once at the kernel's end, where every thread runs (profile counts)
         self.max_grid = None       # the most CTAs a launch may have (dsl.max_grid), or None
 
+    @property
+    def threads(self):
+        """The block's threads, all its dims."""
+        return self.block[0] * self.block[1] * self.block[2]
+
     def active(self, block):
         """(warps, lanes per warp) that may be running the code being built."""
         threads = block[0] * block[1] * block[2]
@@ -70,14 +75,14 @@ class _KernelState:
         instructions (wgmma's .sync.aligned ones, setmaxnreg) refuse."""
         warps, lanes = self.active(self.block)
         if warps < 4 or lanes < 32 or self.may_run_partial(128):
-            return warps, lanes, self.block[0] * self.block[1] * self.block[2]
+            return warps, lanes, self.threads
         return None
 
     def may_run_partial(self, unit):
         """Whether the block's last, partial group of `unit` threads (32: a warp, 128: a warpgroup) may run the
         code being built: only a role's known warps (or a branch's on a warp index compared with a Python
         int) keep it off."""
-        threads = self.block[0] * self.block[1] * self.block[2]
+        threads = self.threads
         if threads % unit == 0:
             return False
         first_partial = threads // unit * unit // 32   # the partial group's first warp
