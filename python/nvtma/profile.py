@@ -36,6 +36,8 @@ Layout and host side: nvtma.profile_report (re-exported here).
 
 from __future__ import annotations
 
+import functools
+
 from . import cuda, dsl
 from ._lazy import lazy
 from .dsl.errors import KernelBuildError, fail, user_op, user_site
@@ -252,12 +254,14 @@ class Profiler:
         return self._events[name], self._roles[role]
 
     # ------------------------------------------------------------------ recording
-    def _leader(self, scope, converged=False):
+    def _leader(self, scope, converged=False, ordered=False):
         """The branch one lane of each recording warp runs: elect.sync among
         the active lanes where several may run (over all 32 where the warp is
         `converged`), directly where one lane is; for "warpgroup", only in the
-        warpgroup's first warp."""
-        return _Leader(self, scope, converged)
+        warpgroup's first warp. `ordered`: bar.warp.sync over those lanes before
+        and after the branch, so that the leader's write of the count comes after
+        the other lanes' reads of it (a range's start) and before their next ones."""
+        return _Leader(self, scope, converged, ordered)
 
     @staticmethod
     def _now():
@@ -269,7 +273,10 @@ class Profiler:
         E = self.events_per_warp
         const = pack_meta(role=rid, event=eid, kind=_KIND[kind], depth=min(depth, 15), scope=SCOPES.index(scope))
         self._sites += 1
-        with self._leader(scope):
+        # every lane reads the count at a range's start (and ptxas hoists the next event's read into the
+        # lanes the leader's branch skips): without the warp syncs those reads race with the leader's write
+        # (lanes of a warp need not run together; racecheck reported them as warp-synchronous hazards)
+        with self._leader(scope, ordered=True):
             meta = self.meta0 | Int64(const)
             clocks = (c0 << 32) | ((c1 - c0) & 0xFFFFFFFF)
             n = self.counters[self.warp] if n is None else n
@@ -413,9 +420,9 @@ class Profiler:
 
 
 class _Leader:
-    def __init__(self, prof, scope, converged):
-        self.prof, self.scope, self.converged = prof, scope, converged
-        self.ctx = []
+    def __init__(self, prof, scope, converged, ordered):
+        self.prof, self.scope, self.converged, self.ordered = prof, scope, converged, ordered
+        self.ctx, self.elected, self.sync = [], None, None
 
     def __enter__(self):
         warps, lanes = dsl.active_threads()
@@ -427,9 +434,13 @@ class _Leader:
         if lanes > 1:
             # among the lanes running together: in a branch that splits a warp, elect.sync over all 32 lanes
             # would wait for the others forever (each part of the warp records the event)
-            c = dsl.if_(dsl.elect_sync() if self.converged else dsl.elect_sync(cuda.activemask()))
-            c.__enter__()
-            self.ctx.append(c)
+            mask = cuda.FULL_MASK if self.converged else cuda.activemask()
+            if self.ordered:
+                self.sync = functools.partial(cuda.warp_sync, mask)
+                self.sync()
+            self.elected = dsl.if_(dsl.elect_sync(None if self.converged else mask))
+            self.elected.__enter__()
+            self.ctx.append(self.elected)
         return self
 
     def _check_warpgroup(self):
@@ -448,4 +459,6 @@ class _Leader:
     def __exit__(self, et, ev, tb):
         for c in reversed(self.ctx):
             c.__exit__(et, ev, tb)
+            if c is self.elected and self.sync is not None and et is None:
+                self.sync()
         return False

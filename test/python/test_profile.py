@@ -338,6 +338,39 @@ def test_events_in_a_branch_that_splits_a_warp_elect_among_its_active_lanes():
     assert masks[0] == masks[-1] == "-1" and all(m.startswith("%r") for m in masks[1:3]), masks
 
 
+def test_the_count_is_written_between_warp_syncs_of_the_lanes_that_read_it():
+    # every lane reads the warp's count at a range's start, the leader writes it at the event: a bar.warp.sync
+    # over the event's lanes before the leader's branch and after it orders those reads around the write
+    # (without them racecheck reported warp-synchronous hazards on the count in examples/ws_pipeline's trace,
+    # ptxas having hoisted the next event's read into the lanes the leader's branch skips)
+    from nvtma import ir
+    sys.path.insert(0, str(REPO / "examples"))
+    import ws_pipeline
+
+    def walk(op):
+        for region in op.regions:
+            for block in region.blocks:
+                ops = list(block.operations)
+                for i, o in enumerate(ops):
+                    yield ops, i, o
+                    yield from walk(o)
+    for built, sites in ((split_warps.build(), 2), (ws_pipeline.ws_copy.build(ws_pipeline.PROFILED), 6)):
+        with ir.Context():
+            m = ir.Module.parse(built.ir)
+            checked = 0
+            for ops, i, o in walk(m.operation):
+                if o.operation.name != "nvvm.elect.sync" or not len(o.operation.operands):
+                    continue  # (the setup's and the end's: over the whole converged warp, between syncs of -1)
+                mask, branch = o.operation.operands[0], ops[i + 1].operation
+                assert branch.name == "scf.if" and branch.operands[0] == o.operation.results[0]
+                sync_before, sync_after = ops[i - 1].operation, ops[i + 2].operation
+                assert sync_before.name == sync_after.name == "nvvm.bar.warp.sync"
+                assert sync_before.operands[0] == sync_after.operands[0] == mask
+                assert re.search(r"memref\.store .*#gpu\.address_space<workgroup>>", str(branch)), "no count store"
+                checked += 1
+            assert checked == sites
+
+
 def test_elect_sync_membermask():
     @dsl.kernel(block=(32,))
     def k(y: dsl.Tensor("i32", (None,)), *, mask):
