@@ -15,6 +15,7 @@ choice for the problem unless --config.
     python examples/fp8_gemm.py --m 16 --n 7168 --k 2048 --run        # and run, check against torch (GPU)
     python examples/fp8_gemm.py --m 16 --run --bench                  # and time it beside torch._scaled_mm
     python examples/fp8_gemm.py --m 8 --quantize fused --run          # x quantized inside the GEMM
+    python examples/fp8_gemm.py --m 600 --run                         # 600 rows: 3 calls of 200 (gemm.row_blocks)
     python examples/fp8_gemm.py --aot DIR ... / --from DIR --run ...  # AOT: the GPU box needs no MLIR
 """
 
@@ -103,7 +104,7 @@ def _bench(torch, g, x, w, sw, a, kw):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--m", type=int, default=16, help="rows of x (1-256)")
+    ap.add_argument("--m", type=int, default=16, help="rows of x (past 256 in blocks of up to 256)")
     ap.add_argument("--n", type=int, default=7168, help="rows of W")
     ap.add_argument("--k", type=int, default=2048)
     ap.add_argument("--scale", default="tensor", choices=["tensor", "row", "block", "bf16"],
@@ -120,8 +121,8 @@ def main(argv=None):
                     help="bf16 x: quantized inside the GEMM where that is faster (small M), else by its own "
                          "kernel first; or always one of the two")
     a = ap.parse_args(argv)
-    if not 1 <= a.m <= 256:
-        ap.error(f"--m {a.m}: the kernel is for M in [1, 256]")
+    if a.m < 1:
+        ap.error(f"--m {a.m}: at least 1")
     torch = None
     if a.run:
         import torch
@@ -129,10 +130,34 @@ def main(argv=None):
     fp8 = a.scale != "bf16"
     opts = dict(l2_w=a.l2_w, l2_x=a.l2_x)
     g = gemm.Gemm(artifacts=a.load, quantize=a.quantize, **opts)
-    spec, splits, qspec = g.plan(a.m, a.n, a.k, gemm.F8 if fp8 else "bf16", a.scale if fp8 else None,
+    blocks = gemm.row_blocks(a.m)
+    if len(blocks) > 1:  # a kernel holds up to 256 rows of x: Gemm calls one a block of rows
+        print(f"x of {a.m} rows: {len(blocks)} calls, of {' / '.join(str(b - s) for s, b in blocks)} rows")
+    fused = {}  # rows -> whether that call's GEMM quantizes x inside
+    for rows in dict.fromkeys(b - s for s, b in blocks):
+        fused[rows] = _plan(g, a, rows, fp8)
+    if not a.run:
+        return 0
+    x, w, sw, wdq = _inputs(torch, a)
+    kw = dict(w_scale=sw, scale=a.scale) if fp8 else {}
+    y = g(x, w, config=a.config, **kw)   # bf16 x: quantized, then the GEMM
+    want = torch.cat([_x_dequantized(torch, g, x[s:b], a, fused=fused[b - s]) for s, b in blocks]) @ wdq.t()
+    torch.cuda.synchronize()
+    err = ((y.float() - want).abs().max() / want.abs().max()).item()
+    ok = err < (2e-2 if fp8 else 1e-2)
+    print(f"ran on {torch.cuda.get_device_name()}: {'correct' if ok else 'WRONG'} (max error {err:.2e} of max |y|)")
+    if a.bench:
+        _bench(torch, g, x, w, sw, a, kw)
+    return 0 if ok else 1
+
+
+def _plan(g, a, rows, fp8):
+    """Plans the GEMM for `rows` rows of x (a call's), prints its config, compiles (and with --aot saves) its
+    kernels, or with --from loads nothing yet; whether it quantizes x inside."""
+    spec, splits, qspec = g.plan(rows, a.n, a.k, gemm.F8 if fp8 else "bf16", a.scale if fp8 else None,
                                  quantize=fp8, sms=a.sms, config=a.config)
     i = spec.info
-    print(f"gemm M={a.m} N={a.n} K={a.k} {a.scale}: BM={i['BM']} BN={i['BN']} consumer warpgroups={i['wgs']}"
+    print(f"gemm M={rows} N={a.n} K={a.k} {a.scale}: BM={i['BM']} BN={i['BN']} consumer warpgroups={i['wgs']}"
           f"{' (alternate K steps)' if i['kwg'] else ''} stages={i['stages']}"
           f"{' of ' + str(i['kc']) + ' K steps (a TMA box each)' if i['kc'] > 1 else ''} "
           f"K splits={i['ksplit'] if i['ksplit'] > 1 else splits if splits else 'stream K'}"
@@ -150,7 +175,7 @@ def main(argv=None):
     extra = {}
     if fp8 and i["x_scale"] == "fused":
         for sp in (gemm.quantize_x_spec("block"), gemm.quantize_x_spec("block" if a.scale == "block" else "token"),
-                   g.plan(a.m, a.n, a.k, gemm.F8, a.scale, sms=a.sms, config=a.config)[0]):
+                   g.plan(rows, a.n, a.k, gemm.F8, a.scale, sms=a.sms, config=a.config)[0]):
             extra[sp.key] = sp
     if not a.load:
         from pathlib import Path
@@ -165,19 +190,7 @@ def main(argv=None):
             compiled = g.module(sp)
             if a.aot:
                 print(f"  wrote {compiled.save(Path(a.aot) / sp.key)} (for --run's check and --bench)")
-    if not a.run:
-        return 0
-    x, w, sw, wdq = _inputs(torch, a)
-    kw = dict(w_scale=sw, scale=a.scale) if fp8 else {}
-    y = g(x, w, config=a.config, **kw)   # bf16 x: quantized, then the GEMM
-    want = _x_dequantized(torch, g, x, a, fused=i["x_scale"] == "fused") @ wdq.t()
-    torch.cuda.synchronize()
-    err = ((y.float() - want).abs().max() / want.abs().max()).item()
-    ok = err < (2e-2 if fp8 else 1e-2)
-    print(f"ran on {torch.cuda.get_device_name()}: {'correct' if ok else 'WRONG'} (max error {err:.2e} of max |y|)")
-    if a.bench:
-        _bench(torch, g, x, w, sw, a, kw)
-    return 0 if ok else 1
+    return i["x_scale"] == "fused"
 
 
 if __name__ == "__main__":

@@ -345,6 +345,11 @@ TABLE_CASES = [(7168, 2048, 77, "tensor"), (7168, 2048, 77, "block"), (7168, 204
                (7168, 2048, 100, "row"), (2112, 7168, 99, "bf16")]
 
 
+# (M, N, K, mode): x of more than 256 rows, taken in gemm.row_blocks' blocks (300: 152 + 148; 520: 176 + 176 + 168),
+# K tails and N not a multiple of the tile among them
+ROWS_CASES = [(300, 512, 1024, "tensor"), (300, 384, 1040, "block"), (520, 448, 768, "row"), (300, 320, 1024, "bf16")]
+
+
 def gemm_specs():
     from nvtma.kernels import gemm
     g = gemm.Gemm()
@@ -371,6 +376,15 @@ def gemm_specs():
         for quantize in (False,) if mode == "bf16" else (False, True):  # e4m3 x, and bf16 x quantized first
             sp, _, q = g.plan(M, N, K, wd, scale, y_dtype=yd, quantize=quantize, config=cfg)
             out += [sp] + ([q] if q is not None else [])
+    gk = gemm.Gemm(quantize="kernel")  # (test_gpu_gemm's)
+    for M, N, K, mode in ROWS_CASES:
+        wd, scale = ("bf16", None) if mode == "bf16" else ("f8E4M3FN", mode)
+        for rows in {b - a for a, b in gemm.row_blocks(M)}:
+            for quantize in (False,) if mode == "bf16" else (False, True):  # e4m3 x, and bf16 x quantized first
+                sp, _, q = gk.plan(rows, N, K, wd, scale, quantize=quantize)
+                out += [sp] + ([q] if q is not None else [])
+            if mode == "tensor":  # and into an f32 out=
+                out.append(gk.plan(rows, N, K, wd, scale, y_dtype="f32")[0])
     out.append(g.plan(1, 256, 512, "f8E4M3FN", "tensor", y_dtype="f32")[0])  # y into an f32 out=
     # Gemm(autotune=True) over a problem the table does not hold: every candidate's kernel
     # and Gemm(autotune="all") over one the table holds

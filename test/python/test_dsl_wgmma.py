@@ -1218,6 +1218,24 @@ def test_dsmem_store_takes_a_peer_address_and_its_barrier():
     build_error(make(buf="global"), rule="cluster")
 
 
+def test_gemm_takes_rows_past_256_in_even_blocks():
+    """gemm.row_blocks: x of M rows in as few calls as hold M at 256 rows a call, the blocks' sizes multiples
+    of 8 as even as that allows (within 8 rows, but the last, cut at M), covering M in order; never a sliver
+    (10241 rows: a block of 1 after forty of 256, were every block 256)."""
+    from nvtma.kernels import gemm
+    assert gemm.row_blocks(0) == [(0, 0)] and gemm.row_blocks(256) == [(0, 256)]
+    assert gemm.row_blocks(300) == [(0, 152), (152, 300)]
+    assert gemm.row_blocks(520) == [(0, 176), (176, 352), (352, 520)]
+    for M in list(range(1, 3000)) + [10241, 65537]:
+        blocks = gemm.row_blocks(M)
+        sizes = [b - a for a, b in blocks]
+        assert len(blocks) == -(-M // 256) and blocks[0][0] == 0 and blocks[-1][1] == M, M
+        assert all(b[1] == c[0] for b, c in zip(blocks, blocks[1:])) and max(sizes) <= 256, M
+        if M > 256:
+            assert all(s % 8 == 0 for s in sizes[:-1]) and max(sizes) - min(sizes[:-1]) <= 8, (M, sizes)
+            assert sizes[-1] > max(sizes) - 16, (M, sizes)
+
+
 def test_block_scales_are_stored_for_whole_tma_boxes():
     """x's transposed 1x128 block-scale storage has M rounded up to a power
     of two from 32 columns (a stage's TMA box of max(BM, 32) of them then

@@ -278,6 +278,74 @@ def test_gemm_calls_again_with_new_tensors(case):
             assert _same(gk(x16, w, config=cfg, **kw16), _gemm()(x16, w, config=cfg, **kw16))
 
 
+@pytest.mark.parametrize("case", gpu_cases.ROWS_CASES, **CASE_IDS)
+def test_gemm_takes_more_than_256_rows_in_blocks(case):
+    """x of more than 256 rows (a prefill's M) is taken in gemm.row_blocks' blocks, a kernel call each: every
+    row of y matches float32 torch (the blocks' seams too) and the block's own call; so does y written into
+    out= whose rows have a pitch of their own (f32 too), and bf16 x quantized by quantize_x; the blocks' calls
+    run on torch's current stream after the work queued there, and are captured by torch.cuda.graph
+    (replays with new x give new y)."""
+    M, N, K, mode = case
+    g = _gemm()
+    x, xin, w, kw, want = _quantized_case(g, M, N, K, mode)
+    blocks = gemm.row_blocks(M)
+    assert len(blocks) > 1 and blocks[-1][1] == M
+    y = g(xin, w, **kw)
+    torch.cuda.synchronize()
+    assert y.shape == (M, N) and y.dtype == torch.bfloat16
+    err = (y.float() - want).abs().amax(1) / want.abs().max()
+    assert (err < 1.5e-2).all(), f"rows {torch.nonzero(err >= 1.5e-2).flatten().tolist()[:8]}: {err.max():.3e}"
+    for a, b in blocks:
+        part = kw if mode == "bf16" else dict(kw, x_scale=kw["x_scale"][a:b])
+        assert _same(y[a:b], g(xin[a:b], w, **part)), f"rows {a}-{b}"
+    wide = torch.full((M, N + 64), float("nan"), device="cuda", dtype=torch.bfloat16)
+    assert g(xin, w, out=wide[:, :N], **kw).data_ptr() == wide.data_ptr()
+    assert _same(wide[:, :N], y) and wide[:, N:].isnan().all()
+    if mode == "tensor":
+        y32 = torch.empty(M, N, device="cuda")
+        assert g(xin, w, out=y32, **kw) is y32
+        assert ((y32 - want).abs().max() / want.abs().max()).item() < 1.5e-2
+    if mode != "bf16":
+        assert _same(g(x, w, **{k: v for k, v in kw.items() if k != "x_scale"}), y)
+    x2 = _case_inputs(M, N, K, seed=1)[0]  # another x, for the same W
+    if mode == "bf16":
+        xin2, sx, sx2, want2 = x2, None, None, x2.float() @ w.float().t()
+    else:
+        xin2, sx2 = g.quantize(x2, "block" if mode == "block" else "token")
+        sx, wdq = kw["x_scale"], _quantize_w(_case_inputs(M, N, K)[1], mode)[2]
+        want2 = gemm.dequantize_x(xin2, sx2) @ wdq.t()
+    y2 = g(xin2, w, **kw if sx is None else dict(kw, x_scale=sx2))
+    torch.cuda.synchronize()
+    assert ((y2.float() - want2).abs().max() / want2.abs().max()).item() < 1.5e-2
+    xs, ss = torch.zeros_like(xin), None if sx is None else sx.clone()
+    call = kw if sx is None else dict(kw, x_scale=ss)
+
+    def write(xn, sn):  # kernels writing x's bytes and its scales just before the call
+        xs.copy_(xn)
+        if ss is not None:
+            ss.copy_(sn)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(20_000_000)  # queued work, then x written, after ~10 ms
+        write(xin2, sx2)
+        ys = g(xs, w, **call)
+    s.synchronize()
+    assert _same(ys, y2)
+    xsrc, ssrc = torch.empty_like(xin), None if sx is None else torch.empty_like(ss)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        write(xsrc, ssrc)
+        yg = g(xs, w, **call)
+    for xn, sn, want_y in ((xin, sx, y), (xin2, sx2, y2), (xin, sx, y)):
+        xsrc.copy_(xn)
+        if ssrc is not None:
+            ssrc.copy_(sn)
+        graph.replay()
+        torch.cuda.synchronize()
+        assert _same(yg, want_y)
+
+
 def test_gemm_writes_f32_y_into_out():
     """out= a float32 tensor: y in f32 (the kernel for out_dtype=torch.float32), into it, call after call."""
     x, w, kw = _inputs(1, 256, 512, "tensor", 3)
@@ -595,9 +663,9 @@ def test_gemm_typed_errors():
     with pytest.raises(LaunchError, match="K differs"):
         g(torch.zeros(4, 256, device="cuda", dtype=torch.bfloat16), w, scale="tensor",
           w_scale=torch.ones(1, device="cuda"))
-    with pytest.raises(LaunchError, match="rows"):
-        g(torch.zeros(300, 512, device="cuda", dtype=torch.bfloat16), w, scale="tensor",
-          w_scale=torch.ones(1, device="cuda"))
+    with pytest.raises(LaunchError, match=r"x_scale f32 of shape \(300,\)"):  # x of 300 rows: checked whole
+        g(torch.zeros(300, 512, device="cuda", dtype=torch.float8_e4m3fn), w, scale="tensor",
+          w_scale=torch.ones(1, device="cuda"), x_scale=torch.ones(299, device="cuda"))
     with pytest.raises(LaunchError, match="device"):
         g(x.cpu(), w, scale="tensor", w_scale=torch.ones(1, device="cuda"))
     with pytest.raises(LaunchError, match="x_scale is for e4m3 x"):  # it would go unread

@@ -3,7 +3,8 @@
 Decode and small-batch inference multiply a few rows of activations by a
 weight matrix far larger than L2: the time is the time to stream W from
 DRAM. The kernel swaps A and B so N fills the wgmma's M = 64 and the
-activations' M (1-256, padded to the tile) is the wgmma's N:
+activations' M (1-256, padded to the tile; Gemm takes more rows in blocks of
+up to 256) is the wgmma's N:
 
 * warp 0 (producer) streams W tiles [BN, 128 bytes of K] and x tiles
   [BM, 128 bytes of K] through TMA into a `stages`-deep ring (W with its own
@@ -50,6 +51,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import operator
 import weakref
 from typing import NamedTuple
@@ -60,6 +62,7 @@ from ..profile import Profiler
 
 G2S = cpasync.CopyBulkTensorTileG2SOp
 KBYTES = 128  # bytes of K per stage and row: one 128B swizzle span
+MAX_ROWS = 256  # rows of x one kernel call takes (wgmma's N at most); Gemm takes more in blocks of these
 
 
 def _gemm_block(wgs, **_):
@@ -2233,7 +2236,8 @@ class Gemm:
 
     A call: y = g(x, w, w_scale=, scale=, x_scale=, out=, out_dtype=,
     config=, **spec options); `out` a [M, N] bf16 or f32 tensor to write y
-    into. Each kind of call (shapes, strides, dtypes, devices, options) is
+    into. x of more than MAX_ROWS (256) rows is taken in even blocks of at
+    most 256 rows, a call each (W streamed once a block). Each kind of call (shapes, strides, dtypes, devices, options) is
     checked and planned once; later ones check only the addresses (on the
     H200, an eager call's host time fell from 38-39 to 19-20 us, against
     torch._scaled_mm's 25-27: benchmarks/diag/gemm_host.py)."""
@@ -2534,12 +2538,26 @@ class Gemm:
             _check_apart(out, x, w, w_scale, x_scale)
         if call is not None and not (x.data_ptr() | w.data_ptr() | (0 if out is None else out.data_ptr())) & 15:
             return call(x, w, w_scale, x_scale, out)
+        if sig is not None and len(x.shape) == 2 and x.shape[0] > MAX_ROWS:
+            return self._in_row_blocks(x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_options)
         call = self._prepare(x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_options)
         if sig is not None:
             if len(self._calls) >= 4096:
                 self._calls.clear()
             self._calls[sig] = call
         return call(x, w, w_scale, x_scale, out)
+
+    def _in_row_blocks(self, x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_options):
+        """y for x of more than MAX_ROWS rows (a prefill's M, say): the inputs checked whole (errors name the
+        caller's tensors), then a call for each of `row_blocks`' blocks of rows, into y's rows."""
+        import torch
+        _check_inputs(torch, x, w, w_scale, scale, x_scale, out, out_dtype)
+        y = out if out is not None else torch.empty((x.shape[0], w.shape[0]), device=x.device,
+                                                    dtype=out_dtype or torch.bfloat16)
+        for rows in (slice(*b) for b in row_blocks(x.shape[0])):
+            self(x[rows], w, w_scale=w_scale, scale=scale, x_scale=None if x_scale is None else x_scale[rows],
+                 out=y[rows], config=config, **spec_options)
+        return y
 
     def torch_op(self, name="nvtma::gemm"):
         """This Gemm as the torch custom op `name` ("namespace::op",
@@ -2771,6 +2789,19 @@ class _Prepared:
         return y
 
 
+def row_blocks(M):
+    """The [start, stop) blocks of x's M rows that Gemm calls its kernels on: all M up to MAX_ROWS, else blocks
+    as even as multiples of 8 rows allow (300: 152 + 148; 1000: 256 + 248 x 3), never a sliver of a few rows
+    that would stream all of W again for them. W is streamed once a block: no kernel here holds more than
+    MAX_ROWS rows of x (wgmma's N), and at MAX_ROWS a GEMM of this module is no longer bound by W's stream."""
+    if M <= MAX_ROWS:
+        return [(0, M)]
+    n = -(-M // MAX_ROWS)  # as few calls as can hold M, each 8-row units of an even share
+    units, extra = divmod(-(-M // 8), n)
+    stops = list(itertools.accumulate(8 * (units + (i < extra)) for i in range(n)))
+    return [(a, min(b, M)) for a, b in zip([0] + stops, stops)]
+
+
 def _stream_key(device_index):
     """Whose split-K workspace a call on the device takes (Gemm._workspace):
     torch's current CUDA stream (its raw handle, what the launch uses), or
@@ -2980,8 +3011,6 @@ def _check_inputs(torch, x, w, w_scale, scale, x_scale, out=None, out_dtype=None
             bad(f"out is {out.dtype}: y is torch.bfloat16 or torch.float32", "out", "dtype")
         if out_dtype not in (None, out.dtype):
             bad(f"out is {out.dtype}, out_dtype {out_dtype}: they must agree", "out_dtype", "dtype")
-    if not 0 <= M <= 256:
-        bad(f"x has {M} rows: 0 to 256", "x", "shape")
     if (K * w.element_size()) % 16 or (N * 2) % 16:
         bad(f"K = {K} and N = {N} must be multiples of 16 bytes", "w", "shape")
     if w.dtype == torch.float8_e4m3fn:
