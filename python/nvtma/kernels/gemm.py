@@ -2237,7 +2237,8 @@ class Gemm:
     A call: y = g(x, w, w_scale=, scale=, x_scale=, out=, out_dtype=,
     config=, **spec options); `out` a [M, N] bf16 or f32 tensor to write y
     into. x of more than MAX_ROWS (256) rows is taken in even blocks of at
-    most 256 rows, a call each (W streamed once a block). Each kind of call (shapes, strides, dtypes, devices, options) is
+    most 256 rows, a call each (W streamed once a block: ``row_blocks``).
+    Each kind of call (shapes, strides, dtypes, devices, options) is
     checked and planned once; later ones check only the addresses (on the
     H200, an eager call's host time fell from 38-39 to 19-20 us, against
     torch._scaled_mm's 25-27: benchmarks/diag/gemm_host.py)."""
