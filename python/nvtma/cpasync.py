@@ -16,6 +16,7 @@ from . import dsl
 from ._lazy import lazy
 from .dsl import types
 from .dsl.errors import fail, show, user_op
+from .dsl.numeric import known_int
 from .dsl.tensor import TensorValue
 
 ir = lazy("nvtma.ir")
@@ -431,6 +432,8 @@ def copy(atom, coords, smem, *, tma_bar_ptr=None, mcast_mask=None, cta_rank=None
         if info.kind == "load_multicast":
             _check_multicast(info.multicast, mcast_mask, cta_rank)
         inner = coords[-1] if len(coords) else None
+        if not isinstance(inner, int):  # a DSL constant (Int32(3), or + - * of constants) too
+            inner = known_int(inner)
         if info.kind in ("load", "load_multicast", "store") and isinstance(inner, int) and \
                 not isinstance(inner, bool) and inner * info.dtype.width % 128:
             # (the verifier's rule too; measured on the H200, benchmarks/diag/tma_align.py: such a load faults

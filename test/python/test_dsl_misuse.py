@@ -146,9 +146,10 @@ def test_a_multicast_tile_its_ctas_do_not_cover_is_an_error():
 @pytest.mark.parametrize("elem,column", [("f32", 13), ("f16", 4), ("f8E4M3FN", 8)])
 def test_a_copy_starting_a_row_off_16_bytes_is_an_error(elem, column):
     """A tiled TMA load or store starts each row on 16 bytes (on the H200
-    f32 column 13, 52 bytes in, faulted with an illegal instruction): a
-    Python-int innermost coordinate off it is a KernelBuildError naming the
-    line and the rule; 16 bytes in builds."""
+    f32 column 13, 52 bytes in, faulted with an illegal instruction): an
+    innermost coordinate off it known at build (a Python int, a DSL constant
+    or + - * of them) is a KernelBuildError naming the line and the rule, not
+    the lowering's verifier's error; 16 bytes in builds."""
     def make(col):
         @dsl.kernel(block=(32,))
         def k(a: dsl.Tensor(elem, (64, 256))):
@@ -156,13 +157,17 @@ def test_a_copy_starting_a_row_off_16_bytes_is_an_error(elem, column):
             s = lang.SMEMPool().alloc_for(ld)
             bar = lang.TMABar(1)
             with lang.WarpRole(0):
-                cpasync.copy(ld, [0, col], s, tma_bar_ptr=bar.at(0))  # MARK:off-row
+                cpasync.copy(ld, [0, col() if callable(col) else col], s, tma_bar_ptr=bar.at(0))  # MARK:off-row
         return k
 
-    err = build_error(make(column), "alignment")
-    assert_names_line(err, HERE, "MARK:off-row")
-    assert "a tiled TMA copy starts each row on 16 bytes" in str(err)
-    make(128 // {"f32": 32, "f16": 16, "f8E4M3FN": 8}[elem]).build()
+    on = 128 // {"f32": 32, "f16": 16, "f8E4M3FN": 8}[elem]
+    # a DSL constant as well (Int32(13), Int64(12) + 1), not only in the lowering's verifier
+    for col in (column, lambda: dsl.Int32(column), lambda: dsl.Int64(column - 1) + 1):
+        err = build_error(make(col), "alignment")
+        assert_names_line(err, HERE, "MARK:off-row")
+        assert "a tiled TMA copy starts each row on 16 bytes" in str(err)
+    make(on).build()
+    make(lambda: dsl.Int32(on)).build()
 
 
 def test_multicast_op_without_a_mask_is_an_error():
