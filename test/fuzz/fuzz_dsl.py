@@ -9,7 +9,8 @@ warp shuffles and reductions, atomics, barriers, TMA atoms and copies,
 cp.async, wgmma descriptors and accumulators, lang's pipelines, roles and
 schedulers, vector methods and math on every element type (stored, so that
 they reach the lowering), descriptors in memory (update_tma_descriptor,
-copy_tensormap, atoms from a descriptor pointer). Most statements are
+copy_tensormap, atoms from a descriptor pointer), profiler ranges, marks,
+push/pop, spans and roles. Most statements are
 plausible; a mutation rate (--rate, per choice) makes some of them wrong
 (mismatched dtypes or lane counts, out-of-range constants, huge or negative
 shapes, values used outside the region that made them or kept from another
@@ -125,6 +126,8 @@ class Gen:
         self.tensors_extra = []
         self.block = 128
         self.bad_lines = set()  # generator lines whose choice was a wrong one (--accepted)
+        self.prof = False   # whether the program made a Profiler (`prof`)
+        self.spans = []     # profile spans started and not ended yet
 
     # ------------------------------------------------------------- helpers
     def bad(self, scale=1.0):
@@ -203,8 +206,9 @@ class Gen:
                  self.s_vector_op, self.s_load, self.s_store, self.s_vec_mem, self.s_if, self.s_range,
                  self.s_cond, self.s_while, self.s_shuffle, self.s_reduce, self.s_atomic, self.s_barrier,
                  self.s_smem, self.s_tma, self.s_wgmma, self.s_cpasync, self.s_misc, self.s_mbarrier, self.s_lang,
-                 self.s_vector_more, self.s_math_typed, self.s_desc, self.s_sink]
-        weights = [6, 8, 4, 6, 4, 5, 5, 5, 5, 4, 4, 3, 2, 1, 3, 3, 3, 2, 3, 2, 2, 2, 2, 2, 4, 4, 4, 2, 4]
+                 self.s_vector_more, self.s_math_typed, self.s_desc, self.s_sink, self.s_profile]
+        weights = [6, 8, 4, 6, 4, 5, 5, 5, 5, 4, 4, 3, 2, 1, 3, 3, 3, 2, 3, 2, 2, 2, 2, 2, 4, 4, 4, 2, 4,
+                   8 if self.prof else 0]
         self.rng.choices(kinds, weights)[0]()
 
     def s_const(self):
@@ -960,6 +964,58 @@ class Gen:
                 self.emit(f"{self.fresh('s', '?')} = {t[0]}.shape[{self.int_lit(0, 3)}]")
                 self.emit(f"{self.fresh('s', '?')} = len({t[0]})")
 
+    def event_name(self):
+        if self.bad():
+            return self.rng.choice(["''", "'x' * 200", "3", "None", "'a\\n'", "dsl.Int32(1)"])
+        return repr(self.rng.choice("abcde"))
+
+    def event_kw(self):
+        kw = []
+        if self.rng.random() < 0.2:
+            kw.append(f"scope={self.rng.choice(['warp', 'warpgroup']) if not self.bad() else 'block'!r}")
+        if self.rng.random() < 0.15:
+            kw.append(f"role={self.event_name()}")
+        return "".join(", " + k for k in kw)
+
+    def s_profile(self):
+        """Profiler events (the program made `prof` at its top level): ranges, marks, push/pop, start/end
+        spans and roles, around other statements, in branches and loops; wrong ones unbalanced, ended twice,
+        popped by another name, or with bad names and scopes."""
+        r = self.rng.random()
+        if r < 0.3:
+            self.emit(f"with prof.range({self.event_name()}{self.event_kw()}):")
+            self.body()
+        elif r < 0.45:
+            self.emit(f"prof.mark({self.event_name()}{self.event_kw()})")
+        elif r < 0.6:
+            name = self.event_name()
+            self.emit(f"prof.push({name}{self.event_kw()})")
+            if self.rng.random() < 0.5:
+                self.stmt()
+            if not self.bad(0.5):
+                self.emit(f"prof.pop({name if self.rng.random() < 0.5 else ''})")
+            elif self.rng.random() < 0.5:
+                self.emit(f"prof.pop({self.event_name()})")
+        elif r < 0.8:
+            h = self.fresh("span")
+            self.emit(f"{h} = prof.start({self.event_name()}{self.event_kw()})")
+            if self.rng.random() < 0.5:
+                self.stmt()
+            if not self.bad(0.5):
+                self.emit(f"prof.end({h})")
+                if self.bad(0.3):
+                    self.emit(f"prof.end({h})")
+            else:
+                self.spans.append(h)
+        elif r < 0.9:
+            self.emit(f"with prof.role({self.event_name()}):")
+            self.body()
+        else:  # an event where only some lanes or warps run
+            self.emit(f"with dsl.if_({self.cond()}):")
+            self.ind += 1
+            self.emit(f"prof.mark({self.event_name()}{self.event_kw()})")
+            self.ind -= 1
+
     # ------------------------------------------------------------- a program
     def program(self, seed: int) -> str:
         rng = self.rng
@@ -1002,6 +1058,17 @@ class Gen:
         kw.append(f"ptx={rng.choice(PTXS) if self.bad(0.5) else '86'}")
         if rng.random() < 0.05:
             kw.append("pdl=True")
+        if rng.random() < 0.15:  # a Profiler, and events among the statements (s_profile)
+            self.prof = True
+            elem = "'i64'" if not self.bad(0.3) else rng.choice(["'f32'", "'i32'", "'u64'"])
+            params.append(f"xp: dsl.Tensor({elem}, (None,))")
+            scope = rng.choice(["'warp'", "'warp'", "'warpgroup'"]) if not self.bad(0.3) else "'cta'"
+            events = rng.choice(["64", "8", "1"]) if not self.bad(0.3) else rng.choice(["0", "2 ** 20", "True", "1.5"])
+            if self.bad(0.2):  # made where not every thread runs, or twice
+                self.emit(rng.choice(["with dsl.if_(dsl.thread_idx() < 64):", "for _p in dsl.range(2):"]))
+                self.emit(f"    prof = profile.Profiler(xp, events_per_warp={events}, scope={scope})")
+            else:
+                self.emit(f"prof = profile.Profiler(xp, events_per_warp={events}, scope={scope})")
         for _ in range(rng.randrange(2, 9)):
             self.stmt()
         if self.bad(0.2):
@@ -1038,7 +1105,8 @@ class Gen:
         body = self.lines or ["    pass"]
         for nm, elem, shape in self.tensors_extra:
             params.append(f"{nm}: dsl.Tensor({elem!r}, {shape!r})")
-        head = [f"# fuzz_dsl seed {seed}", "from nvtma import cpasync, cuda, dsl, lang, wgmma", "", ""] + prelude + [
+        head = [f"# fuzz_dsl seed {seed}", "from nvtma import cpasync, cuda, dsl, lang, profile, wgmma", "", ""]
+        head += prelude + [
             f"@dsl.kernel({', '.join(kw)})", f"def k({', '.join(params)}):"]
         tail = ["", "", "if __name__ == '__main__':", "    print(len(k.compile().ptx))"]
         return "\n".join(head + body + tail) + "\n"
