@@ -1236,6 +1236,43 @@ def test_gemm_takes_rows_past_256_in_even_blocks():
             assert sizes[-1] > max(sizes) - 16, (M, sizes)
 
 
+def test_gemm_calls_its_kernels_on_each_block_of_rows(monkeypatch):
+    """Gemm's x of more than 256 rows, without a GPU: each of row_blocks' blocks goes to one prepared call with
+    its rows of x and x_scale and its rows of y (out= too, at a row pitch of its own), y is returned whole
+    (out itself where given), and a second call of the kind takes the prepared calls again. The kernels here
+    are a float32 stand-in; the GPU test runs the real ones."""
+    torch = pytest.importorskip("torch")
+    from nvtma.kernels import gemm
+    seen, prepared = [], []
+
+    def prepare(self, x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_options):
+        prepared.append(x.shape[0])
+
+        def call(x, w, w_scale, x_scale, out):
+            seen.append((x.shape[0], x.data_ptr(), None if x_scale is None else x_scale.data_ptr(), out.data_ptr()))
+            out.copy_((x.float() * x_scale[:, None]) @ w.float().t())
+            return out
+        return call
+    monkeypatch.setattr(gemm.Gemm, "_prepare", prepare)
+    monkeypatch.setattr(gemm, "_check_inputs", lambda *a, **k: None)  # (CPU tensors)
+    g = gemm.Gemm()
+    x, w, sx = torch.randn(520, 64), torch.randn(48, 64), torch.rand(520) + 0.5
+    want = (x * sx[:, None]) @ w.t()
+    wide = torch.full((520, 56), float("nan"))
+    for rep in range(2):
+        seen.clear()
+        y = g(x, w, x_scale=sx, scale="tensor", out=wide[:, :48])
+        assert y.data_ptr() == wide.data_ptr() and torch.allclose(y, want, atol=1e-4)
+        assert wide[:, 48:].isnan().all()
+        assert [s[0] for s in seen] == [176, 176, 168]
+        assert [s[1] for s in seen] == [x[a:].data_ptr() for a, _ in gemm.row_blocks(520)]
+        assert [s[2] for s in seen] == [sx[a:].data_ptr() for a, _ in gemm.row_blocks(520)]
+        assert [s[3] for s in seen] == [wide[a:].data_ptr() for a, _ in gemm.row_blocks(520)]
+    assert prepared == [176, 168]  # planned once per kind of block, then taken again
+    y = g(x[:300], w, x_scale=sx[:300], scale="tensor", out_dtype=torch.float32)  # y made here: [300, 48]
+    assert y.shape == (300, 48) and torch.allclose(y, want[:300], atol=1e-4)
+
+
 def test_block_scales_are_stored_for_whole_tma_boxes():
     """x's transposed 1x128 block-scale storage has M rounded up to a power
     of two from 32 columns (a stage's TMA box of max(BM, 32) of them then
