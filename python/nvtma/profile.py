@@ -36,8 +36,6 @@ Layout and host side: nvtma.profile_report (re-exported here).
 
 from __future__ import annotations
 
-import functools
-
 from . import cuda, dsl
 from ._lazy import lazy
 from .dsl.errors import KernelBuildError, fail, user_op, user_site
@@ -422,7 +420,8 @@ class Profiler:
 class _Leader:
     def __init__(self, prof, scope, converged, ordered):
         self.prof, self.scope, self.converged, self.ordered = prof, scope, converged, ordered
-        self.ctx, self.elected, self.sync = [], None, None
+        self.ctx, self.elected = [], None
+        self.sync = None  # the lanes' mask to bar.warp.sync before and after the leader's branch (ordered)
 
     def __enter__(self):
         warps, lanes = dsl.active_threads()
@@ -436,8 +435,8 @@ class _Leader:
             # would wait for the others forever (each part of the warp records the event)
             mask = cuda.FULL_MASK if self.converged else cuda.activemask()
             if self.ordered:
-                self.sync = functools.partial(cuda.warp_sync, mask)
-                self.sync()
+                self.sync = mask
+                cuda.warp_sync(mask)
             self.elected = dsl.if_(dsl.elect_sync(None if self.converged else mask))
             self.elected.__enter__()
             self.ctx.append(self.elected)
@@ -460,5 +459,5 @@ class _Leader:
         for c in reversed(self.ctx):
             c.__exit__(et, ev, tb)
             if c is self.elected and self.sync is not None and et is None:
-                self.sync()
+                cuda.warp_sync(self.sync)
         return False

@@ -1458,8 +1458,8 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
     store = store or ("direct" if BM == 8 or swap is False else "tma")
     if store not in ("tma", "direct"):
         raise ValueError(f"store={store!r}: 'tma' (y through shared memory and TMA stores) or 'direct'")
-    if BM % 8 or not 8 <= BM <= 256:
-        raise ValueError(f"BM={BM}: a multiple of 8 in [8, 256]")
+    if BM % 8 or not 8 <= BM <= MAX_ROWS:
+        raise ValueError(f"BM={BM}: a multiple of 8 in [8, {MAX_ROWS}]")
     if kwg and wgs != 2:
         raise ValueError(f"kwg with wgs={wgs}: two consumer warpgroups take alternate K steps")
     rwgs = 1 if kwg else wgs  # warpgroups the tile's rows are split over
@@ -1855,9 +1855,9 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None, scale=None):
     warpgroup's wgmmas; measured on the H200: 4096 x 7168 block-scaled, M =
     128 17.05 -> 14.26 us, M = 32 12.04 -> 10.81)."""
     M, N, K, sms = _problem(M, N, K, w_dtype, sms)
-    BM = next(b for b in (8, 16, 32, 64, 128, 256) if b >= M) if M <= 256 else None
-    if BM is None:
-        raise ValueError(f"M = {M}: this kernel is for M <= 256")
+    if M > MAX_ROWS:
+        raise ValueError(f"M = {M}: this kernel is for M <= {MAX_ROWS}")
+    BM = next(b for b in (8, 16, 32, 64, 128, 256) if b >= M)
     kblocks = k_steps(K, w_dtype)
     ranked = _ranked(BM, N, kblocks, w_dtype, sms)
     ranked = ranked[:top] if top else ranked
