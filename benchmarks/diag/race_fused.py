@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""racecheck over the fused-quantization GEMMs at a cost the device budget allows. Under racecheck the
+test_gpu_gemm.py test of a fused case (`test_gemm_quantizes_bf16_x_inside`) takes a minute or more: each runs
+quantize_x and the unfused GEMM first, then the fused GEMM twice, and the tool instruments every launch (five
+of them did not finish in 429 s on an H100, session 42). Here each case is one fused call, its reference in
+torch alone (x quantized in 1x128 blocks as the kernel does, float32 matmul), so with
+`--kernel-name kne=gemm` the tool instruments the fused GEMMs and nothing else (the unfused GEMMs and
+quantize_x ran clean under racecheck before). A case whose config cannot take x's bf16 tiles (the call would
+quantize first) is skipped. Each case's result and time print as it ends (a time limit keeps what finished).
+    compute-sanitizer --tool racecheck --kernel-name kne=gemm python3 benchmarks/diag/race_fused.py [FIRST [LAST]]
+with NVTMA_GPU_ARTIFACTS the staged GPU-test kernels (benchmarks/diag/call_s47.sh)."""
+import os
+import sys
+import time
+
+import torch
+
+import gpu_cases
+from nvtma.kernels import gemm
+
+CASES = [c for c in gpu_cases.GEMM_CASES if c[3] != "bf16"]
+
+
+def _w(w32, mode):
+    """W quantized as `mode` scales it (test_gpu_gemm's helper), and W dequantized."""
+    from test_gpu_gemm import _quantize_w
+    return _quantize_w(w32, mode)
+
+
+def _x_reference(x):
+    """bf16 x quantized in 1x128 blocks (amax / 448 a block, as the kernel's quantizing warps) and back."""
+    M, K = x.shape
+    kb = -(-K // 128)
+    xp = torch.nn.functional.pad(x.float(), (0, kb * 128 - K)).view(M, kb, 128)
+    s = xp.abs().amax(2, keepdim=True).clamp(min=1e-12) / 448
+    return ((xp / s).to(torch.float8_e4m3fn).float() * s).reshape(M, kb * 128)[:, :K]
+
+
+def main(first=0, last=len(CASES)):
+    g = gemm.Gemm(artifacts=os.environ.get("NVTMA_GPU_ARTIFACTS"), quantize="fused")
+    bad = 0
+    for i in range(first, min(last, len(CASES))):
+        M, N, K, mode, cfg = CASES[i]
+        name = f"[{i}] M{M}-N{N}-K{K}-{mode} {cfg}"
+        if g.plan(M, N, K, scale=mode, quantize=True, config=cfg)[2] is not None:
+            print(f"{name}: skipped (quantizes first at this config)", flush=True)
+            continue
+        gen = torch.Generator(device="cuda").manual_seed(M * 7 + N)
+        x = torch.randn(M, K, generator=gen, device="cuda").to(torch.bfloat16)
+        w, sw, wdq = _w(torch.randn(N, K, generator=gen, device="cuda") / 8, mode)
+        want = _x_reference(x) @ wdq.t()
+        start = time.time()
+        y = g(x, w, w_scale=sw, scale=mode, config=cfg)
+        torch.cuda.synchronize()
+        err = ((y.float() - want).abs().max() / want.abs().max()).item()
+        bad += err >= 1.5e-2
+        print(f"{name}: {'ok' if err < 1.5e-2 else 'WRONG'} (max error {err:.2e} of max |y|),"
+              f" {time.time() - start:.1f} s", flush=True)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*map(int, sys.argv[1:])))

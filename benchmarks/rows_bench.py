@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Gemm past 256 rows of x (blocks of rows, `gemm.row_blocks`) against cuBLASLt, side by side.
+
+    python3 benchmarks/rows_bench.py build DIR   # here (needs MLIR): the kernels of every block size
+    python3 benchmarks/rows_bench.py run DIR     # on the GPU: one JSON line per problem
+
+Gemm() calls a kernel per block of at most 256 rows, each streaming W again; issue #13 times M <= 256 only
+(gemm_bench.py). Here: #13's five (N, K) at M in MS, W as e4m3 with per-tensor and per-row scales (x as e4m3
+with per-row scales, quantized in torch) and as bf16, at the configs Gemm() picks for each block; the same
+protocol as gemm_bench.py (GPU time per call from CUDA-graph replays of 20 calls rotating over >= 256 MiB of
+W copies, best of 10; torch._scaled_mm or torch.matmul in the same process), and every y checked against a
+float32 reference first.
+"""
+
+import argparse
+import json
+from pathlib import Path
+
+import gemm_bench
+
+MS = [384, 512, 1024]
+MODES = ["tensor", "row", "bf16"]
+F8 = gemm_bench.F8
+
+
+def problems():
+    for N, K in gemm_bench.SHAPES:
+        for M in MS:
+            for mode in MODES:
+                yield N, K, M, mode
+
+
+def build(d: Path):
+    from nvtma.kernels import gemm
+    g = gemm.Gemm(quantize="kernel")
+    specs = {}
+    for N, K, M, mode in problems():
+        for a, b in gemm.row_blocks(M):
+            sp = g.plan(b - a, N, K, "bf16" if mode == "bf16" else F8, None if mode == "bf16" else mode)[0]
+            specs[sp.key] = sp
+    for key, sp in specs.items():
+        if not (d / key).exists():
+            sp.compile().save(d / key)
+    print(f"rows_bench: {len(specs)} kernels -> {d}")
+
+
+def run(d: Path):
+    import torch
+    import common
+    from nvtma.kernels import gemm
+    dev = torch.device("cuda")
+    props = torch.cuda.get_device_properties(dev)
+    print(json.dumps(dict(bench="gemm-rows", machine=props.name, sms=props.multi_processor_count,
+                          torch=torch.__version__)), flush=True)
+    g = gemm.Gemm(artifacts=d, quantize="kernel")
+    stream = torch.cuda.Stream()
+    gen = torch.Generator(device=dev).manual_seed(13)
+    for N, K, M, mode in problems():
+        fp8 = mode != "bf16"
+        wbytes = N * K * (1 if fp8 else 2)
+        nbufs = max(2, -(-(256 << 20) // wbytes) + 1)
+        w32 = torch.randn(N, K, generator=gen, device=dev) / 4
+        x32 = torch.randn(M, K, generator=gen, device=dev)
+        if fp8:
+            sw = (w32.abs().amax() / 448).reshape(1) if mode == "tensor" else w32.abs().amax(1) / 448
+            w = (w32 / (sw if mode == "tensor" else sw[:, None])).to(torch.float8_e4m3fn)
+            wdq = w.float() * (sw if mode == "tensor" else sw[:, None])
+            sx = x32.abs().amax(1) / 448
+            x = (x32 / sx[:, None]).to(torch.float8_e4m3fn)
+            ref = (x.float() * sx[:, None]) @ wdq.t()
+            kw = dict(w_scale=sw, scale=mode, x_scale=sx)
+            base_name = "torch._scaled_mm per-tensor" if mode == "tensor" else "torch._scaled_mm row-wise"
+        else:
+            w, x, kw = w32.to(torch.bfloat16), x32.to(torch.bfloat16), {}
+            ref = x.float() @ w.float().t()
+            base_name = "torch.matmul (cuBLAS)"
+        wbufs = [w] + [w.clone() for _ in range(nbufs - 1)]
+        line = dict(bench="gemm-rows", N=N, K=K, M=M, mode=mode, blocks=[b - a for a, b in gemm.row_blocks(M)],
+                    w_copies=nbufs)
+        try:
+            y = g(x, w, **kw)
+            torch.cuda.synchronize()
+            err = ((y.float() - ref).abs().max() / ref.abs().max()).item()
+            ms = common.graph_ms(torch, stream, lambda i: g(x, wbufs[i], **kw), nbufs)
+            line.update(us=round(ms * 1e3, 2), TFLOPs=round(2 * M * N * K / ms / 1e9, 1),
+                        W_TBps=round(wbytes / ms / 1e9, 3), max_rel_err=float(f"{err:.2e}"),
+                        correct=err < (2e-2 if fp8 else 1e-2))
+        except Exception as e:  # noqa: BLE001 (report and go on)
+            line["error"] = f"{type(e).__name__}: {e}"[:400]
+        try:
+            if fp8:
+                base = common.scaled_mm(torch, x, wbufs, sw, mode)
+            else:
+                def base(i):
+                    return torch.matmul(x, wbufs[i].t())
+            base(0)
+            bms = common.graph_ms(torch, stream, base, nbufs)
+            line.update(baseline=base_name, base_us=round(bms * 1e3, 2),
+                        base_TFLOPs=round(2 * M * N * K / bms / 1e9, 1))
+            if "us" in line:
+                line["speedup"] = round(bms * 1e3 / line["us"], 3)
+        except Exception as e:  # noqa: BLE001
+            line["baseline"] = f"{base_name}: {type(e).__name__}: {str(e).splitlines()[0][:200]}"
+        print(json.dumps(line), flush=True)
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("cmd", choices=["build", "run"])
+    ap.add_argument("dir", type=Path)
+    a = ap.parse_args()
+    {"build": build, "run": run}[a.cmd](a.dir)
