@@ -148,7 +148,7 @@ def test_a_copy_starting_a_row_off_16_bytes_is_an_error(elem, column):
     """A tiled TMA load or store starts each row on 16 bytes (on the H200
     f32 column 13, 52 bytes in, faulted with an illegal instruction): an
     innermost coordinate off it known at build (a Python int, a DSL constant
-    or + - * of them) is a KernelBuildError naming the line and the rule, not
+    or arithmetic of them) is a KernelBuildError naming the line and the rule, not
     the lowering's verifier's error; 16 bytes in builds."""
     def make(col):
         @dsl.kernel(block=(32,))
@@ -161,8 +161,9 @@ def test_a_copy_starting_a_row_off_16_bytes_is_an_error(elem, column):
         return k
 
     on = 128 // {"f32": 32, "f16": 16, "f8E4M3FN": 8}[elem]
-    # a DSL constant as well (Int32(13), Int64(12) + 1), not only in the lowering's verifier
-    for col in (column, lambda: dsl.Int32(column), lambda: dsl.Int64(column - 1) + 1):
+    # a DSL constant as well (Int32(13), Int64(12) + 1, Int64(269) % 256), not only in the lowering's verifier
+    for col in (column, lambda: dsl.Int32(column), lambda: dsl.Int64(column - 1) + 1,
+                lambda: dsl.Int64(column + 256) % 256):
         err = build_error(make(col), "alignment")
         assert_names_line(err, HERE, "MARK:off-row")
         assert "a tiled TMA copy starts each row on 16 bytes" in str(err)

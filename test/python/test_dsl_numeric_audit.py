@@ -298,3 +298,64 @@ def test_odd_integer_widths_are_a_typed_error():
             with pytest.raises(dsl.KernelBuildError, match=f"i{w}") as e:
                 dsl.dtype(ir.IntegerType.get_signless(w))
             assert e.value.rule == "dtype"
+
+
+# --------------------------------------------------------------------------- what the DSL knows of its constants
+
+def _random_expression(rng, cls, depth):
+    """A DSL integer of class `cls` made of constants by + - * // % << >> & | ^, min, max, select and
+    conversions, `depth` ops deep at most."""
+    classes = (dsl.Int8, dsl.Int32, dsl.Int64, dsl.Uint32, dsl.Uint64, dsl.Index)
+    if depth == 0 or rng.random() < 0.2:
+        src = rng.choice(classes)
+        bits = 64 if src is dsl.Index else src.width
+        v = rng.choice([0, 1, 2, 3, 7, 8, 31, 32, 33, 63, 64, 100, rng.randrange(1 << bits)])
+        lo = -(1 << (bits - 1)) if src.signed or src is dsl.Index else 0
+        v = v % (1 << bits) + lo if rng.random() < 0.3 else v
+        c = src(builtins_min(v, (1 << (bits - (1 if src.signed or src is dsl.Index else 0))) - 1))
+        return c if src is cls else c.to(cls)
+    a, b = (_random_expression(rng, cls, depth - 1) for _ in range(2))
+    kind = rng.choice(["+", "-", "*", "//", "%", "<<", ">>", "&", "|", "^", "min", "max", "select"])
+    if kind in ("<<", ">>"):
+        b = b % (64 if cls is dsl.Index else cls.width)
+    if kind == "min":
+        return dsl.min(a, b)
+    if kind == "max":
+        return dsl.max(a, b)
+    if kind == "select":
+        return dsl.select(a < b, a, _random_expression(rng, cls, depth - 1))
+    return {"+": a.__add__, "-": a.__sub__, "*": a.__mul__, "//": a.__floordiv__, "%": a.__mod__,
+            "<<": a.__lshift__, ">>": a.__rshift__, "&": a.__and__, "|": a.__or__, "^": a.__xor__}[kind](b)
+
+
+builtins_min = min
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_what_the_dsl_knows_of_its_constants_is_what_mlir_folds(seed):
+    """known_int (what the build-time checks read: shift amounts, divisors, a TMA copy's innermost
+    coordinate) of expressions of constants by every integer op, select and conversions, against the value
+    MLIR's canonicalizer folds the same IR to. An expression whose op is refused (a shift or division by a
+    constant out of range) is left out. It knew only constants and + - * of them: Int64(3) % 4 as the
+    innermost coordinate of a TMA copy was the lowering's error, not the DSL's (fuzz_dsl's one "late")."""
+    import random
+    from nvtma.dsl import KernelBuildError
+    rng = random.Random(seed)
+    known = {}
+
+    @dsl.kernel(block=(32,))
+    def k(y: dsl.Tensor("i64", (64,))):
+        for i in range(64):
+            cls = rng.choice((dsl.Int8, dsl.Int32, dsl.Int64, dsl.Uint32, dsl.Uint64, dsl.Index))
+            try:
+                e = _random_expression(rng, cls, rng.randrange(1, 5))
+            except KernelBuildError as err:
+                assert err.rule in ("shift", "division", "range"), err
+                continue
+            known[i] = numeric.known_int(e)
+            y[i] = e.to(dsl.Int64)
+
+    got = folded_stores(k)
+    assert len(got) >= 40, (known, got)
+    for i in got:  # every value MLIR folds is known, and the same (an Int64 of it: mod 2^64)
+        assert known[i] is not None and (known[i] - got[i]) % (1 << 64) == 0, (i, known[i], got[i])

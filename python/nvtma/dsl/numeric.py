@@ -642,8 +642,8 @@ _FLOAT_OPS = {"add": "AddFOp", "sub": "SubFOp", "mul": "MulFOp", "div": "DivFOp"
 
 
 def known_int(x):
-    """The integer a DSL integer value holds when it is a constant (arith.constant, or a vector broadcast of
-    one), read with its class's signedness; else None."""
+    """The integer a DSL integer value holds when it is known at build (a constant, arithmetic of constants
+    as `_folded` folds it, or a vector broadcast of one), read with its class's signedness; else None."""
     from .vector import Vector
     if not isinstance(x, (Numeric, Vector)):
         return None
@@ -656,10 +656,8 @@ def known_int(x):
     v = _folded(v)
     if v is None:
         return None
-    if cls is Index:
-        return v
-    v %= 1 << cls.width
-    return v - (1 << cls.width) if cls.signed and v >> (cls.width - 1) else v
+    return _as_signed(v, 64) if cls is Index else v % (1 << cls.width) if not cls.signed else \
+        _as_signed(v % (1 << cls.width), cls.width)
 
 
 def _view(v):
@@ -669,18 +667,109 @@ def _view(v):
     return op.opview if op is not None else None
 
 
-def _folded(v, depth=0):
-    """The integer an MLIR value holds where constants and + - * of them make it (Int32(16) + 16: LLVM folds
-    it too, and a shift by it is poison), as an unbounded int; else None."""
+def _width(t):
+    """The bits of an MLIR integer or index type (index: 64, as the NVPTX lowering makes it); None for others."""
+    if isinstance(t, ir.IndexType):
+        return 64
+    return ir.IntegerType(t).width if isinstance(t, ir.IntegerType) else None
+
+
+def _as_signed(p, w):
+    """Bit pattern p of w bits as a signed integer."""
+    return p - (1 << w) if p >> (w - 1) & 1 else p
+
+
+def _sdiv(a, b, w, rounding):
+    """Signed a / b rounded toward zero, down or up (a, b patterns of w bits), or None where LLVM makes it
+    poison or undefined: by 0, or -2^(w-1) / -1."""
+    a, b = _as_signed(a, w), _as_signed(b, w)
+    if b == 0 or (a == -(1 << (w - 1)) and b == -1):
+        return None
+    if rounding == "zero":
+        return abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+    return a // b if rounding == "floor" else -(-a // b)
+
+
+def _srem(a, b, w):
+    """Signed a rem b, of the dividend's sign (-2^(w-1) rem -1 is 0, as MLIR and LLVM fold it); None by 0."""
+    a, b = _as_signed(a, w), _as_signed(b, w)
+    if b == 0:
+        return None
+    return abs(a) % abs(b) * (1 if a >= 0 else -1)
+
+
+def _shift(a, b, w, f):
+    return None if b >= w else f(a, b)
+
+
+# arith's integer ops on w-bit patterns (their results wrapped to w bits after): None where the op is poison
+_FOLDS = {
+    "AddIOp": lambda a, b, w: a + b,
+    "SubIOp": lambda a, b, w: a - b,
+    "MulIOp": lambda a, b, w: a * b,
+    "AndIOp": lambda a, b, w: a & b,
+    "OrIOp": lambda a, b, w: a | b,
+    "XOrIOp": lambda a, b, w: a ^ b,
+    "DivUIOp": lambda a, b, w: a // b if b else None,
+    "RemUIOp": lambda a, b, w: a % b if b else None,
+    "CeilDivUIOp": lambda a, b, w: -(-a // b) if b else None,
+    "DivSIOp": lambda a, b, w: _sdiv(a, b, w, "zero"),
+    "FloorDivSIOp": lambda a, b, w: _sdiv(a, b, w, "floor"),
+    "CeilDivSIOp": lambda a, b, w: _sdiv(a, b, w, "ceil"),
+    "RemSIOp": _srem,
+    "ShLIOp": lambda a, b, w: _shift(a, b, w, int.__lshift__),
+    "ShRUIOp": lambda a, b, w: _shift(a, b, w, int.__rshift__),
+    "ShRSIOp": lambda a, b, w: _shift(_as_signed(a, w), b, w, int.__rshift__),
+    "MinSIOp": lambda a, b, w: builtins.min(_as_signed(a, w), _as_signed(b, w)),
+    "MaxSIOp": lambda a, b, w: builtins.max(_as_signed(a, w), _as_signed(b, w)),
+    "MinUIOp": lambda a, b, w: builtins.min(a, b),
+    "MaxUIOp": lambda a, b, w: builtins.max(a, b),
+}
+# cmpi's predicates (arith::CmpIPredicate's values) on w-bit patterns
+_ORDER = (int.__lt__, int.__le__, int.__gt__, int.__ge__)
+_CMPI = [lambda a, b, w: a == b, lambda a, b, w: a != b] + [
+    (lambda f: lambda a, b, w: f(_as_signed(a, w), _as_signed(b, w)))(f) for f in _ORDER] + [
+    (lambda f: lambda a, b, w: f(a, b))(f) for f in _ORDER]
+_CASTS = {"ExtSIOp": True, "IndexCastOp": True, "ExtUIOp": False, "IndexCastUIOp": False, "TruncIOp": False}
+
+
+def _folded(v, depth=0, memo=None):
+    """The bit pattern an MLIR integer value holds where constants and arith's integer ops (+ - * & | ^, the
+    divisions and remainders, shifts, min/max, comparisons, select, casts) of them make it: Int32(16) + 16
+    and Int64(3) % 4 (a remsi, compares and a select) are known here as LLVM folds them; None elsewhere (a
+    run-time value, an op that is poison on its constants, or past `depth` ops). Each op is folded once a
+    call (`memo`: x * x + x shares its operands)."""
     op = _view(v)
+    w = _width(v.type) if op is not None else None
+    if w is None:
+        return None
+    memo = {} if memo is None else memo
+    key = op.operation
+    if key not in memo:
+        memo[key] = _fold_op(op, w, depth, memo)
+    return memo[key]
+
+
+def _fold_op(op, w, depth, memo):
+    name = type(op).__name__
     if isinstance(op, arith.ConstantOp):
         a = op.attributes["value"]
-        return ir.IntegerAttr(a).value if isinstance(a, ir.IntegerAttr) else None
-    fold = {arith.AddIOp: int.__add__, arith.SubIOp: int.__sub__, arith.MulIOp: int.__mul__}.get(type(op))
-    if fold is not None and depth < 8:
-        a, b = (_folded(o, depth + 1) for o in op.operands)
-        return None if a is None or b is None else fold(a, b)
-    return None
+        return ir.IntegerAttr(a).value % (1 << w) if isinstance(a, ir.IntegerAttr) else None
+    if depth >= 64 or name not in _FOLDS and name not in _CASTS and name not in ("CmpIOp", "SelectOp"):
+        return None
+    if name == "SelectOp":
+        c = _folded(op.operands[0], depth + 1, memo)
+        return None if c is None else _folded(op.operands[1 if c else 2], depth + 1, memo)
+    args = [_folded(o, depth + 1, memo) for o in op.operands]
+    if None in args:
+        return None
+    if name in _CASTS:
+        r = _as_signed(args[0], _width(op.operands[0].type)) if _CASTS[name] else args[0]
+    elif name == "CmpIOp":
+        r = int(_CMPI[ir.IntegerAttr(op.attributes["predicate"]).value](*args, _width(op.operands[0].type)))
+    else:
+        r = _FOLDS[name](*args, w)
+    return None if r is None else r % (1 << w)
 
 
 def _int_operands(kind, cls, a, b):
