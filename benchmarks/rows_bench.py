@@ -4,12 +4,13 @@
     python3 benchmarks/rows_bench.py build DIR   # here (needs MLIR): the kernels of every block size
     python3 benchmarks/rows_bench.py run DIR     # on the GPU: one JSON line per problem
 
-Gemm() calls a kernel per block of at most 256 rows, each streaming W again; issue #13 times M <= 256 only
-(gemm_bench.py). Here: #13's five (N, K) at M in MS, W as e4m3 with per-tensor and per-row scales (x as e4m3
+Gemm() calls a kernel per block of at most 256 rows (`gemm.row_blocks`: blocks of 256 and the rest), each
+streaming W again; issue #13 times M <= 256 only (gemm_bench.py). Here: #13's five (N, K) at M in MS, W as e4m3 with per-tensor and per-row scales (x as e4m3
 with per-row scales, quantized in torch) and as bf16, at the configs Gemm() picks for each block; the same
 protocol as gemm_bench.py (GPU time per call from CUDA-graph replays of 20 calls rotating over >= 256 MiB of
 W copies, best of 10; torch._scaled_mm or torch.matmul in the same process), and every y checked against a
-float32 reference first.
+float32 reference first. `even_us`: the same call in session 42's blocks (as even as multiples of 8 allow,
+`even_blocks`), where they differ.
 """
 
 import argparse
@@ -18,9 +19,17 @@ from pathlib import Path
 
 import gemm_bench
 
-MS = [384, 512, 1024]
+MS = [300, 384, 520, 1024]
 MODES = ["tensor", "row", "bf16"]
 F8 = gemm_bench.F8
+
+
+def even_blocks(M):
+    """Session 42's gemm.row_blocks: as few blocks as hold M at 256 rows, as even as multiples of 8 allow."""
+    n = -(-M // 256)
+    units, extra = divmod(-(-M // 8), n)
+    stops = [8 * (i * units + min(i, extra)) for i in range(1, n + 1)]
+    return [(a, min(b, M)) for a, b in zip([0] + stops, stops)]
 
 
 def problems():
@@ -35,7 +44,7 @@ def build(d: Path):
     g = gemm.Gemm(quantize="kernel")
     specs = {}
     for N, K, M, mode in problems():
-        for a, b in gemm.row_blocks(M):
+        for a, b in gemm.row_blocks(M) + even_blocks(M):
             sp = g.plan(b - a, N, K, "bf16" if mode == "bf16" else F8, None if mode == "bf16" else mode)[0]
             specs[sp.key] = sp
     for key, sp in specs.items():
@@ -85,6 +94,17 @@ def run(d: Path):
             line.update(us=round(ms * 1e3, 2), TFLOPs=round(2 * M * N * K / ms / 1e9, 1),
                         W_TBps=round(wbytes / ms / 1e9, 3), max_rel_err=float(f"{err:.2e}"),
                         correct=err < (2e-2 if fp8 else 1e-2))
+            if even_blocks(M) != gemm.row_blocks(M):
+                greedy, gemm.row_blocks = gemm.row_blocks, even_blocks
+                try:
+                    ye = g(x, w, **kw)
+                    torch.cuda.synchronize()
+                    line["even_correct"] = bool(((ye.float() - ref).abs().max() / ref.abs().max()).item() <
+                                                (2e-2 if fp8 else 1e-2))
+                    line["even_us"] = round(common.graph_ms(torch, stream, lambda i: g(x, wbufs[i], **kw),
+                                                            nbufs) * 1e3, 2)
+                finally:
+                    gemm.row_blocks = greedy
         except Exception as e:  # noqa: BLE001 (report and go on)
             line["error"] = f"{type(e).__name__}: {e}"[:400]
         try:

@@ -15,7 +15,7 @@ choice for the problem unless --config.
     python examples/fp8_gemm.py --m 16 --n 7168 --k 2048 --run        # and run, check against torch (GPU)
     python examples/fp8_gemm.py --m 16 --run --bench                  # and time it beside torch._scaled_mm
     python examples/fp8_gemm.py --m 8 --quantize fused --run          # x quantized inside the GEMM
-    python examples/fp8_gemm.py --m 600 --run                         # 600 rows: 3 calls of 200 (gemm.row_blocks)
+    python examples/fp8_gemm.py --m 600 --run                         # 600 rows: calls of 256, 256, 88 (gemm.row_blocks)
     python examples/fp8_gemm.py --aot DIR ... / --from DIR --run ...  # AOT: the GPU box needs no MLIR
 """
 

@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import itertools
 import operator
 import weakref
 from typing import NamedTuple
@@ -2236,8 +2235,8 @@ class Gemm:
 
     A call: y = g(x, w, w_scale=, scale=, x_scale=, out=, out_dtype=,
     config=, **spec options); `out` a [M, N] bf16 or f32 tensor to write y
-    into. x of more than MAX_ROWS (256) rows is taken in even blocks of at
-    most 256 rows, a call each (W streamed once a block: ``row_blocks``).
+    into. x of more than MAX_ROWS (256) rows is taken in blocks of 256 rows
+    and the rest, a call each (W streamed once a block: ``row_blocks``).
     Each kind of call (shapes, strides, dtypes, devices, options) is
     checked and planned once; later ones check only the addresses (on the
     H200, an eager call's host time fell from 38-39 to 19-20 us, against
@@ -2792,15 +2791,12 @@ class _Prepared:
 
 def row_blocks(M):
     """The [start, stop) blocks of x's M rows that Gemm calls its kernels on: all M up to MAX_ROWS, else blocks
-    as even as multiples of 8 rows allow (300: 152 + 148; 1000: 256 + 248 x 3), never a sliver of a few rows
-    that would stream all of W again for them. W is streamed once a block: no kernel here holds more than
-    MAX_ROWS rows of x (wgmma's N), and at MAX_ROWS a GEMM of this module is no longer bound by W's stream."""
-    if M <= MAX_ROWS:
-        return [(0, M)]
-    n = -(-M // MAX_ROWS)  # as few calls as can hold M, each 8-row units of an even share
-    units, extra = divmod(-(-M // 8), n)
-    stops = list(itertools.accumulate(8 * (units + (i < extra)) for i in range(n)))
-    return [(a, min(b, M)) for a, b in zip([0] + stops, stops)]
+    of MAX_ROWS and the rest last (300: 256 + 44; 520: 256 + 256 + 8). No kernel here holds more than MAX_ROWS
+    rows of x (wgmma's N), so W is streamed once a block, and ceil(M / MAX_ROWS) blocks is as few as there
+    can be; a block's time grows with its tile (8 to 256 rows), so full blocks and the rest in as small a tile
+    as it fits cost least: 300 rows as 152 + 148 (session 42's even blocks) took two 256-row tiles where 256 +
+    44 takes one and a 48-row tile (4096 x 7168, the H200 table's times: 2 x 13.3 us against 13.3 + about 9)."""
+    return [(a, min(a + MAX_ROWS, M)) for a in range(0, M, MAX_ROWS)] or [(0, 0)]
 
 
 def _stream_key(device_index):
