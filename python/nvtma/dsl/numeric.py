@@ -699,6 +699,7 @@ def _srem(a, b, w):
 
 
 def _shift(a, b, w, f):
+    """f(a, b) for a shift by b of a w-bit value, or None where b is w or more (LLVM poison)."""
     return None if b >= w else f(a, b)
 
 
@@ -751,6 +752,7 @@ def _folded(v, depth=0, memo=None):
 
 
 def _fold_op(op, w, depth, memo):
+    """_folded's value of op's result (w bits), from its operands' (each folded once, in `memo`)."""
     name = type(op).__name__
     if isinstance(op, arith.ConstantOp):
         a = op.attributes["value"]
