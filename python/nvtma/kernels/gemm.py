@@ -2795,7 +2795,8 @@ def row_blocks(M):
     rows of x (wgmma's N), so W is streamed once a block, and ceil(M / MAX_ROWS) blocks is as few as there
     can be; a block's time grows with its tile (8 to 256 rows), so full blocks and the rest in as small a tile
     as it fits cost least: 300 rows as 152 + 148 (session 42's even blocks) took two 256-row tiles where 256 +
-    44 takes one and a 48-row tile (4096 x 7168, the H200 table's times: 2 x 13.3 us against 13.3 + about 9)."""
+    44 takes one and a 48-row tile. Measured on an H100 (benchmarks/rows_bench.py, M = 300-520, #13's shapes):
+    3-29% faster than the even blocks at every problem (2112 x 7168, 300 rows, per tensor: 17.7 us, 22.8)."""
     return [(a, min(a + MAX_ROWS, M)) for a in range(0, M, MAX_ROWS)] or [(0, 0)]
 
 
