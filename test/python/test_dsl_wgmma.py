@@ -1218,7 +1218,7 @@ def test_dsmem_store_takes_a_peer_address_and_its_barrier():
     build_error(make(buf="global"), rule="cluster")
 
 
-def test_gemm_takes_rows_past_256_in_even_blocks():
+def test_gemm_takes_rows_past_256_in_full_blocks_then_the_rest():
     """gemm.row_blocks: x of M rows in as few calls as hold M at 256 rows a call, every block but the last of
     256 rows (the rest in as small a tile as it fits: 300 rows as 152 + 148 took two 256-row tiles), covering
     M in order."""
