@@ -9,8 +9,8 @@ streaming W again; issue #13 times M <= 256 only (gemm_bench.py). Here: #13's fi
 e4m3 with per-tensor and per-row scales (x as e4m3 with per-row scales, quantized in torch) and as bf16, at
 the configs Gemm() picks for each block; the same protocol as gemm_bench.py (GPU time per call from
 CUDA-graph replays of 20 calls rotating over >= 256 MiB of W copies, best of 10; torch._scaled_mm or
-torch.matmul in the same process), and every y checked against a float32 reference first. `even_us`: the same call in session 42's blocks (as even as multiples of 8 allow,
-`even_blocks`), where they differ.
+torch.matmul in the same process), and every y checked against a float32 reference first. `even_us`: the
+same call in session 42's blocks (as even as multiples of 8 allow, `even_blocks`), where they differ.
 """
 
 import argparse
