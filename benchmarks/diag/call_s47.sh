@@ -10,8 +10,12 @@
 set -u
 here=$(dirname "$0")
 [ -n "${SKIP_SUITES:-}" ] || bash "$here/call_s26.sh"
-if [ -d .dev/rows_art ]; then  # benchmarks/rows_bench.py build .dev/rows_art here, carried beside the pack
-  PYTHONPATH=/tmp/pk:$PWD/benchmarks NVTMA_CACHE=0 timeout 150 python3 benchmarks/rows_bench.py run .dev/rows_art \
+# benchmarks/rows_bench.py build .dev/rows_art here, carried beside the pack as it is or as .rows_art.tar.xz
+# (tar cf - .dev/rows_art | xz -T2 > .rows_art.tar.xz: 107 kernels are 55 MB, near a call's 64 MiB)
+[ -f .rows_art.tar.xz ] && python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(filter="data")' \
+  .rows_art.tar.xz
+if [ -d .dev/rows_art ]; then
+  PYTHONPATH=/tmp/pk:$PWD/benchmarks NVTMA_CACHE=0 timeout 240 python3 benchmarks/rows_bench.py run .dev/rows_art \
     > "$OUT/rows_bench.jsonl" 2> "$OUT/rows_bench.err"
   echo "rows_bench rc $?: $(wc -l < "$OUT/rows_bench.jsonl") lines"
 fi
