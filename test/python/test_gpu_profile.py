@@ -153,15 +153,38 @@ def _gemm_case():
     return M, N, K, splits, wgs, wq, xq, sw, sx, want, parts, grid, sms
 
 
-def test_gemm_trace_and_overhead(tmp_path):
-    specs = profile_cases.gemm_specs()
-    traced, plain = build(specs["traced"]), build(specs["plain"])
-    names = profile.event_table(traced, "gemm")
-    M, N, K, splits, wgs, wq, xq, sw, sx, want, parts, grid, sms = _gemm_case()
-    y = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+def _gemm_setup(kind):
+    """The profiled GEMM of `kind` ("traced" or "clocks") and the plain one, built, with a problem's inputs, y,
+    the split workspace and `kind`'s buffer: (profiled module, plain module, its event names (traced) or
+    None, the case (_gemm_case's tuple), y, ws, counters, buffer)."""
     from nvtma.kernels import gemm
-    ws, counters = gemm.workspace(torch, "cuda", specs["traced"], N)
-    buf = profile.alloc_buffer(grid, specs["traced"].block, names.events_per_warp)
+    specs = profile_cases.gemm_specs()
+    prof_mod, plain = build(specs[kind]), build(specs["plain"])
+    case = _gemm_case()
+    M, N, K, splits, wgs, wq, xq, sw, sx, want, parts, grid, sms = case
+    y = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+    ws, counters = gemm.workspace(torch, "cuda", specs[kind], N)
+    if kind == "traced":
+        names = profile.event_table(prof_mod, "gemm")
+        buf = profile.alloc_buffer(grid, specs[kind].block, names.events_per_warp)
+    else:
+        names = None
+        buf = torch.zeros(grid[0] * (wgs + 1) * gemm.CLOCK_WORDS, dtype=torch.int64, device="cuda")
+    return prof_mod, plain, names, case, y, ws, counters, buf
+
+
+def _gemm_overhead(kind):
+    """(plain ms, profiled ms, median ratio) of the GEMM with `kind`'s profiling: its own test, apart from the
+    checks of what the profiling records (those run under compute-sanitizer; this replays 2,100 launches)."""
+    prof_mod, plain, _, case, y, ws, counters, buf = _gemm_setup(kind)
+    M, N, K, splits, wgs, wq, xq, sw, sx, want, parts, grid, sms = case
+    return _overhead(lambda: plain.gemm(wq, xq, y, ws, counters, parts, sw, sx, grid=grid),
+                     lambda: prof_mod.gemm(wq, xq, y, ws, counters, parts, sw, sx, buf, grid=grid))
+
+
+def test_gemm_trace(tmp_path):
+    traced, _, names, case, y, ws, counters, buf = _gemm_setup("traced")
+    M, N, K, splits, wgs, wq, xq, sw, sx, want, parts, grid, sms = case
     traced.gemm(wq, xq, y, ws, counters, parts, sw, sx, buf, grid=grid)
     torch.cuda.synchronize()
     err = ((y.float() - want).abs().max() / want.abs().max()).item()
@@ -177,21 +200,20 @@ def test_gemm_trace_and_overhead(tmp_path):
     _check_timelines(prof, sms)
     profile.check_trace(prof.chrome_trace())
     prof.write_trace(tmp_path / "gemm.json")
-    a, b, ratio = _overhead(lambda: plain.gemm(wq, xq, y, ws, counters, parts, sw, sx, grid=grid),
-                            lambda: traced.gemm(wq, xq, y, ws, counters, parts, sw, sx, buf, grid=grid))
-    print(f"\ngemm M={M} N={N} K={K} ({grid[0]} CTAs):\n{prof.table()}\ngemm overhead, ranges per k-block: "
-          f"{a * 1e3:.2f} us plain, {b * 1e3:.2f} us traced, median ratio {ratio:.4f} ({100 * (ratio - 1):+.2f}%)")
+    print(f"\ngemm M={M} N={N} K={K} ({grid[0]} CTAs):\n{prof.table()}")
 
 
-def test_gemm_clock_sums_add_up_and_cost_little():
+def test_gemm_trace_overhead():
+    a, b, ratio = _gemm_overhead("traced")
+    print(f"\ngemm overhead, ranges per k-block: {a * 1e3:.2f} us plain, {b * 1e3:.2f} us traced, median ratio "
+          f"{ratio:.4f} ({100 * (ratio - 1):+.2f}%)")
+
+
+def test_gemm_clock_sums_add_up():
     from nvtma.kernels import gemm
-    specs = profile_cases.gemm_specs()
-    clk, plain = build(specs["clocks"]), build(specs["plain"])
-    M, N, K, splits, wgs, wq, xq, sw, sx, want, parts, grid, sms = _gemm_case()
-    y = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
-    ws, counters = gemm.workspace(torch, "cuda", specs["clocks"], N)
+    clk, _, _, case, y, ws, counters, buf = _gemm_setup("clocks")
+    M, N, K, splits, wgs, wq, xq, sw, sx, want, parts, grid, sms = case
     W = gemm.CLOCK_WORDS
-    buf = torch.zeros(grid[0] * (wgs + 1) * W, dtype=torch.int64, device="cuda")
     calls = 3  # sums add up over launches
     for _ in range(calls):
         clk.gemm(wq, xq, y, ws, counters, parts, sw, sx, buf, grid=grid)
@@ -212,11 +234,13 @@ def test_gemm_clock_sums_add_up_and_cost_little():
     # waited for the grid, and was blocked on the ring for part of its span
     assert (cons[:len(gemm.CLOCKS["consumer"])] > 0).all() and prod[2] == 0 and 0 < prod[0] < prod[W - 1]
     share = {n: round(float(cons[i] / cons[W - 1]), 3) for i, n in enumerate(gemm.CLOCKS["consumer"])}
-    buf.zero_()
-    a, b, ratio = _overhead(lambda: plain.gemm(wq, xq, y, ws, counters, parts, sw, sx, grid=grid),
-                            lambda: clk.gemm(wq, xq, y, ws, counters, parts, sw, sx, buf, grid=grid))
-    print(f"\ngemm clock sums, consumers' shares of their span: {share}\ngemm overhead, clock sums: {a * 1e3:.2f} us "
-          f"plain, {b * 1e3:.2f} us, median ratio {ratio:.4f} ({100 * (ratio - 1):+.2f}%)")
+    print(f"\ngemm clock sums, consumers' shares of their span: {share}")
+
+
+def test_gemm_clock_sums_overhead():
+    a, b, ratio = _gemm_overhead("clocks")
+    print(f"\ngemm overhead, clock sums: {a * 1e3:.2f} us plain, {b * 1e3:.2f} us, median ratio {ratio:.4f} "
+          f"({100 * (ratio - 1):+.2f}%)")
     assert ratio <= 1.4, f"the clock sums cost {100 * (ratio - 1):.2f}% of the GEMM's time ({a:.4f} -> {b:.4f} ms)"
 
 
