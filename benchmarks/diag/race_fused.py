@@ -17,14 +17,9 @@ import torch
 
 import gpu_cases
 from nvtma.kernels import gemm
+from test_gpu_gemm import _quantize_w
 
 CASES = [c for c in gpu_cases.GEMM_CASES if c[3] != "bf16"]
-
-
-def _w(w32, mode):
-    """W quantized as `mode` scales it (test_gpu_gemm's helper), and W dequantized."""
-    from test_gpu_gemm import _quantize_w
-    return _quantize_w(w32, mode)
 
 
 def _x_reference(x):
@@ -47,7 +42,7 @@ def main(first=0, last=len(CASES)):
             continue
         gen = torch.Generator(device="cuda").manual_seed(M * 7 + N)
         x = torch.randn(M, K, generator=gen, device="cuda").to(torch.bfloat16)
-        w, sw, wdq = _w(torch.randn(N, K, generator=gen, device="cuda") / 8, mode)
+        w, sw, wdq = _quantize_w(torch.randn(N, K, generator=gen, device="cuda") / 8, mode)
         want = _x_reference(x) @ wdq.t()
         start = time.time()
         y = g(x, w, w_scale=sw, scale=mode, config=cfg)

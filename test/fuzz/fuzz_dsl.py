@@ -127,7 +127,6 @@ class Gen:
         self.block = 128
         self.bad_lines = set()  # generator lines whose choice was a wrong one (--accepted)
         self.prof = False   # whether the program made a Profiler (`prof`)
-        self.spans = []     # profile spans started and not ended yet
 
     # ------------------------------------------------------------- helpers
     def bad(self, scale=1.0):
@@ -1001,12 +1000,10 @@ class Gen:
             self.emit(f"{h} = prof.start({self.event_name()}{self.event_kw()})")
             if self.rng.random() < 0.5:
                 self.stmt()
-            if not self.bad(0.5):
+            if not self.bad(0.5):  # (else the span is left unended: a build error)
                 self.emit(f"prof.end({h})")
                 if self.bad(0.3):
                     self.emit(f"prof.end({h})")
-            else:
-                self.spans.append(h)
         elif r < 0.9:
             self.emit(f"with prof.role({self.event_name()}):")
             self.body()

@@ -656,8 +656,8 @@ def known_int(x):
     v = _folded(v)
     if v is None:
         return None
-    return _as_signed(v, 64) if cls is Index else v % (1 << cls.width) if not cls.signed else \
-        _as_signed(v % (1 << cls.width), cls.width)
+    # (v is a bit pattern of the value's width: 64 for Index, which reads signed)
+    return _as_signed(v, 64) if cls is Index else _as_signed(v, cls.width) if cls.signed else v
 
 
 def _view(v):
