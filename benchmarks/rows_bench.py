@@ -12,7 +12,9 @@ CUDA-graph replays of 20 calls rotating over >= 256 MiB of W copies, best of 10;
 torch.matmul in the same process), and every y checked against a float32 reference first. `even_us`: the
 same call in session 42's blocks (as even as multiples of 8 allow, `even_blocks`), where they differ;
 `hint_us`: the call with W loaded evict_last (`w_hint`; the default is evict_first), so that the next block
-may find in L2 the W that fits there (not yet run on a GPU).
+may find in L2 the W that fits there (not yet run on a GPU); `one_us`: all M rows in one launch, over clusters of
+`ms` CTAs sharing each W tile by multicast (each CTA ceil(M / ms) rows, `one_launch`), so W is streamed once (not
+yet run on a GPU).
 """
 
 import argparse
@@ -35,6 +37,19 @@ def even_blocks(M):
     return [(a, min(b, M)) for a, b in zip([0] + stops, stops)]
 
 
+def one_launch(M, N, K, w_dtype):
+    """Configs that take all M rows in one launch: clusters of ms = 2 or 4 CTAs sharing each W tile by multicast
+    (the kernel's M split), each CTA M / ms rows rounded up to 8 (at most 256), its W tile and K split the best
+    ranked for the clusters (gemm._ranked, one per ms)."""
+    from nvtma.kernels import gemm
+    out = []
+    for ms in (2, 4):
+        BM = -(-M // (8 * ms)) * 8
+        if BM <= gemm.MAX_ROWS:
+            out += [c._replace(ms=ms) for c in gemm._ranked(BM, N, gemm.k_steps(K, w_dtype), w_dtype, 132 // ms)[:1]]
+    return out
+
+
 def problems():
     for N, K in gemm_bench.SHAPES:
         for M in MS:
@@ -53,6 +68,9 @@ def build(d: Path):
             specs[sp.key] = sp
         for a, b in gemm.row_blocks(M):
             sp = g.plan(b - a, N, K, wd, scale, w_hint=W_HINT)[0]
+            specs[sp.key] = sp
+        for cfg in one_launch(M, N, K, wd):
+            sp = g.plan(M, N, K, wd, scale, config=cfg)[0]
             specs[sp.key] = sp
     for key, sp in specs.items():
         if not (d / key).exists():
@@ -117,6 +135,16 @@ def run(d: Path):
             torch.cuda.synchronize()
             line["hint_correct"] = ((yh.float() - ref).abs().max() / ref.abs().max()).item() < tol
             line["hint_us"] = round(common.graph_ms(torch, stream, lambda i: g(x, wbufs[i], **hinted), nbufs) * 1e3, 2)
+            ones = {}
+            for cfg in one_launch(M, N, K, F8 if fp8 else "bf16"):
+                p = g._prepare(x, w, kw.get("w_scale"), kw.get("scale"), kw.get("x_scale"), None, None, cfg, {})
+                y1 = p(x, w, kw.get("w_scale"), kw.get("x_scale"), None)
+                torch.cuda.synchronize()
+                ok = ((y1.float() - ref).abs().max() / ref.abs().max()).item() < tol
+                us = round(common.graph_ms(torch, stream, lambda i: p(x, wbufs[i], kw.get("w_scale"),
+                                                                     kw.get("x_scale"), None), nbufs) * 1e3, 2)
+                ones[gemm_bench.config_text(list(cfg.short))] = us if ok else f"WRONG {us}"
+            line["one_us"] = ones
         except Exception as e:  # noqa: BLE001 (report and go on)
             line["error"] = f"{type(e).__name__}: {e}"[:400]
         try:
