@@ -4,7 +4,8 @@
 # process, the new M > 256 tests), then racecheck over the fused-quantization GEMMs one fused call a case
 # (race_fused.py, cases FUSED_FIRST.., only the GEMM instrumented) until LIMIT seconds from the start.
 # With .dev/rows_art carried, benchmarks/rows_bench.py runs after the suites; MEMCHECK=1 runs memcheck over the
-# M > 256 and profile tests before the fused racecheck; SKIP_SUITES=1 leaves the suites out; ROWS_LIMIT: rows_bench's seconds (240). Staged here:
+# M > 256 and profile tests before the fused racecheck; SKIP_SUITES=1 leaves the suites out; ROWS_LIMIT: rows_bench's
+# seconds (240). Staged here:
 # SUITES_ONLY=1 benchmarks/diag/stage_s41.sh (and rows_bench.py build .dev/rows_art). Then:
 # run(carry=[".devpack.tar.xz"], command="bash benchmarks/diag/call_s47.sh > $OUT/s47.txt 2>&1; cat $OUT/s47.txt")
 set -u
