@@ -39,14 +39,16 @@ def even_blocks(M):
 
 def one_launch(M, N, K, w_dtype):
     """Configs that take all M rows in one launch: clusters of ms = 2 or 4 CTAs sharing each W tile by multicast
-    (the kernel's M split), each CTA M / ms rows rounded up to 8 (at most 256), its W tile and K split the best
-    ranked for the clusters (gemm._ranked, one per ms)."""
+    (the kernel's M split), each CTA M / ms rows rounded up to 8, and to 32 (at most 256: the epilogue's chunks
+    of rows divide a CTA's, 8 rows at 136 or 152, gemm.epi_rows), its W tile and K split the best ranked for the
+    clusters (gemm._ranked)."""
     from nvtma.kernels import gemm
     out = []
     for ms in (2, 4):
-        BM = -(-M // (8 * ms)) * 8
-        if BM <= gemm.MAX_ROWS:
-            out += [c._replace(ms=ms) for c in gemm._ranked(BM, N, gemm.k_steps(K, w_dtype), w_dtype, 132 // ms)[:1]]
+        for BM in sorted({-(-M // (r * ms)) * r for r in (8, 32)}):
+            if BM <= gemm.MAX_ROWS:
+                out += [c._replace(ms=ms) for c in gemm._ranked(BM, N, gemm.k_steps(K, w_dtype), w_dtype,
+                                                                132 // ms)[:1]]
     return out
 
 
