@@ -1,20 +1,18 @@
 #!/usr/bin/env python3
-"""Gemm past 256 rows of x (blocks of rows, `gemm.row_blocks`) against cuBLASLt, side by side.
+"""Gemm past 256 rows of x against cuBLASLt, and against its blocks of 256 rows, side by side.
 
-    python3 benchmarks/rows_bench.py build DIR   # here (needs MLIR): the kernels of every block size
+    python3 benchmarks/rows_bench.py build DIR   # here (needs MLIR): the kernels of every launch
     python3 benchmarks/rows_bench.py run DIR     # on the GPU: one JSON line per problem
 
-Gemm() calls a kernel per block of at most 256 rows (`gemm.row_blocks`: blocks of 256 and the rest), each
-streaming W again; issue #13 times M <= 256 only (gemm_bench.py). Here: #13's five (N, K) at M in MS, W as
-e4m3 with per-tensor and per-row scales (x as e4m3 with per-row scales, quantized in torch) and as bf16, at
-the configs Gemm() picks for each block; the same protocol as gemm_bench.py (GPU time per call from
+Gemm() takes 257-512 rows in one launch over CTA pairs sharing each W tile (`gemm.pair_candidates`), and more
+in blocks of 512 (`gemm.row_blocks`), each launch streaming W; issue #13 times M <= 256 only (gemm_bench.py).
+Here: #13's five (N, K) at M in MS, W as e4m3 with per-tensor and per-row scales (x as e4m3 with per-row
+scales, quantized in torch) and as bf16, with the same protocol as gemm_bench.py (GPU time per call from
 CUDA-graph replays of 20 calls rotating over >= 256 MiB of W copies, best of 10; torch._scaled_mm or
-torch.matmul in the same process), and every y checked against a float32 reference first. `even_us`: the
-same call in session 42's blocks (as even as multiples of 8 allow, `even_blocks`), where they differ;
-`hint_us`: the call with W loaded evict_last (`w_hint`; the default is evict_first), so that the next block
-may find in L2 the W that fits there (not yet run on a GPU); `one_us`: all M rows in one launch, over clusters of
-`ms` CTAs sharing each W tile by multicast (each CTA ceil(M / ms) rows, `one_launch`), so W is streamed once (not
-yet run on a GPU).
+torch.matmul in the same process), every y checked against a float32 reference first. `blocks_us`: the call in
+blocks of 256 rows, a launch each (Gemm() before session 44). Session 43's comparisons (session 42's even
+blocks, W evict_last, clusters of four CTAs) are in results/h100-2026-12-06-s47-rows-bench.jsonl and
+h100-2026-12-06-s48-rows.jsonl.
 """
 
 import argparse
@@ -23,33 +21,9 @@ from pathlib import Path
 
 import gemm_bench
 
-MS = [300, 384, 520, 1024]
+MS = [300, 384, 512, 520, 1024]
 MODES = ["tensor", "row", "bf16"]
 F8 = gemm_bench.F8
-W_HINT = "evict_last"
-
-
-def even_blocks(M):
-    """Session 42's gemm.row_blocks: as few blocks as hold M at 256 rows, as even as multiples of 8 allow."""
-    n = -(-M // 256)
-    units, extra = divmod(-(-M // 8), n)
-    stops = [8 * (i * units + min(i, extra)) for i in range(1, n + 1)]
-    return [(a, min(b, M)) for a, b in zip([0] + stops, stops)]
-
-
-def one_launch(M, N, K, w_dtype):
-    """Configs that take all M rows in one launch: clusters of ms = 2 or 4 CTAs sharing each W tile by multicast
-    (the kernel's M split), each CTA M / ms rows rounded up to 8, and to 32 (at most 256: the epilogue's chunks
-    of rows divide a CTA's, 8 rows at 136 or 152, gemm.epi_rows), its W tile and K split the best ranked for the
-    clusters (gemm._ranked)."""
-    from nvtma.kernels import gemm
-    out = []
-    for ms in (2, 4):
-        for BM in sorted({-(-M // (r * ms)) * r for r in (8, 32)}):
-            if BM <= gemm.MAX_ROWS:
-                out += [c._replace(ms=ms) for c in gemm._ranked(BM, N, gemm.k_steps(K, w_dtype), w_dtype,
-                                                                132 // ms)[:1]]
-    return out
 
 
 def problems():
@@ -65,14 +39,8 @@ def build(d: Path):
     specs = {}
     for N, K, M, mode in problems():
         wd, scale = ("bf16", None) if mode == "bf16" else (F8, mode)
-        for a, b in gemm.row_blocks(M) + even_blocks(M):
+        for a, b in gemm.row_blocks(M) + gemm.row_blocks(M, gemm.MAX_ROWS):
             sp = g.plan(b - a, N, K, wd, scale)[0]
-            specs[sp.key] = sp
-        for a, b in gemm.row_blocks(M):
-            sp = g.plan(b - a, N, K, wd, scale, w_hint=W_HINT)[0]
-            specs[sp.key] = sp
-        for cfg in one_launch(M, N, K, wd):
-            sp = g.plan(M, N, K, wd, scale, config=cfg)[0]
             specs[sp.key] = sp
     for key, sp in specs.items():
         if not (d / key).exists():
@@ -88,7 +56,7 @@ def run(d: Path):
     props = torch.cuda.get_device_properties(dev)
     print(json.dumps(dict(bench="gemm-rows", machine=props.name, sms=props.multi_processor_count,
                           torch=torch.__version__)), flush=True)
-    g = gemm.Gemm(artifacts=d, quantize="kernel")
+    g, gb = gemm.Gemm(artifacts=d, quantize="kernel"), gemm.Gemm(artifacts=d, quantize="kernel")
     stream = torch.cuda.Stream()
     gen = torch.Generator(device=dev).manual_seed(13)
     for N, K, M, mode in problems():
@@ -113,7 +81,9 @@ def run(d: Path):
             base_name = "torch.matmul (cuBLAS)"
         wbufs = [w] + [w.clone() for _ in range(nbufs - 1)]
         line = dict(bench="gemm-rows", N=N, K=K, M=M, mode=mode, blocks=[b - a for a, b in gemm.row_blocks(M)],
-                    w_copies=nbufs)
+                    config=[gemm_bench.config_text(list(gemm.choose_config(b - a, N, K, F8 if fp8 else "bf16",
+                                                                          scale=kw.get("scale")).short))
+                            for a, b in gemm.row_blocks(M)], w_copies=nbufs)
         try:
             y = g(x, w, **kw)
             torch.cuda.synchronize()
@@ -122,31 +92,16 @@ def run(d: Path):
             line.update(us=round(ms * 1e3, 2), TFLOPs=round(2 * M * N * K / ms / 1e9, 1),
                         W_TBps=round(wbytes / ms / 1e9, 3), max_rel_err=float(f"{err:.2e}"),
                         correct=err < tol)
-            if even_blocks(M) != gemm.row_blocks(M):
-                greedy, gemm.row_blocks = gemm.row_blocks, even_blocks
-                try:
-                    ye = g(x, w, **kw)
-                    torch.cuda.synchronize()
-                    line["even_correct"] = ((ye.float() - ref).abs().max() / ref.abs().max()).item() < tol
-                    line["even_us"] = round(common.graph_ms(torch, stream, lambda i: g(x, wbufs[i], **kw),
-                                                            nbufs) * 1e3, 2)
-                finally:
-                    gemm.row_blocks = greedy
-            hinted = dict(kw, w_hint=W_HINT)
-            yh = g(x, w, **hinted)
-            torch.cuda.synchronize()
-            line["hint_correct"] = ((yh.float() - ref).abs().max() / ref.abs().max()).item() < tol
-            line["hint_us"] = round(common.graph_ms(torch, stream, lambda i: g(x, wbufs[i], **hinted), nbufs) * 1e3, 2)
-            ones = {}
-            for cfg in one_launch(M, N, K, F8 if fp8 else "bf16"):
-                p = g._prepare(x, w, kw.get("w_scale"), kw.get("scale"), kw.get("x_scale"), None, None, cfg, {})
-                y1 = p(x, w, kw.get("w_scale"), kw.get("x_scale"), None)
+            launch_rows = gemm._launch_rows
+            gemm._launch_rows = lambda config, options: gemm.MAX_ROWS  # Gemm() before session 44
+            try:  # (a Gemm of its own: g's calls of M rows are looked up before the blocks are chosen)
+                yb = gb(x, w, **kw)
                 torch.cuda.synchronize()
-                ok = ((y1.float() - ref).abs().max() / ref.abs().max()).item() < tol
-                us = round(common.graph_ms(torch, stream, lambda i: p(x, wbufs[i], kw.get("w_scale"),
-                                                                     kw.get("x_scale"), None), nbufs) * 1e3, 2)
-                ones[gemm_bench.config_text(list(cfg.short))] = us if ok else f"WRONG {us}"
-            line["one_us"] = ones
+                line["blocks_correct"] = ((yb.float() - ref).abs().max() / ref.abs().max()).item() < tol
+                line["blocks_us"] = round(common.graph_ms(torch, stream, lambda i: gb(x, wbufs[i], **kw), nbufs) * 1e3,
+                                          2)
+            finally:
+                gemm._launch_rows = launch_rows
         except Exception as e:  # noqa: BLE001 (report and go on)
             line["error"] = f"{type(e).__name__}: {e}"[:400]
         try:

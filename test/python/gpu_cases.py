@@ -345,9 +345,10 @@ TABLE_CASES = [(7168, 2048, 77, "tensor"), (7168, 2048, 77, "block"), (7168, 204
                (7168, 2048, 100, "row"), (2112, 7168, 99, "bf16")]
 
 
-# (M, N, K, mode): x of more than 256 rows, taken in gemm.row_blocks' blocks (300: 256 + 44; 520: 256 + 256 + 8),
-# K tails and N not a multiple of the tile among them
-ROWS_CASES = [(300, 512, 1024, "tensor"), (300, 384, 1040, "block"), (520, 448, 768, "row"), (300, 320, 1024, "bf16")]
+# (M, N, K, mode): x of more than 256 rows: 257-512 in one launch over CTA pairs, more in gemm.row_blocks' blocks
+# (520: 512 + 8; 700: 512 + 188), K tails and N not a multiple of the tile among them
+ROWS_CASES = [(300, 512, 1024, "tensor"), (300, 384, 1040, "block"), (520, 448, 768, "row"), (300, 320, 1024, "bf16"),
+              (257, 320, 512, "row"), (700, 384, 1040, "block")]
 
 
 def gemm_specs():

@@ -1218,24 +1218,59 @@ def test_dsmem_store_takes_a_peer_address_and_its_barrier():
     build_error(make(buf="global"), rule="cluster")
 
 
-def test_gemm_takes_rows_past_256_in_full_blocks_then_the_rest():
-    """gemm.row_blocks: x of M rows in as few calls as hold M at 256 rows a call, every block but the last of
-    256 rows (the rest in as small a tile as it fits: 300 rows as 152 + 148 took two 256-row tiles), covering
-    M in order."""
+def test_gemm_takes_rows_past_a_launch_in_full_blocks_then_the_rest():
+    """gemm.row_blocks: x of M rows in as few launches as hold M at `rows` a launch (512, ROWS_A_LAUNCH: CTA
+    pairs; 256 before), every block but the last of `rows` (the rest in as small a tile as it fits: 300 rows as
+    152 + 148 took two 256-row tiles), covering M in order."""
     from nvtma.kernels import gemm
-    assert gemm.row_blocks(0) == [(0, 0)] and gemm.row_blocks(256) == [(0, 256)]
-    assert gemm.row_blocks(300) == [(0, 256), (256, 300)]
-    assert gemm.row_blocks(520) == [(0, 256), (256, 512), (512, 520)]
-    for M in list(range(1, 3000)) + [10241, 65537]:
-        blocks = gemm.row_blocks(M)
-        sizes = [b - a for a, b in blocks]
-        assert len(blocks) == -(-M // 256) and blocks[0][0] == 0 and blocks[-1][1] == M, M
-        assert all(b[1] == c[0] for b, c in zip(blocks, blocks[1:])) and 1 <= sizes[-1] <= 256, M
-        assert all(s == 256 for s in sizes[:-1]), (M, sizes)
+    assert gemm.ROWS_A_LAUNCH == 512
+    assert gemm.row_blocks(0) == [(0, 0)] and gemm.row_blocks(256) == [(0, 256)] == gemm.row_blocks(256, 256)
+    assert gemm.row_blocks(300) == [(0, 300)] and gemm.row_blocks(512) == [(0, 512)]
+    assert gemm.row_blocks(520) == [(0, 512), (512, 520)]
+    assert gemm.row_blocks(520, 256) == [(0, 256), (256, 512), (512, 520)]
+    for rows in (512, 256, 96):
+        for M in list(range(1, 3000)) + [10241, 65537]:
+            blocks = gemm.row_blocks(M, rows)
+            sizes = [b - a for a, b in blocks]
+            assert len(blocks) == -(-M // rows) and blocks[0][0] == 0 and blocks[-1][1] == M, M
+            assert all(b[1] == c[0] for b, c in zip(blocks, blocks[1:])) and 1 <= sizes[-1] <= rows, M
+            assert all(s == rows for s in sizes[:-1]), (M, sizes)
+
+
+def test_gemm_takes_257_to_512_rows_over_cta_pairs():
+    """x of 257-512 rows is one launch: CTA pairs sharing each W tile (ms = 2), each CTA M / 2 rows rounded up
+    to 32 (then to 8 among the candidates), the tile and split `_ranked`'s first for half the SMs, planned for
+    every scaling and for bf16 x quantized first; the M <= 256 table is not read for it (its M = 256 entries
+    are per 256-row tile). More rows than a pair takes are refused by the pair configs, and a launch takes a
+    given config's BM·ms rows (at most 512), or 256 where an option sets the cluster (mc, ms, kwg, swap)."""
+    from nvtma.kernels import gemm
+    g = gemm.Gemm()
+    for M in (257, 300, 384, 449, 512):
+        for N, K in ((4096, 7168), (24576, 1536), (2112, 7168), (520, 1040)):
+            for wd, scale in ((gemm.F8, "tensor"), (gemm.F8, "row"), (gemm.F8, "block"), ("bf16", None)):
+                cands = gemm.candidates(M, N, K, wd, scale=scale)
+                assert cands == gemm.pair_candidates(M, N, K, wd)
+                assert all(c.ms == 2 and c.swap and c.BM * 2 >= M and c.BM % 8 == 0 for c in cands)
+                cfg = gemm.choose_config(M, N, K, wd, scale=scale)
+                assert cfg == cands[0] and cfg.BM == -(-M // 64) * 32 and cfg.mc == 1 and not cfg.kwg
+                sp, _, q = g.plan(M, N, K, wd, scale, quantize=wd != "bf16")
+                assert sp.info["ms"] == 2 and sp.info["BM"] == cfg.BM and sp.info["x_scale"] != "fused"
+                assert (q is not None) == (wd != "bf16") and not sp.info["xhalf"]
+    assert [c.BM for c in gemm.pair_candidates(300, 4096, 7168)][::2] == [160, 152]  # rounded to 32, then 8
+    with pytest.raises(ValueError, match="257 to 512 rows"):
+        gemm.pair_candidates(513, 4096, 7168)
+    with pytest.raises(ValueError, match="257 to 512 rows"):
+        gemm.candidates(1024, 4096, 7168)
+    assert gemm._launch_rows(None, {}) == 512 and gemm._launch_rows(None, {"stages": 4}) == 512
+    assert all(gemm._launch_rows(None, {k: v}) == 256 for k, v in (("ms", 1), ("mc", 2), ("kwg", True),
+                                                                    ("swap", False)))
+    assert gemm._launch_rows((128, 128, 2, 1, 1, None, 2), {}) == 256
+    assert gemm._launch_rows((256, 128, 2, 1, 1, None, 4), {}) == 512
+    assert gemm._launch_rows((64, 64, 1, 1), {}) == 64
 
 
 def test_gemm_calls_its_kernels_on_each_block_of_rows(monkeypatch):
-    """Gemm's x of more than 256 rows, without a GPU: each of row_blocks' blocks goes to one prepared call with
+    """Gemm's x of more than a launch's rows, without a GPU: each of row_blocks' blocks goes to one prepared call with
     its rows of x and x_scale and its rows of y (out= too, at a row pitch of its own), y is returned whole
     (out itself where given), and a second call of the kind takes the prepared calls again. The kernels here
     are a float32 stand-in; the GPU test runs the real ones."""
@@ -1247,6 +1282,7 @@ def test_gemm_calls_its_kernels_on_each_block_of_rows(monkeypatch):
         prepared.append(x.shape[0])
 
         def call(x, w, w_scale, x_scale, out):
+            out = torch.empty(x.shape[0], w.shape[0], dtype=out_dtype or torch.bfloat16) if out is None else out
             seen.append((x.shape[0], x.data_ptr(), None if x_scale is None else x_scale.data_ptr(), out.data_ptr()))
             out.copy_((x.float() * x_scale[:, None]) @ w.float().t())
             return out
@@ -1262,13 +1298,27 @@ def test_gemm_calls_its_kernels_on_each_block_of_rows(monkeypatch):
         y = g(x, w, x_scale=sx, scale="tensor", out=wide[:, :48])
         assert y.data_ptr() == wide.data_ptr() and torch.allclose(y, want, atol=1e-4)
         assert wide[:, 48:].isnan().all()
-        assert [s[0] for s in seen] == [256, 256, 8]
+        assert [s[0] for s in seen] == [512, 8]
         assert [s[1] for s in seen] == [x[a:].data_ptr() for a, _ in gemm.row_blocks(520)]
         assert [s[2] for s in seen] == [sx[a:].data_ptr() for a, _ in gemm.row_blocks(520)]
         assert [s[3] for s in seen] == [wide[a:].data_ptr() for a, _ in gemm.row_blocks(520)]
-    assert prepared == [256, 8]  # planned once per kind of block, then taken again
-    y = g(x[:300], w, x_scale=sx[:300], scale="tensor", out_dtype=torch.float32)  # y made here: [300, 48]
-    assert y.shape == (300, 48) and torch.allclose(y, want[:300], atol=1e-4)
+    assert prepared == [512, 8]  # planned once per kind of block, then taken again
+    xl, sxl = torch.randn(1100, 64), torch.rand(1100) + 0.5  # y made here: [1100, 48]
+    seen.clear()
+    y = g(xl, w, x_scale=sxl, scale="tensor", out_dtype=torch.float32)
+    assert y.shape == (1100, 48) and torch.allclose(y, (xl * sxl[:, None]) @ w.t(), atol=1e-4)
+    assert [s[0] for s in seen] == [512, 512, 76]
+    seen.clear()
+    y = g(x[:300], w, x_scale=sx[:300], scale="tensor", out_dtype=torch.float32)  # one launch (a pair's)
+    assert torch.allclose(y, want[:300], atol=1e-4) and [s[0] for s in seen] == [300]
+    seen.clear()
+    y = g(x[:300], w, x_scale=sx[:300], scale="tensor", out_dtype=torch.float32, ms=1)  # an option setting the
+    # cluster: blocks of 256
+    assert torch.allclose(y, want[:300], atol=1e-4) and [s[0] for s in seen] == [256, 44]
+    seen.clear()
+    y = g(x, w, x_scale=sx, scale="tensor", out_dtype=torch.float32, config=(128, 128, 2, 1))  # blocks of a
+    # given config's BM·ms
+    assert torch.allclose(y, want, atol=1e-4) and [s[0] for s in seen] == [128] * 4 + [8]
 
 
 def test_block_scales_are_stored_for_whole_tma_boxes():

@@ -3,8 +3,8 @@
 Decode and small-batch inference multiply a few rows of activations by a
 weight matrix far larger than L2: the time is the time to stream W from
 DRAM. The kernel swaps A and B so N fills the wgmma's M = 64 and the
-activations' M (1-256, padded to the tile; Gemm takes more rows in blocks of
-up to 256) is the wgmma's N:
+activations' M (1-256 a CTA, padded to the tile; 257-512 over a pair of CTAs
+sharing W, and more in blocks of 512: ``row_blocks``) is the wgmma's N:
 
 * warp 0 (producer) streams W tiles [BN, 128 bytes of K] and x tiles
   [BM, 128 bytes of K] through TMA into a `stages`-deep ring (W with its own
@@ -61,7 +61,10 @@ from ..profile import Profiler
 
 G2S = cpasync.CopyBulkTensorTileG2SOp
 KBYTES = 128  # bytes of K per stage and row: one 128B swizzle span
-MAX_ROWS = 256  # rows of x one kernel call takes (wgmma's N at most); Gemm takes more in blocks of these
+MAX_ROWS = 256  # rows of x a CTA takes (wgmma's N at most)
+# rows of x one launch of Gemm's takes: up to MAX_ROWS in a CTA (or a pair, the table's), more over CTA pairs sharing
+# each W tile by multicast (ms = 2, each up to MAX_ROWS rows: pair_candidates), and more than this in blocks of it
+ROWS_A_LAUNCH = 2 * MAX_ROWS
 
 
 def _gemm_block(wgs, **_):
@@ -1797,7 +1800,7 @@ def choose_config(M, N, K, w_dtype=F8, sms=132, scale=None):
     """A Config: measured on the H200 for the benchmark's problems, else the
     best-ranked of ``candidates``."""
     cands = candidates(M, N, K, w_dtype, sms, scale=scale)
-    hit = _measured(N, K, cands[0].BM, w_dtype, sms, scale)
+    hit = M <= MAX_ROWS and _measured(N, K, cands[0].BM, w_dtype, sms, scale)
     if not hit:
         return cands[0]
     cfg = Config(cands[0].BM, *hit)
@@ -1855,7 +1858,7 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None, scale=None):
     128 17.05 -> 14.26 us, M = 32 12.04 -> 10.81)."""
     M, N, K, sms = _problem(M, N, K, w_dtype, sms)
     if M > MAX_ROWS:
-        raise ValueError(f"M = {M}: this kernel is for M <= {MAX_ROWS}")
+        return pair_candidates(M, N, K, w_dtype, sms)
     BM = next(b for b in (8, 16, 32, 64, 128, 256) if b >= M)
     kblocks = k_steps(K, w_dtype)
     ranked = _ranked(BM, N, kblocks, w_dtype, sms)
@@ -1909,6 +1912,27 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None, scale=None):
         more += [v for v in dsmem_candidates(M, N, w_dtype, sms, scale)
                  if v not in more and v.splits <= k_stages(K, w_dtype, v.kc)]
     return ranked + more
+
+
+def pair_candidates(M, N, K, w_dtype=F8, sms=132):
+    """Configs for M = 257-512 (ROWS_A_LAUNCH) in one launch: CTA pairs sharing each W tile by multicast (ms =
+    2), each CTA M / 2 rows rounded up to 32, then to 8 (the epilogue's chunks of rows divide a CTA's: 8 rows at
+    152, 32 at 160, epi_rows), with the W tiles and K splits `_ranked` puts first for half the SMs. Measured on
+    an H100 (benchmarks/rows_bench.py, #13's five shapes at M = 300 and 384, per tensor, row-scaled and bf16,
+    results/h100-2026-12-06-s48-rows.jsonl): 1.25-1.63x as fast as blocks of 256 rows (two launches, each
+    streaming W; 4096 x 7168, M = 300, per tensor: 15.9 us against 25.9, cuBLASLt 19.6), 0.82-2.10x cuBLAS's
+    time (geometric mean 1.19x); rows rounded up to 32 faster than to 8 at 13 of the 15 problems where they
+    differ; clusters of four CTAs (each M / 4 rows) slower at 28 of 30, by up to 30x with a K split."""
+    M, N, K, sms = _problem(M, N, K, w_dtype, sms)
+    if not MAX_ROWS < M <= ROWS_A_LAUNCH:
+        raise ValueError(f"M = {M}: CTA pairs take {MAX_ROWS + 1} to {ROWS_A_LAUNCH} rows of x")
+    kblocks = k_steps(K, w_dtype)
+    out = []
+    for r in (32, 8):
+        BM = -(-M // (2 * r)) * r
+        out += [c._replace(ms=2) for c in _ranked(BM, N, kblocks, w_dtype, max(sms // 2, 1))[:2]
+                if c._replace(ms=2) not in out]
+    return out
 
 
 def dsmem_candidates(M, N, w_dtype=F8, sms=132, scale=None):
@@ -2235,8 +2259,9 @@ class Gemm:
 
     A call: y = g(x, w, w_scale=, scale=, x_scale=, out=, out_dtype=,
     config=, **spec options); `out` a [M, N] bf16 or f32 tensor to write y
-    into. x of more than MAX_ROWS (256) rows is taken in blocks of 256 rows
-    and the rest, a call each (W streamed once a block: ``row_blocks``).
+    into. x of 257-512 rows is taken in one launch over CTA pairs sharing
+    W (``pair_candidates``), more in blocks of 512 rows and the rest, a
+    launch each (W streamed once a block: ``row_blocks``).
     Each kind of call (shapes, strides, dtypes, devices, options) is
     checked and planned once; later ones check only the addresses (on the
     H200, an eager call's host time fell from 38-39 to 19-20 us, against
@@ -2539,7 +2564,9 @@ class Gemm:
         if call is not None and not (x.data_ptr() | w.data_ptr() | (0 if out is None else out.data_ptr())) & 15:
             return call(x, w, w_scale, x_scale, out)
         if sig is not None and len(x.shape) == 2 and x.shape[0] > MAX_ROWS:
-            return self._in_row_blocks(x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_options)
+            rows = _launch_rows(config, dict(self.options, **spec_options))
+            if x.shape[0] > rows:
+                return self._in_row_blocks(x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_options, rows)
         call = self._prepare(x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_options)
         if sig is not None:
             if len(self._calls) >= 4096:
@@ -2547,16 +2574,17 @@ class Gemm:
             self._calls[sig] = call
         return call(x, w, w_scale, x_scale, out)
 
-    def _in_row_blocks(self, x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_options):
-        """y for x of more than MAX_ROWS rows (a prefill's M, say): the inputs checked whole (errors name the
-        caller's tensors), then a call for each of `row_blocks`' blocks of rows, into y's rows."""
+    def _in_row_blocks(self, x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_options, rows):
+        """y for x of more rows than a launch takes (`rows`, _launch_rows; a prefill's M, say): the inputs checked
+        whole (errors name the caller's tensors), then a call for each of `row_blocks`' blocks of rows, into y's
+        rows."""
         import torch
         _check_inputs(torch, x, w, w_scale, scale, x_scale, out, out_dtype)
         y = out if out is not None else torch.empty((x.shape[0], w.shape[0]), device=x.device,
                                                     dtype=out_dtype or torch.bfloat16)
-        for rows in (slice(*b) for b in row_blocks(x.shape[0])):
-            self(x[rows], w, w_scale=w_scale, scale=scale, x_scale=None if x_scale is None else x_scale[rows],
-                 out=y[rows], config=config, **spec_options)
+        for block in (slice(*b) for b in row_blocks(x.shape[0], rows)):
+            self(x[block], w, w_scale=w_scale, scale=scale, x_scale=None if x_scale is None else x_scale[block],
+                 out=y[block], config=config, **spec_options)
         return y
 
     def torch_op(self, name="nvtma::gemm"):
@@ -2789,15 +2817,24 @@ class _Prepared:
         return y
 
 
-def row_blocks(M):
-    """The [start, stop) blocks of x's M rows that Gemm calls its kernels on: all M up to MAX_ROWS, else blocks
-    of MAX_ROWS and the rest last (300: 256 + 44; 520: 256 + 256 + 8). No kernel here holds more than MAX_ROWS
-    rows of x (wgmma's N), so W is streamed once a block, and ceil(M / MAX_ROWS) blocks is as few as there
-    can be; a block's time grows with its tile (8 to 256 rows), so full blocks and the rest in as small a tile
-    as it fits cost least: 300 rows as 152 + 148 (session 42's even blocks) took two 256-row tiles where 256 +
-    44 takes one and a 48-row tile. Measured on an H100 (benchmarks/rows_bench.py, M = 300-520, #13's shapes):
-    3-29% faster than the even blocks at every problem (2112 x 7168, 300 rows, per tensor: 17.7 us, 22.8)."""
-    return [(a, min(a + MAX_ROWS, M)) for a in range(0, M, MAX_ROWS)] or [(0, 0)]
+def row_blocks(M, rows=ROWS_A_LAUNCH):
+    """The [start, stop) blocks of x's M rows that Gemm calls its kernels on: all M up to `rows` (what a launch
+    takes: ROWS_A_LAUNCH, or a given config's BM·ms), else blocks of `rows` and the rest last (1100: 512 + 512 +
+    76). Each launch streams W once, and ceil(M / rows) blocks is as few as there can be; a block's time grows
+    with its tile, so full blocks and the rest in as small a tile as it fits cost least: with blocks of 256
+    rows, 300 rows as 152 + 148 (session 42's even blocks) took two 256-row tiles where 256 + 44 takes one and a
+    48-row tile, 3-29% faster at every problem (H100, benchmarks/rows_bench.py, M = 300-520, #13's shapes)."""
+    return [(a, min(a + rows, M)) for a in range(0, M, rows)] or [(0, 0)]
+
+
+def _launch_rows(config, spec_options):
+    """The rows of x a launch takes for a call's `config` and options: a given config's BM·ms (at most
+    ROWS_A_LAUNCH), MAX_ROWS where an option sets what the CTA pairs past it would (mc, ms, kwg, swap; the
+    blocks then as before), else ROWS_A_LAUNCH."""
+    if config is not None:
+        cfg = given_config(config)
+        return max(1, min(cfg.BM * cfg.ms, ROWS_A_LAUNCH))
+    return MAX_ROWS if {"mc", "ms", "kwg", "swap"} & spec_options.keys() else ROWS_A_LAUNCH
 
 
 def _stream_key(device_index):
