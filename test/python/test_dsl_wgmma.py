@@ -1257,6 +1257,12 @@ def test_gemm_takes_257_to_512_rows_over_cta_pairs():
                 assert sp.info["ms"] == 2 and sp.info["BM"] == cfg.BM and sp.info["x_scale"] != "fused"
                 assert (q is not None) == (wd != "bf16") and not sp.info["xhalf"]
     assert [c.BM for c in gemm.pair_candidates(300, 4096, 7168)][::2] == [160, 152]  # rounded to 32, then 8
+    for N in (512, 3072, 7168, 65536):  # a K split only within one wave of pairs (3072 x 8192 bf16: 26 ways)
+        for K in (512, 8192):
+            for wd in (gemm.F8, "bf16"):
+                for sms in (132, 78, 2):
+                    assert all(c.splits == 1 or -(-N // c.BN) * c.splits <= sms // 2
+                               for c in gemm.pair_candidates(300, N, K, wd, sms)), (N, K, wd, sms)
     with pytest.raises(ValueError, match="257 to 512 rows"):
         gemm.pair_candidates(513, 4096, 7168)
     with pytest.raises(ValueError, match="257 to 512 rows"):

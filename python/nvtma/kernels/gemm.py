@@ -1926,12 +1926,18 @@ def pair_candidates(M, N, K, w_dtype=F8, sms=132):
     M, N, K, sms = _problem(M, N, K, w_dtype, sms)
     if not MAX_ROWS < M <= ROWS_A_LAUNCH:
         raise ValueError(f"M = {M}: CTA pairs take {MAX_ROWS + 1} to {ROWS_A_LAUNCH} rows of x")
-    kblocks = k_steps(K, w_dtype)
+    kblocks, pairs = k_steps(K, w_dtype), max(sms // 2, 1)
     out = []
     for r in (32, 8):
         BM = -(-M // (2 * r)) * r
-        out += [c._replace(ms=2) for c in _ranked(BM, N, kblocks, w_dtype, max(sms // 2, 1))[:2]
-                if c._replace(ms=2) not in out]
+        for c in _ranked(BM, N, kblocks, w_dtype, pairs)[:2]:
+            # a K split only within one wave of pairs: `_ranked` counts a split's epilogue once, but each share
+            # of a later wave pays it too (an f32 partial of BM x BN rows through the workspace); clusters of
+            # four with splits of 1-2 K steps a share (16-32) took 10-30x as long as unsplit (s48-rows)
+            if c.splits > 1 and -(-N // c.BN) * c.splits > pairs:
+                c = c._replace(splits=1)
+            if c._replace(ms=2) not in out:
+                out.append(c._replace(ms=2))
     return out
 
 
