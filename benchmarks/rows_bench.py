@@ -92,8 +92,8 @@ def run(d: Path):
             line.update(us=round(ms * 1e3, 2), TFLOPs=round(2 * M * N * K / ms / 1e9, 1),
                         W_TBps=round(wbytes / ms / 1e9, 3), max_rel_err=float(f"{err:.2e}"),
                         correct=err < tol)
-            launch_rows = gemm._launch_rows
-            gemm._launch_rows = lambda config, options: gemm.MAX_ROWS  # Gemm() before session 44
+            launch_rows = gemm.launch_rows
+            gemm.launch_rows = lambda config, options: gemm.MAX_ROWS  # Gemm() before session 44
             try:  # (a Gemm of its own: g's calls of M rows are looked up before the blocks are chosen)
                 yb = gb(x, w, **kw)
                 torch.cuda.synchronize()
@@ -101,7 +101,7 @@ def run(d: Path):
                 line["blocks_us"] = round(common.graph_ms(torch, stream, lambda i: gb(x, wbufs[i], **kw), nbufs) * 1e3,
                                           2)
             finally:
-                gemm._launch_rows = launch_rows
+                gemm.launch_rows = launch_rows
         except Exception as e:  # noqa: BLE001 (report and go on)
             line["error"] = f"{type(e).__name__}: {e}"[:400]
         try:

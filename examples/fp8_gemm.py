@@ -15,7 +15,7 @@ choice for the problem unless --config.
     python examples/fp8_gemm.py --m 16 --n 7168 --k 2048 --run        # and run, check against torch (GPU)
     python examples/fp8_gemm.py --m 16 --run --bench                  # and time it beside torch._scaled_mm
     python examples/fp8_gemm.py --m 8 --quantize fused --run          # x quantized inside the GEMM
-    python examples/fp8_gemm.py --m 600 --run                         # 600 rows: calls of 256, 256, 88 (gemm.row_blocks)
+    python examples/fp8_gemm.py --m 600 --run                         # 600 rows: launches of 512, 88 (gemm.row_blocks)
     python examples/fp8_gemm.py --aot DIR ... / --from DIR --run ...  # AOT: the GPU box needs no MLIR
 """
 
@@ -130,9 +130,9 @@ def main(argv=None):
     fp8 = a.scale != "bf16"
     opts = dict(l2_w=a.l2_w, l2_x=a.l2_x)
     g = gemm.Gemm(artifacts=a.load, quantize=a.quantize, **opts)
-    blocks = gemm.row_blocks(a.m)
-    if len(blocks) > 1:  # a kernel holds up to 256 rows of x: Gemm calls one a block of rows
-        print(f"x of {a.m} rows: {len(blocks)} calls, of {' / '.join(str(b - s) for s, b in blocks)} rows")
+    blocks = gemm.row_blocks(a.m, gemm.launch_rows(a.config, opts))
+    if len(blocks) > 1:  # a launch takes up to 512 rows of x (CTA pairs): Gemm launches one a block of rows
+        print(f"x of {a.m} rows: {len(blocks)} launches, of {' / '.join(str(b - s) for s, b in blocks)} rows")
     fused = {}  # rows -> whether that call's GEMM quantizes x inside
     for rows in dict.fromkeys(b - s for s, b in blocks):
         fused[rows] = _plan(g, a, rows, fp8)

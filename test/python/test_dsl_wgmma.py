@@ -1267,12 +1267,12 @@ def test_gemm_takes_257_to_512_rows_over_cta_pairs():
         gemm.pair_candidates(513, 4096, 7168)
     with pytest.raises(ValueError, match="257 to 512 rows"):
         gemm.candidates(1024, 4096, 7168)
-    assert gemm._launch_rows(None, {}) == 512 and gemm._launch_rows(None, {"stages": 4}) == 512
-    assert all(gemm._launch_rows(None, {k: v}) == 256 for k, v in (("ms", 1), ("mc", 2), ("kwg", True),
+    assert gemm.launch_rows(None, {}) == 512 and gemm.launch_rows(None, {"stages": 4}) == 512
+    assert all(gemm.launch_rows(None, {k: v}) == 256 for k, v in (("ms", 1), ("mc", 2), ("kwg", True),
                                                                     ("swap", False)))
-    assert gemm._launch_rows((128, 128, 2, 1, 1, None, 2), {}) == 256
-    assert gemm._launch_rows((256, 128, 2, 1, 1, None, 4), {}) == 512
-    assert gemm._launch_rows((64, 64, 1, 1), {}) == 64
+    assert gemm.launch_rows((128, 128, 2, 1, 1, None, 2), {}) == 256
+    assert gemm.launch_rows((256, 128, 2, 1, 1, None, 4), {}) == 512
+    assert gemm.launch_rows((64, 64, 1, 1), {}) == 64
 
 
 def test_gemm_calls_its_kernels_on_each_block_of_rows(monkeypatch):

@@ -90,6 +90,10 @@ def test_example_compiles_and_saves(name, flags, want, tmp_path):
      [r"BM=16 BN=64 consumer warpgroups=1 .*K splits=2 over a cluster", r"wrote .*/quantize_x-"]),
     (["--m", "1", "--n", "7168", "--k", "2048"],
      [r"BM=8 BN=64 consumer warpgroups=1 .*K splits=1, x loaded by each CTA; l2_promotion", r"wrote .*/quantize_x-"]),
+    # 257-512 rows: one launch over CTA pairs sharing W, each CTA 160 of 300 rows (m64n160 wgmmas)
+    (["--m", "300", "--n", "512", "--k", "1024"],
+     [r"gemm M=300 .*BM=160 .*M split over 2 CTAs sharing W",
+      r"wgmma\.mma_async\.sync\.aligned\.m64n160k32\.f32\.e4m3\.e4m3", r"wrote .*/quantize_x-"]),
 ])
 def test_fp8_gemm_example_compiles_and_saves(flags, want, tmp_path):
     """examples/fp8_gemm.py (issue #13): the GEMM (and the quantizer of bf16

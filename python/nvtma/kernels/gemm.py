@@ -2570,7 +2570,7 @@ class Gemm:
         if call is not None and not (x.data_ptr() | w.data_ptr() | (0 if out is None else out.data_ptr())) & 15:
             return call(x, w, w_scale, x_scale, out)
         if sig is not None and len(x.shape) == 2 and x.shape[0] > MAX_ROWS:
-            rows = _launch_rows(config, dict(self.options, **spec_options))
+            rows = launch_rows(config, dict(self.options, **spec_options))
             if x.shape[0] > rows:
                 return self._in_row_blocks(x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_options, rows)
         call = self._prepare(x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_options)
@@ -2581,7 +2581,7 @@ class Gemm:
         return call(x, w, w_scale, x_scale, out)
 
     def _in_row_blocks(self, x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_options, rows):
-        """y for x of more rows than a launch takes (`rows`, _launch_rows; a prefill's M, say): the inputs checked
+        """y for x of more rows than a launch takes (`rows`, launch_rows; a prefill's M, say): the inputs checked
         whole (errors name the caller's tensors), then a call for each of `row_blocks`' blocks of rows, into y's
         rows."""
         import torch
@@ -2833,7 +2833,7 @@ def row_blocks(M, rows=ROWS_A_LAUNCH):
     return [(a, min(a + rows, M)) for a in range(0, M, rows)] or [(0, 0)]
 
 
-def _launch_rows(config, spec_options):
+def launch_rows(config, spec_options):
     """The rows of x a launch takes for a call's `config` and options: a given config's BM·ms (at most
     ROWS_A_LAUNCH), MAX_ROWS where an option sets what the CTA pairs past it would (mc, ms, kwg, swap; the
     blocks then as before), else ROWS_A_LAUNCH."""
