@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Past 512 rows: Gemm's blocks of 512 and the rest (`gemm.row_blocks`) against blocks as even as 64-row units
+allow (`even`: ceil(M / 512) launches, each CTA pair's rows near half a block), side by side.
+
+    python3 benchmarks/diag/rows_even.py build DIR   # here (needs MLIR)
+    python3 benchmarks/diag/rows_even.py run DIR     # on the GPU: one JSON line per problem
+
+The rest of 512 + r rows streams all of W for its r rows (4096 x 7168, M = 520: 35.9 us, M = 512 alone 25.4,
+session 44); even blocks stream W as often, in bigger tiles. Same protocol as rows_bench.py (CUDA-graph
+replays of 20 calls, W rotated over >= 256 MiB, best of 10), y checked against float32 first.
+"""
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import gemm_bench  # noqa: E402
+
+MS = [520, 600, 700, 800, 1100]
+MODES = ["tensor", "bf16"]
+F8 = gemm_bench.F8
+
+
+def even(M, rows=512):
+    """ceil(M / rows) blocks, each a whole number of 64-row units (32 rows a CTA of a pair) but the last."""
+    n = -(-M // rows)
+    size = -(-M // (64 * n)) * 64
+    return [(a, min(a + size, M)) for a in range(0, M, size)]
+
+
+def problems():
+    for N, K in gemm_bench.SHAPES:
+        for M in MS:
+            for mode in MODES:
+                yield N, K, M, mode
+
+
+def build(d: Path):
+    from nvtma.kernels import gemm
+    g = gemm.Gemm(quantize="kernel")
+    specs = {}
+    for N, K, M, mode in problems():
+        wd, scale = ("bf16", None) if mode == "bf16" else (F8, mode)
+        for a, b in gemm.row_blocks(M) + even(M):
+            sp = g.plan(b - a, N, K, wd, scale)[0]
+            specs[sp.key] = sp
+    for key, sp in specs.items():
+        if not (d / key).exists():
+            sp.compile().save(d / key)
+    print(f"rows_even: {len(specs)} kernels -> {d}")
+
+
+def run(d: Path):
+    import torch
+    import common
+    from nvtma.kernels import gemm
+    dev = torch.device("cuda")
+    props = torch.cuda.get_device_properties(dev)
+    print(json.dumps(dict(bench="gemm-rows-even", machine=props.name, sms=props.multi_processor_count)), flush=True)
+    g, ge = gemm.Gemm(artifacts=d, quantize="kernel"), gemm.Gemm(artifacts=d, quantize="kernel")
+    stream = torch.cuda.Stream()
+    gen = torch.Generator(device=dev).manual_seed(44)
+    for N, K, M, mode in problems():
+        fp8 = mode != "bf16"
+        wbytes = N * K * (1 if fp8 else 2)
+        nbufs = max(2, -(-(256 << 20) // wbytes) + 1)
+        w32 = torch.randn(N, K, generator=gen, device=dev) / 4
+        x32 = torch.randn(M, K, generator=gen, device=dev)
+        if fp8:
+            sw = (w32.abs().amax() / 448).reshape(1)
+            w = (w32 / sw).to(torch.float8_e4m3fn)
+            sx = x32.abs().amax(1) / 448
+            x = (x32 / sx[:, None]).to(torch.float8_e4m3fn)
+            ref = (x.float() * sx[:, None]) @ (w.float() * sw).t()
+            kw = dict(w_scale=sw, scale=mode, x_scale=sx)
+        else:
+            w, x, kw = w32.to(torch.bfloat16), x32.to(torch.bfloat16), {}
+            ref = x.float() @ w.float().t()
+        wbufs = [w] + [w.clone() for _ in range(nbufs - 1)]
+        line = dict(bench="gemm-rows-even", N=N, K=K, M=M, mode=mode,
+                    blocks=[b - a for a, b in gemm.row_blocks(M)], even=[b - a for a, b in even(M)])
+        for name, gg, blocks in (("us", g, None), ("even_us", ge, even)):
+            greedy = gemm.row_blocks
+            if blocks is not None:
+                gemm.row_blocks = lambda M, rows=512: even(M, rows)
+            try:
+                y = gg(x, w, **kw)
+                torch.cuda.synchronize()
+                line[name.replace("us", "ok")] = ((y.float() - ref).abs().max() / ref.abs().max()).item() < 2e-2
+                line[name] = round(common.graph_ms(torch, stream, lambda i: gg(x, wbufs[i], **kw), nbufs) * 1e3, 2)
+            except Exception as e:  # noqa: BLE001 (report and go on)
+                line[name] = f"{type(e).__name__}: {e}"[:300]
+            finally:
+                gemm.row_blocks = greedy
+        print(json.dumps(line), flush=True)
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("cmd", choices=["build", "run"])
+    ap.add_argument("dir", type=Path)
+    a = ap.parse_args()
+    {"build": build, "run": run}[a.cmd](a.dir)
