@@ -33,19 +33,39 @@ def problems():
                 yield N, K, M, mode
 
 
-def build(d: Path):
+def build(d: Path, cases=None, partitions=None, name="rows_bench"):
+    """The kernels of every launch of `cases` ((N, K, M, mode); problems()) under each of `partitions` (M -> its
+    [start, stop) blocks; Gemm's row_blocks and the 256-row blocks), saved under DIR / spec.key."""
     from nvtma.kernels import gemm
     g = gemm.Gemm(quantize="kernel")
+    partitions = partitions or (gemm.row_blocks, lambda M: gemm.row_blocks(M, gemm.MAX_ROWS))
     specs = {}
-    for N, K, M, mode in problems():
+    for N, K, M, mode in cases or problems():
         wd, scale = ("bf16", None) if mode == "bf16" else (F8, mode)
-        for a, b in gemm.row_blocks(M) + gemm.row_blocks(M, gemm.MAX_ROWS):
+        for a, b in (block for part in partitions for block in part(M)):
             sp = g.plan(b - a, N, K, wd, scale)[0]
             specs[sp.key] = sp
     for key, sp in specs.items():
         if not (d / key).exists():
             sp.compile().save(d / key)
-    print(f"rows_bench: {len(specs)} kernels -> {d}")
+    print(f"{name}: {len(specs)} kernels -> {d}")
+
+
+def problem_inputs(torch, gen, N, K, M, mode):
+    """(x, W, the call's keywords, float32 y, W's scale, W's bytes): W random, e4m3 with per-tensor or per-row
+    scales and x e4m3 with per-row scales (`mode` "tensor" or "row"), or both bf16."""
+    dev = torch.device("cuda")
+    w32 = torch.randn(N, K, generator=gen, device=dev) / 4
+    x32 = torch.randn(M, K, generator=gen, device=dev)
+    if mode == "bf16":
+        w, x = w32.to(torch.bfloat16), x32.to(torch.bfloat16)
+        return x, w, {}, x.float() @ w.float().t(), None, N * K * 2
+    sw = (w32.abs().amax() / 448).reshape(1) if mode == "tensor" else w32.abs().amax(1) / 448
+    w = (w32 / (sw if mode == "tensor" else sw[:, None])).to(torch.float8_e4m3fn)
+    wdq = w.float() * (sw if mode == "tensor" else sw[:, None])
+    sx = x32.abs().amax(1) / 448
+    x = (x32 / sx[:, None]).to(torch.float8_e4m3fn)
+    return x, w, dict(w_scale=sw, scale=mode, x_scale=sx), (x.float() * sx[:, None]) @ wdq.t(), sw, N * K
 
 
 def run(d: Path):
@@ -62,23 +82,10 @@ def run(d: Path):
     for N, K, M, mode in problems():
         fp8 = mode != "bf16"
         tol = 2e-2 if fp8 else 1e-2
-        wbytes = N * K * (1 if fp8 else 2)
+        x, w, kw, ref, sw, wbytes = problem_inputs(torch, gen, N, K, M, mode)
         nbufs = max(2, -(-(256 << 20) // wbytes) + 1)
-        w32 = torch.randn(N, K, generator=gen, device=dev) / 4
-        x32 = torch.randn(M, K, generator=gen, device=dev)
-        if fp8:
-            sw = (w32.abs().amax() / 448).reshape(1) if mode == "tensor" else w32.abs().amax(1) / 448
-            w = (w32 / (sw if mode == "tensor" else sw[:, None])).to(torch.float8_e4m3fn)
-            wdq = w.float() * (sw if mode == "tensor" else sw[:, None])
-            sx = x32.abs().amax(1) / 448
-            x = (x32 / sx[:, None]).to(torch.float8_e4m3fn)
-            ref = (x.float() * sx[:, None]) @ wdq.t()
-            kw = dict(w_scale=sw, scale=mode, x_scale=sx)
-            base_name = "torch._scaled_mm per-tensor" if mode == "tensor" else "torch._scaled_mm row-wise"
-        else:
-            w, x, kw = w32.to(torch.bfloat16), x32.to(torch.bfloat16), {}
-            ref = x.float() @ w.float().t()
-            base_name = "torch.matmul (cuBLAS)"
+        base_name = ("torch.matmul (cuBLAS)" if not fp8 else "torch._scaled_mm per-tensor" if mode == "tensor"
+                     else "torch._scaled_mm row-wise")
         wbufs = [w] + [w.clone() for _ in range(nbufs - 1)]
         line = dict(bench="gemm-rows", N=N, K=K, M=M, mode=mode, blocks=[b - a for a, b in gemm.row_blocks(M)],
                     config=[gemm_bench.config_text(list(gemm.choose_config(b - a, N, K, F8 if fp8 else "bf16",
@@ -121,9 +128,14 @@ def run(d: Path):
         print(json.dumps(line), flush=True)
 
 
-if __name__ == "__main__":
+def main(build, run):
+    """`build DIR` or `run DIR` from the command line."""
     ap = argparse.ArgumentParser()
     ap.add_argument("cmd", choices=["build", "run"])
     ap.add_argument("dir", type=Path)
     a = ap.parse_args()
     {"build": build, "run": run}[a.cmd](a.dir)
+
+
+if __name__ == "__main__":
+    main(build, run)

@@ -7,19 +7,19 @@ allow (`even`: ceil(M / 512) launches, each CTA pair's rows near half a block), 
 
 The rest of 512 + r rows streams all of W for its r rows (4096 x 7168, M = 520: 35.9 us, M = 512 alone 25.4,
 session 44); even blocks stream W as often, in bigger tiles. Same protocol as rows_bench.py (CUDA-graph
-replays of 20 calls, W rotated over >= 256 MiB, best of 10), y checked against float32 first.
+replays of 20 calls, W rotated over >= 256 MiB, best of 10), y checked against float32 first. Not yet run on a
+GPU (session 44's device time ran out).
 """
-import argparse
 import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import gemm_bench  # noqa: E402
+import rows_bench  # noqa: E402
 
 MS = [520, 600, 700, 800, 1100]
 MODES = ["tensor", "bf16"]
-F8 = gemm_bench.F8
 
 
 def even(M, rows=512):
@@ -38,17 +38,7 @@ def problems():
 
 def build(d: Path):
     from nvtma.kernels import gemm
-    g = gemm.Gemm(quantize="kernel")
-    specs = {}
-    for N, K, M, mode in problems():
-        wd, scale = ("bf16", None) if mode == "bf16" else (F8, mode)
-        for a, b in gemm.row_blocks(M) + even(M):
-            sp = g.plan(b - a, N, K, wd, scale)[0]
-            specs[sp.key] = sp
-    for key, sp in specs.items():
-        if not (d / key).exists():
-            sp.compile().save(d / key)
-    print(f"rows_even: {len(specs)} kernels -> {d}")
+    rows_bench.build(d, problems(), (gemm.row_blocks, even), "rows_even")
 
 
 def run(d: Path):
@@ -62,21 +52,8 @@ def run(d: Path):
     stream = torch.cuda.Stream()
     gen = torch.Generator(device=dev).manual_seed(44)
     for N, K, M, mode in problems():
-        fp8 = mode != "bf16"
-        wbytes = N * K * (1 if fp8 else 2)
+        x, w, kw, ref, _, wbytes = rows_bench.problem_inputs(torch, gen, N, K, M, mode)
         nbufs = max(2, -(-(256 << 20) // wbytes) + 1)
-        w32 = torch.randn(N, K, generator=gen, device=dev) / 4
-        x32 = torch.randn(M, K, generator=gen, device=dev)
-        if fp8:
-            sw = (w32.abs().amax() / 448).reshape(1)
-            w = (w32 / sw).to(torch.float8_e4m3fn)
-            sx = x32.abs().amax(1) / 448
-            x = (x32 / sx[:, None]).to(torch.float8_e4m3fn)
-            ref = (x.float() * sx[:, None]) @ (w.float() * sw).t()
-            kw = dict(w_scale=sw, scale=mode, x_scale=sx)
-        else:
-            w, x, kw = w32.to(torch.bfloat16), x32.to(torch.bfloat16), {}
-            ref = x.float() @ w.float().t()
         wbufs = [w] + [w.clone() for _ in range(nbufs - 1)]
         line = dict(bench="gemm-rows-even", N=N, K=K, M=M, mode=mode,
                     blocks=[b - a for a, b in gemm.row_blocks(M)], even=[b - a for a, b in even(M)])
@@ -97,8 +74,4 @@ def run(d: Path):
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser()
-    ap.add_argument("cmd", choices=["build", "run"])
-    ap.add_argument("dir", type=Path)
-    a = ap.parse_args()
-    {"build": build, "run": run}[a.cmd](a.dir)
+    rows_bench.main(build, run)
