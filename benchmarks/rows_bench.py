@@ -10,9 +10,9 @@ Here: #13's five (N, K) at M in MS, W as e4m3 with per-tensor and per-row scales
 scales, quantized in torch) and as bf16, with the same protocol as gemm_bench.py (GPU time per call from
 CUDA-graph replays of 20 calls rotating over >= 256 MiB of W copies, best of 10; torch._scaled_mm or
 torch.matmul in the same process), every y checked against a float32 reference first. `blocks_us`: the call in
-blocks of 256 rows, a launch each (Gemm() before session 44). Session 43's comparisons (session 42's even
-blocks, W evict_last, clusters of four CTAs) are in results/h100-2026-12-06-s47-rows-bench.jsonl and
-h100-2026-12-06-s48-rows.jsonl.
+blocks of 256 rows, a launch each (Gemm() before session 44). Earlier comparisons, with the code that timed
+them in git: session 42's even blocks (results/h100-2026-12-06-s47-rows-bench.jsonl), W loaded evict_last and
+one launch over clusters of 2 or 4 CTAs (h100-2026-12-06-s48-rows.jsonl).
 """
 
 import argparse

@@ -16,8 +16,8 @@ here=$(dirname "$0")
 [ -f .rows_art.tar.xz ] && python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(filter="data")' \
   .rows_art.tar.xz
 if [ -d .dev/rows_art ]; then
-  PYTHONPATH=/tmp/pk:$PWD/benchmarks NVTMA_CACHE=0 timeout "${ROWS_LIMIT:-240}" python3 benchmarks/rows_bench.py run .dev/rows_art \
-    > "$OUT/rows_bench.jsonl" 2> "$OUT/rows_bench.err"
+  PYTHONPATH=/tmp/pk:$PWD/benchmarks NVTMA_CACHE=0 timeout "${ROWS_LIMIT:-240}" python3 benchmarks/rows_bench.py run \
+    .dev/rows_art > "$OUT/rows_bench.jsonl" 2> "$OUT/rows_bench.err"
   echo "rows_bench rc $?: $(wc -l < "$OUT/rows_bench.jsonl") lines"
 fi
 [ -z "${RACE_GROUPS-rest rows}" ] || RACE_GROUPS="${RACE_GROUPS-rest rows}" bash "$here/call_s46.sh"
