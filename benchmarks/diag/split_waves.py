@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Does the cost model's K split past one wave cost what it saves? Side by side, for problems outside the H200
+table (gemm.MEASURED) where `gemm.choose_config` takes a K split whose shares fill more than one wave of the
+SMs: that config, the same W tile split only as far as one wave holds (sms // tiles ways, at least 1), and
+unsplit.
+
+    python3 benchmarks/diag/split_waves.py build DIR   # here (needs MLIR)
+    python3 benchmarks/diag/split_waves.py run DIR     # on the GPU: one JSON line per problem
+
+Why: `gemm._ranked` charges a split's epilogue (an f32 partial of BM x BN through the workspace) once, where
+each share of every wave pays it; in the 6,860 problems of the benchmark's recorded runs a K split past one
+wave was the fastest candidate 7 times (all 16384 x 16384, M = 256, block-scaled, 64 K steps a share), and
+clusters of four split 16-32 ways took 10-30x as long as unsplit (session 44, s48-rows). The cost model's
+first pick is such a split at 466 of 1,694 problems off the table (N 512-32768, K 512-16384, M 1-256).
+Same protocol as rows_bench.py (CUDA-graph replays of 20 calls, W rotated over >= 256 MiB, best of 10), y
+checked against float32 first. Not yet run on a GPU.
+"""
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import gemm_bench  # noqa: E402
+import rows_bench  # noqa: E402
+
+SMS = 132
+F8 = gemm_bench.F8
+
+
+def variants(M, N, K, w_dtype, scale):
+    """{name: Config}: the cost model's pick, split as far as one wave holds, unsplit; None where the pick is
+    no K split past one wave."""
+    from nvtma.kernels import gemm
+    first = gemm.choose_config(M, N, K, w_dtype, SMS, scale)
+    cl = max(first.mc, first.ms)
+    tiles = -(-(-(-N // first.BN)) // first.mc)
+    if first.ksplit > 1 or first.dsmem or not first.swap or first.splits <= 1 or tiles * first.splits <= SMS // cl:
+        return None
+    wave = max(1, min(SMS // cl // tiles, gemm.k_stages(K, w_dtype, first.kc)))
+    return {"first": first, "one_wave": first._replace(splits=wave), "unsplit": first._replace(splits=1)}
+
+
+def problems():
+    """(N, K, M, mode) off the table whose first pick splits K past one wave."""
+    for N in (3072, 5120, 11008, 14336):
+        for K in (1024, 4096, 8192):
+            for M in (8, 64, 128):
+                for mode in ("tensor", "bf16"):
+                    wd, scale = ("bf16", None) if mode == "bf16" else (F8, mode)
+                    if variants(M, N, K, wd, scale):
+                        yield N, K, M, mode
+
+
+def build(d: Path):
+    from nvtma.kernels import gemm
+    g = gemm.Gemm(quantize="kernel")
+    specs = {}
+    for N, K, M, mode in problems():
+        wd, scale = ("bf16", None) if mode == "bf16" else (F8, mode)
+        for cfg in variants(M, N, K, wd, scale).values():
+            sp = g.plan(M, N, K, wd, scale, config=cfg)[0]
+            specs[sp.key] = sp
+    for key, sp in specs.items():
+        if not (d / key).exists():
+            sp.compile().save(d / key)
+    print(f"split_waves: {len(specs)} kernels -> {d}")
+
+
+def run(d: Path):
+    import torch
+    import common
+    from nvtma.kernels import gemm
+    props = torch.cuda.get_device_properties(torch.device("cuda"))
+    print(json.dumps(dict(bench="gemm-split-waves", machine=props.name, sms=props.multi_processor_count)),
+          flush=True)
+    g = gemm.Gemm(artifacts=d, quantize="kernel")
+    stream = torch.cuda.Stream()
+    gen = torch.Generator(device="cuda").manual_seed(45)
+    for N, K, M, mode in problems():
+        wd, scale = ("bf16", None) if mode == "bf16" else (F8, mode)
+        x, w, kw, ref, _, wbytes = rows_bench.problem_inputs(torch, gen, N, K, M, mode)
+        nbufs = max(2, -(-(256 << 20) // wbytes) + 1)
+        wbufs = [w] + [w.clone() for _ in range(nbufs - 1)]
+        line = dict(bench="gemm-split-waves", N=N, K=K, M=M, mode=mode)
+        for name, cfg in variants(M, N, K, wd, scale).items():
+            line[name] = list(cfg.short)
+            try:
+                y = g(x, w, config=cfg, **kw)
+                torch.cuda.synchronize()
+                ok = ((y.float() - ref).abs().max() / ref.abs().max()).item() < 2e-2
+                us = round(common.graph_ms(torch, stream, lambda i: g(x, wbufs[i], config=cfg, **kw), nbufs) * 1e3,
+                           2)
+                line[name + "_us"] = us if ok else f"WRONG {us}"
+            except Exception as e:  # noqa: BLE001 (report and go on)
+                line[name + "_us"] = f"{type(e).__name__}: {e}"[:300]
+        print(json.dumps(line), flush=True)
+
+
+if __name__ == "__main__":
+    rows_bench.main(build, run)
