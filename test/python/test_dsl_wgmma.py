@@ -1257,6 +1257,9 @@ def test_gemm_takes_257_to_512_rows_over_cta_pairs():
                 assert sp.info["ms"] == 2 and sp.info["BM"] == cfg.BM and sp.info["x_scale"] != "fused"
                 assert (q is not None) == (wd != "bf16") and not sp.info["xhalf"]
     assert [c.BM for c in gemm.pair_candidates(300, 4096, 7168)][::2] == [160, 152]  # rounded to 32, then 8
+    # the table is not the pairs' (its M = 256 entries are a 256-row tile's): autotune times them, as off the table
+    assert gemm._measured(256, 4096, 7168, 256, gemm.F8, 132, "tensor") is not None
+    assert gemm._measured(480, 4096, 7168, 256, gemm.F8, 132, "tensor") is None
     for N in (512, 3072, 7168, 65536):  # a K split only within one wave of pairs (3072 x 8192 bf16: 26 ways)
         for K in (512, 8192):
             for wd in (gemm.F8, "bf16"):

@@ -1800,7 +1800,7 @@ def choose_config(M, N, K, w_dtype=F8, sms=132, scale=None):
     """A Config: measured on the H200 for the benchmark's problems, else the
     best-ranked of ``candidates``."""
     cands = candidates(M, N, K, w_dtype, sms, scale=scale)
-    hit = M <= MAX_ROWS and _measured(N, K, cands[0].BM, w_dtype, sms, scale)
+    hit = _measured(M, N, K, cands[0].BM, w_dtype, sms, scale)
     if not hit:
         return cands[0]
     cfg = Config(cands[0].BM, *hit)
@@ -1813,10 +1813,13 @@ def choose_config(M, N, K, w_dtype=F8, sms=132, scale=None):
     return cfg._replace(BM=cfg.BM // cfg.ms)
 
 
-def _measured(N, K, BM, w_dtype, sms, scale):
-    """MEASURED's entry for a problem (its tile of BM x rows), or None: the
-    table holds the H200's (132 SMs) benchmark problems."""
-    return MEASURED.get((N, K, BM, "bf16" if w_dtype != F8 else scale or "tensor")) if sms == 132 else None
+def _measured(M, N, K, BM, w_dtype, sms, scale):
+    """MEASURED's entry for a problem of M rows (its tile of BM x rows), or None: the table holds the H200's (132
+    SMs) benchmark problems up to MAX_ROWS rows (its M = 256 entries are a 256-row tile's, not a CTA's of a pair
+    past it)."""
+    if M > MAX_ROWS or sms != 132:
+        return None
+    return MEASURED.get((N, K, BM, "bf16" if w_dtype != F8 else scale or "tensor"))
 
 
 def _ranked(BM, N, kblocks, w_dtype, sms):
@@ -2674,7 +2677,7 @@ class Gemm:
         N = w.shape[0]
         w_dtype = F8 if w.dtype == torch.float8_e4m3fn else "bf16"
         cands = candidates(M, N, K, w_dtype, sms, scale=scale)
-        in_table = self.autotune != "all" and _measured(N, K, cands[0].BM, w_dtype, sms, scale)
+        in_table = self.autotune != "all" and _measured(M, N, K, cands[0].BM, w_dtype, sms, scale)
         if in_table:
             return None
         key = (M, N, K, str(w.dtype), str(x.dtype), scale, str(y_dtype), sms, tuple(sorted(spec_options.items())))
