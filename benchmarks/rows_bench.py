@@ -26,6 +26,19 @@ MODES = ["tensor", "row", "bf16"]
 F8 = gemm_bench.F8
 
 
+def dtype_scale(mode):
+    """(W's dtype, its scaling) for a mode: "bf16", or e4m3 scaled `mode` ("tensor", "row", "block")."""
+    return ("bf16", None) if mode == "bf16" else (F8, mode)
+
+
+def save_specs(d: Path, specs, name):
+    """Compile each of `specs` ({key: spec}) not yet under DIR / key, and save it there."""
+    for key, sp in specs.items():
+        if not (d / key).exists():
+            sp.compile().save(d / key)
+    print(f"{name}: {len(specs)} kernels -> {d}")
+
+
 def problems():
     for N, K in gemm_bench.SHAPES:
         for M in MS:
@@ -41,14 +54,10 @@ def build(d: Path, cases=None, partitions=None, name="rows_bench"):
     partitions = partitions or (gemm.row_blocks, lambda M: gemm.row_blocks(M, gemm.MAX_ROWS))
     specs = {}
     for N, K, M, mode in cases or problems():
-        wd, scale = ("bf16", None) if mode == "bf16" else (F8, mode)
         for a, b in (block for part in partitions for block in part(M)):
-            sp = g.plan(b - a, N, K, wd, scale)[0]
+            sp = g.plan(b - a, N, K, *dtype_scale(mode))[0]
             specs[sp.key] = sp
-    for key, sp in specs.items():
-        if not (d / key).exists():
-            sp.compile().save(d / key)
-    print(f"{name}: {len(specs)} kernels -> {d}")
+    save_specs(d, specs, name)
 
 
 def problem_inputs(torch, gen, N, K, M, mode):

@@ -20,11 +20,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import gemm_bench  # noqa: E402
 import rows_bench  # noqa: E402
 
 SMS = 132
-F8 = gemm_bench.F8
 
 
 def variants(M, N, K, w_dtype, scale):
@@ -32,11 +30,10 @@ def variants(M, N, K, w_dtype, scale):
     no K split past one wave."""
     from nvtma.kernels import gemm
     first = gemm.choose_config(M, N, K, w_dtype, SMS, scale)
-    cl = max(first.mc, first.ms)
-    tiles = -(-(-(-N // first.BN)) // first.mc)
-    if first.ksplit > 1 or first.dsmem or not first.swap or first.splits <= 1 or tiles * first.splits <= SMS // cl:
+    if first.dsmem or not first.swap or not gemm.splits_past_a_wave(first, N, SMS):
         return None
-    wave = max(1, min(SMS // cl // tiles, gemm.k_stages(K, w_dtype, first.kc)))
+    tiles = -(-(-(-N // first.BN)) // first.mc)
+    wave = max(1, min(SMS // max(first.mc, first.ms) // tiles, gemm.k_stages(K, w_dtype, first.kc)))
     return {"first": first, "one_wave": first._replace(splits=wave), "unsplit": first._replace(splits=1)}
 
 
@@ -46,8 +43,7 @@ def problems():
         for K in (1024, 4096, 8192):
             for M in (8, 64, 128):
                 for mode in ("tensor", "bf16"):
-                    wd, scale = ("bf16", None) if mode == "bf16" else (F8, mode)
-                    if variants(M, N, K, wd, scale):
+                    if variants(M, N, K, *rows_bench.dtype_scale(mode)):
                         yield N, K, M, mode
 
 
@@ -56,14 +52,11 @@ def build(d: Path):
     g = gemm.Gemm(quantize="kernel")
     specs = {}
     for N, K, M, mode in problems():
-        wd, scale = ("bf16", None) if mode == "bf16" else (F8, mode)
+        wd, scale = rows_bench.dtype_scale(mode)
         for cfg in variants(M, N, K, wd, scale).values():
             sp = g.plan(M, N, K, wd, scale, config=cfg)[0]
             specs[sp.key] = sp
-    for key, sp in specs.items():
-        if not (d / key).exists():
-            sp.compile().save(d / key)
-    print(f"split_waves: {len(specs)} kernels -> {d}")
+    rows_bench.save_specs(d, specs, "split_waves")
 
 
 def run(d: Path):
@@ -77,7 +70,7 @@ def run(d: Path):
     stream = torch.cuda.Stream()
     gen = torch.Generator(device="cuda").manual_seed(45)
     for N, K, M, mode in problems():
-        wd, scale = ("bf16", None) if mode == "bf16" else (F8, mode)
+        wd, scale = rows_bench.dtype_scale(mode)
         x, w, kw, ref, _, wbytes = rows_bench.problem_inputs(torch, gen, N, K, M, mode)
         nbufs = max(2, -(-(256 << 20) // wbytes) + 1)
         wbufs = [w] + [w.clone() for _ in range(nbufs - 1)]

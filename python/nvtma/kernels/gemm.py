@@ -1937,11 +1937,19 @@ def pair_candidates(M, N, K, w_dtype=F8, sms=132):
             # a K split only within one wave of pairs: `_ranked` counts a split's epilogue once, but each share
             # of a later wave pays it too (an f32 partial of BM x BN rows through the workspace); clusters of
             # four with splits of 1-2 K steps a share (16-32) took 10-30x as long as unsplit (s48-rows)
-            if c.splits > 1 and -(-N // c.BN) * c.splits > pairs:
+            if splits_past_a_wave(c._replace(ms=2), N, sms):
                 c = c._replace(splits=1)
             if c._replace(ms=2) not in out:
                 out.append(c._replace(ms=2))
     return out
+
+
+def splits_past_a_wave(cfg, N, sms=132):
+    """Whether a config's K split (the grid's: not a cluster's, `ksplit`) makes more shares than one wave of
+    its clusters holds, so that later waves' shares each pay the split's epilogue again (`_ranked` counts it
+    once)."""
+    cl = max(cfg.mc, cfg.ms)
+    return cfg.ksplit == 1 and cfg.splits > 1 and -(-(-(-N // cfg.BN)) // cfg.mc) * cfg.splits > max(sms // cl, 1)
 
 
 def dsmem_candidates(M, N, w_dtype=F8, sms=132, scale=None):
