@@ -1241,16 +1241,22 @@ def test_gemm_takes_257_to_512_rows_over_cta_pairs():
     """x of 257-512 rows is one launch: CTA pairs sharing each W tile (ms = 2), each CTA M / 2 rows rounded up
     to 32 (then to 8 among the candidates), the tile and split `_ranked`'s first for half the SMs, planned for
     every scaling and for bf16 x quantized first; the M <= 256 table is not read for it (its M = 256 entries
-    are per 256-row tile). More rows than a pair takes are refused by the pair configs, and a launch takes a
-    given config's BM·ms rows (at most 512), or 256 where an option sets the cluster (mc, ms, kwg, swap)."""
+    are per 256-row tile); every candidate plans (block-scaled: BM a multiple of 32, as x's scale boxes take).
+    More rows than a pair takes are refused by the pair configs, as is a GPU of one SM; a launch takes a given
+    config's BM·ms rows (the ms option's where given; at most 512), or 256 where an option shapes the kernel
+    (SHAPE_OPTIONS: kc=4, stages=6 or chains=2 planned at every M <= 256 where a pair refused them) or the GPU
+    has one SM (the fuzzing campaign of session 45)."""
     from nvtma.kernels import gemm
     g = gemm.Gemm()
     for M in (257, 300, 384, 449, 512):
         for N, K in ((4096, 7168), (24576, 1536), (2112, 7168), (520, 1040)):
             for wd, scale in ((gemm.F8, "tensor"), (gemm.F8, "row"), (gemm.F8, "block"), ("bf16", None)):
                 cands = gemm.candidates(M, N, K, wd, scale=scale)
-                assert cands == gemm.pair_candidates(M, N, K, wd)
-                assert all(c.ms == 2 and c.swap and c.BM * 2 >= M and c.BM % 8 == 0 for c in cands)
+                assert cands == gemm.pair_candidates(M, N, K, wd, scale=scale)
+                assert all(c.ms == 2 and c.swap and c.BM * 2 >= M and c.BM % (32 if scale == "block" else 8) == 0
+                           for c in cands)
+                for c in cands:  # (BM = 152 with block scales had been a candidate gemm_spec refuses)
+                    g.plan(M, N, K, wd, scale, config=c)
                 cfg = gemm.choose_config(M, N, K, wd, scale=scale)
                 assert cfg == cands[0] and cfg.BM == -(-M // 64) * 32 and cfg.mc == 1 and not cfg.kwg
                 sp, _, q = g.plan(M, N, K, wd, scale, quantize=wd != "bf16")
@@ -1270,12 +1276,23 @@ def test_gemm_takes_257_to_512_rows_over_cta_pairs():
         gemm.pair_candidates(513, 4096, 7168)
     with pytest.raises(ValueError, match="257 to 512 rows"):
         gemm.candidates(1024, 4096, 7168)
-    assert gemm.launch_rows(None, {}) == 512 and gemm.launch_rows(None, {"stages": 4}) == 512
+    with pytest.raises(ValueError, match="M = 300 on a GPU of 1 SM: the CTA pairs .* run on two SMs"):
+        gemm.Gemm().plan(300, 4096, 7168, gemm.F8, "tensor", sms=1)
+    assert gemm.launch_rows(None, {}) == 512 and gemm.launch_rows(None, {"l2_w": "l2_256b", "pdl": True}) == 512
+    assert gemm.launch_rows(None, {}, sms=1) == 256 and gemm.launch_rows(None, {}, sms=2) == 512
     assert all(gemm.launch_rows(None, {k: v}) == 256 for k, v in (("ms", 1), ("mc", 2), ("kwg", True),
-                                                                    ("swap", False)))
+                                                                    ("swap", False), ("kc", 4), ("stages", 6),
+                                                                    ("chains", 2)))
     assert gemm.launch_rows((128, 128, 2, 1, 1, None, 2), {}) == 256
     assert gemm.launch_rows((256, 128, 2, 1, 1, None, 4), {}) == 512
     assert gemm.launch_rows((64, 64, 1, 1), {}) == 64
+    assert gemm.launch_rows([160, 64, 1, 1, 1, None, 2], {"ms": 1}) == 160  # the option's ms, as the plan takes
+    with pytest.raises(ValueError, match="ms='2': 1, 2 or 4"):  # (a product of strings before)
+        gemm.launch_rows((160, 64, 1, 1), {"ms": "2"})
+    for opts, N, K, wd, scale in (({"kc": 4}, 4096, 7168, gemm.F8, "tensor"), ({"stages": 6}, 7168, 2048, "bf16", None),
+                                  ({"chains": 2}, 4096, 7168, gemm.F8, "tensor")):  # each plans at every M <= 256
+        for M in (1, 16, 64, 128, 200, 256):
+            gemm.Gemm(**opts).plan(M, N, K, wd, scale)
 
 
 def test_gemm_calls_its_kernels_on_each_block_of_rows(monkeypatch):
@@ -1328,6 +1345,24 @@ def test_gemm_calls_its_kernels_on_each_block_of_rows(monkeypatch):
     y = g(x, w, x_scale=sx, scale="tensor", out_dtype=torch.float32, config=(128, 128, 2, 1))  # blocks of a
     # given config's BM·ms
     assert torch.allclose(y, want, atol=1e-4) and [s[0] for s in seen] == [128] * 4 + [8]
+    # (the fuzzing campaign of session 45) a config given as a list, and one of fewer rows than M <= 256, are blocks
+    # of it too (a list made the call's signature unhashable: no blocks, and the plan refused M = 520; M = 200 was
+    # refused); an option shaping the kernel (kc) takes blocks of 256; the pair's ms=1 beside a config of a pair
+    # blocks of its BM; a GPU of one SM blocks of 256 (its plan refused the pairs)
+    for M, kw, sizes in ((520, dict(config=[128, 128, 2, 1]), [128] * 4 + [8]),
+                         (200, dict(config=(128, 128, 2, 1)), [128, 72]),
+                         (520, dict(kc=2), [256, 256, 8]),
+                         (300, dict(config=(160, 64, 1, 1, 1, None, 2), ms=1), [160, 140]),
+                         (300, dict(config=(160, 64, 1, 1, 1, None, 2)), [300])):
+        seen.clear()
+        y = g(x[:M], w, x_scale=sx[:M], scale="tensor", out_dtype=torch.float32, **kw)
+        assert torch.allclose(y, want[:M], atol=1e-4) and [s[0] for s in seen] == sizes, (M, kw)
+    g = gemm.Gemm()
+    g._sms[None] = 1  # (the CPU tensors' device)
+    for M, sizes in ((300, [256, 44]), (520, [256, 256, 8])):
+        seen.clear()
+        y = g(x[:M], w, x_scale=sx[:M], scale="tensor", out_dtype=torch.float32)
+        assert torch.allclose(y, want[:M], atol=1e-4) and [s[0] for s in seen] == sizes, M
 
 
 def test_block_scales_are_stored_for_whole_tma_boxes():
@@ -1798,19 +1833,51 @@ def test_a_ring_stage_picked_at_run_time_starts_on_the_swizzle_repeat():
 
 
 @pytest.mark.parametrize("opts,message", [
-    (dict(ms=1), "with ms=1: a tile of BM·ms = 64 x rows, fewer than M = 128"),
     (dict(ksplit=2), "ksplit=2: not a Gemm option"),
     (dict(diag="no_mma"), "diag='no_mma': not a Gemm option"),
     (dict(profile=1), "profile=1: not a Gemm option"),
     (dict(kc=0), "kc=0: K steps a stage, 1 to 8"),
 ])
 def test_gemm_options_that_built_a_wrong_kernel_are_refused(opts, message):
-    """(thirty-fifth session's audit of the host API) ms=1 over a table entry of ms=2 (4096 x 7168, M = 128)
-    built a kernel of 64 of M's 128 rows, the rest of y unwritten; ksplit beside a grid split stored y from a
-    quarter of K; diag options reached the call (and one left the shared workspace dirty); kc=0 divided by 0."""
+    """(thirty-fifth session's audit of the host API) ksplit beside a grid split stored y from a quarter of K;
+    diag options reached the call (and one left the shared workspace dirty); kc=0 divided by 0."""
     from nvtma.kernels import gemm
     with pytest.raises(ValueError) as e:
         gemm.Gemm().plan(128, 4096, 7168, gemm.F8, "tensor", **opts)
+    assert message in str(e.value), str(e.value)
+
+
+def test_an_ms_option_below_the_tables_takes_a_tile_holding_m():
+    """ms=1 over a table entry of ms=2 (4096 x 7168, M = 128: 64 rows a CTA) built a kernel of 64 of M's 128 rows
+    (the thirty-fifth session's audit), then was refused ("a tile of BM·ms = 64 x rows"); now the best-ranked
+    config of one CTA's tile holding M is taken. Where no candidate has such a tile (the CTA pairs past 256 rows,
+    which a call takes in blocks of 256 with an ms option) the refusal names the chosen config as such."""
+    from nvtma.kernels import gemm
+    for M, scale in ((128, "tensor"), (128, "block"), (256, "row"), (256, "block")):
+        assert gemm.choose_config(M, 4096, 7168, gemm.F8, scale=scale).ms == 2  # (the table's)
+        sp, _, _ = gemm.Gemm(ms=1).plan(M, 4096, 7168, gemm.F8, scale)
+        assert sp.info["ms"] == 1 and sp.info["BM"] >= M, (M, scale, sp.info)
+    with pytest.raises(ValueError, match=r"the chosen config \(224, 64, .*\) with ms=1: a tile of BM·ms = 224 x rows, "
+                                         "fewer than M = 443"):
+        gemm.Gemm(ms=1).plan(443, 4096, 7168, gemm.F8, "tensor")
+
+
+@pytest.mark.parametrize("opts,problem,message", [
+    (dict(kc=4), (257, 4096, 7168, "tensor"), "BM=160, BN=64, kc=4: the ring takes at least 2 stages, and 1 of "
+     "114688 bytes fit in shared memory beside the epilogue tile"),  # ("a ring of 1 stages ...; 2 to 1 fit")
+    (dict(swap=False), (200, 4096, 7168, "tensor"), "swap=False: no config with x as the wgmmas' A for M = 200, "
+     "N = 4096, K = 7168 (tensor): x as A takes M up to 128 (block-scaled: 33 to 256)"),  # (named BM=128, wgs=1)
+    (dict(swap=False), (16, 4096, 7104, "block"), "K a multiple of 128 values"),
+    ({}, (16, 4096, 7168, None), "scale=None for fp8 W: 'tensor', 'row' or 'block'"),  # (named w_scale=None)
+    (dict(swap=False, mc=2), (16, 4096, 7168, "tensor"),
+     "swap=False with mc=2, kwg=False: x as the wgmmas' A takes no x multicast (mc) and no kwg"),  # ("splits=2")
+])
+def test_gemm_errors_name_the_users_values(opts, problem, message):
+    """(the fuzzing campaign of session 45) errors that named a default, a BM or a K split the user never gave."""
+    from nvtma.kernels import gemm
+    M, N, K, scale = problem
+    with pytest.raises(ValueError) as e:
+        gemm.Gemm(**opts).plan(M, N, K, gemm.F8, scale)
     assert message in str(e.value), str(e.value)
 
 

@@ -1520,9 +1520,13 @@ def gemm_spec(BM, BN=128, wgs=2, stages=None, w_dtype="f8E4M3FN", y_dtype="bf16"
                          "their own slots, so its parity waits never see a slot's previous lap)")
     if stages is None:
         stages = min(8, room) // (2 if kwg else 1) * (2 if kwg else 1)
-    if stages < 2 or stages > room:
+    if room < 2 or stages < 2 or stages > room:
         where = ("beside the epilogue tile" if swap else "with x's pad rows") + (
             " and the K split's partials" if ksplit > 1 else "")
+        if room < 2:  # (no ring at all: stages None took min(8, room), and "2 to 1 fit" named no rule)
+            raise ValueError(f"BM={BM}, BN={BN}, kc={kc}: the ring takes at least 2 stages, and {room} of "
+                             f"{stage_bytes(BM, BN, w_scale == 'block', fused, kc, swap)} bytes fit in shared memory "
+                             f"{where}")
         raise ValueError(f"BM={BM}, BN={BN}: a ring of {stages} stages {where}; 2 to {room} fit")
     R = BN // (64 * rwgs) if swap else 1
     live = live_registers(BM, BN, wgs, kwg, kc, w_scale == "block", swap, w_scale == "row")
@@ -1861,7 +1865,7 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None, scale=None):
     128 17.05 -> 14.26 us, M = 32 12.04 -> 10.81)."""
     M, N, K, sms = _problem(M, N, K, w_dtype, sms)
     if M > MAX_ROWS:
-        return pair_candidates(M, N, K, w_dtype, sms)
+        return pair_candidates(M, N, K, w_dtype, sms, scale)
     BM = next(b for b in (8, 16, 32, 64, 128, 256) if b >= M)
     kblocks = k_steps(K, w_dtype)
     ranked = _ranked(BM, N, kblocks, w_dtype, sms)
@@ -1917,21 +1921,25 @@ def candidates(M, N, K, w_dtype=F8, sms=132, top=None, scale=None):
     return ranked + more
 
 
-def pair_candidates(M, N, K, w_dtype=F8, sms=132):
+def pair_candidates(M, N, K, w_dtype=F8, sms=132, scale=None):
     """Configs for M = 257-512 (ROWS_A_LAUNCH) in one launch: CTA pairs sharing each W tile by multicast (ms =
     2), each CTA M / 2 rows rounded up to 32, then to 8 (the epilogue's chunks of rows divide a CTA's: 8 rows at
-    152, 32 at 160, epi_rows), with the W tiles and K splits `_ranked` puts first for half the SMs. Measured on
-    an H100 (benchmarks/rows_bench.py, #13's five shapes at M = 300 and 384, per tensor, row-scaled and bf16,
-    results/h100-2026-12-06-s48-rows.jsonl): 1.25-1.63x as fast as blocks of 256 rows (two launches, each
+    152, 32 at 160, epi_rows; not with block scales, whose x scale boxes take a multiple of 32), with the W tiles
+    and K splits `_ranked` puts first for half the SMs; a ValueError on a GPU of one SM (Gemm's calls take
+    blocks of 256 rows there, launch_rows). Measured on an H100 (benchmarks/rows_bench.py, #13's five shapes at
+    M = 300 and 384, per tensor, row-scaled and bf16, results/h100-2026-12-06-s48-rows.jsonl): 1.25-1.63x as fast as blocks of 256 rows (two launches, each
     streaming W; 4096 x 7168, M = 300, per tensor: 15.9 us against 25.9, cuBLASLt 19.6), 0.82-2.10x cuBLAS's
     time (geometric mean 1.19x); rows rounded up to 32 faster than to 8 at 13 of the 15 problems where they
     differ; clusters of four CTAs (each M / 4 rows) slower at 28 of 30, by up to 30x with a K split."""
     M, N, K, sms = _problem(M, N, K, w_dtype, sms)
     if not MAX_ROWS < M <= ROWS_A_LAUNCH:
         raise ValueError(f"M = {M}: CTA pairs take {MAX_ROWS + 1} to {ROWS_A_LAUNCH} rows of x")
+    if sms < 2:
+        raise ValueError(f"M = {M} on a GPU of {sms} SM: the CTA pairs that take {MAX_ROWS + 1} to "
+                         f"{ROWS_A_LAUNCH} rows of x run on two SMs (a Gemm call takes blocks of {MAX_ROWS} rows there)")
     kblocks, pairs = k_steps(K, w_dtype), max(sms // 2, 1)
     out = []
-    for r in (32, 8):
+    for r in (32,) if scale == "block" else (32, 8):
         BM = -(-M // (2 * r)) * r
         for c in _ranked(BM, N, kblocks, w_dtype, pairs)[:2]:
             # a K split only within one wave of pairs: `_ranked` counts a split's epilogue once, but each share
@@ -2278,7 +2286,10 @@ class Gemm:
     config=, **spec options); `out` a [M, N] bf16 or f32 tensor to write y
     into. x of 257-512 rows is taken in one launch over CTA pairs sharing
     W (``pair_candidates``), more in blocks of 512 rows and the rest, a
-    launch each (W streamed once a block: ``row_blocks``).
+    launch each (W streamed once a block: ``row_blocks``); with an option
+    that shapes the kernel (``SHAPE_OPTIONS``) or on a GPU of one SM in
+    blocks of 256, and with a given `config` (a tuple or list) in blocks of
+    its BM·ms rows (``launch_rows``).
     Each kind of call (shapes, strides, dtypes, devices, options) is
     checked and planned once; later ones check only the addresses (on the
     H200, an eager call's host time fell from 38-39 to 19-20 us, against
@@ -2470,6 +2481,12 @@ class Gemm:
         opts = dict(self.options, **spec_options)
         _check_options(opts)
         fp8 = w_dtype == F8
+        if fp8 and scale not in ("tensor", "row", "block"):  # (gemm_spec's message named its w_scale)
+            raise ValueError(f"scale={scale!r} for fp8 W: 'tensor', 'row' or 'block'")
+        if opts.get("swap") is False and (opts.get("mc", 1) != 1 or opts.get("kwg")):  # (the error had named a
+            # cluster K split of the x-as-A config taken for it, not these)
+            raise ValueError(f"swap=False with mc={opts.get('mc', 1)}, kwg={opts.get('kwg', False)}: x as the "
+                             "wgmmas' A takes no x multicast (mc) and no kwg")
         cfg = config if config is not None else Config(*choose_config(M, N, K, w_dtype, sms, scale))
         how = (quantize if isinstance(quantize, str) else self.quantize_mode) if fp8 and quantize else None
         kc = opts.pop("kc", None)  # K steps a stage asked for (else the config's, where the kernel takes them)
@@ -2489,7 +2506,11 @@ class Gemm:
                 cfg = next(c for c in candidates(M, N, K, w_dtype, sms, scale=scale)
                            if c.swap and c.ms == c.ksplit == 1)
         elif cfg.swap and opts.get("swap") is False and config is None:
-            cfg = next((c for c in candidates(M, N, K, w_dtype, sms, scale=scale) if not c.swap), cfg)
+            cfg = next((c for c in candidates(M, N, K, w_dtype, sms, scale=scale) if not c.swap), None)
+            if cfg is None:  # (gemm_spec's error had named the W-as-A config's BM and wgs)
+                raise ValueError(f"swap=False: no config with x as the wgmmas' A for M = {M}, N = {N}, K = {K} "
+                                 f"({scale or 'bf16'}): x as A takes M up to 128 (block-scaled: 33 to 256) and K a "
+                                 f"multiple of {step_values(w_dtype)} values")
         if how in ("auto", "fused"):
             # a config of its own unless one was given: the problem's, or where that leaves the quantizing
             # warps behind W's stream, W tiles of 128 rows split over the SMs (a K step a stage: x in bf16)
@@ -2512,13 +2533,18 @@ class Gemm:
                 # as A: an x-as-A config gave way to one above, or was refused)
             else:
                 how, cfg = "fused", fcfg
+        if config is None and cfg.BM * opts.get("ms", cfg.ms) < M:  # an ms option below the chosen config's (ms=1
+            # where the table splits M over a pair): the best-ranked config of one CTA's tile holding M, if any
+            cfg = next((c for c in candidates(M, N, K, w_dtype, sms, scale=scale)
+                        if c.swap and c.ms == c.ksplit == 1 and c.BM * opts["ms"] >= M), cfg)
         opts.setdefault("mc", cfg.mc)
         opts.setdefault("ms", cfg.ms)
         opts.setdefault("kwg", cfg.kwg)
         opts.setdefault("swap", cfg.swap)
         if cfg.BM * opts["ms"] < M:  # the kernel computes one tile of x rows: the rest of y would not be written
             # (the ms it is built with: an ms option overrode the config's after this was checked)
-            raise ValueError(f"config {cfg.short}" + (f" with ms={opts['ms']}" if opts["ms"] != cfg.ms else "") +
+            raise ValueError(("config " if config is not None else "the chosen config ") + str(cfg.short) +
+                             (f" with ms={opts['ms']}" if opts["ms"] != cfg.ms else "") +
                              f": a tile of BM·ms = {cfg.BM * opts['ms']} x rows, fewer than M = {M}")
         cfg = cfg._replace(swap=opts["swap"])
         if cfg.ksplit > 1 or not cfg.swap and cfg.splits != 1:  # x as A, or W as A with dsmem: K split over a
@@ -2571,6 +2597,8 @@ class Gemm:
         # the common call, planned, checked and looked up before: its signature (all the checks and the plan
         # depend on but the addresses) finds it, and only the addresses' alignment is checked again. An eager
         # call's host time was 22-38 us with the plan memoized, against 4-10 us of GPU time (benchmarks/README.md)
+        if isinstance(config, list):  # (given_config takes a list: hashed as a tuple, its calls are kept too)
+            config = tuple(config)
         try:
             sig = _signature(x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_options)
             call = self._calls.get(sig)
@@ -2580,8 +2608,9 @@ class Gemm:
             _check_apart(out, x, w, w_scale, x_scale)
         if call is not None and not (x.data_ptr() | w.data_ptr() | (0 if out is None else out.data_ptr())) & 15:
             return call(x, w, w_scale, x_scale, out)
-        if sig is not None and len(x.shape) == 2 and x.shape[0] > MAX_ROWS:
-            rows = launch_rows(config, dict(self.options, **spec_options))
+        if sig is not None and len(x.shape) == 2 and (x.shape[0] > MAX_ROWS or config is not None):
+            # (a given config's tile may hold fewer rows than M <= MAX_ROWS: blocks of it, as past MAX_ROWS)
+            rows = launch_rows(config, dict(self.options, **spec_options), self._device_sms(x))
             if x.shape[0] > rows:
                 return self._in_row_blocks(x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_options, rows)
         call = self._prepare(x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_options)
@@ -2590,6 +2619,17 @@ class Gemm:
                 self._calls.clear()
             self._calls[sig] = call
         return call(x, w, w_scale, x_scale, out)
+
+    def _device_sms(self, x):
+        """The SMs of x's GPU, asked once (torch's lookup was ~15% of an eager call's host time); 132 for x not on
+        a GPU, which the checks refuse."""
+        sms = self._sms.get(x.device.index)
+        if sms is None:
+            if not x.is_cuda:
+                return 132
+            import torch
+            sms = self._sms[x.device.index] = torch.cuda.get_device_properties(x.device).multi_processor_count
+        return sms
 
     def _in_row_blocks(self, x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_options, rows):
         """y for x of more rows than a launch takes (`rows`, launch_rows; a prefill's M, say): the inputs checked
@@ -2642,9 +2682,7 @@ class Gemm:
         M, K = x.shape
         N = w.shape[0]
         fp8 = w.dtype == torch.float8_e4m3fn
-        sms = self._sms.get(x.device.index)
-        if sms is None:  # the device's SMs, asked once (torch's lookup was ~15% of an eager call's host time)
-            sms = self._sms[x.device.index] = torch.cuda.get_device_properties(x.device).multi_processor_count
+        sms = self._device_sms(x)
         x16 = fp8 and x.dtype == torch.bfloat16  # to be quantized: in the GEMM, or by quantize_x first
         y_dtype = out.dtype if out is not None else out_dtype or torch.bfloat16
         if not (M and N and K):  # nothing to stream: y is [M, N] zeros (torch.matmul's), no launch
@@ -2844,14 +2882,22 @@ def row_blocks(M, rows=ROWS_A_LAUNCH):
     return [(a, min(a + rows, M)) for a in range(0, M, rows)] or [(0, 0)]
 
 
-def launch_rows(config, spec_options):
-    """The rows of x a launch takes for a call's `config` and options: a given config's BM·ms (at most
-    ROWS_A_LAUNCH), MAX_ROWS where an option sets what the CTA pairs past it would (mc, ms, kwg, swap; the
-    blocks then as before), else ROWS_A_LAUNCH."""
+# options that shape the kernel's cluster, ring or wgmmas: with any of them a call takes blocks of MAX_ROWS rows of
+# x, as configs for M <= MAX_ROWS plan them (the CTA pairs past it, BM 136-256 a CTA, have less room for a ring and
+# fewer registers: kc=4, stages=6 or chains=2 planned at every M <= 256 where a pair refused them)
+SHAPE_OPTIONS = ("mc", "ms", "kwg", "swap", "kc", "stages", "chains")
+
+
+def launch_rows(config, spec_options, sms=132):
+    """The rows of x a launch takes for a call's `config`, options and GPU: a given config's BM·ms (the ms
+    option's where one is given; at most ROWS_A_LAUNCH), MAX_ROWS where an option shapes the kernel
+    (SHAPE_OPTIONS) or the GPU has one SM (no CTA pair), else ROWS_A_LAUNCH. The options are checked first
+    (`_check_options`: a str ms was a product of strings here)."""
+    _check_options(spec_options)
     if config is not None:
         cfg = given_config(config)
-        return max(1, min(cfg.BM * cfg.ms, ROWS_A_LAUNCH))
-    return MAX_ROWS if {"mc", "ms", "kwg", "swap"} & spec_options.keys() else ROWS_A_LAUNCH
+        return max(1, min(cfg.BM * spec_options.get("ms", cfg.ms), ROWS_A_LAUNCH))
+    return MAX_ROWS if sms < 2 or set(SHAPE_OPTIONS) & spec_options.keys() else ROWS_A_LAUNCH
 
 
 def _stream_key(device_index):
