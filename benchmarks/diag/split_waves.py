@@ -13,7 +13,11 @@ wave was the fastest candidate 7 times (all 16384 x 16384, M = 256, block-scaled
 clusters of four split 16-32 ways took 10-30x as long as unsplit (session 44, s48-rows). The cost model's
 first pick is such a split at 466 of 1,694 problems off the table (N 512-32768, K 512-16384, M 1-256).
 Same protocol as rows_bench.py (CUDA-graph replays of 20 calls, W rotated over >= 256 MiB, best of 10), y
-checked against float32 first. Not yet run on a GPU.
+checked against float32 first. Run in session 45 (H100, results/h100-2026-12-06-s49-split-waves.jsonl): the
+split past a wave took 1.15-7.4x as long as the best of the other two at all 57 problems (geometric mean 2.29x;
+14336 x 8192, M = 128, per tensor: 236 us at 32 ways, 42 unsplit); `_ranked` has split K only within one wave
+since, so `problems()` now finds none of its own and takes the first run's, with its picks then, beside the
+model's pick now (`model`).
 """
 import json
 import sys
@@ -25,35 +29,44 @@ import rows_bench  # noqa: E402
 SMS = 132
 
 
-def variants(M, N, K, w_dtype, scale):
-    """{name: Config}: the cost model's pick, split as far as one wave holds, unsplit; None where the pick is
-    no K split past one wave."""
+# the first run's lines: its problems and the cost model's picks then (K split past one wave)
+RECORD = Path(__file__).resolve().parents[1] / "results" / "h100-2026-12-06-s49-split-waves.jsonl"
+
+
+def variants(M, N, K, w_dtype, scale, first=None):
+    """{name: Config}: the cost model's pick (`first`, given: the record's, else now), split as far as one wave
+    holds, unsplit, and (where `first` is given) the model's pick now; None where the pick is no K split past one
+    wave."""
     from nvtma.kernels import gemm
-    first = gemm.choose_config(M, N, K, w_dtype, SMS, scale)
+    now = gemm.choose_config(M, N, K, w_dtype, SMS, scale)
+    first = first or now
     if first.dsmem or not first.swap or not gemm.splits_past_a_wave(first, N, SMS):
         return None
     tiles = -(-(-(-N // first.BN)) // first.mc)
     wave = max(1, min(SMS // max(first.mc, first.ms) // tiles, gemm.k_stages(K, w_dtype, first.kc)))
-    return {"first": first, "one_wave": first._replace(splits=wave), "unsplit": first._replace(splits=1)}
+    out = {"first": first, "one_wave": first._replace(splits=wave), "unsplit": first._replace(splits=1)}
+    return dict(out, model=now) if now != first else out
 
 
 def problems():
-    """(N, K, M, mode) off the table whose first pick splits K past one wave."""
-    for N in (3072, 5120, 11008, 14336):
-        for K in (1024, 4096, 8192):
-            for M in (8, 64, 128):
-                for mode in ("tensor", "bf16"):
-                    if variants(M, N, K, *rows_bench.dtype_scale(mode)):
-                        yield N, K, M, mode
+    """(N, K, M, mode, the model's pick or None) off the table whose pick splits K past one wave: now (none since
+    `_ranked` splits within one wave), else the record's (with its picks)."""
+    from nvtma.kernels import gemm
+    now = [(N, K, M, mode, None) for N in (3072, 5120, 11008, 14336) for K in (1024, 4096, 8192) for M in (8, 64, 128)
+           for mode in ("tensor", "bf16") if variants(M, N, K, *rows_bench.dtype_scale(mode))]
+    if now or not RECORD.exists():
+        return now
+    return [(r["N"], r["K"], r["M"], r["mode"], gemm.Config(*r["first"]))
+            for r in map(json.loads, RECORD.read_text().splitlines()[1:])]
 
 
 def build(d: Path):
     from nvtma.kernels import gemm
     g = gemm.Gemm(quantize="kernel")
     specs = {}
-    for N, K, M, mode in problems():
+    for N, K, M, mode, first in problems():
         wd, scale = rows_bench.dtype_scale(mode)
-        for cfg in variants(M, N, K, wd, scale).values():
+        for cfg in variants(M, N, K, wd, scale, first).values():
             sp = g.plan(M, N, K, wd, scale, config=cfg)[0]
             specs[sp.key] = sp
     rows_bench.save_specs(d, specs, "split_waves")
@@ -69,13 +82,13 @@ def run(d: Path):
     g = gemm.Gemm(artifacts=d, quantize="kernel")
     stream = torch.cuda.Stream()
     gen = torch.Generator(device="cuda").manual_seed(45)
-    for N, K, M, mode in problems():
+    for N, K, M, mode, first in problems():
         wd, scale = rows_bench.dtype_scale(mode)
         x, w, kw, ref, _, wbytes = rows_bench.problem_inputs(torch, gen, N, K, M, mode)
         nbufs = max(2, -(-(256 << 20) // wbytes) + 1)
         wbufs = [w] + [w.clone() for _ in range(nbufs - 1)]
         line = dict(bench="gemm-split-waves", N=N, K=K, M=M, mode=mode)
-        for name, cfg in variants(M, N, K, wd, scale).items():
+        for name, cfg in variants(M, N, K, wd, scale, first).items():
             line[name] = list(cfg.short)
             try:
                 y = g(x, w, config=cfg, **kw)

@@ -1218,15 +1218,17 @@ def test_dsmem_store_takes_a_peer_address_and_its_barrier():
     build_error(make(buf="global"), rule="cluster")
 
 
-def test_gemm_takes_rows_past_a_launch_in_full_blocks_then_the_rest():
-    """gemm.row_blocks: x of M rows in as few launches as hold M at `rows` a launch (512, ROWS_A_LAUNCH: CTA
-    pairs; 256 before), every block but the last of `rows` (the rest in as small a tile as it fits: 300 rows as
-    152 + 148 took two 256-row tiles), covering M in order."""
+def test_gemm_takes_rows_past_a_launch_in_as_few_blocks_as_hold_them():
+    """gemm.row_blocks: x of M rows in as few launches as hold M at `rows` a launch, covering M in order. Launches
+    of CTA pairs (512, ROWS_A_LAUNCH) take blocks as even as 64-row units allow, the rest last (520 as 320 + 200:
+    1.076x as fast as 512 + 8 in geometric mean, s49-rows-even); smaller ones (256, a given config's BM·ms) every
+    block but the last of `rows` (300 rows as 152 + 148 took two 256-row tiles where 256 + 44 takes one)."""
     from nvtma.kernels import gemm
     assert gemm.ROWS_A_LAUNCH == 512
     assert gemm.row_blocks(0) == [(0, 0)] and gemm.row_blocks(256) == [(0, 256)] == gemm.row_blocks(256, 256)
     assert gemm.row_blocks(300) == [(0, 300)] and gemm.row_blocks(512) == [(0, 512)]
-    assert gemm.row_blocks(520) == [(0, 512), (512, 520)]
+    assert gemm.row_blocks(520) == [(0, 320), (320, 520)]
+    assert gemm.row_blocks(1100) == [(0, 384), (384, 768), (768, 1100)]
     assert gemm.row_blocks(520, 256) == [(0, 256), (256, 512), (512, 520)]
     for rows in (512, 256, 96):
         for M in list(range(1, 3000)) + [10241, 65537]:
@@ -1234,7 +1236,11 @@ def test_gemm_takes_rows_past_a_launch_in_full_blocks_then_the_rest():
             sizes = [b - a for a, b in blocks]
             assert len(blocks) == -(-M // rows) and blocks[0][0] == 0 and blocks[-1][1] == M, M
             assert all(b[1] == c[0] for b, c in zip(blocks, blocks[1:])) and 1 <= sizes[-1] <= rows, M
-            assert all(s == rows for s in sizes[:-1]), (M, sizes)
+            if rows > gemm.MAX_ROWS and len(sizes) > 1:  # even: 64-row units, no block more than 64 rows apart
+                assert all(s == sizes[0] and s % 64 == 0 and s <= rows for s in sizes[:-1]), (M, sizes)
+                assert sizes[0] - sizes[-1] < 64 * len(sizes), (M, sizes)
+            else:
+                assert all(s == rows for s in sizes[:-1]), (M, sizes)
 
 
 def test_gemm_takes_257_to_512_rows_over_cta_pairs():
@@ -1295,6 +1301,28 @@ def test_gemm_takes_257_to_512_rows_over_cta_pairs():
             gemm.Gemm(**opts).plan(M, N, K, wd, scale)
 
 
+def test_the_cost_model_splits_k_only_within_one_wave():
+    """`_ranked` splits K only as far as one wave of the SMs holds: its cost counted a split's epilogue once,
+    where every share of every wave pays it, and put splits past a wave first at 656 of 2,156 problems off the
+    table; all 57 of them measured took 1.15-7.4x as long as the same tile split within one wave or unsplit
+    (H100, benchmarks/diag/split_waves.py, s49-split-waves). (The table's problems keep their configs:
+    test_gemm_fuzz_options.)"""
+    from nvtma.kernels import gemm
+    for N in (512, 3072, 5120, 11008, 14336, 24576, 65536):
+        for K in (1024, 8192, 16384):
+            for wd in (gemm.F8, "bf16"):
+                kblocks = gemm.k_steps(K, wd)
+                for BM in (8, 64, 128, 256):
+                    for sms in (132, 78, 2):
+                        for c in gemm._ranked(BM, N, kblocks, wd, sms):
+                            assert c.splits == 1 or -(-N // c.BN) * c.splits <= sms, (N, K, wd, BM, sms, c)
+                for M in (8, 64, 128):
+                    cfg = gemm.choose_config(M, N, K, wd, scale="tensor" if wd == gemm.F8 else None)
+                    assert not gemm.splits_past_a_wave(cfg, N), (N, K, M, wd, cfg)
+    # (the slowest measured: 14336 x 8192, M = 128, per tensor, 32 ways 236 us against 42 unsplit)
+    assert gemm.choose_config(128, 14336, 8192, gemm.F8, scale="tensor").splits == 1
+
+
 def test_gemm_calls_its_kernels_on_each_block_of_rows(monkeypatch):
     """Gemm's x of more than a launch's rows, without a GPU: each of row_blocks' blocks goes to one prepared call with
     its rows of x and x_scale and its rows of y (out= too, at a row pitch of its own), y is returned whole
@@ -1324,16 +1352,16 @@ def test_gemm_calls_its_kernels_on_each_block_of_rows(monkeypatch):
         y = g(x, w, x_scale=sx, scale="tensor", out=wide[:, :48])
         assert y.data_ptr() == wide.data_ptr() and torch.allclose(y, want, atol=1e-4)
         assert wide[:, 48:].isnan().all()
-        assert [s[0] for s in seen] == [512, 8]
+        assert [s[0] for s in seen] == [320, 200]
         assert [s[1] for s in seen] == [x[a:].data_ptr() for a, _ in gemm.row_blocks(520)]
         assert [s[2] for s in seen] == [sx[a:].data_ptr() for a, _ in gemm.row_blocks(520)]
         assert [s[3] for s in seen] == [wide[a:].data_ptr() for a, _ in gemm.row_blocks(520)]
-    assert prepared == [512, 8]  # planned once per kind of block, then taken again
+    assert prepared == [320, 200]  # planned once per kind of block, then taken again
     xl, sxl = torch.randn(1100, 64), torch.rand(1100) + 0.5  # y made here: [1100, 48]
     seen.clear()
     y = g(xl, w, x_scale=sxl, scale="tensor", out_dtype=torch.float32)
     assert y.shape == (1100, 48) and torch.allclose(y, (xl * sxl[:, None]) @ w.t(), atol=1e-4)
-    assert [s[0] for s in seen] == [512, 512, 76]
+    assert [s[0] for s in seen] == [384, 384, 332]
     seen.clear()
     y = g(x[:300], w, x_scale=sx[:300], scale="tensor", out_dtype=torch.float32)  # one launch (a pair's)
     assert torch.allclose(y, want[:300], atol=1e-4) and [s[0] for s in seen] == [300]

@@ -1830,7 +1830,13 @@ def _ranked(BM, N, kblocks, w_dtype, sms):
     """(BN, wgs, splits) per W tile shape, best first: the (N tile, K split)
     units fill the SMs in as few, as full waves as possible (each wave
     streams its W share), with a cost for splitting at all (the split
-    epilogue, growing with BM) and a small one for every extra split."""
+    epilogue, growing with BM) and a small one for every extra split; K
+    split only as far as one wave holds. Splits past a wave, which this
+    cost had put first at 656 of 2,156 problems off the table (it counted
+    the epilogue once where each share pays it), took 1.15-7.4x as long
+    as the same tile split within one wave or unsplit, at all 57 problems
+    measured (H100, benchmarks/diag/split_waves.py, s49-split-waves:
+    14336 x 8192, M = 128, per tensor, 32 ways 236 us against 42)."""
     best = {}
     for BN, wgs in ((256, 2), (192, 1), (128, 2), (128, 1), (64, 1)):  # ties go to fewer x rereads
         R = BN // (64 * wgs)
@@ -1839,6 +1845,8 @@ def _ranked(BM, N, kblocks, w_dtype, sms):
         tiles = -(-N // BN)
         for splits in range(1, min(32, kblocks) + 1):
             units = tiles * splits
+            if splits > 1 and units > sms:
+                break
             waves = -(-units // sms)
             # a split's epilogue (partials through the workspace, the last unit's pass) costs about
             # 2 + BM/16 K steps (measured: 2.5 at BM = 8, ~11 at 128; s10-config-probe-3)
@@ -1927,26 +1935,22 @@ def pair_candidates(M, N, K, w_dtype=F8, sms=132, scale=None):
     152, 32 at 160, epi_rows; not with block scales, whose x scale boxes take a multiple of 32), with the W tiles
     and K splits `_ranked` puts first for half the SMs; a ValueError on a GPU of one SM (Gemm's calls take
     blocks of 256 rows there, launch_rows). Measured on an H100 (benchmarks/rows_bench.py, #13's five shapes at
-    M = 300 and 384, per tensor, row-scaled and bf16, results/h100-2026-12-06-s48-rows.jsonl): 1.25-1.63x as fast as blocks of 256 rows (two launches, each
-    streaming W; 4096 x 7168, M = 300, per tensor: 15.9 us against 25.9, cuBLASLt 19.6), 0.82-2.10x cuBLAS's
-    time (geometric mean 1.19x); rows rounded up to 32 faster than to 8 at 13 of the 15 problems where they
-    differ; clusters of four CTAs (each M / 4 rows) slower at 28 of 30, by up to 30x with a K split."""
+    M = 300 and 384, per tensor, row-scaled and bf16, results/h100-2026-12-06-s48-rows.jsonl): 1.25-1.63x as
+    fast as blocks of 256 rows (two launches, each streaming W; 4096 x 7168, M = 300, per tensor: 15.9 us
+    against 25.9, cuBLASLt 19.6), 0.82-2.10x cuBLAS's time (geometric mean 1.19x); rows rounded up to 32
+    faster than to 8 at 13 of the 15 problems where they differ; clusters of four CTAs (each M / 4 rows)
+    slower at 28 of 30, by up to 30x with a K split."""
     M, N, K, sms = _problem(M, N, K, w_dtype, sms)
     if not MAX_ROWS < M <= ROWS_A_LAUNCH:
         raise ValueError(f"M = {M}: CTA pairs take {MAX_ROWS + 1} to {ROWS_A_LAUNCH} rows of x")
     if sms < 2:
-        raise ValueError(f"M = {M} on a GPU of {sms} SM: the CTA pairs that take {MAX_ROWS + 1} to "
-                         f"{ROWS_A_LAUNCH} rows of x run on two SMs (a Gemm call takes blocks of {MAX_ROWS} rows there)")
+        raise ValueError(f"M = {M} on a GPU of {sms} SM: the CTA pairs that take {MAX_ROWS + 1} to {ROWS_A_LAUNCH} "
+                         f"rows of x run on two SMs (a Gemm call takes blocks of {MAX_ROWS} rows there)")
     kblocks, pairs = k_steps(K, w_dtype), max(sms // 2, 1)
     out = []
     for r in (32,) if scale == "block" else (32, 8):
         BM = -(-M // (2 * r)) * r
-        for c in _ranked(BM, N, kblocks, w_dtype, pairs)[:2]:
-            # a K split only within one wave of pairs: `_ranked` counts a split's epilogue once, but each share
-            # of a later wave pays it too (an f32 partial of BM x BN rows through the workspace); clusters of
-            # four with splits of 1-2 K steps a share (16-32) took 10-30x as long as unsplit (s48-rows)
-            if splits_past_a_wave(c._replace(ms=2), N, sms):
-                c = c._replace(splits=1)
+        for c in _ranked(BM, N, kblocks, w_dtype, pairs)[:2]:  # (K split within one wave of pairs)
             if c._replace(ms=2) not in out:
                 out.append(c._replace(ms=2))
     return out
@@ -2874,12 +2878,19 @@ class _Prepared:
 
 def row_blocks(M, rows=ROWS_A_LAUNCH):
     """The [start, stop) blocks of x's M rows that Gemm calls its kernels on: all M up to `rows` (what a launch
-    takes: ROWS_A_LAUNCH, or a given config's BM·ms), else blocks of `rows` and the rest last (1100: 512 + 512 +
-    76). Each launch streams W once, and ceil(M / rows) blocks is as few as there can be; a block's time grows
-    with its tile, so full blocks and the rest in as small a tile as it fits cost least: with blocks of 256
-    rows, 300 rows as 152 + 148 (session 42's even blocks) took two 256-row tiles where 256 + 44 takes one and a
-    48-row tile, 3-29% faster at every problem (H100, benchmarks/rows_bench.py, M = 300-520, #13's shapes)."""
-    return [(a, min(a + rows, M)) for a in range(0, M, rows)] or [(0, 0)]
+    takes: ROWS_A_LAUNCH, or a given config's BM·ms, or MAX_ROWS), else ceil(M / rows) blocks, each launch
+    streaming W once. Launches of CTA pairs (rows past MAX_ROWS), whose tile is sized to their rows, take
+    blocks as even as 64-row units allow (a CTA's 32), the last the rest (520 rows: 320 + 200; 1100: 384 + 384
+    + 332): against 512 + 8 and 512 + 512 + 76 faster at 46 of 50 problems, 1.076x in geometric mean, up to
+    1.21x, slower by at most 1% at 4 (H100, #13's five shapes at M = 520-1100, per tensor and bf16,
+    benchmarks/diag/rows_even.py, s49-rows-even). Smaller launches take full blocks and the rest last, in as
+    small a tile as it fits: with blocks of 256 rows, 300 rows as 152 + 148 (session 42's even blocks) took two
+    256-row tiles where 256 + 44 takes one and a 48-row tile, 3-29% faster at every problem (H100,
+    benchmarks/rows_bench.py, M = 300-520, #13's shapes)."""
+    if M <= rows:
+        return [(0, M)]
+    size = -(-M // (64 * -(-M // rows))) * 64 if rows > MAX_ROWS else rows
+    return [(a, min(a + size, M)) for a in range(0, M, size)]
 
 
 # options that shape the kernel's cluster, ring or wgmmas: with any of them a call takes blocks of MAX_ROWS rows of
