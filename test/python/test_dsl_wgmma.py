@@ -1305,8 +1305,9 @@ def test_the_cost_model_splits_k_only_within_one_wave():
     """`_ranked` splits K only as far as one wave of the SMs holds: its cost counted a split's epilogue once,
     where every share of every wave pays it, and put splits past a wave first at 656 of 2,156 problems off the
     table; all 57 of them measured took 1.15-7.4x as long as the same tile split within one wave or unsplit
-    (H100, benchmarks/diag/split_waves.py, s49-split-waves). (The table's problems keep their configs:
-    test_gemm_fuzz_options.)"""
+    (H100, benchmarks/diag/split_waves.py, s49-split-waves); and the epilogue is charged 2·(8 + BM/16) K steps,
+    whose picks were 1.23x as fast in geometric mean at 56 problems off the table (s49-split-cost). (The table's
+    problems keep their configs: test_gemm_fuzz_options.)"""
     from nvtma.kernels import gemm
     for N in (512, 3072, 5120, 11008, 14336, 24576, 65536):
         for K in (1024, 8192, 16384):
@@ -1321,6 +1322,10 @@ def test_the_cost_model_splits_k_only_within_one_wave():
                     assert not gemm.splits_past_a_wave(cfg, N), (N, K, M, wd, cfg)
     # (the slowest measured: 14336 x 8192, M = 128, per tensor, 32 ways 236 us against 42 unsplit)
     assert gemm.choose_config(128, 14336, 8192, gemm.F8, scale="tensor").splits == 1
+    # the split epilogue's charge, 2·(8 + BM/16) K steps (s49-split-cost: 3072 x 1024, M = 8, per tensor, 2 ways
+    # 4.43 us against 2.72 unsplit), and a long K still split (512 x 16384: 8 W tiles of 64 rows)
+    assert gemm.choose_config(8, 3072, 1024, gemm.F8, scale="tensor").splits == 1
+    assert gemm.choose_config(8, 512, 16384, gemm.F8, scale="tensor").splits > 4
 
 
 def test_gemm_calls_its_kernels_on_each_block_of_rows(monkeypatch):

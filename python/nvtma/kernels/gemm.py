@@ -1826,6 +1826,13 @@ def _measured(M, N, K, BM, w_dtype, sms, scale):
     return MEASURED.get((N, K, BM, "bf16" if w_dtype != F8 else scale or "tensor"))
 
 
+def split_epilogue(BM):
+    """What `_ranked` charges a K split's epilogue (partials through the workspace, the last unit's pass), in K
+    steps of the tile: 2 + BM/16 was measured at the table's problems (2.5 at BM = 8, ~11 at 128;
+    s10-config-probe-3); twice 8 + BM/16 fits the picks off the table (s49-split-cost, `_ranked`)."""
+    return 2 * (8 + BM / 16)
+
+
 def _ranked(BM, N, kblocks, w_dtype, sms):
     """(BN, wgs, splits) per W tile shape, best first: the (N tile, K split)
     units fill the SMs in as few, as full waves as possible (each wave
@@ -1836,7 +1843,13 @@ def _ranked(BM, N, kblocks, w_dtype, sms):
     the epilogue once where each share pays it), took 1.15-7.4x as long
     as the same tile split within one wave or unsplit, at all 57 problems
     measured (H100, benchmarks/diag/split_waves.py, s49-split-waves:
-    14336 x 8192, M = 128, per tensor, 32 ways 236 us against 42)."""
+    14336 x 8192, M = 128, per tensor, 32 ways 236 us against 42). The
+    epilogue's charge, 2 + BM/16 K steps before, is 2·(8 + BM/16): with the
+    earlier one the picks within one wave were 1.23x the time of the fitted
+    one's in geometric mean at 56 problems off the table where they differ
+    (faster at 52, slower at 2 by 1-7%; 3072 x 1024, M = 8, per tensor: 2
+    ways 4.43 us, unsplit 2.72; H100, benchmarks/diag/split_cost.py,
+    s49-split-cost). The table's problems (MEASURED) keep their configs."""
     best = {}
     for BN, wgs in ((256, 2), (192, 1), (128, 2), (128, 1), (64, 1)):  # ties go to fewer x rereads
         R = BN // (64 * wgs)
@@ -1848,9 +1861,8 @@ def _ranked(BM, N, kblocks, w_dtype, sms):
             if splits > 1 and units > sms:
                 break
             waves = -(-units // sms)
-            # a split's epilogue (partials through the workspace, the last unit's pass) costs about
-            # 2 + BM/16 K steps (measured: 2.5 at BM = 8, ~11 at 128; s10-config-probe-3)
-            cost = waves * -(-kblocks // splits) * BN * (1.0 + 0.02 * (splits > 1)) + (2 + BM / 16) * BN * (splits > 1)
+            cost = (waves * -(-kblocks // splits) * BN * (1.0 + 0.02 * (splits > 1)) +
+                    split_epilogue(BM) * BN * (splits > 1))
             if (BN, wgs) not in best or cost < best[BN, wgs][0] - 1e-9:
                 best[BN, wgs] = (cost, BM, BN, wgs, splits)
     return [Config(*c[1:]) for c in sorted(best.values(), key=lambda c: c[0])]
