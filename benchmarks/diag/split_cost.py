@@ -9,11 +9,14 @@ second run (`now`: 2·(8 + BM/16)), for the problems where the two picks differ:
 
 Why: with K split only within one wave (session 45), the model's pick at the record's problems was still 1.07x
 the time of the best of the same tile split within a wave or unsplit (geometric mean, up to 1.6x: 3072 x 1024,
-M = 8, per tensor, 2 ways 4.29 us against 2.68 unsplit); the fitted charge picks within 1% of that best at the 48
-of them measured. Same protocol as rows_bench.py (CUDA-graph replays of 20 calls, W rotated over >= 256 MiB, best
-of 10), y checked against float32 first. First run, session 45 (H100, results/h100-2026-12-06-s49-split-cost.jsonl,
-whose `now` and `fit` are `was` and `now` here, without the pairs): the fitted charge's picks faster at 52 of 56
-problems, 1.23x in geometric mean (up to 1.63x), slower at 2 (by 1% and 7%).
+M = 8, per tensor, 2 ways 4.29 us against 2.68 unsplit); the fitted charge's picks take 1.007x that best's time
+in geometric mean at the 49 of them measured. Same protocol as rows_bench.py (CUDA-graph replays of 20 calls, W
+rotated over >= 256 MiB, best of 10), y checked against float32 first. First run, session 45 (H100,
+results/h100-2026-12-06-s49-split-cost.jsonl, whose `now` and `fit` are `was` and `now` here, without the
+pairs): the fitted charge's picks faster at 52 of 56 problems, 1.23x in geometric mean (up to 1.63x), slower at
+2 (by 1% and 7%); second run at the commit (s49-split-cost-2.jsonl, 61 problems): the same at 56, CTA pairs
+1.01x (0.89-1.23x at 5). The model's charge is the fitted one since, so `problems()` now finds none (the record
+of how it was measured).
 """
 import contextlib
 import json
