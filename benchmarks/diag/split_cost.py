@@ -15,11 +15,9 @@ rotated over >= 256 MiB, best of 10), y checked against float32 first. First run
 results/h100-2026-12-06-s49-split-cost.jsonl, whose `now` and `fit` are `was` and `now` here, without the
 pairs): the fitted charge's picks faster at 52 of 56 problems, 1.23x in geometric mean (up to 1.63x), slower at
 2 (by 1% and 7%); second run at the commit (s49-split-cost-2.jsonl, 61 problems): the same at 56, CTA pairs
-1.01x (0.89-1.23x at 5). The model's charge is the fitted one since, so `problems()` now finds none (the record
-of how it was measured).
+1.01x (0.89-1.23x at 5). The model's charge is the fitted one since (`now` here).
 """
 import contextlib
-import json
 import sys
 from pathlib import Path
 
@@ -59,45 +57,17 @@ def problems():
     return [p for p in dict.fromkeys(seen) if variants(p[2], p[0], p[1], *rows_bench.dtype_scale(p[3]))]
 
 
-def build(d: Path):
-    from nvtma.kernels import gemm
-    g = gemm.Gemm(quantize="kernel")
-    specs = {}
+def cases():
     for N, K, M, mode in problems():
-        wd, scale = rows_bench.dtype_scale(mode)
-        for cfg in variants(M, N, K, wd, scale).values():
-            sp = g.plan(M, N, K, wd, scale, config=cfg)[0]
-            specs[sp.key] = sp
-    rows_bench.save_specs(d, specs, "split_cost")
+        yield N, K, M, mode, variants(M, N, K, *rows_bench.dtype_scale(mode))
+
+
+def build(d: Path):
+    split_waves.build_configs(d, cases(), "split_cost")
 
 
 def run(d: Path):
-    import torch
-    import common
-    from nvtma.kernels import gemm
-    props = torch.cuda.get_device_properties(torch.device("cuda"))
-    print(json.dumps(dict(bench="gemm-split-cost", machine=props.name, sms=props.multi_processor_count)), flush=True)
-    g = gemm.Gemm(artifacts=d, quantize="kernel")
-    stream = torch.cuda.Stream()
-    gen = torch.Generator(device="cuda").manual_seed(46)
-    for N, K, M, mode in problems():
-        wd, scale = rows_bench.dtype_scale(mode)
-        x, w, kw, ref, _, wbytes = rows_bench.problem_inputs(torch, gen, N, K, M, mode)
-        nbufs = max(2, -(-(256 << 20) // wbytes) + 1)
-        wbufs = [w] + [w.clone() for _ in range(nbufs - 1)]
-        line = dict(bench="gemm-split-cost", N=N, K=K, M=M, mode=mode)  # (was, now)
-        for name, cfg in variants(M, N, K, wd, scale).items():
-            line[name] = list(cfg.short)
-            try:
-                y = g(x, w, config=cfg, **kw)
-                torch.cuda.synchronize()
-                ok = ((y.float() - ref).abs().max() / ref.abs().max()).item() < 2e-2
-                us = round(common.graph_ms(torch, stream, lambda i: g(x, wbufs[i], config=cfg, **kw), nbufs) * 1e3,
-                           2)
-                line[name + "_us"] = us if ok else f"WRONG {us}"
-            except Exception as e:  # noqa: BLE001 (report and go on)
-                line[name + "_us"] = f"{type(e).__name__}: {e}"[:300]
-        print(json.dumps(line), flush=True)
+    split_waves.time_configs(d, cases(), "gemm-split-cost", 46)  # (each line's was and now)
 
 
 if __name__ == "__main__":

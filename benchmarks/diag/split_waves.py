@@ -60,35 +60,41 @@ def problems():
             for r in map(json.loads, RECORD.read_text().splitlines()[1:])]
 
 
-def build(d: Path):
+def cases():
+    for N, K, M, mode, first in problems():
+        yield N, K, M, mode, variants(M, N, K, *rows_bench.dtype_scale(mode), first)
+
+
+def build_configs(d: Path, cases, name):
+    """Each case's (N, K, M, mode, {name: Config}) configs compiled, saved under d / spec.key."""
     from nvtma.kernels import gemm
     g = gemm.Gemm(quantize="kernel")
     specs = {}
-    for N, K, M, mode, first in problems():
+    for N, K, M, mode, configs in cases:
         wd, scale = rows_bench.dtype_scale(mode)
-        for cfg in variants(M, N, K, wd, scale, first).values():
+        for cfg in configs.values():
             sp = g.plan(M, N, K, wd, scale, config=cfg)[0]
             specs[sp.key] = sp
-    rows_bench.save_specs(d, specs, "split_waves")
+    rows_bench.save_specs(d, specs, name)
 
 
-def run(d: Path):
+def time_configs(d: Path, cases, bench, seed):
+    """On the GPU, one JSON line a case: each config's y checked against float32, then timed (rows_bench's
+    protocol), its name's `_us` the microseconds (or WRONG, or the error)."""
     import torch
     import common
     from nvtma.kernels import gemm
     props = torch.cuda.get_device_properties(torch.device("cuda"))
-    print(json.dumps(dict(bench="gemm-split-waves", machine=props.name, sms=props.multi_processor_count)),
-          flush=True)
+    print(json.dumps(dict(bench=bench, machine=props.name, sms=props.multi_processor_count)), flush=True)
     g = gemm.Gemm(artifacts=d, quantize="kernel")
     stream = torch.cuda.Stream()
-    gen = torch.Generator(device="cuda").manual_seed(45)
-    for N, K, M, mode, first in problems():
-        wd, scale = rows_bench.dtype_scale(mode)
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    for N, K, M, mode, configs in cases:
         x, w, kw, ref, _, wbytes = rows_bench.problem_inputs(torch, gen, N, K, M, mode)
         nbufs = max(2, -(-(256 << 20) // wbytes) + 1)
         wbufs = [w] + [w.clone() for _ in range(nbufs - 1)]
-        line = dict(bench="gemm-split-waves", N=N, K=K, M=M, mode=mode)
-        for name, cfg in variants(M, N, K, wd, scale, first).items():
+        line = dict(bench=bench, N=N, K=K, M=M, mode=mode)
+        for name, cfg in configs.items():
             line[name] = list(cfg.short)
             try:
                 y = g(x, w, config=cfg, **kw)
@@ -100,6 +106,14 @@ def run(d: Path):
             except Exception as e:  # noqa: BLE001 (report and go on)
                 line[name + "_us"] = f"{type(e).__name__}: {e}"[:300]
         print(json.dumps(line), flush=True)
+
+
+def build(d: Path):
+    build_configs(d, cases(), "split_waves")
+
+
+def run(d: Path):
+    time_configs(d, cases(), "gemm-split-waves", 45)
 
 
 if __name__ == "__main__":
