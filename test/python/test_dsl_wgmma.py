@@ -1888,8 +1888,9 @@ def test_an_ms_option_below_the_tables_takes_a_tile_holding_m():
     from nvtma.kernels import gemm
     for M, scale in ((128, "tensor"), (128, "block"), (256, "row"), (256, "block")):
         assert gemm.choose_config(M, 4096, 7168, gemm.F8, scale=scale).ms == 2  # (the table's)
-        sp, _, _ = gemm.Gemm(ms=1).plan(M, 4096, 7168, gemm.F8, scale)
-        assert sp.info["ms"] == 1 and sp.info["BM"] >= M, (M, scale, sp.info)
+        for quantize in (False, True):  # (bf16 x quantized: its config follows from the one taken)
+            sp, _, _ = gemm.Gemm(ms=1).plan(M, 4096, 7168, gemm.F8, scale, quantize=quantize)
+            assert sp.info["ms"] == 1 and sp.info["BM"] >= M, (M, scale, sp.info)
     with pytest.raises(ValueError, match=r"the chosen config \(224, 64, .*\) with ms=1: a tile of BM·ms = 224 x rows, "
                                          "fewer than M = 443"):
         gemm.Gemm(ms=1).plan(443, 4096, 7168, gemm.F8, "tensor")

@@ -4,7 +4,7 @@ Decode and small-batch inference multiply a few rows of activations by a
 weight matrix far larger than L2: the time is the time to stream W from
 DRAM. The kernel swaps A and B so N fills the wgmma's M = 64 and the
 activations' M (1-256 a CTA, padded to the tile; 257-512 over a pair of CTAs
-sharing W, and more in blocks of 512: ``row_blocks``) is the wgmma's N:
+sharing W, and more in blocks of up to 512: ``row_blocks``) is the wgmma's N:
 
 * warp 0 (producer) streams W tiles [BN, 128 bytes of K] and x tiles
   [BM, 128 bytes of K] through TMA into a `stages`-deep ring (W with its own
@@ -2301,8 +2301,9 @@ class Gemm:
     A call: y = g(x, w, w_scale=, scale=, x_scale=, out=, out_dtype=,
     config=, **spec options); `out` a [M, N] bf16 or f32 tensor to write y
     into. x of 257-512 rows is taken in one launch over CTA pairs sharing
-    W (``pair_candidates``), more in blocks of 512 rows and the rest, a
-    launch each (W streamed once a block: ``row_blocks``); with an option
+    W (``pair_candidates``), more in as few blocks of up to 512 rows as
+    hold them, as even as 64-row units allow, a launch each (W streamed
+    once a block: ``row_blocks``); with an option
     that shapes the kernel (``SHAPE_OPTIONS``) or on a GPU of one SM in
     blocks of 256, and with a given `config` (a tuple or list) in blocks of
     its BM·ms rows (``launch_rows``).
@@ -2527,6 +2528,11 @@ class Gemm:
                 raise ValueError(f"swap=False: no config with x as the wgmmas' A for M = {M}, N = {N}, K = {K} "
                                  f"({scale or 'bf16'}): x as A takes M up to 128 (block-scaled: 33 to 256) and K a "
                                  f"multiple of {step_values(w_dtype)} values")
+        if config is None and cfg.BM * opts.get("ms", cfg.ms) < M:  # an ms option below the chosen config's (ms=1
+            # where the table splits M over a pair): the best-ranked config of one CTA's tile holding M, if any (the
+            # fused quantization's config then follows from it)
+            cfg = next((c for c in candidates(M, N, K, w_dtype, sms, scale=scale)
+                        if c.swap and c.ms == c.ksplit == 1 and c.BM * opts.get("ms", 1) >= M), cfg)
         if how in ("auto", "fused"):
             # a config of its own unless one was given: the problem's, or where that leaves the quantizing
             # warps behind W's stream, W tiles of 128 rows split over the SMs (a K step a stage: x in bf16)
@@ -2549,10 +2555,6 @@ class Gemm:
                 # as A: an x-as-A config gave way to one above, or was refused)
             else:
                 how, cfg = "fused", fcfg
-        if config is None and cfg.BM * opts.get("ms", cfg.ms) < M:  # an ms option below the chosen config's (ms=1
-            # where the table splits M over a pair): the best-ranked config of one CTA's tile holding M, if any
-            cfg = next((c for c in candidates(M, N, K, w_dtype, sms, scale=scale)
-                        if c.swap and c.ms == c.ksplit == 1 and c.BM * opts["ms"] >= M), cfg)
         opts.setdefault("mc", cfg.mc)
         opts.setdefault("ms", cfg.ms)
         opts.setdefault("kwg", cfg.kwg)
