@@ -77,6 +77,21 @@ def problem_inputs(torch, gen, N, K, M, mode):
     return x, w, dict(w_scale=sw, scale=mode, x_scale=sx), (x.float() * sx[:, None]) @ wdq.t(), sw, N * K
 
 
+def rotated(w, wbytes):
+    """W and its copies, >= 256 MiB in all (at least 2), so that no call finds W in L2."""
+    return [w] + [w.clone() for _ in range(max(2, -(-(256 << 20) // wbytes) + 1) - 1)]
+
+
+def timed(torch, stream, call, wbufs, ref):
+    """(y's largest error relative to ref's largest value, ms per call): `call(w)` once, checked, then timed over
+    the W copies (common.graph_ms: CUDA-graph replays of 20 calls, best of 10)."""
+    import common
+    y = call(wbufs[0])
+    torch.cuda.synchronize()
+    err = ((y.float() - ref).abs().max() / ref.abs().max()).item()
+    return err, common.graph_ms(torch, stream, lambda i: call(wbufs[i]), len(wbufs))
+
+
 def run(d: Path):
     import torch
     import common
@@ -92,30 +107,24 @@ def run(d: Path):
         fp8 = mode != "bf16"
         tol = 2e-2 if fp8 else 1e-2
         x, w, kw, ref, sw, wbytes = problem_inputs(torch, gen, N, K, M, mode)
-        nbufs = max(2, -(-(256 << 20) // wbytes) + 1)
         base_name = ("torch.matmul (cuBLAS)" if not fp8 else "torch._scaled_mm per-tensor" if mode == "tensor"
                      else "torch._scaled_mm row-wise")
-        wbufs = [w] + [w.clone() for _ in range(nbufs - 1)]
+        wbufs = rotated(w, wbytes)
+        nbufs = len(wbufs)
         line = dict(bench="gemm-rows", N=N, K=K, M=M, mode=mode, blocks=[b - a for a, b in gemm.row_blocks(M)],
                     config=[gemm_bench.config_text(list(gemm.choose_config(b - a, N, K, F8 if fp8 else "bf16",
                                                                           scale=kw.get("scale")).short))
                             for a, b in gemm.row_blocks(M)], w_copies=nbufs)
         try:
-            y = g(x, w, **kw)
-            torch.cuda.synchronize()
-            err = ((y.float() - ref).abs().max() / ref.abs().max()).item()
-            ms = common.graph_ms(torch, stream, lambda i: g(x, wbufs[i], **kw), nbufs)
+            err, ms = timed(torch, stream, lambda w: g(x, w, **kw), wbufs, ref)
             line.update(us=round(ms * 1e3, 2), TFLOPs=round(2 * M * N * K / ms / 1e9, 1),
                         W_TBps=round(wbytes / ms / 1e9, 3), max_rel_err=float(f"{err:.2e}"),
                         correct=err < tol)
             launch_rows = gemm.launch_rows
             gemm.launch_rows = lambda config, options, sms=132: gemm.MAX_ROWS  # Gemm() before session 44
             try:  # (a Gemm of its own: g's calls of M rows are looked up before the blocks are chosen)
-                yb = gb(x, w, **kw)
-                torch.cuda.synchronize()
-                line["blocks_correct"] = ((yb.float() - ref).abs().max() / ref.abs().max()).item() < tol
-                line["blocks_us"] = round(common.graph_ms(torch, stream, lambda i: gb(x, wbufs[i], **kw), nbufs) * 1e3,
-                                          2)
+                err, ms = timed(torch, stream, lambda w: gb(x, w, **kw), wbufs, ref)
+                line.update(blocks_correct=err < tol, blocks_us=round(ms * 1e3, 2))
             finally:
                 gemm.launch_rows = launch_rows
         except Exception as e:  # noqa: BLE001 (report and go on)

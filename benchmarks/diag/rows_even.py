@@ -49,7 +49,6 @@ def build(d: Path):
 
 def run(d: Path):
     import torch
-    import common
     from nvtma.kernels import gemm
     dev = torch.device("cuda")
     props = torch.cuda.get_device_properties(dev)
@@ -59,18 +58,15 @@ def run(d: Path):
     gen = torch.Generator(device=dev).manual_seed(44)
     for N, K, M, mode in problems():
         x, w, kw, ref, _, wbytes = rows_bench.problem_inputs(torch, gen, N, K, M, mode)
-        nbufs = max(2, -(-(256 << 20) // wbytes) + 1)
-        wbufs = [w] + [w.clone() for _ in range(nbufs - 1)]
+        wbufs = rows_bench.rotated(w, wbytes)
         line = dict(bench="gemm-rows-even", N=N, K=K, M=M, mode=mode,
                     blocks=[b - a for a, b in full_then_rest(M)], even=[b - a for a, b in even(M)])
         for name, gg, blocks in (("us", g, full_then_rest), ("even_us", ge, even)):
             kept = gemm.row_blocks
             gemm.row_blocks = lambda M, rows=512, blocks=blocks: blocks(M, rows)
             try:
-                y = gg(x, w, **kw)
-                torch.cuda.synchronize()
-                line[name.replace("us", "ok")] = ((y.float() - ref).abs().max() / ref.abs().max()).item() < 2e-2
-                line[name] = round(common.graph_ms(torch, stream, lambda i: gg(x, wbufs[i], **kw), nbufs) * 1e3, 2)
+                err, ms = rows_bench.timed(torch, stream, lambda w: gg(x, w, **kw), wbufs, ref)
+                line[name.replace("us", "ok")], line[name] = err < 2e-2, round(ms * 1e3, 2)
             except Exception as e:  # noqa: BLE001 (report and go on)
                 line[name] = f"{type(e).__name__}: {e}"[:300]
             finally:

@@ -33,6 +33,14 @@ SMS = 132
 RECORD = Path(__file__).resolve().parents[1] / "results" / "h100-2026-12-06-s49-split-waves.jsonl"
 
 
+def splits_past_a_wave(cfg, N, sms=132):
+    """Whether a config's K split (the grid's: not a cluster's, `ksplit`) makes more shares than one wave of
+    its clusters holds, so that later waves' shares each pay the split's epilogue again (`_ranked` had counted it
+    once)."""
+    cl = max(cfg.mc, cfg.ms)
+    return cfg.ksplit == 1 and cfg.splits > 1 and -(-(-(-N // cfg.BN)) // cfg.mc) * cfg.splits > max(sms // cl, 1)
+
+
 def variants(M, N, K, w_dtype, scale, first=None):
     """{name: Config}: the cost model's pick (`first`, given: the record's, else now), split as far as one wave
     holds, unsplit, and (where `first` is given) the model's pick now; None where the pick is no K split past one
@@ -40,7 +48,7 @@ def variants(M, N, K, w_dtype, scale, first=None):
     from nvtma.kernels import gemm
     now = gemm.choose_config(M, N, K, w_dtype, SMS, scale)
     first = first or now
-    if first.dsmem or not first.swap or not gemm.splits_past_a_wave(first, N, SMS):
+    if first.dsmem or not first.swap or not splits_past_a_wave(first, N, SMS):
         return None
     tiles = -(-(-(-N // first.BN)) // first.mc)
     wave = max(1, min(SMS // max(first.mc, first.ms) // tiles, gemm.k_stages(K, w_dtype, first.kc)))
@@ -82,7 +90,6 @@ def time_configs(d: Path, cases, bench, seed):
     """On the GPU, one JSON line a case: each config's y checked against float32, then timed (rows_bench's
     protocol), its name's `_us` the microseconds (or WRONG, or the error)."""
     import torch
-    import common
     from nvtma.kernels import gemm
     props = torch.cuda.get_device_properties(torch.device("cuda"))
     print(json.dumps(dict(bench=bench, machine=props.name, sms=props.multi_processor_count)), flush=True)
@@ -91,18 +98,13 @@ def time_configs(d: Path, cases, bench, seed):
     gen = torch.Generator(device="cuda").manual_seed(seed)
     for N, K, M, mode, configs in cases:
         x, w, kw, ref, _, wbytes = rows_bench.problem_inputs(torch, gen, N, K, M, mode)
-        nbufs = max(2, -(-(256 << 20) // wbytes) + 1)
-        wbufs = [w] + [w.clone() for _ in range(nbufs - 1)]
+        wbufs = rows_bench.rotated(w, wbytes)
         line = dict(bench=bench, N=N, K=K, M=M, mode=mode)
         for name, cfg in configs.items():
             line[name] = list(cfg.short)
             try:
-                y = g(x, w, config=cfg, **kw)
-                torch.cuda.synchronize()
-                ok = ((y.float() - ref).abs().max() / ref.abs().max()).item() < 2e-2
-                us = round(common.graph_ms(torch, stream, lambda i: g(x, wbufs[i], config=cfg, **kw), nbufs) * 1e3,
-                           2)
-                line[name + "_us"] = us if ok else f"WRONG {us}"
+                err, ms = rows_bench.timed(torch, stream, lambda w, cfg=cfg: g(x, w, config=cfg, **kw), wbufs, ref)
+                line[name + "_us"] = round(ms * 1e3, 2) if err < 2e-2 else f"WRONG {round(ms * 1e3, 2)}"
             except Exception as e:  # noqa: BLE001 (report and go on)
                 line[name + "_us"] = f"{type(e).__name__}: {e}"[:300]
         print(json.dumps(line), flush=True)

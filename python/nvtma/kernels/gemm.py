@@ -1968,14 +1968,6 @@ def pair_candidates(M, N, K, w_dtype=F8, sms=132, scale=None):
     return out
 
 
-def splits_past_a_wave(cfg, N, sms=132):
-    """Whether a config's K split (the grid's: not a cluster's, `ksplit`) makes more shares than one wave of
-    its clusters holds, so that later waves' shares each pay the split's epilogue again (`_ranked` counts it
-    once)."""
-    cl = max(cfg.mc, cfg.ms)
-    return cfg.ksplit == 1 and cfg.splits > 1 and -(-(-(-N // cfg.BN)) // cfg.mc) * cfg.splits > max(sms // cl, 1)
-
-
 def dsmem_candidates(M, N, w_dtype=F8, sms=132, scale=None):
     """W as A with each tile's K steps split over a CTA pair (dsmem), up to M = 128: W tiles of 64 rows whose pairs fill
     the SMs in one wave, stages of 2 K steps (rings of 8 and 12 where they fit) and of 4 (4 and 6), at M = 65-128
