@@ -137,12 +137,16 @@ def test_the_table_configs_are_what_a_plan_at_132_sms_runs():
     ((64.0, 64, 1, 1), "config BM=64.0: an integer"),
     ((64, 64, True, 1), "config wgs=True: an integer"),
     ((64, 64, 1, -1), "config splits=-1: at least 0"),
-    ((64, 64, 1, 1, 0), "config mc=0: at least 1"),
-    ((64, 64, 1, 1, 1, 1), "config stages=1: at least 2"),
+    ((64, 64, 1, 1, 0), "config mc=0: 1, 2 or 4 CTAs of a cluster sharing x"),
+    ((64, 64, 1, 1, 3), "config mc=3: 1, 2 or 4 CTAs"),
+    ((64, 64, 1, 1, 1, None, 8), "config ms=8: 1, 2 or 4 CTAs of a cluster sharing W"),
+    ((0, 64, 1, 1), "config BM=0: at least 1"),
+    ((64, 64, 1, 1, 1, 1), r"config stages=1: None \(the deepest ring up to 8 that fits\) or an integer >= 2"),
     ((64, 64, 1, 1, 1, "4"), "config stages='4': an integer"),
     ((64, 64, 2, 1, 1, None, 1, 2), "config kwg=2: False or True"),
     ((64, 64, 1, 1, 1, None, 1, False, 2, 1), "config swap=1: False or True"),
     ((64, 64, 1, 1, 1, None, 1, False, 9), "config kc=9: K steps a stage, 1 to 8"),
+    ((64, 64, 1, 1, 1, None, 1, False, 0), "config kc=0: K steps a stage, 1 to 8"),
 ])
 def test_a_given_config_is_checked_field_by_field(config, message):
     """A config= of the wrong shape or with a value of the wrong type: a str mc was a TypeError in the plan's

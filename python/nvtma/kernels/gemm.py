@@ -2190,28 +2190,34 @@ def _check_options(options):
             from ..tensormap import L2Promotion
             L2Promotion.coerce(v, name)  # (a TensorMapError, a ValueError, naming it)
             continue
-        try:
-            n = None if isinstance(v, bool) or not hasattr(type(v), "__index__") else operator.index(v)
-        except TypeError:  # (an array of several values)
-            n = None
-        hints = ", ".join(map(repr, cpasync.CACHE_HINTS))
-        ok, why = {
-            "stages": (v is None or n is not None and n >= 2, "None (the deepest ring up to 8 that fits) or an "
-                       "integer >= 2"),
-            "mc": (n in (1, 2, 4), "1, 2 or 4 CTAs of a cluster sharing x"),
-            "ms": (n in (1, 2, 4), "1, 2 or 4 CTAs of a cluster sharing W"),
-            "kc": (n is not None and 1 <= n <= 8, "K steps a stage, 1 to 8"),
-            "chains": (v is None or n in (1, 2, 4), "None or 1, 2 or 4 accumulator chains per m64 block"),
-            "kwg": (_one_of(v, (False, True)), "False or True (two consumer warpgroups on alternate K steps)"),
-            "swap": (isinstance(v, bool), "True (W the wgmmas' A) or False (x their A)"),
-            "xhalf": (_one_of(v, (None, False, True)), "None (where measured faster), True or False"),
-            "store": (_one_of(v, (None, "tma", "direct")), "None, 'tma' or 'direct'"),
-            "pdl": (_one_of(v, (False, True, "early")), "False, True or 'early'"),
-            "w_hint": (v is None or isinstance(v, str) and v in cpasync.CACHE_HINTS or n is not None,
-                       f"None, an L2 eviction priority ({hints}) or a 64-bit policy"),
-        }[name if name != "x_hint" else "w_hint"]
+        ok, why = _option_rule(name, v)
         if not ok:
             raise ValueError(f"{name}={v!r}: {why}")
+
+
+def _option_rule(name, v):
+    """(whether `v` is a value spec option `name` takes, what it takes): the rules _check_options and
+    given_config (for the config fields that are options too: mc, stages, ms, kwg, kc, swap) share."""
+    try:
+        n = None if isinstance(v, bool) or not hasattr(type(v), "__index__") else operator.index(v)
+    except TypeError:  # (an array of several values)
+        n = None
+    hints = ", ".join(map(repr, cpasync.CACHE_HINTS))
+    return {
+        "stages": (v is None or n is not None and n >= 2, "None (the deepest ring up to 8 that fits) or an "
+                   "integer >= 2"),
+        "mc": (n in (1, 2, 4), "1, 2 or 4 CTAs of a cluster sharing x"),
+        "ms": (n in (1, 2, 4), "1, 2 or 4 CTAs of a cluster sharing W"),
+        "kc": (n is not None and 1 <= n <= 8, "K steps a stage, 1 to 8"),
+        "chains": (v is None or n in (1, 2, 4), "None or 1, 2 or 4 accumulator chains per m64 block"),
+        "kwg": (_one_of(v, (False, True)), "False or True (two consumer warpgroups on alternate K steps)"),
+        "swap": (isinstance(v, bool), "True (W the wgmmas' A) or False (x their A)"),
+        "xhalf": (_one_of(v, (None, False, True)), "None (where measured faster), True or False"),
+        "store": (_one_of(v, (None, "tma", "direct")), "None, 'tma' or 'direct'"),
+        "pdl": (_one_of(v, (False, True, "early")), "False, True or 'early'"),
+        "w_hint": (v is None or isinstance(v, str) and v in cpasync.CACHE_HINTS or n is not None,
+                   f"None, an L2 eviction priority ({hints}) or a 64-bit policy"),
+    }[name if name != "x_hint" else "w_hint"]
 
 
 def given_config(config):
@@ -2233,14 +2239,14 @@ def given_config(config):
             v = bool(v)
         elif not (name == "stages" and v is None):
             v = _whole(f"config {name}", v)
-            low = 0 if name == "splits" else 2 if name == "stages" else 1
-            if v < low:
-                raise ValueError(f"config {name}={v}: at least {low}")
+            if name in ("BM", "BN", "wgs", "splits") and v < (name != "splits"):
+                raise ValueError(f"config {name}={v}: at least {int(name != 'splits')}")
+        if name in ("mc", "stages", "ms", "kwg", "kc", "swap"):
+            ok, why = _option_rule(name, v)
+            if not ok:
+                raise ValueError(f"config {name}={v!r}: {why}")
         values.append(v)
-    cfg = Config(*values)
-    if cfg.kc > 8:
-        raise ValueError(f"config kc={cfg.kc}: K steps a stage, 1 to 8")
-    return cfg
+    return Config(*values)
 
 
 def _one_of(v, values):
@@ -2298,7 +2304,10 @@ class Gemm:
     once a block: ``row_blocks``); with an option
     that shapes the kernel (``SHAPE_OPTIONS``) or on a GPU of one SM in
     blocks of 256, and with a given `config` (a tuple or list) in blocks of
-    its BM·ms rows (``launch_rows``).
+    its BM·ms rows (``launch_rows``). A given config runs as given: its K
+    splits too, where the cost model would not split K past one wave of
+    the GPU's SMs (such splits took 1.15-7.4x as long: benchmarks/README.md,
+    forty-fifth session).
     Each kind of call (shapes, strides, dtypes, devices, options) is
     checked and planned once; later ones check only the addresses (on the
     H200, an eager call's host time fell from 38-39 to 19-20 us, against
