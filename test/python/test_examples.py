@@ -115,3 +115,26 @@ def test_fp8_gemm_example_compiles_and_saves(flags, want, tmp_path):
     quantizers = 0 if "bf16" in flags else 1 + (fused and "block" not in flags)
     assert [d.split("-")[0] for d in dirs] == ["gemm"] * (1 + fused) + ["quantize_x"] * quantizers
     assert "gemm" in runtime.load(out / dirs[0]).kernels
+
+
+def test_fp8_mlp_example_compiles_and_saves(tmp_path):
+    """examples/fp8_mlp.py: every GEMM of a decode step's layer planned, compiled and saved where
+    gemm.Gemm(artifacts=) loads them, for each batch size (past 512 rows, each block's), with the quantizers
+    --run's check uses."""
+    import re
+    from nvtma.kernels import gemm
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    out = tmp_path / "aot"
+    p = subprocess.run([sys.executable, str(REPO / "examples" / "fp8_mlp.py"), "--m", "1", "64", "600", "--aot",
+                        str(out)], capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    lines = re.findall(r"^M=(\d+) (gate_up|down) \((\d+) x (\d+)\): BM=(\d+)", p.stdout, re.M)
+    # 600 rows: two launches (gemm.row_blocks), each its own tile
+    assert [(int(m), name) for m, name, *_ in lines] == [
+        (1, "gate_up"), (1, "down"), (64, "gate_up"), (64, "down"),
+        (320, "gate_up"), (280, "gate_up"), (320, "down"), (280, "down")], p.stdout
+    assert {(n, k) for _, _, n, k, _ in lines} == {("4096", "7168"), ("7168", "2048")}
+    g = gemm.Gemm()
+    want = {g.plan(int(m), int(n), int(k), gemm.F8, "block", quantize=True)[0].key for m, _, n, k, _ in lines}
+    want |= {gemm.quantize_x_spec(gran).key for gran in ("block", "token")}
+    assert want <= {d.name for d in out.iterdir()}

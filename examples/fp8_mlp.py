@@ -1,0 +1,255 @@
+#!/usr/bin/env python3
+"""Decode steps of a stack of FP8 SwiGLU MLPs: the weight-streaming GEMM in a model.
+
+Each layer is DeepSeek-V3's dense MLP on the RMS-normed residual, x +
+down(silu(gate(n)) * up(n)) with n = x / rms(x), at hidden 7168 and
+intermediate 2048: gate and up in one e4m3 W of 4096 x 7168,
+down an e4m3 W of 7168 x 2048, with 128x128 block scales (or per-tensor,
+per-row scales, or bf16 W). Every GEMM is nvtma.kernels.gemm.Gemm, called
+on bf16 activations (quantized inside the GEMM or just before it). With a
+GPU, each batch size is run as torch users run it:
+- eagerly, each GEMM checked against float32 on its input quantized by the
+  same granularity and dequantized (the stack against float32 with
+  unquantized activations is reported: what e4m3 activations cost);
+- inside ``torch.cuda.stream(s)`` after queued work;
+- compiled with ``torch.compile(mode="reduce-overhead")`` through
+  ``Gemm.torch_op`` (CUDA graphs), checked against the eager result;
+- and with ``--bench`` timed from CUDA-graph replays of one decode step over
+  all the layers (their weights are past L2 together: ``--layers`` of
+  44 MB each), beside the same stack in bf16 with torch.matmul and, for
+  per-tensor scales, with torch._scaled_mm.
+
+    python examples/fp8_mlp.py                          # plan and compile every GEMM (no GPU needed)
+    python examples/fp8_mlp.py --m 1 8 64 --run         # run, check (eager, on a stream, compiled)
+    python examples/fp8_mlp.py --m 8 --run --bench      # and time a decode step beside torch
+    python examples/fp8_mlp.py --aot DIR / --from DIR --run   # AOT: the GPU box needs no MLIR
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+from nvtma.kernels import gemm
+
+HIDDEN, INTER = 7168, 2048
+
+
+def shapes():
+    """The layer's GEMMs, (name, N, K): gate and up as one, then down."""
+    return [("gate_up", 2 * INTER, HIDDEN), ("down", HIDDEN, INTER)]
+
+
+def _weight(torch, n, k, scale, gen):
+    """(W as the GEMM takes it, its scale, W dequantized in float32) of a random [n, k] matrix."""
+    w32 = torch.randn(n, k, generator=gen, device="cuda") / k ** 0.5
+    if scale == "bf16":
+        w = w32.to(torch.bfloat16)
+        return w, None, w.float()
+    if scale in ("tensor", "row"):
+        sw = (w32.abs().amax().reshape(1) if scale == "tensor" else w32.abs().amax(1)).clamp(min=1e-12) / 448
+        s = sw if scale == "tensor" else sw[:, None]
+        w = (w32 / s).to(torch.float8_e4m3fn)
+        return w, sw, w.float() * s
+    nb, kb = -(-n // 128), -(-k // 128)  # (n, k multiples of 128 here)
+    blocks = w32.view(nb, 128, kb, 128)
+    sw = blocks.abs().amax((1, 3)).clamp(min=1e-12) / 448
+    w = (blocks / sw[:, None, :, None]).reshape(n, k).to(torch.float8_e4m3fn)
+    return w, sw.contiguous(), (w.float().view(nb, 128, kb, 128) * sw[:, None, :, None]).reshape(n, k)
+
+
+class Stack:
+    """`layers` MLPs, each its own weights; ``step(x, gemm)`` runs them all on x [M, HIDDEN] bf16 with
+    ``gemm(x, w, w_scale, scale)`` the GEMM (the Gemm, its torch op, or a torch baseline)."""
+
+    def __init__(self, torch, layers, scale, seed=0):
+        gen = torch.Generator(device="cuda").manual_seed(seed)
+        self.scale = scale
+        self.layers = [[_weight(torch, n, k, scale, gen) for _, n, k in shapes()] for _ in range(layers)]
+
+    def step(self, torch, x, gemm_call):
+        for (wgu, sgu, _), (wd, sd, _) in self.layers:
+            h = gemm_call(_rms_normed(torch, x).to(x.dtype), wgu, sgu)
+            a = torch.nn.functional.silu(h[:, :INTER]) * h[:, INTER:]
+            x = x + gemm_call(a, wd, sd).to(x.dtype)
+        return x
+
+    def reference(self, torch, x):
+        """float32, W dequantized, the activations not quantized: what e4m3 activations approximate."""
+        x = x.float()
+        for (_, _, wgu), (_, _, wd) in self.layers:
+            h = _rms_normed(torch, x) @ wgu.t()
+            x = x + (torch.nn.functional.silu(h[:, :INTER]) * h[:, INTER:]) @ wd.t()
+        return x
+
+
+def _rms_normed(torch, x):
+    x = x.float()
+    return x * torch.rsqrt(x.pow(2).mean(1, keepdim=True) + 1e-6)
+
+
+def _x_as_the_gemm_sees_it(torch, g, x, scale, n):
+    """x quantized as the call quantizes it (inside the GEMM: 1x128 blocks; by quantize_x first: per token, or
+    per 1x128 block for block-scaled W), then dequantized; bf16 x as it is."""
+    if scale == "bf16":
+        return x.float()
+    spec = g.plan(x.shape[0], n, x.shape[1], gemm.F8, scale, quantize=True,
+                  sms=torch.cuda.get_device_properties(x.device).multi_processor_count)[0]
+    fused = spec.info["x_scale"] == "fused"
+    return gemm.dequantize_x(*g.quantize(x, "block" if fused or scale == "block" else "token"))
+
+
+def _err(torch, got, want):
+    return ((got.float() - want.float()).abs().max() / want.float().abs().max()).item()
+
+
+def _graph_us(torch, fn, replays=10):
+    """GPU us of one fn() from CUDA-graph replays (best of `replays`), fn captured once on a side stream."""
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        fn()
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=s):
+        fn()
+    best = float("inf")
+    for _ in range(replays):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        with torch.cuda.stream(s):
+            e0.record()
+            graph.replay()
+            e1.record()
+        e1.synchronize()
+        best = min(best, e0.elapsed_time(e1) * 1e3)
+    return best
+
+
+def run(torch, g, a):
+    """Every batch size of --m: eager against the reference, on a stream, compiled; --bench times them."""
+    stack = Stack(torch, a.layers, a.scale)
+    kw = {} if a.scale == "bf16" else dict(scale=a.scale)
+
+    def ours(x, w, sw):
+        return g(x, w, w_scale=sw, **kw)
+    dequantized = {id(w): wdq for layer in stack.layers for w, _, wdq in layer}
+    calls = []
+
+    def ours_recorded(x, w, sw):
+        y = ours(x, w, sw)
+        calls.append((x, w, y))
+        return y
+    op = g.torch_op("nvtma_example::gemm")
+
+    def ours_op(x, w, sw):
+        return op(x, w, sw, None, kw.get("scale"))
+    compiled = torch.compile(lambda x: stack.step(torch, x, ours_op), mode="reduce-overhead", fullgraph=True)
+    ok = True
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    for m in a.m:
+        x = torch.randn(m, HIDDEN, generator=gen, device="cuda").to(torch.bfloat16)
+        calls.clear()
+        y = stack.step(torch, x, ours_recorded)
+        e_gemm = max(_err(torch, yc, _x_as_the_gemm_sees_it(torch, g, xc, a.scale, w.shape[0]) @
+                          dequantized[id(w)].t()) for xc, w, yc in calls)
+        e_ref = _err(torch, y, stack.reference(torch, x))
+        # on a stream of the caller's, behind queued work that writes x: the GEMMs must wait for it
+        s = torch.cuda.Stream()
+        x2 = torch.zeros_like(x)
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            torch.cuda._sleep(2_000_000)
+            x2.copy_(x)
+            y2 = stack.step(torch, x2, ours)
+        torch.cuda.current_stream().wait_stream(s)
+        e_stream = _err(torch, y2, y)
+        ys = [compiled(x).clone() for _ in range(3)]  # (warm-up, record, replay)
+        e_comp = max(_err(torch, yc, y) for yc in ys)
+        good = e_gemm < (2e-2 if a.scale != "bf16" else 1e-2) and e_stream < 1e-2 and e_comp < 1e-2
+        ok &= good
+        print(f"M={m}: {'correct' if good else 'WRONG'}: {len(calls)} GEMMs, the largest error {e_gemm:.1e} of "
+              f"max |y|; on a stream after queued work {e_stream:.1e}, compiled (CUDA graphs) {e_comp:.1e} from "
+              f"eager; the stack {e_ref:.1e} from float32 with unquantized activations")
+        if a.bench:
+            _bench(torch, stack, x, ours, a)
+    return ok
+
+
+def _bench(torch, stack, x, ours, a):
+    """One decode step over every layer, GPU time from CUDA-graph replays: nvtma, bf16 torch.matmul, and for
+    per-tensor scales torch._scaled_mm on x quantized per tensor (as a user would call it)."""
+    wbytes = sum(w.numel() * w.element_size() for layer in stack.layers for w, _, _ in layer)
+    t_ours = _graph_us(torch, lambda: stack.step(torch, x, ours))
+    line = f"  {len(stack.layers)} layers ({wbytes / 2 ** 20:.0f} MiB of W): nvtma {t_ours:.1f} us " \
+           f"({wbytes / t_ours / 1e6:.2f} TB/s of W)"
+    bf16 = [[(w16.to(torch.bfloat16), None, None) for _, _, w16 in layer] for layer in stack.layers]
+    plain = Stack.__new__(Stack)
+    plain.layers, plain.scale = bf16, "bf16"
+    t_bf16 = _graph_us(torch, lambda: plain.step(torch, x, lambda x, w, _: x @ w.t()))
+    line += f"; bf16 torch.matmul {t_bf16:.1f} us ({t_bf16 / t_ours:.2f}x)"
+    if a.scale == "tensor":
+        one = torch.ones((), device="cuda")
+
+        def scaled_mm(x, w, sw):
+            mp = -(-x.shape[0] // 16) * 16  # (_scaled_mm takes rows in 16s)
+            sx = x.abs().amax().float().clamp(min=1e-12) / 448
+            xq = torch.nn.functional.pad((x / sx).to(torch.float8_e4m3fn), (0, 0, 0, mp - x.shape[0]))
+            return torch._scaled_mm(xq, w.t(), scale_a=sx * one, scale_b=sw.reshape(()),
+                                    out_dtype=torch.bfloat16)[:x.shape[0]]
+        t_mm = _graph_us(torch, lambda: stack.step(torch, x, scaled_mm))
+        line += f"; torch._scaled_mm {t_mm:.1f} us ({t_mm / t_ours:.2f}x)"
+    print(line)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--m", type=int, nargs="+", default=[1, 8, 64], help="batch sizes (rows of x) to run")
+    ap.add_argument("--scale", default="block", choices=["block", "tensor", "row", "bf16"],
+                    help="e4m3 W with this scale, or bf16 W")
+    ap.add_argument("--layers", type=int, default=6, help="MLPs in the stack (6: 264 MB of e4m3 W)")
+    ap.add_argument("--sms", type=int, default=132, help="SMs the configs are planned for (the GPU's, with --run)")
+    ap.add_argument("--aot", metavar="DIR", help="write every kernel's artifacts here (one folder per kernel)")
+    ap.add_argument("--from", dest="load", metavar="DIR", help="load what --aot wrote instead of compiling")
+    ap.add_argument("--run", action="store_true", help="run and check on the GPU")
+    ap.add_argument("--bench", action="store_true", help="with --run, time a decode step beside torch")
+    a = ap.parse_args(argv)
+    if min(a.m) < 1 or a.layers < 1:
+        ap.error("--m and --layers: at least 1")
+    torch = None
+    if a.run:
+        import torch
+        a.sms = torch.cuda.get_device_properties(0).multi_processor_count
+    g = gemm.Gemm(artifacts=a.load)
+    fp8 = a.scale != "bf16"
+    for m in a.m:
+        for name, n, k in shapes():
+            for rows in dict.fromkeys(b - s for s, b in gemm.row_blocks(m, gemm.launch_rows(None, {}, a.sms))):
+                spec, _, qspec = g.plan(rows, n, k, gemm.F8 if fp8 else "bf16", a.scale if fp8 else None,
+                                        quantize=fp8, sms=a.sms)
+                i = spec.info
+                print(f"M={rows} {name} ({n} x {k}): BM={i['BM']} BN={i['BN']} warpgroups={i['wgs']} "
+                      f"stages={i['stages']} kc={i['kc']} ms={i['ms']} mc={i['mc']}"
+                      f"{', x the wgmmas A' if not i['swap'] else ''}"
+                      f"{', x quantized inside' if i['x_scale'] == 'fused' else ''}"
+                      f"{', x quantized first' if qspec is not None else ''}")
+                if not a.load:
+                    for sp in (spec, qspec) if qspec is not None else (spec,):
+                        compiled = g.module(sp)
+                        if a.aot:
+                            compiled.save(Path(a.aot) / sp.key)
+    # --run's check quantizes x as each call does (_x_as_the_gemm_sees_it): both quantizers, whichever the
+    # calls took
+    for gran in ("block", "token") if fp8 and not a.load else ():
+        compiled = g.module(gemm.quantize_x_spec(gran))
+        if a.aot:
+            compiled.save(Path(a.aot) / gemm.quantize_x_spec(gran).key)
+    if a.aot:
+        print(f"wrote the kernels to {a.aot}")
+    if not a.run:
+        return 0
+    ok = run(torch, g, a)
+    print(f"ran on {torch.cuda.get_device_name()}: {'correct' if ok else 'WRONG'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
