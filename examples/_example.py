@@ -53,6 +53,30 @@ def gpu_ms(torch, fn, reps=50, trials=5):
     return best
 
 
+def graph_us(torch, fn, calls=1, replays=10):
+    """GPU us of one fn() from CUDA-graph replays (host time out): `calls` calls captured in one graph on a
+    side stream (after a warm-up call there), the best of `replays` replays, each between CUDA events on the
+    stream the replay runs on."""
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        fn()
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=s):
+        for _ in range(calls):
+            fn()
+    best = float("inf")
+    for _ in range(replays):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        with torch.cuda.stream(s):
+            e0.record()
+            graph.replay()
+            e1.record()
+        e1.synchronize()
+        best = min(best, e0.elapsed_time(e1) * 1e3 / calls)
+    return best
+
+
 def report(compiled, spec, ptx_ops=()):
     ptx = compiled.ptx
     print(f"compiled {spec.name} in {compiled.compile_seconds * 1e3:.1f} ms"

@@ -22,6 +22,7 @@ choice for the problem unless --config.
 import argparse
 import sys
 
+import _example
 from _example import GEMM_CONFIG, gemm_config
 from nvtma.kernels import gemm
 
@@ -62,24 +63,7 @@ def _bench(torch, g, x, w, sw, a, kw):
     this is the kernel's speed, not the DRAM-streaming figure of
     benchmarks/gemm_bench.py."""
     def graph_us(fn):
-        s = torch.cuda.Stream()
-        with torch.cuda.stream(s):
-            fn()
-        torch.cuda.synchronize()
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, stream=s):
-            for _ in range(20):
-                fn()
-        best = float("inf")
-        for _ in range(10):
-            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            with torch.cuda.stream(s):  # the replay runs on the current stream: time it there
-                e0.record()
-                graph.replay()
-                e1.record()
-            e1.synchronize()
-            best = min(best, e0.elapsed_time(e1) * 1e3 / 20)
-        return best
+        return _example.graph_us(torch, fn, calls=20)
 
     if a.scale == "bf16":
         ours = graph_us(lambda: g(x, w, config=a.config, **kw))

@@ -2239,8 +2239,9 @@ def given_config(config):
             v = bool(v)
         elif not (name == "stages" and v is None):
             v = _whole(f"config {name}", v)
-            if name in ("BM", "BN", "wgs", "splits") and v < (name != "splits"):
-                raise ValueError(f"config {name}={v}: at least {int(name != 'splits')}")
+            low = {"BM": 1, "BN": 1, "wgs": 1, "splits": 0}.get(name)  # (the others: _option_rule's)
+            if low is not None and v < low:
+                raise ValueError(f"config {name}={v}: at least {low}")
         if name in ("mc", "stages", "ms", "kwg", "kc", "swap"):
             ok, why = _option_rule(name, v)
             if not ok:
