@@ -9,7 +9,10 @@ quantize_x ran clean under racecheck before). A case whose config cannot take x'
 quantize first) is skipped. Each case's start and result print with the seconds since the process began (a
 time limit keeps what finished, and shows where it stopped).
     compute-sanitizer --tool racecheck --kernel-name kne=gemm python3 benchmarks/diag/race_fused.py [FIRST [LAST]]
-with NVTMA_GPU_ARTIFACTS the staged GPU-test kernels (benchmarks/diag/call_s47.sh)."""
+with NVTMA_GPU_ARTIFACTS the staged GPU-test kernels (benchmarks/diag/call_s47.sh). Session 46: the fused cases
+over a cluster (from case 9) never finish under racecheck; `race_fused.py build DIR` (here) compiles them with
+both cluster barriers (gemm_spec diag "barriers", the protocol racecheck finished in session 8), and with
+RACE_DIAG_ART=DIR only those cases run, with those kernels."""
 import time
 
 T0 = time.time()  # (torch's import under the tool is part of what a case waits for)
@@ -39,11 +42,40 @@ def say(what):
     print(f"{time.time() - T0:7.1f} s  {what}", flush=True)
 
 
+def _cluster_cases():
+    """(case index, the case's fused GEMM spec) of the cases over a cluster (x multicast or the M split)."""
+    g = gemm.Gemm(quantize="fused")
+    for i, (M, N, K, mode, cfg) in enumerate(CASES):
+        sp, _, q = g.plan(M, N, K, scale=mode, quantize=True, config=cfg)
+        if q is None and max(sp.info["mc"], sp.info["ms"]) > 1:
+            yield i, sp
+
+
+def with_diag(spec, diag):
+    """`spec` rebuilt with gemm_spec's diagnostics `diag` ("barriers": the cluster barriers at the kernel's start
+    and end, as before the thirty-first session)."""
+    import inspect
+    params = inspect.signature(gemm.gemm_spec).parameters
+    return gemm.gemm_spec(**{k: v for k, v in {**spec.info, **spec.consts}.items() if k in params}, diag=diag)
+
+
+def build(d):
+    """The cluster cases' fused GEMMs with both cluster barriers (diag "barriers"), into d (RACE_DIAG_ART)."""
+    from pathlib import Path
+    for i, sp in _cluster_cases():
+        v = with_diag(sp, "barriers")
+        v.compile().save(Path(d) / v.key)
+        print(f"[{i}] {v.key}")
+
+
 def main(first=0, last=len(CASES)):
     say("torch and nvtma imported")
-    # RACE_QUANTIZE=kernel: the same cases quantized by quantize_x first, then the unfused GEMM
+    # RACE_QUANTIZE=kernel: the same cases quantized by quantize_x first, then the unfused GEMM (its reference
+    # quantized as quantize_x does); RACE_DIAG_ART: the cluster cases' fused GEMMs built by `build`
     mode_q = os.environ.get("RACE_QUANTIZE", "fused")
     g = gemm.Gemm(artifacts=os.environ.get("NVTMA_GPU_ARTIFACTS"), quantize=mode_q)
+    diag_art = os.environ.get("RACE_DIAG_ART")
+    gd = gemm.Gemm(artifacts=diag_art) if diag_art else None
     bad = 0
     for i in range(first, min(last, len(CASES))):
         M, N, K, mode, cfg = CASES[i]
@@ -54,11 +86,20 @@ def main(first=0, last=len(CASES)):
         gen = torch.Generator(device="cuda").manual_seed(M * 7 + N)
         x = torch.randn(M, K, generator=gen, device="cuda").to(torch.bfloat16)
         w, sw, wdq = _quantize_w(torch.randn(N, K, generator=gen, device="cuda") / 8, mode)
-        want = _x_reference(x) @ wdq.t()
+        xdq = (_x_reference(x) if mode_q == "fused" else
+               gemm.dequantize_x(*g.quantize(x, "block" if mode == "block" else "token")))
+        want = xdq @ wdq.t()
+        call = g._prepare(x, w, sw, mode, None, None, None, cfg, {})
+        if gd is not None:
+            sp = g.plan(M, N, K, scale=mode, quantize=True, config=cfg)[0]
+            if max(sp.info["mc"], sp.info["ms"]) == 1:
+                continue
+            call.kernel = gd.module(with_diag(sp, "barriers")).gemm
+            name += " with the cluster barriers"
         torch.cuda.synchronize()
         say(f"{name}: inputs ready, calling")
         start = time.time()
-        y = g(x, w, w_scale=sw, scale=mode, config=cfg)
+        y = call(x, w, sw, None, None)
         torch.cuda.synchronize()
         err = ((y.float() - want).abs().max() / want.abs().max()).item()
         bad += err >= 1.5e-2
@@ -67,4 +108,7 @@ def main(first=0, last=len(CASES)):
 
 
 if __name__ == "__main__":
-    sys.exit(main(*map(int, sys.argv[1:])))
+    if sys.argv[1:2] == ["build"]:
+        build(sys.argv[2])
+    else:
+        sys.exit(main(*map(int, sys.argv[1:])))
