@@ -159,3 +159,43 @@ def graph_ms(torch, stream, call, nbufs, calls=20, reps=10, before=None):
         e.synchronize()
         best = min(best, s.elapsed_time(e) / calls)
     return best
+
+
+# gemm_spec's diagnostics (`diag`: a kernel whose y is not the product, or not only) are not a Gemm option (Gemm
+# refuses them: NOT_GEMM_OPTIONS), so the experiments plan the call as a Gemm does and build its kernel with them
+def with_diag(spec, diag):
+    """The GEMM's `spec` rebuilt with gemm_spec's diagnostics `diag` (None: `spec`)."""
+    if not diag:
+        return spec
+    import inspect
+    from nvtma.kernels import gemm
+    params = inspect.signature(gemm.gemm_spec).parameters
+    return gemm.gemm_spec(**{k: v for k, v in {**spec.info, **spec.consts}.items() if k in params}, diag=diag)
+
+
+def gemm_plan(g, M, N, K, w_dtype, scale, diag=None, **kw):
+    """g.plan(M, N, K, w_dtype, scale, **kw), its GEMM's spec built with `diag`: (spec, splits, quantizer spec)."""
+    sp, splits, q = g.plan(M, N, K, w_dtype, scale, **kw)
+    return with_diag(sp, diag), splits, q
+
+
+_DIAG_CALLS = {}
+
+
+def gemm_call(g, x, w, diag=None, w_scale=None, scale=None, x_scale=None, config=None, **opts):
+    """g(x, w, ...); with `diag`, the same call (planned and checked by the Gemm, once per kind of call) with its
+    GEMM built with those diagnostics, from g's artifacts (gemm_plan's spec)."""
+    if not diag:
+        return g(x, w, w_scale=w_scale, scale=scale, x_scale=x_scale, config=config, **opts)
+    key = (id(g), diag, config, tuple(x.shape), x.dtype, tuple(w.shape), w.dtype, scale, tuple(sorted(opts.items())))
+    call = _DIAG_CALLS.get(key)
+    if call is None:
+        import torch
+        from nvtma.kernels import gemm
+        call = g._prepare(x, w, w_scale, scale, x_scale, None, None, config, opts)
+        fp8 = w.dtype == torch.float8_e4m3fn
+        sp = gemm_plan(g, x.shape[0], w.shape[0], x.shape[1], gemm.F8 if fp8 else "bf16", scale, diag,
+                       quantize=fp8 and x.dtype == torch.bfloat16, sms=g._device_sms(x), config=config, **opts)[0]
+        call.kernel = g.module(sp).gemm
+        _DIAG_CALLS[key] = call
+    return call(x, w, w_scale, x_scale, None)

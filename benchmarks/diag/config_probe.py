@@ -226,6 +226,7 @@ AFTER = ("after", {"diag": "factors_after"}, False)  # x as A, block-scaled: its
 
 
 def _plans(d=None):
+    import common
     from nvtma.kernels import gemm
     gs = {}
     for N, K, M, mode, cfgs in PROBES:
@@ -243,8 +244,8 @@ def _plans(d=None):
                 opts = dict(opts, **({"quantize": "fused"} if fused else {}))
                 how = opts.pop("quantize", None)
                 g = gs.setdefault(how, gemm.Gemm(artifacts=d, quantize=how or "auto"))
-                sp, _, q = g.plan(M, N, K, gemm.F8 if fp8 else "bf16", mode if fp8 else None, config=cfg,
-                                  quantize=bool(how), **opts)
+                sp, _, q = common.gemm_plan(g, M, N, K, gemm.F8 if fp8 else "bf16", mode if fp8 else None,
+                                            config=cfg, quantize=bool(how), **opts)
                 yield (g, (N, K, M, mode), tuple(cfg), "fused-" + label if fused else label, dict(opts, quantize=how),
                        l2, [sp] + ([q] if q else []))
 
@@ -273,12 +274,12 @@ def run(d):
             x = (x.float() * (sx[:, None] if mode != "block" else sx[:, :1])).bfloat16()
             kw.pop("x_scale")
         try:
-            y = g(x, w, config=cfg, **opts, **kw)
+            y = common.gemm_call(g, x, w, config=cfg, **opts, **kw)
             torch.cuda.synchronize()
             err = ((y.float() - want).abs().max() / want.abs().max()).item()
 
             def call(i):
-                return g(x, wbufs[i], config=cfg, **opts, **kw)
+                return common.gemm_call(g, x, wbufs[i], config=cfg, **opts, **kw)
             ms = common.graph_ms(torch, stream, call, 1 if l2 else len(wbufs))
             out = dict(us=round(ms * 1e3, 2), W_TBps=round(N * K * (1 if fp8 else 2) / ms / 1e9, 3),
                        err=float(f"{err:.2e}"), stages=sp[0].info["stages"], chains=sp[0].info["chains"])

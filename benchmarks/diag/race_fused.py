@@ -19,9 +19,13 @@ T0 = time.time()  # (torch's import under the tool is part of what a case waits 
 
 import os  # noqa: E402
 import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common
 
 import torch  # noqa: E402
 
+import common  # noqa: E402
 import gpu_cases  # noqa: E402
 from nvtma.kernels import gemm  # noqa: E402
 from test_gpu_gemm import _quantize_w  # noqa: E402
@@ -51,19 +55,10 @@ def _cluster_cases():
             yield i, sp
 
 
-def with_diag(spec, diag):
-    """`spec` rebuilt with gemm_spec's diagnostics `diag` ("barriers": the cluster barriers at the kernel's start
-    and end, as before the thirty-first session)."""
-    import inspect
-    params = inspect.signature(gemm.gemm_spec).parameters
-    return gemm.gemm_spec(**{k: v for k, v in {**spec.info, **spec.consts}.items() if k in params}, diag=diag)
-
-
 def build(d):
     """The cluster cases' fused GEMMs with both cluster barriers (diag "barriers"), into d (RACE_DIAG_ART)."""
-    from pathlib import Path
     for i, sp in _cluster_cases():
-        v = with_diag(sp, "barriers")
+        v = common.with_diag(sp, "barriers")
         v.compile().save(Path(d) / v.key)
         print(f"[{i}] {v.key}")
 
@@ -94,7 +89,7 @@ def main(first=0, last=len(CASES)):
             sp = g.plan(M, N, K, scale=mode, quantize=True, config=cfg)[0]
             if max(sp.info["mc"], sp.info["ms"]) == 1:
                 continue
-            call.kernel = gd.module(with_diag(sp, "barriers")).gemm
+            call.kernel = gd.module(common.with_diag(sp, "barriers")).gemm
             name += " with the cluster barriers"
         torch.cuda.synchronize()
         say(f"{name}: inputs ready, calling")

@@ -65,10 +65,11 @@ def _problems():
         for wt in WTYPES:
             wd = gemm.F8 if wt == "e4m3" else "bf16"
             scale = "tensor" if wt == "e4m3" else None
-            probs = [(M, gemm.choose_config(M, N, K, wd, scale=scale),
-                      [("gemm", {})] + [(v, {"diag": v}) for v in STREAM]) for M in MS]
+            # (gemm_spec builds the streaming diagnostics only where no cluster splits a tile's K steps)
+            probs = [(M, c, [("gemm", {})] + [(v, {"diag": v}) for v in STREAM if c.ksplit == 1])
+                     for M, c in ((M, gemm.choose_config(M, N, K, wd, scale=scale)) for M in MS)]
             floor = [(c, [(v, {"diag": v}) for v in STREAM]) for c in gemm.candidates(1, N, K, wd)
-                     if not c.kwg]
+                     if not c.kwg and c.ksplit == 1]
             yield N, K, wt, wd, scale, probs, floor
 
 
@@ -262,12 +263,13 @@ def _probed(probes):
 
 
 def _specs(probes=None):
+    import common
     from nvtma.kernels import gemm
     g = gemm.Gemm()
     for N, K, wt, wd, scale, probs, floor in (_probed(PROBE_SETS[probes]()) if probes else _problems()):
         for M, cfg, variants in probs + [(1, c, v) for c, v in floor]:
             for _, opts in variants:
-                yield g.plan(M, N, K, wd, scale, config=cfg, **opts)[0]
+                yield common.gemm_plan(g, M, N, K, wd, scale, config=cfg, **opts)[0]
 
 
 def build(d, probes=None):
@@ -307,7 +309,7 @@ def run(d, probes=None):
                         w=wt, config=list(gemm.Config(*cfg).short), w_copies=len(wbufs))
             for label, opts in variants:
                 def call(i, opts=opts):
-                    return g(x, wbufs[i], config=cfg, **kw, **opts)
+                    return common.gemm_call(g, x, wbufs[i], config=cfg, **kw, **opts)
                 try:
                     y = call(0)
                     torch.cuda.synchronize()
