@@ -161,41 +161,68 @@ def graph_ms(torch, stream, call, nbufs, calls=20, reps=10, before=None):
     return best
 
 
-# gemm_spec's diagnostics (`diag`: a kernel whose y is not the product, or not only) are not a Gemm option (Gemm
-# refuses them: NOT_GEMM_OPTIONS), so the experiments plan the call as a Gemm does and build its kernel with them
-def with_diag(spec, diag):
-    """The GEMM's `spec` rebuilt with gemm_spec's diagnostics `diag` (None: `spec`)."""
-    if not diag:
+# gemm_spec's diagnostics and profiling builds (`diag`: a kernel whose y is not the product, or not only;
+# `profile`: a buffer parameter more) are not Gemm options (a Gemm refuses them: NOT_GEMM_OPTIONS), so the
+# experiments plan the call as a Gemm does and build its kernel with them
+SPEC_ONLY = ("diag", "profile")
+
+
+def with_spec(spec, **extra):
+    """The GEMM's `spec` rebuilt with more of gemm_spec's options (`extra`'s that are not None; none: `spec`)."""
+    extra = {k: v for k, v in extra.items() if v is not None}
+    if not extra:
         return spec
     import inspect
     from nvtma.kernels import gemm
     params = inspect.signature(gemm.gemm_spec).parameters
-    return gemm.gemm_spec(**{k: v for k, v in {**spec.info, **spec.consts}.items() if k in params}, diag=diag)
+    return gemm.gemm_spec(**{k: v for k, v in {**spec.info, **spec.consts}.items() if k in params}, **extra)
 
 
-def gemm_plan(g, M, N, K, w_dtype, scale, diag=None, **kw):
-    """g.plan(M, N, K, w_dtype, scale, **kw), its GEMM's spec built with `diag`: (spec, splits, quantizer spec)."""
+def with_diag(spec, diag):
+    """The GEMM's `spec` rebuilt with gemm_spec's diagnostics `diag` (None: `spec`)."""
+    return with_spec(spec, diag=diag)
+
+
+def _spec_only(opts):
+    """(opts without SPEC_ONLY's, SPEC_ONLY's)."""
+    return ({k: v for k, v in opts.items() if k not in SPEC_ONLY}, {k: v for k, v in opts.items() if k in SPEC_ONLY})
+
+
+def gemm_plan(g, M, N, K, w_dtype, scale, **kw):
+    """g.plan(M, N, K, w_dtype, scale, **kw), its GEMM built with kw's SPEC_ONLY options: (spec, splits,
+    quantizer spec)."""
+    kw, extra = _spec_only(kw)
     sp, splits, q = g.plan(M, N, K, w_dtype, scale, **kw)
-    return with_diag(sp, diag), splits, q
+    return with_spec(sp, **extra), splits, q
 
 
-_DIAG_CALLS = {}
-
-
-def gemm_call(g, x, w, diag=None, w_scale=None, scale=None, x_scale=None, config=None, **opts):
-    """g(x, w, ...); with `diag`, the same call (planned and checked by the Gemm, once per kind of call) with its
-    GEMM built with those diagnostics, from g's artifacts (gemm_plan's spec)."""
-    if not diag:
-        return g(x, w, w_scale=w_scale, scale=scale, x_scale=x_scale, config=config, **opts)
-    key = (id(g), diag, config, tuple(x.shape), x.dtype, tuple(w.shape), w.dtype, scale, tuple(sorted(opts.items())))
-    call = _DIAG_CALLS.get(key)
-    if call is None:
-        import torch
-        from nvtma.kernels import gemm
-        call = g._prepare(x, w, w_scale, scale, x_scale, None, None, config, opts)
-        fp8 = w.dtype == torch.float8_e4m3fn
-        sp = gemm_plan(g, x.shape[0], w.shape[0], x.shape[1], gemm.F8 if fp8 else "bf16", scale, diag,
-                       quantize=fp8 and x.dtype == torch.bfloat16, sms=g._device_sms(x), config=config, **opts)[0]
+def prepared(g, x, w, w_scale=None, scale=None, x_scale=None, config=None, **opts):
+    """(the call g would make, planned and checked by g, its GEMM built with opts' SPEC_ONLY options and
+    loaded from g's artifacts (gemm_plan's spec); that spec). A profile build's call takes its buffer last:
+    call(x, w, w_scale, x_scale, None, buffer)."""
+    import torch
+    from nvtma.kernels import gemm
+    opts, extra = _spec_only(opts)
+    call = g._prepare(x, w, w_scale, scale, x_scale, None, None, config, opts)
+    fp8 = w.dtype == torch.float8_e4m3fn
+    sp = gemm_plan(g, x.shape[0], w.shape[0], x.shape[1], gemm.F8 if fp8 else "bf16", scale,
+                   quantize=fp8 and x.dtype == torch.bfloat16, sms=g._device_sms(x), config=config, **opts,
+                   **extra)[0]
+    if extra:
         call.kernel = g.module(sp).gemm
-        _DIAG_CALLS[key] = call
+    return call, sp
+
+
+_CALLS = {}
+
+
+def gemm_call(g, x, w, w_scale=None, scale=None, x_scale=None, config=None, **opts):
+    """g(x, w, ...); with `diag` among opts, the same call with its GEMM built with those diagnostics
+    (`prepared`, once per kind of call)."""
+    if not opts.get("diag"):
+        return g(x, w, w_scale=w_scale, scale=scale, x_scale=x_scale, config=config, **opts)
+    key = (id(g), config, tuple(x.shape), x.dtype, tuple(w.shape), w.dtype, scale, tuple(sorted(opts.items())))
+    call = _CALLS.get(key)
+    if call is None:
+        call = _CALLS[key] = prepared(g, x, w, w_scale, scale, x_scale, config, **opts)[0]
     return call(x, w, w_scale, x_scale, None)

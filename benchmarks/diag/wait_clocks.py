@@ -36,6 +36,7 @@ VARIANTS = (("plain", {}), ("clocks", {"profile": "clocks"}))
 
 
 def _plans(d=None, which=None):
+    import common
     from nvtma.kernels import gemm
     g = gemm.Gemm(artifacts=d)
     for N, K, M, mode, *cfg in (KWG if which == "kwg" else PROBLEMS):
@@ -43,7 +44,8 @@ def _plans(d=None, which=None):
         cfg = gemm.Config(*cfg[0]) if cfg else gemm.choose_config(M, N, K, gemm.F8 if fp8 else "bf16",
                                                                    scale=mode if fp8 else None)
         for label, opts in VARIANTS:
-            sp = g.plan(M, N, K, gemm.F8 if fp8 else "bf16", mode if fp8 else None, config=cfg, **opts)[0]
+            sp = common.gemm_plan(g, M, N, K, gemm.F8 if fp8 else "bf16", mode if fp8 else None, config=cfg,
+                                  **opts)[0]
             yield g, (N, K, M, mode), cfg, label, opts, sp
 
 
@@ -67,7 +69,7 @@ def run(d, which=None):
         line = dict(bench="gemm-wait-clocks", N=N, K=K, M=M, mode=mode, config=list(gemm.Config(*cfg).short))
         for _, _, _, label, opts, sp in plans[i:i + len(VARIANTS)]:
             try:
-                prep = g._prepare(x, w, kw.get("w_scale"), kw.get("scale"), kw.get("x_scale"), None, None, cfg, opts)
+                prep = common.prepared(g, x, w, config=cfg, **kw, **opts)[0]
                 extra = ()
                 if opts.get("profile"):
                     W, roles = gemm.CLOCK_WORDS, sp.consts["wgs"] + 1
