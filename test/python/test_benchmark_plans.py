@@ -31,7 +31,6 @@ def test_a_spec_rebuilt_with_spec_only_options_is_the_planned_one_with_them():
 
 def test_the_experiments_plan_every_variant():
     import config_probe
-    import race_fused
     import stream_floor
     import wait_clocks
     plans = list(config_probe._plans())
@@ -43,5 +42,10 @@ def test_the_experiments_plan_every_variant():
         assert list(stream_floor._specs(probes)), probes
     clocks = [p[-1] for p in wait_clocks._plans()]
     assert {sp.consts.get("profile") for sp in clocks} == {None, "clocks"}
+
+
+def test_the_fused_racecheck_probe_plans_its_cluster_cases():
+    pytest.importorskip("torch")  # (race_fused runs the cases with torch)
+    import race_fused
     cluster = list(race_fused._cluster_cases())
     assert cluster and all(common.with_diag(sp, "barriers").consts["diag"] == "barriers" for _, sp in cluster)
