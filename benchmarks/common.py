@@ -167,15 +167,24 @@ def graph_ms(torch, stream, call, nbufs, calls=20, reps=10, before=None):
 SPEC_ONLY = ("diag", "profile")
 
 
+def spec_args(spec):
+    """gemm_spec's arguments that build the GEMM's `spec` again: its info and constants, and what the constants
+    leave out where it is the kernel's default but not gemm_spec's (pdl off, TMA stores), y's dtype."""
+    import inspect
+    from nvtma.kernels import gemm
+    params = inspect.signature(gemm.gemm_spec).parameters
+    args = {k: v for k, v in {**spec.info, **spec.consts}.items() if k in params}
+    return dict(args, pdl=spec.consts.get("pdl", False), store=spec.consts.get("store", "tma"),
+                y_dtype=str(spec.param_types[2].dtype))
+
+
 def with_spec(spec, **extra):
     """The GEMM's `spec` rebuilt with more of gemm_spec's options (`extra`'s that are not None; none: `spec`)."""
     extra = {k: v for k, v in extra.items() if v is not None}
     if not extra:
         return spec
-    import inspect
     from nvtma.kernels import gemm
-    params = inspect.signature(gemm.gemm_spec).parameters
-    return gemm.gemm_spec(**{k: v for k, v in {**spec.info, **spec.consts}.items() if k in params}, **extra)
+    return gemm.gemm_spec(**dict(spec_args(spec), **extra))
 
 
 def with_diag(spec, diag):
@@ -199,10 +208,14 @@ def gemm_plan(g, M, N, K, w_dtype, scale, **kw):
 def prepared(g, x, w, w_scale=None, scale=None, x_scale=None, config=None, **opts):
     """(the call g would make, planned and checked by g, its GEMM built with opts' SPEC_ONLY options and
     loaded from g's artifacts (gemm_plan's spec); that spec). A profile build's call takes its buffer last:
-    call(x, w, w_scale, x_scale, None, buffer)."""
+    call(x, w, w_scale, x_scale, None, buffer). The call is one launch of the plan's config: a ValueError for
+    what g would run otherwise (autotuned, no launch at all, or blocks of rows)."""
     import torch
     from nvtma.kernels import gemm
     opts, extra = _spec_only(opts)
+    if g.autotune or not (x.numel() and w.numel()) or x.shape[0] > gemm.launch_rows(config, opts, g._device_sms(x)):
+        raise ValueError(f"prepared: one launch of the plan's config, not {tuple(x.shape)} x {tuple(w.shape)} "
+                         f"with autotune={g.autotune!r}")
     call = g._prepare(x, w, w_scale, scale, x_scale, None, None, config, opts)
     fp8 = w.dtype == torch.float8_e4m3fn
     sp = gemm_plan(g, x.shape[0], w.shape[0], x.shape[1], gemm.F8 if fp8 else "bf16", scale,
@@ -217,12 +230,18 @@ _CALLS = {}
 
 
 def gemm_call(g, x, w, w_scale=None, scale=None, x_scale=None, config=None, **opts):
-    """g(x, w, ...); with `diag` among opts, the same call with its GEMM built with those diagnostics
-    (`prepared`, once per kind of call)."""
-    if not opts.get("diag"):
+    """g(x, w, ...); with a diag among opts, the same call with its GEMM built with it (`prepared`, once per
+    kind of call). (A profile build's call takes its buffer: `prepared`.)"""
+    extra = _spec_only(opts)[1]
+    if "profile" in extra:
+        raise ValueError("gemm_call: a profile build takes its buffer (common.prepared's call)")
+    if not extra:
         return g(x, w, w_scale=w_scale, scale=scale, x_scale=x_scale, config=config, **opts)
-    key = (id(g), config, tuple(x.shape), x.dtype, tuple(w.shape), w.dtype, scale, tuple(sorted(opts.items())))
+    key = (id(g), config, x.device, tuple(x.shape), x.stride(), x.dtype, tuple(w.shape), w.stride(), w.dtype,
+           scale, tuple(sorted(opts.items())))
     call = _CALLS.get(key)
     if call is None:
+        if len(_CALLS) >= 1024:
+            _CALLS.clear()
         call = _CALLS[key] = prepared(g, x, w, w_scale, scale, x_scale, config, **opts)[0]
     return call(x, w, w_scale, x_scale, None)

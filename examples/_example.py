@@ -53,6 +53,44 @@ def gpu_ms(torch, fn, reps=50, trials=5):
     return best
 
 
+def quantized_weight(torch, w32, scale):
+    """(W as the GEMM takes it, its scale, W dequantized in float32) of a float32 [N, K] matrix: e4m3 with a
+    per-tensor, per-row or 128x128 block scale (amax / 448), or bf16 ("bf16": no scale)."""
+    if scale == "bf16":
+        w = w32.to(torch.bfloat16)
+        return w, None, w.float()
+    if scale in ("tensor", "row"):
+        sw = (w32.abs().amax().reshape(1) if scale == "tensor" else w32.abs().amax(1)).clamp(min=1e-12) / 448
+        s = sw if scale == "tensor" else sw[:, None]
+        w = (w32 / s).to(torch.float8_e4m3fn)
+        return w, sw, w.float() * s
+    n, k = w32.shape
+    nb, kb = -(-n // 128), -(-k // 128)
+    blocks = torch.nn.functional.pad(w32, (0, kb * 128 - k, 0, nb * 128 - n)).view(nb, 128, kb, 128)
+    sw = blocks.abs().amax((1, 3)).clamp(min=1e-12) / 448
+    w = (blocks / sw[:, None, :, None]).reshape(nb * 128, kb * 128)[:n, :k].to(torch.float8_e4m3fn)
+    wdq = (torch.nn.functional.pad(w.float(), (0, kb * 128 - k, 0, nb * 128 - n)).view(nb, 128, kb, 128)
+           * sw[:, None, :, None]).reshape(nb * 128, kb * 128)[:n, :k]
+    return w, sw.contiguous(), wdq
+
+
+def x_as_the_gemm_sees_it(torch, g, x, scale, n, config=None, options=None):
+    """bf16 x [M, K] quantized as g's call of it by a W of `n` rows quantizes it (inside the GEMM: 1x128 blocks;
+    by quantize_x first: per token, or per 1x128 block for block-scaled W; past a launch's rows each block of
+    rows as its own call), then dequantized in float32; x as it is for bf16 W (`scale` "bf16" or None)."""
+    from nvtma.kernels import gemm
+    if scale in ("bf16", None):
+        return x.float()
+    options = options or {}
+    sms = torch.cuda.get_device_properties(x.device).multi_processor_count
+    parts = []
+    for s, b in gemm.row_blocks(x.shape[0], gemm.launch_rows(config, options, sms)):
+        spec = g.plan(b - s, n, x.shape[1], gemm.F8, scale, quantize=True, sms=sms, config=config, **options)[0]
+        fused = spec.info["x_scale"] == "fused"
+        parts.append(gemm.dequantize_x(*g.quantize(x[s:b], "block" if fused or scale == "block" else "token")))
+    return torch.cat(parts)
+
+
 def graph_us(torch, fn, calls=1, replays=10):
     """GPU us of one fn() from CUDA-graph replays (host time out): `calls` calls captured in one graph on a
     side stream (after a warm-up call there), the best of `replays` replays, each between CUDA events on the

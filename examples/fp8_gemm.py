@@ -23,7 +23,7 @@ import argparse
 import sys
 
 import _example
-from _example import GEMM_CONFIG, gemm_config
+from _example import GEMM_CONFIG
 from nvtma.kernels import gemm
 
 
@@ -31,30 +31,7 @@ def _inputs(torch, a):
     """bf16 x, W as the kernel takes it, its scale, and W dequantized (float32)."""
     g = torch.Generator(device="cuda").manual_seed(0)
     x = torch.randn(a.m, a.k, generator=g, device="cuda").to(torch.bfloat16)
-    w32 = torch.randn(a.n, a.k, generator=g, device="cuda") / 8
-    if a.scale == "bf16":
-        w = w32.to(torch.bfloat16)
-        return x, w, None, w.float()
-    if a.scale in ("tensor", "row"):
-        sw = (w32.abs().amax().reshape(1) if a.scale == "tensor" else w32.abs().amax(1)).clamp(min=1e-6) / 448
-        s = sw if a.scale == "tensor" else sw[:, None]
-        w = (w32 / s).to(torch.float8_e4m3fn)
-        return x, w, sw, w.float() * s
-    nb, kb = -(-a.n // 128), -(-a.k // 128)
-    blocks = torch.nn.functional.pad(w32, (0, kb * 128 - a.k, 0, nb * 128 - a.n)).view(nb, 128, kb, 128)
-    sw = blocks.abs().amax((1, 3)).clamp(min=1e-6) / 448
-    w = (blocks / sw[:, None, :, None]).reshape(nb * 128, kb * 128)[:a.n, :a.k].to(torch.float8_e4m3fn)
-    wdq = (torch.nn.functional.pad(w.float(), (0, kb * 128 - a.k, 0, nb * 128 - a.n)).view(nb, 128, kb, 128)
-           * sw[:, None, :, None]).reshape(nb * 128, kb * 128)[:a.n, :a.k]
-    return x, w, sw.contiguous(), wdq
-
-
-def _x_dequantized(torch, g, x, a, fused=False):
-    """x as the GEMM sees it: quantized by the same kernel (in 1x128 blocks
-    where the GEMM quantizes it itself), then scaled back."""
-    if a.scale == "bf16":
-        return x.float()
-    return gemm.dequantize_x(*g.quantize(x, "block" if a.scale == "block" or fused else "token"))
+    return (x, *_example.quantized_weight(torch, torch.randn(a.n, a.k, generator=g, device="cuda") / 8, a.scale))
 
 
 def _bench(torch, g, x, w, sw, a, kw):
@@ -95,7 +72,7 @@ def main(argv=None):
                     help="e4m3 W with this scale, or bf16 W and x")
     ap.add_argument("--l2-w", default="l2_128b", help="L2 promotion of W's loads")
     ap.add_argument("--l2-x", default="l2_128b", help="L2 promotion of x's loads")
-    ap.add_argument("--config", type=gemm_config, help=f"{GEMM_CONFIG} (default: the GEMM's choice)")
+    ap.add_argument("--config", type=_example.gemm_config, help=f"{GEMM_CONFIG} (default: the GEMM's choice)")
     ap.add_argument("--sms", type=int, default=132, help="SMs the config is planned for (the GPU's, with --run)")
     ap.add_argument("--aot", metavar="DIR", help="write the kernels' artifacts here (one folder per kernel)")
     ap.add_argument("--from", dest="load", metavar="DIR", help="load what --aot wrote instead of compiling")
@@ -117,15 +94,14 @@ def main(argv=None):
     blocks = gemm.row_blocks(a.m, gemm.launch_rows(a.config, opts))
     if len(blocks) > 1:  # a launch takes up to 512 rows of x (CTA pairs): Gemm launches one a block of rows
         print(f"x of {a.m} rows: {len(blocks)} launches, of {' / '.join(str(b - s) for s, b in blocks)} rows")
-    fused = {}  # rows -> whether that call's GEMM quantizes x inside
     for rows in dict.fromkeys(b - s for s, b in blocks):
-        fused[rows] = _plan(g, a, rows, fp8)
+        _plan(g, a, rows, fp8)
     if not a.run:
         return 0
     x, w, sw, wdq = _inputs(torch, a)
     kw = dict(w_scale=sw, scale=a.scale) if fp8 else {}
     y = g(x, w, config=a.config, **kw)   # bf16 x: quantized, then the GEMM
-    want = torch.cat([_x_dequantized(torch, g, x[s:b], a, fused=fused[b - s]) for s, b in blocks]) @ wdq.t()
+    want = _example.x_as_the_gemm_sees_it(torch, g, x, a.scale, a.n, a.config, opts) @ wdq.t()
     torch.cuda.synchronize()
     err = ((y.float() - want).abs().max() / want.abs().max()).item()
     ok = err < (2e-2 if fp8 else 1e-2)
@@ -137,7 +113,7 @@ def main(argv=None):
 
 def _plan(g, a, rows, fp8):
     """Plans the GEMM for `rows` rows of x (a call's), prints its config, compiles (and with --aot saves) its
-    kernels, or with --from loads nothing yet; whether it quantizes x inside."""
+    kernels, or with --from loads nothing yet."""
     spec, splits, qspec = g.plan(rows, a.n, a.k, gemm.F8 if fp8 else "bf16", a.scale if fp8 else None,
                                  quantize=fp8, sms=a.sms, config=a.config)
     i = spec.info
@@ -174,7 +150,6 @@ def _plan(g, a, rows, fp8):
             compiled = g.module(sp)
             if a.aot:
                 print(f"  wrote {compiled.save(Path(a.aot) / sp.key)} (for --run's check and --bench)")
-    return i["x_scale"] == "fused"
 
 
 if __name__ == "__main__":

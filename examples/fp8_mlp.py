@@ -32,7 +32,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from _example import graph_us
+from _example import graph_us, quantized_weight, x_as_the_gemm_sees_it
 from nvtma.kernels import gemm
 
 HIDDEN, INTER = 7168, 2048
@@ -43,24 +43,6 @@ def shapes():
     return [("gate_up", 2 * INTER, HIDDEN), ("down", HIDDEN, INTER)]
 
 
-def _weight(torch, n, k, scale, gen):
-    """(W as the GEMM takes it, its scale, W dequantized in float32) of a random [n, k] matrix."""
-    w32 = torch.randn(n, k, generator=gen, device="cuda") / k ** 0.5
-    if scale == "bf16":
-        w = w32.to(torch.bfloat16)
-        return w, None, w.float()
-    if scale in ("tensor", "row"):
-        sw = (w32.abs().amax().reshape(1) if scale == "tensor" else w32.abs().amax(1)).clamp(min=1e-12) / 448
-        s = sw if scale == "tensor" else sw[:, None]
-        w = (w32 / s).to(torch.float8_e4m3fn)
-        return w, sw, w.float() * s
-    nb, kb = -(-n // 128), -(-k // 128)  # (n, k multiples of 128 here)
-    blocks = w32.view(nb, 128, kb, 128)
-    sw = blocks.abs().amax((1, 3)).clamp(min=1e-12) / 448
-    w = (blocks / sw[:, None, :, None]).reshape(n, k).to(torch.float8_e4m3fn)
-    return w, sw.contiguous(), (w.float().view(nb, 128, kb, 128) * sw[:, None, :, None]).reshape(n, k)
-
-
 class Stack:
     """`layers` MLPs, each its own weights; ``step(x, gemm)`` runs them all on x [M, HIDDEN] bf16 with
     ``gemm(x, w, w_scale, scale)`` the GEMM (the Gemm, its torch op, or a torch baseline)."""
@@ -68,7 +50,13 @@ class Stack:
     def __init__(self, torch, layers, scale, seed=0):
         gen = torch.Generator(device="cuda").manual_seed(seed)
         self.scale = scale
-        self.layers = [[_weight(torch, n, k, scale, gen) for _, n, k in shapes()] for _ in range(layers)]
+        self.layers = [[quantized_weight(torch, torch.randn(n, k, generator=gen, device="cuda") / k ** 0.5, scale)
+                        for _, n, k in shapes()] for _ in range(layers)]
+        import torch._dynamo
+        for layer in self.layers:  # fixed addresses, as a module's parameters are: the CUDA graphs of
+            for w, sw, _ in layer:  # torch.compile(mode="reduce-overhead") read them in place, not copied in
+                for t in (w, sw) if sw is not None else (w,):
+                    torch._dynamo.mark_static_address(t)
 
     def step(self, torch, x, gemm_call):
         for (wgu, sgu, _), (wd, sd, _) in self.layers:
@@ -89,21 +77,6 @@ class Stack:
 def _rms_normed(torch, x):
     x = x.float()
     return x * torch.rsqrt(x.pow(2).mean(1, keepdim=True) + 1e-6)
-
-
-def _x_as_the_gemm_sees_it(torch, g, x, scale, n):
-    """x quantized as the call quantizes it (inside the GEMM: 1x128 blocks; by quantize_x first: per token, or
-    per 1x128 block for block-scaled W; past 512 rows each launch's block of rows as its own call), then
-    dequantized; bf16 x as it is."""
-    if scale == "bf16":
-        return x.float()
-    sms = torch.cuda.get_device_properties(x.device).multi_processor_count
-    parts = []
-    for s, b in gemm.row_blocks(x.shape[0], gemm.launch_rows(None, {}, sms)):
-        spec = g.plan(b - s, n, x.shape[1], gemm.F8, scale, quantize=True, sms=sms)[0]
-        fused = spec.info["x_scale"] == "fused"
-        parts.append(gemm.dequantize_x(*g.quantize(x[s:b], "block" if fused or scale == "block" else "token")))
-    return torch.cat(parts)
 
 
 def _err(torch, got, want):
@@ -137,7 +110,7 @@ def run(torch, g, a):
         x = torch.randn(m, HIDDEN, generator=gen, device="cuda").to(torch.bfloat16)
         calls.clear()
         y = stack.step(torch, x, ours_recorded)
-        e_gemm = max(_err(torch, yc, _x_as_the_gemm_sees_it(torch, g, xc, a.scale, w.shape[0]) @
+        e_gemm = max(_err(torch, yc, x_as_the_gemm_sees_it(torch, g, xc, a.scale, w.shape[0]) @
                           dequantized[id(w)].t()) for xc, w, yc in calls)
         want = stack.reference(torch, x)
         e_ref = _err(torch, y, want)
@@ -171,8 +144,8 @@ def run(torch, g, a):
 
 
 def _benches(torch, stack, ours_op, a):
-    """The decode steps --bench times, each compiled once (torch.compile: inductor fuses the norm, SiLU and
-    adds; recompiled per batch size): nvtma, bf16 torch.matmul, and for per-tensor scales torch._scaled_mm on
+    """The decode steps --bench times, each compiled (torch.compile: inductor fuses the norm, SiLU and adds;
+    shapes dynamic from the second batch size on): nvtma, bf16 torch.matmul, and for per-tensor scales torch._scaled_mm on
     x quantized per tensor (as a user would call it)."""
     plain = Stack.__new__(Stack)
     plain.scale = "bf16"
@@ -231,6 +204,7 @@ def main(argv=None):
         a.sms = torch.cuda.get_device_properties(0).multi_processor_count
     g = gemm.Gemm(artifacts=a.load)
     fp8 = a.scale != "bf16"
+    specs = {}  # key -> spec: every kernel the runs take, each once
     for m in a.m:
         for name, n, k in shapes():
             for rows in dict.fromkeys(b - s for s, b in gemm.row_blocks(m, gemm.launch_rows(None, {}, a.sms))):
@@ -242,17 +216,14 @@ def main(argv=None):
                       f"{', x the wgmmas A' if not i['swap'] else ''}"
                       f"{', x quantized inside' if i['x_scale'] == 'fused' else ''}"
                       f"{', x quantized first' if qspec is not None else ''}")
-                if not a.load:
-                    for sp in (spec, qspec) if qspec is not None else (spec,):
-                        compiled = g.module(sp)
-                        if a.aot:
-                            compiled.save(Path(a.aot) / sp.key)
-    # --run's check quantizes x as each call does (_x_as_the_gemm_sees_it): both quantizers, whichever the
+                specs.update((sp.key, sp) for sp in (spec, qspec) if sp is not None)
+    # --run's check quantizes x as each call does (x_as_the_gemm_sees_it): both quantizers, whichever the
     # calls took
-    for gran in ("block", "token") if fp8 and not a.load else ():
-        compiled = g.module(gemm.quantize_x_spec(gran))
+    specs.update((sp.key, sp) for sp in map(gemm.quantize_x_spec, ("block", "token") if fp8 else ()))
+    for sp in specs.values() if not a.load else ():
+        compiled = g.module(sp)
         if a.aot:
-            compiled.save(Path(a.aot) / gemm.quantize_x_spec(gran).key)
+            compiled.save(Path(a.aot) / sp.key)
     if a.aot:
         print(f"wrote the kernels to {a.aot}")
     if not a.run:

@@ -13,7 +13,7 @@ while read -r tool filter quantize case; do
   f=(); [ "$filter" != "-" ] && f=(--kernel-name "$filter")
   start=$SECONDS
   out=$(RACE_QUANTIZE=$quantize timeout "${EACH:-30}" compute-sanitizer --report-api-errors no --print-limit 5 \
-        --tool "$tool" "${f[@]}" python3 "$here/race_fused.py" "$case" "$((case + 1))" 2>&1)
+        --tool "$tool" ${f[@]+"${f[@]}"} python3 "$here/race_fused.py" "$case" "$((case + 1))" 2>&1)
   rc=$?
   echo "== $tool $filter $quantize case $case: rc $rc in $((SECONDS - start)) s"
   echo "$out" | grep -E '  \[|SUMMARY|rror' | grep -v 'inputs ready' | head -n 6

@@ -70,12 +70,15 @@ def main(first=0, last=len(CASES)):
     mode_q = os.environ.get("RACE_QUANTIZE", "fused")
     g = gemm.Gemm(artifacts=os.environ.get("NVTMA_GPU_ARTIFACTS"), quantize=mode_q)
     diag_art = os.environ.get("RACE_DIAG_ART")
+    if diag_art and mode_q != "fused":
+        raise SystemExit("RACE_DIAG_ART: `build` makes the fused GEMMs' barrier builds only (RACE_QUANTIZE=fused)")
     gd = gemm.Gemm(artifacts=diag_art) if diag_art else None
+    sms = torch.cuda.get_device_properties(0).multi_processor_count  # (the SMs _prepare plans for; build: 132)
     bad = 0
     for i in range(first, min(last, len(CASES))):
         M, N, K, mode, cfg = CASES[i]
         name = f"[{i}] M{M}-N{N}-K{K}-{mode} {cfg}"
-        if mode_q == "fused" and g.plan(M, N, K, scale=mode, quantize=True, config=cfg)[2] is not None:
+        if mode_q == "fused" and g.plan(M, N, K, scale=mode, quantize=True, sms=sms, config=cfg)[2] is not None:
             say(f"{name}: skipped (quantizes first at this config)")
             continue
         gen = torch.Generator(device="cuda").manual_seed(M * 7 + N)
@@ -86,7 +89,7 @@ def main(first=0, last=len(CASES)):
         want = xdq @ wdq.t()
         call = g._prepare(x, w, sw, mode, None, None, None, cfg, {})
         if gd is not None:
-            sp = g.plan(M, N, K, scale=mode, quantize=True, config=cfg)[0]
+            sp = g.plan(M, N, K, scale=mode, quantize=True, sms=sms, config=cfg)[0]
             if max(sp.info["mc"], sp.info["ms"]) == 1:
                 continue
             call.kernel = gd.module(common.with_diag(sp, "barriers")).gemm
@@ -98,7 +101,8 @@ def main(first=0, last=len(CASES)):
         torch.cuda.synchronize()
         err = ((y.float() - want).abs().max() / want.abs().max()).item()
         bad += err >= 1.5e-2
-        say(f"{name}: {'ok' if err < 1.5e-2 else 'WRONG'} (max error {err:.2e} of max |y|), {time.time() - start:.1f} s")
+        say(f"{name}: {'ok' if err < 1.5e-2 else 'WRONG'} (max error {err:.2e} of max |y|), "
+            f"{time.time() - start:.1f} s")
     return 1 if bad else 0
 
 

@@ -262,7 +262,8 @@ def _probed(probes):
         yield N, K, wt, gemm.F8 if fp8 else "bf16", "tensor" if fp8 else None, [(M, cfg, runs)], []
 
 
-def _specs(probes=None):
+def _specs(probes=None, skipped=None):
+    """The specs a probe set runs (`skipped`: a list given gets the errors of the probes left out)."""
     import common
     from nvtma.kernels import gemm
     g = gemm.Gemm()
@@ -273,6 +274,8 @@ def _specs(probes=None):
                     yield common.gemm_plan(g, M, N, K, wd, scale, config=cfg, **opts)[0]
                 except ValueError as e:  # a probe the kernel no longer builds (its run records the same error)
                     print(f"not built: {N} x {K}, M = {M}, {tuple(cfg)} {opts}: {e}", file=sys.stderr)
+                    if skipped is not None:
+                        skipped.append(str(e))
 
 
 def build(d, probes=None):
