@@ -33,7 +33,10 @@ def gemm_config(text):
     for i in (7, 9, 10):
         if len(vals) > i:
             vals[i] = bool(vals[i])
-    return gemm.Config(*vals)
+    try:
+        return gemm.given_config(vals)  # (the GEMM's rules for each field, as a Gemm call checks them)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"{text!r}: {e}") from None
 
 
 def gpu_ms(torch, fn, reps=50, trials=5):

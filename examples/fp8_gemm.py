@@ -82,20 +82,23 @@ def main(argv=None):
                     help="bf16 x: quantized inside the GEMM where that is faster (small M), else by its own "
                          "kernel first; or always one of the two")
     a = ap.parse_args(argv)
-    if a.m < 1:
-        ap.error(f"--m {a.m}: at least 1")
+    if a.m < 1 or a.sms < 1:
+        ap.error(f"--m {a.m}, --sms {a.sms}: at least 1")
     torch = None
     if a.run:
         import torch
         a.sms = torch.cuda.get_device_properties(0).multi_processor_count
     fp8 = a.scale != "bf16"
     opts = dict(l2_w=a.l2_w, l2_x=a.l2_x)
-    g = gemm.Gemm(artifacts=a.load, quantize=a.quantize, **opts)
-    blocks = gemm.row_blocks(a.m, gemm.launch_rows(a.config, opts))
-    if len(blocks) > 1:  # a launch takes up to 512 rows of x (CTA pairs): Gemm launches one a block of rows
-        print(f"x of {a.m} rows: {len(blocks)} launches, of {' / '.join(str(b - s) for s, b in blocks)} rows")
-    for rows in dict.fromkeys(b - s for s, b in blocks):
-        _plan(g, a, rows, fp8)
+    try:  # (the GEMM's refusals of these flags: ValueErrors naming the rule and value)
+        g = gemm.Gemm(artifacts=a.load, quantize=a.quantize, **opts)
+        blocks = gemm.row_blocks(a.m, gemm.launch_rows(a.config, opts, a.sms))
+        if len(blocks) > 1:  # a launch takes up to 512 rows of x (CTA pairs): Gemm launches one a block of rows
+            print(f"x of {a.m} rows: {len(blocks)} launches, of {' / '.join(str(b - s) for s, b in blocks)} rows")
+        for rows in dict.fromkeys(b - s for s, b in blocks):
+            _plan(g, a, rows, fp8)
+    except ValueError as e:
+        ap.error(str(e))
     if not a.run:
         return 0
     x, w, sw, wdq = _inputs(torch, a)

@@ -196,8 +196,8 @@ def main(argv=None):
     ap.add_argument("--run", action="store_true", help="run and check on the GPU")
     ap.add_argument("--bench", action="store_true", help="with --run, time a decode step beside torch")
     a = ap.parse_args(argv)
-    if min(a.m) < 1 or a.layers < 1:
-        ap.error("--m and --layers: at least 1")
+    if min(a.m) < 1 or a.layers < 1 or a.sms < 1:
+        ap.error("--m, --layers and --sms: at least 1")
     torch = None
     if a.run:
         import torch

@@ -138,3 +138,21 @@ def test_fp8_mlp_example_compiles_and_saves(tmp_path):
     want = {g.plan(int(m), int(n), int(k), gemm.F8, "block", quantize=True)[0].key for m, _, n, k, _ in lines}
     want |= {gemm.quantize_x_spec(gran).key for gran in ("block", "token")}
     assert want <= {d.name for d in out.iterdir()}
+
+
+@pytest.mark.parametrize("example,flags,message", [
+    ("fp8_gemm", ["--config", "64,64,1,1,3"], r"argument --config: '64,64,1,1,3': config mc=3: 1, 2 or 4 CTAs"),
+    ("fp8_gemm", ["--n", "0"], r"error: N = 0: at least 1"),
+    ("fp8_gemm", ["--l2-w", "bogus"], r"error: l2_w: 'bogus' is not a L2Promotion"),
+    ("fp8_gemm", ["--sms", "0"], r"error: --m 16, --sms 0: at least 1"),
+    ("fp8_mlp", ["--sms", "0"], r"error: --m, --layers and --sms: at least 1"),
+    ("profile_gemm", ["--config", "64,64,1,1,1,1"], r"argument --config: .*config stages=1"),
+])
+def test_the_gemm_examples_refuse_bad_flags_as_usage_errors(example, flags, message):
+    """The GEMM's refusals of an example's flags (ValueErrors naming the rule and the value) are the command
+    line's usage errors: exit status 2 and the message, no traceback."""
+    import re
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    p = subprocess.run([sys.executable, str(REPO / "examples" / f"{example}.py"), *flags], capture_output=True,
+                       text=True, env=env, timeout=300)
+    assert p.returncode == 2 and re.search(message, p.stderr) and "Traceback" not in p.stderr, p.stderr
