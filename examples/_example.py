@@ -159,7 +159,12 @@ def main(doc, make_spec, check, add_args=None, argv=None, ptx_ops=()):
     if add_args:
         add_args(ap)
     a = ap.parse_args(argv)
-    spec = make_spec(a)
+    try:
+        spec = make_spec(a)
+        if not a.load:
+            spec.ir  # (built here: a kernel's build refuses some flags)
+    except ValueError as e:  # (the kernel's refusal of these flags, KernelBuildError too: the rule and value)
+        ap.error(str(e))
     if a.load:
         from nvtma import runtime
         compiled = runtime.load(a.load)

@@ -91,7 +91,10 @@ def main(argv=None):
     if a.run:
         import torch
         a.sms = torch.cuda.get_device_properties(0).multi_processor_count
-    traced, plain, cfg = specs(a)
+    try:
+        traced, plain, cfg = specs(a)
+    except ValueError as e:  # (the GEMM's refusal of these flags: the rule and the value)
+        ap.error(str(e))
     splits = cfg.splits
     where = Path(a.load) if a.load else None
     mod = _module(traced, where / "traced" if where else None)

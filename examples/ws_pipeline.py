@@ -86,10 +86,12 @@ def main(argv=None):
         import nvtma.runtime
         compiled = nvtma.runtime.load(a.load)
         print(f"ws_copy: loaded from {a.load}")
-    elif a.profile:
-        compiled = ws_copy.compile(PROFILED, promo=a.l2_promotion, phases=not a.per_tile)
     else:
-        compiled = ws_copy.compile(promo=a.l2_promotion)
+        try:  # (the kernel's refusal of these flags: a KernelBuildError naming the rule and the value)
+            compiled = (ws_copy.compile(PROFILED, promo=a.l2_promotion, phases=not a.per_tile) if a.profile else
+                        ws_copy.compile(promo=a.l2_promotion))
+        except ValueError as e:
+            ap.error(str(e))
     if not a.load:
         (load_desc, _) = compiled.descriptor_records("ws_copy")
         print(f"ws_copy: {len(compiled.ptx.splitlines())} PTX lines, cubin {len(compiled.cubin)} bytes, "

@@ -147,10 +147,14 @@ def test_fp8_mlp_example_compiles_and_saves(tmp_path):
     ("fp8_gemm", ["--sms", "0"], r"error: --m 16, --sms 0: at least 1"),
     ("fp8_mlp", ["--sms", "0"], r"error: --m, --layers and --sms: at least 1"),
     ("profile_gemm", ["--config", "64,64,1,1,1,1"], r"argument --config: .*config stages=1"),
+    ("profile_gemm", ["--m", "0"], r"error: M = 0: at least 1"),
+    ("tma_copy", ["--rows", "100", "--cols", "3"], r"error: 100x3 is not a multiple of the box \(64, 128\)"),
+    ("im2col", ["--pixels", "0"], r"error: .*copy\.py:\d+: SMEMPool\.alloc shape \(0, 64\): dim 0 is not positive"),
+    ("ws_pipeline", ["--l2-promotion", "x"], r"error: .*ws_pipeline\.py:\d+: l2_promotion: 'x' is not a L2Promotion"),
 ])
-def test_the_gemm_examples_refuse_bad_flags_as_usage_errors(example, flags, message):
-    """The GEMM's refusals of an example's flags (ValueErrors naming the rule and the value) are the command
-    line's usage errors: exit status 2 and the message, no traceback."""
+def test_the_examples_refuse_bad_flags_as_usage_errors(example, flags, message):
+    """The library's refusals of an example's flags (ValueErrors, KernelBuildErrors at the kernel's line, naming
+    the rule and the value) are the command line's usage errors: exit status 2 and the message, no traceback."""
     import re
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
     p = subprocess.run([sys.executable, str(REPO / "examples" / f"{example}.py"), *flags], capture_output=True,
