@@ -145,8 +145,8 @@ def run(torch, g, a):
 
 def _benches(torch, stack, ours_op, a):
     """The decode steps --bench times, each compiled (torch.compile: inductor fuses the norm, SiLU and adds;
-    shapes dynamic from the second batch size on): nvtma, bf16 torch.matmul, and for per-tensor scales torch._scaled_mm on
-    x quantized per tensor (as a user would call it)."""
+    shapes dynamic from the second batch size on): nvtma, bf16 torch.matmul, and for per-tensor scales
+    torch._scaled_mm on x quantized per tensor (as a user would call it)."""
     plain = Stack.__new__(Stack)
     plain.scale = "bf16"
     plain.layers = [[(wdq.to(torch.bfloat16), None, None) for _, _, wdq in layer] for layer in stack.layers]
