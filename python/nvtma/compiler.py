@@ -206,7 +206,7 @@ def _device_library(name: str, arch: str) -> Path:
             return bitcode_library(arch)
         except FileNotFoundError as e:
             raise CompileError(f"NVSHMEM kernels need NVSHMEM's device library: {e}") from None
-    raise CompileError(f"nvtma.link names device library {name!r}; nvtma links 'nvshmem'")
+    raise CompileError(f"the IR asks to link device library {name!r}; nvtma links 'nvshmem'")
 
 
 def device_libraries(text: str, arch: str) -> tuple[list, str]:
@@ -317,14 +317,14 @@ def compile(module, arch: str | None = None, *, ptx_version: int | None = None, 
             return of_spec(hit, module)
     m = re.search(r"#nvvm\.target<[^>]*\bO\s*=\s*(\d+)", text)
     if m is not None and int(m.group(1)) != opt_level:  # (the module's own O won over opt_level=)
-        raise CompileError(f"the IR's gpu.module asks for O = {m.group(1)} (its #nvvm.target), compile(opt_level="
+        raise CompileError(f"the IR's GPU module asks for O = {m.group(1)} (its NVVM target), compile(opt_level="
                            f"{opt_level}): drop the module's target or ask for its level")
     ptx, records = _lower(text, arch, features, opt_level, link)
     m = re.search(r"^\.target\s+(\w+)", ptx, re.M)
     if m is not None and m.group(1) != arch:
         # a gpu.module's own #nvvm.target wins over arch= (the pipeline only attaches missing ones): the
         # module was saved as `arch` with PTX for another chip
-        raise CompileError(f"the IR's gpu.module targets {m.group(1)} (its #nvvm.target), compile(arch={arch!r}): "
+        raise CompileError(f"the IR's GPU module targets {m.group(1)} (its NVVM target), compile(arch={arch!r}): "
                            "drop the module's target or ask for its arch")
     blob = ptx_to_cubin(ptx, arch) if cubin else None
     try:

@@ -319,7 +319,7 @@ def make_tma_atom_from_descriptor(desc_ptr, like):
     info = like if isinstance(like, TmaInfo) else None
     t = info.atom_type if info else _atom_value(like, "cpasync.make_tma_atom_from_descriptor").value.type
     p = dsl.as_value(desc_ptr)
-    if isinstance(p.type, ir.Type) and str(p.type) == "!llvm.ptr<3>":
+    if isinstance(p.type, ir.Type) and types.address_space(p.type) == 3:
         fail("a TMA descriptor in shared memory: tensor copies read their tensor map from global, const or param "
              "memory; copy it to global memory (a release fence for the tensormap proxy) and pass that address",
              rule="descriptor")
@@ -362,9 +362,13 @@ def _atom_value(atom, what):
     """The MLIR value of `atom` (a TmaInfo from make_tiled_tma_atom, or the value of one); anything else
     was an AttributeError deep in the op builder."""
     a = atom.atom if isinstance(atom, TmaInfo) else atom
-    if not isinstance(a, dsl.Val) or not str(a.value.type).startswith("!nvtma.tma_atom<"):
-        fail(f"{what} of {show(atom)}: a TMA atom (from cpasync.make_tiled_tma_atom)", rule="atom")
-    return a
+    if isinstance(a, dsl.Val):
+        try:
+            _d.tma_atom_bytes(a.value.type)  # (a TypeError for any type but !nvtma.tma_atom)
+            return a
+        except TypeError:
+            pass
+    fail(f"{what} of {show(atom)}: a TMA atom (from cpasync.make_tiled_tma_atom)", rule="atom")
 
 
 def _hint_value(hint):

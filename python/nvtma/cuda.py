@@ -585,8 +585,7 @@ def red_add(target, idx=None, val=None, *, scope="gpu"):
 
 
 def _addrspace(ptr):
-    s = str(ptr.type)
-    return 3 if "<3>" in s else 1 if "<1>" in s else 0
+    return types.address_space(ptr.type) or 0
 
 
 def _atomic_op(kind, doc):
@@ -761,7 +760,7 @@ def ldg(tensor, idx):
 def cvta_generic_to_shared(ptr):
     """The 32-bit shared-window address of a shared pointer."""
     p = as_value(ptr)
-    if str(p.type) not in ("!llvm.ptr", "!llvm.ptr<3>"):
+    if types.address_space(p.type) not in (0, 3):
         fail(f"cvta_generic_to_shared of a {p.type} pointer: a shared (or generic) one", rule="pointer")
     return Uint32(llvm.PtrToIntOp(_i32(), p).result)
 

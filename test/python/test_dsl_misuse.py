@@ -967,6 +967,9 @@ def test_two_vector_shuffle_and_an_fp8_truth_value_build():
      "tensor", "#gpu.address_space<workgroup>>): a global tensor"),
     (lambda x, y, f: cpasync.make_tma_atom_from_descriptor(cpasync.address_of(x), 3), "atom",
      "cpasync.make_tma_atom_from_descriptor of 3: a TMA atom"),
+    # a kernel value of another type (the dialect asked whether it is an atom, not its type's spelling)
+    (lambda x, y, f: cpasync.make_tma_atom_from_descriptor(cpasync.address_of(x), dsl.thread_idx()), "atom",
+     "cpasync.make_tma_atom_from_descriptor of Int32(i32): a TMA atom"),
     (lambda x, y, f: x.load_vec(4, 0, 0).reduce([1]), "vector", "reduce kind [1]: add, mul, max or min"),
     (lambda x, y, f: dsl.max(x.load_vec(4, 0, 0).to(dsl.Float8E4M3FN), 2.0), "fp8-arith", "max on Float8E4M3FN"),
     (lambda x, y, f: (lambda v: v < v)(x.load_vec(4, 0, 0).to(dsl.Float8E4M3FN)), "fp8-arith",
@@ -974,8 +977,9 @@ def test_two_vector_shuffle_and_an_fp8_truth_value_build():
     (lambda x, y, f: -x.load_vec(4, 0, 0).to(dsl.Float8E4M3FN), "fp8-arith", "negation on Float8E4M3FN"),
     (lambda x, y, f: x.__setitem__((0, 0), x.load_vec(2, 0, 0)), "vector",
      "one element; store a vector with t.store_vec(v, *idx)"),
-], ids=["desc-atom-none", "desc-tensor-int", "desc-tensor-shared", "from-descriptor-like-int", "reduce-list",
-        "fp8-vector-max", "fp8-vector-compare", "fp8-vector-neg", "store-vector-as-element"])
+], ids=["desc-atom-none", "desc-tensor-int", "desc-tensor-shared", "from-descriptor-like-int",
+        "from-descriptor-like-index-value", "reduce-list", "fp8-vector-max", "fp8-vector-compare", "fp8-vector-neg",
+        "store-vector-as-element"])
 def test_fuzz_dsl_round_two_errors_are_build_errors(body, rule, message):
     _refused(body, rule, message)
 

@@ -66,3 +66,12 @@ def test_attribute_names_come_from_the_dialects_that_define_them():
                  ("container_module", "known_cluster_size", "dynamic_smem", "pdl", "loop_annotation")}
     assert names == {"container_module": "gpu.container_module", "known_cluster_size": "known_cluster_size",
                      "dynamic_smem": "nvtma.dynamic_smem", "pdl": "nvtma.pdl", "loop_annotation": "loop_annotation"}
+
+
+def test_address_space_reads_the_pointer_type_not_its_spelling():
+    from nvtma import ir
+    from nvtma.dsl import types
+    with ir.Context():
+        assert [types.address_space(types.ptr(s)) for s in (0, 1, 3, 6, 7)] == [0, 1, 3, 6, 7]
+        assert types.address_space(ir.IntegerType.get_signless(32)) is None
+        assert types.address_space(ir.F32Type.get()) is None

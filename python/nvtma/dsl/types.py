@@ -32,6 +32,12 @@ def ptr(space: int = 0):
     return llvm.PointerType.get(space) if space else llvm.PointerType.get()
 
 
+def address_space(t):
+    """The address space of an !llvm.ptr type `t` (0 generic, 1 global, 3 shared, ...), or None for any other
+    type: read from the type, not its spelling."""
+    return t.maybe_downcast().address_space if t.typeid == llvm.PointerType.static_typeid else None
+
+
 def workgroup():
     """#gpu.address_space<workgroup>: shared memory."""
     return _ext.workgroup_address_space(ir.Context.current)
