@@ -58,11 +58,17 @@ class Stack:
                 for t in (w, sw) if sw is not None else (w,):
                     torch._dynamo.mark_static_address(t)
 
-    def step(self, torch, x, gemm_call):
+    def step(self, torch, x, gemm_call, quantize=False):
+        """``gemm_call(x, w, w_scale, x_scale)`` takes bf16 activations (x_scale None), or with `quantize` e4m3
+        ones and their scales, quantized here (quantize_activations: torch.compile fuses that into the norm's and
+        the SiLU's kernels)."""
+        def act(t):
+            return quantize_activations(torch, t, self.scale) if quantize else (t.to(x.dtype), None)
         for (wgu, sgu, _), (wd, sd, _) in self.layers:
-            h = gemm_call(_rms_normed(torch, x).to(x.dtype), wgu, sgu)
-            a = torch.nn.functional.silu(h[:, :INTER]) * h[:, INTER:]
-            x = x + gemm_call(a, wd, sd).to(x.dtype)
+            n, sn = act(_rms_normed(torch, x))
+            h = gemm_call(n, wgu, sgu, sn)
+            a, sa = act(torch.nn.functional.silu(h[:, :INTER]) * h[:, INTER:])
+            x = x + gemm_call(a, wd, sd, sa).to(x.dtype)
         return x
 
     def reference(self, torch, x):
@@ -72,6 +78,23 @@ class Stack:
             h = _rms_normed(torch, x) @ wgu.t()
             x = x + (torch.nn.functional.silu(h[:, :INTER]) * h[:, INTER:]) @ wd.t()
         return x
+
+
+def quantize_activations(torch, t, scale):
+    """(e4m3 t, its f32 scales) as the GEMM takes them, in torch ops a compiler fuses with what computes t: per
+    1x128 block of a row for block-scaled W ([M, K / 128], a view of the transposed storage the kernel loads,
+    gemm.block_scales_for_kernel: no copy in the call), else per row ([M]); each scale amax / 448."""
+    t = t.float()
+    M, K = t.shape
+    if scale == "block":  # (K a multiple of 128 here)
+        blocks = t.view(M, K // 128, 128)
+        s = blocks.abs().amax(2).clamp(min=1e-12) / 448
+        q = (blocks / s[:, :, None]).clamp(-448, 448).to(torch.float8_e4m3fn).view(M, K)
+        cols = gemm.block_scale_columns(M)
+        storage = torch.nn.functional.pad(s, (0, 0, 0, cols - M)).t().contiguous()  # [K / 128, cols]
+        return q, storage[:, :M].t()
+    s = t.abs().amax(1).clamp(min=1e-12) / 448
+    return (t / s[:, None]).clamp(-448, 448).to(torch.float8_e4m3fn), s
 
 
 def _rms_normed(torch, x):
@@ -88,20 +111,27 @@ def run(torch, g, a):
     stack = Stack(torch, a.layers, a.scale)
     kw = {} if a.scale == "bf16" else dict(scale=a.scale)
 
-    def ours(x, w, sw):
-        return g(x, w, w_scale=sw, **kw)
+    fp8 = a.scale != "bf16"
+
+    def ours(x, w, sw, sx=None):
+        return g(x, w, w_scale=sw, x_scale=sx, **kw)
+    scale_of = {id(w): sw for layer in stack.layers for w, sw, _ in layer}
     dequantized = {id(w): wdq for layer in stack.layers for w, _, wdq in layer}
     calls = []
 
-    def ours_recorded(x, w, sw):
-        y = ours(x, w, sw)
-        calls.append((x, w, y))
+    def ours_recorded(x, w, sw, sx=None):
+        y = ours(x, w, sw, sx)
+        calls.append((x, sx, w, y))
         return y
     op = g.torch_op("nvtma_example::gemm")
 
-    def ours_op(x, w, sw):
-        return op(x, w, sw, None, kw.get("scale"))
-    compiled = torch.compile(lambda x: stack.step(torch, x, ours_op), mode="reduce-overhead", fullgraph=True)
+    def ours_op(x, w, sw, sx=None):
+        return op(x, w, sw, sx, kw.get("scale"))
+
+    def compiled_step(quantize):  # (static shapes: quantize_activations' scale columns are M's power of two)
+        return torch.compile(lambda x: stack.step(torch, x, ours_op, quantize), mode="reduce-overhead",
+                             fullgraph=True, dynamic=False if quantize else None)
+    compiled = {q: compiled_step(q) for q in ((False, True) if fp8 else (False,))}
     one_gemm = torch.compile(ours_op, mode="reduce-overhead", fullgraph=True)
     benches = _benches(torch, stack, ours_op, a) if a.bench else None
     ok = True
@@ -110,8 +140,11 @@ def run(torch, g, a):
         x = torch.randn(m, HIDDEN, generator=gen, device="cuda").to(torch.bfloat16)
         calls.clear()
         y = stack.step(torch, x, ours_recorded)
-        e_gemm = max(_err(torch, yc, x_as_the_gemm_sees_it(torch, g, xc, a.scale, w.shape[0]) @
-                          dequantized[id(w)].t()) for xc, w, yc in calls)
+        # and the activations quantized by the model (e4m3 x and scales to the GEMM)
+        e_ref_q = _err(torch, stack.step(torch, x, ours_recorded, True), stack.reference(torch, x)) if fp8 else None
+        e_gemm = max(_err(torch, yc, (gemm.dequantize_x(xc, sx) if sx is not None else
+                                      x_as_the_gemm_sees_it(torch, g, xc, a.scale, w.shape[0])) @
+                          dequantized[id(w)].t()) for xc, sx, w, yc in calls)
         want = stack.reference(torch, x)
         e_ref = _err(torch, y, want)
         # on a stream of the caller's, behind queued work that writes x: the GEMMs must wait for it
@@ -127,17 +160,18 @@ def run(torch, g, a):
         # compiled: one GEMM on the eager call's inputs gives its y (up to split K's order of f32 sums); the
         # stack, whose elementwise ops inductor fuses in f32 (other roundings of the activations that are then
         # quantized), is as far from float32 as the eager stack
-        x0, w0, y0 = calls[0]
-        sw0 = next(sw for layer in stack.layers for w, sw, _ in layer if w is w0)
-        e_one = max(_err(torch, one_gemm(x0, w0, sw0).clone(), y0) for _ in range(3))  # (warm-up, record, replay)
-        e_comp = max(_err(torch, compiled(x).clone(), want) for _ in range(3))
-        good = (e_gemm < (2e-2 if a.scale != "bf16" else 1e-2) and e_stream < 1e-2 and e_one < 1e-2
-                and e_comp < 1.5 * e_ref + 1e-2)
+        # (warm-up, record, replay): one GEMM of bf16 x and (fp8) one of e4m3 x, each against its eager call
+        e_one = max(_err(torch, one_gemm(xc, w, scale_of[id(w)], sx).clone(), yc)
+                    for xc, sx, w, yc in (calls[0], calls[-1]) for _ in range(3))
+        e_comp = {q: max(_err(torch, step(x).clone(), want) for _ in range(3)) for q, step in compiled.items()}
+        good = (e_gemm < (2e-2 if fp8 else 1e-2) and e_stream < 1e-2 and e_one < 1e-2
+                and max(e_comp.values()) < 1.5 * e_ref + 1e-2 and (not fp8 or e_ref_q < 1.5 * e_ref + 1e-2))
         ok &= good
         print(f"M={m}: {'correct' if good else 'WRONG'}: {len(calls)} GEMMs, the largest error {e_gemm:.1e} of "
               f"max |y|; on a stream after queued work {e_stream:.1e} from eager; compiled (CUDA graphs): one GEMM "
-              f"{e_one:.1e} from eager, the stack {e_comp:.1e} from float32 with unquantized activations (eager "
-              f"{e_ref:.1e})")
+              f"{e_one:.1e} from eager, the stack {e_comp[False]:.1e} from float32 with unquantized activations "
+              f"(eager {e_ref:.1e})" + (f"; the activations quantized by the model: compiled {e_comp[True]:.1e}, "
+                                        f"eager {e_ref_q:.1e}" if fp8 else ""))
         if a.bench:
             _bench(torch, stack, x, benches)
     return ok
@@ -145,13 +179,14 @@ def run(torch, g, a):
 
 def _benches(torch, stack, ours_op, a):
     """The decode steps --bench times, each compiled (torch.compile: inductor fuses the norm, SiLU and adds;
-    shapes dynamic from the second batch size on): nvtma, bf16 torch.matmul, and for per-tensor scales
-    torch._scaled_mm on x quantized per tensor (as a user would call it)."""
+    shapes dynamic from the second batch size on): nvtma on bf16 activations, nvtma on activations the model
+    quantizes (fp8 W: inductor fuses quantize_activations into the norm and SiLU), bf16 torch.matmul, and for
+    per-tensor scales torch._scaled_mm on x quantized per tensor (as a user would call it)."""
     plain = Stack.__new__(Stack)
     plain.scale = "bf16"
     plain.layers = [[(wdq.to(torch.bfloat16), None, None) for _, _, wdq in layer] for layer in stack.layers]
 
-    def scaled_mm(x, w, sw):
+    def scaled_mm(x, w, sw, _):
         mp = -(-x.shape[0] // 16) * 16  # (_scaled_mm takes rows in 16s)
         sx = x.abs().amax().float().clamp(min=1e-12) / 448
         xq = torch.nn.functional.pad((x / sx).to(torch.float8_e4m3fn), (0, 0, 0, mp - x.shape[0]))
@@ -162,25 +197,32 @@ def _benches(torch, stack, ours_op, a):
     def nvtma_step(x):
         return stack.step(torch, x, ours_op)
 
+    def nvtma_model_quantized_step(x):
+        return stack.step(torch, x, ours_op, True)
+
     def bf16_step(x):
-        return plain.step(torch, x, lambda x, w, _: x @ w.t())
+        return plain.step(torch, x, lambda x, w, _, __: x @ w.t())
 
     def scaled_mm_step(x):
         return stack.step(torch, x, scaled_mm)
-    steps = {"nvtma": nvtma_step, "bf16 torch.matmul": bf16_step}
+    steps = {"nvtma": (nvtma_step, None)}
+    if a.scale != "bf16":  # (static shapes: see run)
+        steps["nvtma, the model quantizing"] = (nvtma_model_quantized_step, False)
+    steps["bf16 torch.matmul"] = (bf16_step, None)
     if a.scale == "tensor":
-        steps["torch._scaled_mm"] = scaled_mm_step
-    return {name: torch.compile(step, fullgraph=True) for name, step in steps.items()}
+        steps["torch._scaled_mm"] = (scaled_mm_step, None)
+    return {name: torch.compile(step, fullgraph=True, dynamic=dynamic) for name, (step, dynamic) in steps.items()}
 
 
 def _bench(torch, stack, x, benches):
-    """GPU us of one decode step over every layer, from CUDA-graph replays of each compiled step."""
+    """GPU us of one decode step over every layer, from CUDA-graph replays of each compiled step; torch's against
+    the faster nvtma step."""
     wbytes = sum(w.numel() * w.element_size() for layer in stack.layers for w, _, _ in layer)
     us = {name: graph_us(torch, lambda step=step: step(x)) for name, step in benches.items()}
-    ours = us.pop("nvtma")
-    print(f"  {len(stack.layers)} layers ({wbytes / 2 ** 20:.0f} MiB of W), compiled: nvtma {ours:.1f} us "
-          f"({wbytes / ours / 1e6:.2f} TB/s of W)" + "".join(f"; {n} {t:.1f} us ({t / ours:.2f}x)"
-                                                             for n, t in us.items()))
+    ours = {n: t for n, t in us.items() if n.startswith("nvtma")}
+    print(f"  {len(stack.layers)} layers ({wbytes / 2 ** 20:.0f} MiB of W), compiled: " +
+          "; ".join(f"{n} {t:.1f} us ({wbytes / t / 1e6:.2f} TB/s of W)" for n, t in ours.items()) +
+          "".join(f"; {n} {t:.1f} us ({t / min(ours.values()):.2f}x)" for n, t in us.items() if n not in ours))
 
 
 def main(argv=None):
@@ -207,15 +249,18 @@ def main(argv=None):
     specs = {}  # key -> spec: every kernel the runs take, each once
     for m in a.m:
         for name, n, k in shapes():
-            for rows in dict.fromkeys(b - s for s, b in gemm.row_blocks(m, gemm.launch_rows(None, {}, a.sms))):
+            # bf16 activations (fp8 W: quantized in the GEMM or by quantize_x), and (fp8 W) the model's e4m3 ones
+            blocks = dict.fromkeys(b - s for s, b in gemm.row_blocks(m, gemm.launch_rows(None, {}, a.sms)))
+            for rows, quantize in [(r, q) for q in ((True, False) if fp8 else (False,)) for r in blocks]:
                 spec, _, qspec = g.plan(rows, n, k, gemm.F8 if fp8 else "bf16", a.scale if fp8 else None,
-                                        quantize=fp8, sms=a.sms)
+                                        quantize=quantize, sms=a.sms)
                 i = spec.info
                 print(f"M={rows} {name} ({n} x {k}): BM={i['BM']} BN={i['BN']} warpgroups={i['wgs']} "
                       f"stages={i['stages']} kc={i['kc']} ms={i['ms']} mc={i['mc']}"
                       f"{', x the wgmmas A' if not i['swap'] else ''}"
                       f"{', x quantized inside' if i['x_scale'] == 'fused' else ''}"
-                      f"{', x quantized first' if qspec is not None else ''}")
+                      f"{', x quantized first' if qspec is not None else ''}"
+                      f"{', e4m3 x from the model' if fp8 and not quantize else ''}")
                 specs.update((sp.key, sp) for sp in (spec, qspec) if sp is not None)
     # --run's check quantizes x as each call does (x_as_the_gemm_sees_it): both quantizers, whichever the
     # calls took

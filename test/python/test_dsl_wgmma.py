@@ -1331,7 +1331,8 @@ def test_the_cost_model_splits_k_only_within_one_wave():
 def test_gemm_calls_its_kernels_on_each_block_of_rows(monkeypatch):
     """Gemm's x of more than a launch's rows, without a GPU: each of row_blocks' blocks goes to one prepared call with
     its rows of x and x_scale and its rows of y (out= too, at a row pitch of its own), y is returned whole
-    (out itself where given), and a second call of the kind takes the prepared calls again. The kernels here
+    (out itself where given), and a second call of the kind takes the prepared calls again, kept as one with the
+    whole call: no planning or checks (launch_rows, _check_inputs) the second time. The kernels here
     are a float32 stand-in; the GPU test runs the real ones."""
     torch = pytest.importorskip("torch")
     from nvtma.kernels import gemm
@@ -1347,7 +1348,10 @@ def test_gemm_calls_its_kernels_on_each_block_of_rows(monkeypatch):
             return out
         return call
     monkeypatch.setattr(gemm.Gemm, "_prepare", prepare)
-    monkeypatch.setattr(gemm, "_check_inputs", lambda *a, **k: None)  # (CPU tensors)
+    checked, planned = [], []
+    monkeypatch.setattr(gemm, "_check_inputs", lambda *a, **k: checked.append(a[1].shape[0]))  # (CPU tensors)
+    monkeypatch.setattr(gemm, "launch_rows", lambda *a, launch_rows=gemm.launch_rows: planned.append(1) or
+                        launch_rows(*a))
     g = gemm.Gemm()
     x, w, sx = torch.randn(520, 64), torch.randn(48, 64), torch.rand(520) + 0.5
     want = (x * sx[:, None]) @ w.t()
@@ -1362,6 +1366,9 @@ def test_gemm_calls_its_kernels_on_each_block_of_rows(monkeypatch):
         assert [s[2] for s in seen] == [sx[a:].data_ptr() for a, _ in gemm.row_blocks(520)]
         assert [s[3] for s in seen] == [wide[a:].data_ptr() for a, _ in gemm.row_blocks(520)]
     assert prepared == [320, 200]  # planned once per kind of block, then taken again
+    assert checked == [520] and planned == [1]  # the whole call checked and its launches' rows found once
+    y = g(x, w, x_scale=sx, scale="tensor", out=torch.empty(520, 48))  # out of another pitch: another kind
+    assert prepared == [320, 200] * 2 and torch.allclose(y, want, atol=1e-4)
     xl, sxl = torch.randn(1100, 64), torch.rand(1100) + 0.5  # y made here: [1100, 48]
     seen.clear()
     y = g(xl, w, x_scale=sxl, scale="tensor", out_dtype=torch.float32)

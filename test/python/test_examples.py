@@ -128,14 +128,16 @@ def test_fp8_mlp_example_compiles_and_saves(tmp_path):
     p = subprocess.run([sys.executable, str(REPO / "examples" / "fp8_mlp.py"), "--m", "1", "64", "600", "--aot",
                         str(out)], capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
-    lines = re.findall(r"^M=(\d+) (gate_up|down) \((\d+) x (\d+)\): BM=(\d+)", p.stdout, re.M)
-    # 600 rows: two launches (gemm.row_blocks), each its own tile
-    assert [(int(m), name) for m, name, *_ in lines] == [
-        (1, "gate_up"), (1, "down"), (64, "gate_up"), (64, "down"),
-        (320, "gate_up"), (280, "gate_up"), (320, "down"), (280, "down")], p.stdout
+    lines = re.findall(r"^M=(\d+) (gate_up|down) \((\d+) x (\d+)\): BM=\d+.*?(, e4m3 x from the model)?$",
+                       p.stdout, re.M)
+    # each on bf16 x and on e4m3 x the model quantized; 600 rows: two launches (gemm.row_blocks), each its own tile
+    assert [(int(m), name, bool(e4m3)) for m, name, _, _, e4m3 in lines] == [
+        (m, name, e4m3) for ms, names in (((1,), ("gate_up", "down")), ((64,), ("gate_up", "down")),
+                                          ((320, 280), ("gate_up", "down")))
+        for name in names for e4m3 in (False, True) for m in ms], p.stdout
     assert {(n, k) for _, _, n, k, _ in lines} == {("4096", "7168"), ("7168", "2048")}
     g = gemm.Gemm()
-    want = {g.plan(int(m), int(n), int(k), gemm.F8, "block", quantize=True)[0].key for m, _, n, k, _ in lines}
+    want = {g.plan(int(m), int(n), int(k), gemm.F8, "block", quantize=not e4m3)[0].key for m, _, n, k, e4m3 in lines}
     want |= {gemm.quantize_x_spec(gran).key for gran in ("block", "token")}
     assert want <= {d.name for d in out.iterdir()}
 

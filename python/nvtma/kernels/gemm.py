@@ -2628,12 +2628,14 @@ class Gemm:
             _check_apart(out, x, w, w_scale, x_scale)
         if call is not None and not (x.data_ptr() | w.data_ptr() | (0 if out is None else out.data_ptr())) & 15:
             return call(x, w, w_scale, x_scale, out)
+        call = None
         if sig is not None and len(x.shape) == 2 and (x.shape[0] > MAX_ROWS or config is not None):
             # (a given config's tile may hold fewer rows than M <= MAX_ROWS: blocks of it, as past MAX_ROWS)
             rows = launch_rows(config, dict(self.options, **spec_options), self._device_sms(x))
             if x.shape[0] > rows:
-                return self._in_row_blocks(x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_options, rows)
-        call = self._prepare(x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_options)
+                call = self._in_row_blocks(x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_options, rows)
+        if call is None:
+            call = self._prepare(x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_options)
         if sig is not None:
             if len(self._calls) >= 4096:
                 self._calls.clear()
@@ -2652,17 +2654,20 @@ class Gemm:
         return sms
 
     def _in_row_blocks(self, x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_options, rows):
-        """y for x of more rows than a launch takes (`rows`, launch_rows; a prefill's M, say): the inputs checked
-        whole (errors name the caller's tensors), then a call for each of `row_blocks`' blocks of rows, into y's
-        rows."""
+        """The call of x of more rows than a launch takes (`rows`, launch_rows; a prefill's M, say), a _RowBlocks:
+        the inputs checked whole (errors name the caller's tensors), then each of `row_blocks`' blocks of rows
+        prepared as its own call into y's rows (its checks and plan; kept with the whole call, so a call of the
+        same signature again plans and checks nothing: blocks of a 16-byte-aligned x, y and x_scale's rows are
+        16-byte aligned too, their pitch checked here)."""
         import torch
         _check_inputs(torch, x, w, w_scale, scale, x_scale, out, out_dtype)
-        y = out if out is not None else torch.empty((x.shape[0], w.shape[0]), device=x.device,
-                                                    dtype=out_dtype or torch.bfloat16)
-        for block in (slice(*b) for b in row_blocks(x.shape[0], rows)):
-            self(x[block], w, w_scale=w_scale, scale=scale, x_scale=None if x_scale is None else x_scale[block],
-                 out=y[block], config=config, **spec_options)
-        return y
+        M, N = x.shape[0], w.shape[0]
+        new_y = functools.partial(torch.empty, (M, N), device=x.device, dtype=out_dtype or torch.bfloat16)
+        y = out if out is not None else new_y()
+        blocks = tuple((rows, self._prepare(x[rows], w, w_scale, scale, None if x_scale is None else x_scale[rows],
+                                            y[rows], out_dtype, config, spec_options))
+                       for rows in (slice(*b) for b in row_blocks(M, rows)))
+        return _RowBlocks(blocks, new_y)
 
     def torch_op(self, name="nvtma::gemm"):
         """This Gemm as the torch custom op `name` ("namespace::op",
@@ -2832,6 +2837,21 @@ class _Zeros:
 
     def __call__(self, x, w, w_scale, x_scale, out):
         return out.zero_() if out is not None else self.new_y()
+
+
+class _RowBlocks:
+    """The prepared call of more rows of x than a launch takes (Gemm._in_row_blocks): each block of rows by its
+    own _Prepared, into y's rows."""
+    __slots__ = ("blocks", "new_y")
+
+    def __init__(self, blocks, new_y):
+        self.blocks, self.new_y = blocks, new_y  # ((slice of rows, _Prepared), ...)
+
+    def __call__(self, x, w, w_scale, x_scale, out):
+        y = out if out is not None else self.new_y()
+        for rows, call in self.blocks:
+            call(x[rows], w, w_scale, None if x_scale is None else x_scale[rows], y[rows])
+        return y
 
 
 class _Prepared:

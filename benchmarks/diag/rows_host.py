@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Experiment: the host time of an eager Gemm call of more rows than a launch takes (M > 512: blocks of rows,
+gemm.row_blocks), kept as one prepared call since the forty-seventh session (gemm._RowBlocks), against the call
+as it was before (`as_before`: the inputs checked whole, launch_rows, then a Gemm call per block, each finding
+its own prepared call), in the same process; and the wall time until the GPU is done. The problems are small (W
+of 512 x 1024) so that the host sets the pace.
+    python3 benchmarks/diag/rows_host.py build DIR    # here
+    python3 benchmarks/diag/rows_host.py run DIR      # on the GPU
+"""
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # benchmarks/: common
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # gemm_host: _host_us
+
+# (N, K, M, mode): e4m3 x given, or bf16 x quantized by the call ("tensor-bf16x")
+PROBES = [(512, 1024, 600, "tensor"), (512, 1024, 600, "tensor-bf16x"), (512, 1024, 600, "block"),
+          (512, 1024, 1100, "tensor")]
+
+
+def _specs():
+    from nvtma.kernels import gemm
+    g = gemm.Gemm()
+    for N, K, M, mode in PROBES:
+        for a, b in gemm.row_blocks(M):
+            sp, _, q = g.plan(b - a, N, K, gemm.F8, mode.split("-")[0], quantize=mode.endswith("bf16x"), sms=132)
+            yield from [sp] + ([q] if q is not None else [])
+
+
+def build(d):
+    import common
+    common.save_new(d, list(_specs()))
+
+
+def run(d):
+    import torch
+    import common
+    from gemm_host import _host_us
+    from nvtma.kernels import gemm
+    dev, stream, gen = common.gpu(torch)
+    g = gemm.Gemm(artifacts=d)
+    with torch.cuda.stream(stream):
+        for N, K, M, mode in PROBES:
+            scale = mode.split("-")[0]
+            w, x, sw, sx, want = common.gemm_problem(torch, gen, N, K, M, True, scale)
+            if mode.endswith("bf16x"):
+                x, sx = (x.float() * (sx[:, None] if sx.dim() == 1 else sx[:, :1])).to(torch.bfloat16), None
+            kw = dict(w_scale=sw, scale=scale, x_scale=sx)
+            y = g(x, w, **kw)
+            err = ((y.float() - want).abs().max() / want.abs().max()).item()
+
+            def as_before():
+                rows = gemm.launch_rows(None, dict(g.options), g._device_sms(x))
+                gemm._check_inputs(torch, x, w, sw, scale, sx)
+                out = torch.empty(M, N, device=x.device, dtype=torch.bfloat16)
+                for blk in (slice(*b) for b in gemm.row_blocks(M, rows)):
+                    g(x[blk], w, w_scale=sw, scale=scale, x_scale=None if sx is None else sx[blk], out=out[blk])
+                return out
+            ok = torch.equal(as_before(), y)
+            steps = dict(call=lambda: g(x, w, **kw), as_before=as_before)
+            host = {name: _host_us(torch, fn) for name, fn in steps.items()}
+            wall = {name: _host_us(torch, fn, wall=True) for name, fn in steps.items()}
+            print(json.dumps(dict(bench="gemm-rows-host", N=N, K=K, M=M, mode=mode, blocks=gemm.row_blocks(M),
+                                  max_rel_err=round(err, 5), same_as_before=ok, host_us=host, wall_us=wall)),
+                  flush=True)
+
+
+if __name__ == "__main__":
+    {"build": build, "run": run}[sys.argv[1]](sys.argv[2])
