@@ -140,6 +140,7 @@ def run(torch, g, a):
         x = torch.randn(m, HIDDEN, generator=gen, device="cuda").to(torch.bfloat16)
         calls.clear()
         y = stack.step(torch, x, ours_recorded)
+        gemms = len(calls)
         # and the activations quantized by the model (e4m3 x and scales to the GEMM)
         e_ref_q = _err(torch, stack.step(torch, x, ours_recorded, True), stack.reference(torch, x)) if fp8 else None
         e_gemm = max(_err(torch, yc, (gemm.dequantize_x(xc, sx) if sx is not None else
@@ -172,8 +173,9 @@ def run(torch, g, a):
               f"{e_one:.1e} from eager, the stack {e_comp[False]:.1e} from float32 with unquantized activations "
               f"(eager {e_ref:.1e})" + (f"; the activations quantized by the model: compiled {e_comp[True]:.1e}, "
                                         f"eager {e_ref_q:.1e}" if fp8 else ""))
-        if a.bench:
-            _bench(torch, stack, x, benches)
+        if a.bench:  # (and the step's GEMMs alone: the last step's calls again, on its inputs)
+            _bench(torch, stack, x, benches, lambda last=calls[-gemms:]: [ours(xc, w, scale_of[id(w)], sx)
+                                                                          for xc, sx, w, _ in last])
     return ok
 
 
@@ -214,15 +216,16 @@ def _benches(torch, stack, ours_op, a):
     return {name: torch.compile(step, fullgraph=True, dynamic=dynamic) for name, (step, dynamic) in steps.items()}
 
 
-def _bench(torch, stack, x, benches):
-    """GPU us of one decode step over every layer, from CUDA-graph replays of each compiled step; torch's against
-    the faster nvtma step."""
+def _bench(torch, stack, x, benches, gemms_alone):
+    """GPU us of one decode step over every layer, from CUDA-graph replays of each compiled step (torch's against
+    the faster nvtma step), and of `gemms_alone` (the step's GEMM calls, no norm, SiLU or quantization)."""
     wbytes = sum(w.numel() * w.element_size() for layer in stack.layers for w, _, _ in layer)
     us = {name: graph_us(torch, lambda step=step: step(x)) for name, step in benches.items()}
     ours = {n: t for n, t in us.items() if n.startswith("nvtma")}
     print(f"  {len(stack.layers)} layers ({wbytes / 2 ** 20:.0f} MiB of W), compiled: " +
           "; ".join(f"{n} {t:.1f} us ({wbytes / t / 1e6:.2f} TB/s of W)" for n, t in ours.items()) +
-          "".join(f"; {n} {t:.1f} us ({t / min(ours.values()):.2f}x)" for n, t in us.items() if n not in ours))
+          "".join(f"; {n} {t:.1f} us ({t / min(ours.values()):.2f}x)" for n, t in us.items() if n not in ours) +
+          f"; the step's GEMMs alone {graph_us(torch, gemms_alone):.1f} us")
 
 
 def main(argv=None):

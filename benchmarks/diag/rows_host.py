@@ -3,7 +3,7 @@
 gemm.row_blocks), kept as one prepared call since the forty-seventh session (gemm._RowBlocks), against the call
 as it was before (`as_before`: the inputs checked whole, launch_rows, then a Gemm call per block, each finding
 its own prepared call), in the same process; and the wall time until the GPU is done. The problems are small (W
-of 512 x 1024) so that the host sets the pace.
+of 512 x 1024) so that the host sets the pace. Then cProfile's top entries over the first problem's calls.
     python3 benchmarks/diag/rows_host.py build DIR    # here
     python3 benchmarks/diag/rows_host.py run DIR      # on the GPU
 """
@@ -34,6 +34,9 @@ def build(d):
 
 
 def run(d):
+    import cProfile
+    import io
+    import pstats
     import torch
     import common
     from gemm_host import _host_us
@@ -64,6 +67,16 @@ def run(d):
             print(json.dumps(dict(bench="gemm-rows-host", N=N, K=K, M=M, mode=mode, blocks=gemm.row_blocks(M),
                                   max_rel_err=round(err, 5), same_as_before=ok, host_us=host, wall_us=wall)),
                   flush=True)
+            if (N, K, M, mode) == PROBES[0]:
+                prof = cProfile.Profile()
+                prof.enable()
+                for _ in range(1000):
+                    g(x, w, **kw)
+                prof.disable()
+                torch.cuda.synchronize()
+                buf = io.StringIO()
+                pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(18)
+                print(buf.getvalue())
 
 
 if __name__ == "__main__":
