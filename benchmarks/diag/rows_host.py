@@ -2,7 +2,10 @@
 """Experiment: the host time of an eager Gemm call of more rows than a launch takes (M > 512: blocks of rows,
 gemm.row_blocks), kept as one prepared call since the forty-seventh session (gemm._RowBlocks), against the call
 as it was before (`as_before`: the inputs checked whole, launch_rows, then a Gemm call per block, each finding
-its own prepared call), in the same process; and the wall time until the GPU is done. The problems are small (W
+its own prepared call), and against the call with one launcher per kernel (`shared_launcher`: as in the
+forty-seventh session's first measurement, before each prepared call had a launcher of its own,
+gemm._own_launcher: the row blocks of two shapes on one kernel repacked every argument each launch), in the same
+process; and the wall time until the GPU is done. The problems are small (W
 of 512 x 1024) so that the host sets the pace. Then cProfile's top entries over the first problem's calls.
     python3 benchmarks/diag/rows_host.py build DIR    # here
     python3 benchmarks/diag/rows_host.py run DIR      # on the GPU
@@ -43,6 +46,8 @@ def run(d):
     from nvtma.kernels import gemm
     dev, stream, gen = common.gpu(torch)
     g = gemm.Gemm(artifacts=d)
+    g_shared = gemm.Gemm(artifacts=d)  # its calls prepared with the module's own launcher of each kernel
+    own_launcher = gemm._own_launcher
     with torch.cuda.stream(stream):
         for N, K, M, mode in PROBES:
             scale = mode.split("-")[0]
@@ -58,10 +63,16 @@ def run(d):
                 gemm._check_inputs(torch, x, w, sw, scale, sx)
                 out = torch.empty(M, N, device=x.device, dtype=torch.bfloat16)
                 for blk in (slice(*b) for b in gemm.row_blocks(M, rows)):
-                    g(x[blk], w, w_scale=sw, scale=scale, x_scale=None if sx is None else sx[blk], out=out[blk])
+                    g_shared(x[blk], w, w_scale=sw, scale=scale, x_scale=None if sx is None else sx[blk],
+                             out=out[blk])
                 return out
-            ok = torch.equal(as_before(), y)
-            steps = dict(call=lambda: g(x, w, **kw), as_before=as_before)
+            gemm._own_launcher = lambda module, name: module.kernel(name)  # (the shared Gemm's first calls)
+            try:
+                g_shared(x, w, **kw)
+                ok = torch.equal(as_before(), y)
+            finally:
+                gemm._own_launcher = own_launcher
+            steps = dict(call=lambda: g(x, w, **kw), shared_launcher=lambda: g_shared(x, w, **kw), as_before=as_before)
             host = {name: _host_us(torch, fn) for name, fn in steps.items()}
             wall = {name: _host_us(torch, fn, wall=True) for name, fn in steps.items()}
             print(json.dumps(dict(bench="gemm-rows-host", N=N, K=K, M=M, mode=mode, blocks=gemm.row_blocks(M),

@@ -1328,6 +1328,27 @@ def test_the_cost_model_splits_k_only_within_one_wave():
     assert gemm.choose_config(8, 512, 16384, gemm.F8, scale="tensor").splits > 4
 
 
+def test_gemm_prepared_calls_launch_through_launchers_of_their_own(monkeypatch):
+    """Each prepared call (and quantizer) packs its launches in a launcher of its own, the module's cubin shared:
+    calls of two shapes on one kernel (a call past 512 rows: row blocks of 320 and 280 on one CTA-pair kernel)
+    each keep their packed arguments instead of repacking them every launch."""
+    torch = pytest.importorskip("torch")
+    from nvtma.kernels import gemm
+    monkeypatch.setattr(gemm, "_check_inputs", lambda *a, **k: None)  # (CPU tensors)
+    g = gemm.Gemm()
+    w, sw = torch.zeros(512, 1024, dtype=torch.float8_e4m3fn), torch.ones(1)
+    calls = [g._prepare(torch.zeros(m, 1024, dtype=torch.bfloat16), w, sw, "tensor", None, None, None, None, {})
+             for m in (320, 280)]
+    spec = g.plan(320, 512, 1024, gemm.F8, "tensor", quantize=True)[0]
+    assert spec.key == g.plan(280, 512, 1024, gemm.F8, "tensor", quantize=True)[0].key  # one kernel
+    shared = g.module(spec).gemm
+    assert calls[0].kernel is not calls[1].kernel and shared not in (calls[0].kernel, calls[1].kernel)
+    assert calls[0].kernel.artifacts is calls[1].kernel.artifacts is g.module(spec)
+    assert calls[0].quantize is not calls[1].quantize  # (quantizers of 320 and 280 rows, each its own)
+    with pytest.raises(AttributeError, match="no kernel 'gemv'"):
+        gemm._own_launcher(g.module(spec), "gemv")
+
+
 def test_gemm_calls_its_kernels_on_each_block_of_rows(monkeypatch):
     """Gemm's x of more than a launch's rows, without a GPU: each of row_blocks' blocks goes to one prepared call with
     its rows of x and x_scale and its rows of y (out= too, at a row pitch of its own), y is returned whole
