@@ -17,10 +17,18 @@ GPU, each batch size is run as torch users run it:
   call, the stack against float32 (inductor fuses the elementwise ops in
   f32, so the activations round, then quantize, otherwise than eagerly:
   the stack differs from the eager one by about what e4m3 costs);
+- with the activations quantized by the model instead (fp8 W): e4m3 x and
+  its scales to the GEMM from ``quantize_activations``, torch ops that
+  torch.compile fuses into the norm's and SiLU's kernels; eagerly and
+  compiled, each GEMM checked on its e4m3 input;
 - and with ``--bench`` one decode step over all the layers (their weights
   are past L2 together: ``--layers`` of 44 MB each), compiled, timed from
-  CUDA-graph replays beside the same stack in bf16 with torch.matmul and,
-  for per-tensor scales, with torch._scaled_mm.
+  CUDA-graph replays (both ways of quantizing) beside the same stack in bf16
+  with torch.matmul and, for per-tensor scales, with torch._scaled_mm; and
+  the step's GEMMs alone. On an H100 (2026-12-06) quantizing in the model
+  was no faster: per tensor within 4%, block-scaled 1.07-1.21x slower (the
+  GEMM quantizes bf16 x inside itself there); the GEMMs alone (on e4m3 x)
+  took 58-64% of a step.
 
     python examples/fp8_mlp.py                          # plan and compile every GEMM (no GPU needed)
     python examples/fp8_mlp.py --m 1 8 64 --run         # run, check (eager, on a stream, compiled)
