@@ -1430,8 +1430,9 @@ def test_block_scales_are_stored_for_whole_tma_boxes():
     """x's transposed 1x128 block-scale storage has M rounded up to a power
     of two from 32 columns (a stage's TMA box of max(BM, 32) of them then
     lies within it), a multiple of 4 past 256; a view of such storage (or of
-    any whose rows are 16-byte multiples past M) goes to the kernel as it is,
-    and DeepGEMM's [M, K/128] layout as a zero-padded copy."""
+    any whose rows are 16-byte multiples past M, or a 16-byte aligned block
+    of its rows) goes to the kernel as it is, and DeepGEMM's [M, K/128]
+    layout as a zero-padded copy."""
     torch = pytest.importorskip("torch")
     from nvtma.kernels import gemm
     assert [gemm.block_scale_columns(M) for M in (1, 8, 32, 33, 64, 100, 128, 129, 256, 257, 300)] == \
@@ -1444,6 +1445,16 @@ def test_block_scales_are_stored_for_whole_tma_boxes():
     v = gemm.block_scales_for_kernel(st[:, :5].t())  # a view of 16-byte rows: the storage itself
     assert v.shape == (3, 8) and v.data_ptr() == st.data_ptr()
     assert gemm.block_scales_for_kernel(torch.zeros(3, 6)[:, :5].t()).shape == (3, 32)  # 24-byte rows: a copy
+    # a block of the view's rows (a call past a launch's rows): from its first column, where that is 16-byte
+    # aligned; else a copy
+    big = torch.arange(3.0 * 700).reshape(3, 700)  # storage of M = 700
+    for a, b in gemm.row_blocks(700):  # (0, 384), (384, 700)
+        v = gemm.block_scales_for_kernel(big[:, :700].t()[a:b])
+        assert v.data_ptr() == big[:, a:].data_ptr() and v.shape == (3, 700 - a) and torch.equal(v[:, :b - a],
+                                                                                                big[:, a:b])
+    v = gemm.block_scales_for_kernel(big.t()[2:9])  # 8-byte aligned start: a copy of its rows
+    assert v.data_ptr() != big.data_ptr() and v.shape == (3, 32) and torch.equal(v[:, :7], big[:, 2:9])
+    assert not v[:, 7:].any()
 
 
 def test_gemm_plans_table_entries_of_x_as_a_with_every_option():

@@ -3046,15 +3046,19 @@ def block_scale_columns(M):
 
 def block_scales_for_kernel(x_scale):
     """1x128 x scales [M, ceil(K/128)] (DeepGEMM's layout) as the kernel's
-    transposed [ceil(K/128), C] (C >= M, a multiple of 4: 16-byte rows): the
-    storage itself when they are a view of such storage (what
-    ``Gemm.quantize`` returns), else a copy of block_scale_columns(M)."""
+    transposed [ceil(K/128), C] (C >= M, 16-byte rows): the storage itself
+    when they are a view of such storage (what ``Gemm.quantize`` returns),
+    from the view's first column (a block of its rows, as a call past a
+    launch's rows takes them: a start 16-byte aligned), else a copy of
+    block_scale_columns(M). (The columns past M a view reaches are read for
+    x rows past M: zeros, whose products are never stored.)"""
     import torch
     M, kb = x_scale.shape
     rows, cols = x_scale.stride()
-    if (rows == 1 and cols >= M and cols % 4 == 0 and x_scale.storage_offset() == 0
+    start = x_scale.storage_offset()
+    if (rows == 1 and cols % 4 == 0 and start % 4 == 0 and start + M <= cols
             and x_scale.untyped_storage().nbytes() >= kb * cols * 4):
-        return x_scale.as_strided((kb, cols), (cols, 1))
+        return x_scale.as_strided((kb, cols - start), (cols, 1), start)
     t = torch.zeros(kb, block_scale_columns(M), device=x_scale.device, dtype=torch.float32)
     t[:, :M] = x_scale.t()
     return t
