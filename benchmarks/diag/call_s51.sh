@@ -6,6 +6,7 @@
 # cluster cases built with the cluster barriers (race_fused.py RACE_DIAG_ART: does racecheck finish them?).
 #   run(carry=[".devpack.tar.xz"], command="bash benchmarks/diag/call_s51.sh > $OUT/s51.txt 2>&1; cat $OUT/s51.txt")
 set -u
+. "$(dirname "$0")/packs.sh"
 here=$(dirname "$0")
 FP8_GEMM_FLAGS=(
   "--m 16"
@@ -15,9 +16,8 @@ FP8_GEMM_FLAGS=(
   "--m 600 --n 512 --k 1024"
 )
 [ -n "${SKIP_SUITES:-}" ] || bash "$here/call_s26.sh"
-[ -d /tmp/pk ] || { python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(filter="data")' \
-  .devpack.tar.xz && pip install -q --no-index --no-deps --target /tmp/pk .dev/wheels/*.whl 2>/dev/null; }
-python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(filter="data")' .s51_art.tar.xz
+install_pack
+untar .s51_art.tar.xz
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 (
   export PYTHONPATH=/tmp/pk NVTMA_CACHE=0

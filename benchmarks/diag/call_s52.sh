@@ -6,11 +6,11 @@
 # racecheck over the GEMM's torch.compile and autotune tests.
 #   run(carry=[".devpack.tar.xz"], command="bash benchmarks/diag/call_s52.sh > $OUT/s52.txt 2>&1; cat $OUT/s52.txt")
 set -u
+. "$(dirname "$0")/packs.sh"
 here=$(dirname "$0")
 [ -n "${SKIP_SUITES:-}" ] || bash "$here/call_s26.sh"
-[ -d /tmp/pk ] || { python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(filter="data")' \
-  .devpack.tar.xz && pip install -q --no-index --no-deps --target /tmp/pk .dev/wheels/*.whl 2>/dev/null; }
-python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(filter="data")' .s52_art.tar.xz
+install_pack
+untar .s52_art.tar.xz
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 (
   export PYTHONPATH=/tmp/pk NVTMA_CACHE=0

@@ -4,10 +4,10 @@
 # tests, each alone and given RACE_S seconds (150 s together did not finish them).
 #   run(carry=[".devpack.tar.xz"], command="bash benchmarks/diag/call_s52b.sh > $OUT/s52b.txt 2>&1; cat $OUT/s52b.txt")
 set -u
+. "$(dirname "$0")/packs.sh"
 here=$(dirname "$0")
-[ -d /tmp/pk ] || { python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(filter="data")' \
-  .devpack.tar.xz && pip install -q --no-index --no-deps --target /tmp/pk .dev/wheels/*.whl 2>/dev/null; }
-python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(filter="data")' .s52_art.tar.xz
+install_pack
+untar .s52_art.tar.xz
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 race() {  # name, pytest -k expression

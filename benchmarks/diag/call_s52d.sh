@@ -4,8 +4,9 @@
 # own launchers, against shared launchers and against the call as before the session).
 #   run(carry=[".devpack.tar.xz"], command="bash benchmarks/diag/call_s52d.sh > $OUT/s52d.txt 2>&1; cat $OUT/s52d.txt")
 set -u
+. "$(dirname "$0")/packs.sh"
 here=$(dirname "$0")
 bash "$here/call_s26.sh"
-python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(filter="data")' .s52_art.tar.xz
+untar .s52_art.tar.xz
 PYTHONPATH=/tmp/pk:$PWD/benchmarks NVTMA_CACHE=0 timeout 90 python3 -W ignore "$here/rows_host.py" run .dev/rows_host 2>&1 |
   grep -v "^\s*$" | head -n 30

@@ -4,9 +4,9 @@
 # rows_host (staged by stage_s52.sh).
 #   run(carry=[".devpack.tar.xz"], command="bash benchmarks/diag/call_s52e.sh > $OUT/s52e.txt 2>&1; cat $OUT/s52e.txt")
 set -u
-python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(filter="data")' .devpack.tar.xz &&
-  rm -rf /tmp/pk && pip install -q --no-index --no-deps --target /tmp/pk .dev/wheels/*.whl 2>/dev/null
-python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(filter="data")' .s52_art.tar.xz
+. "$(dirname "$0")/packs.sh"
+FRESH=1 install_pack
+untar .s52_art.tar.xz
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 PYTHONPATH=/tmp/pk:$PWD/test/TensorMap:$PWD/test/python NVTMA_GPU_ARTIFACTS=$PWD/.dev/gpu_art NVTMA_CACHE=0 \
   timeout 120 python3 -m pytest -q -m gpu -p no:cacheprovider test/python/test_gpu_gemm.py -rfE 2>&1 | tail -n 4

@@ -1,0 +1,11 @@
+#!/bin/bash
+# Sourced by the device-call scripts (call_s51.sh on): the packs a call's tree carries, unpacked.
+# untar FILE: a .tar.xz pack into the tree (tarfile's data filter: no links or paths out of it).
+untar() { python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(filter="data")' "$1"; }
+# install_pack: the GPU pack (.devpack.tar.xz: stage_s41.sh) unpacked and its nvtma wheel installed into /tmp/pk,
+# once a machine (a warm machine keeps it), or again with FRESH=1 (a pack staged after the machine's last call).
+install_pack() {
+  if [ -n "${FRESH:-}" ] || [ ! -d /tmp/pk ]; then
+    untar .devpack.tar.xz && rm -rf /tmp/pk && pip install -q --no-index --no-deps --target /tmp/pk .dev/wheels/*.whl 2>/dev/null
+  fi
+}
