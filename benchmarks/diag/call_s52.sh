@@ -24,7 +24,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
     tail -n 8
 )
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-PYTHONPATH=/tmp/pk:$PWD/test/TensorMap:$PWD/test/python NVTMA_GPU_ARTIFACTS=$PWD/.dev/gpu_art NVTMA_CACHE=0 \
+NVTMA_SANITIZER=1 PYTHONPATH=/tmp/pk:$PWD/test/TensorMap:$PWD/test/python NVTMA_GPU_ARTIFACTS=$PWD/.dev/gpu_art NVTMA_CACHE=0 \
   timeout "${RACE_S:-150}" "$cs" --tool racecheck --report-api-errors no --print-limit 20 python3 -m pytest -q -m gpu \
   -p no:cacheprovider test/python/test_gpu_gemm.py -k "torch_op or autotune" 2>&1 |
   grep -E "=====|passed|failed|Error" | head -n 30 | sed "s/^/racecheck: /"

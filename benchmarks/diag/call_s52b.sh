@@ -12,7 +12,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 race() {  # name, pytest -k expression
   local t0=$SECONDS
-  PYTHONPATH=/tmp/pk:$PWD/test/TensorMap:$PWD/test/python NVTMA_GPU_ARTIFACTS=$PWD/.dev/gpu_art NVTMA_CACHE=0 \
+  NVTMA_SANITIZER=1 PYTHONPATH=/tmp/pk:$PWD/test/TensorMap:$PWD/test/python NVTMA_GPU_ARTIFACTS=$PWD/.dev/gpu_art NVTMA_CACHE=0 \
     timeout "${RACE_S:-400}" "$cs" --tool racecheck --report-api-errors no --print-limit 20 python3 -m pytest -q \
     -m gpu -p no:cacheprovider test/python/test_gpu_gemm.py -k "$2" > "/tmp/race_$1.log" 2>&1
   echo "== racecheck $1 ($2): rc $? in $((SECONDS - t0)) s"

@@ -364,7 +364,10 @@ def test_gemm_writes_f32_y_into_out():
 
 def test_gemm_as_a_torch_op_under_torch_compile():
     """Gemm.torch_op: a custom op torch.compile takes into a full graph; its
-    y is the call's, for new inputs too."""
+    y is the call's, for new inputs too. (Under compute-sanitizer, NVTMA_SANITIZER set, the CUDA graph trees'
+    slow-path pool check is off: racecheck made it refuse the trees' own pool, live copies of the inputs made by
+    inductor's clone_preserve_strides, none of them the Gemm's allocations; H100, s52c.)"""
+    import torch._inductor.config as inductor_config
     g = _gemm()
     op = g.torch_op("nvtma_test::gemm")
     f = torch.compile(lambda x, w, sw, sx: op(x, w, sw, sx, "tensor") * 2, fullgraph=True)
@@ -374,9 +377,10 @@ def test_gemm_as_a_torch_op_under_torch_compile():
     # mode="reduce-overhead": torch's CUDA graph trees record the op (its launch on the capture stream)
     # and replay it; new inputs are copied into the graph's, its output is overwritten by the next replay
     fr = torch.compile(lambda x, w, sw, sx: op(x, w, sw, sx, "tensor") + 1, mode="reduce-overhead")
-    for seed in (8, 9, 10, 11):
-        x, w, kw = _inputs(1, 256, 512, "tensor", seed)
-        assert _same(fr(x, w, kw["w_scale"], kw["x_scale"]).clone(), g(x, w, **kw) + 1), f"seed {seed}"
+    with inductor_config.patch({"triton.slow_path_cudagraph_asserts": not os.environ.get("NVTMA_SANITIZER")}):
+        for seed in (8, 9, 10, 11):
+            x, w, kw = _inputs(1, 256, 512, "tensor", seed)
+            assert _same(fr(x, w, kw["w_scale"], kw["x_scale"]).clone(), g(x, w, **kw) + 1), f"seed {seed}"
 
 
 def test_gemm_of_an_empty_problem_is_zeros():
