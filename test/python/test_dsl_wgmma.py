@@ -1357,10 +1357,11 @@ def test_gemm_calls_its_kernels_on_each_block_of_rows(monkeypatch):
     are a float32 stand-in; the GPU test runs the real ones."""
     torch = pytest.importorskip("torch")
     from nvtma.kernels import gemm
-    seen, prepared = [], []
+    seen, prepared, planned_into = [], [], []
 
     def prepare(self, x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_options):
         prepared.append(x.shape[0])
+        planned_into.append(out)
 
         def call(x, w, w_scale, x_scale, out):
             out = torch.empty(x.shape[0], w.shape[0], dtype=out_dtype or torch.bfloat16) if out is None else out
@@ -1392,7 +1393,9 @@ def test_gemm_calls_its_kernels_on_each_block_of_rows(monkeypatch):
     assert prepared == [320, 200] * 2 and torch.allclose(y, want, atol=1e-4)
     xl, sxl = torch.randn(1100, 64), torch.rand(1100) + 0.5  # y made here: [1100, 48]
     seen.clear()
+    planned_into.clear()
     y = g(xl, w, x_scale=sxl, scale="tensor", out_dtype=torch.float32)
+    assert planned_into == [None] * 3  # (no y made only to plan the blocks)
     assert y.shape == (1100, 48) and torch.allclose(y, (xl * sxl[:, None]) @ w.t(), atol=1e-4)
     assert [s[0] for s in seen] == [384, 384, 332]
     seen.clear()
@@ -1452,7 +1455,7 @@ def test_block_scales_are_stored_for_whole_tma_boxes():
         v = gemm.block_scales_for_kernel(big[:, :700].t()[a:b])
         assert v.data_ptr() == big[:, a:].data_ptr() and v.shape == (3, 700 - a) and torch.equal(v[:, :b - a],
                                                                                                 big[:, a:b])
-    v = gemm.block_scales_for_kernel(big.t()[2:9])  # 8-byte aligned start: a copy of its rows
+    v = gemm.block_scales_for_kernel(big.t()[2:9])  # an address 8-byte aligned: a copy of its rows
     assert v.data_ptr() != big.data_ptr() and v.shape == (3, 32) and torch.equal(v[:, :7], big[:, 2:9])
     assert not v[:, 7:].any()
 

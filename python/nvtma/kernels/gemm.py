@@ -2663,10 +2663,9 @@ class Gemm:
         _check_inputs(torch, x, w, w_scale, scale, x_scale, out, out_dtype)
         M, N = x.shape[0], w.shape[0]
         new_y = functools.partial(torch.empty, (M, N), device=x.device, dtype=out_dtype or torch.bfloat16)
-        y = out if out is not None else new_y()
         blocks = tuple((rows, self._prepare(x[rows], w, w_scale, scale, None if x_scale is None else x_scale[rows],
-                                            y[rows], out_dtype, config, spec_options))
-                       for rows in (slice(*b) for b in row_blocks(M, rows)))
+                                            None if out is None else out[rows], out_dtype, config, spec_options))
+                       for rows in (slice(*b) for b in row_blocks(M, rows)))  # (y's blocks: _RowBlocks' y's)
         return _RowBlocks(blocks, new_y)
 
     def torch_op(self, name="nvtma::gemm"):
@@ -3049,15 +3048,15 @@ def block_scales_for_kernel(x_scale):
     transposed [ceil(K/128), C] (C >= M, 16-byte rows): the storage itself
     when they are a view of such storage (what ``Gemm.quantize`` returns),
     from the view's first column (a block of its rows, as a call past a
-    launch's rows takes them: a start 16-byte aligned), else a copy of
+    launch's rows takes them: an address 16-byte aligned), else a copy of
     block_scale_columns(M). (The columns past M a view reaches are read for
     x rows past M: zeros, whose products are never stored.)"""
     import torch
     M, kb = x_scale.shape
     rows, cols = x_scale.stride()
     start = x_scale.storage_offset()
-    if (rows == 1 and cols % 4 == 0 and start % 4 == 0 and start + M <= cols
-            and x_scale.untyped_storage().nbytes() >= kb * cols * 4):
+    if (x_scale.dtype == torch.float32 and rows == 1 and cols % 4 == 0 and x_scale.data_ptr() % 16 == 0
+            and start + M <= cols and x_scale.untyped_storage().nbytes() >= kb * cols * 4):
         return x_scale.as_strided((kb, cols - start), (cols, 1), start)
     t = torch.zeros(kb, block_scale_columns(M), device=x_scale.device, dtype=torch.float32)
     t[:, :M] = x_scale.t()
