@@ -1353,7 +1353,8 @@ def test_gemm_calls_its_kernels_on_each_block_of_rows(monkeypatch):
     """Gemm's x of more than a launch's rows, without a GPU: each of row_blocks' blocks goes to one prepared call with
     its rows of x and x_scale and its rows of y (out= too, at a row pitch of its own), y is returned whole
     (out itself where given), and a second call of the kind takes the prepared calls again, kept as one with the
-    whole call: no planning or checks (launch_rows, _check_inputs) the second time. The kernels here
+    whole call: no planning or checks (launch_rows, _check_inputs) the second time; blocks of one length share a
+    prepared call. The kernels here
     are a float32 stand-in; the GPU test runs the real ones."""
     torch = pytest.importorskip("torch")
     from nvtma.kernels import gemm
@@ -1395,7 +1396,8 @@ def test_gemm_calls_its_kernels_on_each_block_of_rows(monkeypatch):
     seen.clear()
     planned_into.clear()
     y = g(xl, w, x_scale=sxl, scale="tensor", out_dtype=torch.float32)
-    assert planned_into == [None] * 3  # (no y made only to plan the blocks)
+    assert planned_into == [None, None]  # (no y made only to plan the blocks)
+    assert prepared[-2:] == [384, 332]  # the two blocks of 384 rows share one prepared call
     assert y.shape == (1100, 48) and torch.allclose(y, (xl * sxl[:, None]) @ w.t(), atol=1e-4)
     assert [s[0] for s in seen] == [384, 384, 332]
     seen.clear()
@@ -1406,9 +1408,10 @@ def test_gemm_calls_its_kernels_on_each_block_of_rows(monkeypatch):
     # cluster: blocks of 256
     assert torch.allclose(y, want[:300], atol=1e-4) and [s[0] for s in seen] == [256, 44]
     seen.clear()
+    del prepared[:]
     y = g(x, w, x_scale=sx, scale="tensor", out_dtype=torch.float32, config=(128, 128, 2, 1))  # blocks of a
-    # given config's BM·ms
-    assert torch.allclose(y, want, atol=1e-4) and [s[0] for s in seen] == [128] * 4 + [8]
+    # given config's BM·ms, those of 128 rows one prepared call
+    assert torch.allclose(y, want, atol=1e-4) and [s[0] for s in seen] == [128] * 4 + [8] and prepared == [128, 8]
     # (the fuzzing campaign of session 45) a config given as a list, and one of fewer rows than M <= 256, are blocks
     # of it too (a list made the call's signature unhashable: no blocks, and the plan refused M = 520; M = 200 was
     # refused); an option shaping the kernel (kc) takes blocks of 256; the pair's ms=1 beside a config of a pair

@@ -2637,10 +2637,24 @@ class Gemm:
         if call is None:
             call = self._prepare(x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_options)
         if sig is not None:
-            if len(self._calls) >= 4096:
-                self._calls.clear()
-            self._calls[sig] = call
+            self._keep(sig, call)
         return call(x, w, w_scale, x_scale, out)
+
+    def _keep(self, sig, call):
+        """`call` kept as the prepared call of signature `sig` (up to 4,096 of them, then the Gemm starts over)."""
+        if len(self._calls) >= 4096:
+            self._calls.clear()
+        self._calls[sig] = call
+
+    def _block_call(self, x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_options):
+        """The prepared call of one block of a call's rows: the one kept for its signature (blocks of one length
+        share it, in this call and others, as calls of a block's rows themselves do), else a new one, kept."""
+        sig = _signature(x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_options)
+        call = self._calls.get(sig)
+        if call is None:
+            call = self._prepare(x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_options)
+            self._keep(sig, call)
+        return call
 
     def _device_sms(self, x):
         """The SMs of x's GPU, asked once (torch's lookup was ~15% of an eager call's host time); 132 for x not on
@@ -2656,15 +2670,16 @@ class Gemm:
     def _in_row_blocks(self, x, w, w_scale, scale, x_scale, out, out_dtype, config, spec_options, rows):
         """The call of x of more rows than a launch takes (`rows`, launch_rows; a prefill's M, say), a _RowBlocks:
         the inputs checked whole (errors name the caller's tensors), then each of `row_blocks`' blocks of rows
-        prepared as its own call into y's rows (its checks and plan; kept with the whole call, so a call of the
-        same signature again plans and checks nothing: blocks of a 16-byte-aligned x, y and x_scale's rows are
-        16-byte aligned too, their pitch checked here)."""
+        a prepared call into y's rows (`_block_call`: its checks and plan, shared by blocks of one length; kept
+        with the whole call, so a call of the same signature again plans and checks nothing: blocks of a
+        16-byte-aligned x, y and x_scale's rows are 16-byte aligned too, their pitch checked here)."""
         import torch
         _check_inputs(torch, x, w, w_scale, scale, x_scale, out, out_dtype)
         M, N = x.shape[0], w.shape[0]
         new_y = functools.partial(torch.empty, (M, N), device=x.device, dtype=out_dtype or torch.bfloat16)
-        blocks = tuple((rows, self._prepare(x[rows], w, w_scale, scale, None if x_scale is None else x_scale[rows],
-                                            None if out is None else out[rows], out_dtype, config, spec_options))
+        blocks = tuple((rows, self._block_call(x[rows], w, w_scale, scale,
+                                               None if x_scale is None else x_scale[rows],
+                                               None if out is None else out[rows], out_dtype, config, spec_options))
                        for rows in (slice(*b) for b in row_blocks(M, rows)))  # (y's blocks: _RowBlocks' y's)
         return _RowBlocks(blocks, new_y)
 
