@@ -89,9 +89,14 @@ private:
   MlirDiagnosticHandlerID id;
 };
 
-/// Reads the opt level argument: a Python int (not a bool). Out-of-range
-/// values are passed on as out of range, for the target check to name.
-int64_t readOptLevel(nb::handle h, std::string &repr) {
+/// Reads the opt level argument: a Python int (not a bool), or None (3,
+/// where a gpu.module's own target may ask for another: `open` is set).
+/// Out-of-range values are passed on as out of range, for the target check
+/// to name.
+int64_t readOptLevel(nb::handle h, std::string &repr, bool &open) {
+  open = h.is_none();
+  if (open)
+    return 3;
   repr = nb::cast<std::string>(nb::repr(h));
   if (!nb::isinstance<nb::int_>(h) || nb::isinstance<nb::bool_>(h))
     return -1;
@@ -104,12 +109,14 @@ int64_t readOptLevel(nb::handle h, std::string &repr) {
   }
 }
 
-/// Screens `text`, checks the target, parses, runs nvtma-to-ptx and returns
-/// the `nvtma.kernels` record (JSON) and every gpu.binary object.
+/// Screens `text`, checks the target, parses, checks the gpu.modules' own
+/// targets and resolves the device libraries they link (`resolveLink`:
+/// name -> bitcode path), runs nvtma-to-ptx and returns the `nvtma.kernels`
+/// record (JSON), every gpu.binary object and the libraries' names.
 nb::tuple lowerToPtx(MlirContext ctx, const std::string &text,
                      const std::string &chip, const std::string &features,
                      nb::handle optLevelArg, const std::string &format,
-                     const std::vector<std::string> &link) {
+                     nb::handle resolveLink) {
   DiagnosticCollector diags(ctx);
   auto fail = [&](const char *stage) {
     throw nb::value_error((std::string(stage) + "\n" + diags.text).c_str());
@@ -121,7 +128,8 @@ nb::tuple lowerToPtx(MlirContext ctx, const std::string &text,
     fail("parse:");
   // Before LLVM sees it: chip, PTX version, opt level, format.
   std::string optRepr;
-  int64_t optLevel = readOptLevel(optLevelArg, optRepr);
+  bool levelOpen = false;
+  int64_t optLevel = readOptLevel(optLevelArg, optRepr, levelOpen);
   if (optLevel < 0 || optLevel > 3) {
     diags.text = "opt level " + optRepr +
                  " is not one LLVM takes; supported: 0, 1, 2, 3";
@@ -133,6 +141,8 @@ nb::tuple lowerToPtx(MlirContext ctx, const std::string &text,
           mlirStringRefCreate(format.data(), format.size()), int(optLevel),
           appendTo, &diags.text)))
     fail("target:");
+  // (loaded, so the verifier checks nvtma's attributes on any op)
+  mlirContextGetOrLoadDialect(ctx, mlirStringRefCreateFromCString("nvtma"));
   MlirModule module = mlirModuleCreateParse(
       ctx, mlirStringRefCreate(text.data(), text.size()));
   if (mlirModuleIsNull(module))
@@ -141,6 +151,36 @@ nb::tuple lowerToPtx(MlirContext ctx, const std::string &text,
     MlirModule m;
     ~ModuleGuard() { mlirModuleDestroy(m); }
   } guard{module};
+  // A gpu.module's own #nvvm.target wins over the options: it must agree.
+  struct Found {
+    std::vector<std::string> names;
+    std::string *error;
+  } found{{}, &diags.text};
+  if (mlirLogicalResultIsFailure(nvtmaCheckGPUModules(
+          mlirModuleGetOperation(module),
+          mlirStringRefCreate(chip.data(), chip.size()),
+          levelOpen ? -1 : int(optLevel),
+          [](MlirStringRef name, void *out) {
+            static_cast<Found *>(out)->names.emplace_back(name.data,
+                                                          name.length);
+          },
+          [](MlirStringRef message, void *out) {
+            static_cast<Found *>(out)->error->append(message.data,
+                                                     message.length);
+          },
+          &found)))
+    fail("module:");
+  // Each library's bitcode, from the caller (its errors propagate).
+  std::vector<std::string> link;
+  const std::vector<std::string> &names = found.names;
+  for (const std::string &name : names) {
+    if (resolveLink.is_none()) {
+      diags.text = "the IR asks to link device library '" + name +
+                   "' and no resolver was given";
+      fail("module:");
+    }
+    link.push_back(nb::cast<std::string>(nb::str(resolveLink(name))));
+  }
   MlirPassManager pm = mlirPassManagerCreate(ctx);
   struct PassManagerGuard {
     MlirPassManager pm;
@@ -184,7 +224,7 @@ nb::tuple lowerToPtx(MlirContext ctx, const std::string &text,
       objects.append(nb::bytes(bytes.data, bytes.length));
     }
   }
-  return nb::make_tuple(records, objects);
+  return nb::make_tuple(records, objects, names);
 }
 
 MlirStringRef ref(const std::string &s) {
@@ -298,24 +338,29 @@ NB_MODULE(_nvtmaDialects, m) {
         names["pdl"] = str(nvtmaPdlAttrName());
         names["max_grid"] = str(nvtmaMaxGridAttrName());
         names["unsigned"] = str(nvtmaUnsignedArgAttrName());
+        names["link"] = str(nvtmaLinkAttrName());
         names["loop_annotation"] = str(nvtmaLLVMLoopAnnotationAttrName(ctx));
         return names;
       },
       nb::arg("context").none() = nb::none(),
       "The attribute names the kernel language sets, from the dialects that "
       "define them: container_module, known_cluster_size, dynamic_smem, pdl, "
-      "max_grid, "
-      "unsigned, loop_annotation.");
+      "max_grid, unsigned, link (a gpu.module's), loop_annotation.");
 
   m.def("lower_to_ptx", &lowerToPtx, nb::arg("context"), nb::arg("text"),
-        nb::arg("chip"), nb::arg("features") = "", nb::arg("opt_level") = 3,
-        nb::arg("format") = "isa", nb::arg("link") = std::vector<std::string>(),
-        "Screens and parses `text`, runs nvtma-to-ptx for the target (`link`: "
-        "LLVM bitcode for gpu.modules marked nvtma.link), returns "
-        "(nvtma.kernels JSON, [gpu objects]). Raises ValueError whose first "
-        "line is the stage: 'parse:' (also input over the nesting / literal "
-        "bounds), 'target:' (a chip, PTX version, opt level or format LLVM "
-        "cannot serve) or 'lower:'; the diagnostics follow.");
+        nb::arg("chip"), nb::arg("features") = "",
+        nb::arg("opt_level").none() = 3, nb::arg("format") = "isa",
+        nb::arg("resolve_link").none() = nb::none(),
+        "Screens and parses `text`, checks its gpu.modules' own #nvvm.target "
+        "against `chip` and `opt_level` (None: 3, or a module's own level), "
+        "asks `resolve_link(name)` for the LLVM bitcode path of each device "
+        "library a gpu.module's nvtma.link names, runs nvtma-to-ptx for the "
+        "target, returns (nvtma.kernels JSON, [gpu objects], [library "
+        "names]). Raises ValueError whose first line is the stage: 'parse:' "
+        "(also input over the nesting / literal bounds), 'target:' (a chip, "
+        "PTX version, opt level or format LLVM cannot serve), 'module:' (a "
+        "gpu.module's own target disagrees) or 'lower:'; the diagnostics "
+        "follow. What resolve_link raises propagates.");
 
   m.def("tma_atom_type", &tmaAtomType, nb::arg("context"), nb::arg("kind"),
         nb::arg("element_type"), nb::arg("tma_format"), nb::arg("box"),

@@ -40,6 +40,19 @@ MLIR_CAPI_EXPORTED MlirLogicalResult nvtmaVerifyPipelineOptions(
     MlirStringRef chip, MlirStringRef features, MlirStringRef format,
     int optLevel, MlirStringCallback error, void *userData);
 
+/* Walks the gpu.modules of a parsed module before the nvtma-to-ptx pipeline
+   runs: calls `library` once for each device library name their nvtma.link
+   lists ask for (in order, each name once), and checks each #nvvm.target a
+   gpu.module carries against the compile's chip and, where `optLevel` is 0-3
+   (not -1: the compile left it open), its opt level; a module's own target
+   wins over the pipeline's options, so a mismatch would make code for
+   another chip or level than asked. On a malformed nvtma.link or a
+   mismatch, calls `error` once with a message naming the module and both
+   values, and returns failure. */
+MLIR_CAPI_EXPORTED MlirLogicalResult nvtmaCheckGPUModules(
+    MlirOperation module, MlirStringRef chip, int optLevel,
+    MlirStringCallback library, MlirStringCallback error, void *userData);
+
 /* Adds the nvtma-to-ptx pipeline to `pm` (a builtin.module pass manager),
    its options given directly rather than as pipeline text, so a `link` path
    (LLVM bitcode for gpu.modules marked nvtma.link) may hold any character.
@@ -89,13 +102,15 @@ nvtmaLLVMLoopUnrollAnnotationGet(MlirContext context, int64_t count);
 
 /* The names of the attributes the kernel language sets, from the dialects
    that define them: gpu.container_module on the module, a kernel's
-   known_cluster_size, nvtma.dynamic_smem, nvtma.pdl and nvtma.max_grid, and the loop annotation an scf.for passes
-   on to the llvm.br of its latch. */
+   known_cluster_size, nvtma.dynamic_smem, nvtma.pdl, nvtma.max_grid,
+   nvtma.unsigned, a gpu.module's nvtma.link, and the loop annotation an
+   scf.for passes on to the llvm.br of its latch. */
 MLIR_CAPI_EXPORTED MlirStringRef nvtmaGPUContainerModuleAttrName(void);
 MLIR_CAPI_EXPORTED MlirStringRef
 nvtmaGPUKnownClusterSizeAttrName(MlirContext context);
 MLIR_CAPI_EXPORTED MlirStringRef nvtmaDynamicSmemAttrName(void);
 MLIR_CAPI_EXPORTED MlirStringRef nvtmaPdlAttrName(void);
+MLIR_CAPI_EXPORTED MlirStringRef nvtmaLinkAttrName(void);
 MLIR_CAPI_EXPORTED MlirStringRef nvtmaMaxGridAttrName(void);
 MLIR_CAPI_EXPORTED MlirStringRef nvtmaUnsignedArgAttrName(void);
 MLIR_CAPI_EXPORTED MlirStringRef

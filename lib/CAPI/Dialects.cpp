@@ -148,6 +148,58 @@ MlirLogicalResult nvtmaVerifyPipelineOptions(MlirStringRef chip,
   return mlirLogicalResultFailure();
 }
 
+MlirLogicalResult nvtmaCheckGPUModules(MlirOperation module,
+                                       MlirStringRef chip, int optLevel,
+                                       MlirStringCallback library,
+                                       MlirStringCallback error,
+                                       void *userData) {
+  llvm::StringRef wantChip = unwrap(chip);
+  llvm::SmallVector<llvm::StringRef> names;
+  std::string message;
+  unwrap(module)->walk([&](mlir::gpu::GPUModuleOp m) {
+    auto where = [&] {
+      return "gpu.module @" + m.getSymName().str();
+    };
+    if (mlir::ArrayAttr targets = m.getTargetsAttr()) {
+      for (mlir::Attribute a : targets) {
+        auto t = llvm::dyn_cast<mlir::NVVM::NVVMTargetAttr>(a);
+        if (!t)
+          continue;
+        if (t.getChip() != wantChip) {
+          message = where() + " targets " + t.getChip().str() +
+                    " (its own #nvvm.target), the compile " + wantChip.str() +
+                    ": drop the module's target or compile for its chip";
+          return mlir::WalkResult::interrupt();
+        }
+        if (optLevel >= 0 && t.getO() != optLevel) {
+          message = where() + " asks for O = " + std::to_string(t.getO()) +
+                    " (its own #nvvm.target), the compile O = " +
+                    std::to_string(optLevel) +
+                    ": drop the module's target or compile at its level";
+          return mlir::WalkResult::interrupt();
+        }
+      }
+    }
+    // (the dialect's verifier checked the list's form: names, strings)
+    auto link = llvm::dyn_cast_or_null<mlir::ArrayAttr>(
+        m->getAttr(mlir::nvtma::NVTMADialect::getLinkAttrName()));
+    for (mlir::Attribute a : link ? link.getValue()
+                                  : llvm::ArrayRef<mlir::Attribute>()) {
+      auto name = llvm::dyn_cast<mlir::StringAttr>(a);
+      if (name && !llvm::is_contained(names, name.getValue()))
+        names.push_back(name.getValue());
+    }
+    return mlir::WalkResult::skip();
+  });
+  if (!message.empty()) {
+    error(mlirStringRefCreate(message.data(), message.size()), userData);
+    return mlirLogicalResultFailure();
+  }
+  for (llvm::StringRef name : names)
+    library(wrap(name), userData);
+  return mlirLogicalResultSuccess();
+}
+
 MlirAttribute nvtmaGPUWorkgroupAddressSpaceGet(MlirContext context) {
   return wrap(mlir::gpu::AddressSpaceAttr::get(
       unwrap(context), mlir::gpu::AddressSpace::Workgroup));
@@ -229,6 +281,10 @@ MlirStringRef nvtmaMaxGridAttrName() {
 
 MlirStringRef nvtmaUnsignedArgAttrName() {
   return wrap(mlir::nvtma::NVTMADialect::getUnsignedArgAttrName());
+}
+
+MlirStringRef nvtmaLinkAttrName() {
+  return wrap(mlir::nvtma::NVTMADialect::getLinkAttrName());
 }
 
 MlirStringRef nvtmaLLVMLoopAnnotationAttrName(MlirContext context) {

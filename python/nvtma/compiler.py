@@ -31,7 +31,7 @@ from .runtime import cache as _cache
 from .runtime.artifacts import CompiledArtifacts
 from .runtime.errors import LaunchError
 
-__all__ = ["compile", "CompiledModule", "CompileError", "cache_dir", "ptx_to_cubin", "device_libraries"]
+__all__ = ["compile", "CompiledModule", "CompileError", "cache_dir", "ptx_to_cubin", "library_stamp"]
 
 _ARCH_RE = re.compile(r"^sm_(\d+)([af]?)$")
 
@@ -196,9 +196,6 @@ def _performance_advice(nvjitlink, handle):
 
 # ----------------------------------------------------------------------------- device libraries
 
-_LINK_RE = re.compile(r"nvtma\.link = \[([^\]]*)\]")
-
-
 def _device_library(name: str, arch: str) -> Path:
     if name == "nvshmem":
         from .nvshmem import bitcode_library
@@ -209,30 +206,31 @@ def _device_library(name: str, arch: str) -> Path:
     raise CompileError(f"the IR asks to link device library {name!r}; nvtma links 'nvshmem'")
 
 
-def device_libraries(text: str, arch: str) -> tuple[list, str]:
-    """(paths, stamp): the LLVM bitcode of the device libraries that the IR's
-    gpu.modules ask for (``nvtma.link = ["nvshmem"]``, set by nvtma.nvshmem's
-    helpers), for the pipeline's `link` option: nvtma-attach-missing-target
-    gives such a module its #nvvm.target with ``link = [<bitcode>]``, and
-    gpu-module-to-binary links the functions the kernel calls before LLVM
-    makes PTX, so ptx_to_cubin needs nothing more. `stamp` names each file
-    (path, size, mtime) for the cache key. IR that asks for none: ([], "")."""
-    if "nvtma.link" not in text:
-        return [], ""
-    paths, stamp = [], []
-    for names in _LINK_RE.findall(text):
-        for name in re.findall(r'"([^"]*)"', names):
-            p = _device_library(name, arch)
-            if str(p) not in paths:
-                st = p.stat()
-                paths.append(str(p))
-                stamp.append(f"{name}={p}:{st.st_size}:{st.st_mtime_ns}")
-    return paths, " ".join(stamp)
+def library_stamp(name: str, arch: str) -> str:
+    """The device library `name`'s bitcode for `arch` as a cached module
+    records it ("name=path:size:mtime"): a cache entry linked against other
+    bitcode than what `name` finds now is not used. CompileError where no
+    bitcode is found or nvtma does not link `name`."""
+    p = _device_library(name, arch)
+    st = p.stat()
+    return f"{name}={p}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def _libraries_current(stamps: bytes, arch: str) -> bool:
+    """Whether a cache entry's recorded libraries (library_stamp lines) are
+    the bitcode their names find now."""
+    for line in stamps.decode("utf-8", "replace").splitlines():
+        try:
+            if library_stamp(line.split("=", 1)[0], arch) != line:
+                return False
+        except (CompileError, OSError):
+            return False
+    return True
 
 
 # ----------------------------------------------------------------------------- MLIR pipeline
 
-def _lower(text: str, arch: str, features: str, opt_level: int, link=()):
+def _lower(text: str, arch: str, features: str, opt_level: int | None):
     # Screen, target check, parse, pipeline and PTX extraction in one C-API
     # call: walking the result with Python IR objects would import every
     # dialect's generated op classes (and numpy), ~150 ms of a cold compile.
@@ -244,12 +242,15 @@ def _lower(text: str, arch: str, features: str, opt_level: int, link=()):
 
     with Context() as ctx:
         try:
-            records, objects = lower_to_ptx(ctx, text, arch, features, opt_level, link=list(link))
+            records, objects, libraries = lower_to_ptx(
+                ctx, text, arch, features, opt_level, resolve_link=lambda name: _device_library(name, arch))
         except ValueError as e:
             stage, _, diags = str(e).partition("\n")
             what = {"parse:": "the IR does not parse or verify",
-                    "target:": "unsupported target"}.get(stage, "lowering failed")
-            if stage not in ("parse:", "target:"):
+                    "target:": "unsupported target",
+                    "module:": f"the IR's GPU module does not fit compile(arch={arch!r}, opt_level={opt_level})"
+                    }.get(stage, "lowering failed")
+            if stage not in ("parse:", "target:", "module:"):
                 diags = str(e)
             raise CompileError(f"{what}:\n{diags}") from None
     records = json.loads(records) if records else {"kernels": {}}
@@ -257,11 +258,13 @@ def _lower(text: str, arch: str, features: str, opt_level: int, link=()):
         raise CompileError("the module has no GPU module to compile")
     if len(objects) > 1:
         raise CompileError(f"{len(objects)} GPU modules: compile one per nvtma.compile call")
-    return objects[0].decode(), records
+    return objects[0].decode(), records, libraries
 
 
 class CompiledModule(CompiledArtifacts):
     """A compiled nvtma module: IR, PTX, cubin, kernel records; launchable."""
+
+    libraries = ""  # the library_stamp lines of the device libraries linked into it
 
     def sass(self) -> str:
         """The cubin's SASS (needs cuobjdump on PATH or in CUOBJDUMP)."""
@@ -282,16 +285,17 @@ class CompiledModule(CompiledArtifacts):
             return r.stdout
 
 
-def compile(module, arch: str | None = None, *, ptx_version: int | None = None, opt_level: int = 3,
+def compile(module, arch: str | None = None, *, ptx_version: int | None = None, opt_level: int | None = None,
             cubin: bool = True, cache: bool | None = None) -> CompiledModule:
     """Compile nvtma IR (a Module, its text, or a kernel) for `arch`: by
     default a kernel's own (``@dsl.kernel(arch=..., ptx=...)``), else sm_90a.
 
     Runs the `nvtma-to-ptx` pipeline in-process (linking the device
-    libraries a gpu.module's ``nvtma.link`` names: device_libraries),
-    then assembles the PTX to a cubin (nvJitLink, else ptxas) unless
-    ``cubin=False``. Raises CompileError
-    with MLIR's diagnostics on invalid IR.
+    libraries a gpu.module's ``nvtma.link`` names), then assembles the PTX
+    to a cubin (nvJitLink, else ptxas) unless ``cubin=False``. `opt_level`
+    None is 3, or the level a gpu.module's own #nvvm.target asks for; a
+    module whose own target names another chip or (given) level than asked
+    is refused. Raises CompileError with MLIR's diagnostics on invalid IR.
     """
     t0 = time.perf_counter()
     kern = getattr(module, "kernel", module)  # a Specialization's kernel, or the kernel itself
@@ -302,37 +306,27 @@ def compile(module, arch: str | None = None, *, ptx_version: int | None = None, 
         arch = arch or "sm_90a"
     text = _module_text(module)
     features = _ptx_features(arch, ptx_version)
-    if isinstance(opt_level, bool) or not isinstance(opt_level, int) or not 0 <= opt_level <= 3:
+    if opt_level is not None and (isinstance(opt_level, bool) or not isinstance(opt_level, int)
+                                  or not 0 <= opt_level <= 3):
         raise CompileError(f"opt level {opt_level!r} is not one LLVM takes; supported: 0, 1, 2, 3")
-    link, libs = device_libraries(text, arch)
     d = cache_dir() if cache is None or cache else None
     key = None
     if d is not None:
-        key = _cache.compile_key(text, arch, features, opt_level, ("cubin" if cubin else "ptx")
-                                 + (f" {libs}" if libs else ""), d)
+        key = _cache.compile_key(text, arch, features, opt_level, "cubin" if cubin else "ptx", d)
         hit = load_cached(d, key, want_cubin=cubin)
         if hit is not None:
             hit.compile_seconds = time.perf_counter() - t0
             hit.from_cache = True
             return of_spec(hit, module)
-    m = re.search(r"#nvvm\.target<[^>]*\bO\s*=\s*(\d+)", text)
-    if m is not None and int(m.group(1)) != opt_level:  # (the module's own O won over opt_level=)
-        raise CompileError(f"the IR's GPU module asks for O = {m.group(1)} (its NVVM target), compile(opt_level="
-                           f"{opt_level}): drop the module's target or ask for its level")
-    ptx, records = _lower(text, arch, features, opt_level, link)
-    m = re.search(r"^\.target\s+(\w+)", ptx, re.M)
-    if m is not None and m.group(1) != arch:
-        # a gpu.module's own #nvvm.target wins over arch= (the pipeline only attaches missing ones): the
-        # module was saved as `arch` with PTX for another chip
-        raise CompileError(f"the IR's GPU module targets {m.group(1)} (its NVVM target), compile(arch={arch!r}): "
-                           "drop the module's target or ask for its arch")
+    ptx, records, libraries = _lower(text, arch, features, opt_level)
     blob = ptx_to_cubin(ptx, arch) if cubin else None
     try:
         out = CompiledModule(ir=text, ptx=ptx, cubin=blob, records=records, arch=arch)
     except LaunchError as e:  # the compiler wrote records the runtime cannot launch
         raise CompileError(f"the compiled module's records are invalid: {e}") from None
+    out.libraries = "\n".join(library_stamp(name, arch) for name in libraries)
     if d is not None:
-        _cache.store(d, key, out.file_bytes())
+        _cache.store(d, key, cache_files(out))
     out.compile_seconds = time.perf_counter() - t0
     out.from_cache = False
     return of_spec(out, module)
@@ -348,13 +342,28 @@ def of_spec(out, module):
     return out
 
 
+def cache_files(module: CompiledModule) -> dict:
+    """What the compile cache keeps of `module`: its files, and the
+    library_stamp of each device library linked into it (load_cached checks
+    them)."""
+    files = module.file_bytes()
+    if module.libraries:
+        files["libraries"] = module.libraries.encode()
+    return files
+
+
 def load_cached(d: Path, key: str, want_cubin: bool = True) -> CompiledModule | None:
-    """The cached module of `key`, or None (missing, foreign or corrupt:
-    the caller rebuilds it and the new entry replaces the bad one)."""
+    """The cached module of `key`, or None (missing, foreign or corrupt, or
+    linked against device library bitcode other than what is found now: the
+    caller rebuilds it and the new entry replaces the bad one)."""
     files = _cache.load(d, key)
     if files is None or "kernels.json" not in files:
         return None
     try:
-        return CompiledModule.from_files(files, "cache entry", want_cubin=want_cubin)
+        out = CompiledModule.from_files(files, "cache entry", want_cubin=want_cubin)
     except LaunchError:
         return None
+    out.libraries = files.get("libraries", b"").decode("utf-8", "replace")
+    if out.libraries and not _libraries_current(files["libraries"], out.arch):
+        return None
+    return out

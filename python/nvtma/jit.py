@@ -202,7 +202,7 @@ def _dialect_digest() -> str:
 def compiled(kernel, param_types, key, consts):
     """The compiled module of one specialization: from memory, from the disk
     cache, or built now (and stored in both)."""
-    from .compiler import CompiledModule, compile as _compile, load_cached
+    from .compiler import CompiledModule, cache_files, compile as _compile, load_cached
     per_kernel = _memo.setdefault(kernel, {})
     hit = per_kernel.get(key)
     if hit is not None:
@@ -237,10 +237,12 @@ def compiled(kernel, param_types, key, consts):
             if built.cluster:
                 cluster = list(tuple(built.cluster) + (1,) * (3 - len(tuple(built.cluster))))
             rec["launch"] = {"block": list(block), "cluster": cluster, "smem": 0}
+            libraries = module.libraries
             module = CompiledModule(ir=module.ir, ptx=module.ptx, cubin=module.cubin, records=module.records,
                                     arch=module.arch)
+            module.libraries = libraries
         if disk_key is not None:
-            _cache.store(d, disk_key, module.file_bytes())
+            _cache.store(d, disk_key, cache_files(module))
     name = kernel.name if kernel.name in module.kernels else next(iter(module.kernels))
     entry = (module.kernel(name), module)
     per_kernel[key] = entry

@@ -46,7 +46,6 @@ __all__ = ["my_pe", "n_pes", "quiet", "fence", "barrier_all", "signal_op", "sign
            "bitcode_library"]
 
 LIBRARY = "nvshmem"             # the name in a gpu.module's nvtma.link list
-LINK_ATTR = "nvtma.link"
 SIGNAL_SET, SIGNAL_ADD = 9, 10  # nvshmemx_signal_op_t (device_host_transport/nvshmem_common_transport.h)
 CMP = {"eq": 0, "ne": 1, "gt": 2, "le": 3, "lt": 4, "ge": 5,  # nvshmemx_cmp_type_t (nvshmem_constants.h)
        "==": 0, "!=": 1, ">": 2, "<=": 3, "<": 4, ">=": 5}
@@ -113,10 +112,11 @@ def _declare(name: str):
     ftype = types.llvm_function(_mlir_type(result) if result else None, [_mlir_type(p) for p in params])
     with ir.InsertionPoint(k.func.operation), ir.Location.unknown():  # before the kernel, in call order
         llvm.LLVMFuncOp(name, ir.TypeAttr.get(ftype))
-    links = module.attributes[LINK_ATTR] if LINK_ATTR in module.attributes else None
+    link = types.attribute_name("link")
+    links = module.attributes[link] if link in module.attributes else None
     names = [ir.StringAttr(a).value for a in ir.ArrayAttr(links)] if links is not None else []
     if LIBRARY not in names:
-        module.attributes[LINK_ATTR] = ir.ArrayAttr.get([ir.StringAttr.get(n) for n in names + [LIBRARY]])
+        module.attributes[link] = ir.ArrayAttr.get([ir.StringAttr.get(n) for n in names + [LIBRARY]])
     k.scratch[key] = True
 
 

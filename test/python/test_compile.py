@@ -394,3 +394,59 @@ def test_a_gpu_module_targeting_another_chip_is_refused():
     with pytest.raises(nvtma.CompileError, match="asks for O = 0"):
         nvtma.compile(level, arch="sm_90a", opt_level=3, cubin=False, cache=False)
     assert ".target sm_90a" in nvtma.compile(ir, arch="sm_90a", cubin=False, cache=False).ptx
+
+
+def test_a_gpu_module_s_own_target_is_read_from_the_ir_not_its_spelling():
+    """The module's own #nvvm.target is checked after parsing (not matched in the text): O left to its default
+    (2) differs from an opt_level asked for; opt_level left open compiles at the module's level; a target in a
+    comment or a string is no target; and the message names the module and both values."""
+    import nvtma
+    from nvtma import dsl
+
+    @dsl.kernel(block=(32,))
+    def k(x: dsl.Tensor("f32", (64,))):
+        x[dsl.thread_idx()] = 1.0
+
+    ir = k.build().ir
+    own = ir.replace("gpu.module @kernels {", 'gpu.module @kernels [#nvvm.target<chip = "sm_90a">] {', 1)
+    with pytest.raises(nvtma.CompileError) as e:
+        nvtma.compile(own, arch="sm_90a", opt_level=3, cubin=False, cache=False)
+    assert ("compile(arch='sm_90a', opt_level=3)" in str(e.value)
+            and "gpu.module @kernels asks for O = 2 (its own #nvvm.target), the compile O = 3" in str(e.value))
+    at_two = nvtma.compile(own, arch="sm_90a", cubin=False, cache=False).ptx
+    assert at_two == nvtma.compile(own, arch="sm_90a", opt_level=2, cubin=False, cache=False).ptx
+    two = ir.replace("gpu.module @kernels {", 'gpu.module @kernels [#nvvm.target<O = 2, chip = "sm_90a">] {', 1)
+    assert at_two == nvtma.compile(two, arch="sm_90a", cubin=False, cache=False).ptx
+    spelled = "// #nvvm.target<O = 0, chip = \"sm_100a\">\n" + ir
+    assert nvtma.compile(spelled, arch="sm_90a", opt_level=3, cubin=False, cache=False).ptx == \
+        nvtma.compile(ir, arch="sm_90a", opt_level=3, cubin=False, cache=False).ptx
+
+
+def test_a_cache_entry_linked_against_other_bitcode_is_not_used(tmp_path, monkeypatch):
+    """load_cached checks the library stamps an entry records against what their names find now: same file,
+    a hit; the file changed, moved or gone, a miss (the caller recompiles)."""
+    from nvtma import compiler, dsl
+    from nvtma.runtime import cache as _cache
+
+    @dsl.kernel(block=(32,))
+    def k(x: dsl.Tensor("f32", (64,))):
+        x[dsl.thread_idx()] = 1.0
+
+    bc = tmp_path / "lib.bc"
+    bc.write_bytes(b"BC one")
+    monkeypatch.setattr(compiler, "_device_library", lambda name, arch: bc)
+    monkeypatch.setenv("NVTMA_CACHE_DIR", str(tmp_path / "cache"))
+    out = compiler.compile(k.build().ir, cubin=False, cache=False)
+    out.libraries = compiler.library_stamp("nvshmem", "sm_90a")
+    assert out.libraries.startswith(f"nvshmem={bc}:6:")
+    d = compiler.cache_dir()
+    _cache.store(d, "k" * 64, compiler.cache_files(out))
+    hit = compiler.load_cached(d, "k" * 64, want_cubin=False)
+    assert hit is not None and hit.libraries == out.libraries
+    bc.write_bytes(b"BC two!")
+    assert compiler.load_cached(d, "k" * 64, want_cubin=False) is None
+    bc.unlink()
+    assert compiler.load_cached(d, "k" * 64, want_cubin=False) is None
+    out.libraries = ""
+    _cache.store(d, "k" * 64, compiler.cache_files(out))
+    assert compiler.load_cached(d, "k" * 64, want_cubin=False).libraries == ""

@@ -23,6 +23,23 @@ def test_atom_type_roundtrip_and_verifier():
             d.tma_atom_type("load", "i8", [64, 512])
 
 
+def test_an_element_type_spelling_is_built_not_parsed():
+    """tma_atom_type's element-type spelling: each integer and float type MLIR spells, the same type as the
+    bindings build; anything else (a wider integer, a vector, IR) an MLIRError naming the spelling."""
+    with ir.Context() as ctx:
+        for spelling, built in (("f16", ir.F16Type.get()), ("bf16", ir.BF16Type.get()),
+                                ("f8E4M3FN", ir.Float8E4M3FNType.get()), ("tf32", ir.FloatTF32Type.get()),
+                                ("i8", ir.IntegerType.get_signless(8)), ("ui32", ir.IntegerType.get_unsigned(32)),
+                                ("si64", ir.IntegerType.get_signed(64))):
+            assert d.element_type_of(spelling, ctx) == built
+        assert str(d.tma_atom_type("load", "ui32", [32, 32])) == "!nvtma.tma_atom<load, ui32, box = [32, 32]>"
+        for bad in ("i128", "i0", "f7", "vector<4xf16>", "f16 ", "!llvm.ptr", "i" + "9" * 400):
+            with pytest.raises(ir.MLIRError, match="element type"):
+                d.element_type_of(bad, ctx)
+            with pytest.raises(ir.MLIRError, match="element type"):
+                d.tma_atom_type("load", bad, [32, 32])
+
+
 def test_build_a_kernel_with_the_generated_builders():
     with ir.Context(), ir.Location.unknown():
         module = ir.Module.parse("""

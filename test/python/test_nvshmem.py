@@ -131,12 +131,12 @@ def test_a_kernel_without_nvshmem_is_built_and_compiled_as_before(monkeypatch):
     """No mark, no declarations, no device libraries to link, and
     nvtma.compile gives the same PTX whatever NVSHMEM's state."""
     import nvtma
-    from nvtma.compiler import device_libraries
     _, plain = _kernels()
     text = plain.build().ir
     assert "nvtma.link" not in text and "llvm.func" not in text
-    assert device_libraries(text, "sm_90a") == ([], "")
-    before = nvtma.compile(text, cache=False).ptx
+    out = nvtma.compile(text, cache=False)
+    assert out.libraries == ""
+    before = out.ptx
     monkeypatch.setenv("NVTMA_NVSHMEM_BITCODE", "/nonexistent/libnvshmem_device.bc")
     after = nvtma.compile(text, cache=False).ptx
     assert before == after
@@ -211,21 +211,29 @@ def test_nvshmem_kernels_link_the_device_bitcode_into_one_cubin():
 
 
 @needs_mlir
-def test_the_cache_key_names_the_linked_bitcode(tmp_path, monkeypatch):
+def test_a_cached_module_names_the_linked_bitcode(tmp_path, monkeypatch):
+    """A cache entry records the bitcode it was linked against; once the
+    name finds other bitcode, the entry is not used."""
     bc = _bitcode_or_skip()
     import shutil
 
-    from nvtma.compiler import device_libraries
+    import nvtma
+    from nvtma.compiler import library_stamp
+    monkeypatch.setenv("NVTMA_CACHE_DIR", str(tmp_path / "cache"))
     every_helper, _ = _kernels()
     text = every_helper.build().ir
-    paths, stamp = device_libraries(text, "sm_90a")
-    assert paths == [str(bc)]
-    assert stamp.startswith(f"nvshmem={bc}:{bc.stat().st_size}:")
+    first = nvtma.compile(text, cache=True)
+    assert first.libraries == library_stamp("nvshmem", "sm_90a")
+    assert first.libraries.startswith(f"nvshmem={bc}:{bc.stat().st_size}:")
+    again = nvtma.compile(text, cache=True)
+    assert again.from_cache and again.libraries == first.libraries
     copy = tmp_path / "lib" / bc.name
     copy.parent.mkdir()
     shutil.copy(bc, copy)
     monkeypatch.setenv("NVTMA_NVSHMEM_BITCODE", str(copy))
-    assert device_libraries(text, "sm_90a")[1] != stamp
+    moved = nvtma.compile(text, cache=True)
+    assert not moved.from_cache and moved.libraries.startswith(f"nvshmem={copy}:")
+    assert nvtma.compile(text, cache=True).from_cache
 
 
 @needs_mlir

@@ -89,6 +89,22 @@ LogicalResult NVTMADialect::verifyOperationAttribute(Operation *op,
                              << ", a grid's CTA limit is at least 1";
     return success();
   }
+  if (name == getLinkAttrName()) {
+    auto list = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!isa<gpu::GPUModuleOp>(op))
+      return op->emitError() << name << " belongs on a gpu.module (the "
+                             << "device libraries linked into it), not on '"
+                             << op->getName() << "'";
+    if (!list || list.empty() ||
+        !llvm::all_of(list, [](Attribute a) {
+          auto s = dyn_cast<StringAttr>(a);
+          return s && !s.getValue().empty();
+        }))
+      return op->emitError() << name << " must list device library names "
+                             << "(non-empty strings, like \"nvshmem\"), got "
+                             << attr.getValue();
+    return success();
+  }
   if (name == getDescriptorParamsAttrName()) {
     auto list = dyn_cast<ArrayAttr>(attr.getValue());
     if (!list || !llvm::all_of(list, llvm::IsaPred<DescriptorAttr>))

@@ -7,9 +7,12 @@ from ._nvtma_enum_gen import *  # noqa: F401,F403
 from .._mlir_libs._nvtmaDialects.nvtma import register_dialect  # noqa: F401
 from .._mlir_libs import _nvtmaDialects as _ext
 
+import re
+
+from .. import ir
 from ..ir import Context, MLIRError, Type
 
-__all__ = ["tma_atom_type", "tma_atom_type_str", "tma_atom_bytes", "register_dialect"]
+__all__ = ["tma_atom_type", "tma_atom_type_str", "tma_atom_bytes", "element_type_of", "register_dialect"]
 
 
 def _spelling(field: str, value) -> str:
@@ -50,19 +53,49 @@ def _count(field: str, value) -> int:
     return v
 
 
+# the float types the bindings build (their spelling is what str() gives)
+_FLOAT_TYPES = ("F16Type", "BF16Type", "F32Type", "F64Type", "FloatTF32Type", "Float8E4M3FNType", "Float8E5M2Type",
+                "Float8E4M3Type", "Float8E4M3FNUZType", "Float8E4M3B11FNUZType", "Float8E5M2FNUZType",
+                "Float8E3M4Type", "Float8E8M0FNUType", "Float4E2M1FNType", "Float6E2M3FNType", "Float6E3M2FNType")
+
+
+def element_type_of(spelling: str, context) -> Type:
+    """The element type MLIR spells `spelling` ("f16", "bf16", "f8E4M3FN",
+    "i8", "ui32", "si64"), built through the bindings' type classes, not
+    parsed. MLIRError for any other spelling."""
+    m = re.fullmatch(r"([su]?)i([1-9][0-9]{0,2})", spelling)
+    with context:
+        if m:
+            width = int(m.group(2))
+            if width > 64:
+                raise MLIRError(f"element type {spelling!r}: no integer element is wider than 64 bits", [])
+            return {"": ir.IntegerType.get_signless, "s": ir.IntegerType.get_signed,
+                    "u": ir.IntegerType.get_unsigned}[m.group(1)](width)
+        floats = {}
+        for name in _FLOAT_TYPES:
+            cls = getattr(ir, name, None)
+            if cls is not None:
+                t = cls.get()
+                floats[str(t)] = t
+        if spelling in floats:
+            return floats[spelling]
+    raise MLIRError(f"element type {spelling!r} is not an integer (i8, ui32, si64 ...) or float type "
+                    f"({', '.join(floats)})", [])
+
+
 def tma_atom_type(kind, element_type, box, *, tma_format=None, tile=None, swizzle="none",
                   l2_promotion="l2_128b", interleave="none", oob_fill="none", element_strides=None,
                   multicast=1, cta_group=1, reduction="add", lower_corner=None, upper_corner=None,
                   context=None) -> Type:
     """The `!nvtma.tma_atom` with these fields, built through the C API and
     checked by the type's verifier. `element_type` is an `ir.Type` or its
-    spelling ("f16"); enum fields take the dialect's spellings, the generated
+    MLIR spelling ("f16", "ui32": element_type_of); enum fields take the dialect's spellings, the generated
     enums or nvtma.tensormap's enums; `tma_format`, `tile` and
     `element_strides` default from the element type, the box and the rank.
     Invalid fields raise MLIRError with the verifier's message."""
     ctx = context if context is not None else Context.current
     if isinstance(element_type, str):
-        element_type = Type.parse(element_type, ctx)
+        element_type = element_type_of(element_type, ctx)
     try:
         return _ext.tma_atom_type(
             ctx, _spelling("kind", kind), element_type,

@@ -21,7 +21,7 @@ _names = {}
 def attribute_name(what: str) -> str:
     """The name, as the defining dialect spells it, of an attribute the
     language sets: "container_module", "known_cluster_size", "dynamic_smem",
-    "pdl", "max_grid", "unsigned" (a parameter's) or "loop_annotation"."""
+    "pdl", "max_grid", "unsigned" (a parameter's), "link" (a gpu.module's) or "loop_annotation"."""
     if not _names:
         _names.update(_ext.attribute_names(ir.Context.current))
     return _names[what]

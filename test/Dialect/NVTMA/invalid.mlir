@@ -1042,3 +1042,27 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
     gpu.return
   }
 }
+
+// -----
+
+// nvtma.link lists device library names.
+module attributes {gpu.container_module} {
+  // expected-error @+1 {{nvtma.link must list device library names (non-empty strings, like "nvshmem"), got ["nvshmem", 3 : i32]}}
+  gpu.module @kernels attributes {nvtma.link = ["nvshmem", 3 : i32]} {
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  // expected-error @+1 {{nvtma.link must list device library names (non-empty strings, like "nvshmem"), got []}}
+  gpu.module @kernels attributes {nvtma.link = []} {
+  }
+}
+
+// -----
+
+// expected-error @+1 {{nvtma.link belongs on a gpu.module (the device libraries linked into it), not on 'func.func'}}
+func.func @f() attributes {nvtma.link = ["nvshmem"]} {
+  return
+}

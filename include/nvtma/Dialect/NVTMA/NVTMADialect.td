@@ -89,6 +89,12 @@ def NVTMA_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getUnsignedArgAttrName() {
       return "nvtma.unsigned";
     }
+    /// On a gpu.module: the device libraries (names, strings) whose LLVM
+    /// bitcode is linked into it before LLVM makes PTX ("nvshmem"; the
+    /// compiler resolves each name to its file, the pipeline's link option).
+    static constexpr ::llvm::StringLiteral getLinkAttrName() {
+      return "nvtma.link";
+    }
   }];
 }
 

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "nvtma/Dialect/NVTMA/NVTMADialect.h"
 #include "nvtma/Dialect/NVTMA/Transforms/Passes.h"
 #include "nvtma/Target/TargetInfo.h"
 
@@ -81,7 +82,8 @@ struct AttachMissingTarget
       signalPassFailure();
   }
 
-  static constexpr llvm::StringLiteral kLinkAttr = "nvtma.link";
+  static constexpr llvm::StringLiteral kLinkAttr =
+      mlir::nvtma::NVTMADialect::getLinkAttrName();
 
   ::nvtma::target::Resolved target;
 };
