@@ -111,12 +111,13 @@ int64_t readOptLevel(nb::handle h, std::string &repr, bool &open) {
 
 /// Screens `text`, checks the target, parses, checks the gpu.modules' own
 /// targets and resolves the device libraries they link (`resolveLink`:
-/// name -> bitcode path), runs nvtma-to-ptx and returns the `nvtma.kernels`
-/// record (JSON), every gpu.binary object and the libraries' names.
+/// name -> bitcode path; `linkedFile`: told each file an own target links),
+/// runs nvtma-to-ptx and returns the `nvtma.kernels` record (JSON) and every
+/// gpu.binary object.
 nb::tuple lowerToPtx(MlirContext ctx, const std::string &text,
                      const std::string &chip, const std::string &features,
                      nb::handle optLevelArg, const std::string &format,
-                     nb::handle resolveLink) {
+                     nb::handle resolveLink, nb::handle linkedFile) {
   DiagnosticCollector diags(ctx);
   auto fail = [&](const char *stage) {
     throw nb::value_error((std::string(stage) + "\n" + diags.text).c_str());
@@ -152,35 +153,69 @@ nb::tuple lowerToPtx(MlirContext ctx, const std::string &text,
     ~ModuleGuard() { mlirModuleDestroy(m); }
   } guard{module};
   // A gpu.module's own #nvvm.target wins over the options: it must agree.
+  // (The callbacks run inside code built without exceptions: they catch.)
   struct Found {
-    std::vector<std::string> names;
+    std::vector<std::string> names, files;
     std::string *error;
-  } found{{}, &diags.text};
-  if (mlirLogicalResultIsFailure(nvtmaCheckGPUModules(
-          mlirModuleGetOperation(module),
-          mlirStringRefCreate(chip.data(), chip.size()),
-          levelOpen ? -1 : int(optLevel),
-          [](MlirStringRef name, void *out) {
-            static_cast<Found *>(out)->names.emplace_back(name.data,
-                                                          name.length);
-          },
-          [](MlirStringRef message, void *out) {
-            static_cast<Found *>(out)->error->append(message.data,
-                                                     message.length);
-          },
-          &found)))
+    bool lost = false;
+  } found{{}, {}, &diags.text};
+  auto check = nvtmaCheckGPUModules(
+      mlirModuleGetOperation(module),
+      mlirStringRefCreate(chip.data(), chip.size()),
+      levelOpen ? -1 : int(optLevel),
+      [](MlirStringRef s, void *out) {
+        auto *f = static_cast<Found *>(out);
+        try {
+          f->names.emplace_back(s.data, s.length);
+        } catch (...) {
+          f->lost = true;
+        }
+      },
+      [](MlirStringRef s, void *out) {
+        auto *f = static_cast<Found *>(out);
+        try {
+          f->files.emplace_back(s.data, s.length);
+        } catch (...) {
+          f->lost = true;
+        }
+      },
+      [](MlirStringRef s, void *out) {
+        auto *f = static_cast<Found *>(out);
+        try {
+          if (!f->error->empty())
+            *f->error += "\n";
+          f->error->append(s.data, s.length);
+        } catch (...) {
+          f->lost = true;
+        }
+      },
+      &found);
+  if (found.lost)
+    throw std::bad_alloc();
+  if (mlirLogicalResultIsFailure(check))
     fail("module:");
-  // Each library's bitcode, from the caller (its errors propagate).
+  // Each library's bitcode path, from the caller, before LLVM reads any;
+  // and each file a module's own target links, shown to the caller (what
+  // either raises propagates).
   std::vector<std::string> link;
-  const std::vector<std::string> &names = found.names;
-  for (const std::string &name : names) {
+  for (const std::string &name : found.names) {
     if (resolveLink.is_none()) {
       diags.text = "the IR asks to link device library '" + name +
                    "' and no resolver was given";
       fail("module:");
     }
-    link.push_back(nb::cast<std::string>(nb::str(resolveLink(name))));
+    nb::object path = resolveLink(name);
+    try {
+      link.push_back(nb::cast<std::string>(path));
+    } catch (const std::exception &) {
+      diags.text = "the bitcode path for device library '" + name +
+                   "' is not a str of UTF-8 text";
+      fail("module:");
+    }
   }
+  if (!linkedFile.is_none())
+    for (const std::string &file : found.files)
+      linkedFile(file);
   MlirPassManager pm = mlirPassManagerCreate(ctx);
   struct PassManagerGuard {
     MlirPassManager pm;
@@ -224,7 +259,7 @@ nb::tuple lowerToPtx(MlirContext ctx, const std::string &text,
       objects.append(nb::bytes(bytes.data, bytes.length));
     }
   }
-  return nb::make_tuple(records, objects, names);
+  return nb::make_tuple(records, objects);
 }
 
 MlirStringRef ref(const std::string &s) {
@@ -351,16 +386,20 @@ NB_MODULE(_nvtmaDialects, m) {
         nb::arg("chip"), nb::arg("features") = "",
         nb::arg("opt_level").none() = 3, nb::arg("format") = "isa",
         nb::arg("resolve_link").none() = nb::none(),
+        nb::arg("linked_file").none() = nb::none(),
         "Screens and parses `text`, checks its gpu.modules' own #nvvm.target "
         "against `chip` and `opt_level` (None: 3, or a module's own level), "
-        "asks `resolve_link(name)` for the LLVM bitcode path of each device "
-        "library a gpu.module's nvtma.link names, runs nvtma-to-ptx for the "
-        "target, returns (nvtma.kernels JSON, [gpu objects], [library "
-        "names]). Raises ValueError whose first line is the stage: 'parse:' "
-        "(also input over the nesting / literal bounds), 'target:' (a chip, "
-        "PTX version, opt level or format LLVM cannot serve), 'module:' (a "
-        "gpu.module's own target disagrees) or 'lower:'; the diagnostics "
-        "follow. What resolve_link raises propagates.");
+        "asks `resolve_link(name)` for the LLVM bitcode path (a str) of each "
+        "device library a gpu.module's nvtma.link names and calls "
+        "`linked_file(path)` for each file an own target's link lists, "
+        "before LLVM reads any, runs nvtma-to-ptx for the target, returns "
+        "(nvtma.kernels JSON, [gpu objects]). Raises ValueError whose first "
+        "line is the stage: 'parse:' (also input over the nesting / literal "
+        "bounds), 'target:' (a chip, PTX version, opt level or format LLVM "
+        "cannot serve), 'module:' (a gpu.module refused: its own target "
+        "disagrees, or a library cannot be resolved) or 'lower:'; the "
+        "diagnostics "
+        "follow. What the callbacks raise propagates.");
 
   m.def("tma_atom_type", &tmaAtomType, nb::arg("context"), nb::arg("kind"),
         nb::arg("element_type"), nb::arg("tma_format"), nb::arg("box"),

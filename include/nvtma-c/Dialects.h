@@ -40,18 +40,21 @@ MLIR_CAPI_EXPORTED MlirLogicalResult nvtmaVerifyPipelineOptions(
     MlirStringRef chip, MlirStringRef features, MlirStringRef format,
     int optLevel, MlirStringCallback error, void *userData);
 
-/* Walks the gpu.modules of a parsed module before the nvtma-to-ptx pipeline
-   runs: calls `library` once for each device library name their nvtma.link
-   lists ask for (in order, each name once), and checks each #nvvm.target a
-   gpu.module carries against the compile's chip and, where `optLevel` is 0-3
-   (not -1: the compile left it open), its opt level; a module's own target
-   wins over the pipeline's options, so a mismatch would make code for
-   another chip or level than asked. On a malformed nvtma.link or a
-   mismatch, calls `error` once with a message naming the module and both
-   values, and returns failure. */
+/* Walks the gpu.modules of a parsed, verified module before the
+   nvtma-to-ptx pipeline runs. A gpu.module's own #nvvm.target wins over the
+   pipeline's options, so it is checked against the compile's chip and, where
+   `optLevel` is 0-3 (not -1: the compile left it open), its opt level; a
+   module with more than one, or with one and nvtma.link, is refused too.
+   Then calls `library` once for each device library name the modules'
+   nvtma.link lists ask for (the verifier checked the lists' form), and
+   `linkedFile` once for each bitcode file their own targets' link lists
+   name, in order, each once. Where a module is refused, calls `error` once
+   with a message naming the module and the values, and returns failure
+   (before any other callback). */
 MLIR_CAPI_EXPORTED MlirLogicalResult nvtmaCheckGPUModules(
     MlirOperation module, MlirStringRef chip, int optLevel,
-    MlirStringCallback library, MlirStringCallback error, void *userData);
+    MlirStringCallback library, MlirStringCallback linkedFile,
+    MlirStringCallback error, void *userData);
 
 /* Adds the nvtma-to-ptx pipeline to `pm` (a builtin.module pass manager),
    its options given directly rather than as pipeline text, so a `link` path

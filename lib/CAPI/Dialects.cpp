@@ -151,44 +151,62 @@ MlirLogicalResult nvtmaVerifyPipelineOptions(MlirStringRef chip,
 MlirLogicalResult nvtmaCheckGPUModules(MlirOperation module,
                                        MlirStringRef chip, int optLevel,
                                        MlirStringCallback library,
+                                       MlirStringCallback linkedFile,
                                        MlirStringCallback error,
                                        void *userData) {
   llvm::StringRef wantChip = unwrap(chip);
-  llvm::SmallVector<llvm::StringRef> names;
+  llvm::StringLiteral linkName = mlir::nvtma::NVTMADialect::getLinkAttrName();
+  llvm::SmallVector<llvm::StringRef> names, files;
+  auto addOnce = [](llvm::SmallVector<llvm::StringRef> &to, mlir::Attribute a) {
+    auto s = llvm::dyn_cast_or_null<mlir::StringAttr>(a);
+    if (s && !llvm::is_contained(to, s.getValue()))
+      to.push_back(s.getValue());
+  };
   std::string message;
   unwrap(module)->walk([&](mlir::gpu::GPUModuleOp m) {
-    auto where = [&] {
-      return "gpu.module @" + m.getSymName().str();
-    };
-    if (mlir::ArrayAttr targets = m.getTargetsAttr()) {
-      for (mlir::Attribute a : targets) {
-        auto t = llvm::dyn_cast<mlir::NVVM::NVVMTargetAttr>(a);
-        if (!t)
-          continue;
-        if (t.getChip() != wantChip) {
-          message = where() + " targets " + t.getChip().str() +
-                    " (its own #nvvm.target), the compile " + wantChip.str() +
-                    ": drop the module's target or compile for its chip";
-          return mlir::WalkResult::interrupt();
-        }
-        if (optLevel >= 0 && t.getO() != optLevel) {
-          message = where() + " asks for O = " + std::to_string(t.getO()) +
-                    " (its own #nvvm.target), the compile O = " +
-                    std::to_string(optLevel) +
-                    ": drop the module's target or compile at its level";
-          return mlir::WalkResult::interrupt();
-        }
+    std::string where = "gpu.module @" + m.getSymName().str();
+    // (the dialect's verifier checked nvtma.link's form: names, strings)
+    auto link = llvm::dyn_cast_or_null<mlir::ArrayAttr>(m->getAttr(linkName));
+    mlir::NVVM::NVVMTargetAttr own;
+    for (mlir::Attribute a : m.getTargetsAttr() ? m.getTargetsAttr().getValue()
+                                                : llvm::ArrayRef<mlir::Attribute>()) {
+      auto t = llvm::dyn_cast<mlir::NVVM::NVVMTargetAttr>(a);
+      if (!t)
+        continue;
+      if (own) {
+        message = where + " has more than one #nvvm.target: nvtma compiles "
+                          "one binary a module";
+        return mlir::WalkResult::interrupt();
       }
+      own = t;
     }
-    // (the dialect's verifier checked the list's form: names, strings)
-    auto link = llvm::dyn_cast_or_null<mlir::ArrayAttr>(
-        m->getAttr(mlir::nvtma::NVTMADialect::getLinkAttrName()));
-    for (mlir::Attribute a : link ? link.getValue()
-                                  : llvm::ArrayRef<mlir::Attribute>()) {
-      auto name = llvm::dyn_cast<mlir::StringAttr>(a);
-      if (name && !llvm::is_contained(names, name.getValue()))
-        names.push_back(name.getValue());
+    if (own) {
+      if (own.getChip() != wantChip) {
+        message = where + " targets " + own.getChip().str() +
+                  " (its own #nvvm.target), the compile " + wantChip.str() +
+                  ": drop the module's target or compile for its chip";
+        return mlir::WalkResult::interrupt();
+      }
+      if (optLevel >= 0 && own.getO() != optLevel) {
+        message = where + " asks for O = " + std::to_string(own.getO()) +
+                  " (its own #nvvm.target), the compile O = " +
+                  std::to_string(optLevel) +
+                  ": drop the module's target or compile at its level";
+        return mlir::WalkResult::interrupt();
+      }
+      if (link) {
+        message = where + " has its own #nvvm.target and " + linkName.str() +
+                  ": list the bitcode in that target's link parameter "
+                  "instead";
+        return mlir::WalkResult::interrupt();
+      }
+      if (mlir::ArrayAttr ownFiles = own.getLink())
+        for (mlir::Attribute f : ownFiles)
+          addOnce(files, f);
     }
+    if (link)
+      for (mlir::Attribute a : link)
+        addOnce(names, a);
     return mlir::WalkResult::skip();
   });
   if (!message.empty()) {
@@ -197,6 +215,8 @@ MlirLogicalResult nvtmaCheckGPUModules(MlirOperation module,
   }
   for (llvm::StringRef name : names)
     library(wrap(name), userData);
+  for (llvm::StringRef file : files)
+    linkedFile(wrap(file), userData);
   return mlirLogicalResultSuccess();
 }
 

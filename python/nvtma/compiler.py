@@ -31,7 +31,7 @@ from .runtime import cache as _cache
 from .runtime.artifacts import CompiledArtifacts
 from .runtime.errors import LaunchError
 
-__all__ = ["compile", "CompiledModule", "CompileError", "cache_dir", "ptx_to_cubin", "library_stamp"]
+__all__ = ["compile", "CompiledModule", "CompileError", "cache_dir", "ptx_to_cubin", "link_stamp"]
 
 _ARCH_RE = re.compile(r"^sm_(\d+)([af]?)$")
 
@@ -206,24 +206,33 @@ def _device_library(name: str, arch: str) -> Path:
     raise CompileError(f"the IR asks to link device library {name!r}; nvtma links 'nvshmem'")
 
 
-def library_stamp(name: str, arch: str) -> str:
-    """The device library `name`'s bitcode for `arch` as a cached module
-    records it ("name=path:size:mtime"): a cache entry linked against other
-    bitcode than what `name` finds now is not used. CompileError where no
-    bitcode is found or nvtma does not link `name`."""
-    p = _device_library(name, arch)
-    st = p.stat()
-    return f"{name}={p}:{st.st_size}:{st.st_mtime_ns}"
+def link_stamp(kind: str, what: str, arch: str) -> tuple[str, Path]:
+    """(line, path): what a cached module records of one bitcode file it
+    linked, and that file. `kind` "library": `what` is a device library's
+    name (nvtma.link), found for `arch`; "file": a path a gpu.module's own
+    #nvvm.target links. The line names the file as resolved now, its device,
+    inode, size, mtime and ctime (which a copy keeping times does not keep):
+    a cache entry whose lines differ from what they find now is not used.
+    CompileError where nothing is found."""
+    try:
+        p = Path(_device_library(what, arch) if kind == "library" else what).resolve()
+        st = p.stat()
+    except OSError as e:
+        raise CompileError(f"the bitcode a gpu.module links ({what}): {e}") from None
+    return "\t".join((kind, what, f"{p}:{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:"
+                                   f"{st.st_ctime_ns}")), p
 
 
-def _libraries_current(stamps: bytes, arch: str) -> bool:
-    """Whether a cache entry's recorded libraries (library_stamp lines) are
-    the bitcode their names find now."""
-    for line in stamps.decode("utf-8", "replace").splitlines():
+def _links_current(lines: bytes, arch: str) -> bool:
+    """Whether a cache entry's recorded links (link_stamp lines) are the
+    files they find now."""
+    for line in lines.decode("utf-8", "surrogateescape").split("\n"):
+        kind, _, rest = line.partition("\t")
+        what, _, _ = rest.partition("\t")
         try:
-            if library_stamp(line.split("=", 1)[0], arch) != line:
+            if kind not in ("library", "file") or link_stamp(kind, what, arch)[0] != line:
                 return False
-        except (CompileError, OSError):
+        except CompileError:
             return False
     return True
 
@@ -240,16 +249,24 @@ def _lower(text: str, arch: str, features: str, opt_level: int | None):
     from ._mlir_libs._mlir.ir import Context
     from ._mlir_libs._nvtmaDialects import lower_to_ptx
 
+    stamps = []  # each linked file's link_stamp, taken before LLVM reads it
+
+    def stamp(kind, what):
+        line, path = link_stamp(kind, what, arch)
+        stamps.append(line)
+        return str(path)
+
     with Context() as ctx:
         try:
-            records, objects, libraries = lower_to_ptx(
-                ctx, text, arch, features, opt_level, resolve_link=lambda name: _device_library(name, arch))
+            records, objects = lower_to_ptx(ctx, text, arch, features, opt_level,
+                                            resolve_link=lambda name: stamp("library", name),
+                                            linked_file=lambda path: stamp("file", path))
         except ValueError as e:
             stage, _, diags = str(e).partition("\n")
             what = {"parse:": "the IR does not parse or verify",
                     "target:": "unsupported target",
-                    "module:": f"the IR's GPU module does not fit compile(arch={arch!r}, opt_level={opt_level})"
-                    }.get(stage, "lowering failed")
+                    "module:": f"the IR's GPU module cannot be compiled as asked (arch={arch!r}, "
+                               f"opt_level={opt_level})"}.get(stage, "lowering failed")
             if stage not in ("parse:", "target:", "module:"):
                 diags = str(e)
             raise CompileError(f"{what}:\n{diags}") from None
@@ -258,13 +275,13 @@ def _lower(text: str, arch: str, features: str, opt_level: int | None):
         raise CompileError("the module has no GPU module to compile")
     if len(objects) > 1:
         raise CompileError(f"{len(objects)} GPU modules: compile one per nvtma.compile call")
-    return objects[0].decode(), records, libraries
+    return objects[0].decode(), records, "\n".join(stamps)
 
 
 class CompiledModule(CompiledArtifacts):
     """A compiled nvtma module: IR, PTX, cubin, kernel records; launchable."""
 
-    libraries = ""  # the library_stamp lines of the device libraries linked into it
+    libraries = ""  # the link_stamp lines of the bitcode files linked into it
 
     def sass(self) -> str:
         """The cubin's SASS (needs cuobjdump on PATH or in CUOBJDUMP)."""
@@ -324,7 +341,7 @@ def compile(module, arch: str | None = None, *, ptx_version: int | None = None, 
         out = CompiledModule(ir=text, ptx=ptx, cubin=blob, records=records, arch=arch)
     except LaunchError as e:  # the compiler wrote records the runtime cannot launch
         raise CompileError(f"the compiled module's records are invalid: {e}") from None
-    out.libraries = "\n".join(library_stamp(name, arch) for name in libraries)
+    out.libraries = libraries
     if d is not None:
         _cache.store(d, key, cache_files(out))
     out.compile_seconds = time.perf_counter() - t0
@@ -344,18 +361,18 @@ def of_spec(out, module):
 
 def cache_files(module: CompiledModule) -> dict:
     """What the compile cache keeps of `module`: its files, and the
-    library_stamp of each device library linked into it (load_cached checks
+    link_stamp of each bitcode file linked into it (load_cached checks
     them)."""
     files = module.file_bytes()
     if module.libraries:
-        files["libraries"] = module.libraries.encode()
+        files["libraries"] = module.libraries.encode("utf-8", "surrogateescape")
     return files
 
 
 def load_cached(d: Path, key: str, want_cubin: bool = True) -> CompiledModule | None:
     """The cached module of `key`, or None (missing, foreign or corrupt, or
-    linked against device library bitcode other than what is found now: the
-    caller rebuilds it and the new entry replaces the bad one)."""
+    linked against bitcode other than what its names and paths find now:
+    the caller rebuilds it and the new entry replaces the bad one)."""
     files = _cache.load(d, key)
     if files is None or "kernels.json" not in files:
         return None
@@ -363,7 +380,7 @@ def load_cached(d: Path, key: str, want_cubin: bool = True) -> CompiledModule | 
         out = CompiledModule.from_files(files, "cache entry", want_cubin=want_cubin)
     except LaunchError:
         return None
-    out.libraries = files.get("libraries", b"").decode("utf-8", "replace")
-    if out.libraries and not _libraries_current(files["libraries"], out.arch):
+    out.libraries = files.get("libraries", b"").decode("utf-8", "surrogateescape")
+    if out.libraries and not _links_current(files["libraries"], out.arch):
         return None
     return out

@@ -422,31 +422,105 @@ def test_a_gpu_module_s_own_target_is_read_from_the_ir_not_its_spelling():
         nvtma.compile(ir, arch="sm_90a", opt_level=3, cubin=False, cache=False).ptx
 
 
-def test_a_cache_entry_linked_against_other_bitcode_is_not_used(tmp_path, monkeypatch):
-    """load_cached checks the library stamps an entry records against what their names find now: same file,
-    a hit; the file changed, moved or gone, a miss (the caller recompiles)."""
-    from nvtma import compiler, dsl
-    from nvtma.runtime import cache as _cache
+def _bitcode(path: Path, value: int) -> Path:
+    """A small NVPTX LLVM bitcode file (llvm-as of the tools wheel) defining a function returning `value`."""
+    from helpers import llvm_tools_dir
+    ll = path.with_suffix(".ll")
+    ll.write_text(f'target triple = "nvptx64-nvidia-cuda"\ndefine i32 @nvtma_test_link() {{\n  ret i32 {value}\n}}\n')
+    subprocess.run([str(Path(llvm_tools_dir()) / "llvm-as"), str(ll), "-o", str(path)], check=True)
+    return path
+
+
+def _plain_ir():
+    from nvtma import dsl
 
     @dsl.kernel(block=(32,))
     def k(x: dsl.Tensor("f32", (64,))):
         x[dsl.thread_idx()] = 1.0
 
-    bc = tmp_path / "lib.bc"
-    bc.write_bytes(b"BC one")
-    monkeypatch.setattr(compiler, "_device_library", lambda name, arch: bc)
+    return k.build().ir
+
+
+def test_a_cache_entry_linked_against_other_bitcode_is_not_used(tmp_path, monkeypatch):
+    """A cache entry records each bitcode file it linked (a device library's, by its name, and a file a module's
+    own #nvvm.target links), stamped before LLVM read it: the same file, a hit; the file rewritten or gone, or
+    the name finding another, a miss (recompiled, or refused where nothing is found)."""
+    from nvtma import compiler
+    if not (Path(__import__("helpers").llvm_tools_dir()) / "llvm-as").exists():
+        pytest.skip("no llvm-as")
     monkeypatch.setenv("NVTMA_CACHE_DIR", str(tmp_path / "cache"))
-    out = compiler.compile(k.build().ir, cubin=False, cache=False)
-    out.libraries = compiler.library_stamp("nvshmem", "sm_90a")
-    assert out.libraries.startswith(f"nvshmem={bc}:6:")
-    d = compiler.cache_dir()
-    _cache.store(d, "k" * 64, compiler.cache_files(out))
-    hit = compiler.load_cached(d, "k" * 64, want_cubin=False)
-    assert hit is not None and hit.libraries == out.libraries
-    bc.write_bytes(b"BC two!")
-    assert compiler.load_cached(d, "k" * 64, want_cubin=False) is None
+    ir = _plain_ir()
+    bc = _bitcode(tmp_path / "lib.bc", 7)
+    monkeypatch.setattr(compiler, "_device_library", lambda name, arch: bc if name == "nvshmem" else 1 / 0)
+    named = ir.replace("gpu.module @kernels {", 'gpu.module @kernels attributes {nvtma.link = ["nvshmem"]} {', 1)
+    own = ir.replace("gpu.module @kernels {",
+                     f'gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", link = ["{bc}"]>] {{', 1)
+    for text, kind, what in ((named, "library", "nvshmem"), (own, "file", str(bc))):
+        first = nvtma.compile(text, cubin=False, cache=True)
+        assert not first.from_cache
+        assert first.libraries == compiler.link_stamp(kind, what, "sm_90a")[0]
+        assert first.libraries.startswith(f"{kind}\t{what}\t{bc.resolve()}:")
+        assert nvtma.compile(text, cubin=False, cache=True).from_cache
+        _bitcode(bc, 8)  # rewritten: another inode, size or times
+        again = nvtma.compile(text, cubin=False, cache=True)
+        assert not again.from_cache and again.libraries != first.libraries
+        assert nvtma.compile(text, cubin=False, cache=True).from_cache
+    other = _bitcode(tmp_path / "other.bc", 7)
+    monkeypatch.setattr(compiler, "_device_library", lambda name, arch: other)
+    assert not nvtma.compile(named, cubin=False, cache=True).from_cache   # the name finds another file
+    bc.write_bytes(b"not bitcode")
+    with pytest.raises(nvtma.CompileError):  # the cached entry is not used: LLVM reads the file
+        nvtma.compile(own, cubin=False, cache=True)
     bc.unlink()
-    assert compiler.load_cached(d, "k" * 64, want_cubin=False) is None
-    out.libraries = ""
-    _cache.store(d, "k" * 64, compiler.cache_files(out))
-    assert compiler.load_cached(d, "k" * 64, want_cubin=False).libraries == ""
+    with pytest.raises(nvtma.CompileError, match="the bitcode a gpu.module links"):
+        nvtma.compile(own, cubin=False, cache=True)
+
+
+def test_a_gpu_module_the_compile_cannot_serve_is_refused_before_anything_is_linked(tmp_path, monkeypatch):
+    """Refused, naming the module: two #nvvm.targets; an own target with nvtma.link; a library name nvtma does
+    not link. lower_to_ptx without a resolver refuses a module that asks for a library, and what the
+    resolver raises, or a path that is not a str, comes back as such."""
+    from nvtma import compiler
+    from nvtma._mlir_libs._mlir.ir import Context
+    from nvtma._mlir_libs._nvtmaDialects import lower_to_ptx
+    ir = _plain_ir()
+    resolved = []
+    monkeypatch.setattr(compiler, "_device_library", lambda name, arch: resolved.append(name))
+    two = ir.replace("gpu.module @kernels {", 'gpu.module @kernels [#nvvm.target<chip = "sm_90a">, '
+                     '#nvvm.target<O = 3, chip = "sm_90a">] {', 1)
+    with pytest.raises(nvtma.CompileError, match="gpu.module @kernels has more than one #nvvm.target"):
+        nvtma.compile(two, cubin=False, cache=False)
+    both = ir.replace("gpu.module @kernels {", 'gpu.module @kernels [#nvvm.target<chip = "sm_90a">] attributes '
+                      '{nvtma.link = ["nvshmem"]} {', 1)
+    with pytest.raises(nvtma.CompileError, match="has its own #nvvm.target and nvtma.link"):
+        nvtma.compile(both, cubin=False, cache=False)
+    assert resolved == []
+    named = ir.replace("gpu.module @kernels {", 'gpu.module @kernels attributes {nvtma.link = ["nvshmem"]} {', 1)
+    with Context() as ctx:
+        with pytest.raises(ValueError, match="^module:\nthe IR asks to link device library 'nvshmem' and no"):
+            lower_to_ptx(ctx, named, "sm_90a")
+        with pytest.raises(ZeroDivisionError):
+            lower_to_ptx(ctx, named, "sm_90a", resolve_link=lambda name: 1 / 0)
+        with pytest.raises(ValueError, match="^module:\nthe bitcode path for device library 'nvshmem' is not"):
+            lower_to_ptx(ctx, named, "sm_90a", resolve_link=lambda name: 7)
+        with pytest.raises(ValueError, match="is not a str of UTF-8"):
+            lower_to_ptx(ctx, named, "sm_90a", resolve_link=lambda name: "/tmp/\udcff.bc")
+    monkeypatch.undo()
+    with pytest.raises(nvtma.CompileError, match="nvtma links 'nvshmem'"):
+        nvtma.compile(named.replace('"nvshmem"', '"rocshmem"'), cubin=False, cache=False)
+
+
+def test_the_cli_leaves_the_opt_level_to_the_module_s_own_target(tmp_path, capsys):
+    """nvtma-compile without -O compiles a module whose own target asks for O = 1; with -O 3, exit 1 naming
+    both levels."""
+    ir = _plain_ir().replace("gpu.module @kernels {", 'gpu.module @kernels [#nvvm.target<O = 1, chip = '
+                             '"sm_90a">] {', 1)
+    src = tmp_path / "k.mlir"
+    src.write_text(ir)
+    from nvtma._tools import compile_main
+    assert compile_main([str(src), "-o", str(tmp_path / "out"), "--no-cubin"]) == 0
+    assert (tmp_path / "out" / "module.ptx").exists()
+    assert compile_main([str(src), "-o", str(tmp_path / "out3"), "--no-cubin", "-O", "3"]) == 1
+    assert "asks for O = 1 (its own #nvvm.target), the compile O = 3" in capsys.readouterr().err
+
+

@@ -30,7 +30,7 @@ def test_an_element_type_spelling_is_built_not_parsed():
         for spelling, built in (("f16", ir.F16Type.get()), ("bf16", ir.BF16Type.get()),
                                 ("f8E4M3FN", ir.Float8E4M3FNType.get()), ("tf32", ir.FloatTF32Type.get()),
                                 ("i8", ir.IntegerType.get_signless(8)), ("ui32", ir.IntegerType.get_unsigned(32)),
-                                ("si64", ir.IntegerType.get_signed(64))):
+                                ("si64", ir.IntegerType.get_signed(64)), ("index", ir.IndexType.get())):
             assert d.element_type_of(spelling, ctx) == built
         assert str(d.tma_atom_type("load", "ui32", [32, 32])) == "!nvtma.tma_atom<load, ui32, box = [32, 32]>"
         for bad in ("i128", "i0", "f7", "vector<4xf16>", "f16 ", "!llvm.ptr", "i" + "9" * 400):

@@ -218,13 +218,13 @@ def test_a_cached_module_names_the_linked_bitcode(tmp_path, monkeypatch):
     import shutil
 
     import nvtma
-    from nvtma.compiler import library_stamp
+    from nvtma.compiler import link_stamp
     monkeypatch.setenv("NVTMA_CACHE_DIR", str(tmp_path / "cache"))
     every_helper, _ = _kernels()
     text = every_helper.build().ir
     first = nvtma.compile(text, cache=True)
-    assert first.libraries == library_stamp("nvshmem", "sm_90a")
-    assert first.libraries.startswith(f"nvshmem={bc}:{bc.stat().st_size}:")
+    assert first.libraries == link_stamp("library", "nvshmem", "sm_90a")[0]
+    assert first.libraries.startswith(f"library\tnvshmem\t{bc.resolve()}:")
     again = nvtma.compile(text, cache=True)
     assert again.from_cache and again.libraries == first.libraries
     copy = tmp_path / "lib" / bc.name
@@ -232,7 +232,7 @@ def test_a_cached_module_names_the_linked_bitcode(tmp_path, monkeypatch):
     shutil.copy(bc, copy)
     monkeypatch.setenv("NVTMA_NVSHMEM_BITCODE", str(copy))
     moved = nvtma.compile(text, cache=True)
-    assert not moved.from_cache and moved.libraries.startswith(f"nvshmem={copy}:")
+    assert not moved.from_cache and moved.libraries.startswith(f"library\tnvshmem\t{copy.resolve()}:")
     assert nvtma.compile(text, cache=True).from_cache
 
 

@@ -61,7 +61,7 @@ _FLOAT_TYPES = ("F16Type", "BF16Type", "F32Type", "F64Type", "FloatTF32Type", "F
 
 def element_type_of(spelling: str, context) -> Type:
     """The element type MLIR spells `spelling` ("f16", "bf16", "f8E4M3FN",
-    "i8", "ui32", "si64"), built through the bindings' type classes, not
+    "i8", "ui32", "si64", "index"), built through the bindings' type classes, not
     parsed. MLIRError for any other spelling."""
     m = re.fullmatch(r"([su]?)i([1-9][0-9]{0,2})", spelling)
     with context:
@@ -79,7 +79,9 @@ def element_type_of(spelling: str, context) -> Type:
                 floats[str(t)] = t
         if spelling in floats:
             return floats[spelling]
-    raise MLIRError(f"element type {spelling!r} is not an integer (i8, ui32, si64 ...) or float type "
+        if spelling == "index":
+            return ir.IndexType.get()
+    raise MLIRError(f"element type {spelling!r} is not an integer (i8, ui32, si64 ..., index) or float type "
                     f"({', '.join(floats)})", [])
 
 

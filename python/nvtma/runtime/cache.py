@@ -484,7 +484,7 @@ def _ptxas_version() -> str:
     return out.strip().splitlines()[-1] if out.strip() else "unknown"
 
 
-def compile_key(text: str, arch: str, features: str, opt_level: int, flags: str = "",
+def compile_key(text: str, arch: str, features: str, opt_level: int | None, flags: str = "",
                 d: Path | None = None) -> str:
     h = hashlib.sha256()
     for part in (build_id(d), tool_id(), arch, features, str(opt_level), flags, text):

@@ -1055,6 +1055,14 @@ module attributes {gpu.container_module} {
 // -----
 
 module attributes {gpu.container_module} {
+  // expected-error @+1 {{nvtma.link must list device library names (non-empty strings, like "nvshmem"), got [""]}}
+  gpu.module @kernels attributes {nvtma.link = [""]} {
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
   // expected-error @+1 {{nvtma.link must list device library names (non-empty strings, like "nvshmem"), got []}}
   gpu.module @kernels attributes {nvtma.link = []} {
   }
