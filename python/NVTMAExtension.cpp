@@ -109,6 +109,23 @@ int64_t readOptLevel(nb::handle h, std::string &repr, bool &open) {
   }
 }
 
+/// What nvtmaCheckGPUModules reports: the library names, the files own
+/// targets link, the error. Its callbacks run inside code built without
+/// exceptions, so they catch (`lost`: one could not keep what it was given).
+struct ModuleReport {
+  std::vector<std::string> names, files, error;
+  bool lost = false;
+  template <std::vector<std::string> ModuleReport::*To>
+  static void add(MlirStringRef s, void *self) {
+    auto *r = static_cast<ModuleReport *>(self);
+    try {
+      (r->*To).emplace_back(s.data, s.length);
+    } catch (...) {
+      r->lost = true;
+    }
+  }
+};
+
 /// Screens `text`, checks the target, parses, checks the gpu.modules' own
 /// targets and resolves the device libraries they link (`resolveLink`:
 /// name -> bitcode path; `linkedFile`: told each file an own target links),
@@ -153,52 +170,25 @@ nb::tuple lowerToPtx(MlirContext ctx, const std::string &text,
     ~ModuleGuard() { mlirModuleDestroy(m); }
   } guard{module};
   // A gpu.module's own #nvvm.target wins over the options: it must agree.
-  // (The callbacks run inside code built without exceptions: they catch.)
-  struct Found {
-    std::vector<std::string> names, files;
-    std::string *error;
-    bool lost = false;
-  } found{{}, {}, &diags.text};
-  auto check = nvtmaCheckGPUModules(
+  ModuleReport report;
+  MlirLogicalResult check = nvtmaCheckGPUModules(
       mlirModuleGetOperation(module),
       mlirStringRefCreate(chip.data(), chip.size()),
-      levelOpen ? -1 : int(optLevel),
-      [](MlirStringRef s, void *out) {
-        auto *f = static_cast<Found *>(out);
-        try {
-          f->names.emplace_back(s.data, s.length);
-        } catch (...) {
-          f->lost = true;
-        }
-      },
-      [](MlirStringRef s, void *out) {
-        auto *f = static_cast<Found *>(out);
-        try {
-          f->files.emplace_back(s.data, s.length);
-        } catch (...) {
-          f->lost = true;
-        }
-      },
-      [](MlirStringRef s, void *out) {
-        auto *f = static_cast<Found *>(out);
-        try {
-          if (!f->error->empty())
-            *f->error += "\n";
-          f->error->append(s.data, s.length);
-        } catch (...) {
-          f->lost = true;
-        }
-      },
-      &found);
-  if (found.lost)
+      levelOpen ? -1 : int(optLevel), ModuleReport::add<&ModuleReport::names>,
+      ModuleReport::add<&ModuleReport::files>,
+      ModuleReport::add<&ModuleReport::error>, &report);
+  if (report.lost)
     throw std::bad_alloc();
-  if (mlirLogicalResultIsFailure(check))
+  if (mlirLogicalResultIsFailure(check)) {
+    for (const std::string &line : report.error)
+      diags.text += (diags.text.empty() ? "" : "\n") + line;
     fail("module:");
+  }
   // Each library's bitcode path, from the caller, before LLVM reads any;
   // and each file a module's own target links, shown to the caller (what
   // either raises propagates).
   std::vector<std::string> link;
-  for (const std::string &name : found.names) {
+  for (const std::string &name : report.names) {
     if (resolveLink.is_none()) {
       diags.text = "the IR asks to link device library '" + name +
                    "' and no resolver was given";
@@ -214,7 +204,7 @@ nb::tuple lowerToPtx(MlirContext ctx, const std::string &text,
     }
   }
   if (!linkedFile.is_none())
-    for (const std::string &file : found.files)
+    for (const std::string &file : report.files)
       linkedFile(file);
   MlirPassManager pm = mlirPassManagerCreate(ctx);
   struct PassManagerGuard {

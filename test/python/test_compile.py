@@ -411,7 +411,7 @@ def test_a_gpu_module_s_own_target_is_read_from_the_ir_not_its_spelling():
     own = ir.replace("gpu.module @kernels {", 'gpu.module @kernels [#nvvm.target<chip = "sm_90a">] {', 1)
     with pytest.raises(nvtma.CompileError) as e:
         nvtma.compile(own, arch="sm_90a", opt_level=3, cubin=False, cache=False)
-    assert ("compile(arch='sm_90a', opt_level=3)" in str(e.value)
+    assert ("(arch='sm_90a', opt_level=3)" in str(e.value)
             and "gpu.module @kernels asks for O = 2 (its own #nvvm.target), the compile O = 3" in str(e.value))
     at_two = nvtma.compile(own, arch="sm_90a", cubin=False, cache=False).ptx
     assert at_two == nvtma.compile(own, arch="sm_90a", opt_level=2, cubin=False, cache=False).ptx
