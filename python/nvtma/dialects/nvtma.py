@@ -2,12 +2,12 @@
 plus the atom type built from its fields through the C API (never by
 spelling a string)."""
 
+import re
+
 from ._nvtma_ops_gen import *  # noqa: F401,F403
 from ._nvtma_enum_gen import *  # noqa: F401,F403
 from .._mlir_libs._nvtmaDialects.nvtma import register_dialect  # noqa: F401
 from .._mlir_libs import _nvtmaDialects as _ext
-
-import re
 
 from .. import ir
 from ..ir import Context, MLIRError, Type
@@ -61,8 +61,8 @@ _FLOAT_TYPES = ("F16Type", "BF16Type", "F32Type", "F64Type", "FloatTF32Type", "F
 
 def element_type_of(spelling: str, context) -> Type:
     """The element type MLIR spells `spelling` ("f16", "bf16", "f8E4M3FN",
-    "i8", "ui32", "si64", "index"), built through the bindings' type classes, not
-    parsed. MLIRError for any other spelling."""
+    "i8", "ui32", "si64", "index"), built through the bindings' type
+    classes, not parsed. MLIRError for any other spelling."""
     m = re.fullmatch(r"([su]?)i([1-9][0-9]{0,2})", spelling)
     with context:
         if m:
@@ -91,9 +91,10 @@ def tma_atom_type(kind, element_type, box, *, tma_format=None, tile=None, swizzl
                   context=None) -> Type:
     """The `!nvtma.tma_atom` with these fields, built through the C API and
     checked by the type's verifier. `element_type` is an `ir.Type` or its
-    MLIR spelling ("f16", "ui32": element_type_of); enum fields take the dialect's spellings, the generated
-    enums or nvtma.tensormap's enums; `tma_format`, `tile` and
-    `element_strides` default from the element type, the box and the rank.
+    MLIR spelling ("f16", "ui32": element_type_of); enum fields take the
+    dialect's spellings, the generated enums or nvtma.tensormap's enums;
+    `tma_format`, `tile` and `element_strides` default from the element
+    type, the box and the rank.
     Invalid fields raise MLIRError with the verifier's message."""
     ctx = context if context is not None else Context.current
     if isinstance(element_type, str):
