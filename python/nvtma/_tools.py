@@ -145,7 +145,7 @@ def _compile_main(argv) -> int:
     ap.add_argument("--arch", default="sm_90a")
     ap.add_argument("--ptx-version", type=int, default=None)
     ap.add_argument("-O", "--opt-level", type=int, default=None,
-                    help="LLVM opt level, 0..3 (default: 3, or the level the module's own #nvvm.target asks for)")
+                    help="LLVM opt level, 0..3 (default: 3, or the level the module's own NVVM target asks for)")
     ap.add_argument("--no-cubin", action="store_true", help="PTX only")
     a = ap.parse_args(argv)
     from .compiler import CompileError, compile
