@@ -13,15 +13,15 @@
 
 One elected lane per warp records (``scope="warpgroup"``: one per
 warpgroup; elected among the lanes that run the event together, so in a
-branch that splits a warp each part records it, and where the parts run
-interleaved, one part's record may take the other's slot: the warp's count
-is a plain shared-memory word, not an atomic, to keep events cheap), reading
+branch that splits a warp each part records it, in slots of its own: the
+recording lane takes the next slot with a shared-memory atomic on the warp's
+count), reading
 %globaltimer (ns, comparable across SMs) and %clock64 (cycles, for fine
 durations) at both ends. Each warp writes its own slot of
 the buffer: a bounded number of records (past them, events are only
 counted), and once, at the kernel's end, its count; a record or a slot that
 would fall outside the buffer is not written. An event costs its timer reads,
-a shared-memory count and one 32-byte record: no global count per event.
+a shared-memory atomic and one 32-byte record: no global count per event.
 Event and role names are build-time strings; their ids and the table
 (``nvtma_profile`` on the kernel function) are fixed by the build, and the
 header's last word is the table's fingerprint (the host refuses another
@@ -99,14 +99,13 @@ class _Role:
 
 
 class _Open:
-    """A started range: its ids, scope and timer readings, the warp's count
-    read with them and how many event sites were built before it, and the
-    block they were read in (their uses must be where that block dominates)."""
-    __slots__ = ("name", "eid", "rid", "scope", "depth", "t0", "c0", "n0", "sites", "block", "ended", "where")
+    """A started range: its ids, scope and timer readings, and the block they
+    were read in (their uses must be where that block dominates)."""
+    __slots__ = ("name", "eid", "rid", "scope", "depth", "t0", "c0", "block", "ended", "where")
 
-    def __init__(self, name, eid, rid, scope, depth, t0, c0, block, n0=None, sites=0):
+    def __init__(self, name, eid, rid, scope, depth, t0, c0, block):
         self.name, self.eid, self.rid, self.scope, self.depth = name, eid, rid, scope, depth
-        self.t0, self.c0, self.n0, self.sites, self.block, self.ended = t0, c0, n0, sites, block, False
+        self.t0, self.c0, self.block, self.ended = t0, c0, block, False
         self.where = user_site()
 
 
@@ -131,7 +130,6 @@ class Profiler:
         self._roles_stack = []
         self._stack = []
         self._spans = []         # start()s, to refuse one never ended at the kernel's end
-        self._sites = 0          # event sites built so far
         if not self.enabled:
             return
         if buffer is None:
@@ -252,33 +250,27 @@ class Profiler:
         return self._events[name], self._roles[role]
 
     # ------------------------------------------------------------------ recording
-    def _leader(self, scope, converged=False, ordered=False):
+    def _leader(self, scope, converged=False):
         """The branch one lane of each recording warp runs: elect.sync among
         the active lanes where several may run (over all 32 where the warp is
         `converged`), directly where one lane is; for "warpgroup", only in the
-        warpgroup's first warp. `ordered`: bar.warp.sync over those lanes before
-        and after the branch, so that the leader's write of the count comes after
-        the other lanes' reads of it (a range's start) and before their next ones."""
-        return _Leader(self, scope, converged, ordered)
+        warpgroup's first warp."""
+        return _Leader(self, scope, converged)
 
     @staticmethod
     def _now():
         return cuda.globaltimer(), cuda.clock64()
 
-    def _emit(self, kind, eid, rid, depth, scope, t0, c0, t1, c1, n=None):
-        """One record; `n`: the warp's count if read earlier (at the range's
-        start, so that its latency hides behind the range's body)."""
+    def _emit(self, kind, eid, rid, depth, scope, t0, c0, t1, c1):
+        """One record, in the slot the leader takes from the warp's count."""
         E = self.events_per_warp
         const = pack_meta(role=rid, event=eid, kind=_KIND[kind], depth=min(depth, 15), scope=SCOPES.index(scope))
-        self._sites += 1
-        # every lane reads the count at a range's start (and ptxas hoists the next event's read into the
-        # lanes the leader's branch skips): without the warp syncs those reads race with the leader's write
-        # (lanes of a warp need not run together; racecheck reported them as warp-synchronous hazards)
-        with self._leader(scope, ordered=True):
+        with self._leader(scope):
             meta = self.meta0 | Int64(const)
             clocks = (c0 << 32) | ((c1 - c0) & 0xFFFFFFFF)
-            n = self.counters[self.warp] if n is None else n
-            self.counters[self.warp] = n + 1
+            # only the leaders touch the count, atomically: the parts of a split warp, running interleaved,
+            # each take slots of their own (a plain read and write let one part's record take the other's)
+            n = cuda.atomic_add(self.counters, (self.warp,), Int32(1), scope="cta")
             # unsigned: a count past 2^31 writes nothing, and the record's
             # offset is a zero-extended product (no 64-bit index math)
             n = n.to(Uint32)
@@ -384,11 +376,7 @@ class Profiler:
 
     def _open(self, name, eid, rid, scope):
         t, c = self._now()
-        # every lane reads the count (one shared-memory broadcast); unused,
-        # the load is dead code and goes
-        n0 = self.counters[self.warp]
-        return _Open(name, eid, rid, scope, len(self._stack), t, c, ir.InsertionPoint.current.block, n0,
-                     self._sites)
+        return _Open(name, eid, rid, scope, len(self._stack), t, c, ir.InsertionPoint.current.block)
 
     def _end(self, o, kind):
         if o.ended:
@@ -404,10 +392,7 @@ class Profiler:
             fail(f"profile range {o.name!r} ends inside a loop ({loops[-1].name}) that its start is outside of: it "
                  "would end once per iteration", rule="profile")
         t, c = self._now()
-        # the count read at the start is still the warp's if no event site was
-        # built since and the end runs once per start (in the start's block)
-        fresh = self._sites == o.sites and ir.InsertionPoint.current.block == o.block
-        self._emit(kind, o.eid, o.rid, o.depth, o.scope, o.t0, o.c0, t, c, o.n0 if fresh else None)
+        self._emit(kind, o.eid, o.rid, o.depth, o.scope, o.t0, o.c0, t, c)
         o.ended = True
 
     # TIRx's IKET spellings
@@ -418,10 +403,9 @@ class Profiler:
 
 
 class _Leader:
-    def __init__(self, prof, scope, converged, ordered):
-        self.prof, self.scope, self.converged, self.ordered = prof, scope, converged, ordered
+    def __init__(self, prof, scope, converged):
+        self.prof, self.scope, self.converged = prof, scope, converged
         self.ctx, self.elected = [], None
-        self.sync = None  # the lanes' mask to bar.warp.sync before and after the leader's branch (ordered)
 
     def __enter__(self):
         warps, lanes = dsl.active_threads()
@@ -433,11 +417,8 @@ class _Leader:
         if lanes > 1:
             # among the lanes running together: in a branch that splits a warp, elect.sync over all 32 lanes
             # would wait for the others forever (each part of the warp records the event)
-            mask = cuda.FULL_MASK if self.converged else cuda.activemask()
-            if self.ordered:
-                self.sync = mask
-                cuda.warp_sync(mask)
-            self.elected = dsl.if_(dsl.elect_sync(None if self.converged else mask))
+            mask = None if self.converged else cuda.activemask()
+            self.elected = dsl.if_(dsl.elect_sync(mask))
             self.elected.__enter__()
             self.ctx.append(self.elected)
         return self
@@ -458,6 +439,4 @@ class _Leader:
     def __exit__(self, et, ev, tb):
         for c in reversed(self.ctx):
             c.__exit__(et, ev, tb)
-            if c is self.elected and self.sync is not None and et is None:
-                cuda.warp_sync(self.sync)
         return False

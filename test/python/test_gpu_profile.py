@@ -260,8 +260,8 @@ def test_events_where_a_branch_splits_every_warp():
     per_warp = {}
     for e in prof.events:
         per_warp.setdefault(e.warp, []).append(e.name)
-    # both parts of each warp, each pass of the loop (parts that ran interleaved could overwrite each other's
-    # record: the profiler's documented limit, not expected of two branches that wait on nothing)
+    # both parts of each warp, each pass of the loop, each record in a slot of its own (the leaders take
+    # their slots atomically)
     assert set(per_warp) == {0, 1, 2, 3}
     for w, got in per_warp.items():
         assert sorted(got) == ["high"] * 3 + ["low"] * 3, (w, got)

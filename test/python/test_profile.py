@@ -125,17 +125,16 @@ def one_range(x: dsl.Tensor("f32", (None,)), b: dsl.Tensor("i64", (None,)), *, n
             p.mark("m")
 
 
-def test_a_range_reads_its_count_at_its_start_unless_events_nest():
-    # the count's shared-memory load waits behind the range's body, not at
-    # its end; with an event inside, the end reads it again
+def test_each_event_takes_its_slot_with_one_shared_atomic_after_its_timer():
+    # the event's slot: one atom.shared.add on the warp's count by the recording lane, after the event's timer;
+    # no lane reads the count before (the kernel's end reads it once, after bar.warp.sync, to store it)
     def order(nested):
         ptx = nvtma.compile(one_range.build(nested=nested).ir, cache=False).ptx
-        return [m.group(0) for m in re.finditer(r"%globaltimer|ld\.shared\.\w+", ptx)]
-    ld = "ld.shared.b32"
-    # start, the count, end; then the kernel's end reads the count to store it
-    assert order(False) == ["%globaltimer", ld, "%globaltimer", ld]
-    # the mark and the range's end read the count after their timers
-    assert order(True) == ["%globaltimer", "%globaltimer", ld, "%globaltimer", ld, ld]
+        return [m.group(0) for m in re.finditer(r"%globaltimer|atom\.shared\.\w+\.\w+|ld\.shared\.\w+|bar\.warp\.sync",
+                                                ptx)]
+    atom, ld, sync = "atom.shared.add.u32", "ld.shared.b32", "bar.warp.sync"
+    assert order(False) == [sync, "%globaltimer", "%globaltimer", atom, sync, ld]
+    assert order(True) == [sync, "%globaltimer", "%globaltimer", atom, "%globaltimer", atom, sync, ld]
 
 
 def test_the_end_of_kernel_code_has_the_kernels_location():
@@ -338,11 +337,10 @@ def test_events_in_a_branch_that_splits_a_warp_elect_among_its_active_lanes():
     assert masks[0] == masks[-1] == "-1" and all(m.startswith("%r") for m in masks[1:3]), masks
 
 
-def test_the_count_is_written_between_warp_syncs_of_the_lanes_that_read_it():
-    # every lane reads the warp's count at a range's start, the leader writes it at the event: a bar.warp.sync
-    # over the event's lanes before the leader's branch and after it orders those reads around the write
-    # (without them racecheck reported warp-synchronous hazards on the count in examples/ws_pipeline's trace,
-    # ptxas having hoisted the next event's read into the lanes the leader's branch skips)
+def test_only_the_recording_lanes_touch_the_count_and_atomically():
+    # each event site's leader (elected among the lanes running it) takes its slot with one atomic add on the
+    # warp's count in shared memory and stores nothing there: the parts of a split warp, running interleaved,
+    # take slots of their own, and no other lane reads the count (no warp syncs needed around the event)
     from nvtma import ir
     sys.path.insert(0, str(REPO / "examples"))
     import ws_pipeline
@@ -361,12 +359,12 @@ def test_the_count_is_written_between_warp_syncs_of_the_lanes_that_read_it():
             for ops, i, o in walk(m.operation):
                 if o.operation.name != "nvvm.elect.sync" or not len(o.operation.operands):
                     continue  # (the setup's and the end's: over the whole converged warp, between syncs of -1)
-                mask, branch = o.operation.operands[0], ops[i + 1].operation
+                branch = ops[i + 1].operation
                 assert branch.name == "scf.if" and branch.operands[0] == o.operation.results[0]
-                sync_before, sync_after = ops[i - 1].operation, ops[i + 2].operation
-                assert sync_before.name == sync_after.name == "nvvm.bar.warp.sync"
-                assert sync_before.operands[0] == sync_after.operands[0] == mask
-                assert re.search(r"memref\.store .*#gpu\.address_space<workgroup>>", str(branch)), "no count store"
+                body = str(branch)
+                assert len(re.findall(r"llvm\.atomicrmw add .*!llvm\.ptr<3>, i32", body)) == 1, body
+                assert not re.search(r"memref\.(store|load) .*#gpu\.address_space<workgroup>>", body)
+                assert "nvvm.bar.warp.sync" not in (ops[i - 1].operation.name, ops[i + 2].operation.name)
                 checked += 1
             assert checked == sites
 
