@@ -49,6 +49,7 @@ ir = lazy("nvtma.ir")
 gpu = lazy("nvtma.dialects.gpu")
 arith = lazy("nvtma.dialects.arith")
 scf = lazy("nvtma.dialects.scf")
+llvm = lazy("nvtma.dialects.llvm")
 
 __all__ = ["Profiler", "ProfileError", "EventTable", "Profile", "buffer_words", "alloc_buffer", "collect",
            "event_table", "event_tables", "check_trace"]
@@ -130,6 +131,7 @@ class Profiler:
         self._roles_stack = []
         self._stack = []
         self._spans = []         # start()s, to refuse one never ended at the kernel's end
+        self._sites = 0          # event sites electing among the lanes running them (_elect_at_site)
         if not self.enabled:
             return
         if buffer is None:
@@ -257,6 +259,18 @@ class Profiler:
         warpgroup's first warp."""
         return _Leader(self, scope, converged)
 
+    def _elect_at_site(self):
+        """True in one lane of those running this event site: activemask and elect.sync as one inline-PTX
+        statement of the site's own (its comment numbers the site). Built from the intrinsics, two sites
+        ending the two arms of a branch that splits a warp compiled alike, and LLVM merged them past the
+        branch's end, where the warp runs reconverged: one lane of the whole warp recorded one of the two
+        events, the other was lost."""
+        self._sites += 1
+        op = llvm.InlineAsmOp(ir.IntegerType.get_signless(32), [],
+                              "{ .reg .pred p; .reg .b32 m; activemask.b32 m; elect.sync _|p, m; selp.u32 $0, 1, 0, "
+                              f"p; }} // nvtma.profile event site {self._sites}", "=r", has_side_effects=True)
+        return Uint32(op.result) != 0
+
     @staticmethod
     def _now():
         return cuda.globaltimer(), cuda.clock64()
@@ -271,10 +285,11 @@ class Profiler:
             # only the leaders touch the count, atomically: the parts of a split warp, running interleaved,
             # each take slots of their own (a plain read and write let one part's record take the other's)
             n = cuda.atomic_add(self.counters, (self.warp,), Int32(1), scope="cta")
-            # unsigned: a count past 2^31 writes nothing, and the record's
-            # offset is a zero-extended product (no 64-bit index math)
+            # unsigned: a count of E or more writes nothing, and the record's offset is a zero-extended product
+            # (no 64-bit index math); a warp without a slot (its count starts at E) writes nothing even once its
+            # count wraps past 2^32
             n = n.to(Uint32)
-            with dsl.if_(n < E):
+            with dsl.if_((n < E) & self.fits):
                 at = self.records + n.to(Index) * RECORD_WORDS
                 self.buf.store_vec(dsl.Vector.from_elements([meta, t0, t1, clocks], self.buf.dtype), at)
 
@@ -417,8 +432,7 @@ class _Leader:
         if lanes > 1:
             # among the lanes running together: in a branch that splits a warp, elect.sync over all 32 lanes
             # would wait for the others forever (each part of the warp records the event)
-            mask = None if self.converged else cuda.activemask()
-            self.elected = dsl.if_(dsl.elect_sync(mask))
+            self.elected = dsl.if_(dsl.elect_sync(None) if self.converged else self.prof._elect_at_site())
             self.elected.__enter__()
             self.ctx.append(self.elected)
         return self

@@ -70,8 +70,26 @@ def split_spec():
     return _SPLIT["k"]
 
 
+def split_tails_spec():
+    """Events ending both arms of a condition that splits every warp, alike but for their names ("b" after "a"
+    in lanes 0-15, "c" in 16-31): each arm's election its own (merged, one of "b" and "c" was lost)."""
+    if "tails" not in _SPLIT:
+        from nvtma import dsl, profile
+
+        @dsl.kernel(block=(128,), name="split_tails")
+        def split_tails(x: dsl.Tensor("f32", (None,)), b: dsl.Tensor("i64", (None,))):
+            p = profile.Profiler(b, events_per_warp=8)
+            with dsl.if_(dsl.lane_idx() < 16):
+                p.mark("a")
+                p.mark("b")
+            with dsl.else_():
+                p.mark("c")
+        _SPLIT["tails"] = split_tails.specialize()
+    return _SPLIT["tails"]
+
+
 def all_specs():
-    return list(ws_specs().values()) + list(gemm_specs().values()) + [split_spec()]
+    return list(ws_specs().values()) + list(gemm_specs().values()) + [split_spec(), split_tails_spec()]
 
 
 def main():

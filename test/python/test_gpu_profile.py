@@ -265,3 +265,21 @@ def test_events_where_a_branch_splits_every_warp():
     assert set(per_warp) == {0, 1, 2, 3}
     for w, got in per_warp.items():
         assert sorted(got) == ["high"] * 3 + ["low"] * 3, (w, got)
+
+
+def test_events_ending_both_arms_of_a_split_are_each_recorded():
+    """"b" ends lanes 0-15's arm, "c" lanes 16-31's, compiled alike: each warp records a, b and c (with the
+    elections merged past the branch's end, one of b and c was lost)."""
+    spec = profile_cases.split_tails_spec()
+    mod = build(spec)
+    names = profile.event_table(mod, "split_tails")
+    x = torch.zeros(128, device="cuda")
+    buf = profile.alloc_buffer((1,), (128,), names.events_per_warp)
+    mod.split_tails(x, buf, grid=(1,))
+    torch.cuda.synchronize()
+    prof = profile.collect(buf, names)
+    assert prof.dropped == 0
+    per_warp = {}
+    for e in prof.events:
+        per_warp.setdefault(e.warp, []).append(e.name)
+    assert {w: sorted(got) for w, got in per_warp.items()} == {w: ["a", "b", "c"] for w in range(4)}
