@@ -1,7 +1,8 @@
 #!/bin/bash
 # The forty-eighth session's profiler call (staged by stage_s53.sh): the GPU suites with the profiler's events
 # taking their slots by a shared atomic (call_s26.sh), the profiling overhead tests' figures (-s), then racecheck
-# over the split-warp and ws_pipeline profiling tests (the events' count: no warp syncs around it now).
+# over the split-warp and ws_pipeline profiling tests (the events' count: no warp syncs around it now; RACE_K:
+# pytest's -k for it; the second run added "or ending_both_arms", the per-site elections' test).
 #   run(carry=[".devpack.tar.xz"], command="bash benchmarks/diag/call_s53d.sh > $OUT/s53d.txt 2>&1; cat $OUT/s53d.txt")
 set -u
 here=$(dirname "$0")
@@ -10,7 +11,7 @@ export PYTHONPATH=/tmp/pk:$PWD/test/TensorMap:$PWD/test/python NVTMA_GPU_ARTIFAC
 timeout 120 python3 -m pytest -q -s -p no:cacheprovider -m gpu test/python/test_gpu_profile.py -k overhead 2>&1 |
   grep -E "overhead|passed|failed"
 timeout 200 compute-sanitizer --report-api-errors no --print-limit 20 --tool racecheck python3 -m pytest -q \
-  -p no:cacheprovider -m gpu test/python/test_gpu_profile.py -k "splits_every_warp or ws_pipeline_trace" \
+  -p no:cacheprovider -m gpu test/python/test_gpu_profile.py -k "${RACE_K:-splits_every_warp or ws_pipeline_trace}" \
   > "$OUT/racecheck.log" 2>&1
 echo "racecheck rc $?: $(grep -E -m1 '(passed|failed)' "$OUT/racecheck.log") | $(grep -c 'Race reported\|Warning' \
   "$OUT/racecheck.log") warnings | $(grep -m1 'RACECHECK SUMMARY' "$OUT/racecheck.log")"
