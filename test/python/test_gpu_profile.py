@@ -244,42 +244,34 @@ def test_gemm_clock_sums_overhead():
     assert ratio <= 1.4, f"the clock sums cost {100 * (ratio - 1):.2f}% of the GEMM's time ({a:.4f} -> {b:.4f} ms)"
 
 
-def test_events_where_a_branch_splits_every_warp():
-    """Each half of every warp records its own events (its leader elected among the lanes running it): the
-    launch returns (elect.sync over all 32 lanes in a half warp had waited forever), and x is right."""
-    spec = profile_cases.split_spec()
+def _split_run(spec, name):
+    """One CTA of 128 threads of a split-warp case: x, and each warp's event names, sorted."""
     mod = build(spec)
-    names = profile.event_table(mod, "split_warps")
+    names = profile.event_table(mod, name)
     x = torch.zeros(128, device="cuda")
     buf = profile.alloc_buffer((1,), (128,), names.events_per_warp)
-    mod.split_warps(x, buf, grid=(1,))
+    getattr(mod, name)(x, buf, grid=(1,))
     torch.cuda.synchronize()
-    assert torch.equal(x, torch.tensor([3.0] * 16 + [6.0] * 16, device="cuda").repeat(4))
     prof = profile.collect(buf, names)
     assert prof.dropped == 0
     per_warp = {}
     for e in prof.events:
         per_warp.setdefault(e.warp, []).append(e.name)
+    return x, {w: sorted(got) for w, got in per_warp.items()}
+
+
+def test_events_where_a_branch_splits_every_warp():
+    """Each half of every warp records its own events (its leader elected among the lanes running it): the
+    launch returns (elect.sync over all 32 lanes in a half warp had waited forever), and x is right."""
+    x, per_warp = _split_run(profile_cases.split_spec(), "split_warps")
+    assert torch.equal(x, torch.tensor([3.0] * 16 + [6.0] * 16, device="cuda").repeat(4))
     # both parts of each warp, each pass of the loop, each record in a slot of its own (the leaders take
     # their slots atomically)
-    assert set(per_warp) == {0, 1, 2, 3}
-    for w, got in per_warp.items():
-        assert sorted(got) == ["high"] * 3 + ["low"] * 3, (w, got)
+    assert per_warp == {w: ["high"] * 3 + ["low"] * 3 for w in range(4)}
 
 
 def test_events_ending_both_arms_of_a_split_are_each_recorded():
     """"b" ends lanes 0-15's arm, "c" lanes 16-31's, compiled alike: each warp records a, b and c (with the
     elections merged past the branch's end, one of b and c was lost)."""
-    spec = profile_cases.split_tails_spec()
-    mod = build(spec)
-    names = profile.event_table(mod, "split_tails")
-    x = torch.zeros(128, device="cuda")
-    buf = profile.alloc_buffer((1,), (128,), names.events_per_warp)
-    mod.split_tails(x, buf, grid=(1,))
-    torch.cuda.synchronize()
-    prof = profile.collect(buf, names)
-    assert prof.dropped == 0
-    per_warp = {}
-    for e in prof.events:
-        per_warp.setdefault(e.warp, []).append(e.name)
-    assert {w: sorted(got) for w, got in per_warp.items()} == {w: ["a", "b", "c"] for w in range(4)}
+    _, per_warp = _split_run(profile_cases.split_tails_spec(), "split_tails")
+    assert per_warp == {w: ["a", "b", "c"] for w in range(4)}

@@ -336,23 +336,13 @@ def test_events_in_a_branch_that_splits_a_warp_elect_among_its_active_lanes():
     assert ptx.count("activemask.b32") == 2 and len(set(re.findall(r"event site (\d+)", ptx))) == 2
 
 
-@dsl.kernel(block=(64,))
-def split_tails(x: dsl.Tensor("f32", (None,)), b: dsl.Tensor("i64", (None,))):
-    """Events ending both arms of a branch that splits each warp, alike but for their names."""
-    p = profile.Profiler(b, events_per_warp=8)
-    with dsl.if_(dsl.lane_idx() < 16):
-        p.mark("a")
-        p.mark("b")
-    with dsl.else_():
-        p.mark("c")
-
-
 def test_events_ending_both_arms_of_a_split_keep_their_own_elections():
     # built from the activemask and elect.sync intrinsics, "b" and "c" compiled alike and LLVM merged their
     # elections past the branch's end, where the warp runs reconverged: one lane of the whole warp recorded
     # one of them, the other was lost. Each site's election is inline PTX of its own (numbered), so each arm
     # keeps its own; what follows the election may be shared (the slots are taken atomically, lane by lane)
-    ptx = nvtma.compile(split_tails.build().ir, cache=False).ptx
+    import profile_cases
+    ptx = nvtma.compile(profile_cases.split_tails_spec().ir, cache=False).ptx
     assert ptx.count("activemask.b32") == 3
     assert sorted(re.findall(r"event site (\d+)", ptx)) == ["1", "2", "3"]
     assert len(re.findall(r"elect\.sync", ptx)) == 5  # the three sites', the setup's and the end's
