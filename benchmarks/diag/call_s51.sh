@@ -15,10 +15,7 @@ FP8_GEMM_FLAGS=(
   "--m 5 --scale bf16"
   "--m 600 --n 512 --k 1024"
 )
-[ -n "${SKIP_SUITES:-}" ] || bash "$here/call_s26.sh"
-install_pack
-untar .s51_art.tar.xz
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+prelude .s51_art.tar.xz
 (
   export PYTHONPATH=/tmp/pk NVTMA_CACHE=0
   for flags in "${FP8_GEMM_FLAGS[@]}"; do

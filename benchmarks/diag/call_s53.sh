@@ -7,10 +7,7 @@
 set -u
 . "$(dirname "$0")/packs.sh"
 here=$(dirname "$0")
-[ -n "${SKIP_SUITES:-}" ] || bash "$here/call_s26.sh"
-install_pack
-untar .s52_art.tar.xz
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+prelude .s52_art.tar.xz
 (
   export PYTHONPATH=/tmp/pk NVTMA_CACHE=0
   timeout 150 python3 -W ignore examples/fp8_mlp.py --from .dev/ex_art/mlp --run --m 1 8 64 600 2>&1 |

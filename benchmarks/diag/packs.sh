@@ -9,3 +9,11 @@ install_pack() {
     untar .devpack.tar.xz && rm -rf /tmp/pk && pip install -q --no-index --no-deps --target /tmp/pk .dev/wheels/*.whl 2>/dev/null
   fi
 }
+# prelude ART: a call's start: the GPU suites (call_s26.sh; SKIP_SUITES=1 leaves them out), the pack installed,
+# the call's own artifacts (ART, a .tar.xz) unpacked, and the GPU named.
+prelude() {
+  [ -n "${SKIP_SUITES:-}" ] || bash "$(dirname "${BASH_SOURCE[0]}")/call_s26.sh"
+  install_pack
+  untar "$1"
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+}

@@ -268,7 +268,7 @@ class Profiler:
         self._sites += 1
         op = llvm.InlineAsmOp(ir.IntegerType.get_signless(32), [],
                               "{ .reg .pred p; .reg .b32 m; activemask.b32 m; elect.sync _|p, m; selp.u32 $0, 1, 0, "
-                              f"p; }} // nvtma.profile event site {self._sites}", "=r", has_side_effects=True)
+                              f"p; }} // profiler event site {self._sites}", "=r", has_side_effects=True)
         return Uint32(op.result) != 0
 
     @staticmethod

@@ -472,7 +472,7 @@ def test_a_cache_entry_linked_against_other_bitcode_is_not_used(tmp_path, monkey
     with pytest.raises(nvtma.CompileError):  # the cached entry is not used: LLVM reads the file
         nvtma.compile(own, cubin=False, cache=True)
     bc.unlink()
-    with pytest.raises(nvtma.CompileError, match="the bitcode a gpu.module links"):
+    with pytest.raises(nvtma.CompileError, match="the bitcode a GPU module links"):
         nvtma.compile(own, cubin=False, cache=True)
 
 

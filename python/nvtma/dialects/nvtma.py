@@ -2,8 +2,6 @@
 plus the atom type built from its fields through the C API (never by
 spelling a string)."""
 
-import re
-
 from ._nvtma_ops_gen import *  # noqa: F401,F403
 from ._nvtma_enum_gen import *  # noqa: F401,F403
 from .._mlir_libs._nvtmaDialects.nvtma import register_dialect  # noqa: F401
@@ -61,28 +59,18 @@ _FLOAT_TYPES = ("F16Type", "BF16Type", "F32Type", "F64Type", "FloatTF32Type", "F
 
 def element_type_of(spelling: str, context) -> Type:
     """The element type MLIR spells `spelling` ("f16", "bf16", "f8E4M3FN",
-    "i8", "ui32", "si64", "index"), built through the bindings' type
-    classes, not parsed. MLIRError for any other spelling."""
-    m = re.fullmatch(r"([su]?)i([1-9][0-9]{0,2})", spelling)
+    "i8", "ui32", "si64", "index"): the one of the bindings' integer (1 to
+    64 bits), float and index types whose own spelling it is, built, not
+    parsed. MLIRError for any other spelling."""
     with context:
-        if m:
-            width = int(m.group(2))
-            if width > 64:
-                raise MLIRError(f"element type {spelling!r}: no integer element is wider than 64 bits", [])
-            return {"": ir.IntegerType.get_signless, "s": ir.IntegerType.get_signed,
-                    "u": ir.IntegerType.get_unsigned}[m.group(1)](width)
-        floats = {}
-        for name in _FLOAT_TYPES:
-            cls = getattr(ir, name, None)
-            if cls is not None:
-                t = cls.get()
-                floats[str(t)] = t
-        if spelling in floats:
-            return floats[spelling]
-        if spelling == "index":
-            return ir.IndexType.get()
-    raise MLIRError(f"element type {spelling!r} is not an integer (i8, ui32, si64 ..., index) or float type "
-                    f"({', '.join(floats)})", [])
+        types = [getattr(ir, name).get() for name in _FLOAT_TYPES if hasattr(ir, name)]
+        types += [get(width) for width in (1, 8, 16, 32, 64) for get in
+                  (ir.IntegerType.get_signless, ir.IntegerType.get_signed, ir.IntegerType.get_unsigned)]
+        types.append(ir.IndexType.get())
+        known = {str(t): t for t in types}
+    if spelling not in known:
+        raise MLIRError(f"element type {spelling!r} is not one of {', '.join(known)}", [])
+    return known[spelling]
 
 
 def tma_atom_type(kind, element_type, box, *, tma_format=None, tile=None, swizzle="none",
