@@ -7,9 +7,9 @@
     cuda.fence_proxy_async()                   # generic-proxy writes visible to TMA
     cuda.printf("row %d: %f\\n", r, v)
 
-Every helper builds upstream ``nvvm``/``llvm``/``gpu`` ops (inline PTX only
-where NVVM has no op: packed f16x2 atomics, tanh); the docstrings name the
-PTX each becomes.
+Every helper builds upstream ``nvvm``/``llvm``/``gpu`` ops, or the nvtma
+dialect's where NVVM has no op (vector and packed f16x2 atomics,
+elect_active); the docstrings name the PTX each becomes.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ _d = lazy("nvtma.dialects.nvtma")
 
 FULL_MASK = 0xFFFFFFFF
 
-__all__ = ["FULL_MASK", "any_sync", "all_sync", "ballot_sync", "elect_sync", "warp_sync", "warpgroup_sync",
+__all__ = ["FULL_MASK", "any_sync", "all_sync", "ballot_sync", "elect_sync", "elect_active", "warp_sync", "warpgroup_sync",
            "cta_sync", "cluster_sync", "syncthreads_and", "syncthreads_or", "thread_rank", "activemask",
            "barrier_sync", "barrier_arrive", "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync",
            "warp_reduce", "warp_sum", "warp_max", "warp_min", "cta_reduce", "cta_sum", "cta_max", "cta_min",
@@ -94,14 +94,24 @@ def ballot_sync(pred, mask=FULL_MASK):
 
 def elect_sync(membermask=None):
     """True in one lane of the calling warp (elect.sync): over all 32 lanes, or over the lanes of `membermask`
-    (dsl.elect_sync's, e.g. activemask() in a branch that splits the warp)."""
+    (dsl.elect_sync's; activemask() given as it is elects as elect_active())."""
     return dsl.elect_sync(membermask)
 
 
 @user_op
+def elect_active():
+    """True in one lane of those that run this call (dsl.elect_active: in a branch that splits the warp, one
+    lane of each part)."""
+    return dsl.elect_active()
+
+
+@user_op
 def activemask():
-    """The lanes executing this instruction (activemask.b32)."""
-    return Uint32(llvm.CallIntrinsicOp(_i32(), "llvm.nvvm.activemask", [], [], []).result)
+    """The lanes executing this instruction (activemask.b32). Given as it is to elect_sync, it elects as
+    elect_active()."""
+    v = Uint32(llvm.CallIntrinsicOp(_i32(), "llvm.nvvm.activemask", [], [], []).result)
+    v.tag = "activemask"  # (what elect_sync reads; a value computed from it is a new one, without it)
+    return v
 
 
 __activemask = activemask
@@ -463,7 +473,7 @@ def _ptr(target, idx):
     p = as_value(target)
     if not isinstance(p.type, llvm.PointerType):
         # an i32 as the address: a verifier error for atom, and for red_add's
-        # inline PTX no error at all (ptxas took the integer as an address)
+        # vector forms (then inline PTX) no error at all (ptxas took the integer as an address)
         fail(f"an atomic's target is a tensor (with indices) or a pointer (cpasync.address_of), got a {p.type} value",
              rule="atomic")
     return p, getattr(target, "elem", None)  # address_of's tensor's element type (an int add into f32 bits)
@@ -527,28 +537,21 @@ def _no_index(cls, kind):
              rule="atomic")
 
 
-def _packed_atomic(kind, ptr, val, scope):
-    """atom.add.noftz.{f16x2,bf16x2} (NVVM has no packed atomic op)."""
+def _packed_atomic(kind, ptr, val, scope, *, result=True):
+    """Add of 2 x f16/bf16 as one access: atom.add.noftz.{f16x2,bf16x2}, or red without a result."""
     from .dsl.vector import Vector
     if kind != "add" or len(val) != 2 or val.dtype not in (Float16, dsl.BFloat16):
         fail(f"packed atomic {kind} on {val!r}: add of 2 x f16 or 2 x bf16", rule="atomic")
-    t = "f16x2" if val.dtype is Float16 else "bf16x2"
-    sc = {"device": ".gpu", "block": ".cta", "cluster": ".cluster", None: ".sys"}[_SCOPES[scope]]
-    bits = val.bitcast(Uint32)
-    space = {3: ".shared", 1: ".global"}.get(_addrspace(ptr), "")
-    op = llvm.InlineAsmOp(_i32(), [ptr, bits.value], f"atom{space}{sc}.add.noftz.{t} $0, [$1], $2;", "=r,l,r",
-                          has_side_effects=True)
-    _assumes_alignment(op, 4)
-    return Vector(_bitcast_vec(op.result, val.value.type), val.dtype)
+    old = _vector_add(ptr, val, scope, result=result)
+    return Vector(old, val.dtype) if result else None
 
 
-ALIGN_ATTR = "nvtma.align"  # on inline PTX that accesses memory: the bytes its address must be aligned to
-
-
-def _assumes_alignment(op, nbytes):
-    """Marks inline PTX whose memory access assumes an `nbytes`-aligned address: the kernel records
-    (nvtma-write-kernel-records) follow its pointer operand back to a tensor parameter, whose launch checks it."""
-    op.operation.attributes[ALIGN_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), nbytes)
+def _vector_add(ptr, val, scope, *, result):
+    """nvtma.vector_atomic_add of `val` at `ptr`: the kernel records check the address's alignment (the
+    value's size) at launch."""
+    sc = {"device": _d.AtomicScope.GPU, "block": _d.AtomicScope.CTA, "cluster": _d.AtomicScope.CLUSTER,
+          None: _d.AtomicScope.SYS}[_SCOPES[scope]]
+    return _d.vector_atomic_add(val.value.type if result else None, ptr, val.value, scope=sc)
 
 
 @user_op
@@ -568,20 +571,16 @@ def red_add(target, idx=None, val=None, *, scope="gpu"):
     n, cls = len(val), val.dtype
     _static_alignment(target, idx, 4 if n == 2 and cls in (Float16, dsl.BFloat16) else 4 * n, f"red_add of {val!r}")
     if cls in (Float16, dsl.BFloat16) and n == 2:
-        _packed_atomic("add", ptr, val, scope)
+        _packed_atomic("add", ptr, val, scope, result=False)
         return
     if cls is not Float32 or n not in (2, 4):
         fail(f"red_add of {val!r}: f32 x2/x4 or f16/bf16 x2", rule="atomic")
-    sc = {"device": ".gpu", "block": ".cta", "cluster": ".cluster", None: ".sys"}[_SCOPES[scope]]
     if _addrspace(ptr) == 3:  # ptxas: "State space incorrect for feature 'red instruction with vector types'"
         fail(f"red_add of f32 x{n} on shared memory: the vector red forms are .global only; add lane by lane",
              rule="atomic")
-    space = ".global"
-    regs = ", ".join(f"${i + 1}" for i in range(n))
-    op = llvm.InlineAsmOp(None, [ptr] + [x.value for x in val.lanes()],
-                          f"red{space}{sc}.add.v{n}.f32 [$0], {{{regs}}};", ",".join(["l"] + ["f"] * n),
-                          has_side_effects=True)
-    _assumes_alignment(op, 4 * n)
+    if _addrspace(ptr) != 1:  # a generic address: the global one it is (cvta.to.global)
+        ptr = llvm.AddrSpaceCastOp(llvm.PointerType.get(1), ptr).result
+    _vector_add(ptr, val, scope, result=False)
 
 
 def _addrspace(ptr):

@@ -131,7 +131,6 @@ class Profiler:
         self._roles_stack = []
         self._stack = []
         self._spans = []         # start()s, to refuse one never ended at the kernel's end
-        self._sites = 0          # event sites electing among the lanes running them (_elect_at_site)
         if not self.enabled:
             return
         if buffer is None:
@@ -258,18 +257,6 @@ class Profiler:
         `converged`), directly where one lane is; for "warpgroup", only in the
         warpgroup's first warp."""
         return _Leader(self, scope, converged)
-
-    def _elect_at_site(self):
-        """True in one lane of those running this event site: activemask and elect.sync as one inline-PTX
-        statement of the site's own (its comment numbers the site). Built from the intrinsics, two sites
-        ending the two arms of a branch that splits a warp compiled alike, and LLVM merged them past the
-        branch's end, where the warp runs reconverged: one lane of the whole warp recorded one of the two
-        events, the other was lost."""
-        self._sites += 1
-        op = llvm.InlineAsmOp(ir.IntegerType.get_signless(32), [],
-                              "{ .reg .pred p; .reg .b32 m; activemask.b32 m; elect.sync _|p, m; selp.u32 $0, 1, 0, "
-                              f"p; }} // profiler event site {self._sites}", "=r", has_side_effects=True)
-        return Uint32(op.result) != 0
 
     @staticmethod
     def _now():
@@ -432,7 +419,7 @@ class _Leader:
         if lanes > 1:
             # among the lanes running together: in a branch that splits a warp, elect.sync over all 32 lanes
             # would wait for the others forever (each part of the warp records the event)
-            self.elected = dsl.if_(dsl.elect_sync(None) if self.converged else self.prof._elect_at_site())
+            self.elected = dsl.if_(dsl.elect_sync(None) if self.converged else dsl.elect_active())
             self.elected.__enter__()
             self.ctx.append(self.elected)
         return self

@@ -29,6 +29,7 @@ from .dsl.tensor import SWIZZLE_BYTES
 ir = lazy("nvtma.ir")
 llvm = lazy("nvtma.dialects.llvm")
 nvvm = lazy("nvtma.dialects.nvvm")
+_d = lazy("nvtma.dialects.nvtma")
 arith = lazy("nvtma.dialects.arith")
 
 __all__ = ["fence", "commit_group", "wait_group", "noop_barrier", "encode_matrix_descriptor", "descriptor_bits",
@@ -425,7 +426,7 @@ def mma_async(acc, a, b, *, a_type=None, b_type=None, scale_d=True, scale_a=1, s
     k = 32 if ta in fp8 else 16 if ta in ("f16", "bf16") else 8
     bd = b.desc if isinstance(b, SmemDescriptor) else b
     if isinstance(a, (list, tuple)) or hasattr(a, "lanes"):
-        return _mma_rs(acc, a, bd, ta, tb, k, scale_d, scale_a, scale_b)
+        return _mma_rs(acc, a, bd, ta, tb, scale_d, scale_a, scale_b)
     ad = a.desc if isinstance(a, SmemDescriptor) else a
     if not isinstance(scale_d, int) or scale_d not in (0, 1):
         # (nvvm's op takes it as an attribute: a run-time value reached Python's `if`)
@@ -442,23 +443,16 @@ def mma_async(acc, a, b, *, a_type=None, b_type=None, scale_d=True, scale_a=1, s
     return Accumulator(acc.n, acc.dtype, value=r)
 
 
-def _mma_rs(acc, a_regs, bd, ta, tb, k, scale_d, scale_a, scale_b):
+def _mma_rs(acc, a_regs, bd, ta, tb, scale_d, scale_a, scale_b):
     """wgmma with A in registers (4 x 32-bit registers a thread for a 64 x k
-    block, ldmatrix's layout) through inline PTX: NVVM's op takes A only
-    from shared memory."""
+    block, ldmatrix's layout): nvtma.wgmma_mma_async_rs, since NVVM's op
+    takes A only from shared memory."""
+    from .dsl.vector import Vector
     regs = a_regs.lanes() if hasattr(a_regs, "lanes") else list(a_regs)
     if len(regs) != 4:
         fail(f"A from registers is 4 x 32-bit registers a thread, got {len(regs)}", rule="wgmma")
-    n = acc.count
-    d = ", ".join(f"${i}" for i in range(n))
-    a = ", ".join(f"${n + i}" for i in range(4))
-    b, sd = f"${n + 4}", f"${2 * n + 5}"
-    trans_b = ", 0" if ta in ("f16", "bf16") else ""  # B K-major: no transpose
-    ptx = (f"{{ .reg .pred p; setp.ne.b32 p, {sd}, 0; wgmma.mma_async.sync.aligned.m64n{acc.n}k{k}.f32.{ta}.{tb} "
-           f"{{{d}}}, {{{a}}}, {b}, p, {scale_a}, {scale_b}{trans_b}; }}")
-    ins = [bits32(r, "wgmma") for r in regs] + [as_value(bd, Uint64)]
-    ins += [llvm.ExtractValueOp(ir.F32Type.get(), acc.value, [i]).result for i in range(n)]
-    ins.append(as_value(1 if scale_d is True else 0 if scale_d is False else scale_d, Int32))
-    cons = ",".join(["=f"] * n + ["r"] * 4 + ["l"] + [str(i) for i in range(n)] + ["r"])
-    r = llvm.InlineAsmOp(acc.struct_t, ins, ptx, cons, has_side_effects=True).result
+    a = Vector.from_elements([Int32(bits32(r, "wgmma")) for r in regs], Int32)
+    sd = as_value(Int32(as_value(1 if scale_d is True else 0 if scale_d is False else scale_d, Int32)) != 0)
+    r = _d.WgmmaMmaAsyncRsOp(acc.value, a.value, as_value(bd, Uint64), sd, acc.n, getattr(_d.WgmmaType, ta.upper()),
+                             getattr(_d.WgmmaType, tb.upper()), scale_a=scale_a, scale_b=scale_b).result
     return Accumulator(acc.n, acc.dtype, value=r)

@@ -53,7 +53,8 @@ def all_specs():
     specs += [K.pipelined_copy(1024, 2048, "f16", (64, 128), 4, load_hint=h[0], store_hint=h[1])
               for h in ((None, None), ("evict_first", "evict_last"))]
     specs += [gemv_spec(*c) for c in GEMV_CASES] + [gemv_pdl_spec()]
-    specs += [swizzled_atomics_spec(), conversions_spec()]
+    specs += [swizzled_atomics_spec(), conversions_spec(), vector_atomics_spec(), split_elections_spec()]
+    specs += [rs_wgmma_spec(d) for d in RS_WGMMA_TYPES]
     specs += gemm_specs()
     return specs
 
@@ -81,6 +82,68 @@ def swizzled_atomics_spec():
         y[t] = s[r, c]
 
     return swizzled_atomics.specialize([dsl.Tensor("f32", (64, 32)), dsl.Tensor("f32", (128,))])
+
+
+def vector_atomics_spec():
+    """nvtma.vector_atomic_add on the GPU: thread t of 128 adds (1, 2) as f16x2 into h[2p:2p+2] and (1, 0.5) as
+    bf16x2 (red) into b[2p:2p+2] for p = t % 32, 4 x 1.0 (red.v4) into f4[4q:4q+4] and (1, 2) (red.v2) into
+    f2[2q:2q+2] for q = t % 8, and (1, 2) as f16x2 into a zeroed shared tile at [2p], read back into sh; thread 0
+    alone adds (3, 4) into h[64:66] and stores the old value it returns into old."""
+    from nvtma import cuda, dsl, lang
+
+    @dsl.kernel(block=(128,), name="vector_atomics")
+    def vector_atomics(h: dsl.Tensor, b: dsl.Tensor, f4: dsl.Tensor, f2: dsl.Tensor, sh: dsl.Tensor,
+                       old: dsl.Tensor):
+        t = dsl.thread_idx()
+        p, q = t % 32, t % 8
+        f16, bf16 = dsl.Float16, dsl.BFloat16
+        s = lang.SMEMPool().alloc((64,), "f16")
+        with dsl.if_(t < 64):
+            s[t] = f16(0.0)
+        dsl.barrier()
+        cuda.atomic_add(h, (p * 2,), dsl.vector_of([f16(1.0), f16(2.0)], f16))
+        cuda.red_add(b, (p * 2,), dsl.vector_of([bf16(1.0), bf16(0.5)], bf16))
+        cuda.red_add(f4, (q * 4,), dsl.full(4, 1.0))
+        cuda.red_add(f2, (q * 2,), dsl.vector_of([dsl.Float32(1.0), dsl.Float32(2.0)], dsl.Float32))
+        cuda.atomic_add(s, (p * 2,), dsl.vector_of([f16(1.0), f16(2.0)], f16), scope="cta")
+        with dsl.if_(t == 0):
+            old.store_vec(cuda.atomic_add(h, (64,), dsl.vector_of([f16(3.0), f16(4.0)], f16)), 0)
+        dsl.barrier()
+        with dsl.if_(t < 64):
+            sh[t] = s[t]
+
+    return vector_atomics.specialize([dsl.Tensor("f16", (66,)), dsl.Tensor("bf16", (64,)), dsl.Tensor("f32", (32,)),
+                                      dsl.Tensor("f32", (16,)), dsl.Tensor("f16", (64,)), dsl.Tensor("f16", (2,))])
+
+
+def split_elections_spec():
+    """Elections ending both arms of a branch that splits each warp (lanes 0-9 / 10-31): in each arm one lane
+    adds 1 to o[warp], through dsl.elect_active in one arm and elect_sync(cuda.activemask()) in the other, so
+    each warp's count is 2 (merged past the branch's end, as LLVM did with the intrinsics, it was 1)."""
+    from nvtma import cuda, dsl
+
+    @dsl.kernel(block=(128,), name="split_elections")
+    def split_elections(o: dsl.Tensor):
+        w = dsl.warp_idx()
+        with dsl.if_(dsl.lane_idx() < 10):
+            with dsl.if_(dsl.elect_active()):
+                cuda.atomic_add(o, (w,), 1)
+        with dsl.else_():
+            with dsl.if_(dsl.elect_sync(cuda.activemask())):
+                cuda.atomic_add(o, (w,), 1)
+
+    return split_elections.specialize([dsl.Tensor("i32", (4,))])
+
+
+# A from registers (nvtma.wgmma_mma_async_rs), with the first K-block run again under a run-time scale_d
+RS_WGMMA_TYPES = ["bf16", "f16"]
+
+
+def rs_wgmma_spec(dtype):
+    from dsl_testing import wgmma_tile_gemm
+    from nvtma import dsl
+    return wgmma_tile_gemm(dtype, 64, rega=True, redo_first=True).specialize(
+        [dsl.Tensor(dtype, (64, 256)), dsl.Tensor(dtype, (64, 256)), dsl.Tensor("f32", (64, 64))])
 
 
 # float values whose conversions to integers (saturating, NaN to 0) and to fp8 (e4m3 and e5m2, round to nearest

@@ -65,7 +65,7 @@ CASES = {
     "atomic_add f32 old value": (lambda x, y, h, i: _set(y, cuda.atomic_add(y, (t() + 1,), x[t()]), 0),
                                  [r"atom\.global\.add\.f32"]),
     "atomic_add 2 x f16": (lambda x, y, h, i: cuda.atomic_add(h, (t() * 2,), h.load_vec(2, t() * 2 + 256)),
-                           [r"atom\.global\.gpu\.add\.noftz\.f16x2"]),
+                           [r"atom\.gpu\.global\.add\.noftz\.f16x2"]),
     "atomic_add shared": (lambda x, y, h, i: _shared_atomic(x), [r"atom\.shared\.add\.f32|red\.shared\.add\.f32"]),
     "atomic_max i32": (lambda x, y, h, i: cuda.atomic_max(i, (t() % 4,), i[t()]), [r"(atom|red)\.global\.max\.s32"]),
     "atomic_cas": (lambda x, y, h, i: _set(i, cuda.atomic_cas(i, (0,), i[t()], i[t() + 1])),

@@ -78,8 +78,8 @@ def test_vector_atomics_through_an_aligned_address_of_build():
         cuda.atomic_add(cpasync.address_of(h, [2]), None, dsl.full(2, dsl.Float16(1.0)))
         cuda.red_add(cpasync.address_of(o, [4]), dsl.full(4, 1.0))
     ops = _atomics(ptx(_kernel(body)))
-    assert any("atom.global.gpu.add.noftz.f16x2" in a for a in ops), ops
-    assert any("red.global.gpu.add.v4.f32" in a for a in ops), ops
+    assert any("atom.gpu.global.add.noftz.f16x2" in a for a in ops), ops
+    assert any("red.gpu.global.add.v4.f32" in a for a in ops), ops
 
 
 # --------------------------------------------------------------------------- D10: static shared memory
@@ -158,8 +158,29 @@ def _elect_kernel(elect):
 
 @pytest.mark.parametrize("elect", [cuda.elect_sync, lang.elect_sync, dsl.elect_sync], ids=["cuda", "lang", "dsl"])
 def test_elect_sync_takes_the_documented_membermask(elect):
+    # elect_sync(activemask()) is elect_active: the election among the active lanes as one statement
     text = ptx(_elect_kernel(elect))
-    assert re.search(r"activemask\.b32\s+(%r\d+);(.|\n)*elect\.sync\s+%r\d+\|%p\d+, \1;", text), text
+    assert re.search(r"activemask\.b32\s+(\S+);\s*elect\.sync\s+\S+\|\S+, \1;", text), text
+    assert text == ptx(_elect_kernel(lambda mask: cuda.elect_active()))
+
+
+@pytest.mark.parametrize("elect", [lambda: dsl.elect_sync(cuda.activemask()), dsl.elect_active, cuda.elect_active],
+                         ids=["elect_sync-activemask", "dsl", "cuda"])
+def test_elections_ending_both_arms_of_a_split_stay_apart(elect):
+    # built from the activemask and elect.sync intrinsics, two elections alike at the end of both arms were
+    # merged by LLVM past the branch's end, where the warp runs reconverged: one lane of the whole warp
+    # added instead of one of each half. Each is an nvtma.elect_active with inline PTX of its own (what
+    # follows may be shared: each half's elected lane runs it)
+    @dsl.kernel(block=(32,), name="k")
+    def k(o: dsl.Tensor("i32", (32,))):
+        with dsl.if_(dsl.lane_idx() < 16):
+            with dsl.if_(elect()):
+                cuda.atomic_add(o, (0,), 1)
+        with dsl.else_():
+            with dsl.if_(elect()):
+                cuda.atomic_add(o, (0,), 1)
+    text = ptx(k)
+    assert len(re.findall(r"elect\.sync", text)) == 2 and len(set(re.findall(r"elect_active (\d+)", text))) == 2
 
 
 def test_elect_sync_without_a_mask_is_unchanged():

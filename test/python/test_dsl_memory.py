@@ -68,11 +68,10 @@ def test_element_and_vector_accesses_of_global_and_shared():
     assert "ld.shared.b16" in ins and "st.global.b16" in ins
 
 
-def test_records_follow_inline_ptx_reductions_to_their_tensors():
-    """cuda.red_add's vector reductions and packed atomics are inline PTX the
-    kernel records cannot read: each says what its address assumes (v4.f32
-    16 bytes, v2.f32 8, bf16x2 4), so its tensor's launch checks it. A
-    scalar reduction (an llvm.atomicrmw of the element) records none."""
+def test_records_follow_vector_reductions_to_their_tensors():
+    """cuda.red_add's vector reductions and packed atomics (nvtma.vector_atomic_add) assume their address is
+    aligned to the value's size (v4.f32 16 bytes, v2.f32 8, bf16x2 4): the records follow it to the tensor,
+    whose launch checks it. A scalar reduction (an llvm.atomicrmw of the element) records none."""
     from nvtma import cuda
 
     @dsl.kernel(block=(32,))
@@ -88,7 +87,7 @@ def test_records_follow_inline_ptx_reductions_to_their_tensors():
                             dsl.Tensor("f32", (None,))])
     c = spec.compile()
     assert [p.get("align") for p in c.kernels[spec.name]["params"]] == [16, 8, 4, None]
-    assert "red.global.gpu.add.v4.f32" in c.ptx
+    assert "red.gpu.global.add.v4.f32" in c.ptx
 
 
 def test_records_hold_the_alignment_the_kernels_accesses_assume():

@@ -8,8 +8,8 @@ import pytest
 
 pytest.importorskip("nvtma._mlir_libs._nvtmaDialects")
 
-from dsl_testing import build_error, ptx  # noqa: E402
-from nvtma import cpasync, cuda, dsl, lang, wgmma  # noqa: E402
+from dsl_testing import build_error, ptx, wgmma_tile_gemm as _gemm  # noqa: E402
+from nvtma import cpasync, dsl, lang, wgmma  # noqa: E402
 
 # --------------------------------------------------------------------------- the descriptor, bit by bit
 #
@@ -78,45 +78,6 @@ def test_descriptor_refuses_bad_fields(args, message):
 
 # --------------------------------------------------------------------------- mma_async
 
-def _gemm(dtype="bf16", K=64, *, swizzle="swizzle_128b", rega=False, n=64, divide=None):
-    """One 64 x n x K tile; `divide` adds a quotient to c, divided in 64
-    ("i64") or 32 bits ("i32")."""
-    @dsl.kernel(block=(128,))
-    def gemm(a: dsl.Tensor(dtype, (64, 256)), b: dsl.Tensor(dtype, (n, 256)), c: dsl.Tensor("f32", (64, n)),
-             *, K=K, rega=rega, divide=divide):
-        pool = lang.SMEMPool()
-        la = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), a, (64, K), swizzle=swizzle)
-        lb = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), b, (n, K), swizzle=swizzle)
-        sa, sb = pool.alloc_for(la), pool.alloc_for(lb)
-        bar = lang.TMABar(1)
-        dsl.barrier()
-        with lang.WarpRole(0):
-            bar.arrive_expect_tx(0, la.tile_bytes + lb.tile_bytes)
-            cpasync.copy(la, [0, 0], sa, tma_bar_ptr=bar.at(0))
-            cpasync.copy(lb, [0, 0], sb, tma_bar_ptr=bar.at(0))
-        bar.wait(0, 0)
-        da, db = wgmma.SmemDescriptor(sa), wgmma.SmemDescriptor(sb)
-        acc = wgmma.Accumulator(n)
-        wgmma.fence()
-        for kb in range(K // da.k_per_block):
-            if rega:
-                # A from registers: ldmatrix gives each warp its 16 rows x 16 k of the block
-                lane, w = dsl.lane_idx(), dsl.warp_idx()
-                regs = cuda.ldmatrix(sa, 16 * w + lane % 16, kb * 16 + (lane // 16) * 8)
-                acc = wgmma.mma_async(acc, regs, db.k_block(kb), a_type=dtype)
-            else:
-                acc = wgmma.mma_async(acc, da.k_block(kb), db.k_block(kb))
-        wgmma.commit_group()
-        wgmma.wait_group(0)
-        q = None
-        if divide:  # by a value read from memory: nothing bounds it (grid values LLVM narrows to 32 bits)
-            t = dsl.Int64 if divide == "i64" else dsl.Int32
-            q = ((dsl.block_idx().to(t) + 7) // (c[0, 0].to(t) + 1)).to(dsl.Int32)
-        for i in range(acc.count):
-            r, col = acc.coords(i)
-            c[r, col] = acc[i] if q is None else acc[i] + q.to(dsl.Float32)
-
-    return gemm
 
 
 def test_bf16_m64n64k16_from_shared_memory():
@@ -348,7 +309,7 @@ def test_the_gemm_adds_split_k_partials_from_its_registers_in_fragment_order():
             ptx = sp.compile().ptx
             # a thread's quads: BM / 2 registers of each of its BN / 64 m64 blocks, four at a time
             assert quads == BM // 8 * BN // 64
-            assert ptx.count("red.global.gpu.add.v4.f32") == 2 * quads
+            assert ptx.count("red.gpu.global.add.v4.f32") == 2 * quads
             # (LLVM may merge the two copies' last, identical, store)
             assert ptx.count("ld.global.v4.b32") == quads and quads <= ptx.count("st.global.v4.b32") <= 2 * quads
             assert "ld.shared.v4" not in ptx
@@ -357,7 +318,7 @@ def test_the_gemm_adds_split_k_partials_from_its_registers_in_fragment_order():
                 assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta") == chunks * BN // 64
         for kw in (dict(wgs=2), dict(wgs=2, kwg=True)):
             ptx = gemm.gemm_spec(64, 128, w_scale="tensor", **kw).compile().ptx
-            assert "ld.shared.v4.b32" in ptx and ptx.count("red.global.gpu.add.v4.f32") > 0
+            assert "ld.shared.v4.b32" in ptx and ptx.count("red.gpu.global.add.v4.f32") > 0
     spec = gemm.gemm_spec(32, 128, 2, w_scale="tensor", ms=2)
     assert gemm.workspace_shape(spec, 300) == ((6, 4096), 6)
 

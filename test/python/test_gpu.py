@@ -165,6 +165,55 @@ def test_atomics_into_a_swizzled_tile_reach_the_element_it_reads():
     torch.testing.assert_close(y, want, rtol=0, atol=1e-6)
 
 
+def test_vector_atomics_add_each_lane():
+    """nvtma.vector_atomic_add: packed f16x2 / bf16x2 atomics (global and shared, old value returned) and the
+    f32 v2 / v4 reductions each add every lane, once per thread (gpu_cases.vector_atomics_spec)."""
+    spec = gpu_cases.vector_atomics_spec()
+    mod = build(spec)
+    h = torch.randint(-8, 8, (66,), device="cuda").half()
+    b = torch.randint(-8, 8, (64,), device="cuda").bfloat16()
+    f4, f2 = torch.randn(32, device="cuda"), torch.randn(16, device="cuda")
+    sh, old = torch.full((64,), 7.0, device="cuda").half(), torch.zeros(2, device="cuda").half()
+    h0, b0, f40, f20 = h.clone(), b.clone(), f4.clone(), f2.clone()
+    mod.vector_atomics(h, b, f4, f2, sh, old, **launch(spec, mod, grid=(1, 1, 1)))
+    torch.cuda.synchronize()
+    pair = torch.tensor([1.0, 2.0], device="cuda").repeat(32)
+    torch.testing.assert_close(h[:64], h0[:64] + 4 * pair.half(), rtol=0, atol=0)
+    torch.testing.assert_close(h[64:], h0[64:] + torch.tensor([3.0, 4.0], device="cuda").half(), rtol=0, atol=0)
+    torch.testing.assert_close(old, h0[64:], rtol=0, atol=0)
+    torch.testing.assert_close(b, b0 + 4 * torch.tensor([1.0, 0.5], device="cuda").repeat(32).bfloat16(), rtol=0,
+                               atol=0)
+    torch.testing.assert_close(f4, f40 + 16, rtol=0, atol=1e-5)
+    torch.testing.assert_close(f2, f20 + 16 * torch.tensor([1.0, 2.0], device="cuda").repeat(8), rtol=0, atol=1e-5)
+    torch.testing.assert_close(sh, 4 * pair.half(), rtol=0, atol=0)
+
+
+def test_elections_ending_both_arms_of_a_split_each_elect():
+    """dsl.elect_active and elect_sync(cuda.activemask()) at the ends of both arms of a branch that splits
+    every warp: one lane of each part adds 1, so each warp counts 2 (gpu_cases.split_elections_spec)."""
+    spec = gpu_cases.split_elections_spec()
+    mod = build(spec)
+    o = torch.zeros(4, dtype=torch.int32, device="cuda")
+    mod.split_elections(o, **launch(spec, mod, grid=(1, 1, 1)))
+    torch.cuda.synchronize()
+    assert o.tolist() == [2, 2, 2, 2]
+
+
+@pytest.mark.parametrize("dtype", gpu_cases.RS_WGMMA_TYPES)
+def test_wgmma_with_a_from_registers(dtype):
+    """nvtma.wgmma_mma_async_rs: c = a·bᵀ over a 64 x 64 x 64 tile with A from registers (ldmatrix), the
+    first K-block run again with a run-time scale_d that is false (counted twice, c is off by a·bᵀ of it)."""
+    spec = gpu_cases.rs_wgmma_spec(dtype)
+    mod = build(spec)
+    t = getattr(torch, {"bf16": "bfloat16", "f16": "float16"}[dtype])
+    a, b = torch.randn(64, 256, device="cuda").to(t), torch.randn(64, 256, device="cuda").to(t)
+    c = torch.zeros(64, 64, device="cuda")
+    mod.gemm(a, b, c, **launch(spec, mod, grid=(1, 1, 1)))
+    torch.cuda.synchronize()
+    want = a[:, :64].float() @ b[:, :64].float().T
+    torch.testing.assert_close(c, want, rtol=1e-3, atol=1e-3)
+
+
 def test_float_conversions_saturate_alike_at_run_time_and_as_constants():
     """Float -> integer conversions truncate, saturate and take NaN to 0 (PTX's cvt.rzi, and a select for an f64
     source or a 64-bit result, where cvt.rzi gives the top bit), from f32 and f64; float -> fp8 rounds

@@ -333,18 +333,19 @@ def test_events_in_a_branch_that_splits_a_warp_elect_among_its_active_lanes():
     masks = re.findall(r"elect\.sync\s+(\S+)\|\S+, (\S+);", ptx)
     # the setup and the end elect over the whole warp (-1); each of the two events by its lanes' activemask
     assert [m for _, m in masks].count("-1") == 2 and len(masks) == 4, masks
-    assert ptx.count("activemask.b32") == 2 and len(set(re.findall(r"event site (\d+)", ptx))) == 2
+    assert ptx.count("activemask.b32") == 2 and len(set(re.findall(r"elect_active (\d+)", ptx))) == 2
 
 
 def test_events_ending_both_arms_of_a_split_keep_their_own_elections():
     # built from the activemask and elect.sync intrinsics, "b" and "c" compiled alike and LLVM merged their
     # elections past the branch's end, where the warp runs reconverged: one lane of the whole warp recorded
-    # one of them, the other was lost. Each site's election is inline PTX of its own (numbered), so each arm
-    # keeps its own; what follows the election may be shared (the slots are taken atomically, lane by lane)
+    # one of them, the other was lost. Each site elects with an nvtma.elect_active, whose inline PTX is its
+    # own (numbered), so each arm keeps its own; what follows the election may be shared (the slots are taken
+    # atomically, lane by lane)
     import profile_cases
     ptx = nvtma.compile(profile_cases.split_tails_spec().ir, cache=False).ptx
     assert ptx.count("activemask.b32") == 3
-    assert sorted(re.findall(r"event site (\d+)", ptx)) == ["1", "2", "3"]
+    assert len(set(re.findall(r"elect_active (\d+)", ptx))) == 3
     assert len(re.findall(r"elect\.sync", ptx)) == 5  # the three sites', the setup's and the end's
 
 
@@ -368,10 +369,10 @@ def test_only_the_recording_lanes_touch_the_count_and_atomically():
             m = ir.Module.parse(built.ir)
             checked = 0
             for ops, i, o in walk(m.operation):
-                if o.operation.name != "llvm.inline_asm" or "event site" not in str(o.operation):
+                if o.operation.name != "nvtma.elect_active":
                     continue  # (the setup's and the end's: elect.sync over the whole converged warp)
                 branch = next(x.operation for x in ops[i + 1:] if x.operation.name == "scf.if")
-                assert branch.operands[0].owner.name == "arith.cmpi"  # (the election's != 0)
+                assert branch.operands[0].owner.name == "nvtma.elect_active"
                 body = str(branch)
                 assert len(re.findall(r"llvm\.atomicrmw add .*!llvm\.ptr<3>, i32", body)) == 1, body
                 assert not re.search(r"memref\.(store|load) .*#gpu\.address_space<workgroup>>", body)

@@ -86,6 +86,20 @@ static void inlinePtx(OpBuilder &b, Location loc, StringRef asmString,
       ArrayAttr());
 }
 
+/// Emits `asmString` as volatile inline PTX with one result of `type`.
+static Value inlinePtxResult(OpBuilder &b, Location loc, Type type,
+                             StringRef asmString, StringRef constraints,
+                             ValueRange operands) {
+  return LLVM::InlineAsmOp::create(
+             b, loc, type, operands, asmString, constraints,
+             /*has_side_effects=*/true, /*is_align_stack=*/false,
+             LLVM::TailCallKind::None,
+             LLVM::AsmDialectAttr::get(b.getContext(),
+                                       LLVM::AsmDialect::AD_ATT),
+             ArrayAttr())
+      .getResult(0);
+}
+
 /// A 32-bit shared-state-space address for inline PTX ("r" operands).
 static Value sharedAddr32(OpBuilder &b, Location loc, Value ptr) {
   return LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), ptr);
@@ -701,6 +715,152 @@ struct MBarrierAddressLowering : ConvertOpToLLVMPattern<MBarrierAddressOp> {
   }
 };
 
+/// nvtma.read_special_register -> a volatile `mov.u32`.
+struct ReadSpecialRegisterLowering
+    : ConvertOpToLLVMPattern<ReadSpecialRegisterOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(ReadSpecialRegisterOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    // tid_x -> %tid.x
+    std::string reg = stringifySpecialRegister(op.getReg()).str();
+    std::replace(reg.begin(), reg.end(), '_', '.');
+    rewriter.replaceOp(op, inlinePtxResult(rewriter, op.getLoc(),
+                                           rewriter.getI32Type(),
+                                           "mov.u32 $0, %" + reg + ";", "=r",
+                                           {}));
+    return success();
+  }
+};
+
+/// nvtma.elect_active -> activemask and elect.sync as one inline-PTX
+/// statement whose comment numbers the op: no two are alike, so LLVM merges
+/// none of them (see the op's description).
+struct ElectActiveLowering : ConvertOpToLLVMPattern<ElectActiveOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(ElectActiveOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    std::string text = "{ .reg .pred p; .reg .b32 m; activemask.b32 m; "
+                       "elect.sync _|p, m; selp.u32 $0, 1, 0, p; } "
+                       "// elect_active " +
+                       std::to_string(site++);
+    Value one = inlinePtxResult(rewriter, loc, rewriter.getI32Type(), text,
+                                "=r", {});
+    rewriter.replaceOpWithNewOp<LLVM::ICmpOp>(op, LLVM::ICmpPredicate::ne, one,
+                                              i32Const(rewriter, loc, 0));
+    return success();
+  }
+  /// Numbers the sites of one run of the pass (they need only differ).
+  mutable unsigned site = 0;
+};
+
+/// nvtma.wgmma_mma_async_rs -> wgmma.mma_async with A from registers.
+struct WgmmaMmaAsyncRsLowering : ConvertOpToLLVMPattern<WgmmaMmaAsyncRsOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(WgmmaMmaAsyncRsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto accType = cast<LLVM::LLVMStructType>(op.getAcc().getType());
+    unsigned n = accType.getBody().size();
+    WgmmaType ta = op.getTypeA();
+    int k = ta == WgmmaType::TF32 ? 8
+            : ta == WgmmaType::F16 || ta == WgmmaType::BF16 ? 16
+                                                             : 32;
+    auto reg = [](unsigned i) { return "$" + std::to_string(i); };
+    std::string d, a;
+    for (unsigned i = 0; i < n; ++i)
+      d += (i ? ", " : "") + reg(i);
+    for (unsigned i = 0; i < 4; ++i)
+      a += (i ? ", " : "") + reg(n + i);
+    // B is K-major: f16/bf16 take the (zero) transpose flag, the others none.
+    bool transposable = ta == WgmmaType::F16 || ta == WgmmaType::BF16;
+    std::string text =
+        "{ .reg .pred p; setp.ne.b32 p, " + reg(2 * n + 5) +
+        ", 0; wgmma.mma_async.sync.aligned.m64n" + std::to_string(op.getN()) +
+        "k" + std::to_string(k) + ".f32." + stringifyWgmmaType(ta).str() +
+        "." + stringifyWgmmaType(op.getTypeB()).str() + " {" + d + "}, {" +
+        a + "}, " + reg(n + 4) + ", p, " + std::to_string(int32_t(op.getScaleA())) +
+        ", " + std::to_string(int32_t(op.getScaleB())) + (transposable ? ", 0" : "") +
+        "; }";
+    SmallVector<Value> operands;
+    for (unsigned i = 0; i < 4; ++i)
+      operands.push_back(LLVM::ExtractElementOp::create(
+          rewriter, loc, adaptor.getA(), i32Const(rewriter, loc, i)));
+    operands.push_back(adaptor.getBDesc());
+    for (unsigned i = 0; i < n; ++i)
+      operands.push_back(LLVM::ExtractValueOp::create(
+          rewriter, loc, adaptor.getAcc(), ArrayRef<int64_t>{int64_t(i)}));
+    operands.push_back(LLVM::ZExtOp::create(rewriter, loc,
+                                            rewriter.getI32Type(),
+                                            adaptor.getScaleD()));
+    // D's registers are outputs tied to the accumulator's inputs.
+    std::string cons;
+    for (unsigned i = 0; i < n; ++i)
+      cons += "=f,";
+    cons += "r,r,r,r,l";
+    for (unsigned i = 0; i < n; ++i)
+      cons += "," + std::to_string(i);
+    cons += ",r";
+    rewriter.replaceOp(op, inlinePtxResult(rewriter, loc, accType, text, cons,
+                                           operands));
+    return success();
+  }
+};
+
+/// nvtma.vector_atomic_add -> atom/red .add on a vector.
+struct VectorAtomicAddLowering : ConvertOpToLLVMPattern<VectorAtomicAddOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(VectorAtomicAddOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto v = cast<VectorType>(op.getValue().getType());
+    unsigned as =
+        cast<LLVM::LLVMPointerType>(op.getPtr().getType()).getAddressSpace();
+    std::string space = as == 1 ? ".global" : as == 3 ? ".shared" : "";
+    std::string scope = "." + stringifyAtomicScope(op.getScope()).str();
+    Type elem = v.getElementType();
+    if (!elem.isF32()) {
+      // 2 x f16/bf16 as one 32-bit register.
+      std::string t = elem.isF16() ? "f16x2" : "bf16x2";
+      Value bits = LLVM::BitcastOp::create(rewriter, loc,
+                                           rewriter.getI32Type(),
+                                           adaptor.getValue());
+      if (!op.getResult()) {
+        inlinePtx(rewriter, loc,
+                  "red" + scope + space + ".add.noftz." + t + " [$0], $1;",
+                  "l,r", {adaptor.getPtr(), bits});
+        rewriter.eraseOp(op);
+        return success();
+      }
+      Value old = inlinePtxResult(
+          rewriter, loc, rewriter.getI32Type(),
+          "atom" + scope + space + ".add.noftz." + t + " $0, [$1], $2;",
+          "=r,l,r", {adaptor.getPtr(), bits});
+      rewriter.replaceOpWithNewOp<LLVM::BitcastOp>(op, v, old);
+      return success();
+    }
+    int64_t lanes = v.getNumElements();
+    std::string regs, cons = "l";
+    SmallVector<Value> operands{adaptor.getPtr()};
+    for (int64_t i = 0; i < lanes; ++i) {
+      regs += (i ? ", $" : "$") + std::to_string(i + 1);
+      cons += ",f";
+      operands.push_back(LLVM::ExtractElementOp::create(
+          rewriter, loc, adaptor.getValue(), i32Const(rewriter, loc, i)));
+    }
+    inlinePtx(rewriter, loc,
+              "red" + scope + ".global.add.v" + std::to_string(lanes) +
+                  ".f32 [$0], {" + regs + "};",
+              cons, operands);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::nvtma::populateNVTMAToNVVMConversionPatterns(
@@ -728,7 +888,11 @@ void mlir::nvtma::populateNVTMAToNVVMConversionPatterns(
       BulkCommitGroupLowering,     // nvtma.bulk_commit_group
       BulkWaitGroupLowering,       // nvtma.bulk_wait_group
       AddressOfLowering,           // nvtma.address_of
-      MBarrierAddressLowering      // nvtma.mbarrier_address
+      MBarrierAddressLowering,     // nvtma.mbarrier_address
+      ReadSpecialRegisterLowering, // nvtma.read_special_register
+      ElectActiveLowering,         // nvtma.elect_active
+      WgmmaMmaAsyncRsLowering,     // nvtma.wgmma_mma_async_rs
+      VectorAtomicAddLowering      // nvtma.vector_atomic_add
       >(converter);
 }
 

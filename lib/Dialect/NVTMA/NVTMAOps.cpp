@@ -601,3 +601,47 @@ void DsmemStoreOp::getEffects(EffectList &effects) {
   effects.emplace_back(MemoryEffects::Write::get(), &getDstMutable());
   effects.emplace_back(MemoryEffects::Write::get(), &getRemoteBarrierMutable());
 }
+
+/// Whether a wgmma operand type is one of the fp8 ones.
+static bool isFp8(WgmmaType t) { return t == WgmmaType::E4M3 || t == WgmmaType::E5M2; }
+
+LogicalResult WgmmaMmaAsyncRsOp::verify() {
+  auto acc = cast<LLVM::LLVMStructType>(getAcc().getType());
+  int32_t n = getN();
+  if (n % 8)
+    return emitOpError() << "n = " << n << ": a multiple of 8 in [8, 256]";
+  ArrayRef<Type> body = acc.getBody();
+  if (int64_t(body.size()) != n / 2 ||
+      !llvm::all_of(body, [](Type t) { return t.isF32(); }))
+    return emitOpError() << "acc " << acc << ": a 64 x " << n
+                         << " tile of f32 accumulators is a struct of "
+                         << n / 2 << " f32";
+  WgmmaType a = getTypeA(), b = getTypeB();
+  if (isFp8(a) != isFp8(b) || (!isFp8(a) && a != b))
+    return emitOpError() << "operand types " << stringifyWgmmaType(a)
+                         << " and " << stringifyWgmmaType(b)
+                         << " do not pair (f16, bf16 and tf32 with "
+                            "themselves, fp8 with fp8)";
+  return success();
+}
+
+LogicalResult VectorAtomicAddOp::verify() {
+  auto v = cast<VectorType>(getValue().getType());
+  bool f32 = v.getElementType().isF32();
+  if (Value r = getResult()) {
+    if (f32)
+      return emitOpError() << "of " << v
+                           << " has no result: the f32 vector forms are "
+                              "reductions (red), which return nothing";
+    if (r.getType() != v)
+      return emitOpError() << "result " << r.getType()
+                           << " is not the value's type " << v;
+  }
+  unsigned as = cast<LLVM::LLVMPointerType>(getPtr().getType()).getAddressSpace();
+  if (f32 && as != 1)
+    return emitOpError() << "of " << v
+                         << " needs a global pointer (!llvm.ptr<1>): the "
+                            "vector red forms are .global only, got "
+                         << getPtr().getType();
+  return success();
+}

@@ -22,8 +22,8 @@ the reference.
 from .control import cond, else_, flatten, if_, range, range_constexpr, unflatten, while_, yield_  # noqa: A004
 from .errors import KernelBuildError, user_op
 from .ids import (barrier, block_dim, block_idx, cluster_arrive, cluster_ctaid, cluster_ctarank, cluster_dim,
-                  cluster_idx, cluster_size, cluster_sync, cluster_wait, cta_sync, elect_sync, grid_dim, lane_idx,
-                  max_grid, smid, thread_idx, thread_rank, warp_idx, warpgroup_idx)
+                  cluster_idx, cluster_size, cluster_sync, cluster_wait, cta_sync, elect_active, elect_sync, grid_dim,
+                  lane_idx, max_grid, smid, thread_idx, thread_rank, warp_idx, warpgroup_idx)
 from .kernel import BuiltKernel, Specialization, active_threads, current_kernel, kernel, narrowed
 from .numeric import (BFloat16, Boolean, Float, Float8E4M3FN, Float8E5M2, Float16, Float32, Float64, Index, Int8,
                       Int16, Int32, Int64, Integer, Numeric, Uint8, Uint16, Uint32, Uint64, Val, abs, as_value,

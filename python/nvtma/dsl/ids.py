@@ -10,10 +10,11 @@ ir = lazy("nvtma.ir")
 nvvm = lazy("nvtma.dialects.nvvm")
 gpu = lazy("nvtma.dialects.gpu")
 llvm = lazy("nvtma.dialects.llvm")
+_d = lazy("nvtma.dialects.nvtma")
 
 __all__ = ["thread_idx", "block_idx", "block_dim", "grid_dim", "cluster_ctaid", "cluster_ctarank",
            "cluster_dim", "cluster_size", "cluster_idx", "warp_idx", "lane_idx", "warpgroup_idx", "thread_rank",
-           "smid", "barrier", "cta_sync", "cluster_arrive", "cluster_wait", "cluster_sync", "elect_sync", "max_grid"]
+           "smid", "barrier", "cta_sync", "cluster_arrive", "cluster_wait", "cluster_sync", "elect_sync", "elect_active", "max_grid"]
 
 _AXES = ("x", "y", "z")
 
@@ -31,10 +32,9 @@ def _tagged(v, tag):
 
 
 def _read_here(reg):
-    """%reg through a volatile asm: LLVM moves neither the read nor what is
-    computed from it out of the loop it sits in."""
-    return Int32(llvm.InlineAsmOp(ir.IntegerType.get_signless(32), [], f"mov.u32 $0, %{reg};", "=r",
-                                  has_side_effects=True).result)
+    """A special register (a dialect SpecialRegister) read where it is called (nvtma.read_special_register):
+    LLVM moves neither the read nor what is computed from it out of the loop it sits in."""
+    return Int32(_d.ReadSpecialRegisterOp(reg).result)
 
 
 @user_op
@@ -48,7 +48,7 @@ def thread_idx(d="x", *, hoist=True):
     else:
         if d not in _AXES:
             fail(f"dimension {d!r}: 'x', 'y' or 'z'", rule="dim")
-        v = _read_here(f"tid.{d}")
+        v = _read_here(getattr(_d.SpecialRegister, f"TID_{d.upper()}"))
     return _tagged(v, "thread" if d == "x" else None)
 
 
@@ -140,7 +140,7 @@ def warp_idx():
 @user_op
 def lane_idx(*, hoist=True):
     """%laneid; hoist=False as for thread_idx."""
-    v = Int32(nvvm.LaneIdOp(ir.IntegerType.get_signless(32)).result) if hoist else _read_here("laneid")
+    v = Int32(nvvm.LaneIdOp(ir.IntegerType.get_signless(32)).result) if hoist else _read_here(_d.SpecialRegister.LANEID)
     return _tagged(v, "lane")
 
 
@@ -182,12 +182,23 @@ def cluster_sync():
 
 
 @user_op
+def elect_active():
+    """True in one lane of those that run this call, elected at this call (nvtma.elect_active): in a branch
+    that splits a warp, one lane of each part that runs it. Two such calls ending both arms of a branch stay
+    two elections, where elect_sync over an activemask, alike in both arms, could be merged past the
+    branch's end into one election of the reconverged warp."""
+    return _tagged(Boolean(_d.ElectActiveOp().result), ("one", "lane"))
+
+
+@user_op
 def elect_sync(membermask=None):
     """True in one lane of the calling warp: elect.sync over all 32 lanes (where at most part of a warp runs,
     a one-lane branch, it would wait for the others forever), or over the lanes of `membermask` (a Uint32
-    each of whose lanes runs this call; ``dsl.elect_sync(cuda.activemask())`` elects among the lanes that
-    run together, in a branch that splits the warp too)."""
+    each of whose lanes runs this call). ``dsl.elect_sync(cuda.activemask())`` is elect_active(): one lane
+    of those that run together, in a branch that splits the warp too."""
     from .kernel import current_kernel
+    if getattr(membermask, "tag", None) == "activemask":
+        return elect_active()
     i1 = ir.IntegerType.get_signless(1)
     k = current_kernel()
     if membermask is not None:

@@ -216,3 +216,36 @@ gpu.module @m [#nvvm.target<chip = "sm_100a", features = "+ptx86">] {
     gpu.return
   }
 }
+
+// -----
+
+// The warp and memory instructions NVVM lacks, or that must stay per site,
+// become volatile inline PTX. Each elect_active's is numbered: LLVM merges
+// none of them.
+// CHECK-LABEL: gpu.func @warp_and_vector_ops
+// CHECK: llvm.inline_asm has_side_effects {{.*}}"mov.u32 $0, %tid.y;", "=r"  : () -> i32
+// CHECK: llvm.inline_asm has_side_effects {{.*}}"mov.u32 $0, %laneid;", "=r"  : () -> i32
+// CHECK: llvm.inline_asm has_side_effects {{.*}}"{ .reg .pred p; .reg .b32 m; activemask.b32 m; elect.sync _|p, m; selp.u32 $0, 1, 0, p; } // elect_active 0", "=r"
+// CHECK: llvm.icmp "ne"
+// CHECK: "{{.*}}// elect_active 1", "=r"
+// CHECK: "{ .reg .pred p; setp.ne.b32 p, $13, 0; wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {$0, $1, $2, $3}, {$4, $5, $6, $7}, $8, p, 1, -1, 0; }", "=f,=f,=f,=f,r,r,r,r,l,0,1,2,3,r"
+// CHECK: "{ .reg .pred p; setp.ne.b32 p, $13, 0; wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e5m2 {$0, $1, $2, $3}, {$4, $5, $6, $7}, $8, p, 1, 1; }"
+// CHECK: "atom.cta.shared.add.noftz.bf16x2 $0, [$1], $2;", "=r,l,r"
+// CHECK: "red.sys.add.noftz.f16x2 [$0], $1;", "l,r"
+// CHECK: "red.gpu.global.add.v4.f32 [$0], {$1, $2, $3, $4};", "l,f,f,f,f"
+gpu.module @m [#nvvm.target<chip = "sm_90a">] {
+  gpu.func @warp_and_vector_ops(%acc: !llvm.struct<(f32, f32, f32, f32)>, %a: vector<4xi32>, %b: i64, %d: i1,
+                                %s: !llvm.ptr<3>, %p: !llvm.ptr, %g: !llvm.ptr<1>, %h: vector<2xbf16>,
+                                %x: vector<2xf16>, %f: vector<4xf32>) kernel {
+    %t = nvtma.read_special_register <tid_y> : i32
+    %l = nvtma.read_special_register <laneid> : i32
+    %e0 = nvtma.elect_active : i1
+    %e1 = nvtma.elect_active : i1
+    %r = nvtma.wgmma_mma_async_rs %acc, %a, %b, %d {n = 8 : i32, type_a = #nvtma.wgmma_type<bf16>, type_b = #nvtma.wgmma_type<bf16>, scale_b = -1 : i32} : !llvm.struct<(f32, f32, f32, f32)>, vector<4xi32>
+    %r2 = nvtma.wgmma_mma_async_rs %r, %a, %b, %d {n = 8 : i32, type_a = #nvtma.wgmma_type<e4m3>, type_b = #nvtma.wgmma_type<e5m2>} : !llvm.struct<(f32, f32, f32, f32)>, vector<4xi32>
+    %o = nvtma.vector_atomic_add %s, %h {scope = #nvtma.atomic_scope<cta>} : !llvm.ptr<3>, vector<2xbf16> -> vector<2xbf16>
+    nvtma.vector_atomic_add %p, %x {scope = #nvtma.atomic_scope<sys>} : !llvm.ptr, vector<2xf16>
+    nvtma.vector_atomic_add %g, %f : !llvm.ptr<1>, vector<4xf32>
+    gpu.return
+  }
+}

@@ -1074,3 +1074,67 @@ module attributes {gpu.container_module} {
 func.func @f() attributes {nvtma.link = ["nvshmem"]} {
   return
 }
+
+// -----
+
+func.func @wgmma_acc(%acc: !llvm.struct<(f32, f32)>, %a: vector<4xi32>, %b: i64, %d: i1) {
+  // expected-error @+1 {{acc '!llvm.struct<(f32, f32)>': a 64 x 8 tile of f32 accumulators is a struct of 4 f32}}
+  %r = nvtma.wgmma_mma_async_rs %acc, %a, %b, %d {n = 8 : i32, type_a = #nvtma.wgmma_type<bf16>, type_b = #nvtma.wgmma_type<bf16>} : !llvm.struct<(f32, f32)>, vector<4xi32>
+  return
+}
+
+// -----
+
+func.func @wgmma_n(%acc: !llvm.struct<(f32, f32, f32, f32, f32, f32)>, %a: vector<4xi32>, %b: i64, %d: i1) {
+  // expected-error @+1 {{n = 12: a multiple of 8 in [8, 256]}}
+  %r = nvtma.wgmma_mma_async_rs %acc, %a, %b, %d {n = 12 : i32, type_a = #nvtma.wgmma_type<bf16>, type_b = #nvtma.wgmma_type<bf16>} : !llvm.struct<(f32, f32, f32, f32, f32, f32)>, vector<4xi32>
+  return
+}
+
+// -----
+
+func.func @wgmma_pair(%acc: !llvm.struct<(f32, f32, f32, f32)>, %a: vector<4xi32>, %b: i64, %d: i1) {
+  // expected-error @+1 {{operand types bf16 and e4m3 do not pair (f16, bf16 and tf32 with themselves, fp8 with fp8)}}
+  %r = nvtma.wgmma_mma_async_rs %acc, %a, %b, %d {n = 8 : i32, type_a = #nvtma.wgmma_type<bf16>, type_b = #nvtma.wgmma_type<e4m3>} : !llvm.struct<(f32, f32, f32, f32)>, vector<4xi32>
+  return
+}
+
+// -----
+
+func.func @wgmma_scale(%acc: !llvm.struct<(f32, f32, f32, f32)>, %a: vector<4xi32>, %b: i64, %d: i1) {
+  // expected-error @+1 {{attribute 'scale_a' failed to satisfy constraint}}
+  %r = nvtma.wgmma_mma_async_rs %acc, %a, %b, %d {n = 8 : i32, type_a = #nvtma.wgmma_type<f16>, type_b = #nvtma.wgmma_type<f16>, scale_a = 2 : i32} : !llvm.struct<(f32, f32, f32, f32)>, vector<4xi32>
+  return
+}
+
+// -----
+
+func.func @red_f32_result(%g: !llvm.ptr<1>, %f: vector<2xf32>) {
+  // expected-error @+1 {{of 'vector<2xf32>' has no result: the f32 vector forms are reductions (red), which return nothing}}
+  %o = nvtma.vector_atomic_add %g, %f : !llvm.ptr<1>, vector<2xf32> -> vector<2xf32>
+  return
+}
+
+// -----
+
+func.func @red_f32_shared(%s: !llvm.ptr<3>, %f: vector<4xf32>) {
+  // expected-error @+1 {{of 'vector<4xf32>' needs a global pointer (!llvm.ptr<1>): the vector red forms are .global only, got '!llvm.ptr<3>'}}
+  nvtma.vector_atomic_add %s, %f : !llvm.ptr<3>, vector<4xf32>
+  return
+}
+
+// -----
+
+func.func @atomic_result_type(%g: !llvm.ptr<1>, %h: vector<2xf16>) {
+  // expected-error @+1 {{result 'vector<2xbf16>' is not the value's type 'vector<2xf16>'}}
+  %o = nvtma.vector_atomic_add %g, %h : !llvm.ptr<1>, vector<2xf16> -> vector<2xbf16>
+  return
+}
+
+// -----
+
+func.func @atomic_type(%g: !llvm.ptr<1>, %h: vector<4xf16>) {
+  // expected-error @+1 {{operand #1 must be}}
+  nvtma.vector_atomic_add %g, %h : !llvm.ptr<1>, vector<4xf16>
+  return
+}

@@ -241,3 +241,22 @@ gpu.module @packed [#nvvm.target<chip = "sm_100a", features = "+ptx86">] {
 func.func @one_type(%a: !nvtma.tma_atom<load, f16, tma_format = float16, tile = [64, 64], box = [64, 64]>) -> !nvtma.tma_atom<load, f16, box = [64, 64], element_strides = [1, 1]> {
   return %a : !nvtma.tma_atom<load, f16, box = [64, 64], tile = [64, 64]>
 }
+
+// The warp and memory instructions NVVM lacks or must keep per site.
+// CHECK-LABEL: func.func @warp_and_vector_ops
+// CHECK: nvtma.read_special_register <tid_x> : i32
+// CHECK: nvtma.read_special_register <laneid> : i32
+// CHECK: nvtma.elect_active : i1
+// CHECK: nvtma.wgmma_mma_async_rs %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {n = 8 : i32, scale_b = -1 : i32, type_a = #nvtma.wgmma_type<e4m3>, type_b = #nvtma.wgmma_type<e5m2>} : !llvm.struct<(f32, f32, f32, f32)>, vector<4xi32>
+// CHECK: nvtma.vector_atomic_add %{{.*}}, %{{.*}} {scope = #nvtma.atomic_scope<cta>} : !llvm.ptr<3>, vector<2xbf16> -> vector<2xbf16>
+// CHECK: nvtma.vector_atomic_add %{{.*}}, %{{.*}} : !llvm.ptr<1>, vector<4xf32>
+func.func @warp_and_vector_ops(%acc: !llvm.struct<(f32, f32, f32, f32)>, %a: vector<4xi32>, %b: i64, %d: i1,
+                               %s: !llvm.ptr<3>, %g: !llvm.ptr<1>, %h: vector<2xbf16>, %f: vector<4xf32>) {
+  %t = nvtma.read_special_register <tid_x> : i32
+  %l = nvtma.read_special_register <laneid> : i32
+  %e = nvtma.elect_active : i1
+  %r = nvtma.wgmma_mma_async_rs %acc, %a, %b, %d {n = 8 : i32, type_a = #nvtma.wgmma_type<e4m3>, type_b = #nvtma.wgmma_type<e5m2>, scale_b = -1 : i32} : !llvm.struct<(f32, f32, f32, f32)>, vector<4xi32>
+  %o = nvtma.vector_atomic_add %s, %h {scope = #nvtma.atomic_scope<cta>} : !llvm.ptr<3>, vector<2xbf16> -> vector<2xbf16>
+  nvtma.vector_atomic_add %g, %f : !llvm.ptr<1>, vector<4xf32>
+  return
+}

@@ -71,6 +71,40 @@ def NVTMA_BulkCopyKind : I32EnumAttr<"BulkCopyKind",
   let genSpecializedAttr = 0;
 }
 
+def NVTMA_SpecialRegister : I32EnumAttr<"SpecialRegister",
+    "a special register nvtma.read_special_register reads where it stands", [
+  I32EnumAttrCase<"TID_X", 0, "tid_x">,
+  I32EnumAttrCase<"TID_Y", 1, "tid_y">,
+  I32EnumAttrCase<"TID_Z", 2, "tid_z">,
+  I32EnumAttrCase<"LANEID", 3, "laneid">,
+]> {
+  let cppNamespace = "::mlir::nvtma";
+  let genSpecializedAttr = 0;
+}
+
+def NVTMA_WgmmaType : I32EnumAttr<"WgmmaType",
+    "an operand type of a wgmma with f32 accumulators", [
+  I32EnumAttrCase<"F16", 0, "f16">,
+  I32EnumAttrCase<"BF16", 1, "bf16">,
+  I32EnumAttrCase<"TF32", 2, "tf32">,
+  I32EnumAttrCase<"E4M3", 3, "e4m3">,
+  I32EnumAttrCase<"E5M2", 4, "e5m2">,
+]> {
+  let cppNamespace = "::mlir::nvtma";
+  let genSpecializedAttr = 0;
+}
+
+def NVTMA_AtomicScope : I32EnumAttr<"AtomicScope",
+    "the threads an atomic is atomic with respect to (PTX's .scope)", [
+  I32EnumAttrCase<"CTA", 0, "cta">,
+  I32EnumAttrCase<"CLUSTER", 1, "cluster">,
+  I32EnumAttrCase<"GPU", 2, "gpu">,
+  I32EnumAttrCase<"SYS", 3, "sys">,
+]> {
+  let cppNamespace = "::mlir::nvtma";
+  let genSpecializedAttr = 0;
+}
+
 class NVTMA_EnumAttr<EnumAttrInfo info, string name>
     : EnumAttr<NVTMA_Dialect, info, name> {
   let assemblyFormat = "`<` $value `>`";
@@ -85,5 +119,8 @@ def NVTMA_InterleaveAttr : NVTMA_EnumAttr<NVTMA_Interleave, "interleave">;
 def NVTMA_OOBFillAttr : NVTMA_EnumAttr<NVTMA_OOBFill, "oob_fill">;
 def NVTMA_TmaFormatAttr : NVTMA_EnumAttr<NVTMA_TmaFormat, "tma_format">;
 def NVTMA_CopyKindAttr : NVTMA_EnumAttr<NVTMA_CopyKind, "copy_kind">;
+def NVTMA_SpecialRegisterAttr : NVTMA_EnumAttr<NVTMA_SpecialRegister, "special_register">;
+def NVTMA_WgmmaTypeAttr : NVTMA_EnumAttr<NVTMA_WgmmaType, "wgmma_type">;
+def NVTMA_AtomicScopeAttr : NVTMA_EnumAttr<NVTMA_AtomicScope, "atomic_scope">;
 
 #endif // NVTMA_ENUMS

@@ -459,4 +459,102 @@ def NVTMA_MBarrierAddressOp : NVTMA_Op<"mbarrier_address", [Pure]> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Warp and memory instructions that NVVM lacks or that must stay per site
+//===----------------------------------------------------------------------===//
+
+def NVTMA_ReadSpecialRegisterOp : NVTMA_Op<"read_special_register"> {
+  let summary = "read %tid.x/y/z or %laneid where the op stands";
+  let description = [{
+    NVVM's reads of these registers are pure, so LLVM hoists them, and what
+    is computed from them, out of the loops they sit in (an epilogue's
+    per-register addresses then live in registers across a persistent loop,
+    and spill). This read is volatile: it stays where it is written, and so
+    does what uses it. Becomes `mov.u32 $0, %tid.x;` (or `%laneid`).
+
+    ```mlir
+    %t = nvtma.read_special_register <tid_x> : i32
+    ```
+  }];
+  let arguments = (ins NVTMA_SpecialRegisterAttr:$reg);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$reg attr-dict `:` type($result)";
+}
+
+def NVTMA_ElectActiveOp : NVTMA_Op<"elect_active"> {
+  let summary = "true in one lane of those that run this op, elected here";
+  let description = [{
+    `activemask` and `elect.sync` over its lanes, as one statement of this
+    op's own: in a branch that splits a warp, one lane of the part that runs
+    it. Built from NVVM's `activemask` and `elect.sync`, two elections that
+    end both arms of such a branch alike were merged by LLVM past the
+    branch's end, where the warp runs reconverged, and one lane of the
+    whole warp was elected once instead of once a part. The lowering gives
+    each op's inline PTX a comment numbering it, which keeps them apart.
+
+    ```mlir
+    %one = nvtma.elect_active : i1
+    ```
+  }];
+  let results = (outs I1:$pred);
+  let assemblyFormat = "attr-dict `:` type($pred)";
+}
+
+def NVTMA_WgmmaMmaAsyncRsOp : NVTMA_Op<"wgmma_mma_async_rs", [AllTypesMatch<["acc", "result"]>]> {
+  let summary = "wgmma with A from registers: acc (+)= A·Bᵀ for one 64 x k block";
+  let description = [{
+    `wgmma.mma_async` with A held in registers (four 32-bit registers a
+    thread, ldmatrix's layout of the 64 x k block) and B from a shared-memory
+    descriptor, into f32 accumulators: `acc` is the warpgroup's 64 x `n`
+    tile, n/2 f32 registers a thread, and the result its new value.
+    `nvvm.wgmma.mma_async` takes A only from shared memory. k follows the
+    types: 16 for f16/bf16, 8 for tf32, 32 for fp8. `scale_d` is a run-time
+    value (false: acc = A·B); `scale_a`/`scale_b` are 1 or -1 (negate the
+    operand). B is K-major. Needs sm_90a.
+
+    ```mlir
+    %d = nvtma.wgmma_mma_async_rs %acc, %a, %b, %scale_d
+        {n = 16 : i32, type_a = #nvtma.wgmma_type<bf16>, type_b = #nvtma.wgmma_type<bf16>}
+        : !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>, vector<4xi32>
+    ```
+  }];
+  let arguments = (ins LLVM_AnyStruct:$acc, VectorOfLengthAndType<[4], [I32]>:$a, I64:$b_desc, I1:$scale_d,
+      ConfinedAttr<I32Attr, [IntMinValue<8>, IntMaxValue<256>]>:$n,
+      NVTMA_WgmmaTypeAttr:$type_a, NVTMA_WgmmaTypeAttr:$type_b,
+      DefaultValuedAttr<ConfinedAttr<I32Attr, [IntIsOneOf<[1, -1]>]>, "1">:$scale_a,
+      DefaultValuedAttr<ConfinedAttr<I32Attr, [IntIsOneOf<[1, -1]>]>, "1">:$scale_b);
+  let results = (outs LLVM_AnyStruct:$result);
+  let assemblyFormat = [{
+    $acc `,` $a `,` $b_desc `,` $scale_d attr-dict `:` type($acc) `,` type($a)
+  }];
+  let hasVerifier = 1;
+}
+
+def NVTMA_VectorAtomicAddOp : NVTMA_Op<"vector_atomic_add", [
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "atomic add of 2 x f16/bf16, or 2 or 4 x f32, at one address";
+  let description = [{
+    `*ptr += value` lane by lane as one atomic access. With a result (2 x
+    f16 or bf16 only) it returns the old value: `atom.add.noftz.f16x2` /
+    `.bf16x2`; without, `red` (2 x f16/bf16 at a generic, global or shared
+    address, 2 or 4 x f32 at a global one: `red.global.add.v2.f32`, PTX ISA
+    8.1). The address must be aligned to the value's size; the kernel
+    records follow `ptr` back to a tensor parameter, whose launch checks it.
+
+    ```mlir
+    %old = nvtma.vector_atomic_add %p, %v {scope = #nvtma.atomic_scope<gpu>} : !llvm.ptr<1>, vector<2xbf16> -> vector<2xbf16>
+    nvtma.vector_atomic_add %q, %w : !llvm.ptr<1>, vector<4xf32>
+    ```
+  }];
+  let arguments = (ins AnyTypeOf<[LLVM_PointerInAddressSpace<0>, LLVM_PointerInAddressSpace<1>,
+                                  LLVM_PointerInAddressSpace<3>]>:$ptr,
+      AnyTypeOf<[VectorOfLengthAndType<[2], [F16, BF16]>, VectorOfLengthAndType<[2, 4], [F32]>]>:$value,
+      DefaultValuedAttr<NVTMA_AtomicScopeAttr, "AtomicScope::GPU">:$scope);
+  let results = (outs Optional<AnyVectorOfNonZeroRank>:$result);
+  let assemblyFormat = [{
+    $ptr `,` $value attr-dict `:` qualified(type($ptr)) `,` type($value) (`->` type($result)^)?
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // NVTMA_OPS

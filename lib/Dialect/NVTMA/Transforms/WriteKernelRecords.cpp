@@ -101,8 +101,15 @@ int64_t pointerUseAlign(OpOperand &use) {
   // keeps a later TMA copy through it from faulting.
   if (isa<CopyTensormapOp>(op))
     return kTensormapAlign;
-  // Inline PTX that accesses memory (the DSL's vector reductions and packed
-  // atomics) says what its address must be aligned to.
+  // A vector atomic accesses the value's bytes as one.
+  if (auto add = dyn_cast<VectorAtomicAddOp>(op)) {
+    auto t = cast<VectorType>(add.getValue().getType());
+    return add.getPtr() == v
+               ? t.getNumElements() * t.getElementTypeBitWidth() / 8
+               : 0;
+  }
+  // Inline PTX that accesses memory says what its address must be aligned
+  // to.
   if (auto asmOp = dyn_cast<LLVM::InlineAsmOp>(op))
     if (auto a = asmOp->getAttrOfType<IntegerAttr>("nvtma.align");
         a && a.getValue().getActiveBits() <= 32) // nvtma-check-target's rule

@@ -119,6 +119,31 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
 
 // -----
 
+// wgmma is sm_90a's alone; the f32 vector reductions need PTX ISA 8.1.
+gpu.module @m [#nvvm.target<chip = "sm_100a", features = "+ptx86">] {
+  gpu.func @k(%acc: !llvm.struct<(f32, f32, f32, f32)>, %a: vector<4xi32>, %b: i64, %d: i1) kernel {
+    // expected-error @+1 {{wgmma needs sm_90a, the target is sm_100a}}
+    %r = nvtma.wgmma_mma_async_rs %acc, %a, %b, %d {n = 8 : i32, type_a = #nvtma.wgmma_type<bf16>, type_b = #nvtma.wgmma_type<bf16>} : !llvm.struct<(f32, f32, f32, f32)>, vector<4xi32>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90", features = "+ptx80">] {
+  gpu.func @k(%acc: !llvm.struct<(f32, f32, f32, f32)>, %a: vector<4xi32>, %b: i64, %d: i1, %g: !llvm.ptr<1>,
+              %f: vector<2xf32>, %h: vector<2xf16>) kernel {
+    // expected-error @+1 {{wgmma needs sm_90a, the target is sm_90}}
+    %r = nvtma.wgmma_mma_async_rs %acc, %a, %b, %d {n = 8 : i32, type_a = #nvtma.wgmma_type<bf16>, type_b = #nvtma.wgmma_type<bf16>} : !llvm.struct<(f32, f32, f32, f32)>, vector<4xi32>
+    // expected-error @+1 {{of 'vector<2xf32>' needs PTX ISA 8.1 (+ptx81), the target has +ptx80}}
+    nvtma.vector_atomic_add %g, %f : !llvm.ptr<1>, vector<2xf32>
+    nvtma.vector_atomic_add %g, %h : !llvm.ptr<1>, vector<2xf16>
+    gpu.return
+  }
+}
+
+// -----
+
 // An IR target without +ptx gets the chip's oldest PTX ISA from LLVM (8.0
 // for sm_90a): too old for the tensormap proxy fences.
 gpu.module @m [#nvvm.target<chip = "sm_90a">] {

@@ -342,3 +342,26 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
     gpu.return
   }
 }
+
+// -----
+
+// A vector atomic assumes its address is aligned to the value's size:
+// 4 x f32 16 bytes, 2 x f32 8, 2 x bf16 4.
+// CHECK: \22params\22:[{\22align\22:16,\22element\22:\22f32\22
+// CHECK-SAME: {\22align\22:8,\22element\22:\22f32\22
+// CHECK-SAME: {\22align\22:4,\22element\22:\22bf16\22
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
+  gpu.func @k(%a: memref<?xf32>, %b: memref<?xf32>, %c: memref<?xbf16>, %f4: vector<4xf32>, %f2: vector<2xf32>,
+              %h: vector<2xbf16>) kernel {
+    %c0 = arith.constant 0 : index
+    %pa = nvtma.address_of %a[%c0] : memref<?xf32> -> !llvm.ptr
+    %ga = llvm.addrspacecast %pa : !llvm.ptr to !llvm.ptr<1>
+    nvtma.vector_atomic_add %ga, %f4 : !llvm.ptr<1>, vector<4xf32>
+    %pb = nvtma.address_of %b[%c0] : memref<?xf32> -> !llvm.ptr
+    %gb = llvm.addrspacecast %pb : !llvm.ptr to !llvm.ptr<1>
+    nvtma.vector_atomic_add %gb, %f2 : !llvm.ptr<1>, vector<2xf32>
+    %pc = nvtma.address_of %c[%c0] : memref<?xbf16> -> !llvm.ptr
+    %old = nvtma.vector_atomic_add %pc, %h : !llvm.ptr, vector<2xbf16> -> vector<2xbf16>
+    gpu.return
+  }
+}
