@@ -54,7 +54,7 @@ def all_specs():
               for h in ((None, None), ("evict_first", "evict_last"))]
     specs += [gemv_spec(*c) for c in GEMV_CASES] + [gemv_pdl_spec()]
     specs += [swizzled_atomics_spec(), conversions_spec(), vector_atomics_spec(), split_elections_spec()]
-    specs += [rs_wgmma_spec(d) for d in RS_WGMMA_TYPES]
+    specs += [rs_wgmma_spec(d) for d in RS_WGMMA_TYPES] + [doubled_spec()]
     specs += gemm_specs()
     return specs
 
@@ -133,6 +133,20 @@ def split_elections_spec():
                 cuda.atomic_add(o, (w,), 1)
 
     return split_elections.specialize([dsl.Tensor("i32", (4,))])
+
+
+def doubled_spec():
+    """y = 2 x over any 2-D f32 views (dynamic shapes and outer strides): y's record says the kernel writes it,
+    x's does not, so an expanded x is taken and an expanded y refused at launch."""
+    from nvtma import dsl
+
+    @dsl.kernel(block=(128,), name="doubled")
+    def doubled(x: dsl.Tensor, y: dsl.Tensor):
+        r = dsl.block_idx()
+        for c in dsl.range(dsl.thread_idx(), y.shape[1], dsl.block_dim()):
+            y[r, c] = x[r, c] * 2.0
+
+    return doubled.specialize([dsl.Tensor("f32", (None, None)), dsl.Tensor("f32", (None, None))])
 
 
 # A from registers (nvtma.wgmma_mma_async_rs), with the first K-block run again under a run-time scale_d

@@ -90,6 +90,31 @@ def test_records_follow_vector_reductions_to_their_tensors():
     assert "red.gpu.global.add.v4.f32" in c.ptx
 
 
+def test_records_mark_the_tensors_a_kernel_writes():
+    """A parameter the kernel stores to (directly, through a pointer's atomic or by TMA) has "writes" in its
+    record, and the launch refuses a view of it whose elements share memory; one it only reads has none."""
+    from dsl_testing import tma_load_and_wait
+    from nvtma import cpasync, cuda, lang
+
+    @dsl.kernel(block=(32,))
+    def k(x: dsl.Tensor("f32", (None, None)), y: dsl.Tensor("f32", (None, None)), z: dsl.Tensor("f32", (None,)),
+          a: dsl.Tensor("f16", (64, 64)), b: dsl.Tensor("f16", (64, 64))):
+        t = dsl.thread_idx()
+        y[0, t] = x[0, t] + dsl.Float32(x.shape[1])
+        cuda.atomic_add(cpasync.address_of(z, [t]), None, dsl.Float32(1.0))
+        ld = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), a, (64, 64))
+        st = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), b, (64, 64))
+        s = lang.SMEMPool().alloc_for(ld)
+        tma_load_and_wait(ld, s)
+        with lang.WarpRole(0):
+            cpasync.copy(st, [0, 0], s)
+
+    c = k.specialize([dsl.Tensor("f32", (None, None)), dsl.Tensor("f32", (None, None)), dsl.Tensor("f32", (None,)),
+                      dsl.Tensor("f16", (64, 64)), dsl.Tensor("f16", (64, 64))]).compile()
+    params = [p for p in c.kernels["k"]["params"] if p["kind"] == "memref"]
+    assert [p.get("writes") for p in params] == [None, True, True, None, True]
+
+
 def test_records_hold_the_alignment_the_kernels_accesses_assume():
     """A memref parameter's record has "align": what the kernel's accesses
     assume of its address and dynamic strides, so the launch refuses a view

@@ -199,6 +199,21 @@ def test_elections_ending_both_arms_of_a_split_each_elect():
     assert o.tolist() == [2, 2, 2, 2]
 
 
+def test_a_written_view_whose_elements_share_memory_is_refused():
+    """y's record says the kernel writes it: an expanded y (every row one row of memory) is refused at launch
+    (rule "overlap"), where the rows' writes collided; an expanded x (read only) is taken, and y is right."""
+    from nvtma.runtime import LaunchError
+    spec = gpu_cases.doubled_spec()
+    mod = build(spec)
+    x, y = torch.randn(1, 300, device="cuda").expand(8, 300), torch.zeros(8, 300, device="cuda")
+    mod.doubled(x, y, **launch(spec, mod, grid=(8, 1, 1)))
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y, 2 * x, rtol=0, atol=0)
+    with pytest.raises(LaunchError, match="argument 1: a view whose elements share memory") as e:
+        mod.doubled(y, torch.zeros(1, 300, device="cuda").expand(8, 300), **launch(spec, mod, grid=(8, 1, 1)))
+    assert e.value.rule == "overlap"
+
+
 @pytest.mark.parametrize("dtype", gpu_cases.RS_WGMMA_TYPES)
 def test_wgmma_with_a_from_registers(dtype):
     """nvtma.wgmma_mma_async_rs: c = a·bᵀ over a 64 x 64 x 64 tile with A from registers (ldmatrix), the

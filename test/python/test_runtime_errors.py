@@ -91,6 +91,35 @@ def test_memref_alignment_its_kernel_assumes():
     assert (e.value.rule, e.value.arg) == ("alignment", "argument 0")
 
 
+def test_a_written_memref_refuses_a_view_whose_elements_share_memory():
+    """A memref record's "writes" (the kernel may write it): a view with elements at one address (an expanded
+    dim, strides that meet) is refused at launch, where the kernel's writes to them collided silently; a
+    read-only one (no "writes") takes it, and distinct layouts pass (transposed, padded, interleaved)."""
+    from nvtma.runtime import args
+    w = dict(F.DYN, element="f32", strides=[None, None], type="memref<?x?xf32, strided<[?, ?]>>", writes=True)
+
+    def info(shape, strides):
+        return args.TensorInfo(0x7F0000000000, shape, strides, "f32", 32)
+
+    for shape, strides in (((4, 64), (0, 1)), ((64, 2), (1, 1)), ((3, 2), (1, 2)), ((2048, 1024), (512, 1))):
+        with pytest.raises(LaunchError, match=r"x: a view whose elements share memory \(shape \(\d+, \d+\), "
+                           r"strides .*the kernel writes it.*\.contiguous\(\)") as e:
+            args.check_memref(info(shape, strides), w, "x")
+        assert (e.value.rule, e.value.arg) == ("overlap", "x")
+        args.check_memref(info(shape, strides), {k: v for k, v in w.items() if k != "writes"}, "x")
+    for shape, strides in (((4, 64), (64, 1)), ((4, 64), (1, 4)), ((4, 64), (80, 1)), ((3, 2), (2, 3)),
+                           ((1, 64), (0, 1)), ((0, 64), (0, 1)), ((4, 1), (1, 0))):
+        args.check_memref(info(shape, strides), w, "x")
+    # and at launch, before the driver
+    kk = F.artifacts({"kernels": {"k": {"params": [dict(F.DYN), dict(F.DYN, writes=True), F.SCALAR]}}}).kernel("k")
+    with pytest.raises(LaunchError, match="argument 1: a view whose elements share memory") as e:
+        launch(kk, ok_tensor(), ok_tensor(strides=(0, 2)), 1)
+    assert (e.value.rule, e.value.arg) == ("overlap", "argument 1")
+    with pytest.raises(Exception) as e:  # the same view read only: past the checks (no GPU here)
+        launch(kk, ok_tensor(strides=(0, 2)), ok_tensor(), 1)
+    assert getattr(e.value, "rule", None) != "overlap"
+
+
 def test_a_tensor_tensormap_replace_writes_meets_the_drivers_rules():
     """A memref record's "tensormaps" (tensormap.replace writes its address,
     dims and byte strides into descriptors of those fields on the device,

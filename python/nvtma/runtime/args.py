@@ -18,6 +18,7 @@ Every refusal is a LaunchError naming the argument and the rule.
 from __future__ import annotations
 
 import ctypes
+import math
 import numbers
 import operator
 import re
@@ -419,8 +420,42 @@ def check_memref(t: TensorInfo, p: dict, arg: str) -> None:
             if n > 1 and got * t.bits % (8 * align):
                 raise LaunchError(f"{arg}: stride {i} is {got * t.bits / 8:g} bytes, not a multiple of {align}; "
                                   f"{_ALIGN_WHY.format(align=align)}", arg=arg, rule="alignment")
+    if p.get("writes") and overlaps_itself(t.shape, t.strides):
+        raise LaunchError(f"{arg}: a view whose elements share memory (shape {tuple(t.shape)}, strides "
+                          f"{tuple(t.strides)}, e.g. an expanded one), and the kernel writes it: writes to one "
+                          "place from several elements collide; pass one whose elements are distinct "
+                          "(.contiguous())", arg=arg, rule="overlap")
     for d in p.get("tensormaps") or ():
         check_tensormap(t, d, arg)
+
+
+_EXACT_OVERLAP_LIMIT = 1 << 20  # elements: past it, strides that do not nest count as overlapping
+
+
+def overlaps_itself(shape, strides) -> bool:
+    """Whether two elements of a strided view are at one address: a dim of stride 0 (expanded), or strides that
+    do not nest (each larger than the reach of the smaller ones) and, counted exactly, do meet; a view past
+    _EXACT_OVERLAP_LIMIT elements whose strides do not nest counts as overlapping (not shown distinct)."""
+    if 0 in shape:
+        return False
+    dims = sorted((abs(s), n) for n, s in zip(shape, strides) if n > 1)
+    reach = 0  # the largest offset the smaller dims reach
+    for s, n in dims:
+        if s <= reach:
+            break
+        reach += (n - 1) * s
+    else:
+        return False
+    if dims[0][0] == 0:
+        return True
+    numel = math.prod(n for _, n in dims)
+    if numel > _EXACT_OVERLAP_LIMIT:
+        return True
+    import numpy as np
+    offsets = np.zeros(1, dtype=np.int64)
+    for s, n in dims:
+        offsets = (offsets[:, None] + np.arange(n, dtype=np.int64) * s).ravel()
+    return np.unique(offsets).size != offsets.size
 
 
 _I64 = 1 << 63

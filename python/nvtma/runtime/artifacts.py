@@ -94,6 +94,8 @@ def _check_memref(p, where):
         align = _int(p["align"], f"{where}.align", 1, 1 << 32)
         if align & (align - 1):
             _bad(f"{where}.align is {align}, expected a power of two")
+    if "writes" in p and not isinstance(p["writes"], bool):  # the kernel may write it (views must not overlap)
+        _bad(f"{where}.writes is {_short(p['writes'])}, expected true or false")
     if "tensormaps" in p:  # the descriptors tensormap.replace points this tensor at
         maps = p["tensormaps"]
         if not isinstance(maps, list) or not 1 <= len(maps) <= MAX_TENSORMAPS:

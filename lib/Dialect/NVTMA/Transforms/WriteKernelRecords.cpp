@@ -28,6 +28,7 @@
 #include "mlir/Interfaces/AlignmentAttrInterface.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -172,16 +173,43 @@ bool isAddressArith(Operation *op) {
              LLVM::AddOp>(op);
 }
 
-/// The byte alignment the kernel's accesses through memref parameter `arg`
-/// assume of its base address (and, a view or a pointer being an offset from
-/// it by whole strides, of its dynamic strides in bytes): the largest that
-/// any access through a view of it (view-like ops) or a pointer into it
-/// (nvtma.address_of, memref.extract_aligned_pointer_as_index and
-/// llvm.inttoptr, address-space casts, GEPs) assumes, following values
-/// through region branches (loop-carried, yielded) and into device functions
-/// (`forwardedTo`). 0 when none does.
-int64_t requiredAlign(BlockArgument arg) {
+/// Whether the op of `use`, an access (not a view, cast or value forwarded),
+/// may write memory through the value it takes there: an effect it declares
+/// on that value or on none in particular, or effects it does not declare
+/// (an external call). A tensor going into a descriptor that stores or
+/// reduces (tensormap.replace) is written by that descriptor's copies.
+bool mayWriteThrough(OpOperand &use) {
+  Operation *op = use.getOwner();
+  if (auto update = dyn_cast<UpdateTmaDescriptorOp>(op))
+    return update.getTensor() == use.get() && !update.getAtom().getType().isLoad();
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects)
+    return true;
+  SmallVector<MemoryEffects::EffectInstance> list;
+  effects.getEffects(list);
+  return llvm::any_of(list, [&](const MemoryEffects::EffectInstance &e) {
+    return isa<MemoryEffects::Write>(e.getEffect()) &&
+           (!e.getValue() || e.getValue() == use.get());
+  });
+}
+
+/// What the kernel's accesses through one memref parameter do with it.
+struct Accesses {
+  /// The byte alignment they assume of its base address (and, a view or a
+  /// pointer being an offset from it by whole strides, of its dynamic
+  /// strides in bytes); 0 when none does.
   int64_t align = 0;
+  /// Whether any may write it (mayWriteThrough).
+  bool writes = false;
+};
+
+/// The accesses through memref parameter `arg`: through a view of it
+/// (view-like ops) or a pointer into it (nvtma.address_of,
+/// memref.extract_aligned_pointer_as_index and llvm.inttoptr, address-space
+/// casts, GEPs), following values through region branches (loop-carried,
+/// yielded) and into device functions (`forwardedTo`).
+Accesses traceAccesses(BlockArgument arg) {
+  Accesses a;
   SmallVector<Value> work{arg};
   llvm::SmallPtrSet<Value, 16> seen{arg};
   auto push = [&](Value v) {
@@ -207,8 +235,10 @@ int64_t requiredAlign(BlockArgument arg) {
         else if (auto gep = dyn_cast<LLVM::GEPOp>(op);
                  gep && gep.getBase() == v)
           push(gep.getResult());
-        else
-          align = std::max(align, pointerUseAlign(use));
+        else {
+          a.align = std::max(a.align, pointerUseAlign(use));
+          a.writes |= mayWriteThrough(use);
+        }
       } else if (auto view = dyn_cast<ViewLikeOpInterface>(op);
                  (view && view.getViewSource() == v) ||
                  isa<memref::TransposeOp>(op)) {
@@ -222,11 +252,12 @@ int64_t requiredAlign(BlockArgument arg) {
                      op)) {
         push(ptr.getAlignedPointer());
       } else {
-        align = std::max(align, memrefUseAlign(use));
+        a.align = std::max(a.align, memrefUseAlign(use));
+        a.writes |= mayWriteThrough(use);
       }
     }
   }
-  return align;
+  return a;
 }
 
 /// Every static field of a descriptor of `atom` (`p` filled from it), in
@@ -309,10 +340,10 @@ bool isSignedParam(Type type, bool markedUnsigned) {
   return !markedUnsigned;
 }
 
-/// How the launcher passes one argument the caller gives; `align` is
-/// requiredAlign and `replacing` replacingAtoms of a memref parameter;
+/// How the launcher passes one argument the caller gives; `accesses` are
+/// traceAccesses and `replacing` replacingAtoms of a memref parameter;
 /// `markedUnsigned` whether an integer parameter carries nvtma.unsigned.
-llvm::json::Object describeArg(Type type, int64_t align,
+llvm::json::Object describeArg(Type type, const Accesses &accesses,
                                ArrayRef<TmaAtomType> replacing,
                                bool markedUnsigned) {
   llvm::json::Object o;
@@ -330,8 +361,12 @@ llvm::json::Object describeArg(Type type, int64_t align,
                                                 : llvm::json::Value(offset);
     // The launch checks the tensor's address and strides against it: a
     // misaligned access faults the context, past any typed error.
-    if (align)
-      o["align"] = align;
+    if (accesses.align)
+      o["align"] = accesses.align;
+    // The launch refuses a view whose elements share memory (an expanded
+    // one) for it: the kernel's writes to them would collide.
+    if (accesses.writes)
+      o["writes"] = true;
     if (!replacing.empty()) {
       llvm::json::Array maps;
       for (TmaAtomType atom : replacing)
@@ -403,17 +438,29 @@ FailureOr<llvm::json::Value> launchDims(gpu::GPUFuncOp func, StringRef what,
   return llvm::json::Value(std::move(a));
 }
 
+/// Whether a descriptor parameter of `func` that stores or reduces (TMA)
+/// binds memref parameter `i`.
+bool storedByDescriptor(gpu::GPUFuncOp func, unsigned i) {
+  for (unsigned j = 0, e = func.getNumArguments(); j < e; ++j)
+    if (auto desc = func.getArgAttrOfType<DescriptorAttr>(
+            j, NVTMADialect::getDescriptorArgAttrName());
+        desc && desc.getBinds() == i && !desc.getAtom().isLoad())
+      return true;
+  return false;
+}
+
 FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func) {
   llvm::json::Array params;
   for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
     auto desc = func.getArgAttrOfType<DescriptorAttr>(
         i, NVTMADialect::getDescriptorArgAttrName());
     if (!desc) {
-      int64_t align = 0;
+      Accesses accesses;
       SmallVector<TmaAtomType> replacing;
       if (isa<MemRefType>(type) && !func.isExternal()) {
-        align = requiredAlign(func.getArgument(i));
+        accesses = traceAccesses(func.getArgument(i));
         replacing = replacingAtoms(func.getArgument(i));
+        accesses.writes |= storedByDescriptor(func, i);
       }
       bool markedUnsigned =
           func.getArgAttr(i, NVTMADialect::getUnsignedArgAttrName()) !=
@@ -423,7 +470,7 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func) {
                << NVTMADialect::getUnsignedArgAttrName() << " on parameter "
                << i << " of type " << type
                << ", which cannot hold an unsigned value";
-      params.push_back(describeArg(type, align, replacing, markedUnsigned));
+      params.push_back(describeArg(type, accesses, replacing, markedUnsigned));
       continue;
     }
     // The dialect's argument verifier made sure binds names a memref.

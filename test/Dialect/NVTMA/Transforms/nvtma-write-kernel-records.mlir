@@ -365,3 +365,41 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
     gpu.return
   }
 }
+
+// -----
+
+// "writes": a memref parameter the kernel may write through (a store, an
+// atomic, an access whose effects are not declared, a TMA descriptor that
+// stores into it, or one tensormap.replace points at it), which the launch
+// refuses to take as a view whose elements share memory. Loads, dims and
+// TMA loads leave it out.
+// CHECK: \22params\22:[{\22element\22:\22f32\22,{{[^}]*}}\22type\22:\22memref<?xf32>\22}
+// CHECK-SAME: {\22element\22:\22f32\22,{{[^}]*}}\22type\22:\22memref<?xf32>\22,\22writes\22:true}
+// CHECK-SAME: {\22align\22:16,\22element\22:\22f32\22,{{[^}]*}}\22type\22:\22memref<?xf32>\22,\22writes\22:true}
+// CHECK-SAME: {\22element\22:\22f32\22,{{[^}]*}}\22type\22:\22memref<?xf32>\22,\22writes\22:true}
+// CHECK-SAME: {\22element\22:\22f32\22,{{[^}]*}}\22type\22:\22memref<?xf32>\22,\22writes\22:true}
+// CHECK-SAME: {\22element\22:\22f16\22,{{[^}]*}}\22type\22:\22memref<64x64xf16>\22,\22writes\22:true}
+// CHECK-SAME: {\22atom\22
+// CHECK-SAME: {\22element\22:\22f16\22,{{[^}]*}}\22type\22:\22memref<64x64xf16>\22}
+// CHECK-SAME: {\22atom\22
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
+  func.func private @opaque(!llvm.ptr)
+  gpu.func @k(%r: memref<?xf32>, %w: memref<?xf32>, %v: memref<?xf32>, %p: memref<?xf32>, %x: memref<?xf32>,
+              %t: memref<64x64xf16>,
+              %ds: !llvm.ptr {llvm.align = 64 : i64, nvtma.descriptor = #nvtma.descriptor<binds = 5, atom = !nvtma.tma_atom<store, f16, box = [64, 64]>>},
+              %l: memref<64x64xf16>,
+              %dl: !llvm.ptr {llvm.align = 64 : i64, nvtma.descriptor = #nvtma.descriptor<binds = 7, atom = !nvtma.tma_atom<load, f16, box = [64, 64]>>}) kernel {
+    %c0 = arith.constant 0 : index
+    %a = memref.load %r[%c0] : memref<?xf32>
+    %n = memref.dim %r, %c0 : memref<?xf32>
+    memref.store %a, %w[%c0] : memref<?xf32>
+    %f = arith.constant dense<1.0> : vector<4xf32>
+    vector.store %f, %v[%c0] {alignment = 16 : i64} : memref<?xf32>, vector<4xf32>
+    %pp = nvtma.address_of %p[%c0] : memref<?xf32> -> !llvm.ptr
+    %g = llvm.addrspacecast %pp : !llvm.ptr to !llvm.ptr<1>
+    %old = llvm.atomicrmw fadd %g, %a monotonic : !llvm.ptr<1>, f32
+    %px = nvtma.address_of %x[%c0] : memref<?xf32> -> !llvm.ptr
+    func.call @opaque(%px) : (!llvm.ptr) -> ()
+    gpu.return
+  }
+}

@@ -1,0 +1,27 @@
+#!/bin/bash
+# The forty-ninth session's device call (staged by stage_s53.sh): the GPU suites with the dialect ops that
+# replaced the DSL's inline PTX (read_special_register, elect_active, wgmma_mma_async_rs, vector_atomic_add),
+# racecheck and memcheck over the tests that run them (the profiler's split-warp and ws_pipeline traces, the
+# per-site elections, vector atomics, A from registers), then NVSHMEM on one PE (call_s53b's part).
+#   run(carry=[".devpack.tar.xz"], command="bash benchmarks/diag/call_s54.sh > $OUT/s54.txt 2>&1; cat $OUT/s54.txt")
+set -u
+here=$(dirname "$0")
+bash "$here/call_s26.sh"
+export PYTHONPATH=/tmp/pk:$PWD/test/TensorMap:$PWD/test/python NVTMA_GPU_ARTIFACTS=$PWD/.dev/gpu_art NVTMA_CACHE=0
+timeout 120 python3 -m pytest -q -s -p no:cacheprovider -m gpu test/python/test_gpu_profile.py -k overhead 2>&1 |
+  grep -E "overhead|passed|failed"
+sanitize() {  # TOOL FILE K: one compute-sanitizer tool over FILE's tests that -k K picks
+  timeout 200 compute-sanitizer --report-api-errors no --print-limit 20 --tool "$1" python3 -m pytest -q \
+    -p no:cacheprovider -m gpu "test/python/$2" -k "$3" > "$OUT/$1-${2%.py}.log" 2>&1
+  echo "$1 $2 rc $?: $(grep -E -m1 '(passed|failed)' "$OUT/$1-${2%.py}.log") | $(grep -m1 'SUMMARY' \
+    "$OUT/$1-${2%.py}.log")"
+}
+sanitize racecheck test_gpu_profile.py "splits_every_warp or ws_pipeline_trace or ending_both_arms"
+NEW="vector_atomics or elections_ending or from_registers"
+sanitize racecheck test_gpu.py "$NEW"
+sanitize memcheck test_gpu.py "$NEW"
+sanitize synccheck test_gpu.py "$NEW"
+export NVSHMEM_DISABLE_NVLS=1
+timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu test/python/test_nvshmem.py -rA 2>&1 |
+  grep -E "passed|failed|error" | tail -3
+timeout 100 python3 examples/nvshmem_allgather.py --from .dev/gpu_art/nvshmem 2>&1 | tail -3
