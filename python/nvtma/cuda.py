@@ -31,9 +31,10 @@ _d = lazy("nvtma.dialects.nvtma")
 
 FULL_MASK = 0xFFFFFFFF
 
-__all__ = ["FULL_MASK", "any_sync", "all_sync", "ballot_sync", "elect_sync", "elect_active", "warp_sync", "warpgroup_sync",
-           "cta_sync", "cluster_sync", "syncthreads_and", "syncthreads_or", "thread_rank", "activemask",
-           "barrier_sync", "barrier_arrive", "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync",
+__all__ = ["FULL_MASK", "any_sync", "all_sync", "ballot_sync", "elect_sync", "elect_active", "warp_sync",
+           "warpgroup_sync", "cta_sync", "cluster_sync", "syncthreads_and", "syncthreads_or", "thread_rank",
+           "activemask", "barrier_sync", "barrier_arrive", "shfl_sync", "shfl_up_sync", "shfl_down_sync",
+           "shfl_xor_sync",
            "warp_reduce", "warp_sum", "warp_max", "warp_min", "cta_reduce", "cta_sum", "cta_max", "cta_min",
            "reduce_add_sync_u32", "reduce_min_sync_u32", "atomic_add", "red_add", "atomic_min", "atomic_max",
            "atomic_cas", "atomic_exch", "thread_fence", "fence_proxy_async", "printf", "trap_when_assert_failed",

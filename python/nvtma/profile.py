@@ -49,7 +49,6 @@ ir = lazy("nvtma.ir")
 gpu = lazy("nvtma.dialects.gpu")
 arith = lazy("nvtma.dialects.arith")
 scf = lazy("nvtma.dialects.scf")
-llvm = lazy("nvtma.dialects.llvm")
 
 __all__ = ["Profiler", "ProfileError", "EventTable", "Profile", "buffer_words", "alloc_buffer", "collect",
            "event_table", "event_tables", "check_trace"]

@@ -14,7 +14,8 @@ _d = lazy("nvtma.dialects.nvtma")
 
 __all__ = ["thread_idx", "block_idx", "block_dim", "grid_dim", "cluster_ctaid", "cluster_ctarank",
            "cluster_dim", "cluster_size", "cluster_idx", "warp_idx", "lane_idx", "warpgroup_idx", "thread_rank",
-           "smid", "barrier", "cta_sync", "cluster_arrive", "cluster_wait", "cluster_sync", "elect_sync", "elect_active", "max_grid"]
+           "smid", "barrier", "cta_sync", "cluster_arrive", "cluster_wait", "cluster_sync", "elect_sync",
+           "elect_active", "max_grid"]
 
 _AXES = ("x", "y", "z")
 
@@ -140,7 +141,10 @@ def warp_idx():
 @user_op
 def lane_idx(*, hoist=True):
     """%laneid; hoist=False as for thread_idx."""
-    v = Int32(nvvm.LaneIdOp(ir.IntegerType.get_signless(32)).result) if hoist else _read_here(_d.SpecialRegister.LANEID)
+    if hoist:
+        v = Int32(nvvm.LaneIdOp(ir.IntegerType.get_signless(32)).result)
+    else:
+        v = _read_here(_d.SpecialRegister.LANEID)
     return _tagged(v, "lane")
 
 
