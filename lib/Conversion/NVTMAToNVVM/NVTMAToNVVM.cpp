@@ -777,14 +777,15 @@ struct WgmmaMmaAsyncRsLowering : ConvertOpToLLVMPattern<WgmmaMmaAsyncRsOp> {
       a += (i ? ", " : "") + reg(n + i);
     // B is K-major: f16/bf16 take the (zero) transpose flag, the others none.
     bool transposable = ta == WgmmaType::F16 || ta == WgmmaType::BF16;
-    std::string text =
-        "{ .reg .pred p; setp.ne.b32 p, " + reg(2 * n + 5) +
-        ", 0; wgmma.mma_async.sync.aligned.m64n" + std::to_string(op.getN()) +
-        "k" + std::to_string(k) + ".f32." + stringifyWgmmaType(ta).str() +
-        "." + stringifyWgmmaType(op.getTypeB()).str() + " {" + d + "}, {" +
-        a + "}, " + reg(n + 4) + ", p, " + std::to_string(int32_t(op.getScaleA())) +
-        ", " + std::to_string(int32_t(op.getScaleB())) + (transposable ? ", 0" : "") +
-        "; }";
+    std::string text = "{ .reg .pred p; setp.ne.b32 p, " + reg(2 * n + 5) +
+                       ", 0; wgmma.mma_async.sync.aligned.m64n" +
+                       std::to_string(op.getN()) + "k" + std::to_string(k) +
+                       ".f32." + stringifyWgmmaType(ta).str() + "." +
+                       stringifyWgmmaType(op.getTypeB()).str();
+    text += " {" + d + "}, {" + a + "}, " + reg(n + 4) + ", p, " +
+            std::to_string(int32_t(op.getScaleA())) + ", " +
+            std::to_string(int32_t(op.getScaleB())) +
+            (transposable ? ", 0" : "") + "; }";
     SmallVector<Value> operands;
     for (unsigned i = 0; i < 4; ++i)
       operands.push_back(LLVM::ExtractElementOp::create(

@@ -603,7 +603,9 @@ void DsmemStoreOp::getEffects(EffectList &effects) {
 }
 
 /// Whether a wgmma operand type is one of the fp8 ones.
-static bool isFp8(WgmmaType t) { return t == WgmmaType::E4M3 || t == WgmmaType::E5M2; }
+static bool isFp8(WgmmaType t) {
+  return t == WgmmaType::E4M3 || t == WgmmaType::E5M2;
+}
 
 LogicalResult WgmmaMmaAsyncRsOp::verify() {
   auto acc = cast<LLVM::LLVMStructType>(getAcc().getType());
@@ -637,8 +639,8 @@ LogicalResult VectorAtomicAddOp::verify() {
       return emitOpError() << "result " << r.getType()
                            << " is not the value's type " << v;
   }
-  unsigned as = cast<LLVM::LLVMPointerType>(getPtr().getType()).getAddressSpace();
-  if (f32 && as != 1)
+  auto ptr = cast<LLVM::LLVMPointerType>(getPtr().getType());
+  if (f32 && ptr.getAddressSpace() != 1)
     return emitOpError() << "of " << v
                          << " needs a global pointer (!llvm.ptr<1>): the "
                             "vector red forms are .global only, got "

@@ -108,17 +108,17 @@ LogicalResult checkOps(gpu::GPUModuleOp module, const Arch &arch) {
                         << arch.sm << "a)";
       ok = false;
     }
-    // wgmma is sm_90a's alone.
-    if (isa<WgmmaMmaAsyncRsOp>(op) && !arch.fromOption &&
-        (arch.sm != 90 || !arch.archSpecific)) {
+    // wgmma is sm_90a's alone (a chip from the option says no suffix).
+    if (isa<WgmmaMmaAsyncRsOp>(op) &&
+        (arch.sm != 90 || (!arch.archSpecific && !arch.fromOption))) {
       op->emitOpError() << "wgmma needs sm_90a, the target is sm_" << arch.sm
                         << (arch.archSpecific ? "a" : "");
       ok = false;
     }
     // The f32 vector red forms arrived in PTX 8.1.
-    if (auto add = dyn_cast<VectorAtomicAddOp>(op);
-        add && cast<VectorType>(add.getValue().getType()).getElementType().isF32() &&
-        arch.ptx && arch.ptx < 81) {
+    auto add = dyn_cast<VectorAtomicAddOp>(op);
+    if (add && arch.ptx && arch.ptx < 81 &&
+        cast<VectorType>(add.getValue().getType()).getElementType().isF32()) {
       op->emitOpError() << "of " << add.getValue().getType()
                         << " needs PTX ISA 8.1 (+ptx81), the target has +ptx"
                         << arch.ptx;

@@ -181,7 +181,8 @@ bool isAddressArith(Operation *op) {
 bool mayWriteThrough(OpOperand &use) {
   Operation *op = use.getOwner();
   if (auto update = dyn_cast<UpdateTmaDescriptorOp>(op))
-    return update.getTensor() == use.get() && !update.getAtom().getType().isLoad();
+    return update.getTensor() == use.get() &&
+           !update.getAtom().getType().isLoad();
   auto effects = dyn_cast<MemoryEffectOpInterface>(op);
   if (!effects)
     return true;
