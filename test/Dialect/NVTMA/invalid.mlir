@@ -1138,3 +1138,37 @@ func.func @atomic_type(%g: !llvm.ptr<1>, %h: vector<4xf16>) {
   nvtma.vector_atomic_add %g, %h : !llvm.ptr<1>, vector<4xf16>
   return
 }
+
+// -----
+
+// Scalable and multi-dimensional vectors have no register image the
+// lowerings could bitcast or take lanes from.
+func.func @atomic_scalable(%g: !llvm.ptr<1>, %h: vector<[2]xf16>) {
+  // expected-error @+1 {{operand #1 must be}}
+  nvtma.vector_atomic_add %g, %h : !llvm.ptr<1>, vector<[2]xf16>
+  return
+}
+
+// -----
+
+func.func @atomic_2d(%g: !llvm.ptr<1>, %h: vector<1x2xf16>) {
+  // expected-error @+1 {{operand #1 must be}}
+  nvtma.vector_atomic_add %g, %h : !llvm.ptr<1>, vector<1x2xf16>
+  return
+}
+
+// -----
+
+func.func @wgmma_scalable(%acc: !llvm.struct<(f32, f32, f32, f32)>, %a: vector<[4]xi32>, %b: i64, %d: i1) {
+  // expected-error @+1 {{operand #1 must be}}
+  %r = nvtma.wgmma_mma_async_rs %acc, %a, %b, %d {n = 8 : i32, type_a = #nvtma.wgmma_type<bf16>, type_b = #nvtma.wgmma_type<bf16>} : !llvm.struct<(f32, f32, f32, f32)>, vector<[4]xi32>
+  return
+}
+
+// -----
+
+func.func @dsmem_store_scalable(%v: vector<[2]xi32>, %p: !llvm.ptr<7>) {
+  // expected-error @+1 {{operand #0 must be}}
+  nvtma.dsmem_store %v, %p, %p : vector<[2]xi32>, !llvm.ptr<7>, !llvm.ptr<7>
+  return
+}

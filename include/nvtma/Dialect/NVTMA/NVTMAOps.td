@@ -22,6 +22,14 @@ def NVGPU_MBarrierGroup : DialectType<NVTMA_Dialect,
     CPred<"::llvm::isa<::mlir::nvgpu::MBarrierGroupType>($_self)">,
     "!nvgpu.mbarrier.group", "::mlir::nvgpu::MBarrierGroupType">;
 
+// A fixed-size 1-D vector of one of `lengths` lanes of one of `types`: the
+// lowerings take its lanes or its bits as registers, which a scalable or a
+// multi-dimensional vector has no fixed image for.
+class NVTMA_Vector1D<list<int> lengths, list<Type> types> : AllOfType<
+  [FixedVectorOfRankAndType<[1], types>, FixedVectorOfLength<lengths>],
+  FixedVectorOfRankAndType<[1], types>.summary #
+  FixedVectorOfLength<lengths>.summary, "::mlir::VectorType">;
+
 def NVTMA_GlobalPtr : LLVM_PointerInAddressSpace<1>;
 def NVTMA_SharedPtr : LLVM_PointerInAddressSpace<3>;
 def NVTMA_ClusterPtr : LLVM_PointerInAddressSpace<7>;
@@ -384,8 +392,8 @@ def NVTMA_DsmemStoreOp : NVTMA_Op<"dsmem_store", [
     nvtma.dsmem_store %v, %dst, %bar : i32, !llvm.ptr<7>, !llvm.ptr<7>
     ```
   }];
-  let arguments = (ins AnyTypeOf<[I32, I64, F32, F64, VectorOfLengthAndType<[2, 4], [I32, F32]>,
-                                  VectorOfLengthAndType<[2], [I64, F64]>]>:$value,
+  let arguments = (ins AnyTypeOf<[I32, I64, F32, F64, NVTMA_Vector1D<[2, 4], [I32, F32]>,
+                                  NVTMA_Vector1D<[2], [I64, F64]>]>:$value,
                        NVTMA_ClusterPtr:$dst, NVTMA_ClusterPtr:$remote_barrier);
   let assemblyFormat = [{
     $value `,` $dst `,` $remote_barrier attr-dict `:` qualified(type($value)) `,` qualified(type($dst)) `,` qualified(type($remote_barrier))
@@ -518,7 +526,7 @@ def NVTMA_WgmmaMmaAsyncRsOp : NVTMA_Op<"wgmma_mma_async_rs", [AllTypesMatch<["ac
         : !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>, vector<4xi32>
     ```
   }];
-  let arguments = (ins LLVM_AnyStruct:$acc, VectorOfLengthAndType<[4], [I32]>:$a, I64:$b_desc, I1:$scale_d,
+  let arguments = (ins LLVM_AnyStruct:$acc, NVTMA_Vector1D<[4], [I32]>:$a, I64:$b_desc, I1:$scale_d,
       ConfinedAttr<I32Attr, [IntMinValue<8>, IntMaxValue<256>]>:$n,
       NVTMA_WgmmaTypeAttr:$type_a, NVTMA_WgmmaTypeAttr:$type_b,
       DefaultValuedAttr<ConfinedAttr<I32Attr, [IntIsOneOf<[1, -1]>]>, "1">:$scale_a,
@@ -548,7 +556,7 @@ def NVTMA_VectorAtomicAddOp : NVTMA_Op<"vector_atomic_add", [
   }];
   let arguments = (ins AnyTypeOf<[LLVM_PointerInAddressSpace<0>, LLVM_PointerInAddressSpace<1>,
                                   LLVM_PointerInAddressSpace<3>]>:$ptr,
-      AnyTypeOf<[VectorOfLengthAndType<[2], [F16, BF16]>, VectorOfLengthAndType<[2, 4], [F32]>]>:$value,
+      AnyTypeOf<[NVTMA_Vector1D<[2], [F16, BF16]>, NVTMA_Vector1D<[2, 4], [F32]>]>:$value,
       DefaultValuedAttr<NVTMA_AtomicScopeAttr, "AtomicScope::GPU">:$scope);
   let results = (outs Optional<AnyVectorOfNonZeroRank>:$result);
   let assemblyFormat = [{

@@ -173,16 +173,10 @@ bool isAddressArith(Operation *op) {
              LLVM::AddOp>(op);
 }
 
-/// Whether the op of `use`, an access (not a view, cast or value forwarded),
-/// may write memory through the value it takes there: an effect it declares
-/// on that value or on none in particular, or effects it does not declare
-/// (an external call). A tensor going into a descriptor that stores or
-/// reduces (tensormap.replace) is written by that descriptor's copies.
-bool mayWriteThrough(OpOperand &use) {
-  Operation *op = use.getOwner();
-  if (auto update = dyn_cast<UpdateTmaDescriptorOp>(op))
-    return update.getTensor() == use.get() &&
-           !update.getAtom().getType().isLoad();
+/// Whether `op` may write memory through `v` (null: through any value): a
+/// write it declares on that value or on none in particular, or effects it
+/// does not declare (an external call).
+bool mayWrite(Operation *op, Value v) {
   auto effects = dyn_cast<MemoryEffectOpInterface>(op);
   if (!effects)
     return true;
@@ -190,8 +184,24 @@ bool mayWriteThrough(OpOperand &use) {
   effects.getEffects(list);
   return llvm::any_of(list, [&](const MemoryEffects::EffectInstance &e) {
     return isa<MemoryEffects::Write>(e.getEffect()) &&
-           (!e.getValue() || e.getValue() == use.get());
+           (!v || !e.getValue() || e.getValue() == v);
   });
+}
+
+/// Whether the op of `use`, an access (not a view, cast or value forwarded),
+/// may write memory through the pointer or memref it takes there. A pointer
+/// stored to memory escapes (counted written), and a tensor going into a
+/// descriptor that stores or reduces (tensormap.replace) is written by that
+/// descriptor's copies.
+bool mayWriteThrough(OpOperand &use) {
+  Operation *op = use.getOwner();
+  if (auto update = dyn_cast<UpdateTmaDescriptorOp>(op))
+    return update.getTensor() == use.get() &&
+           !update.getAtom().getType().isLoad();
+  if (auto store = dyn_cast<LLVM::StoreOp>(op);
+      store && store.getValue() == use.get())
+    return true;
+  return mayWrite(op, use.get());
 }
 
 /// What the kernel's accesses through one memref parameter do with it.
@@ -227,11 +237,14 @@ Accesses traceAccesses(BlockArgument arg) {
         for (Value r : next)
           push(r);
       } else if (isAddress) {
-        // An address as an integer: it matters once it is a pointer again.
+        // An address as an integer: it matters once it is a pointer again,
+        // or where it escapes (stored, or passed to an op that may write).
         if (isAddressArith(op) || isa<LLVM::IntToPtrOp>(op))
           push(op->getResult(0));
+        else
+          a.writes |= mayWrite(op, Value());
       } else if (isPointer) {
-        if (isa<LLVM::AddrSpaceCastOp>(op))
+        if (isa<LLVM::AddrSpaceCastOp, LLVM::PtrToIntOp>(op))
           push(op->getResult(0));
         else if (auto gep = dyn_cast<LLVM::GEPOp>(op);
                  gep && gep.getBase() == v)

@@ -370,9 +370,10 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
 
 // "writes": a memref parameter the kernel may write through (a store, an
 // atomic, an access whose effects are not declared, a TMA descriptor that
-// stores into it, or one tensormap.replace points at it), which the launch
-// refuses to take as a view whose elements share memory. Loads, dims and
-// TMA loads leave it out.
+// stores into it, or one tensormap.replace points at it), or whose address
+// escapes (stored to memory, as a pointer or an integer), which the launch
+// refuses to take as a view whose elements share memory. Loads, dims, TMA
+// loads and arithmetic on its address leave it out.
 // CHECK: \22params\22:[{\22element\22:\22f32\22,{{[^}]*}}\22type\22:\22memref<?xf32>\22}
 // CHECK-SAME: {\22element\22:\22f32\22,{{[^}]*}}\22type\22:\22memref<?xf32>\22,\22writes\22:true}
 // CHECK-SAME: {\22align\22:16,\22element\22:\22f32\22,{{[^}]*}}\22type\22:\22memref<?xf32>\22,\22writes\22:true}
@@ -382,13 +383,17 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
 // CHECK-SAME: {\22atom\22
 // CHECK-SAME: {\22element\22:\22f16\22,{{[^}]*}}\22type\22:\22memref<64x64xf16>\22}
 // CHECK-SAME: {\22atom\22
+// CHECK-SAME: {\22element\22:\22f32\22,{{[^}]*}}\22type\22:\22memref<?xf32>\22,\22writes\22:true}
+// CHECK-SAME: {\22element\22:\22f32\22,{{[^}]*}}\22type\22:\22memref<?xf32>\22,\22writes\22:true}
+// CHECK-SAME: {\22element\22:\22f32\22,{{[^}]*}}\22type\22:\22memref<?xf32>\22},{\22address_space\22:1
 gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
   func.func private @opaque(!llvm.ptr)
   gpu.func @k(%r: memref<?xf32>, %w: memref<?xf32>, %v: memref<?xf32>, %p: memref<?xf32>, %x: memref<?xf32>,
               %t: memref<64x64xf16>,
               %ds: !llvm.ptr {llvm.align = 64 : i64, nvtma.descriptor = #nvtma.descriptor<binds = 5, atom = !nvtma.tma_atom<store, f16, box = [64, 64]>>},
               %l: memref<64x64xf16>,
-              %dl: !llvm.ptr {llvm.align = 64 : i64, nvtma.descriptor = #nvtma.descriptor<binds = 7, atom = !nvtma.tma_atom<load, f16, box = [64, 64]>>}) kernel {
+              %dl: !llvm.ptr {llvm.align = 64 : i64, nvtma.descriptor = #nvtma.descriptor<binds = 7, atom = !nvtma.tma_atom<load, f16, box = [64, 64]>>},
+              %e: memref<?xf32>, %i: memref<?xf32>, %c: memref<?xf32>, %slot: !llvm.ptr<1>) kernel {
     %c0 = arith.constant 0 : index
     %a = memref.load %r[%c0] : memref<?xf32>
     %n = memref.dim %r, %c0 : memref<?xf32>
@@ -400,6 +405,15 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
     %old = llvm.atomicrmw fadd %g, %a monotonic : !llvm.ptr<1>, f32
     %px = nvtma.address_of %x[%c0] : memref<?xf32> -> !llvm.ptr
     func.call @opaque(%px) : (!llvm.ptr) -> ()
+    %pe = nvtma.address_of %e[%c0] : memref<?xf32> -> !llvm.ptr
+    llvm.store %pe, %slot : !llvm.ptr, !llvm.ptr<1>
+    %pi = nvtma.address_of %i[%c0] : memref<?xf32> -> !llvm.ptr
+    %ii = llvm.ptrtoint %pi : !llvm.ptr to i64
+    llvm.store %ii, %slot : i64, !llvm.ptr<1>
+    %pc = nvtma.address_of %c[%c0] : memref<?xf32> -> !llvm.ptr
+    %ic = llvm.ptrtoint %pc : !llvm.ptr to i64
+    %c15 = arith.constant 15 : i64
+    %low = arith.andi %ic, %c15 : i64
     gpu.return
   }
 }
