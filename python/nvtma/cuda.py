@@ -543,6 +543,9 @@ def _packed_atomic(kind, ptr, val, scope, *, result=True):
     from .dsl.vector import Vector
     if kind != "add" or len(val) != 2 or val.dtype not in (Float16, dsl.BFloat16):
         fail(f"packed atomic {kind} on {val!r}: add of 2 x f16 or 2 x bf16", rule="atomic")
+    if _addrspace(ptr) not in (0, 1, 3):  # (a shared::cluster one reached the op's verifier)
+        fail(f"packed atomic {kind} of {val!r} through a pointer of address space {_addrspace(ptr)}: a generic, "
+             "global or shared address (shared::cluster addresses are not taken here)", rule="atomic")
     old = _vector_add(ptr, val, scope, result=result)
     return Vector(old, val.dtype) if result else None
 
@@ -579,7 +582,10 @@ def red_add(target, idx=None, val=None, *, scope="gpu"):
     if _addrspace(ptr) == 3:  # ptxas: "State space incorrect for feature 'red instruction with vector types'"
         fail(f"red_add of f32 x{n} on shared memory: the vector red forms are .global only; add lane by lane",
              rule="atomic")
-    if _addrspace(ptr) != 1:  # a generic address: the global one it is (cvta.to.global)
+    if _addrspace(ptr) not in (0, 1):  # (a shared::cluster one was cast to global: a garbage address)
+        fail(f"red_add of f32 x{n} through a pointer of address space {_addrspace(ptr)}: the vector red forms "
+             "take a global address (a tensor, or address_of one)", rule="atomic")
+    if _addrspace(ptr) == 0:  # a generic address: the global one it is (cvta.to.global)
         ptr = llvm.AddrSpaceCastOp(llvm.PointerType.get(1), ptr).result
     _vector_add(ptr, val, scope, result=False)
 

@@ -73,6 +73,23 @@ def test_vector_atomics_through_a_misaligned_address_of_are_refused(body, marker
     _refused(body, "alignment", marker, message)
 
 
+def _cluster_pointer():
+    s = lang.SMEMPool().alloc((64,), "f32")
+    return cpasync.cluster_address(s, [0], 1)
+
+
+@pytest.mark.parametrize("body,marker,message", [
+    (lambda o, h: cuda.red_add(_cluster_pointer(), dsl.full(4, 1.0)),  # MARK:cluster-red-v4
+     "cluster-red-v4", "red_add of f32 x4 through a pointer of address space 7: the vector red forms take a global"),
+    (lambda o, h: cuda.atomic_add(_cluster_pointer(), None, dsl.full(2, dsl.Float16(1.0))),  # MARK:cluster-f16x2
+     "cluster-f16x2", "packed atomic add of Vector<2 x Float16> through a pointer of address space 7"),
+], ids=["red-v4", "atomic-f16x2"])
+def test_vector_atomics_through_a_cluster_pointer_are_refused(body, marker, message):
+    """A shared::cluster pointer (cluster_address) to red_add's f32 form was cast to a global one: a garbage
+    address, no error; the f16x2 form reached the op's verifier ("IR does not verify")."""
+    _refused(body, "atomic", marker, message, cluster=(2, 1, 1))
+
+
 def test_vector_atomics_through_an_aligned_address_of_build():
     def body(o, h):
         cuda.atomic_add(cpasync.address_of(h, [2]), None, dsl.full(2, dsl.Float16(1.0)))

@@ -190,18 +190,32 @@ bool mayWrite(Operation *op, Value v) {
 
 /// Whether the op of `use`, an access (not a view, cast or value forwarded),
 /// may write memory through the pointer or memref it takes there. A pointer
-/// stored to memory escapes (counted written), and a tensor going into a
+/// stored to memory escapes (counted written); a tensor going into a
 /// descriptor that stores or reduces (tensormap.replace) is written by that
-/// descriptor's copies.
+/// descriptor's copies; the descriptor fences and prefetches only read the
+/// descriptor they take.
 bool mayWriteThrough(OpOperand &use) {
   Operation *op = use.getOwner();
-  if (auto update = dyn_cast<UpdateTmaDescriptorOp>(op))
-    return update.getTensor() == use.get() &&
-           !update.getAtom().getType().isLoad();
+  if (auto update = dyn_cast<UpdateTmaDescriptorOp>(op);
+      update && update.getTensor() == use.get())
+    return !update.getAtom().getType().isLoad();
+  if (isa<FenceTmaDescAcquireOp, PrefetchDescriptorOp>(op))
+    return false;
   if (auto store = dyn_cast<LLVM::StoreOp>(op);
       store && store.getValue() == use.get())
     return true;
   return mayWrite(op, use.get());
+}
+
+/// Whether an address held as an integer escapes at `use`: stored to memory,
+/// or passed to a function or inline PTX, which may write through it.
+bool escapesAsInteger(OpOperand &use) {
+  Operation *op = use.getOwner();
+  if (auto store = dyn_cast<LLVM::StoreOp>(op))
+    return store.getValue() == use.get();
+  if (auto store = dyn_cast<memref::StoreOp>(op))
+    return store.getValue() == use.get();
+  return isa<CallOpInterface, LLVM::InlineAsmOp>(op);
 }
 
 /// What the kernel's accesses through one memref parameter do with it.
@@ -217,18 +231,24 @@ struct Accesses {
 /// The accesses through memref parameter `arg`: through a view of it
 /// (view-like ops) or a pointer into it (nvtma.address_of,
 /// memref.extract_aligned_pointer_as_index and llvm.inttoptr, address-space
-/// casts, GEPs), following values through region branches (loop-carried,
-/// yielded) and into device functions (`forwardedTo`).
+/// casts, GEPs, selects), following values through region branches
+/// (loop-carried, yielded) and into device functions (`forwardedTo`). An
+/// address computed otherwise from an integer one (masked, scaled) is
+/// followed for writes only: what it is aligned to says nothing of the
+/// parameter's alignment.
 Accesses traceAccesses(BlockArgument arg) {
   Accesses a;
-  SmallVector<Value> work{arg};
-  llvm::SmallPtrSet<Value, 16> seen{arg};
-  auto push = [&](Value v) {
-    if (seen.insert(v).second)
-      work.push_back(v);
-  };
+  // (value, whether an access through it says what the parameter's
+  // alignment must be)
+  SmallVector<std::pair<Value, int>> work{{arg, 1}};
+  llvm::DenseSet<std::pair<Value, int>> seen{{arg, 1}};
   while (!work.empty()) {
-    Value v = work.pop_back_val();
+    auto [v, exact] = work.pop_back_val();
+    auto push = [&, exact = exact](Value r, bool keepsAlign = true) {
+      std::pair<Value, int> item{r, exact && keepsAlign};
+      if (seen.insert(item).second)
+        work.push_back(item);
+    };
     bool isPointer = isa<LLVM::LLVMPointerType>(v.getType());
     bool isAddress = v.getType().isIntOrIndex();
     for (OpOperand &use : v.getUses()) {
@@ -238,19 +258,29 @@ Accesses traceAccesses(BlockArgument arg) {
           push(r);
       } else if (isAddress) {
         // An address as an integer: it matters once it is a pointer again,
-        // or where it escapes (stored, or passed to an op that may write).
-        if (isAddressArith(op) || isa<LLVM::IntToPtrOp>(op))
+        // or where it escapes. Other integer results of pure ops on it (not
+        // predicates) may be addresses too.
+        if (isAddressArith(op) || isa<LLVM::IntToPtrOp>(op)) {
           push(op->getResult(0));
-        else
-          a.writes |= mayWrite(op, Value());
+        } else if (escapesAsInteger(use)) {
+          a.writes = true;
+        } else if (isMemoryEffectFree(op)) {
+          for (Value r : op->getResults())
+            if (isa<IndexType>(r.getType()) || r.getType().isInteger(32) ||
+                r.getType().isInteger(64))
+              push(r, /*keepsAlign=*/false);
+        }
       } else if (isPointer) {
-        if (isa<LLVM::AddrSpaceCastOp, LLVM::PtrToIntOp>(op))
+        // (a pointer is never a select's condition)
+        if (isa<LLVM::AddrSpaceCastOp, LLVM::PtrToIntOp, LLVM::SelectOp,
+                arith::SelectOp>(op))
           push(op->getResult(0));
         else if (auto gep = dyn_cast<LLVM::GEPOp>(op);
                  gep && gep.getBase() == v)
           push(gep.getResult());
         else {
-          a.align = std::max(a.align, pointerUseAlign(use));
+          if (exact)
+            a.align = std::max(a.align, pointerUseAlign(use));
           a.writes |= mayWriteThrough(use);
         }
       } else if (auto view = dyn_cast<ViewLikeOpInterface>(op);
@@ -266,7 +296,8 @@ Accesses traceAccesses(BlockArgument arg) {
                      op)) {
         push(ptr.getAlignedPointer());
       } else {
-        a.align = std::max(a.align, memrefUseAlign(use));
+        if (exact)
+          a.align = std::max(a.align, memrefUseAlign(use));
         a.writes |= mayWriteThrough(use);
       }
     }

@@ -224,7 +224,7 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
 // CHECK-SAME: {\22align\22:16,\22element\22:\22f16\22,{{[^}]*}}\22tensormaps\22:[{\22atom\22:\22!nvtma.tma_atom<load, f16, box = [64, 64]>\22,{{[^}]*}}}],\22type\22:\22memref<128x64xf16>\22}
 // CHECK-SAME: {\22align\22:16,\22element\22:\22f16\22,{{[^}]*}},\22type\22:\22memref<?x?xf16>\22}
 // CHECK-SAME: {\22element\22:\22f16\22,{{[^}]*}},\22type\22:\22memref<?x?xf16>\22}
-// CHECK-SAME: {\22align\22:64,\22element\22:\22i64\22,{{[^}]*}},\22type\22:\22memref<16xi64>\22}]
+// CHECK-SAME: {\22align\22:64,\22element\22:\22i64\22,{{[^}]*}},\22type\22:\22memref<16xi64>\22,\22writes\22:true}]
 gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
   gpu.func @k(%b: memref<?x?xf16>, %c: memref<128x64xf16>, %e: memref<?x?xf16>,
               %n: memref<?x?xf16>, %ws: memref<16xi64>) kernel {
@@ -370,10 +370,12 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
 
 // "writes": a memref parameter the kernel may write through (a store, an
 // atomic, an access whose effects are not declared, a TMA descriptor that
-// stores into it, or one tensormap.replace points at it), or whose address
+// stores into it, or one tensormap.replace points at it), also through a
+// select or an address masked and made a pointer again, or whose address
 // escapes (stored to memory, as a pointer or an integer), which the launch
 // refuses to take as a view whose elements share memory. Loads, dims, TMA
-// loads and arithmetic on its address leave it out.
+// loads, descriptor fences, printing its address and arithmetic on it
+// leave it out (%c: its store goes through the select, %s1 or %c).
 // CHECK: \22params\22:[{\22element\22:\22f32\22,{{[^}]*}}\22type\22:\22memref<?xf32>\22}
 // CHECK-SAME: {\22element\22:\22f32\22,{{[^}]*}}\22type\22:\22memref<?xf32>\22,\22writes\22:true}
 // CHECK-SAME: {\22align\22:16,\22element\22:\22f32\22,{{[^}]*}}\22type\22:\22memref<?xf32>\22,\22writes\22:true}
@@ -385,7 +387,10 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
 // CHECK-SAME: {\22atom\22
 // CHECK-SAME: {\22element\22:\22f32\22,{{[^}]*}}\22type\22:\22memref<?xf32>\22,\22writes\22:true}
 // CHECK-SAME: {\22element\22:\22f32\22,{{[^}]*}}\22type\22:\22memref<?xf32>\22,\22writes\22:true}
-// CHECK-SAME: {\22element\22:\22f32\22,{{[^}]*}}\22type\22:\22memref<?xf32>\22},{\22address_space\22:1
+// CHECK-SAME: {\22element\22:\22f32\22,{{[^}]*}}\22type\22:\22memref<?xf32>\22,\22writes\22:true},{\22address_space\22:1
+// CHECK-SAME: {\22element\22:\22f32\22,{{[^}]*}}\22type\22:\22memref<?xf32>\22,\22writes\22:true}
+// CHECK-SAME: {\22element\22:\22f32\22,{{[^}]*}}\22type\22:\22memref<?xf32>\22,\22writes\22:true}
+// CHECK-SAME: {\22align\22:64,\22element\22:\22i8\22,{{[^}]*}}\22type\22:\22memref<?xi8>\22}
 gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
   func.func private @opaque(!llvm.ptr)
   gpu.func @k(%r: memref<?xf32>, %w: memref<?xf32>, %v: memref<?xf32>, %p: memref<?xf32>, %x: memref<?xf32>,
@@ -393,7 +398,8 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
               %ds: !llvm.ptr {llvm.align = 64 : i64, nvtma.descriptor = #nvtma.descriptor<binds = 5, atom = !nvtma.tma_atom<store, f16, box = [64, 64]>>},
               %l: memref<64x64xf16>,
               %dl: !llvm.ptr {llvm.align = 64 : i64, nvtma.descriptor = #nvtma.descriptor<binds = 7, atom = !nvtma.tma_atom<load, f16, box = [64, 64]>>},
-              %e: memref<?xf32>, %i: memref<?xf32>, %c: memref<?xf32>, %slot: !llvm.ptr<1>) kernel {
+              %e: memref<?xf32>, %i: memref<?xf32>, %c: memref<?xf32>, %slot: !llvm.ptr<1>,
+              %s1: memref<?xf32>, %m: memref<?xf32>, %dsc: memref<?xi8>, %flag: i1) kernel {
     %c0 = arith.constant 0 : index
     %a = memref.load %r[%c0] : memref<?xf32>
     %n = memref.dim %r, %c0 : memref<?xf32>
@@ -414,6 +420,19 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
     %ic = llvm.ptrtoint %pc : !llvm.ptr to i64
     %c15 = arith.constant 15 : i64
     %low = arith.andi %ic, %c15 : i64
+    gpu.printf "%lx\n", %ic : i64
+    %ps = nvtma.address_of %s1[%c0] : memref<?xf32> -> !llvm.ptr
+    %sel = llvm.select %flag, %ps, %pc : i1, !llvm.ptr
+    llvm.store %a, %sel : f32, !llvm.ptr
+    %pm = nvtma.address_of %m[%c0] : memref<?xf32> -> !llvm.ptr
+    %im = llvm.ptrtoint %pm : !llvm.ptr to i64
+    %mask = arith.constant -16 : i64
+    %down = arith.andi %im, %mask : i64
+    %back = llvm.inttoptr %down : i64 to !llvm.ptr
+    llvm.store %a, %back : f32, !llvm.ptr
+    %pf = nvtma.address_of %dsc[%c0] : memref<?xi8> -> !llvm.ptr
+    %gf = llvm.addrspacecast %pf : !llvm.ptr to !llvm.ptr<1>
+    nvtma.fence_tma_desc_acquire %gf : !llvm.ptr<1>
     gpu.return
   }
 }
