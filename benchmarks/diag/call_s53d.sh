@@ -8,10 +8,6 @@ set -u
 here=$(dirname "$0")
 bash "$here/call_s26.sh"
 export PYTHONPATH=/tmp/pk:$PWD/test/TensorMap:$PWD/test/python NVTMA_GPU_ARTIFACTS=$PWD/.dev/gpu_art NVTMA_CACHE=0
-timeout 120 python3 -m pytest -q -s -p no:cacheprovider -m gpu test/python/test_gpu_profile.py -k overhead 2>&1 |
-  grep -E "overhead|passed|failed"
-timeout 200 compute-sanitizer --report-api-errors no --print-limit 20 --tool racecheck python3 -m pytest -q \
-  -p no:cacheprovider -m gpu test/python/test_gpu_profile.py -k "${RACE_K:-splits_every_warp or ws_pipeline_trace}" \
-  > "$OUT/racecheck.log" 2>&1
-echo "racecheck rc $?: $(grep -E -m1 '(passed|failed)' "$OUT/racecheck.log") | $(grep -c 'Race reported\|Warning' \
-  "$OUT/racecheck.log") warnings | $(grep -m1 'RACECHECK SUMMARY' "$OUT/racecheck.log")"
+. "$here/packs.sh"
+overhead_figures
+sanitize racecheck test_gpu_profile.py "${RACE_K:-splits_every_warp or ws_pipeline_trace}"

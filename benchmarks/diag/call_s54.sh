@@ -9,16 +9,10 @@ set -u
 here=$(dirname "$0")
 bash "$here/call_s26.sh"
 export PYTHONPATH=/tmp/pk:$PWD/test/TensorMap:$PWD/test/python NVTMA_GPU_ARTIFACTS=$PWD/.dev/gpu_art NVTMA_CACHE=0
-timeout 120 python3 -m pytest -q -s -p no:cacheprovider -m gpu test/python/test_gpu_profile.py -k overhead 2>&1 |
-  grep -E "overhead|passed|failed"
-sanitize() {  # TOOL FILE K: one compute-sanitizer tool over FILE's tests that -k K picks
-  timeout 200 compute-sanitizer --report-api-errors no --print-limit 20 --tool "$1" python3 -m pytest -q \
-    -p no:cacheprovider -m gpu "test/python/$2" -k "$3" > "$OUT/$1-${2%.py}.log" 2>&1
-  echo "$1 $2 rc $?: $(grep -E -m1 '(passed|failed)' "$OUT/$1-${2%.py}.log") | $(grep -m1 'SUMMARY' \
-    "$OUT/$1-${2%.py}.log")"
-}
+. "$here/packs.sh"
+overhead_figures
 sanitize racecheck test_gpu_profile.py "splits_every_warp or ws_pipeline_trace or ending_both_arms"
-NEW="vector_atomics or elections_ending or from_registers"
+NEW="vector_atomics or elections_ending or from_registers or share_memory"
 sanitize racecheck test_gpu.py "$NEW"
 sanitize memcheck test_gpu.py "$NEW"
 sanitize synccheck test_gpu.py "$NEW"

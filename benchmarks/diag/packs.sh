@@ -17,3 +17,16 @@ prelude() {
   untar "$1"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 }
+# overhead_figures: the profiling overhead tests' figures (test_gpu_profile.py -k overhead, -s), the pack's
+# PYTHONPATH and artifacts exported.
+overhead_figures() {
+  timeout 120 python3 -m pytest -q -s -p no:cacheprovider -m gpu test/python/test_gpu_profile.py -k overhead 2>&1 |
+    grep -E "overhead|passed|failed"
+}
+# sanitize TOOL FILE K: one compute-sanitizer tool over FILE's GPU tests that -k K picks; its log goes to $OUT.
+sanitize() {
+  timeout 200 compute-sanitizer --report-api-errors no --print-limit 20 --tool "$1" python3 -m pytest -q \
+    -p no:cacheprovider -m gpu "test/python/$2" -k "$3" > "$OUT/$1-${2%.py}.log" 2>&1
+  echo "$1 $2 rc $?: $(grep -E -m1 '(passed|failed)' "$OUT/$1-${2%.py}.log") | $(grep -m1 'SUMMARY' \
+    "$OUT/$1-${2%.py}.log")"
+}
