@@ -5,9 +5,6 @@
 # pytest's -k for it; the second run added "or ending_both_arms", the per-site elections' test).
 #   run(carry=[".devpack.tar.xz"], command="bash benchmarks/diag/call_s53d.sh > $OUT/s53d.txt 2>&1; cat $OUT/s53d.txt")
 set -u
-here=$(dirname "$0")
-bash "$here/call_s26.sh"
-export PYTHONPATH=/tmp/pk:$PWD/test/TensorMap:$PWD/test/python NVTMA_GPU_ARTIFACTS=$PWD/.dev/gpu_art NVTMA_CACHE=0
-. "$here/packs.sh"
-overhead_figures
+. "$(dirname "$0")/packs.sh"
+suites_and_overhead
 sanitize racecheck test_gpu_profile.py "${RACE_K:-splits_every_warp or ws_pipeline_trace}"

@@ -6,11 +6,8 @@
 # AUTOTUNE=1 (the second call), racecheck over the autotune tests (the GEMM's and the runtime's) last.
 #   run(carry=[".devpack.tar.xz"], command="bash benchmarks/diag/call_s54.sh > $OUT/s54.txt 2>&1; cat $OUT/s54.txt")
 set -u
-here=$(dirname "$0")
-bash "$here/call_s26.sh"
-export PYTHONPATH=/tmp/pk:$PWD/test/TensorMap:$PWD/test/python NVTMA_GPU_ARTIFACTS=$PWD/.dev/gpu_art NVTMA_CACHE=0
-. "$here/packs.sh"
-overhead_figures
+. "$(dirname "$0")/packs.sh"
+suites_and_overhead
 sanitize racecheck test_gpu_profile.py "splits_every_warp or ws_pipeline_trace or ending_both_arms"
 NEW="vector_atomics or elections_ending or from_registers or share_memory"
 sanitize racecheck test_gpu.py "$NEW"

@@ -17,9 +17,11 @@ prelude() {
   untar "$1"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 }
-# overhead_figures: the profiling overhead tests' figures (test_gpu_profile.py -k overhead, -s), the pack's
-# PYTHONPATH and artifacts exported.
-overhead_figures() {
+# suites_and_overhead: the GPU suites (call_s26.sh, which installs the pack), then the profiling overhead tests'
+# figures (test_gpu_profile.py -k overhead, -s), with the pack's PYTHONPATH and artifacts exported for what follows.
+suites_and_overhead() {
+  bash "$(dirname "${BASH_SOURCE[0]}")/call_s26.sh"
+  export PYTHONPATH=/tmp/pk:$PWD/test/TensorMap:$PWD/test/python NVTMA_GPU_ARTIFACTS=$PWD/.dev/gpu_art NVTMA_CACHE=0
   timeout 120 python3 -m pytest -q -s -p no:cacheprovider -m gpu test/python/test_gpu_profile.py -k overhead 2>&1 |
     grep -E "overhead|passed|failed"
 }

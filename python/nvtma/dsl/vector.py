@@ -342,8 +342,8 @@ class Vector(Val):
         if cls in (Float16, _n.BFloat16):
             # llvm.minnum on the vector: min.f16x2 / min.bf16x2 (arith's
             # vector minnumf reaches NVPTX as f32 math, one lane at a time)
-            name = f"llvm.{which}num.v{len(like)}{cls.name}"
-            return Vector(llvm.CallIntrinsicOp(x.value.type, name, [x.value, y.value], [], []).result, cls)
+            op = llvm.MinNumOp if which == "min" else llvm.MaxNumOp
+            return Vector(op(x.value, y.value).result, cls)
         if cls.is_float:
             op = arith.MinNumFOp if which == "min" else arith.MaxNumFOp
         else:
