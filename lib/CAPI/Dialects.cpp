@@ -8,6 +8,7 @@
 #include "nvtma-c/Dialects.h"
 #include "nvtma/Conversion/NVTMAToNVVM.h"
 #include "nvtma/Dialect/NVTMA/NVTMADialect.h"
+#include "nvtma/Dialect/NVTMA/NVTMAToLLVMIRTranslation.h"
 #include "nvtma/Dialect/NVTMA/Transforms/Passes.h"
 #include "nvtma/Pipelines/Pipelines.h"
 #include "nvtma/Support/InputScreen.h"
@@ -82,6 +83,7 @@ void mlir::nvtma::registerAllDialects(DialectRegistry &registry) {
   registerGPUDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   registerNVVMDialectTranslation(registry);
+  registerNVTMADialectTranslation(registry);
 }
 
 void mlir::nvtma::registerAllPasses() {

@@ -110,7 +110,7 @@ def elect_active():
 def activemask():
     """The lanes executing this instruction (activemask.b32). Given as it is to elect_sync, it elects as
     elect_active()."""
-    v = Uint32(llvm.CallIntrinsicOp(_i32(), "llvm.nvvm.activemask", [], [], []).result)
+    v = Uint32(_d.ActivemaskOp().result)
     v.tag = "activemask"  # (what elect_sync reads; a value computed from it is a new one, without it)
     return v
 
@@ -145,13 +145,10 @@ def _check_named_barrier(what, barrier_id, num_threads):
 def barrier_sync(barrier_id, num_threads=None):
     """Named barrier: bar.sync id, num_threads (a multiple of 32; every thread if None)."""
     _check_named_barrier("barrier_sync", barrier_id, num_threads)
-    # the convergent intrinsics, not nvvm.barrier: its custom syntax reads the
-    # trailing loc(...) that the DSL prints as a reduction attribute
-    args = [as_value(barrier_id, Int32)]
-    if num_threads is not None:
-        args.append(as_value(num_threads, Int32))
-    name = "count" if num_threads is not None else "all"
-    llvm.CallIntrinsicOp(None, f"llvm.nvvm.barrier.cta.sync.aligned.{name}", args, [], [])
+    # nvtma.barrier_sync, not nvvm.barrier: its custom syntax reads the trailing loc(...) that the DSL prints as
+    # a reduction attribute
+    _d.BarrierSyncOp(as_value(barrier_id, Int32),
+                     count=as_value(num_threads, Int32) if num_threads is not None else None)
 
 
 @user_op

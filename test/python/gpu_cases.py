@@ -53,7 +53,8 @@ def all_specs():
     specs += [K.pipelined_copy(1024, 2048, "f16", (64, 128), 4, load_hint=h[0], store_hint=h[1])
               for h in ((None, None), ("evict_first", "evict_last"))]
     specs += [gemv_spec(*c) for c in GEMV_CASES] + [gemv_pdl_spec()]
-    specs += [swizzled_atomics_spec(), conversions_spec(), vector_atomics_spec(), split_elections_spec()]
+    specs += [swizzled_atomics_spec(), conversions_spec(), vector_atomics_spec(), split_elections_spec(),
+              float_fns_spec()]
     specs += [rs_wgmma_spec(d) for d in RS_WGMMA_TYPES] + [doubled_spec()]
     specs += gemm_specs()
     return specs
@@ -207,6 +208,46 @@ def conversions_spec():
                                    dsl.Tensor("i64", (len(ints), n)), dsl.Tensor("ui8", (2 * len(f8s), n)),
                                    dsl.Tensor("ui8", (len(f8s), n)), dsl.Tensor("i64", (len(ints), n)),
                                    dsl.Tensor("i64", (len(ints), n))])
+
+
+# dsl's float functions of one value (nvtma.float_fn, tanh an afn llvm.tanh), in y's rows; then fdividef
+FLOAT_FNS = ["exp2", "log2", "sqrt", "rsqrt", "sin", "cos", "tanh"]
+# 4-lane f32 vectors converted to these (nvtma.fptoint_sat's vector form: LLVM's fptosi.sat / fptoui.sat)
+FLOAT_FN_INTS = ["Int8", "Uint8", "Int32", "Uint16"]
+
+
+def float_fns_lanes(v):
+    """The 4 lanes float_fns converts to each of FLOAT_FN_INTS, from x[t] (a dsl Float32, or a float32 array)."""
+    return [v * 100.0, v * -100.0, v * 1e4, v - 0.5]
+
+
+def float_fns_spec():
+    """Thread t computes each of FLOAT_FNS of x[t] (y[k, t]), then fdividef(x[t], x[t] + 1) (y[-1, t]); sqrt and
+    rsqrt of d[t] as Float64 (yd[0/1, t]); and float_fns_lanes(x[t]) as a vector converted to each of
+    FLOAT_FN_INTS (vi[j, lane, t], as Int64). Only conversions of scalars had run on a GPU."""
+    from nvtma import dsl
+
+    ints = [getattr(dsl, name) for name in FLOAT_FN_INTS]
+
+    @dsl.kernel(block=(64,), name="float_fns")
+    def float_fns(x: dsl.Tensor, y: dsl.Tensor, d: dsl.Tensor, yd: dsl.Tensor, vi: dsl.Tensor):
+        t = dsl.thread_idx()
+        v = x[t]
+        for k, name in enumerate(FLOAT_FNS):
+            y[k, t] = getattr(dsl, name)(v)
+        y[len(FLOAT_FNS), t] = dsl.fdividef(v, v + 1.0)
+        w = d[t]
+        yd[0, t] = dsl.sqrt(w)
+        yd[1, t] = dsl.rsqrt(w)
+        lanes = dsl.Vector.from_elements(float_fns_lanes(v), dsl.Float32)
+        for j, cls in enumerate(ints):
+            iv = lanes.to(cls)
+            for i in range(4):
+                vi[j, i, t] = iv[i].to(dsl.Int64)
+
+    return float_fns.specialize([dsl.Tensor("f32", (64,)), dsl.Tensor("f32", (len(FLOAT_FNS) + 1, 64)),
+                                 dsl.Tensor("f64", (64,)), dsl.Tensor("f64", (2, 64)),
+                                 dsl.Tensor("i64", (len(ints), 4, 64))])
 
 
 # (W dtype, scale, tile, fp8 math, split, vec, x dtype): the weight-streaming GEMV of the benchmarks, small

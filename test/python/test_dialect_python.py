@@ -110,6 +110,41 @@ def test_the_warp_and_vector_ops_build_from_python():
             module.operation.verify()
 
 
+def test_the_numeric_ops_build_from_python_and_parse_back_with_locations():
+    """The numerics and barrier the DSL builds where NVVM has no op (nvtma.float_fn, truncf_rz, fptoint_sat,
+    activemask, barrier_sync), through the generated builders: results inferred where the op fixes them, a bad
+    one the verifier's error, and the text printed with locations parses back (nvvm.barrier's did not: its
+    syntax read the trailing loc(...) as a reduction)."""
+    with ir.Context(), ir.Location.file("k.py", 3, 1):
+        module = ir.Module.parse("""
+          gpu.module @m [#nvvm.target<chip = "sm_90a">] {
+            gpu.func @k(%x: f32, %w: f64, %v: vector<4xf32>, %id: i32, %n: i32) kernel {
+              gpu.return
+            }
+          }""")
+        kernel = module.body.operations[0].regions[0].blocks[0].operations[0]
+        x, w, v, bid, n = kernel.regions[0].blocks[0].arguments
+        with ir.InsertionPoint(kernel.regions[0].blocks[0].operations[0]):
+            assert d.FloatFnOp(d.FloatFn.DIV_APPROX, [x, x]).result.type == x.type
+            assert d.FloatFnOp(d.FloatFn.SQRT_RN, [w]).result.type == w.type
+            assert str(d.TruncFRzOp(w).result.type) == "f32"
+            i8 = ir.VectorType.get([4], ir.IntegerType.get_signless(8))
+            assert d.FPToIntSatOp(i8, v, is_unsigned=True).result.type == i8
+            assert str(d.ActivemaskOp().result.type) == "i32"
+            d.BarrierSyncOp(bid, count=n)
+            d.BarrierSyncOp(bid)
+        assert module.operation.verify()
+        text = module.operation.get_asm(enable_debug_info=True)
+        for op in ("float_fn <div_approx>", "truncf_rz", "fptoint_sat %arg2 unsigned", "activemask",
+                   "barrier_sync %arg3, %arg4 loc("):
+            assert op in text, op
+        assert str(ir.Module.parse(text)) == str(module)
+        with ir.InsertionPoint(kernel.regions[0].blocks[0].operations[0]):
+            d.FloatFnOp(d.FloatFn.EX2_APPROX, [w])
+        with pytest.raises(ir.MLIRError, match="ex2_approx is f32 only in PTX"):
+            module.operation.verify()
+
+
 def test_enums_are_exposed():
     assert d.L2Promotion.L2_256B.value == 3
     assert d.Swizzle.SWIZZLE_128B_ATOM_64B.value == 6

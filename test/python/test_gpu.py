@@ -188,6 +188,45 @@ def test_vector_atomics_add_each_lane():
     torch.testing.assert_close(sh, 4 * pair.half(), rtol=0, atol=0)
 
 
+def test_float_functions_match_numpy():
+    """dsl's float functions on the GPU (nvtma.float_fn: ex2/lg2/rsqrt/sin/cos/div .approx within their PTX error
+    bounds, sqrt.rn exact in f32 and f64; tanh.approx), and vectors converted to integers lane by lane, truncating
+    and saturating (nvtma.fptoint_sat's vector form), against numpy (gpu_cases.float_fns_spec)."""
+    import numpy as np
+    spec = gpu_cases.float_fns_spec()
+    mod = build(spec)
+    rng = np.random.default_rng(5)
+    xs = rng.uniform(0.05, 8.0, 64).astype(np.float32)
+    ds = rng.uniform(0.05, 1e6, 64)
+    nf, ni = len(gpu_cases.FLOAT_FNS), len(gpu_cases.FLOAT_FN_INTS)
+    x, d = torch.from_numpy(xs).cuda(), torch.from_numpy(ds).cuda()
+    y = torch.full((nf + 1, 64), float("nan"), device="cuda")
+    yd = torch.full((2, 64), float("nan"), dtype=torch.float64, device="cuda")
+    vi = torch.full((ni, 4, 64), 0x5A5A, dtype=torch.int64, device="cuda")
+    mod.float_fns(x, y, d, yd, vi, **launch(spec, mod, grid=(1, 1, 1)))
+    torch.cuda.synchronize()
+    got = y.cpu().numpy()
+    x64 = xs.astype(np.float64)
+    want = {"exp2": np.exp2(x64), "log2": np.log2(x64), "sqrt": np.sqrt(xs), "rsqrt": 1 / np.sqrt(x64),
+            "sin": np.sin(x64), "cos": np.cos(x64), "tanh": np.tanh(x64)}
+    # (rtol, atol): about the PTX ISA's bounds (ex2 2 ulp, lg2 2^-22, rsqrt 2^-22.9 relative, sin/cos 2^-20.5
+    # absolute, tanh 2^-10.99 relative), sqrt.rn exact
+    tol = {"exp2": (4e-7, 0), "log2": (4e-7, 4e-7), "sqrt": (0, 0), "rsqrt": (3e-7, 0), "sin": (0, 1e-6),
+           "cos": (0, 1e-6), "tanh": (6e-4, 0)}
+    for k, name in enumerate(gpu_cases.FLOAT_FNS):
+        np.testing.assert_allclose(got[k], want[name], rtol=tol[name][0], atol=tol[name][1], err_msg=name)
+    # div.approx's 2 ulp after the f32 rounding of x + 1
+    np.testing.assert_allclose(got[nf], x64 / (x64 + 1), rtol=5e-7, err_msg="fdividef")
+    np.testing.assert_array_equal(yd[0].cpu().numpy(), np.sqrt(ds))
+    # rsqrt.approx.f64: the ISA states no bound here; an f32-like one still tells it from another function
+    np.testing.assert_allclose(yd[1].cpu().numpy(), 1 / np.sqrt(ds), rtol=1e-6)
+    lanes = np.stack(gpu_cases.float_fns_lanes(xs)).astype(np.float32)  # (4, 64), rounded as the GPU's f32
+    for j, name in enumerate(gpu_cases.FLOAT_FN_INTS):
+        info = np.iinfo(getattr(np, name.lower()))
+        want_i = np.clip(np.trunc(lanes.astype(np.float64)), info.min, info.max).astype(np.int64)
+        np.testing.assert_array_equal(vi[j].cpu().numpy(), want_i, err_msg=name)
+
+
 def test_elections_ending_both_arms_of_a_split_each_elect():
     """dsl.elect_active and elect_sync(cuda.activemask()) at the ends of both arms of a branch that splits
     every warp: one lane of each part adds 1, so each warp counts 2 (gpu_cases.split_elections_spec)."""

@@ -15,6 +15,7 @@
 
 #include "nvtma/Conversion/NVTMAToNVVM.h"
 #include "nvtma/Dialect/NVTMA/NVTMADialect.h"
+#include "nvtma/Dialect/NVTMA/NVTMAToLLVMIRTranslation.h"
 
 #include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
@@ -98,6 +99,15 @@ static Value inlinePtxResult(OpBuilder &b, Location loc, Type type,
                                        LLVM::AsmDialect::AD_ATT),
              ArrayAttr())
       .getResult(0);
+}
+
+/// `v`, the result of inline PTX that the warp (or warpgroup) runs together:
+/// its LLVM IR call is convergent (nvtma.convergent), so LLVM neither
+/// duplicates it into paths that split the warp nor merges it past a branch.
+static Value convergent(Value v) {
+  v.getDefiningOp()->setAttr(kConvergentAttrName,
+                             UnitAttr::get(v.getContext()));
+  return v;
 }
 
 /// A 32-bit shared-state-space address for inline PTX ("r" operands).
@@ -746,8 +756,8 @@ struct ElectActiveLowering : ConvertOpToLLVMPattern<ElectActiveOp> {
                        "elect.sync _|p, m; selp.u32 $0, 1, 0, p; } "
                        "// elect_active " +
                        std::to_string(site++);
-    Value one = inlinePtxResult(rewriter, loc, rewriter.getI32Type(), text,
-                                "=r", {});
+    Value one = convergent(inlinePtxResult(
+        rewriter, loc, rewriter.getI32Type(), text, "=r", {}));
     rewriter.replaceOpWithNewOp<LLVM::ICmpOp>(op, LLVM::ICmpPredicate::ne, one,
                                               i32Const(rewriter, loc, 0));
     return success();
@@ -805,8 +815,8 @@ struct WgmmaMmaAsyncRsLowering : ConvertOpToLLVMPattern<WgmmaMmaAsyncRsOp> {
     for (unsigned i = 0; i < n; ++i)
       cons += "," + std::to_string(i);
     cons += ",r";
-    rewriter.replaceOp(op, inlinePtxResult(rewriter, loc, accType, text, cons,
-                                           operands));
+    rewriter.replaceOp(op, convergent(inlinePtxResult(rewriter, loc, accType,
+                                                      text, cons, operands)));
     return success();
   }
 };
@@ -862,6 +872,147 @@ struct VectorAtomicAddLowering : ConvertOpToLLVMPattern<VectorAtomicAddOp> {
   }
 };
 
+/// A call of LLVM intrinsic `name` on `args`, with one result of `type`
+/// (none if null).
+static Value callIntrinsic(OpBuilder &b, Location loc, Type type,
+                           StringRef name, ValueRange args) {
+  auto call = LLVM::CallIntrinsicOp::create(
+      b, loc, type ? TypeRange(type) : TypeRange(), b.getStringAttr(name),
+      args, LLVM::FastmathFlagsAttr::get(b.getContext(),
+                                         LLVM::FastmathFlags::none),
+      /*op_bundle_operands=*/{}, /*op_bundle_tags=*/{}, /*arg_attrs=*/{},
+      /*res_attrs=*/{});
+  return type ? call.getResult(0) : Value();
+}
+
+/// nvtma.activemask -> llvm.nvvm.activemask.
+struct ActivemaskLowering : ConvertOpToLLVMPattern<ActivemaskOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(ActivemaskOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, callIntrinsic(rewriter, op.getLoc(),
+                                         rewriter.getI32Type(),
+                                         "llvm.nvvm.activemask", {}));
+    return success();
+  }
+};
+
+/// nvtma.barrier_sync -> nvvm.barrier (barrier.cta.sync.aligned).
+struct BarrierSyncLowering : ConvertOpToLLVMPattern<BarrierSyncOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(BarrierSyncOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    NVVM::BarrierOp::create(rewriter, op.getLoc(), TypeRange(),
+                            adaptor.getId(), adaptor.getCount(),
+                            NVVM::BarrierReductionAttr(), Value());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// nvtma.float_fn -> the NVVM (or llvm.sqrt) intrinsic of its instruction.
+struct FloatFnLowering : ConvertOpToLLVMPattern<FloatFnOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(FloatFnOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    bool f64 = op.getType().isF64();
+    StringRef name;
+    switch (op.getFn()) {
+    case FloatFn::EX2_APPROX:
+      name = "llvm.nvvm.ex2.approx.f32";
+      break;
+    case FloatFn::LG2_APPROX:
+      name = "llvm.nvvm.lg2.approx.f";
+      break;
+    case FloatFn::RSQRT_APPROX:
+      name = f64 ? "llvm.nvvm.rsqrt.approx.d" : "llvm.nvvm.rsqrt.approx.f";
+      break;
+    case FloatFn::SIN_APPROX:
+      name = "llvm.nvvm.sin.approx.f";
+      break;
+    case FloatFn::COS_APPROX:
+      name = "llvm.nvvm.cos.approx.f";
+      break;
+    case FloatFn::DIV_APPROX:
+      name = "llvm.nvvm.div.approx.f";
+      break;
+    case FloatFn::SQRT_RN:
+      name = f64 ? "llvm.sqrt.f64" : "llvm.sqrt.f32";
+      break;
+    }
+    rewriter.replaceOp(op, callIntrinsic(rewriter, op.getLoc(), op.getType(),
+                                         name, adaptor.getOperands()));
+    return success();
+  }
+};
+
+/// nvtma.truncf_rz -> llvm.nvvm.d2f.rz (cvt.rz.f32.f64).
+struct TruncFRzLowering : ConvertOpToLLVMPattern<TruncFRzOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(TruncFRzOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, callIntrinsic(rewriter, op.getLoc(),
+                                         rewriter.getF32Type(),
+                                         "llvm.nvvm.d2f.rz",
+                                         adaptor.getValue()));
+    return success();
+  }
+};
+
+/// nvtma.fptoint_sat -> one cvt.rzi for a scalar to 32 or 64 bits
+/// (llvm.nvvm.f2i.rz and its kin, with NaN selected to 0 where cvt.rzi
+/// gives the top bit), else llvm.fptosi.sat / llvm.fptoui.sat.
+struct FPToIntSatLowering : ConvertOpToLLVMPattern<FPToIntSatOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(FPToIntSatOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value v = adaptor.getValue();
+    Type src = v.getType(), dst = op.getType();
+    bool isUnsigned = op.getIsUnsigned();
+    unsigned width = getElementTypeOrSelf(dst).getIntOrFloatBitWidth();
+    bool fromF64 = getElementTypeOrSelf(src).isF64();
+    if (!isa<VectorType>(src) && (width == 32 || width == 64)) {
+      std::string name = std::string("llvm.nvvm.") + (fromF64 ? "d" : "f") +
+                         "2" +
+                         (width == 32 ? (isUnsigned ? "ui" : "i")
+                                      : (isUnsigned ? "ull" : "ll")) +
+                         ".rz";
+      Value r = callIntrinsic(rewriter, loc, dst, name, v);
+      // cvt.rzi of NaN is 0 only from below f64 to below 64 bits, else the
+      // top bit (and LLVM folds constants alike).
+      if (width == 64 || fromF64) {
+        Value nan = LLVM::FCmpOp::create(rewriter, loc, LLVM::FCmpPredicate::uno,
+                                         v, v);
+        Value zero = LLVM::ConstantOp::create(
+            rewriter, loc, dst, rewriter.getIntegerAttr(dst, 0));
+        r = LLVM::SelectOp::create(rewriter, loc, nan, zero, r);
+      }
+      rewriter.replaceOp(op, r);
+      return success();
+    }
+    auto suffix = [](Type t) {
+      std::string s;
+      if (auto vt = dyn_cast<VectorType>(t)) {
+        s = "v" + std::to_string(vt.getNumElements());
+        t = vt.getElementType();
+      }
+      return s + (t.isInteger() ? "i" : "f") +
+             std::to_string(t.getIntOrFloatBitWidth());
+    };
+    std::string name = std::string("llvm.") +
+                       (isUnsigned ? "fptoui" : "fptosi") + ".sat." +
+                       suffix(dst) + "." + suffix(src);
+    rewriter.replaceOp(op, callIntrinsic(rewriter, loc, dst, name, v));
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::nvtma::populateNVTMAToNVVMConversionPatterns(
@@ -893,7 +1044,12 @@ void mlir::nvtma::populateNVTMAToNVVMConversionPatterns(
       ReadSpecialRegisterLowering, // nvtma.read_special_register
       ElectActiveLowering,         // nvtma.elect_active
       WgmmaMmaAsyncRsLowering,     // nvtma.wgmma_mma_async_rs
-      VectorAtomicAddLowering      // nvtma.vector_atomic_add
+      VectorAtomicAddLowering,     // nvtma.vector_atomic_add
+      ActivemaskLowering,          // nvtma.activemask
+      BarrierSyncLowering,         // nvtma.barrier_sync
+      FloatFnLowering,             // nvtma.float_fn
+      TruncFRzLowering,            // nvtma.truncf_rz
+      FPToIntSatLowering           // nvtma.fptoint_sat
       >(converter);
 }
 

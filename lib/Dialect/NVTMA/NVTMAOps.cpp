@@ -647,3 +647,45 @@ LogicalResult VectorAtomicAddOp::verify() {
                          << getPtr().getType();
   return success();
 }
+
+LogicalResult BarrierSyncOp::verify() {
+  APInt id, count;
+  if (matchPattern(getId(), m_ConstantInt(&id)) && id.uge(16))
+    return emitOpError() << "barrier id " << id.getSExtValue()
+                         << " is not 0-15 (a CTA has 16 named barriers)";
+  if (getCount() && matchPattern(getCount(), m_ConstantInt(&count))) {
+    int64_t c = count.getSExtValue();
+    if (c < 32 || c > 1024 || c % 32)
+      return emitOpError() << "thread count " << c
+                           << " is not a multiple of 32 (whole warps) in "
+                              "[32, 1024]";
+  }
+  return success();
+}
+
+LogicalResult FloatFnOp::verify() {
+  FloatFn fn = getFn();
+  unsigned want = fn == FloatFn::DIV_APPROX ? 2 : 1;
+  if (getOperands().size() != want)
+    return emitOpError() << stringifyFloatFn(fn) << " takes " << want
+                         << " operand(s), got " << getOperands().size();
+  if (getType().isF64() && fn != FloatFn::SQRT_RN &&
+      fn != FloatFn::RSQRT_APPROX)
+    return emitOpError() << stringifyFloatFn(fn)
+                         << " is f32 only in PTX (f64: sqrt_rn and "
+                            "rsqrt_approx), got "
+                         << getType();
+  return success();
+}
+
+LogicalResult FPToIntSatOp::verify() {
+  auto lanes = [](Type t) {
+    auto v = dyn_cast<VectorType>(t);
+    return v ? v.getNumElements() : int64_t(0);
+  };
+  Type src = getValue().getType(), dst = getResult().getType();
+  if (lanes(src) != lanes(dst))
+    return emitOpError() << "of " << src << " to " << dst
+                         << ": the lane counts differ";
+  return success();
+}

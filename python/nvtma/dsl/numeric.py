@@ -26,6 +26,7 @@ arith = lazy("nvtma.dialects.arith")
 nvvm = lazy("nvtma.dialects.nvvm")
 vector = lazy("nvtma.dialects.vector")
 llvm = lazy("nvtma.dialects.llvm")
+_d = lazy("nvtma.dialects.nvtma")
 
 __all__ = ["Val", "Numeric", "Integer", "Float", "Boolean", "Index", "Int8", "Int16", "Int32", "Int64", "Uint8",
            "Uint16", "Uint32", "Uint64", "Float16", "BFloat16", "Float32", "Float64", "Float8E4M3FN",
@@ -597,7 +598,7 @@ def f64_to_f32_odd(v):
     """An f64 Value rounded to f32 toward zero with the lost bits ORed into the last one (round to odd): a
     narrower rounding of it after (to fp8: there is no cvt from f64) is then the f64's own. Rounded to
     nearest first, a double 1 ulp above an fp8 midpoint met the midpoint in f32 and went to even."""
-    rz = llvm.CallIntrinsicOp(ir.F32Type.get(), "llvm.nvvm.d2f.rz", [v], [], []).result
+    rz = _d.TruncFRzOp(v).result
     inexact = _op(arith.CmpFOp, arith.CmpFPredicate.UNE, _op(arith.ExtFOp, ir.F64Type.get(), rz), v)
     i32 = ir.IntegerType.get_signless(32)
     bits = _op(arith.OrIOp, _op(arith.BitcastOp, i32, rz), _op(arith.ExtUIOp, i32, inexact))
@@ -611,23 +612,12 @@ def _fp_to_int_sat(v, src, tgt, lanes=None):
     if src in (Float16, BFloat16):  # exactly in f32 (the intrinsic's f16/bf16 forms lower through it anyway)
         f32 = ir.VectorType.get([lanes], Float32.mlir_type()) if lanes else Float32.mlir_type()
         v, src = _op(arith.ExtFOp, f32, v), Float32
+    # nvtma.fptoint_sat: one cvt.rzi for a scalar to 32 or 64 bits (NaN selected to 0 where cvt.rzi gives the
+    # top bit: cvt.rzi.s64 gave INT64_MIN on the H200, cvt.rzi.s32.f64 2^31 on the H100), else LLVM's fptosi.sat
     rt = tgt.mlir_type()
-    if not lanes and tgt.width in (32, 64):  # one cvt.rzi (saturating in PTX), folded by LLVM alike
-        name = "fd"[src is Float64] + "2" + {(32, True): "i", (32, False): "ui", (64, True): "ll",
-                                             (64, False): "ull"}[(tgt.width, tgt.signed)]
-        r = llvm.CallIntrinsicOp(rt, f"llvm.nvvm.{name}.rz", [v], [], []).result
-        if tgt.width == 64 or src is Float64:
-            # PTX's cvt.rzi of NaN is 0 only from a source narrower than f64 to a result narrower than 64 bits,
-            # else the top bit (cvt.rzi.s64 gave INT64_MIN on the H200, cvt.rzi.s32.f64 and .u32.f64 2^31 on the
-            # H100), and LLVM folds constants alike (Float64(nan).to(Int32) stored INT32_MIN)
-            nan = arith.CmpFOp(arith.CmpFPredicate.UNO, v, v).result
-            r = arith.SelectOp(nan, arith.ConstantOp(rt, 0).result, r).result
-        return r
-    kind = "fptosi" if tgt.signed else "fptoui"
-    tn, sn = f"i{tgt.width}", str(src.mlir_type())
     if lanes:
-        tn, sn, rt = f"v{lanes}{tn}", f"v{lanes}{sn}", ir.VectorType.get([lanes], rt)
-    return llvm.CallIntrinsicOp(rt, f"llvm.{kind}.sat.{tn}.{sn}", [v], [], []).result
+        rt = ir.VectorType.get([lanes], rt)
+    return _d.FPToIntSatOp(rt, v, is_unsigned=not tgt.signed).result
 
 
 def _no_f8(cls, what):
@@ -935,9 +925,9 @@ def select(cond, a, b):
     return cls(_op(arith.SelectOp, c, as_value(a, cls), as_value(b, cls)))
 
 
-def _intrinsic(name, *args):
-    """A call of LLVM intrinsic `name` on f32 values, returning f32."""
-    return llvm.CallIntrinsicOp(ir.F32Type.get(), name, list(args), [], []).result
+def _float_fn_op(fn, *args):
+    """nvtma.float_fn `fn` (a dialect FloatFn's name) of f32 (or f64) Values: its one PTX instruction."""
+    return _d.FloatFnOp(getattr(_d.FloatFn, fn.upper()), list(args)).result
 
 
 def _tanh_afn(v):
@@ -975,27 +965,26 @@ def _float_fn(name, x, fn, f64=None):
     return r if cls is Float32 else convert(r, cls)
 
 
-def _unary(name, intrinsic, doc, f64=None):
-    """A float function of one value: an LLVM/NVVM intrinsic (a name) or an
-    op builder (f32 Value -> f32 Value); `f64`: the intrinsic's name for a
-    Float64 (None: Float64 refused)."""
+def _unary(name, fn, doc, f64=False):
+    """A float function of one value: nvtma.float_fn `fn` (a FloatFn's name) or an op builder (f32 Value ->
+    f32 Value); `f64`: whether the float_fn takes a Float64 too (else it is refused)."""
+    op = fn if callable(fn) else (lambda v: _float_fn_op(fn, v))
+
     @user_op
-    def fn(x):
-        return _float_fn(name, x, intrinsic if callable(intrinsic) else (lambda v: _intrinsic(intrinsic, v)),
-                         f64 and (lambda v: llvm.CallIntrinsicOp(ir.F64Type.get(), f64, [v], [], []).result))
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = doc
-    return fn
+    def f(x):
+        return _float_fn(name, x, op, op if f64 else None)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = doc
+    return f
 
 
-exp2 = _unary("exp2", "llvm.nvvm.ex2.approx.f32", "2**x (ex2.approx.f32: 2 ulp).")
-log2 = _unary("log2", "llvm.nvvm.lg2.approx.f", "log2 x (lg2.approx.f32).")
-sqrt = _unary("sqrt", "llvm.sqrt.f32", "sqrt.rn.f32 (IEEE; sqrt.rn.f64 on a Float64).", "llvm.sqrt.f64")
-rsqrt = _unary("rsqrt", "llvm.nvvm.rsqrt.approx.f", "1/sqrt(x) (rsqrt.approx.f32; rsqrt.approx.f64 on a Float64).",
-               "llvm.nvvm.rsqrt.approx.d")
+exp2 = _unary("exp2", "ex2_approx", "2**x (ex2.approx.f32: 2 ulp).")
+log2 = _unary("log2", "lg2_approx", "log2 x (lg2.approx.f32).")
+sqrt = _unary("sqrt", "sqrt_rn", "sqrt.rn.f32 (IEEE; sqrt.rn.f64 on a Float64).", f64=True)
+rsqrt = _unary("rsqrt", "rsqrt_approx", "1/sqrt(x) (rsqrt.approx.f32; rsqrt.approx.f64 on a Float64).", f64=True)
 tanh = _unary("tanh", _tanh_afn, "tanh.approx.f32.")
-sin = _unary("sin", "llvm.nvvm.sin.approx.f", "sin.approx.f32.")
-cos = _unary("cos", "llvm.nvvm.cos.approx.f", "cos.approx.f32.")
+sin = _unary("sin", "sin_approx", "sin.approx.f32.")
+cos = _unary("cos", "cos_approx", "cos.approx.f32.")
 
 
 def _float_operand(x, name):
@@ -1044,7 +1033,7 @@ def fdividef(a, b):
         return Vector.from_elements([fdividef(lane(a, i), lane(b, i)) for i in builtins.range(n)], Float32)
     a, b = convert(a, Float32) if isinstance(a, Val) else Float32(a), \
         convert(b, Float32) if isinstance(b, Val) else Float32(b)
-    return Float32(_intrinsic("llvm.nvvm.div.approx.f", a.value, b.value))
+    return Float32(_float_fn_op("div_approx", a.value, b.value))
 
 
 @user_op

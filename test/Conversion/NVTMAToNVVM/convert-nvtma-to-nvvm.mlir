@@ -221,14 +221,14 @@ gpu.module @m [#nvvm.target<chip = "sm_100a", features = "+ptx86">] {
 
 // The warp and memory instructions NVVM lacks, or that must stay per site,
 // become volatile inline PTX. Each elect_active's is numbered: LLVM merges
-// none of them.
+// none of them; it and the wgmma are convergent (nvtma.convergent).
 // CHECK-LABEL: gpu.func @warp_and_vector_ops
 // CHECK: llvm.inline_asm has_side_effects {{.*}}"mov.u32 $0, %tid.y;", "=r"  : () -> i32
 // CHECK: llvm.inline_asm has_side_effects {{.*}}"mov.u32 $0, %laneid;", "=r"  : () -> i32
-// CHECK: llvm.inline_asm has_side_effects {{.*}}"{ .reg .pred p; .reg .b32 m; activemask.b32 m; elect.sync _|p, m; selp.u32 $0, 1, 0, p; } // elect_active 0", "=r"
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att {nvtma.convergent} "{ .reg .pred p; .reg .b32 m; activemask.b32 m; elect.sync _|p, m; selp.u32 $0, 1, 0, p; } // elect_active 0", "=r"
 // CHECK: llvm.icmp "ne"
 // CHECK: "{{.*}}// elect_active 1", "=r"
-// CHECK: "{ .reg .pred p; setp.ne.b32 p, $13, 0; wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {$0, $1, $2, $3}, {$4, $5, $6, $7}, $8, p, 1, -1, 0; }", "=f,=f,=f,=f,r,r,r,r,l,0,1,2,3,r"
+// CHECK: {nvtma.convergent} "{ .reg .pred p; setp.ne.b32 p, $13, 0; wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {$0, $1, $2, $3}, {$4, $5, $6, $7}, $8, p, 1, -1, 0; }", "=f,=f,=f,=f,r,r,r,r,l,0,1,2,3,r"
 // CHECK: "{ .reg .pred p; setp.ne.b32 p, $13, 0; wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e5m2 {$0, $1, $2, $3}, {$4, $5, $6, $7}, $8, p, 1, 1; }"
 // CHECK: "atom.cta.shared.add.noftz.bf16x2 $0, [$1], $2;", "=r,l,r"
 // CHECK: "red.sys.add.noftz.f16x2 [$0], $1;", "l,r"
@@ -246,6 +246,58 @@ gpu.module @m [#nvvm.target<chip = "sm_90a">] {
     %o = nvtma.vector_atomic_add %s, %h {scope = #nvtma.atomic_scope<cta>} : !llvm.ptr<3>, vector<2xbf16> -> vector<2xbf16>
     nvtma.vector_atomic_add %p, %x {scope = #nvtma.atomic_scope<sys>} : !llvm.ptr, vector<2xf16>
     nvtma.vector_atomic_add %g, %f : !llvm.ptr<1>, vector<4xf32>
+    gpu.return
+  }
+}
+
+// -----
+
+// The numerics NVVM lacks become the intrinsics of their one instruction; a
+// scalar to 32 or 64 bits is one cvt.rzi, with NaN selected to 0 where
+// cvt.rzi gives the top bit (from f64, or to 64 bits).
+// CHECK-LABEL: gpu.func @numerics
+// CHECK: llvm.call_intrinsic "llvm.nvvm.activemask"() : () -> i32
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// CHECK: nvvm.barrier id = %{{.*}}{{$}}
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"(%{{.*}}) : (f32) -> f32
+// CHECK: llvm.call_intrinsic "llvm.nvvm.lg2.approx.f"
+// CHECK: llvm.call_intrinsic "llvm.nvvm.rsqrt.approx.f"
+// CHECK: llvm.call_intrinsic "llvm.nvvm.rsqrt.approx.d"(%{{.*}}) : (f64) -> f64
+// CHECK: llvm.call_intrinsic "llvm.nvvm.sin.approx.f"
+// CHECK: llvm.call_intrinsic "llvm.nvvm.cos.approx.f"
+// CHECK: llvm.call_intrinsic "llvm.nvvm.div.approx.f"(%{{.*}}, %{{.*}}) : (f32, f32) -> f32
+// CHECK: llvm.call_intrinsic "llvm.sqrt.f32"
+// CHECK: llvm.call_intrinsic "llvm.sqrt.f64"
+// CHECK: llvm.call_intrinsic "llvm.nvvm.d2f.rz"(%{{.*}}) : (f64) -> f32
+// CHECK: llvm.call_intrinsic "llvm.nvvm.f2i.rz"(%{{.*}}) : (f32) -> i32
+// CHECK-NOT: llvm.select
+// CHECK: %[[U:.*]] = llvm.call_intrinsic "llvm.nvvm.d2ui.rz"(%[[D:.*]]) : (f64) -> i32
+// CHECK: %[[NAN:.*]] = llvm.fcmp "uno" %[[D]], %[[D]]
+// CHECK: llvm.select %[[NAN]], %{{.*}}, %[[U]]
+// CHECK: llvm.call_intrinsic "llvm.nvvm.f2ll.rz"
+// CHECK: llvm.select
+// CHECK: llvm.call_intrinsic "llvm.fptosi.sat.i8.f32"
+// CHECK: llvm.call_intrinsic "llvm.fptoui.sat.v4i16.v4f64"(%{{.*}}) : (vector<4xf64>) -> vector<4xi16>
+gpu.module @m [#nvvm.target<chip = "sm_90a">] {
+  gpu.func @numerics(%x: f32, %d: f64, %v: vector<4xf64>, %id: i32, %n: i32) kernel {
+    %m = nvtma.activemask : i32
+    nvtma.barrier_sync %id, %n
+    nvtma.barrier_sync %id
+    %0 = nvtma.float_fn <ex2_approx> %x : f32
+    %1 = nvtma.float_fn <lg2_approx> %x : f32
+    %2 = nvtma.float_fn <rsqrt_approx> %x : f32
+    %3 = nvtma.float_fn <rsqrt_approx> %d : f64
+    %4 = nvtma.float_fn <sin_approx> %x : f32
+    %5 = nvtma.float_fn <cos_approx> %x : f32
+    %6 = nvtma.float_fn <div_approx> %x, %0 : f32
+    %7 = nvtma.float_fn <sqrt_rn> %x : f32
+    %8 = nvtma.float_fn <sqrt_rn> %d : f64
+    %f = nvtma.truncf_rz %d : f64 to f32
+    %i = nvtma.fptoint_sat %x : f32 to i32
+    %u = nvtma.fptoint_sat %d unsigned : f64 to i32
+    %l = nvtma.fptoint_sat %x : f32 to i64
+    %b = nvtma.fptoint_sat %x : f32 to i8
+    %w = nvtma.fptoint_sat %v unsigned : vector<4xf64> to vector<4xi16>
     gpu.return
   }
 }

@@ -1172,3 +1172,69 @@ func.func @dsmem_store_scalable(%v: vector<[2]xi32>, %p: !llvm.ptr<7>) {
   nvtma.dsmem_store %v, %p, %p : vector<[2]xi32>, !llvm.ptr<7>, !llvm.ptr<7>
   return
 }
+
+// -----
+
+func.func @barrier_id() {
+  %id = arith.constant 16 : i32
+  // expected-error @+1 {{'nvtma.barrier_sync' op barrier id 16 is not 0-15 (a CTA has 16 named barriers)}}
+  nvtma.barrier_sync %id
+  return
+}
+
+// -----
+
+func.func @barrier_count(%id: i32) {
+  %n = arith.constant 100 : i32
+  // expected-error @+1 {{'nvtma.barrier_sync' op thread count 100 is not a multiple of 32 (whole warps) in [32, 1024]}}
+  nvtma.barrier_sync %id, %n
+  return
+}
+
+// -----
+
+func.func @float_fn_arity(%x: f32) {
+  // expected-error @+1 {{'nvtma.float_fn' op div_approx takes 2 operand(s), got 1}}
+  %q = nvtma.float_fn <div_approx> %x : f32
+  return
+}
+
+// -----
+
+func.func @float_fn_f64(%d: f64) {
+  // expected-error @+1 {{'nvtma.float_fn' op ex2_approx is f32 only in PTX (f64: sqrt_rn and rsqrt_approx), got 'f64'}}
+  %e = nvtma.float_fn <ex2_approx> %d : f64
+  return
+}
+
+// -----
+
+func.func @float_fn_f16(%h: f16) {
+  // expected-error @+1 {{must be variadic of 32-bit float or 64-bit float}}
+  %e = nvtma.float_fn <ex2_approx> %h : f16
+  return
+}
+
+// -----
+
+func.func @fptoint_lanes(%v: vector<4xf32>) {
+  // expected-error @+1 {{'nvtma.fptoint_sat' op of 'vector<4xf32>' to 'vector<2xi8>': the lane counts differ}}
+  %i = nvtma.fptoint_sat %v : vector<4xf32> to vector<2xi8>
+  return
+}
+
+// -----
+
+func.func @fptoint_scalar_to_vector(%x: f32) {
+  // expected-error @+1 {{the lane counts differ}}
+  %i = nvtma.fptoint_sat %x : f32 to vector<1xi32>
+  return
+}
+
+// -----
+
+func.func @fptoint_f16(%h: f16) {
+  // expected-error @+1 {{operand #0 must be}}
+  %i = nvtma.fptoint_sat %h : f16 to i32
+  return
+}

@@ -260,3 +260,27 @@ func.func @warp_and_vector_ops(%acc: !llvm.struct<(f32, f32, f32, f32)>, %a: vec
   nvtma.vector_atomic_add %g, %f : !llvm.ptr<1>, vector<4xf32>
   return
 }
+
+// The numerics and warp instructions NVVM lacks.
+// CHECK-LABEL: func.func @numerics
+// CHECK: nvtma.activemask : i32
+// CHECK: nvtma.barrier_sync %{{.*}}, %{{.*}}
+// CHECK: nvtma.barrier_sync %{{.*}}{{$}}
+// CHECK: nvtma.float_fn <ex2_approx> %{{.*}} : f32
+// CHECK: nvtma.float_fn <div_approx> %{{.*}}, %{{.*}} : f32
+// CHECK: nvtma.float_fn <sqrt_rn> %{{.*}} : f64
+// CHECK: nvtma.truncf_rz %{{.*}} : f64 to f32
+// CHECK: nvtma.fptoint_sat %{{.*}} : f32 to i32
+// CHECK: nvtma.fptoint_sat %{{.*}} unsigned : vector<4xf64> to vector<4xi8>
+func.func @numerics(%x: f32, %d: f64, %v: vector<4xf64>, %id: i32, %n: i32) {
+  %m = nvtma.activemask : i32
+  nvtma.barrier_sync %id, %n
+  nvtma.barrier_sync %id
+  %e = nvtma.float_fn <ex2_approx> %x : f32
+  %q = nvtma.float_fn <div_approx> %x, %e : f32
+  %s = nvtma.float_fn <sqrt_rn> %d : f64
+  %f = nvtma.truncf_rz %d : f64 to f32
+  %i = nvtma.fptoint_sat %x : f32 to i32
+  %u = nvtma.fptoint_sat %v unsigned : vector<4xf64> to vector<4xi8>
+  return
+}

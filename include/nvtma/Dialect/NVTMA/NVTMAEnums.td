@@ -105,6 +105,20 @@ def NVTMA_AtomicScope : I32EnumAttr<"AtomicScope",
   let genSpecializedAttr = 0;
 }
 
+def NVTMA_FloatFn : I32EnumAttr<"FloatFn",
+    "a float function nvtma.float_fn computes as one PTX instruction", [
+  I32EnumAttrCase<"EX2_APPROX", 0, "ex2_approx">,
+  I32EnumAttrCase<"LG2_APPROX", 1, "lg2_approx">,
+  I32EnumAttrCase<"RSQRT_APPROX", 2, "rsqrt_approx">,
+  I32EnumAttrCase<"SIN_APPROX", 3, "sin_approx">,
+  I32EnumAttrCase<"COS_APPROX", 4, "cos_approx">,
+  I32EnumAttrCase<"DIV_APPROX", 5, "div_approx">,
+  I32EnumAttrCase<"SQRT_RN", 6, "sqrt_rn">,
+]> {
+  let cppNamespace = "::mlir::nvtma";
+  let genSpecializedAttr = 0;
+}
+
 class NVTMA_EnumAttr<EnumAttrInfo info, string name>
     : EnumAttr<NVTMA_Dialect, info, name> {
   let assemblyFormat = "`<` $value `>`";
@@ -122,5 +136,6 @@ def NVTMA_CopyKindAttr : NVTMA_EnumAttr<NVTMA_CopyKind, "copy_kind">;
 def NVTMA_SpecialRegisterAttr : NVTMA_EnumAttr<NVTMA_SpecialRegister, "special_register">;
 def NVTMA_WgmmaTypeAttr : NVTMA_EnumAttr<NVTMA_WgmmaType, "wgmma_type">;
 def NVTMA_AtomicScopeAttr : NVTMA_EnumAttr<NVTMA_AtomicScope, "atomic_scope">;
+def NVTMA_FloatFnAttr : NVTMA_EnumAttr<NVTMA_FloatFn, "float_fn">;
 
 #endif // NVTMA_ENUMS

@@ -565,4 +565,110 @@ def NVTMA_VectorAtomicAddOp : NVTMA_Op<"vector_atomic_add", [
   let hasVerifier = 1;
 }
 
+def NVTMA_ActivemaskOp : NVTMA_Op<"activemask"> {
+  let summary = "the lanes of the warp that run this op (activemask.b32)";
+  let description = [{
+    A mask of the warp's lanes executing this op, read where it stands (it
+    is not pure: what it returns depends on the branch it is in). Given to
+    `nvvm.elect.sync` it elects one of those lanes; `nvtma.elect_active`
+    does both as one statement LLVM merges with no other.
+
+    ```mlir
+    %m = nvtma.activemask : i32
+    ```
+  }];
+  let results = (outs I32:$mask);
+  let assemblyFormat = "attr-dict `:` type($mask)";
+}
+
+def NVTMA_BarrierSyncOp : NVTMA_Op<"barrier_sync"> {
+  let summary = "wait at named barrier `id` for `count` threads (bar.sync)";
+  let description = [{
+    `barrier.sync.aligned id, count`: the calling threads wait at named
+    barrier `id` (0-15; 0 is the CTA-wide `__syncthreads` barrier) until
+    `count` threads (a multiple of 32) have arrived, or every thread of the
+    CTA without `count`. Lowers to `nvvm.barrier`, whose custom syntax reads
+    a location that follows it as a reduction: IR printed with locations
+    did not parse back. Constant operands are checked here; a count past
+    the block's threads hangs, which only the DSL (knowing the block) can
+    refuse.
+
+    ```mlir
+    nvtma.barrier_sync %id, %count
+    ```
+  }];
+  let arguments = (ins I32:$id, Optional<I32>:$count);
+  let assemblyFormat = "$id (`,` $count^)? attr-dict";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Numerics NVVM lacks
+//===----------------------------------------------------------------------===//
+
+def NVTMA_FloatFnOp : NVTMA_Op<"float_fn", [Pure, SameOperandsAndResultType]> {
+  let summary = "a float function as its one PTX instruction";
+  let description = [{
+    One PTX instruction on f32 (or f64) values, where MLIR's math ops
+    become libdevice calls or several instructions:
+    - `ex2_approx`, `lg2_approx`, `sin_approx`, `cos_approx` (f32): the
+      `.approx.f32` instructions;
+    - `rsqrt_approx` (f32 or f64): `rsqrt.approx.f32` / `.f64`;
+    - `div_approx` (f32, two operands: a / b): `div.approx.f32`, CUDA's
+      `__fdividef`;
+    - `sqrt_rn` (f32 or f64): IEEE `sqrt.rn` (`llvm.sqrt`, which the GPU
+      lowering otherwise turns into a libdevice call).
+
+    ```mlir
+    %e = nvtma.float_fn <ex2_approx> %x : f32
+    %q = nvtma.float_fn <div_approx> %a, %b : f32
+    ```
+  }];
+  let arguments = (ins NVTMA_FloatFnAttr:$fn, Variadic<AnyTypeOf<[F32, F64]>>:$operands);
+  let results = (outs AnyTypeOf<[F32, F64]>:$result);
+  let assemblyFormat = "$fn $operands attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def NVTMA_TruncFRzOp : NVTMA_Op<"truncf_rz", [Pure]> {
+  let summary = "f64 -> f32 rounded toward zero (cvt.rz.f32.f64)";
+  let description = [{
+    `arith.truncf` rounds to nearest; this rounds toward zero, the first
+    step of a round-to-odd narrowing (f64 to fp8, which has no direct cvt).
+
+    ```mlir
+    %f = nvtma.truncf_rz %d : f64 to f32
+    ```
+  }];
+  let arguments = (ins F64:$value);
+  let results = (outs F32:$result);
+  let assemblyFormat = "$value attr-dict `:` type($value) `to` type($result)";
+}
+
+def NVTMA_FPToIntSatOp : NVTMA_Op<"fptoint_sat", [Pure]> {
+  let summary = "float -> integer toward zero, saturating, NaN to 0";
+  let description = [{
+    f32 or f64 (or a 1-D vector of them) to a signed integer (or unsigned
+    with `unsigned`) of 8, 16, 32 or 64 bits, lane by lane, rounding toward
+    zero: values past the range clamp to it and NaN is 0 (LLVM's
+    `fptosi.sat`/`fptoui.sat`). `arith.fptosi` makes them poison, so a
+    constant NaN or 3e9 lost the store of its result. A scalar to 32 or 64
+    bits is one `cvt.rzi` (with a select of 0 for NaN where cvt.rzi gives
+    the top bit: from f64, or to 64 bits).
+
+    ```mlir
+    %i = nvtma.fptoint_sat %x : f32 to i32
+    %u = nvtma.fptoint_sat %v unsigned : vector<4xf32> to vector<4xi8>
+    ```
+  }];
+  let arguments = (ins AnyTypeOf<[F32, F64, FixedVectorOfRankAndType<[1], [F32, F64]>]>:$value,
+                       UnitAttr:$is_unsigned);
+  let results = (outs AnyTypeOf<[I8, I16, I32, I64,
+                                   FixedVectorOfRankAndType<[1], [I8, I16, I32, I64]>]>:$result);
+  let assemblyFormat = [{
+    $value (`unsigned` $is_unsigned^)? attr-dict `:` type($value) `to` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // NVTMA_OPS
