@@ -8,7 +8,7 @@
 #include "nvtma-c/Dialects.h"
 #include "nvtma/Conversion/NVTMAToNVVM.h"
 #include "nvtma/Dialect/NVTMA/NVTMADialect.h"
-#include "nvtma/Dialect/NVTMA/NVTMAToLLVMIRTranslation.h"
+#include "nvtma/Target/LLVMIR/NVTMAToLLVMIRTranslation.h"
 #include "nvtma/Dialect/NVTMA/Transforms/Passes.h"
 #include "nvtma/Pipelines/Pipelines.h"
 #include "nvtma/Support/InputScreen.h"

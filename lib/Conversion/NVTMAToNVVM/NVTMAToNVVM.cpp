@@ -15,7 +15,7 @@
 
 #include "nvtma/Conversion/NVTMAToNVVM.h"
 #include "nvtma/Dialect/NVTMA/NVTMADialect.h"
-#include "nvtma/Dialect/NVTMA/NVTMAToLLVMIRTranslation.h"
+#include "nvtma/Target/LLVMIR/NVTMAToLLVMIRTranslation.h"
 
 #include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
@@ -987,8 +987,8 @@ struct FPToIntSatLowering : ConvertOpToLLVMPattern<FPToIntSatOp> {
       // cvt.rzi of NaN is 0 only from below f64 to below 64 bits, else the
       // top bit (and LLVM folds constants alike).
       if (width == 64 || fromF64) {
-        Value nan = LLVM::FCmpOp::create(rewriter, loc, LLVM::FCmpPredicate::uno,
-                                         v, v);
+        Value nan = LLVM::FCmpOp::create(rewriter, loc,
+                                         LLVM::FCmpPredicate::uno, v, v);
         Value zero = LLVM::ConstantOp::create(
             rewriter, loc, dst, rewriter.getIntegerAttr(dst, 0));
         r = LLVM::SelectOp::create(rewriter, loc, nan, zero, r);

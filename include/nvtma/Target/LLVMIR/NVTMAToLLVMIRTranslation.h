@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef NVTMA_DIALECT_NVTMA_NVTMATOLLVMIRTRANSLATION_H
-#define NVTMA_DIALECT_NVTMA_NVTMATOLLVMIRTRANSLATION_H
+#ifndef NVTMA_TARGET_LLVMIR_NVTMATOLLVMIRTRANSLATION_H
+#define NVTMA_TARGET_LLVMIR_NVTMATOLLVMIRTRANSLATION_H
 
 namespace mlir {
 class DialectRegistry;
@@ -29,4 +29,4 @@ inline constexpr char kConvergentAttrName[] = "nvtma.convergent";
 } // namespace nvtma
 } // namespace mlir
 
-#endif // NVTMA_DIALECT_NVTMA_NVTMATOLLVMIRTRANSLATION_H
+#endif // NVTMA_TARGET_LLVMIR_NVTMATOLLVMIRTRANSLATION_H

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "nvtma/Dialect/NVTMA/NVTMAToLLVMIRTranslation.h"
+#include "nvtma/Target/LLVMIR/NVTMAToLLVMIRTranslation.h"
 #include "nvtma/Dialect/NVTMA/NVTMADialect.h"
 
 #include "mlir/Target/LLVMIR/LLVMTranslationInterface.h"
