@@ -110,6 +110,12 @@ def test_a_written_memref_refuses_a_view_whose_elements_share_memory():
     for shape, strides in (((4, 64), (64, 1)), ((4, 64), (1, 4)), ((4, 64), (80, 1)), ((3, 2), (2, 3)),
                            ((1, 64), (0, 1)), ((0, 64), (0, 1)), ((4, 1), (1, 0))):
         args.check_memref(info(shape, strides), w, "x")
+    # strides that do not nest are counted exactly, once per layout: a loop launching with it pays that once
+    before = args._offsets_meet.cache_info()
+    for _ in range(3):
+        args.check_memref(info((3, 1000), (1001, 3)), w, "x")
+    after = args._offsets_meet.cache_info()
+    assert (after.misses - before.misses, after.hits - before.hits) == (1, 2)
     # and at launch, before the driver
     kk = F.artifacts({"kernels": {"k": {"params": [dict(F.DYN), dict(F.DYN, writes=True), F.SCALAR]}}}).kernel("k")
     with pytest.raises(LaunchError, match="argument 1: a view whose elements share memory") as e:

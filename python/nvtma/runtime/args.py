@@ -18,6 +18,7 @@ Every refusal is a LaunchError naming the argument and the rule.
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
 import numbers
 import operator
@@ -448,9 +449,15 @@ def overlaps_itself(shape, strides) -> bool:
         return False
     if dims[0][0] == 0:
         return True
-    numel = math.prod(n for _, n in dims)
-    if numel > _EXACT_OVERLAP_LIMIT:
+    if math.prod(n for _, n in dims) > _EXACT_OVERLAP_LIMIT:
         return True
+    return _offsets_meet(tuple(dims))
+
+
+@functools.lru_cache(maxsize=64)
+def _offsets_meet(dims) -> bool:
+    """Whether two of the offsets of (stride, size) `dims` are equal, counted exactly: up to about 0.8 s at
+    _EXACT_OVERLAP_LIMIT elements, so cached (a loop launching with one odd view pays it once)."""
     import numpy as np
     offsets = np.zeros(1, dtype=np.int64)
     for s, n in dims:
