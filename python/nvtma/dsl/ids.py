@@ -49,7 +49,8 @@ def thread_idx(d="x", *, hoist=True):
     else:
         if d not in _AXES:
             fail(f"dimension {d!r}: 'x', 'y' or 'z'", rule="dim")
-        v = _read_here(getattr(_d.SpecialRegister, f"TID_{d.upper()}"))
+        r = _d.SpecialRegister
+        v = _read_here({"x": r.TID_X, "y": r.TID_Y, "z": r.TID_Z}[d])
     return _tagged(v, "thread" if d == "x" else None)
 
 

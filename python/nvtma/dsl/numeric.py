@@ -925,9 +925,10 @@ def select(cond, a, b):
     return cls(_op(arith.SelectOp, c, as_value(a, cls), as_value(b, cls)))
 
 
-def _float_fn_op(fn, *args):
-    """nvtma.float_fn `fn` (a dialect FloatFn's name) of f32 (or f64) Values: its one PTX instruction."""
-    return _d.FloatFnOp(getattr(_d.FloatFn, fn.upper()), list(args)).result
+def _float_fn_op(member, *args):
+    """nvtma.float_fn of f32 (or f64) Values, its one PTX instruction: `member` picks it from the dialect's
+    FloatFn enum (taken when the op is built: the dialect loads lazily)."""
+    return _d.FloatFnOp(member(_d.FloatFn), list(args)).result
 
 
 def _tanh_afn(v):
@@ -965,11 +966,9 @@ def _float_fn(name, x, fn, f64=None):
     return r if cls is Float32 else convert(r, cls)
 
 
-def _unary(name, fn, doc, f64=False):
-    """A float function of one value: nvtma.float_fn `fn` (a FloatFn's name) or an op builder (f32 Value ->
-    f32 Value); `f64`: whether the float_fn takes a Float64 too (else it is refused)."""
-    op = fn if callable(fn) else (lambda v: _float_fn_op(fn, v))
-
+def _unary(name, op, doc, f64=False):
+    """A float function of one value, built by `op` (f32 Value -> f32 Value; f64 too where `f64`, else a
+    Float64 is refused)."""
     @user_op
     def f(x):
         return _float_fn(name, x, op, op if f64 else None)
@@ -978,13 +977,15 @@ def _unary(name, fn, doc, f64=False):
     return f
 
 
-exp2 = _unary("exp2", "ex2_approx", "2**x (ex2.approx.f32: 2 ulp).")
-log2 = _unary("log2", "lg2_approx", "log2 x (lg2.approx.f32).")
-sqrt = _unary("sqrt", "sqrt_rn", "sqrt.rn.f32 (IEEE; sqrt.rn.f64 on a Float64).", f64=True)
-rsqrt = _unary("rsqrt", "rsqrt_approx", "1/sqrt(x) (rsqrt.approx.f32; rsqrt.approx.f64 on a Float64).", f64=True)
+exp2 = _unary("exp2", lambda v: _float_fn_op(lambda e: e.EX2_APPROX, v), "2**x (ex2.approx.f32: 2 ulp).")
+log2 = _unary("log2", lambda v: _float_fn_op(lambda e: e.LG2_APPROX, v), "log2 x (lg2.approx.f32).")
+sqrt = _unary("sqrt", lambda v: _float_fn_op(lambda e: e.SQRT_RN, v), "sqrt.rn.f32 (IEEE; sqrt.rn.f64 on a Float64).",
+              f64=True)
+rsqrt = _unary("rsqrt", lambda v: _float_fn_op(lambda e: e.RSQRT_APPROX, v),
+               "1/sqrt(x) (rsqrt.approx.f32; rsqrt.approx.f64 on a Float64).", f64=True)
 tanh = _unary("tanh", _tanh_afn, "tanh.approx.f32.")
-sin = _unary("sin", "sin_approx", "sin.approx.f32.")
-cos = _unary("cos", "cos_approx", "cos.approx.f32.")
+sin = _unary("sin", lambda v: _float_fn_op(lambda e: e.SIN_APPROX, v), "sin.approx.f32.")
+cos = _unary("cos", lambda v: _float_fn_op(lambda e: e.COS_APPROX, v), "cos.approx.f32.")
 
 
 def _float_operand(x, name):
@@ -1033,7 +1034,7 @@ def fdividef(a, b):
         return Vector.from_elements([fdividef(lane(a, i), lane(b, i)) for i in builtins.range(n)], Float32)
     a, b = convert(a, Float32) if isinstance(a, Val) else Float32(a), \
         convert(b, Float32) if isinstance(b, Val) else Float32(b)
-    return Float32(_float_fn_op("div_approx", a.value, b.value))
+    return Float32(_float_fn_op(lambda e: e.DIV_APPROX, a.value, b.value))
 
 
 @user_op
