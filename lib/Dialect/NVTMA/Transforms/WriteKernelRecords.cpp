@@ -201,6 +201,11 @@ bool mayWriteThrough(OpOperand &use) {
     return !update.getAtom().getType().isLoad();
   if (isa<FenceTmaDescAcquireOp, PrefetchDescriptorOp>(op))
     return false;
+  // A load reads through its address: the write with no value that a
+  // volatile or ordered (atomic) load declares is its ordering of other
+  // memory, which writes nothing through this one.
+  if (auto load = dyn_cast<LLVM::LoadOp>(op); load && load.getAddr() == use.get())
+    return false;
   if (auto store = dyn_cast<LLVM::StoreOp>(op);
       store && store.getValue() == use.get())
     return true;

@@ -373,9 +373,10 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
 // stores into it, or one tensormap.replace points at it), also through a
 // select or an address masked and made a pointer again, or whose address
 // escapes (stored to memory, as a pointer or an integer), which the launch
-// refuses to take as a view whose elements share memory. Loads, dims, TMA
-// loads, descriptor fences, printing its address and arithmetic on it
-// leave it out (%c: its store goes through the select, %s1 or %c).
+// refuses to take as a view whose elements share memory. Loads (volatile
+// and acquire ones too: %r), dims, TMA loads, descriptor fences, printing
+// its address and arithmetic on it leave it out (%c: its store goes through
+// the select, %s1 or %c).
 // CHECK: \22params\22:[{\22element\22:\22f32\22,{{[^}]*}}\22type\22:\22memref<?xf32>\22}
 // CHECK-SAME: {\22element\22:\22f32\22,{{[^}]*}}\22type\22:\22memref<?xf32>\22,\22writes\22:true}
 // CHECK-SAME: {\22align\22:16,\22element\22:\22f32\22,{{[^}]*}}\22type\22:\22memref<?xf32>\22,\22writes\22:true}
@@ -403,6 +404,9 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
     %c0 = arith.constant 0 : index
     %a = memref.load %r[%c0] : memref<?xf32>
     %n = memref.dim %r, %c0 : memref<?xf32>
+    %pr = nvtma.address_of %r[%c0] : memref<?xf32> -> !llvm.ptr
+    %rv = llvm.load volatile %pr : !llvm.ptr -> f32
+    %ra = llvm.load %pr atomic acquire {alignment = 4 : i64} : !llvm.ptr -> f32
     memref.store %a, %w[%c0] : memref<?xf32>
     %f = arith.constant dense<1.0> : vector<4xf32>
     vector.store %f, %v[%c0] {alignment = 16 : i64} : memref<?xf32>, vector<4xf32>
