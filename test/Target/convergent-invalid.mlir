@@ -1,16 +1,32 @@
-// RUN: nvtma-opt %s --nvtma-to-ptx -verify-diagnostics
+// RUN: nvtma-opt %s -split-input-file -verify-diagnostics
 
 // On an op that translates to no call it is an error, not ignored.
-module attributes {gpu.container_module} {
-  // expected-error @+2 {{Failed creating the llvm::Module}}
-  // expected-error @+1 {{An error happened while serializing the module}}
-  gpu.module @k [#nvvm.target<chip = "sm_90a">] {
-    gpu.func @add(%o: memref<4xi32>, %x: i32) kernel {
-      // expected-error @+1 {{'llvm.add' op nvtma.convergent on an op that translates to no call}}
-      %y = llvm.add %x, %x {nvtma.convergent} : i32
-      %c0 = arith.constant 0 : index
-      memref.store %y, %o[%c0] : memref<4xi32>
-      gpu.return
-    }
+gpu.module @k {
+  gpu.func @add(%x: i32) kernel {
+    // expected-error @+1 {{nvtma.convergent belongs on an llvm.inline_asm, llvm.call or llvm.call_intrinsic (ops that translate to a call), not on 'llvm.add'}}
+    %y = llvm.add %x, %x {nvtma.convergent} : i32
+    gpu.return
+  }
+}
+
+// -----
+
+// An op lowered before the translation would drop it.
+gpu.module @k {
+  gpu.func @ex2(%x: f32) kernel {
+    // expected-error @+1 {{nvtma.convergent belongs on an llvm.inline_asm, llvm.call or llvm.call_intrinsic (ops that translate to a call), not on 'nvtma.float_fn'}}
+    %y = nvtma.float_fn <ex2_approx> %x {nvtma.convergent} : f32
+    gpu.return
+  }
+}
+
+// -----
+
+// A unit attribute: a value (false too) is not taken as one.
+gpu.module @k {
+  gpu.func @asm(%x: i32) kernel {
+    // expected-error @+1 {{nvtma.convergent is a unit attribute (the LLVM IR call is convergent), got false}}
+    %y = llvm.inline_asm has_side_effects {nvtma.convergent = false} "mov.b32 $0, $1;", "=r,r" %x : (i32) -> i32
+    gpu.return
   }
 }

@@ -15,7 +15,6 @@
 
 #include "nvtma/Conversion/NVTMAToNVVM.h"
 #include "nvtma/Dialect/NVTMA/NVTMADialect.h"
-#include "nvtma/Target/LLVMIR/NVTMAToLLVMIRTranslation.h"
 
 #include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
@@ -105,7 +104,7 @@ static Value inlinePtxResult(OpBuilder &b, Location loc, Type type,
 /// its LLVM IR call is convergent (nvtma.convergent), so LLVM neither
 /// duplicates it into paths that split the warp nor merges it past a branch.
 static Value convergent(Value v) {
-  v.getDefiningOp()->setAttr(kConvergentAttrName,
+  v.getDefiningOp()->setAttr(NVTMADialect::getConvergentAttrName(),
                              UnitAttr::get(v.getContext()));
   return v;
 }

@@ -105,6 +105,17 @@ LogicalResult NVTMADialect::verifyOperationAttribute(Operation *op,
                              << attr.getValue();
     return success();
   }
+  if (name == getConvergentAttrName()) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << name << " is a unit attribute (the LLVM IR "
+                             << "call is convergent), got " << attr.getValue();
+    if (!isa<LLVM::InlineAsmOp, LLVM::CallOp, LLVM::CallIntrinsicOp>(op))
+      return op->emitError() << name << " belongs on an llvm.inline_asm, "
+                             << "llvm.call or llvm.call_intrinsic (ops that "
+                             << "translate to a call), not on '"
+                             << op->getName() << "'";
+    return success();
+  }
   if (name == getDescriptorParamsAttrName()) {
     auto list = dyn_cast<ArrayAttr>(attr.getValue());
     if (!list || !llvm::all_of(list, llvm::IsaPred<DescriptorAttr>))

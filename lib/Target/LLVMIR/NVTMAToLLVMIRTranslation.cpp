@@ -22,7 +22,7 @@ struct NVTMATranslationInterface : LLVMTranslationDialectInterface {
   amendOperation(Operation *op, ArrayRef<llvm::Instruction *> instructions,
                  NamedAttribute attribute,
                  LLVM::ModuleTranslation &) const final {
-    if (attribute.getName() != mlir::nvtma::kConvergentAttrName)
+    if (attribute.getName() != mlir::nvtma::NVTMADialect::getConvergentAttrName())
       return success();
     bool marked = false;
     for (llvm::Instruction *inst : instructions)

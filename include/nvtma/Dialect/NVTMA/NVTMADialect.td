@@ -76,6 +76,13 @@ def NVTMA_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getPdlAttrName() {
       return "nvtma.pdl";
     }
+    /// Unit attribute on an llvm.inline_asm, llvm.call or
+    /// llvm.call_intrinsic: its LLVM IR call is convergent (the dialect's LLVM
+    /// IR translation marks it), so LLVM does not make it control dependent
+    /// on more values (warp-collective PTX).
+    static constexpr ::llvm::StringLiteral getConvergentAttrName() {
+      return "nvtma.convergent";
+    }
     /// The most CTAs a grid of this kernel may have (a positive integer),
     /// where its work split is right only up to that many (32-bit share
     /// arithmetic); the kernel record's launch "max_grid", which the launch

@@ -23,9 +23,6 @@ namespace nvtma {
 /// PTX into paths that split the warp nor sinks it past a branch's end.
 void registerNVTMADialectTranslation(DialectRegistry &registry);
 
-/// The name of that attribute.
-inline constexpr char kConvergentAttrName[] = "nvtma.convergent";
-
 } // namespace nvtma
 } // namespace mlir
 

@@ -54,12 +54,15 @@ LogicalResult checkNVVMTarget(gpu::GPUModuleOp module,
                     error, /*defaultPtx=*/0))
     return emitError(module.getLoc()) << "gpu.module @" << module.getName() << ": "
                               << error;
+  // The 32-bit ABI (nvptx-nvidia-cuda): ptxas refuses it from sm_90 on, and
+  // the runtime passes every pointer parameter in 8 bytes.
   StringRef triple = target.getTriple();
-  if (triple != "nvptx64-nvidia-cuda" && triple != "nvptx-nvidia-cuda")
+  if (triple != "nvptx64-nvidia-cuda")
     return emitError(module.getLoc())
            << "gpu.module @" << module.getName() << ": triple '" << triple
-           << "' is not an NVPTX triple; supported: nvptx64-nvidia-cuda, "
-              "nvptx-nvidia-cuda";
+           << "' is not one nvtma compiles; supported: nvptx64-nvidia-cuda "
+              "(64-bit: ptxas refuses the 32-bit ABI on sm_90 and newer, and "
+              "nvtma's launch passes 64-bit pointers)";
   arch.sm = r.chip->sm;
   arch.archSpecific = r.chip->suffix != 0;
   arch.ptx = r.ptx;

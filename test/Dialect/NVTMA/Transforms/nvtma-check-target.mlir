@@ -57,8 +57,19 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86,+sm_90a">] {
 
 // -----
 
-// expected-error @+1 {{gpu.module @m: triple 'x86_64-unknown-linux' is not an NVPTX triple}}
+// expected-error @+1 {{gpu.module @m: triple 'x86_64-unknown-linux' is not one nvtma compiles; supported: nvptx64-nvidia-cuda}}
 gpu.module @m [#nvvm.target<triple = "x86_64-unknown-linux", chip = "sm_90a">] {
+  gpu.func @k() kernel {
+    gpu.return
+  }
+}
+
+// -----
+
+// The 32-bit ABI: ptxas refuses it on sm_90 and newer, and the launch passes
+// 8-byte pointers (on an older chip too).
+// expected-error @+1 {{gpu.module @m: triple 'nvptx-nvidia-cuda' is not one nvtma compiles; supported: nvptx64-nvidia-cuda (64-bit}}
+gpu.module @m [#nvvm.target<triple = "nvptx-nvidia-cuda", chip = "sm_80">] {
   gpu.func @k() kernel {
     gpu.return
   }
