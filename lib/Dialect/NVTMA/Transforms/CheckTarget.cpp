@@ -198,8 +198,35 @@ std::string badIntegerSpace(Attribute space) {
 /// group whose integer memory space is not a signless one below 2^24, and
 /// an LLVM pointer in an address space past 2^24 (LLVM's limit; 2^32 - 1,
 /// !llvm.ptr<-1>, is a DenseMap's empty key there).
+/// The most elements a vector type may have: LLVM's instruction selection
+/// asserts ("too many operands to fit into SDNode") on a vector of 40000
+/// lanes stored (32768 passed every op tried); a thread's registers hold 255
+/// 32-bit values.
+constexpr uint64_t kMaxVectorElements = 16384;
+
+/// A vector type in `t` (itself, or one it is built of) with more than
+/// kMaxVectorElements elements, and that count (saturated).
+std::pair<VectorType, uint64_t> oversizedVector(Type t) {
+  std::pair<VectorType, uint64_t> found;
+  t.walk([&](VectorType v) {
+    uint64_t n = 1;
+    for (int64_t d : v.getShape())
+      n = llvm::SaturatingMultiply(n, static_cast<uint64_t>(d));
+    if (!found.first && n > kMaxVectorElements)
+      found = {v, n};
+  });
+  return found;
+}
+
 LogicalResult checkTypes(Operation *op) {
   auto check = [&](Type t) -> LogicalResult {
+    if (auto [v, n] = oversizedVector(t); v)
+      return op->emitOpError() << "uses " << v << ", a vector of " << n
+                               << " elements; nvtma compiles vectors of at "
+                                  "most "
+                               << kMaxVectorElements
+                               << " (LLVM's instruction selection aborts on "
+                                  "larger ones)";
     if (auto p = dyn_cast<LLVM::LLVMPointerType>(t);
         p && p.getAddressSpace() >= (1u << 24))
       return op->emitOpError() << "uses " << t << ": address space "
@@ -231,6 +258,10 @@ LogicalResult checkTypes(Operation *op) {
       for (BlockArgument arg : block.getArguments())
         if (failed(check(arg.getType())))
           return failure();
+  // A declaration's signature (a function with a body has its arguments).
+  if (auto function = dyn_cast<FunctionOpInterface>(op))
+    if (failed(check(function.getFunctionType())))
+      return failure();
   // The DSL's inline PTX says the alignment its address needs (the
   // records read it): a positive power of two of a signless integer.
   if (auto a = op->getAttr("nvtma.align")) {

@@ -282,3 +282,35 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
     llvm.return
   }
 }
+
+// -----
+
+// A vector of more than 16384 elements: LLVM's instruction selection asserts
+// on one of 40000 lanes ("too many operands to fit into SDNode"), so it never
+// gets there. As a value, a kernel parameter, inside another type, or in a
+// declaration's signature.
+gpu.module @m [#nvvm.target<chip = "sm_90a">] {
+  gpu.func @k(%x: f32, %o: memref<?xf32>) kernel {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{'vector.broadcast' op uses 'vector<65536xf32>', a vector of 65536 elements; nvtma compiles vectors of at most 16384}}
+    %v = vector.broadcast %x : f32 to vector<65536xf32>
+    %ok = vector.broadcast %x : f32 to vector<16384xf32>
+    vector.store %ok, %o[%c0] : memref<?xf32>, vector<16384xf32>
+    gpu.return
+  }
+  // expected-error @+1 {{'gpu.func' op uses 'vector<2x8193xi8>', a vector of 16386 elements}}
+  gpu.func @p(%x: vector<2x8193xi8>) kernel {
+    gpu.return
+  }
+  // expected-error @+1 {{'gpu.func' op uses 'vector<65536x65536x65536xf32>', a vector of 281474976710656 elements}}
+  gpu.func @q(%x: memref<2xvector<65536x65536x65536xf32>>) kernel {
+    gpu.return
+  }
+  // (a count past 2^64 saturates)
+  // expected-error @+1 {{'gpu.func' op uses 'vector<4294967296x4294967296x2xi8>', a vector of 18446744073709551615 elements}}
+  gpu.func @r(%x: !llvm.struct<(i32, vector<4294967296x4294967296x2xi8>)>) kernel {
+    gpu.return
+  }
+  // expected-error @+1 {{'func.func' op uses 'vector<20000xf16>', a vector of 20000 elements}}
+  func.func private @ext(vector<20000xf16>)
+}

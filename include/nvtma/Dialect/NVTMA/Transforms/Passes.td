@@ -62,7 +62,8 @@ def NVTMACheckTarget : Pass<"nvtma-check-target", "ModuleOp"> {
       proxy fences on PTX 8.3);
     - constructs upstream lowerings assert on: a non-positive or
       non-power-of-two `llvm.align`, shared memory allocated in a kernel body,
-      a memref whose element count overflows int64.
+      a memref whose element count overflows int64, a vector of more than
+      16384 elements (instruction selection aborts past about 32768).
     - symbol names NVPTX cannot print ("Symbol name with unsupported
       characters"): ASCII letters, digits, `_`, `$` (and `.` but for kernels),
       not starting with a digit; no definition in the `llvm.` namespace.
