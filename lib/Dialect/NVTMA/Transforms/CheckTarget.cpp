@@ -193,11 +193,6 @@ std::string badIntegerSpace(Attribute space) {
   return "";
 }
 
-/// Types the lowering asserts on instead of reporting: an identity-layout
-/// memref whose size overflows int64 (its strides), a memref or mbarrier
-/// group whose integer memory space is not a signless one below 2^24, and
-/// an LLVM pointer in an address space past 2^24 (LLVM's limit; 2^32 - 1,
-/// !llvm.ptr<-1>, is a DenseMap's empty key there).
 /// The most elements a vector type may have: LLVM's instruction selection
 /// asserts ("too many operands to fit into SDNode") on a vector of 40000
 /// lanes stored (32768 passed every op tried); a thread's registers hold 255
@@ -218,6 +213,12 @@ std::pair<VectorType, uint64_t> oversizedVector(Type t) {
   return found;
 }
 
+/// Types the lowering asserts on instead of reporting: an identity-layout
+/// memref whose size overflows int64 (its strides), a memref or mbarrier
+/// group whose integer memory space is not a signless one below 2^24, and
+/// an LLVM pointer in an address space past 2^24 (LLVM's limit; 2^32 - 1,
+/// !llvm.ptr<-1>, is a DenseMap's empty key there), a vector of more than
+/// kMaxVectorElements.
 LogicalResult checkTypes(Operation *op) {
   auto check = [&](Type t) -> LogicalResult {
     if (auto [v, n] = oversizedVector(t); v)
