@@ -14,6 +14,7 @@
 #include "nvtma/Dialect/NVTMA/Transforms/Passes.h"
 #include "nvtma/Target/TargetInfo.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -193,41 +194,125 @@ std::string badIntegerSpace(Attribute space) {
   return "";
 }
 
-/// The most elements a vector type may have: LLVM's instruction selection
-/// asserts ("too many operands to fit into SDNode") on a vector of 40000
-/// lanes stored (32768 passed every op tried); a thread's registers hold 255
-/// 32-bit values.
-constexpr uint64_t kMaxVectorElements = 16384;
+/// The most scalars a vector, LLVM array or LLVM struct may hold: LLVM's
+/// instruction selection asserts ("too many operands to fit into SDNode",
+/// "NumValues wasn't wide enough") on a vector of 40000 lanes stored and an
+/// array of 65536 elements as a value (32768 passed every op tried, but a
+/// struct that large took minutes); a thread's registers hold 255 32-bit
+/// values.
+constexpr uint64_t kMaxScalars = 16384;
 
-/// A vector type in `t` (itself, or one it is built of) with more than
-/// kMaxVectorElements elements, and that count (saturated).
-std::pair<VectorType, uint64_t> oversizedVector(Type t) {
-  std::pair<VectorType, uint64_t> found;
-  t.walk([&](VectorType v) {
+/// The widest integer: PTX's widest register is .b128; past it LLVM's NVPTX
+/// backend asserts (an i129 store, an i4194305 shift in InstCombine, past
+/// 2^23 bits in the translation).
+constexpr unsigned kMaxIntegerBits = 128;
+
+/// The scalars a value of type `t` holds (saturated): a vector's lanes, an
+/// LLVM array's or struct's elements' scalars, else 1.
+uint64_t scalarCount(Type t) {
+  if (auto v = dyn_cast<VectorType>(t)) {
     uint64_t n = 1;
     for (int64_t d : v.getShape())
       n = llvm::SaturatingMultiply(n, static_cast<uint64_t>(d));
-    if (!found.first && n > kMaxVectorElements)
-      found = {v, n};
+    return n;
+  }
+  if (auto a = dyn_cast<LLVM::LLVMArrayType>(t))
+    return llvm::SaturatingMultiply(a.getNumElements(),
+                                    scalarCount(a.getElementType()));
+  if (auto st = dyn_cast<LLVM::LLVMStructType>(t)) {
+    uint64_t n = 0;
+    if (!st.isOpaque())
+      for (Type f : st.getBody())
+        n = llvm::SaturatingAdd(n, scalarCount(f));
+    return n;
+  }
+  return 1;
+}
+
+/// What LLVM's NVPTX backend aborts on in type `t` or a type it is built of
+/// (empty: nothing): more than kMaxScalars in a vector or an aggregate, an
+/// integer wider than kMaxIntegerBits, an f80 or f128 (their arithmetic
+/// needs library calls, which NVPTX has none of).
+std::string unselectableType(Type t) {
+  std::string why;
+  // (outermost first: the type the user wrote)
+  t.walk<WalkOrder::PreOrder>([&](Type sub) {
+    if (!why.empty())
+      return;
+    llvm::raw_string_ostream os(why);
+    if (isa<VectorType, LLVM::LLVMArrayType, LLVM::LLVMStructType>(sub)) {
+      if (uint64_t n = scalarCount(sub); n > kMaxScalars)
+        os << "uses '" << sub << "', " << n
+           << " scalars; nvtma compiles vectors, LLVM arrays and LLVM structs "
+              "of at most "
+           << kMaxScalars << " (LLVM's instruction selection aborts on larger "
+           << "ones)";
+    } else if (auto i = dyn_cast<IntegerType>(sub);
+               i && i.getWidth() > kMaxIntegerBits) {
+      os << "uses '" << sub << "': nvtma compiles integers of at most "
+         << kMaxIntegerBits << " bits (PTX's widest register; LLVM's NVPTX "
+         << "backend aborts on wider ones)";
+    } else if (isa<Float80Type, Float128Type>(sub)) {
+      os << "uses '" << sub << "', which PTX has no type for (LLVM's NVPTX "
+         << "backend aborts on its arithmetic, which needs library calls)";
+    }
   });
-  return found;
+  return why;
+}
+
+/// int <-> float conversions, which LLVM's NVPTX backend aborts on
+/// ("unsupported library call operation") past 64-bit integers.
+bool isIntFloatConversion(Operation *op) {
+  if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(op))
+    return call.getIntrin().starts_with("llvm.fptosi.sat") ||
+           call.getIntrin().starts_with("llvm.fptoui.sat");
+  return isa<arith::SIToFPOp, arith::UIToFPOp, arith::FPToSIOp,
+             arith::FPToUIOp, LLVM::SIToFPOp, LLVM::UIToFPOp, LLVM::FPToSIOp,
+             LLVM::FPToUIOp>(op);
+}
+
+/// The most static shared memory a CTA may have (the rest of the 227 KiB
+/// only as dynamic shared memory, opted into at launch).
+constexpr uint64_t kMaxStaticSmem = 48 * 1024;
+
+/// A kernel's workgroup attributions, summed: past 48 KiB ptxas refuses them
+/// ("too much shared data") or, where the size wraps at 2^32 bytes, takes
+/// them, and the kernel cannot be loaded.
+LogicalResult checkWorkgroupAttributions(gpu::GPUFuncOp func) {
+  uint64_t bytes = 0;
+  for (BlockArgument a : func.getWorkgroupAttributions()) {
+    auto type = dyn_cast<MemRefType>(a.getType());
+    if (!type || !type.hasStaticShape())
+      continue; // (the op's verifier)
+    uint64_t n = 1;
+    for (int64_t d : type.getShape())
+      n = llvm::SaturatingMultiply(n, static_cast<uint64_t>(d));
+    // (a vector element: its lanes times its scalar's bits)
+    Type scalar = getElementTypeOrSelf(type.getElementType());
+    uint64_t bits = llvm::SaturatingMultiply(
+        scalarCount(type.getElementType()),
+        uint64_t(scalar.isIntOrFloat() ? scalar.getIntOrFloatBitWidth() : 64));
+    bytes = llvm::SaturatingAdd(
+        bytes, llvm::SaturatingMultiply(n, llvm::divideCeil(bits, 8)));
+  }
+  if (bytes > kMaxStaticSmem)
+    return func.emitOpError()
+           << "has " << bytes << " bytes of workgroup attributions; a CTA's "
+           << "static shared memory is at most " << kMaxStaticSmem
+           << " bytes (more is dynamic shared memory: "
+              "gpu.dynamic_shared_memory, with nvtma.dynamic_smem)";
+  return success();
 }
 
 /// Types the lowering asserts on instead of reporting: an identity-layout
 /// memref whose size overflows int64 (its strides), a memref or mbarrier
 /// group whose integer memory space is not a signless one below 2^24, and
 /// an LLVM pointer in an address space past 2^24 (LLVM's limit; 2^32 - 1,
-/// !llvm.ptr<-1>, is a DenseMap's empty key there), a vector of more than
-/// kMaxVectorElements.
+/// !llvm.ptr<-1>, is a DenseMap's empty key there), and unselectableType's.
 LogicalResult checkTypes(Operation *op) {
   auto check = [&](Type t) -> LogicalResult {
-    if (auto [v, n] = oversizedVector(t); v)
-      return op->emitOpError() << "uses " << v << ", a vector of " << n
-                               << " elements; nvtma compiles vectors of at "
-                                  "most "
-                               << kMaxVectorElements
-                               << " (LLVM's instruction selection aborts on "
-                                  "larger ones)";
+    if (std::string why = unselectableType(t); !why.empty())
+      return op->emitOpError() << why;
     if (auto p = dyn_cast<LLVM::LLVMPointerType>(t);
         p && p.getAddressSpace() >= (1u << 24))
       return op->emitOpError() << "uses " << t << ": address space "
@@ -263,6 +348,15 @@ LogicalResult checkTypes(Operation *op) {
   if (auto function = dyn_cast<FunctionOpInterface>(op))
     if (failed(check(function.getFunctionType())))
       return failure();
+  if (isIntFloatConversion(op))
+    for (Type t : llvm::concat<const Type>(op->getOperandTypes(),
+                                           op->getResultTypes()))
+      if (auto i = dyn_cast<IntegerType>(getElementTypeOrSelf(t));
+          i && i.getWidth() > 64)
+        return op->emitOpError()
+               << "converts between a float and " << t
+               << ": nvtma converts integers of at most 64 bits (LLVM's "
+                  "NVPTX backend would need a library call for it)";
   // The DSL's inline PTX says the alignment its address needs (the
   // records read it): a positive power of two of a signless integer.
   if (auto a = op->getAttr("nvtma.align")) {
@@ -346,8 +440,10 @@ struct CheckTarget : mlir::nvtma::impl::NVTMACheckTargetBase<CheckTarget> {
       module.walk([&](Operation *op) {
         if (isa<NVTMADialect>(op->getDialect()))
           usesNVTMA = true;
-        if (auto func = dyn_cast<gpu::GPUFuncOp>(op))
+        if (auto func = dyn_cast<gpu::GPUFuncOp>(op)) {
           ok &= succeeded(checkAlignments(func));
+          ok &= succeeded(checkWorkgroupAttributions(func));
+        }
         if (isa<memref::AllocaOp, memref::AllocOp>(op))
           ok &= succeeded(checkSharedAlloc(op));
         ok &= succeeded(checkTypes(op));

@@ -285,32 +285,93 @@ gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
 
 // -----
 
-// A vector of more than 16384 elements: LLVM's instruction selection asserts
-// on one of 40000 lanes ("too many operands to fit into SDNode"), so it never
-// gets there. As a value, a kernel parameter, inside another type, or in a
-// declaration's signature.
+// What LLVM's NVPTX backend aborts on instead of reporting, refused first.
+// More than 16384 scalars in a vector, LLVM array or struct (selection
+// asserts on a vector of 40000 lanes stored, an array of 65536 as a value):
+// as a value, a kernel parameter, inside another type, in a declaration's
+// signature.
 gpu.module @m [#nvvm.target<chip = "sm_90a">] {
   gpu.func @k(%x: f32, %o: memref<?xf32>) kernel {
     %c0 = arith.constant 0 : index
-    // expected-error @+1 {{'vector.broadcast' op uses 'vector<65536xf32>', a vector of 65536 elements; nvtma compiles vectors of at most 16384}}
+    // expected-error @+1 {{'vector.broadcast' op uses 'vector<65536xf32>', 65536 scalars; nvtma compiles vectors, LLVM arrays and LLVM structs of at most 16384}}
     %v = vector.broadcast %x : f32 to vector<65536xf32>
     %ok = vector.broadcast %x : f32 to vector<16384xf32>
     vector.store %ok, %o[%c0] : memref<?xf32>, vector<16384xf32>
     gpu.return
   }
-  // expected-error @+1 {{'gpu.func' op uses 'vector<2x8193xi8>', a vector of 16386 elements}}
+  // expected-error @+1 {{'gpu.func' op uses 'vector<2x8193xi8>', 16386 scalars}}
   gpu.func @p(%x: vector<2x8193xi8>) kernel {
     gpu.return
   }
-  // expected-error @+1 {{'gpu.func' op uses 'vector<65536x65536x65536xf32>', a vector of 281474976710656 elements}}
+  // expected-error @+1 {{'gpu.func' op uses 'vector<65536x65536x65536xf32>', 281474976710656 scalars}}
   gpu.func @q(%x: memref<2xvector<65536x65536x65536xf32>>) kernel {
     gpu.return
   }
   // (a count past 2^64 saturates)
-  // expected-error @+1 {{'gpu.func' op uses 'vector<4294967296x4294967296x2xi8>', a vector of 18446744073709551615 elements}}
-  gpu.func @r(%x: !llvm.struct<(i32, vector<4294967296x4294967296x2xi8>)>) kernel {
+  // expected-error @+1 {{'gpu.func' op uses '!llvm.struct<(i32, array<4294967296 x array<4294967296 x i8>>)>', 18446744073709551615 scalars}}
+  gpu.func @r(%x: !llvm.struct<(i32, array<4294967296 x array<4294967296 x i8>>)>) kernel {
     gpu.return
   }
-  // expected-error @+1 {{'func.func' op uses 'vector<20000xf16>', a vector of 20000 elements}}
+  // expected-error @+1 {{'func.func' op uses 'vector<20000xf16>', 20000 scalars}}
   func.func private @ext(vector<20000xf16>)
+  gpu.func @a(%p: !llvm.ptr<1>) kernel {
+    // expected-error @+1 {{'llvm.load' op uses '!llvm.array<65536 x f32>', 65536 scalars}}
+    %v = llvm.load %p : !llvm.ptr<1> -> !llvm.array<65536 x f32>
+    // 16384 scalars over the fields and their arrays: taken
+    %w = llvm.load %p : !llvm.ptr<1> -> !llvm.struct<(array<8192 x f32>, array<8191 x i8>, f64)>
+    // expected-error @+1 {{'llvm.load' op uses '!llvm.struct<(array<8192 x f32>, array<8192 x i8>, f64)>', 16385 scalars}}
+    %x = llvm.load %p : !llvm.ptr<1> -> !llvm.struct<(array<8192 x f32>, array<8192 x i8>, f64)>
+    // in memory it is no value: taken
+    %n = llvm.mlir.constant(1 : i32) : i32
+    %m = llvm.alloca %n x !llvm.array<1048576 x f32> : (i32) -> !llvm.ptr
+    gpu.return
+  }
+}
+
+// -----
+
+// Integers past PTX's widest register (128 bits), f80 and f128, and
+// conversions between floats and integers past 64 bits (LLVM asserts or
+// reports "unsupported library call operation").
+gpu.module @m [#nvvm.target<chip = "sm_90a">] {
+  gpu.func @k(%p: !llvm.ptr<1>) kernel {
+    %a = llvm.load %p : !llvm.ptr<1> -> i128
+    // expected-error @+1 {{'llvm.load' op uses 'i129': nvtma compiles integers of at most 128 bits}}
+    %b = llvm.load %p : !llvm.ptr<1> -> i129
+    // expected-error @+1 {{'llvm.load' op uses 'f128', which PTX has no type for}}
+    %c = llvm.load %p : !llvm.ptr<1> -> f128
+    // expected-error @+1 {{'arith.sitofp' op converts between a float and 'i128': nvtma converts integers of at most 64 bits}}
+    %f = arith.sitofp %a : i128 to f32
+    %i = llvm.load %p : !llvm.ptr<1> -> vector<2xf16>
+    // expected-error @+1 {{'arith.fptoui' op converts between a float and 'vector<2xi65>'}}
+    %j = arith.fptoui %i : vector<2xf16> to vector<2xi65>
+    %h = llvm.load %p : !llvm.ptr<1> -> f32
+    // expected-error @+1 {{'llvm.call_intrinsic' op converts between a float and 'i100'}}
+    %k = llvm.call_intrinsic "llvm.fptosi.sat.i100.f32"(%h) : (f32) -> i100
+    %ok = arith.fptosi %h : f32 to i64
+    gpu.return
+  }
+  // expected-error @+1 {{'gpu.func' op uses 'f80', which PTX has no type for}}
+  gpu.func @q(%x: memref<?xf80>) kernel {
+    gpu.return
+  }
+}
+
+// -----
+
+// Workgroup attributions past 48 KiB: ptxas refuses them, or takes them
+// where the size wraps at 2^32 bytes (2^32 f32 here) and the kernel cannot
+// be loaded. 48 KiB over two attributions is taken.
+gpu.module @m [#nvvm.target<chip = "sm_90a">] {
+  gpu.func @ok() workgroup(%a: memref<8192xf32, #gpu.address_space<workgroup>>, %b: memref<2x1024xvector<2xf32>, #gpu.address_space<workgroup>>) kernel {
+    gpu.return
+  }
+  // expected-error @+1 {{'gpu.func' op has 49154 bytes of workgroup attributions; a CTA's static shared memory is at most 49152 bytes}}
+  gpu.func @over() workgroup(%a: memref<24577xf16, #gpu.address_space<workgroup>>) kernel {
+    gpu.return
+  }
+  // expected-error @+1 {{'gpu.func' op has 17179869184 bytes of workgroup attributions}}
+  gpu.func @wraps() workgroup(%a: memref<4294967296xf32, #gpu.address_space<workgroup>>) kernel {
+    gpu.return
+  }
 }

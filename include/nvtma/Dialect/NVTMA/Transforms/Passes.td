@@ -62,8 +62,12 @@ def NVTMACheckTarget : Pass<"nvtma-check-target", "ModuleOp"> {
       proxy fences on PTX 8.3);
     - constructs upstream lowerings assert on: a non-positive or
       non-power-of-two `llvm.align`, shared memory allocated in a kernel body,
-      a memref whose element count overflows int64, a vector of more than
-      16384 elements (instruction selection aborts past about 32768).
+      a memref whose element count overflows int64; a vector, LLVM array or
+      LLVM struct of more than 16384 scalars, an integer wider than 128 bits,
+      f80 or f128, a conversion between a float and an integer wider than 64
+      bits (instruction selection asserts or needs a library call);
+      workgroup attributions past 48 KiB (static shared memory; a size that
+      wraps at 2^32 bytes was taken by ptxas).
     - symbol names NVPTX cannot print ("Symbol name with unsupported
       characters"): ASCII letters, digits, `_`, `$` (and `.` but for kernels),
       not starting with a digit; no definition in the `llvm.` namespace.

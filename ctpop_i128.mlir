@@ -1,0 +1,10 @@
+module attributes {gpu.container_module} {
+gpu.module @m {
+  gpu.func @k(%p: !llvm.ptr<1>) kernel {
+    %a = llvm.load %p : !llvm.ptr<1> -> i128
+    %b = math.ctpop %a : i128
+    llvm.store %b, %p : i128, !llvm.ptr<1>
+    gpu.return
+  }
+}
+}

@@ -1,0 +1,10 @@
+module attributes {gpu.container_module} {
+gpu.module @m {
+  gpu.func @k(%p: !llvm.ptr<1>) kernel {
+    %a = llvm.load %p : !llvm.ptr<1> -> i100
+    %b = arith.divsi %a, %a : i100
+    llvm.store %b, %p : i100, !llvm.ptr<1>
+    gpu.return
+  }
+}
+}

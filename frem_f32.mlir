@@ -1,0 +1,10 @@
+module attributes {gpu.container_module} {
+gpu.module @m {
+  gpu.func @k(%p: !llvm.ptr<1>) kernel {
+    %a = llvm.load %p : !llvm.ptr<1> -> f32
+    %b = arith.remf %a, %a : f32
+    llvm.store %b, %p : f32, !llvm.ptr<1>
+    gpu.return
+  }
+}
+}
