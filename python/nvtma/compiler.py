@@ -326,8 +326,6 @@ def compile(module, arch: str | None = None, *, ptx_version: int | None = None, 
     if opt_level is not None and (isinstance(opt_level, bool) or not isinstance(opt_level, int)
                                   or not 0 <= opt_level <= 3):
         raise CompileError(f"opt level {opt_level!r} is not one LLVM takes; supported: 0, 1, 2, 3")
-    if opt_level is None and "nvvm.target" not in text:
-        opt_level = 3  # no module's own target to take a level from: one cache entry with an explicit 3
     d = cache_dir() if cache is None or cache else None
     key = None
     if d is not None:

@@ -977,15 +977,20 @@ def _unary(name, op, doc, f64=False):
     return f
 
 
-exp2 = _unary("exp2", lambda v: _float_fn_op(lambda e: e.EX2_APPROX, v), "2**x (ex2.approx.f32: 2 ulp).")
-log2 = _unary("log2", lambda v: _float_fn_op(lambda e: e.LG2_APPROX, v), "log2 x (lg2.approx.f32).")
-sqrt = _unary("sqrt", lambda v: _float_fn_op(lambda e: e.SQRT_RN, v), "sqrt.rn.f32 (IEEE; sqrt.rn.f64 on a Float64).",
-              f64=True)
-rsqrt = _unary("rsqrt", lambda v: _float_fn_op(lambda e: e.RSQRT_APPROX, v),
-               "1/sqrt(x) (rsqrt.approx.f32; rsqrt.approx.f64 on a Float64).", f64=True)
-tanh = _unary("tanh", _tanh_afn, "tanh.approx.f32.")
-sin = _unary("sin", lambda v: _float_fn_op(lambda e: e.SIN_APPROX, v), "sin.approx.f32.")
-cos = _unary("cos", lambda v: _float_fn_op(lambda e: e.COS_APPROX, v), "cos.approx.f32.")
+def _fn(kind):
+    """The f32 (or f64) Value -> Value builder of nvtma.float_fn's `kind` (a FloatFn member picker)."""
+    return lambda v: _float_fn_op(kind, v)
+
+
+exp2 = _unary("exp2", _fn(lambda e: e.EX2_APPROX), "2**x in f32, approximate (PTX's ex2, within 2 ulp).")
+log2 = _unary("log2", _fn(lambda e: e.LG2_APPROX), "log2 x in f32, approximate (PTX's lg2).")
+sqrt = _unary("sqrt", _fn(lambda e: e.SQRT_RN),
+              "sqrt x, correctly rounded (PTX's sqrt, to nearest): f32, or f64 for a Float64.", f64=True)
+rsqrt = _unary("rsqrt", _fn(lambda e: e.RSQRT_APPROX),
+               "1/sqrt(x), approximate (PTX's rsqrt): f32, or f64 for a Float64.", f64=True)
+tanh = _unary("tanh", _tanh_afn, "tanh x in f32, approximate (PTX's tanh).")
+sin = _unary("sin", _fn(lambda e: e.SIN_APPROX), "sin x in f32, approximate (PTX's sin).")
+cos = _unary("cos", _fn(lambda e: e.COS_APPROX), "cos x in f32, approximate (PTX's cos).")
 
 
 def _float_operand(x, name):
