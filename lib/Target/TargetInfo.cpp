@@ -89,6 +89,14 @@ const Chip *nvtma::target::lookupChip(std::string_view name) {
   return nullptr;
 }
 
+unsigned nvtma::target::maxStaticSharedMemory(const Chip &chip) {
+  // ptxas: "uses too much shared data (..., 0xc000 max)" for every chip but
+  // an `a` one (sm_100f and sm_120f too); 0x38c00 or 0x18c00 for those.
+  if (chip.suffix != 'a')
+    return 48 * 1024;
+  return chip.sm >= 120 ? 99 * 1024 : 227 * 1024;
+}
+
 bool nvtma::target::isKnownPtx(unsigned ptx) {
   return std::find(std::begin(kPtxVersions), std::end(kPtxVersions), ptx) !=
          std::end(kPtxVersions);

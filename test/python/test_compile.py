@@ -287,6 +287,48 @@ def test_inputs_that_killed_the_process_are_compile_errors(name, ir, kwargs, mes
     assert seconds < 5, f"{name} took {seconds:.1f} s"
 
 
+_SHARED_GLOBAL = """module attributes {gpu.container_module} {
+  gpu.module @m {
+    memref.global "private" @buf : memref<Nxf32, #gpu.address_space<workgroup>>
+    func.func @fill(%v: f32) {
+      %t = gpu.thread_id x
+      %b = memref.get_global @buf : memref<Nxf32, #gpu.address_space<workgroup>>
+      memref.store %v, %b[%t] : memref<Nxf32, #gpu.address_space<workgroup>>
+      return
+    }
+    gpu.func @k(%p: memref<4xf32>) kernel {
+      %c1 = arith.constant 1 : index
+      %v = memref.load %p[%c1] : memref<4xf32>
+      func.call @fill(%v) : (f32) -> ()
+      gpu.barrier
+      %b = memref.get_global @buf : memref<Nxf32, #gpu.address_space<workgroup>>
+      %w = memref.load %b[%c1] : memref<Nxf32, #gpu.address_space<workgroup>>
+      memref.store %w, %p[%c1] : memref<4xf32>
+      gpu.return
+    }
+  }
+}"""
+
+
+@pytest.mark.parametrize("floats,arch,refused", [
+    (12288, "sm_90", False), (12289, "sm_90", True),           # 48 KiB on a chip that is not an `a` one
+    (58112, "sm_90a", False), (58113, "sm_90a", True),         # 227 KiB on sm_90a
+    (2 ** 30, "sm_90a", True),                                 # 4 GiB: ptxas's size wraps to no shared memory
+])
+def test_static_shared_memory_past_what_ptxas_gives_the_chip_is_refused(floats, arch, refused):
+    """A kernel's shared globals (here one a function it calls uses) count
+    as its static shared memory. ptxas refuses more than the chip takes,
+    with no line; where the size wraps at 2^32 bytes it gave the kernel no
+    shared memory at all, and the kernel wrote past it."""
+    ir = _SHARED_GLOBAL.replace("memref<Nx", f"memref<{floats}x")
+    if not refused:
+        assert nvtma.compile(ir, arch=arch, cache=False).cubin[:4] == b"\x7fELF"
+        return
+    with pytest.raises(nvtma.CompileError, match=rf"has {floats * 4} bytes of static shared memory \({floats * 4} "
+                       rf"of the shared globals it uses: @buf\); ptxas gives a kernel of {arch} at most"):
+        nvtma.compile(ir, arch=arch, cache=False)
+
+
 def test_gather4_compiles_for_the_blackwell_a_and_f_chips():
     """The chips the gather4 refusal above leaves: the sm_100/sm_110 families' a/f targets."""
     for arch in ("sm_100a", "sm_100f", "sm_103a", "sm_110f"):

@@ -42,6 +42,12 @@ const Chip *chipsEnd();
 /// The chip called `name`, or nullptr.
 const Chip *lookupChip(std::string_view name);
 
+/// The most static shared memory (bytes) ptxas gives one kernel of `chip`
+/// (CUDA 13.0's ptxas, measured): 48 KiB, or for an architecture-specific
+/// `a` chip what a CTA of it can opt into (227 KiB from sm_90a, 99 KiB on
+/// sm_120a and sm_121a).
+unsigned maxStaticSharedMemory(const Chip &chip);
+
 /// Whether LLVM 22 knows `+ptx<ptx>` (32, 40, ..., 88, 90).
 bool isKnownPtx(unsigned ptx);
 

@@ -42,6 +42,7 @@ struct Arch {
   bool archSpecific = false; ///< an `a` or `f` chip
   unsigned ptx = 0;          ///< 0: unknown (no target, no ptx= option)
   bool fromOption = false;   ///< sm came from the pass option
+  unsigned maxStaticSmem = 0; ///< tgt::maxStaticSharedMemory
 };
 
 /// Checks one NVVM target against TargetInfo; emits on `module`.
@@ -67,6 +68,7 @@ LogicalResult checkNVVMTarget(gpu::GPUModuleOp module,
   arch.sm = r.chip->sm;
   arch.archSpecific = r.chip->suffix != 0;
   arch.ptx = r.ptx;
+  arch.maxStaticSmem = tgt::maxStaticSharedMemory(*r.chip);
   return success();
 }
 
@@ -271,37 +273,123 @@ bool isIntFloatConversion(Operation *op) {
              LLVM::FPToUIOp>(op);
 }
 
-/// The most static shared memory a CTA may have (the rest of the 227 KiB
-/// only as dynamic shared memory, opted into at launch).
-constexpr uint64_t kMaxStaticSmem = 48 * 1024;
-
-/// A kernel's workgroup attributions, summed: past 48 KiB ptxas refuses them
-/// ("too much shared data") or, where the size wraps at 2^32 bytes, takes
-/// them, and the kernel cannot be loaded.
-LogicalResult checkWorkgroupAttributions(gpu::GPUFuncOp func) {
-  uint64_t bytes = 0;
-  for (BlockArgument a : func.getWorkgroupAttributions()) {
-    auto type = dyn_cast<MemRefType>(a.getType());
-    if (!type || !type.hasStaticShape())
-      continue; // (the op's verifier)
+/// The bytes a value of type `t` takes in memory (saturated; an LLVM
+/// struct's padding not counted): a memref's elements, a vector's lanes, an
+/// LLVM array's or struct's elements, a scalar's bits rounded up to bytes,
+/// 8 for anything else (pointers).
+uint64_t storageBytes(Type t) {
+  auto product = [](ArrayRef<int64_t> shape) {
     uint64_t n = 1;
-    for (int64_t d : type.getShape())
+    for (int64_t d : shape)
       n = llvm::SaturatingMultiply(n, static_cast<uint64_t>(d));
-    // (a vector element: its lanes times its scalar's bits)
-    Type scalar = getElementTypeOrSelf(type.getElementType());
-    uint64_t bits = llvm::SaturatingMultiply(
-        scalarCount(type.getElementType()),
-        uint64_t(scalar.isIntOrFloat() ? scalar.getIntOrFloatBitWidth() : 64));
-    bytes = llvm::SaturatingAdd(
-        bytes, llvm::SaturatingMultiply(n, llvm::divideCeil(bits, 8)));
+    return n;
+  };
+  if (auto m = dyn_cast<MemRefType>(t))
+    return llvm::SaturatingMultiply(product(m.getShape()),
+                                    storageBytes(m.getElementType()));
+  if (auto v = dyn_cast<VectorType>(t)) // (its lanes packed: vector<8xi1> is 1)
+    return v.getElementType().isIntOrFloat()
+               ? llvm::divideCeil(
+                     llvm::SaturatingMultiply(
+                         product(v.getShape()),
+                         uint64_t(v.getElementType().getIntOrFloatBitWidth())),
+                     8)
+               : llvm::SaturatingMultiply(product(v.getShape()),
+                                          storageBytes(v.getElementType()));
+  if (auto a = dyn_cast<LLVM::LLVMArrayType>(t))
+    return llvm::SaturatingMultiply(a.getNumElements(),
+                                    storageBytes(a.getElementType()));
+  if (auto st = dyn_cast<LLVM::LLVMStructType>(t)) {
+    uint64_t n = 0;
+    if (!st.isOpaque())
+      for (Type f : st.getBody())
+        n = llvm::SaturatingAdd(n, storageBytes(f));
+    return n;
   }
-  if (bytes > kMaxStaticSmem)
-    return func.emitOpError()
-           << "has " << bytes << " bytes of workgroup attributions; a CTA's "
-           << "static shared memory is at most " << kMaxStaticSmem
-           << " bytes (more is dynamic shared memory: "
-              "gpu.dynamic_shared_memory, with nvtma.dynamic_smem)";
-  return success();
+  if (t.isIntOrFloat())
+    return llvm::divideCeil(t.getIntOrFloatBitWidth(), 8);
+  return 8;
+}
+
+/// The bytes of `op` if it is a global in shared memory (memref.global in
+/// the workgroup space, llvm.mlir.global in address space 3), else 0.
+uint64_t sharedGlobalBytes(Operation *op) {
+  if (auto g = dyn_cast<memref::GlobalOp>(op)) {
+    MemRefType type = g.getType();
+    Attribute space = type.getMemorySpace();
+    auto gpuSpace = dyn_cast_or_null<gpu::AddressSpaceAttr>(space);
+    auto num = dyn_cast_or_null<IntegerAttr>(space);
+    bool shared =
+        (gpuSpace &&
+         gpuSpace.getValue() == gpu::GPUDialect::getWorkgroupAddressSpace()) ||
+        (num && num.getValue() == 3);
+    return shared && type.hasStaticShape() ? storageBytes(type) : 0;
+  }
+  if (auto g = dyn_cast<LLVM::GlobalOp>(op))
+    return g.getAddrSpace() == 3 ? storageBytes(g.getGlobalType()) : 0;
+  return 0;
+}
+
+/// A gpu.func's static shared memory: its workgroup attributions and the
+/// shared globals it or a function it calls uses, summed (for a kernel,
+/// what each of its CTAs holds), at most `limit` bytes (the module's chips'
+/// maxStaticSharedMemory). Past it ptxas refuses the kernel with no line;
+/// where the size wraps at 2^32 bytes it takes it, giving the kernel that
+/// much less (a 2^30-float global: none), which then reads and writes past
+/// its shared memory.
+LogicalResult checkStaticSharedMemory(gpu::GPUFuncOp func,
+                                      SymbolTable &symbols, uint64_t limit,
+                                      StringRef chip) {
+  uint64_t attributions = 0;
+  for (BlockArgument a : func.getWorkgroupAttributions())
+    if (auto type = dyn_cast<MemRefType>(a.getType());
+        type && type.hasStaticShape()) // (else the op's verifier)
+      attributions = llvm::SaturatingAdd(attributions, storageBytes(type));
+  // The shared globals named in the kernel and the functions it reaches.
+  uint64_t globals = 0;
+  SmallVector<StringRef> names;
+  llvm::SmallPtrSet<Operation *, 8> seen{func};
+  SmallVector<Operation *> work{func};
+  while (!work.empty()) {
+    Operation *fn = work.pop_back_val();
+    auto uses = SymbolTable::getSymbolUses(&fn->getRegion(0));
+    if (!uses)
+      continue;
+    for (const SymbolTable::SymbolUse &use : *uses) {
+      Operation *target =
+          symbols.lookup(use.getSymbolRef().getRootReference());
+      if (!target || !seen.insert(target).second)
+        continue;
+      if (isa<FunctionOpInterface>(target) && target->getNumRegions() == 1)
+        work.push_back(target);
+      else if (uint64_t bytes = sharedGlobalBytes(target)) {
+        globals = llvm::SaturatingAdd(globals, bytes);
+        names.push_back(SymbolTable::getSymbolName(target).getValue());
+      }
+    }
+  }
+  uint64_t bytes = llvm::SaturatingAdd(attributions, globals);
+  if (bytes <= limit)
+    return success();
+  InFlightDiagnostic d = func.emitOpError();
+  if (names.empty())
+    d << "has " << bytes << " bytes of workgroup attributions";
+  else {
+    d << "has " << bytes << " bytes of static shared memory (";
+    if (attributions)
+      d << attributions << " of workgroup attributions, ";
+    d << globals << " of the shared globals it uses:";
+    llvm::sort(names);
+    for (StringRef name : names)
+      d << " @" << name;
+    d << ")";
+  }
+  d << "; ptxas gives a kernel of " << chip << " at most " << limit
+    << " bytes of static shared memory";
+  if (limit == 48 * 1024) // (a chip whose CTAs take more as dynamic)
+    d << " (more is dynamic shared memory: gpu.dynamic_shared_memory, with "
+         "nvtma.dynamic_smem)";
+  return d;
 }
 
 /// Types the lowering asserts on instead of reporting: an identity-layout
@@ -437,12 +525,13 @@ struct CheckTarget : mlir::nvtma::impl::NVTMACheckTargetBase<CheckTarget> {
     bool ok = true;
     getOperation().walk([&](gpu::GPUModuleOp module) {
       bool usesNVTMA = false;
+      SmallVector<gpu::GPUFuncOp> funcs;
       module.walk([&](Operation *op) {
         if (isa<NVTMADialect>(op->getDialect()))
           usesNVTMA = true;
         if (auto func = dyn_cast<gpu::GPUFuncOp>(op)) {
           ok &= succeeded(checkAlignments(func));
-          ok &= succeeded(checkWorkgroupAttributions(func));
+          funcs.push_back(func);
         }
         if (isa<memref::AllocaOp, memref::AllocOp>(op))
           ok &= succeeded(checkSharedAlloc(op));
@@ -450,15 +539,30 @@ struct CheckTarget : mlir::nvtma::impl::NVTMACheckTargetBase<CheckTarget> {
         ok &= succeeded(checkSymbolName(op));
       });
       SmallVector<Arch> arches;
+      // A kernel's static shared memory: at most what the least of the
+      // module's chips takes (with none known, what the most of any takes).
+      uint64_t smemLimit = 227 * 1024;
+      std::string smemChip = "any chip";
+      bool chipKnown = false;
       if (ArrayAttr targets = module.getTargetsAttr())
         for (Attribute a : targets)
           if (auto t = dyn_cast<NVVM::NVVMTargetAttr>(a)) {
             Arch arch;
-            if (failed(checkNVVMTarget(module, t, arch)))
+            if (failed(checkNVVMTarget(module, t, arch))) {
               ok = false;
-            else
-              arches.push_back(arch);
+              continue;
+            }
+            arches.push_back(arch);
+            if (!chipKnown || arch.maxStaticSmem < smemLimit) {
+              smemLimit = arch.maxStaticSmem;
+              smemChip = t.getChip().str();
+              chipKnown = true;
+            }
           }
+      SymbolTable symbols(module);
+      for (gpu::GPUFuncOp func : funcs)
+        ok &= succeeded(
+            checkStaticSharedMemory(func, symbols, smemLimit, smemChip));
       if (!usesNVTMA)
         return;
       if (sm) {

@@ -359,19 +359,98 @@ gpu.module @m [#nvvm.target<chip = "sm_90a">] {
 
 // -----
 
-// Workgroup attributions past 48 KiB: ptxas refuses them, or takes them
-// where the size wraps at 2^32 bytes (2^32 f32 here) and the kernel cannot
-// be loaded. 48 KiB over two attributions is taken.
-gpu.module @m [#nvvm.target<chip = "sm_90a">] {
+// Static shared memory past what ptxas gives a kernel of the chip: 48 KiB
+// (sm_90), 227 KiB (sm_90a), 99 KiB (sm_120a); ptxas refuses more with no
+// line, or takes it where the size wraps at 2^32 bytes (2^32 f32 here), and
+// the kernel gets that much less. 48 KiB over two attributions is taken.
+gpu.module @m [#nvvm.target<chip = "sm_90">] {
   gpu.func @ok() workgroup(%a: memref<8192xf32, #gpu.address_space<workgroup>>, %b: memref<2x1024xvector<2xf32>, #gpu.address_space<workgroup>>) kernel {
     gpu.return
   }
-  // expected-error @+1 {{'gpu.func' op has 49154 bytes of workgroup attributions; a CTA's static shared memory is at most 49152 bytes}}
+  // expected-error @+1 {{'gpu.func' op has 49154 bytes of workgroup attributions; ptxas gives a kernel of sm_90 at most 49152 bytes of static shared memory (more is dynamic shared memory}}
   gpu.func @over() workgroup(%a: memref<24577xf16, #gpu.address_space<workgroup>>) kernel {
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m [#nvvm.target<chip = "sm_90a">] {
+  gpu.func @ok() workgroup(%a: memref<232448xi8, #gpu.address_space<workgroup>>) kernel {
+    gpu.return
+  }
+  // expected-error @+1 {{'gpu.func' op has 232449 bytes of workgroup attributions; ptxas gives a kernel of sm_90a at most 232448 bytes}}
+  gpu.func @over() workgroup(%a: memref<232448xi8, #gpu.address_space<workgroup>>, %b: memref<1xi8, #gpu.address_space<workgroup>>) kernel {
     gpu.return
   }
   // expected-error @+1 {{'gpu.func' op has 17179869184 bytes of workgroup attributions}}
   gpu.func @wraps() workgroup(%a: memref<4294967296xf32, #gpu.address_space<workgroup>>) kernel {
+    gpu.return
+  }
+}
+
+// -----
+
+// With several chips the least limit holds; sm_120a's is 99 KiB.
+gpu.module @m [#nvvm.target<chip = "sm_90a">, #nvvm.target<chip = "sm_120a">] {
+  // expected-error @+1 {{'gpu.func' op has 101377 bytes of workgroup attributions; ptxas gives a kernel of sm_120a at most 101376 bytes}}
+  gpu.func @over() workgroup(%a: memref<101377xi8, #gpu.address_space<workgroup>>) kernel {
+    gpu.return
+  }
+}
+
+// -----
+
+// Shared globals count with the attributions: those the kernel names and
+// those of the functions it calls (a call cycle too), once each; a global
+// no kernel reaches counts for none. 2^30 floats wrap to no shared memory
+// at all in ptxas.
+gpu.module @m [#nvvm.target<chip = "sm_90">] {
+  memref.global "private" @a : memref<8192xf32, #gpu.address_space<workgroup>>
+  memref.global "private" @b : memref<4096xf32, 3>
+  memref.global "private" @unused : memref<1073741824xf32, #gpu.address_space<workgroup>>
+  memref.global "private" @global : memref<1073741824xf32>
+  llvm.mlir.global internal @c() {addr_space = 3 : i32} : !llvm.array<2 x i8>
+  llvm.mlir.global internal @huge() {addr_space = 3 : i32} : !llvm.array<1073741824 x f32>
+  llvm.func @f() {
+    %p = llvm.mlir.addressof @c : !llvm.ptr<3>
+    llvm.call @g() : () -> ()
+    llvm.return
+  }
+  llvm.func @g() {
+    llvm.call @f() : () -> ()
+    llvm.return
+  }
+  // 48 KiB exactly, the same global named twice.
+  gpu.func @ok() kernel {
+    %a = memref.get_global @a : memref<8192xf32, #gpu.address_space<workgroup>>
+    %a2 = memref.get_global @a : memref<8192xf32, #gpu.address_space<workgroup>>
+    %b = memref.get_global @b : memref<4096xf32, 3>
+    %g = memref.get_global @global : memref<1073741824xf32>
+    gpu.return
+  }
+  // expected-error @+1 {{'gpu.func' op has 49154 bytes of static shared memory (32768 of workgroup attributions, 16386 of the shared globals it uses: @b @c); ptxas gives a kernel of sm_90 at most 49152 bytes}}
+  gpu.func @through_calls() workgroup(%w: memref<8192xf32, #gpu.address_space<workgroup>>) kernel {
+    %b = memref.get_global @b : memref<4096xf32, 3>
+    llvm.call @g() : () -> ()
+    gpu.return
+  }
+  // expected-error @+1 {{'gpu.func' op has 4294967296 bytes of static shared memory (4294967296 of the shared globals it uses: @huge)}}
+  gpu.func @wraps() kernel {
+    %p = llvm.mlir.addressof @huge : !llvm.ptr<3>
+    gpu.return
+  }
+}
+
+// -----
+
+// With no chip, what the most of any chip takes.
+gpu.module @m {
+  gpu.func @ok() workgroup(%a: memref<232448xi8, #gpu.address_space<workgroup>>) kernel {
+    gpu.return
+  }
+  // expected-error @+1 {{'gpu.func' op has 232449 bytes of workgroup attributions; ptxas gives a kernel of any chip at most 232448 bytes}}
+  gpu.func @over() workgroup(%a: memref<232449xi8, #gpu.address_space<workgroup>>) kernel {
     gpu.return
   }
 }
