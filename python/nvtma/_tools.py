@@ -8,6 +8,7 @@ unexpected error.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import sys
@@ -63,11 +64,31 @@ def _is_file(src: str) -> bool:
         return False
 
 
+_MAX_JSON = 1 << 20  # encode's arguments, decode's hex (a few hundred characters)
+_MAX_IR = 512 << 20  # an artifact's module.mlir has at most as many bytes
+
+
+def _read_text(src: str, limit: int) -> str:
+    """File `src` (stdin for "-") as text, refused past `limit` characters:
+    /dev/zero or an endless pipe was read until memory ran out."""
+    if src == "-":
+        if sys.stdin is None:  # started with stdin closed
+            raise OSError(errno.EBADF, "no standard input to read", "-")
+        text = sys.stdin.read(limit + 1)
+    else:
+        with open(src) as f:
+            text = f.read(limit + 1)
+    if len(text) > limit:
+        raise OSError(errno.EFBIG, f"more than {limit} characters in", "stdin" if src == "-" else src)
+    return text
+
+
 def _read_hex(src: str) -> bytes:
     from .tensormap import TensorMapError
     p = Path(src)
     if _is_file(src):
-        data = p.read_bytes()
+        with open(p, "rb") as f:
+            data = f.read(_MAX_JSON + 1)  # a descriptor's hex is a few hundred bytes; not all of a huge file
         if len(data) == 128:
             return data
         src = data.decode(errors="replace")
@@ -101,11 +122,15 @@ def _tensormap_main(argv) -> int:
             fields = tm.decode(_read_hex(a.descriptor))
             print(json.dumps(fields.to_json(), indent=1))
             return 0
-        src = sys.stdin.read() if a.json == "-" else (Path(a.json).read_text() if _is_file(a.json) else a.json)
+        src = _read_text(a.json, _MAX_JSON) if a.json == "-" or _is_file(a.json) else a.json
         try:
             args = json.loads(src)
         except json.JSONDecodeError as ex:
             print(f"nvtma-tensormap: invalid JSON: {ex}", file=sys.stderr)
+            return 2
+        except ValueError:  # an integer Python will not read (an internal error before)
+            print(f"nvtma-tensormap: invalid JSON: a number of more than {sys.get_int_max_str_digits()} digits",
+                  file=sys.stderr)
             return 2
         if not isinstance(args, dict):
             print("nvtma-tensormap: the JSON must be an object of encode arguments", file=sys.stderr)
@@ -149,7 +174,7 @@ def _compile_main(argv) -> int:
     ap.add_argument("--no-cubin", action="store_true", help="PTX only")
     a = ap.parse_args(argv)
     from .compiler import CompileError, compile
-    text = sys.stdin.read() if a.input == "-" else Path(a.input).read_text()
+    text = _read_text(a.input, _MAX_IR)
     try:
         out = compile(text, arch=a.arch, ptx_version=a.ptx_version, opt_level=a.opt_level, cubin=not a.no_cubin)
     except CompileError as ex:

@@ -217,7 +217,7 @@ def link_stamp(kind: str, what: str, arch: str) -> tuple[str, Path]:
     try:
         p = Path(_device_library(what, arch) if kind == "library" else what).resolve()
         st = p.stat()
-    except OSError as e:
+    except (OSError, ValueError, RuntimeError) as e:  # (a NUL in the path; a symlink loop before Python 3.13)
         raise CompileError(f"the bitcode a GPU module links ({what}): {e}") from None
     return "\t".join((kind, what, f"{p}:{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:"
                                    f"{st.st_ctime_ns}")), p

@@ -175,8 +175,8 @@ def test_the_helpers_need_a_kernel_and_good_operands():
 
 def _elf_symbols(blob: bytes) -> set:
     """The names in a cubin's .symtab."""
-    from nvtma.runtime.cubin import _sections
-    secs = _sections(blob)
+    from nvtma.runtime.cubin import sections
+    secs = sections(blob)
     off, size, _ = secs[".symtab"]
     soff, ssize, _ = secs[".strtab"]
     names = set()

@@ -212,6 +212,7 @@ def validate_records(records, cubin: bytes | None = None) -> dict:
         _bad(f"{len(kernels)} kernels, at most {MAX_KERNELS}")
     if records.get("spec") is not None:  # the key of the dsl specialization compiled (compiler.of_spec)
         _str(records["spec"], "records.spec", MAX_NAME)
+    secs = None  # the cubin's section headers
     for name, rec in kernels.items():
         where = f"kernel {_short(name)}"
         _str(name, "a kernel name", 1024)
@@ -236,7 +237,8 @@ def validate_records(records, cubin: bytes | None = None) -> dict:
                 _check_memref(p, w)
             elif kind == "scalar":
                 _str(p.get("type"), f"{w}.type", 64)
-                if p.get("bits") not in (1, 8, 16, 32, 64) or isinstance(p.get("bits"), bool):
+                bits = p.get("bits")  # an int: 32.0 == 32 passed and made the parameter sizes floats
+                if isinstance(bits, bool) or not isinstance(bits, int) or bits not in (1, 8, 16, 32, 64):
                     _bad(f"{w}.bits is {_short(p.get('bits'))}, expected 1, 8, 16, 32 or 64")
                 if "signed" in p and not isinstance(p["signed"], bool):  # else read as a record without it
                     _bad(f"{w}.signed is {_short(p['signed'])}, expected true or false")
@@ -261,12 +263,14 @@ def validate_records(records, cubin: bytes | None = None) -> dict:
         if total > PARAM_SPACE:
             _bad(f"{where} takes {total} bytes of parameters, a launch passes at most {PARAM_SPACE}")
         if cubin is not None:
+            want = _cubin.expected_sizes(params)
             try:
-                table = _cubin.kernel_params(cubin, name)
+                if secs is None:  # once, not per kernel
+                    secs = _cubin.sections(cubin)
+                table = _cubin.kernel_params(cubin, name, secs, max_params=len(want))
             except (ValueError, struct_error) as e:
                 _bad(f"module.cubin: {e}")
             sizes = [size for _, _, size in table]
-            want = _cubin.expected_sizes(params)
             if sizes != want:
                 _bad(f"{where}: the cubin's parameters are {len(sizes)} of sizes {sizes[:16]}, the records "
                      f"describe {len(want)} of sizes {want[:16]}")

@@ -369,7 +369,7 @@ def _file_digest(path: Path, memo: dict) -> str:
     st = path.stat()
     ident = f"{path}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
     hit = memo.get(ident)
-    if hit:
+    if isinstance(hit, str) and len(hit) == 64 and hit.isascii():  # a digest ("\ud800" broke every compile)
         return hit
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -503,6 +503,12 @@ def _fmt_size(n: int) -> str:
     return str(n)
 
 
+def _shown(s: str) -> str:
+    """`s` on one line and encodable: an entry's names are what its IR named (a newline split the
+    line, a lone surrogate made print raise)."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in s)
+
+
 def main(argv=None) -> int:
     """nvtma-cache list|clear|info"""
     ap = argparse.ArgumentParser(prog="nvtma-cache", description="nvtma's compile cache")
@@ -544,9 +550,9 @@ def main(argv=None) -> int:
         if files and "kernels.json" in files:
             try:
                 m = json.loads(files["kernels.json"])
-                kernels = ",".join(m["records"]["kernels"])
-                arch = m["arch"]
-            except (ValueError, KeyError, TypeError):
+                kernels = _shown(",".join(m["records"]["kernels"]))
+                arch = _shown(m["arch"]) if isinstance(m["arch"], str) else "?"  # (null or a list: format raised)
+            except (ValueError, KeyError, TypeError, RecursionError):  # (RecursionError: "[" * 100000)
                 pass
         elif files is None:
             kernels = "(unverified: rebuilt on next use)"

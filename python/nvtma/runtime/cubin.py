@@ -18,9 +18,15 @@ import struct
 _EIFMT_SVAL = 0x04
 _EIATTR_KPARAM_INFO = 0x17
 _MAX_SECTIONS = 1 << 16
+# Names longer than this are skipped unread: a kernel's section is ".nv.info." + at most 1024
+# characters (one 16 MiB name shared by 65535 headers was scanned and copied once per header).
+_MAX_NAME = 1 << 12
+# Attributes besides the parameters' in one .nv.info.<kernel> (ptxas writes a few dozen): the sections
+# of 4096 kernels may all point at one 512 MiB run of attributes, each read in Python.
+_MAX_OTHER_ATTRIBUTES = 1024
 
 
-def _sections(blob: bytes) -> dict:
+def sections(blob: bytes) -> dict:
     if len(blob) < 64 or blob[:4] != b"\x7fELF":
         raise ValueError("not an ELF file")
     if blob[4] != 2 or blob[5] != 1:
@@ -39,8 +45,11 @@ def _sections(blob: bytes) -> dict:
     for name_off, sh_type, _flags, _addr, off, size in headers:
         if name_off >= names_size:
             raise ValueError("ELF section name out of range")
-        end = blob.find(b"\0", names_off + name_off, names_off + names_size)
+        stop = min(names_off + names_size, names_off + name_off + _MAX_NAME + 1)
+        end = blob.find(b"\0", names_off + name_off, stop)
         if end < 0:
+            if stop < names_off + names_size:
+                continue  # longer than any name looked up
             raise ValueError("ELF section name not terminated")
         name = blob[names_off + name_off:end].decode("latin-1")
         if sh_type != 8 and off + size > len(blob):  # 8: NOBITS
@@ -49,18 +58,30 @@ def _sections(blob: bytes) -> dict:
     return out
 
 
-def kernel_params(blob: bytes, kernel: str) -> list:
-    """[(ordinal, offset, size)] of `kernel`'s parameters, by ordinal."""
-    secs = _sections(blob)
+def kernel_params(blob: bytes, kernel: str, secs: dict | None = None, max_params: int | None = None) -> list:
+    """[(ordinal, offset, size)] of `kernel`'s parameters, by ordinal.
+    `secs`: sections(blob), parsed once by a caller reading many kernels
+    (4096 kernels each parsing 65536 section headers took minutes).
+    `max_params`: more parameters than this is an error, found without
+    reading the rest of the section."""
+    if secs is None:
+        secs = sections(blob)
     sec = secs.get(f".nv.info.{kernel}")
     if sec is None:
         raise ValueError(f"the cubin has no kernel {kernel!r}")
     off, size, _ = sec
-    data = blob[off:off + size]
+    data = memoryview(blob)[off:off + size]  # not a copy per kernel of one shared 512 MiB section
     params = {}
-    i = 0
+    i = others = 0
     while i + 4 <= len(data):
         fmt, attr = data[i], data[i + 1]
+        if fmt != _EIFMT_SVAL or attr != _EIATTR_KPARAM_INFO:
+            others += 1
+            if others > _MAX_OTHER_ATTRIBUTES:
+                raise ValueError(f".nv.info.{kernel}: more than {_MAX_OTHER_ATTRIBUTES} attributes besides "
+                                 "the parameters'")
+        elif max_params is not None and len(params) >= max_params:
+            raise ValueError(f".nv.info.{kernel}: more than {max_params} parameters")
         if fmt == _EIFMT_SVAL:
             n, = struct.unpack_from("<H", data, i + 2)
             payload = data[i + 4:i + 4 + n]
