@@ -209,15 +209,19 @@ constexpr uint64_t kMaxScalars = 16384;
 /// 2^23 bits in the translation).
 constexpr unsigned kMaxIntegerBits = 128;
 
+/// The elements of a static shape (saturated).
+uint64_t shapeProduct(ArrayRef<int64_t> shape) {
+  uint64_t n = 1;
+  for (int64_t d : shape)
+    n = llvm::SaturatingMultiply(n, static_cast<uint64_t>(d));
+  return n;
+}
+
 /// The scalars a value of type `t` holds (saturated): a vector's lanes, an
 /// LLVM array's or struct's elements' scalars, else 1.
 uint64_t scalarCount(Type t) {
-  if (auto v = dyn_cast<VectorType>(t)) {
-    uint64_t n = 1;
-    for (int64_t d : v.getShape())
-      n = llvm::SaturatingMultiply(n, static_cast<uint64_t>(d));
-    return n;
-  }
+  if (auto v = dyn_cast<VectorType>(t))
+    return shapeProduct(v.getShape());
   if (auto a = dyn_cast<LLVM::LLVMArrayType>(t))
     return llvm::SaturatingMultiply(a.getNumElements(),
                                     scalarCount(a.getElementType()));
@@ -278,23 +282,17 @@ bool isIntFloatConversion(Operation *op) {
 /// LLVM array's or struct's elements, a scalar's bits rounded up to bytes,
 /// 8 for anything else (pointers).
 uint64_t storageBytes(Type t) {
-  auto product = [](ArrayRef<int64_t> shape) {
-    uint64_t n = 1;
-    for (int64_t d : shape)
-      n = llvm::SaturatingMultiply(n, static_cast<uint64_t>(d));
-    return n;
-  };
   if (auto m = dyn_cast<MemRefType>(t))
-    return llvm::SaturatingMultiply(product(m.getShape()),
+    return llvm::SaturatingMultiply(shapeProduct(m.getShape()),
                                     storageBytes(m.getElementType()));
   if (auto v = dyn_cast<VectorType>(t)) // (its lanes packed: vector<8xi1> is 1)
     return v.getElementType().isIntOrFloat()
                ? llvm::divideCeil(
                      llvm::SaturatingMultiply(
-                         product(v.getShape()),
+                         shapeProduct(v.getShape()),
                          uint64_t(v.getElementType().getIntOrFloatBitWidth())),
                      8)
-               : llvm::SaturatingMultiply(product(v.getShape()),
+               : llvm::SaturatingMultiply(shapeProduct(v.getShape()),
                                           storageBytes(v.getElementType()));
   if (auto a = dyn_cast<LLVM::LLVMArrayType>(t))
     return llvm::SaturatingMultiply(a.getNumElements(),
