@@ -36,16 +36,8 @@ def artifact_error(d):
     return str(e.value)
 
 
-def static_records():
-    recs = F.records()
-    for p in recs["kernels"]["k"]["params"]:
-        if p["kind"] == "descriptor":
-            p["template"] = F.template_for(p, (256, 256))
-    return recs
-
-
 def test_round_trip(tmp_path):
-    d = saved(tmp_path, static_records())
+    d = saved(tmp_path, F.static_records())
     art = load(d)
     assert list(art.kernels) == ["k"] and art.cubin[:4] == b"\x7fELF"
     assert sorted(p.name for p in d.iterdir()) == ["kernels.json", "module.cubin", "module.ptx"]
@@ -55,7 +47,7 @@ def test_round_trip(tmp_path):
 def test_template_must_be_exactly_128_bytes(tmp_path, length):
     """A longer template once overflowed the 128-byte parameter slot (heap
     overflow before any driver call); a shorter one gave a truncated descriptor."""
-    d = saved(tmp_path, static_records())
+    d = saved(tmp_path, F.static_records())
 
     def fn(m):
         m["records"]["kernels"]["k"]["params"][3]["template"] = "ab" * length
@@ -65,7 +57,7 @@ def test_template_must_be_exactly_128_bytes(tmp_path, length):
 
 def test_packing_layer_refuses_wrong_sized_descriptors():
     """Even records that skipped validation cannot write past a slot."""
-    recs = static_records()
+    recs = F.static_records()
     recs["kernels"]["k"]["params"][3]["template"] = "ab" * 200
     with pytest.raises(LaunchError) as e:
         CompiledArtifacts(ir=None, ptx="", cubin=None, records=recs, arch="sm_90a", validate=False).kernel("k")
@@ -76,11 +68,11 @@ def test_packing_layer_refuses_wrong_sized_descriptors():
 
 
 def test_template_must_decode_to_its_record(tmp_path):
-    recs = static_records()
+    recs = F.static_records()
     recs["kernels"]["k"]["params"][3]["l2_promotion"] = 1  # the template says 3
     with pytest.raises(LaunchError, match="l2_promotion"):
         validate_records(recs)
-    recs = static_records()
+    recs = F.static_records()
     t = bytearray(bytes.fromhex(recs["kernels"]["k"]["params"][3]["template"]))
     t[20:28] = (1234).to_bytes(8, "little")  # another global dim
     recs["kernels"]["k"]["params"][3]["template"] = t.hex()
@@ -294,7 +286,7 @@ def test_modes_follow_the_umask(tmp_path):
 def test_launching_a_tampered_artifact_is_typed(tmp_path):
     """Packing happens before the driver: an artifact with odd but valid
     records still only gives LaunchError."""
-    d = saved(tmp_path, static_records())
+    d = saved(tmp_path, F.static_records())
     k = load(d).kernel("k")
     t = FakeCudaArray(0x7F0000000000, (256, 256))
     with pytest.raises(LaunchError):
@@ -302,7 +294,7 @@ def test_launching_a_tampered_artifact_is_typed(tmp_path):
 
 
 def test_loader_needs_no_mlir(tmp_path):
-    d = saved(tmp_path, static_records())
+    d = saved(tmp_path, F.static_records())
     code = ("import sys, nvtma.runtime as r; m = r.load(sys.argv[1]); print(list(m.kernels)); "
             "print(any(k.startswith('nvtma._mlir_libs') for k in sys.modules))")
     res = subprocess.run([sys.executable, "-c", code, str(d)], capture_output=True, text=True)

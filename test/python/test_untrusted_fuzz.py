@@ -44,15 +44,7 @@ def environ(**values):
             os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
 
 
-def static_records():
-    recs = F.records()
-    for p in recs["kernels"]["k"]["params"]:
-        if p["kind"] == "descriptor":
-            p["template"] = F.template_for(p, (256, 256))
-    return recs
-
-
-BASE = F.artifacts(static_records()).file_bytes()  # kernels.json, module.ptx, module.cubin
+BASE = F.artifacts(F.static_records()).file_bytes()  # kernels.json, module.ptx, module.cubin
 
 
 def from_files(files):
@@ -195,7 +187,7 @@ def test_cubin_nv_info_attributes(attrs):
 @given(name=st.sampled_from(["kernels.json", "module.ptx", "module.cubin"]),
        kind=st.sampled_from(["missing", "dir", "fifo", "dev-zero", "outside", "loop", "inside", "sparse", "empty"]))
 def test_artifact_file_kinds(tmp_path_factory, name, kind):
-    d = F.artifacts(static_records()).save(tmp_path_factory.mktemp("a") / "aot")
+    d = F.artifacts(F.static_records()).save(tmp_path_factory.mktemp("a") / "aot")
     f = d / name
     data = f.read_bytes()
     f.unlink()
