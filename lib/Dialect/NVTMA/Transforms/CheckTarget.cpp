@@ -343,13 +343,23 @@ LogicalResult checkStaticSharedMemory(gpu::GPUFuncOp func,
     if (auto type = dyn_cast<MemRefType>(a.getType());
         type && type.hasStaticShape()) // (else the op's verifier)
       attributions = llvm::SaturatingAdd(attributions, storageBytes(type));
-  // The shared globals named in the kernel and the functions it reaches.
-  uint64_t globals = 0;
+  // The shared globals named in the kernel and the functions it reaches,
+  // and the ones their nvgpu.mbarrier.create ops become (8 bytes a barrier).
+  uint64_t globals = 0, barriers = 0;
   SmallVector<StringRef> names;
   llvm::SmallPtrSet<Operation *, 8> seen{func};
   SmallVector<Operation *> work{func};
   while (!work.empty()) {
     Operation *fn = work.pop_back_val();
+    fn->walk([&](nvgpu::MBarrierCreateOp create) {
+      nvgpu::MBarrierGroupType group = create.getBarriers().getType();
+      // (a space checkTypes refuses would assert in the query)
+      if (badIntegerSpace(group.getMemorySpace()).empty() &&
+          nvgpu::NVGPUDialect::isSharedMemoryAddressSpace(
+              group.getMemorySpace()))
+        barriers = llvm::SaturatingAdd(
+            barriers, uint64_t(group.getNumBarriers()) * 8);
+    });
     auto uses = SymbolTable::getSymbolUses(&fn->getRegion(0));
     if (!uses)
       continue;
@@ -366,20 +376,26 @@ LogicalResult checkStaticSharedMemory(gpu::GPUFuncOp func,
       }
     }
   }
-  uint64_t bytes = llvm::SaturatingAdd(attributions, globals);
+  uint64_t bytes = llvm::SaturatingAdd(
+      attributions, llvm::SaturatingAdd(globals, barriers));
   if (bytes <= limit)
     return success();
   InFlightDiagnostic d = func.emitOpError();
-  if (names.empty())
+  if (bytes == attributions) {
     d << "has " << bytes << " bytes of workgroup attributions";
-  else {
+  } else {
     d << "has " << bytes << " bytes of static shared memory (";
+    llvm::ListSeparator sep;
     if (attributions)
-      d << attributions << " of workgroup attributions, ";
-    d << globals << " of the shared globals it uses:";
-    llvm::sort(names);
-    for (StringRef name : names)
-      d << " @" << name;
+      d << StringRef(sep) << attributions << " of workgroup attributions";
+    if (globals) {
+      llvm::sort(names);
+      d << StringRef(sep) << globals << " of the shared globals it uses:";
+      for (StringRef name : names)
+        d << " @" << name;
+    }
+    if (barriers)
+      d << StringRef(sep) << barriers << " of its mbarrier groups";
     d << ")";
   }
   d << "; ptxas gives a kernel of " << chip << " at most " << limit

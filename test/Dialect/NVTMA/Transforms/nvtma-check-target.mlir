@@ -454,3 +454,38 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// Each nvgpu.mbarrier.create becomes a shared global of 8 bytes a barrier
+// (2^29 of them wrapped to no shared memory): the kernel's and those of the
+// functions it calls count, once an op however often called; a group in
+// global memory does not.
+!bars = !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>, num_barriers = 1024>
+!global_bars = !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<global>, num_barriers = 65536>
+gpu.module @m [#nvvm.target<chip = "sm_90">] {
+  func.func @more() {
+    %b = nvgpu.mbarrier.create -> !bars
+    return
+  }
+  gpu.func @ok() kernel {
+    %b = nvgpu.mbarrier.create -> !bars
+    %c = nvgpu.mbarrier.create -> !bars
+    %g = nvgpu.mbarrier.create -> !global_bars
+    func.call @more() : () -> ()
+    gpu.return
+  }
+  // expected-error @+1 {{'gpu.func' op has 49160 bytes of static shared memory (32768 of workgroup attributions, 16392 of its mbarrier groups); ptxas gives a kernel of sm_90 at most 49152 bytes}}
+  gpu.func @over() workgroup(%w: memref<8192xf32, #gpu.address_space<workgroup>>) kernel {
+    %b = nvgpu.mbarrier.create -> !bars
+    %c = nvgpu.mbarrier.create -> !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>, num_barriers = 1>
+    func.call @more() : () -> ()
+    func.call @more() : () -> ()
+    gpu.return
+  }
+  // expected-error @+1 {{'gpu.func' op has 4294967296 bytes of static shared memory (4294967296 of its mbarrier groups)}}
+  gpu.func @wraps() kernel {
+    %b = nvgpu.mbarrier.create -> !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>, num_barriers = 536870912>
+    gpu.return
+  }
+}
