@@ -56,6 +56,7 @@ def all_specs():
     specs += [swizzled_atomics_spec(), conversions_spec(), vector_atomics_spec(), split_elections_spec(),
               float_fns_spec()]
     specs += [rs_wgmma_spec(d) for d in RS_WGMMA_TYPES] + [doubled_spec()]
+    specs += [static_smem_spec(n) for n in STATIC_SMEM_WORDS]
     specs += gemm_specs()
     return specs
 
@@ -148,6 +149,28 @@ def doubled_spec():
             y[r, c] = x[r, c] * 2.0
 
     return doubled.specialize([dsl.Tensor("f32", (None, None)), dsl.Tensor("f32", (None, None))])
+
+
+# Static shared memory past 48 KiB (64 KiB, and 224 KiB of sm_90a's 227): what ptxas takes for an `a` chip
+STATIC_SMEM_WORDS = [16384, 57344]
+
+
+def static_smem_spec(words):
+    """y[i] = s[words - 1 - i] after s[i] = i, s `words` i32 of static shared memory (SMEMPool.alloc_static, a
+    module global): nvtma-check-target takes up to 227 KiB of it on sm_90a (ptxas's limit for the chip), so a
+    launch with no dynamic shared memory must get all of it."""
+    from nvtma import dsl, lang
+
+    @dsl.kernel(block=(256,), name=f"static_smem_{words}")
+    def static_smem(y: dsl.Tensor):
+        s = lang.SMEMPool().alloc_static((words,), "i32")
+        for i in dsl.range(dsl.thread_idx(), words, dsl.block_dim()):
+            s[i] = i
+        dsl.barrier()
+        for i in dsl.range(dsl.thread_idx(), words, dsl.block_dim()):
+            y[i] = s[words - 1 - i]
+
+    return static_smem.specialize([dsl.Tensor("i32", (words,))])
 
 
 # A from registers (nvtma.wgmma_mma_async_rs), with the first K-block run again under a run-time scale_d

@@ -253,6 +253,18 @@ def test_a_written_view_whose_elements_share_memory_is_refused():
     assert e.value.rule == "overlap"
 
 
+@pytest.mark.parametrize("words", gpu_cases.STATIC_SMEM_WORDS)
+def test_static_shared_memory_past_48_kib_on_sm_90a(words):
+    """A kernel of 64 KiB and of 224 KiB of static shared memory (no dynamic): ptxas takes up to 227 KiB for
+    sm_90a and check-target holds a kernel to that; each CTA must get all of it (y is s reversed)."""
+    spec = gpu_cases.static_smem_spec(words)
+    mod = build(spec)
+    y = torch.full((words,), -1, dtype=torch.int32, device="cuda")
+    getattr(mod, f"static_smem_{words}")(y, **launch(spec, mod, grid=(2, 1, 1)))
+    torch.cuda.synchronize()
+    assert torch.equal(y, torch.arange(words - 1, -1, -1, dtype=torch.int32, device="cuda"))
+
+
 @pytest.mark.parametrize("dtype", gpu_cases.RS_WGMMA_TYPES)
 def test_wgmma_with_a_from_registers(dtype):
     """nvtma.wgmma_mma_async_rs: c = a·bᵀ over a 64 x 64 x 64 tile with A from registers (ldmatrix), the
