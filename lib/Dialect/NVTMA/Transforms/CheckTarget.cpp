@@ -328,10 +328,10 @@ uint64_t sharedGlobalBytes(Operation *op) {
   return 0;
 }
 
-/// A gpu.func's static shared memory: its workgroup attributions and the
-/// shared globals it or a function it calls uses, summed (for a kernel,
-/// what each of its CTAs holds), at most `limit` bytes (the module's chips'
-/// maxStaticSharedMemory). Past it ptxas refuses the kernel with no line;
+/// A gpu.func's static shared memory: its workgroup attributions, and the
+/// shared globals and mbarrier groups it or a function it calls uses,
+/// summed (for a kernel, what each of its CTAs holds), at most `limit`
+/// bytes (the module's chips' maxStaticSharedMemory). Past it ptxas refuses the kernel with no line;
 /// where the size wraps at 2^32 bytes it takes it, giving the kernel that
 /// much less (a 2^30-float global: none), which then reads and writes past
 /// its shared memory.
