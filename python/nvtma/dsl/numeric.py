@@ -978,19 +978,19 @@ def _unary(name, op, doc, f64=False):
 
 
 def _fn(kind):
-    """The f32 (or f64) Value -> Value builder of nvtma.float_fn's `kind` (a FloatFn member picker)."""
+    """The Value -> Value builder of the dialect's float function `kind` (a FloatFn member picker)."""
     return lambda v: _float_fn_op(kind, v)
 
 
-exp2 = _unary("exp2", _fn(lambda e: e.EX2_APPROX), "2**x in f32, approximate (PTX's ex2, within 2 ulp).")
-log2 = _unary("log2", _fn(lambda e: e.LG2_APPROX), "log2 x in f32, approximate (PTX's lg2).")
+exp2 = _unary("exp2", _fn(lambda e: e.EX2_APPROX), "2**x of a Float32, approximate (PTX's ex2, within 2 ulp).")
+log2 = _unary("log2", _fn(lambda e: e.LG2_APPROX), "log2 x of a Float32, approximate (PTX's lg2).")
 sqrt = _unary("sqrt", _fn(lambda e: e.SQRT_RN),
-              "sqrt x, correctly rounded (PTX's sqrt, to nearest): f32, or f64 for a Float64.", f64=True)
+              "sqrt x, correctly rounded (PTX's sqrt, to nearest), of a Float32 or a Float64.", f64=True)
 rsqrt = _unary("rsqrt", _fn(lambda e: e.RSQRT_APPROX),
-               "1/sqrt(x), approximate (PTX's rsqrt): f32, or f64 for a Float64.", f64=True)
-tanh = _unary("tanh", _tanh_afn, "tanh x in f32, approximate (PTX's tanh).")
-sin = _unary("sin", _fn(lambda e: e.SIN_APPROX), "sin x in f32, approximate (PTX's sin).")
-cos = _unary("cos", _fn(lambda e: e.COS_APPROX), "cos x in f32, approximate (PTX's cos).")
+               "1/sqrt(x), approximate (PTX's rsqrt), of a Float32 or a Float64.", f64=True)
+tanh = _unary("tanh", _tanh_afn, "tanh x of a Float32, approximate (PTX's tanh).")
+sin = _unary("sin", _fn(lambda e: e.SIN_APPROX), "sin x of a Float32, approximate (PTX's sin).")
+cos = _unary("cos", _fn(lambda e: e.COS_APPROX), "cos x of a Float32, approximate (PTX's cos).")
 
 
 def _float_operand(x, name):
