@@ -109,6 +109,28 @@ verifyCoordinateRange(ArrayRef<int64_t> shape,
   return success();
 }
 
+/// What a global tensor must share with the TMA atom that describes it
+/// (nvtma.make_tiled_tma_atom, nvtma.update_tma_descriptor): its element
+/// type, a global memory space (tensormap.replace writes its address as a
+/// global one) and the atom's rank.
+static LogicalResult verifyTensorOfAtom(Operation *op, TmaAtomType atom,
+                                        MemRefType tensor) {
+  if (tensor.getElementType() != atom.getElementType())
+    return op->emitOpError()
+           << "tensor element type " << tensor.getElementType()
+           << " differs from the atom's " << atom.getElementType();
+  auto space = getAddressSpace(tensor);
+  if (!space || (*space != 0 && *space != 1))
+    return op->emitOpError()
+           << "tensor must be in global memory, its memory space is "
+           << tensor.getMemorySpace();
+  if (tensor.getRank() != atom.getTensorRank())
+    return op->emitOpError() << "tensor has rank " << tensor.getRank()
+                             << ", the atom describes rank "
+                             << atom.getTensorRank();
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // MakeTiledTmaAtomOp
 //===----------------------------------------------------------------------===//
@@ -116,19 +138,9 @@ verifyCoordinateRange(ArrayRef<int64_t> shape,
 LogicalResult MakeTiledTmaAtomOp::verify() {
   TmaAtomType atom = getAtom().getType();
   MemRefType tensor = getTensor().getType();
-  if (tensor.getElementType() != atom.getElementType())
-    return emitOpError() << "tensor element type " << tensor.getElementType()
-                         << " differs from the atom's "
-                         << atom.getElementType();
-  auto space = getAddressSpace(tensor);
-  if (!space || (*space != 0 && *space != 1))
-    return emitOpError() << "tensor must be in global memory, its memory "
-                            "space is "
-                         << tensor.getMemorySpace();
+  if (failed(verifyTensorOfAtom(*this, atom, tensor)))
+    return failure();
   unsigned rank = atom.getTensorRank();
-  if (tensor.getRank() != rank)
-    return emitOpError() << "tensor has rank " << tensor.getRank()
-                         << ", the atom describes rank " << rank;
   SmallVector<int64_t> strides;
   int64_t offset;
   if (!hasComputableStrides(tensor))
@@ -421,20 +433,8 @@ LogicalResult PrefetchOp::verify() {
 LogicalResult UpdateTmaDescriptorOp::verify() {
   TmaAtomType atom = getAtom().getType();
   MemRefType tensor = getTensor().getType();
-  if (tensor.getRank() != atom.getTensorRank())
-    return emitOpError() << "tensor has rank " << tensor.getRank()
-                         << ", the atom describes rank "
-                         << atom.getTensorRank();
-  if (tensor.getElementType() != atom.getElementType())
-    return emitOpError() << "tensor element type " << tensor.getElementType()
-                         << " differs from the atom's "
-                         << atom.getElementType();
-  // tensormap.replace writes the tensor's address as a global one.
-  auto space = getAddressSpace(tensor);
-  if (!space || (*space != 0 && *space != 1))
-    return emitOpError() << "tensor must be in global memory, its memory "
-                            "space is "
-                         << tensor.getMemorySpace();
+  if (failed(verifyTensorOfAtom(*this, atom, tensor)))
+    return failure();
   SmallVector<int64_t> strides;
   int64_t offset;
   if (failed(getStridesAndOffsetChecked(tensor, strides, offset)) ||
