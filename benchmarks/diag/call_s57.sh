@@ -9,4 +9,4 @@ set -u
 . "$(dirname "$0")/packs.sh"
 suites_and_overhead
 for tool in memcheck racecheck synccheck; do sanitize $tool test_gpu.py static_shared_memory; done
-SKIP_SUITES=1 LIMIT=${LIMIT:-585} bash "$(dirname "$0")/call_s41.sh"
+SKIP_SUITES=1 LIMIT=$((${LIMIT:-585} - SECONDS)) bash "$(dirname "$0")/call_s41.sh"
