@@ -978,19 +978,21 @@ def _unary(name, op, doc, f64=False):
 
 
 def _fn(kind):
-    """The Value -> Value builder of the dialect's float function `kind` (a FloatFn member picker)."""
+    """Builds one Value from another with the dialect's float function `kind` (a FloatFn member picker)."""
     return lambda v: _float_fn_op(kind, v)
 
 
-exp2 = _unary("exp2", _fn(lambda e: e.EX2_APPROX), "2**x of a Float32, approximate (PTX's ex2, within 2 ulp).")
-log2 = _unary("log2", _fn(lambda e: e.LG2_APPROX), "log2 x of a Float32, approximate (PTX's lg2).")
+# Each is one PTX instruction: ex2, lg2, sqrt (round to nearest), rsqrt, tanh, sin and cos, the approximate
+# ones within the few ulp the PTX manual gives (ex2: 2).
+exp2 = _unary("exp2", _fn(lambda e: e.EX2_APPROX), "Two to the power x, of a Float32; approximate (within 2 ulp).")
+log2 = _unary("log2", _fn(lambda e: e.LG2_APPROX), "The base-two logarithm of a Float32; approximate.")
 sqrt = _unary("sqrt", _fn(lambda e: e.SQRT_RN),
-              "sqrt x, correctly rounded (PTX's sqrt, to nearest), of a Float32 or a Float64.", f64=True)
+              "The square root of a Float32 or a Float64, correctly rounded (to nearest).", f64=True)
 rsqrt = _unary("rsqrt", _fn(lambda e: e.RSQRT_APPROX),
-               "1/sqrt(x), approximate (PTX's rsqrt), of a Float32 or a Float64.", f64=True)
-tanh = _unary("tanh", _tanh_afn, "tanh x of a Float32, approximate (PTX's tanh).")
-sin = _unary("sin", _fn(lambda e: e.SIN_APPROX), "sin x of a Float32, approximate (PTX's sin).")
-cos = _unary("cos", _fn(lambda e: e.COS_APPROX), "cos x of a Float32, approximate (PTX's cos).")
+               "One over the square root of a Float32 or a Float64; approximate.", f64=True)
+tanh = _unary("tanh", _tanh_afn, "The hyperbolic tangent of a Float32; approximate.")
+sin = _unary("sin", _fn(lambda e: e.SIN_APPROX), "The sine of a Float32; approximate.")
+cos = _unary("cos", _fn(lambda e: e.COS_APPROX), "The cosine of a Float32; approximate.")
 
 
 def _float_operand(x, name):
