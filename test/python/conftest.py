@@ -83,3 +83,14 @@ def launch(spec, mod, grid=None):
     if rec.get("cluster"):
         kw["cluster"] = tuple(rec["cluster"])
     return kw
+
+
+@pytest.fixture(scope="session")
+def stub(tmp_path_factory):
+    """The folder of the stand-in libcuda.so.1 (cuda_stub), built once a run."""
+    import cuda_stub
+    d = cuda_stub.build(tmp_path_factory.mktemp("stubcuda"))
+    if d is None:
+        pytest.skip("no C compiler for the stub libcuda")
+    pytest.importorskip("cuda.bindings")
+    return d

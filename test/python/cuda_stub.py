@@ -23,7 +23,10 @@ import ctypes
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
 
 SOURCE = r"""
 #include <stdint.h>
@@ -239,3 +242,15 @@ def env_with_stub(directory) -> dict:
     env["LD_LIBRARY_PATH"] = str(directory) + (os.pathsep + env["LD_LIBRARY_PATH"]
                                                if env.get("LD_LIBRARY_PATH") else "")
     return env
+
+
+def run(directory, code: str, timeout=120, **env_vars) -> str:
+    """Runs `code` in a child Python whose libcuda.so.1 is the stub in
+    DIRECTORY and whose import path starts with this folder (the test
+    helpers), with ENV_VARS set; its output must end with OK. Its stdout."""
+    env = env_with_stub(directory)
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE)] + [p for p in sys.path if p])
+    env.update(env_vars)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=timeout)
+    assert r.returncode == 0 and r.stdout.strip().endswith("OK"), r.stdout + r.stderr
+    return r.stdout

@@ -163,35 +163,26 @@ def test_disk_memo_across_processes(tmp_path):
 
 
 @needs_compiler
-def test_launch_through_the_driver_stub(tmp_path):
+def test_launch_through_the_driver_stub(tmp_path, stub):
     import cuda_stub
-    stub = cuda_stub.build(tmp_path / "stub")
-    if stub is None:
-        pytest.skip("no C compiler")
-    code = f"""
-import sys
-sys.path.insert(0, {str(HERE)!r})
+    code = """
 import cuda_stub, test_jit as T
 from nvtma import jit
 lib, last = cuda_stub.attach()
 k = T.FakeKernel()
-jit.launch(k, (T.Fake(), T.Fake(ptr=0x7F0000100000)), {{}}, {{"grid": (4, 4)}})
-jit.launch(k, (T.Fake(), T.Fake(ptr=0x7F0000200000)), {{}}, {{"grid": [4, 4]}})
+jit.launch(k, (T.Fake(), T.Fake(ptr=0x7F0000100000)), {}, {"grid": (4, 4)})
+jit.launch(k, (T.Fake(), T.Fake(ptr=0x7F0000200000)), {}, {"grid": [4, 4]})
 assert last.count == 2 and list(last.block) == [128, 1, 1] and list(last.grid) == [4, 4, 1]
 assert len(k.builds) == 1
 try:
-    jit.launch(k, (T.Fake(), T.Fake()), {{}}, {{"grid": (4,), "blocks": 1}})
+    jit.launch(k, (T.Fake(), T.Fake()), {}, {"grid": (4,), "blocks": 1})
 except jit.LaunchError as e:
     assert e.rule == "launch-config"
 else:
     raise AssertionError
 print("OK")
 """
-    env = cuda_stub.env_with_stub(stub)
-    env["NVTMA_CACHE_DIR"] = str(tmp_path / "cache")
-    env["PYTHONPATH"] = os.pathsep.join([str(HERE)] + [p for p in sys.path if p])
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
-    assert r.stdout.strip().endswith("OK"), r.stdout + r.stderr
+    cuda_stub.run(stub, code, timeout=300, NVTMA_CACHE_DIR=str(tmp_path / "cache"))
 
 
 # --------------------------------------------------------------------------- torch custom ops

@@ -344,7 +344,7 @@ def test_the_host_library_binds_when_there():
 
 
 @needs_mlir
-def test_launch_is_cooperative_after_module_init_through_the_driver_stub(tmp_path):
+def test_launch_is_cooperative_after_module_init_through_the_driver_stub(tmp_path, stub):
     """host.launch on the stand-in libcuda (no GPU): the module's CUlibrary
     goes to nvshmemx_culibrary_init once, the launch is one cuLaunchKernelEx
     with one attribute (cooperative) and the kernel's record's block."""
@@ -352,9 +352,6 @@ def test_launch_is_cooperative_after_module_init_through_the_driver_stub(tmp_pat
     sys.path.insert(0, str(Path(__file__).parent))
     import cuda_stub
     import nvshmem_cases
-    stub = cuda_stub.build(tmp_path / "stub")
-    if stub is None:
-        pytest.skip("no C compiler")
     nvshmem_cases.specs()["probe"].compile().save(tmp_path / "probe")
     code = f"""
 import nvtma.runtime
@@ -385,10 +382,7 @@ else:
     raise AssertionError("a bad stream launched")
 print("OK")
 """
-    env = cuda_stub.env_with_stub(stub)
-    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent)] + [p for p in sys.path if p])
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
-    assert r.stdout.strip().endswith("OK"), r.stdout + r.stderr
+    cuda_stub.run(stub, code, timeout=300)
 
 
 # --------------------------------------------------------------------------- GPU: one PE

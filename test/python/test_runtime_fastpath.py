@@ -4,17 +4,11 @@ errors still typed. torch is stood in for by a class with the five members
 the fast path reads, so this runs without torch and without a GPU (a
 stand-in libcuda records each launch)."""
 
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
 import cuda_stub
-
-HERE = Path(__file__).resolve().parent
 
 PRELUDE = """
 import sys, types, struct
@@ -81,28 +75,15 @@ def in_python(calls, n):
 """
 
 
-@pytest.fixture(scope="module")
-def stub(tmp_path_factory):
-    d = cuda_stub.build(tmp_path_factory.mktemp("stubcuda"))
-    if d is None:
-        pytest.skip("no C compiler for the stub libcuda")
-    pytest.importorskip("cuda.bindings")
-    return d
-
-
 @pytest.fixture(params=["extension", "bindings"])
 def launcher(request):
     return request.param
 
 
 def run(stub, launcher, code):
-    env = cuda_stub.env_with_stub(stub)
-    env["PYTHONPATH"] = os.pathsep.join([str(HERE)] + [p for p in sys.path if p])
-    if launcher == "bindings":
-        env["NVTMA_LAUNCHER"] = "bindings"   # no abi3 extension: the Python fast path
-    src = PRELUDE + textwrap.dedent(code) + "\nprint('OK')\n"
-    r = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, env=env, timeout=120)
-    assert r.returncode == 0 and r.stdout.strip().endswith("OK"), r.stdout + r.stderr
+    # bindings: no abi3 extension, the Python fast path
+    env = {"NVTMA_LAUNCHER": "bindings"} if launcher == "bindings" else {}
+    cuda_stub.run(stub, PRELUDE + textwrap.dedent(code) + "\nprint('OK')\n", **env)
 
 
 def test_alternating_outputs_take_the_fast_path(stub, launcher):

@@ -225,7 +225,7 @@ def test_memref_sizes_and_strides_past_64_bits_are_launch_errors():
 # --------------------------------------------------------------------------- launches (stub libcuda)
 
 # the child process's prelude (kernel(), t(), expect()), its stub libcuda and its runner: test_runtime_launch's
-from test_runtime_launch import run, stub  # noqa: E402,F401,F811 (stub: the fixture)
+from test_runtime_launch import run  # noqa: E402
 
 
 def test_finding9_stream_encoder_and_grid_keywords(stub):

@@ -40,23 +40,8 @@ def expect(rule, fn, *a, **kw):
 """
 
 
-@pytest.fixture(scope="module")
-def stub(tmp_path_factory):
-    d = cuda_stub.build(tmp_path_factory.mktemp("stubcuda"))
-    if d is None:
-        pytest.skip("no C compiler for the stub libcuda")
-    pytest.importorskip("cuda.bindings")
-    return d
-
-
 def run(stub, code: str, fake_torch=False):
-    env = cuda_stub.env_with_stub(stub)
-    paths = [str(HERE)] + [p for p in sys.path if p]
-    env["PYTHONPATH"] = os.pathsep.join(paths)
-    src = PRELUDE + (FAKE_TORCH if fake_torch else "") + textwrap.dedent(code) + "\nprint('OK')\n"
-    r = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, env=env, timeout=120)
-    assert r.returncode == 0 and r.stdout.strip().endswith("OK"), r.stdout + r.stderr
-    return r.stdout
+    return cuda_stub.run(stub, PRELUDE + (FAKE_TORCH if fake_torch else "") + textwrap.dedent(code) + "\nprint('OK')\n")
 
 
 # A minimal stand-in for torch: the runtime asks only for the raw current-stream getter.
