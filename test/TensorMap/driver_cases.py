@@ -83,48 +83,53 @@ def _fit_smem(box, es, eb, limit=233472):
             i -= 1
 
 
+def _layout(rng, dtype, rank, interleave):
+    """Swizzle, dims, the global address alignment and dense strides of a case."""
+    swizzle = 1 if interleave == 2 and rng.random() < 0.5 else _pick_swizzle(rng)
+    dims = [_pick_dim(rng) for _ in range(rank)]
+    if dtype in (14, 15):
+        dims[0] = 128 * rng.randint(1, 64)
+    elif dtype == 13:
+        dims[0] = 2 * max(1, dims[0] // 2)
+    align = 32 if (interleave == 2 or dtype in (14, 15)) else 16
+    return swizzle, dims, align, _dense_strides(dtype, dims, rng, align)
+
+
+def _address(rng, align):
+    base = 0x7F0000000000 + rng.randrange(1 << 32) * 256
+    return base + align * rng.randrange(16)
+
+
+def _finish(rng, case):
+    """L2 promotion and OOB fill drawn last, then zero to two fields broken."""
+    case.update(l2=rng.randrange(4), oob=1 if (rng.random() < 0.3) else 0)
+    for _ in range(rng.choice([0, 0, 0, 1, 1, 2])):
+        _mutate(case, rng)
+    return case
+
+
 def random_tiled(rng: random.Random) -> dict:
     dtype = _pick_dtype(rng)
     rank = rng.randint(1, 5)
     interleave = 0 if rng.random() < 0.7 else rng.randint(1, 2)
     if interleave and rank < 3:
         rank = rng.randint(3, 5)
-    swizzle = 1 if interleave == 2 and rng.random() < 0.5 else _pick_swizzle(rng)
-    dims = [_pick_dim(rng) for _ in range(rank)]
-    if dtype in (14, 15):
-        dims[0] = 128 * rng.randint(1, 64)
-    elif dtype == 13:
-        dims[0] = 2 * max(1, dims[0] // 2)
-    align = 32 if (interleave == 2 or dtype in (14, 15)) else 16
-    strides = _dense_strides(dtype, dims, rng, align)
+    swizzle, dims, align, strides = _layout(rng, dtype, rank, interleave)
     box = [_pick_box0(dtype, swizzle, interleave, rng)]
     box += [rng.randint(1, 256) if rng.random() < 0.5 else rng.choice([1, 2, 4, 8, 16, 32, 64, 128, 256])
             for _ in range(rank - 1)]
     es = [1 if rng.random() < 0.6 else rng.randint(1, 8) for _ in range(rank)]
     if rng.random() < 0.9:
         _fit_smem(box, es, ELEM_BYTES[dtype])
-    base = 0x7F0000000000 + rng.randrange(1 << 32) * 256
-    addr = base + (32 if align == 32 else 16) * rng.randrange(16)
-    case = dict(api="tiled", dtype=dtype, rank=rank, addr=addr, dims=dims, strides=strides,
-                box=box, es=es, interleave=interleave, swizzle=swizzle,
-                l2=rng.randrange(4), oob=1 if (rng.random() < 0.3) else 0)
-    for _ in range(rng.choice([0, 0, 0, 1, 1, 2])):
-        _mutate(case, rng)
-    return case
+    return _finish(rng, dict(api="tiled", dtype=dtype, rank=rank, addr=_address(rng, align), dims=dims,
+                             strides=strides, box=box, es=es, interleave=interleave, swizzle=swizzle))
 
 
 def random_im2col(rng: random.Random) -> dict:
     dtype = _pick_dtype(rng)
     rank = rng.randint(3, 5)
     interleave = 0 if rng.random() < 0.7 else rng.randint(1, 2)
-    swizzle = 1 if interleave == 2 and rng.random() < 0.5 else _pick_swizzle(rng)
-    dims = [_pick_dim(rng) for _ in range(rank)]
-    if dtype in (14, 15):
-        dims[0] = 128 * rng.randint(1, 64)
-    elif dtype == 13:
-        dims[0] = 2 * max(1, dims[0] // 2)
-    align = 32 if (interleave == 2 or dtype in (14, 15)) else 16
-    strides = _dense_strides(dtype, dims, rng, align)
+    swizzle, dims, align, strides = _layout(rng, dtype, rank, interleave)
     lim = {3: 1 << 15, 4: 1 << 7, 5: 1 << 4}[rank]
     cpp = _pick_box0(dtype, swizzle, interleave, rng)
     ppc = rng.randint(1, 1024) if rng.random() < 0.7 else rng.choice([1, 32, 64, 128, 256, 512, 1024])
@@ -140,14 +145,9 @@ def random_im2col(rng: random.Random) -> dict:
             if dims[d] + upper[j] - lower[j] <= 0:
                 lower[j], upper[j] = -min(lim, abs(lower[j])), min(lim - 1, abs(upper[j]))
     es = [1 if rng.random() < 0.6 else rng.randint(1, 8) for _ in range(rank)]
-    base = 0x7F0000000000 + rng.randrange(1 << 32) * 256
-    addr = base + (32 if align == 32 else 16) * rng.randrange(16)
-    case = dict(api="im2col", dtype=dtype, rank=rank, addr=addr, dims=dims, strides=strides,
-                lower=lower, upper=upper, cpp=cpp, ppc=ppc, es=es, interleave=interleave,
-                swizzle=swizzle, l2=rng.randrange(4), oob=1 if (rng.random() < 0.3) else 0)
-    for _ in range(rng.choice([0, 0, 0, 1, 1, 2])):
-        _mutate(case, rng)
-    return case
+    return _finish(rng, dict(api="im2col", dtype=dtype, rank=rank, addr=_address(rng, align), dims=dims,
+                             strides=strides, lower=lower, upper=upper, cpp=cpp, ppc=ppc, es=es,
+                             interleave=interleave, swizzle=swizzle))
 
 
 def _mutate(c: dict, rng: random.Random) -> None:
