@@ -224,7 +224,7 @@ def test_memref_sizes_and_strides_past_64_bits_are_launch_errors():
 
 # --------------------------------------------------------------------------- launches (stub libcuda)
 
-# the child process's prelude (kernel(), t(), expect()), its stub libcuda and its runner: test_runtime_launch's
+# the child process's prelude (kernel(), t(), expect()) and runner: test_runtime_launch's (the stub: conftest's)
 from test_runtime_launch import run  # noqa: E402
 
 
