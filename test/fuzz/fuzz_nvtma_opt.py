@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fuzzer for nvtma-opt: mutated lit inputs and structured kernels.
 
-Two generators feed nvtma-opt, each input under one of several pass
+Three generators feed nvtma-opt, each input under one of several pass
 pipelines (none, nvtma-to-ptx with a random target, the nvtma passes one by
 one):
   - mutation: valid nvtma IR (the lit inputs split at `// -----`) mutated by
@@ -16,7 +16,11 @@ one):
     under random targets, some of the valid ones mutated; and kernels whose
     memref parameters reach vector loads, bulk copies, descriptor updates
     and TMA atoms through scf.for iter_args, scf.if results, casts and
-    subviews (what the kernel records trace), on many chips.
+    subviews (what the kernel records trace), on many chips;
+  - bytecode: the lit inputs that parse, written as MLIR bytecode, with one
+    to four bytes changed or the tail cut (MLIR's bytecode reader aborts,
+    raises fatal errors and loops on such input; nvtma-opt reads bytecode in
+    a child first, with --nvtma-bytecode-read-limit=2 here).
 
 A signal, an LLVM/MLIR crash banner ("Stack dump", "LLVM ERROR", "PLEASE
 submit a bug report"), a sanitizer report, a hang (--timeout seconds per
@@ -24,11 +28,13 @@ input) or an output that differs between two runs (timing properties
 ignored) is a bug: the input is saved to --crashes. Diagnostics and non-zero
 exits are the expected outcome for garbage.
 
-Inputs run --batch at a time through one nvtma-opt (-split-input-file); a
-batch that fails is replayed one input at a time to name the culprit.
+Text inputs run --batch at a time through one nvtma-opt (-split-input-file);
+a batch that fails is replayed one input at a time to name the culprit.
+Bytecode inputs run one at a time (bytecode cannot be split).
 
     python test/fuzz/fuzz_nvtma_opt.py --iterations 2000 --seed 1 --crashes /tmp/crashes
     python test/fuzz/fuzz_nvtma_opt.py --generator atoms --iterations 2000 --opt build/asan/bin/nvtma-opt
+    python test/fuzz/fuzz_nvtma_opt.py --generator bytecode --iterations 2000 --seed 1
 
 Under AddressSanitizer/UBSan (cmake -DNVTMA_ENABLE_SANITIZERS=ON, then
 --opt build/asan/bin/nvtma-opt), sanitizer reports count as crashes. The
@@ -59,7 +65,9 @@ CRASH_MARKERS = re.compile(
     # a -DNVTMA_ENABLE_SANITIZERS=ON build of nvtma-opt
     r"|==\d+==ERROR: (AddressSanitizer|LeakSanitizer)|\S+:\d+:\d+: runtime error:)", re.M)
 # Fields of the output that legitimately differ between runs.
-TIMING = re.compile(r"(LLVMIRToISATimeInMs|ISAToBinaryTimeInMs)\s*=\s*\d+\s*:\s*i64")
+TIMING = re.compile(r"(LLVMIRToISATimeInMs|ISAToBinaryTimeInMs)\s*=\s*\d+\s*:\s*i64"
+                    # the bytecode reader's "bytecode buffer 0x... is not aligned"
+                    r"|(?<=bytecode buffer )0x[0-9a-f]+")
 SPLIT = "// -----"
 
 ENUMS = ["none", "l2_64b", "l2_128b", "l2_256b", "swizzle_32b", "swizzle_64b", "swizzle_128b",
@@ -570,13 +578,40 @@ def pipelines(rng: random.Random) -> list[str]:
     return ["--canonicalize", "--cse"]
 
 
-def run_batch(opt: str, texts: list[str], args: list[str], timeout: float):
-    """(status, normalized output, stderr tail) of one nvtma-opt run."""
+def bytecode_seeds(opt: str) -> list[bytes]:
+    """The lit inputs that parse, as MLIR bytecode."""
+    out = []
+    for text in seeds():
+        r = subprocess.run([opt, "-", "--emit-bytecode"], input=text.encode(), capture_output=True, timeout=60)
+        if r.returncode == 0 and r.stdout[:4] == b"ML\xefR":
+            out.append(r.stdout)
+    return out
+
+
+def corrupt(data: bytes, rng: random.Random) -> bytes:
+    """One to four bytes past the magic changed (to 0, 0xff, any value or one
+    bit flipped), sometimes the tail cut."""
+    b = bytearray(data)
+    for _ in range(rng.randint(1, 4)):
+        i = rng.randrange(4, len(b))
+        b[i] = rng.choice([0, 0xFF, rng.randrange(256), b[i] ^ (1 << rng.randrange(8))])
+    if rng.random() < 0.1:
+        del b[rng.randrange(4, len(b)):]
+    return bytes(b)
+
+
+def run_batch(opt: str, texts: list[str] | bytes, args: list[str], timeout: float):
+    """(status, normalized output, stderr tail) of one nvtma-opt run: text
+    inputs split with -split-input-file, or one bytecode input."""
+    if isinstance(texts, bytes):
+        cmd, data = [opt, "-", *args], texts
+    else:
+        cmd, data = [opt, "-", "-split-input-file", *args], f"\n{SPLIT}\n".join(texts).encode()
     try:
-        r = subprocess.run([opt, "-", "-split-input-file", *args], input=f"\n{SPLIT}\n".join(texts),
-                           capture_output=True, text=True, errors="replace", timeout=timeout)
+        r = subprocess.run(cmd, input=data, capture_output=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return "hang", "", ""
+    r.stdout, r.stderr = (x.decode(errors="replace") for x in (r.stdout, r.stderr))
     if r.returncode < 0:
         return f"signal {-r.returncode}", "", r.stderr[-2000:]
     if CRASH_MARKERS.search(r.stderr):
@@ -588,7 +623,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--iterations", type=int, default=300, help="inputs to run")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--generator", choices=["mutation", "atoms"], default="mutation")
+    ap.add_argument("--generator", choices=["mutation", "atoms", "bytecode"], default="mutation")
     ap.add_argument("--seconds", type=float, default=None, help="stop after this many seconds")
     ap.add_argument("--batch", type=int, default=16, help="inputs per nvtma-opt process")
     ap.add_argument("--crashes", default="fuzz-crashes")
@@ -599,21 +634,40 @@ def main(argv=None) -> int:
     os.environ.setdefault("ASAN_OPTIONS", "allow_user_poisoning=0:detect_leaks=0")
     os.environ.setdefault("UBSAN_OPTIONS", "print_stacktrace=1")
     rng = random.Random(f"{a.generator}:{a.seed}")
-    corpus = seeds() if a.generator == "mutation" else []
-    bugs, done, diagnosed = [], 0, 0
+    corpus = seeds() if a.generator == "mutation" else bytecode_seeds(a.opt) if a.generator == "bytecode" else []
+    bugs, done, diagnosed, reader_failed = [], 0, 0, 0
     t0 = time.time()
 
     def record(status, texts, args, err):
         d = Path(a.crashes)
         d.mkdir(parents=True, exist_ok=True)
         name = f"{a.generator}-{a.seed}-{done}"
-        (d / f"{name}.mlir").write_text(f"// nvtma-opt {' '.join(args)}: {status}\n" + f"\n{SPLIT}\n".join(texts))
+        if isinstance(texts, bytes):
+            (d / f"{name}.mlirbc").write_bytes(texts)
+            (d / f"{name}.json").write_text(json.dumps(dict(args=args, status=status)))
+        else:
+            (d / f"{name}.mlir").write_text(f"// nvtma-opt {' '.join(args)}: {status}\n" + f"\n{SPLIT}\n".join(texts))
         (d / f"{name}.log").write_text(err)
         bugs.append(status)
 
     while done < a.iterations:
         if a.seconds and time.time() - t0 > a.seconds:
             break
+        if a.generator == "bytecode":
+            data = corrupt(rng.choice(corpus), rng)
+            args = ["--nvtma-bytecode-read-limit=2", *pipelines(rng)]
+            one = run_batch(a.opt, data, args, a.timeout)
+            again = one if one[0] != "ran" or a.no_determinism else run_batch(a.opt, data, args, a.timeout)
+            if one[0] != "ran" or again[0] != "ran":
+                record(one[0] if one[0] != "ran" else again[0], data, args, one[2] or again[2])
+            elif one[1] != again[1]:
+                record("nondeterministic output", data, args, f"--- run 1\n{one[1][-3000:]}\n--- run 2\n"
+                       f"{again[1][-3000:]}")
+            else:
+                diagnosed += one[1].count("error:")
+                reader_failed += "corrupted MLIR bytecode" in one[1]
+            done += 1
+            continue
         n = min(a.batch, a.iterations - done)
         if a.generator == "mutation":
             texts = [mutate(rng.choice(corpus), rng) for _ in range(n)]
@@ -645,7 +699,8 @@ def main(argv=None) -> int:
             # The batch differed but no input alone does: report the batch.
             record("nondeterministic output (batch)", texts, args, "")
     print(json.dumps(dict(fuzzer=f"nvtma-opt/{a.generator}", opt=a.opt, inputs=done,
-                          seconds=round(time.time() - t0, 1), diagnostics=diagnosed, bugs=len(bugs),
+                          seconds=round(time.time() - t0, 1), diagnostics=diagnosed,
+                          **(dict(reader_failed=reader_failed) if a.generator == "bytecode" else {}), bugs=len(bugs),
                           kinds=sorted(set(bugs)))))
     return 1 if bugs else 0
 

@@ -20,7 +20,7 @@ def _run(args, tmp_path, timeout=900):
     return summary, found
 
 
-@pytest.mark.parametrize("generator", ["mutation", "atoms"])
+@pytest.mark.parametrize("generator", ["mutation", "atoms", "bytecode"])
 def test_nvtma_opt_fuzz_smoke(generator, tmp_path):
     summary, found = _run([REPO / "test" / "fuzz" / "fuzz_nvtma_opt.py", "--generator", generator,
                            "--iterations", "240", "--seed", "20261130", "--opt", nvtma_opt()], tmp_path)
