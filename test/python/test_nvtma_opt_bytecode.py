@@ -2,7 +2,7 @@
 corrupted bytecode is an error and exit status 1, never an abort or a hang.
 
 MLIR 22's bytecode reader trusts fields it has not checked: single flipped
-bytes of a four-line module make it fail an assertion, ask SmallVector for
+bytes of a six-line module make it fail an assertion, ask SmallVector for
 2^57 elements (a fatal error) or loop forever. nvtma-opt therefore reads a
 bytecode input in a forked child first (tools/nvtma-opt/nvtma-opt.cpp)."""
 
