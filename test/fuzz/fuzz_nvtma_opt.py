@@ -650,22 +650,30 @@ def main(argv=None) -> int:
         (d / f"{name}.log").write_text(err)
         bugs.append(status)
 
+    def check_one(inputs, args):
+        """Runs one input ([text] or bytecode) twice and records a crash, hang
+        or output that differs; returns the output when neither happened."""
+        one = run_batch(a.opt, inputs, args, a.timeout)
+        again = one if one[0] != "ran" or a.no_determinism else run_batch(a.opt, inputs, args, a.timeout)
+        if one[0] != "ran":
+            record(one[0], inputs, args, one[2])
+        elif again[0] != "ran":
+            record(again[0], inputs, args, again[2])
+        elif one[1] != again[1]:
+            record("nondeterministic output", inputs, args, f"--- run 1\n{one[1][-3000:]}\n--- run 2\n"
+                   f"{again[1][-3000:]}")
+        else:
+            return one[1]
+        return None
+
     while done < a.iterations:
         if a.seconds and time.time() - t0 > a.seconds:
             break
         if a.generator == "bytecode":
-            data = corrupt(rng.choice(corpus), rng)
-            args = ["--nvtma-bytecode-read-limit=2", *pipelines(rng)]
-            one = run_batch(a.opt, data, args, a.timeout)
-            again = one if one[0] != "ran" or a.no_determinism else run_batch(a.opt, data, args, a.timeout)
-            if one[0] != "ran" or again[0] != "ran":
-                record(one[0] if one[0] != "ran" else again[0], data, args, one[2] or again[2])
-            elif one[1] != again[1]:
-                record("nondeterministic output", data, args, f"--- run 1\n{one[1][-3000:]}\n--- run 2\n"
-                       f"{again[1][-3000:]}")
-            else:
-                diagnosed += one[1].count("error:")
-                reader_failed += "corrupted MLIR bytecode" in one[1]
+            out = check_one(corrupt(rng.choice(corpus), rng), ["--nvtma-bytecode-read-limit=2", *pipelines(rng)])
+            if out is not None:
+                diagnosed += out.count("error:")
+                reader_failed += "corrupted MLIR bytecode" in out
             done += 1
             continue
         n = min(a.batch, a.iterations - done)
@@ -685,15 +693,7 @@ def main(argv=None) -> int:
             continue
         # Replay one by one: which input crashed, hung or differed?
         for text in texts:
-            one = run_batch(a.opt, [text], args, a.timeout)
-            again = one if one[0] != "ran" or a.no_determinism else run_batch(a.opt, [text], args, a.timeout)
-            if one[0] != "ran":
-                record(one[0], [text], args, one[2])
-            elif again[0] != "ran":
-                record(again[0], [text], args, again[2])
-            elif one[1] != again[1]:
-                record("nondeterministic output", [text], args, f"--- run 1\n{one[1][-3000:]}\n--- run 2\n"
-                       f"{again[1][-3000:]}")
+            check_one([text], args)
             done += 1
         if first[0] == "ran" and second[0] == "ran" and first[1] != second[1] and not bugs:
             # The batch differed but no input alone does: report the batch.

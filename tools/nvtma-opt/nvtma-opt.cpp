@@ -170,8 +170,6 @@ static bool bytecodeReadsSafely(const llvm::MemoryBuffer &file,
     }
     struct pollfd pfd = {fds[0], POLLIN, 0};
     int ready = poll(&pfd, 1, waitMs);
-    if (ready < 0 && errno == EINTR)
-      continue;
     if (ready == 0) {
       timedOut = true;
       kill(pid, SIGKILL);
