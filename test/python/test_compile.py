@@ -258,6 +258,9 @@ _CRASHERS = [
     ("name-unicode", _PLAIN.replace("@k", '@"größe"'), {}, r"symbol \"gr\\C3\\B6\\C3\\9Fe\" is not a name PTX takes"),
     ("name-llvm", _PLAIN.replace("    gpu.func @k", "    llvm.func @llvm.f() {\n      llvm.return\n    }\n    gpu.func @k"),
      {}, r"defines \"llvm.f\" in the llvm. namespace, which LLVM keeps for its intrinsics"),
+    # a gpu.module's name need not be a PTX name, but the kernel records are JSON: llvm::json asserted on it
+    ("module-name-not-utf8", _PLAIN.replace("@m", '@"m\\FF"'), {},
+     r"'gpu.module' op name \"m\\FF\" is not valid UTF-8, which the kernel records \(JSON\) take"),
 ]
 
 _CHILD = """

@@ -499,7 +499,26 @@ bool storedByDescriptor(gpu::GPUFuncOp func, unsigned i) {
   return false;
 }
 
+/// The records are JSON, which holds UTF-8 only, and llvm::json asserts on
+/// anything else; a symbol's name in MLIR is any bytes (@"\FF" parses, and
+/// so does bytecode that spells it). CheckTarget keeps a kernel's name to
+/// PTX's ASCII, but not a gpu.module's, and this pass also runs alone.
+LogicalResult checkUTF8Name(Operation *op, StringRef name) {
+  if (llvm::json::isUTF8(name))
+    return success();
+  std::string quoted;
+  llvm::raw_string_ostream os(quoted);
+  llvm::printEscapedString(name, os);
+  return op->emitOpError() << "name \"" << quoted
+                           << "\" is not valid UTF-8, which the kernel "
+                              "records (JSON) take";
+}
+
 FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func) {
+  auto module = func->getParentOfType<gpu::GPUModuleOp>();
+  if (failed(checkUTF8Name(func, func.getName())) ||
+      failed(checkUTF8Name(module, module.getName())))
+    return failure();
   llvm::json::Array params;
   for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
     auto desc = func.getArgAttrOfType<DescriptorAttr>(
@@ -549,7 +568,7 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func) {
           NVTMADialect::getMaxGridAttrName()))
     launch["max_grid"] = a.getInt();
   llvm::json::Object record;
-  record["module"] = func->getParentOfType<gpu::GPUModuleOp>().getName();
+  record["module"] = module.getName();
   record["params"] = std::move(params);
   record["launch"] = std::move(launch);
   return record;

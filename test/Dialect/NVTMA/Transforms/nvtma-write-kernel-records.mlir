@@ -43,6 +43,26 @@ module {
 
 // -----
 
+// The records are JSON: a name that is not UTF-8 (MLIR takes any bytes) is
+// an error, not llvm::json's assertion.
+// expected-error @+1 {{'gpu.module' op name "m\FF" is not valid UTF-8, which the kernel records (JSON) take}}
+gpu.module @"m\FF" {
+  gpu.func @k() kernel {
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m {
+  // expected-error @+1 {{'gpu.func' op name "k\C3" is not valid UTF-8, which the kernel records (JSON) take}}
+  gpu.func @"k\C3"() kernel {
+    gpu.return
+  }
+}
+
+// -----
+
 gpu.module @m {
   // expected-error @+1 {{known_block_size [64, 32, 1] holds 2048 threads, the limit is 1024}}
   gpu.func @k() kernel attributes {known_block_size = array<i32: 64, 32, 1>} {
