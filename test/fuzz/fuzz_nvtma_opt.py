@@ -8,8 +8,9 @@ one):
     token swaps, enum and integer perturbations, dropped operands and lines,
     truncation, and the inputs that once ended the process: chips and PTX
     versions LLVM cannot select, deep nesting, huge literals, dense index
-    arrays (and, with INT_TYPE_MUTATIONS, integer attributes and memory
-    spaces of unsigned, signed or wider-than-64-bit types);
+    arrays, symbol names that are not UTF-8 or not PTX names (and, with
+    INT_TYPE_MUTATIONS, integer attributes and memory spaces of unsigned,
+    signed or wider-than-64-bit types);
   - structured (--generator atoms): kernels built from TMA atoms and the
     ops that use them: mostly valid ones (built by the dialect's rules, so
     that the lowering runs), some with random fields and extreme values
@@ -88,8 +89,11 @@ FEATURES = ["+ptx80", "+ptx83", "+ptx86", "+ptx87", "+ptx88", "+ptx90", "+ptx78"
 # Integer attributes and memory spaces of unsigned, signed or wider-than-64-bit types (mutation kind 13):
 # they found IntegerAttr::getInt() aborts in getAddressSpace, checkSharedAlloc, checkAlignments,
 # FinalizeDescriptorParams, the inline asm's nvtma.align and the mbarrier group's memory space (all
-# diagnostics now); False leaves the other mutations' seeds as they were.
+# diagnostics now); False makes kind 13 a kind 12 (launch attributes).
 INT_TYPE_MUTATIONS = True
+# Symbol names MLIR takes and the records, PTX or LLVM may not (mutation kind 14): bytes that are not UTF-8 (one
+# ended nvtma-opt in llvm::json), a NUL, spaces, non-ASCII letters, an empty name, a dot, a leading digit.
+NAMES = ["{}\\FF", "\\C3{}", "my {}", "{}\\00", "gr\\C3\\B6\\C3\\9Fe{}", "", "{}.x", "1{}", "llvm.{}"]
 TARGETS = [("sm_90a", 80), ("sm_90a", 86), ("sm_100", 86), ("sm_100a", 86), ("sm_100f", 88), ("sm_103a", 88),
            ("sm_103f", 90), ("sm_110", 90), ("sm_110f", 90), ("sm_120a", 87), ("sm_121a", 88)]
 
@@ -114,7 +118,9 @@ def _huge(rng: random.Random) -> str:
 
 def mutate(text: str, rng: random.Random) -> str:
     for _ in range(rng.choice([1, 1, 2, 3])):
-        kind = rng.randrange(14 if INT_TYPE_MUTATIONS else 13)
+        kind = rng.randrange(15)
+        if kind == 13 and not INT_TYPE_MUTATIONS:
+            kind = 12
         if kind == 0:  # integer perturbation
             nums = list(re.finditer(r"(?<![%\w#])-?\d+", text))
             if nums:
@@ -188,6 +194,12 @@ def mutate(text: str, rng: random.Random) -> str:
             else:  # every use of one memory space, so that the types still match
                 space = rng.choice(["3 : ui32", "1 : ui32", f"{2 ** 70} : i128", "3", "1 : i64", "-1"])
                 text = text.replace(f"#gpu.address_space<{rng.choice(['workgroup', 'global'])}>", space)
+        elif kind == 14:  # one symbol renamed everywhere it stands, quoted
+            names = sorted(set(re.findall(r"@([A-Za-z_$][\w$.]*)", text)))
+            if names:
+                old = rng.choice(names)
+                new = rng.choice(NAMES).format(old)
+                text = re.sub(rf"@{re.escape(old)}(?![\w$.])", lambda _: f'@"{new}"', text)
         else:  # launch attributes with odd values (kind 12)
             attrs = rng.choice([
                 "known_block_size = array<i32: 4096, 1, 1>", "known_cluster_size = array<i32: 8, 8, 8>",

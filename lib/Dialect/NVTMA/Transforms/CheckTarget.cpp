@@ -14,6 +14,8 @@
 #include "nvtma/Dialect/NVTMA/Transforms/Passes.h"
 #include "nvtma/Target/TargetInfo.h"
 
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -532,11 +534,38 @@ LogicalResult checkSymbolName(Operation *op) {
   return success();
 }
 
+/// A function's signature as convert-gpu-to-nvvm converts it, with the
+/// converter it uses: a type with no LLVM form (a TMA atom, an mbarrier
+/// group, a tensor, a tuple) left only "failed to legalize operation
+/// 'gpu.func'", naming neither the parameter nor its type.
+LogicalResult checkSignature(FunctionOpInterface function,
+                             const LLVMTypeConverter &converter) {
+  auto check = [&](StringRef what, unsigned i, Type t) -> LogicalResult {
+    if (converter.convertType(t))
+      return success();
+    return function->emitOpError()
+           << what << " " << i << " has type " << t
+           << ", which has no LLVM form: a function in a gpu.module takes "
+              "and returns integers, floats, index, vectors, memrefs and "
+              "LLVM types (TMA atoms and mbarrier groups are made inside "
+              "the function that uses them)";
+  };
+  for (auto [i, t] : llvm::enumerate(function.getArgumentTypes()))
+    if (failed(check("parameter", i, t)))
+      return failure();
+  for (auto [i, t] : llvm::enumerate(function.getResultTypes()))
+    if (failed(check("result", i, t)))
+      return failure();
+  return success();
+}
+
 struct CheckTarget : mlir::nvtma::impl::NVTMACheckTargetBase<CheckTarget> {
   using Base::Base;
 
   void runOnOperation() override {
     bool ok = true;
+    LLVMTypeConverter converter(&getContext());
+    configureGpuToNVVMTypeConverter(converter);
     getOperation().walk([&](gpu::GPUModuleOp module) {
       bool usesNVTMA = false;
       SmallVector<gpu::GPUFuncOp> funcs;
@@ -549,8 +578,13 @@ struct CheckTarget : mlir::nvtma::impl::NVTMACheckTargetBase<CheckTarget> {
         }
         if (isa<memref::AllocaOp, memref::AllocOp>(op))
           ok &= succeeded(checkSharedAlloc(op));
-        ok &= succeeded(checkTypes(op));
+        bool typesOk = succeeded(checkTypes(op));
+        ok &= typesOk;
         ok &= succeeded(checkSymbolName(op));
+        // (where checkTypes passed: it says more of a memref's memory space)
+        if (auto function = dyn_cast<FunctionOpInterface>(op);
+            function && typesOk)
+          ok &= succeeded(checkSignature(function, converter));
       });
       SmallVector<Arch> arches;
       // A kernel's static shared memory: at most what the least of the

@@ -489,3 +489,26 @@ gpu.module @m [#nvvm.target<chip = "sm_90">] {
     gpu.return
   }
 }
+
+// -----
+
+// Signatures of types convert-gpu-to-nvvm has no LLVM form for: it said only
+// "failed to legalize operation 'gpu.func'". Those it has pass.
+gpu.module @m [#nvvm.target<chip = "sm_90a", features = "+ptx86">] {
+  // expected-error @+1 {{'gpu.func' op parameter 1 has type '!nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>', which has no LLVM form: a function in a gpu.module takes and returns integers, floats, index, vectors, memrefs and LLVM types (TMA atoms and mbarrier groups are made inside the function that uses them)}}
+  gpu.func @k(%p: memref<16xf32>, %bars: !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>) kernel {
+    gpu.return
+  }
+  // expected-error @+1 {{'func.func' op parameter 0 has type '!nvtma.tma_atom<load, f16, box = [64, 64]>', which has no LLVM form}}
+  func.func @helper(%a: !nvtma.tma_atom<load, f16, box = [64, 64]>) {
+    return
+  }
+  // expected-error @+1 {{'func.func' op result 0 has type 'tensor<4xf32>', which has no LLVM form}}
+  func.func private @made() -> tensor<4xf32>
+  func.func @fine(%i: index, %v: vector<4xbf16>, %m: memref<?x8xf16, #gpu.address_space<workgroup>>,
+                  %s: memref<4xi32, strided<[?], offset: ?>>, %p: !llvm.ptr<1>, %c: complex<f32>) -> (i64, f32) {
+    %a = arith.constant 0 : i64
+    %b = arith.constant 0.0 : f32
+    return %a, %b : i64, f32
+  }
+}

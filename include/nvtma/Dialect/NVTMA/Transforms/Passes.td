@@ -70,7 +70,11 @@ def NVTMACheckTarget : Pass<"nvtma-check-target", "ModuleOp"> {
       wraps at 2^32 bytes was taken by ptxas).
     - symbol names NVPTX cannot print ("Symbol name with unsupported
       characters"): ASCII letters, digits, `_`, `$` (and `.` but for kernels),
-      not starting with a digit; no definition in the `llvm.` namespace.
+      not starting with a digit; no definition in the `llvm.` namespace;
+    - function signatures (parameters and results of gpu.func, func.func and
+      llvm.func in a gpu.module) of types convert-gpu-to-nvvm has no LLVM
+      form for (a TMA atom, an mbarrier group, a tensor, a tuple), which it
+      reported only as "failed to legalize operation".
 
     ```mlir
     // error: chip 'sm_91a' is not one LLVM's NVPTX backend can select; supported: ...
@@ -84,6 +88,8 @@ def NVTMACheckTarget : Pass<"nvtma-check-target", "ModuleOp"> {
     Option<"ptx", "ptx", "unsigned", "0",
            "PTX ISA version times 10 to assume (0: the target's)">,
   ];
+  // The signature check's LLVMTypeConverter loads the LLVM dialect.
+  let dependentDialects = ["LLVM::LLVMDialect"];
 }
 
 def NVTMAMaterializeDescriptors
