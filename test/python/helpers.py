@@ -1,11 +1,24 @@
 """Paths and tools shared by the CPU tests."""
 
+import importlib.util
 import os
 import shutil
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def load_file(name: str, path: Path):
+    """The Python file at `path` (an example, a benchmark, a fuzzer) as module
+    `name`, loaded once a process."""
+    mod = sys.modules.get(name)
+    if mod is None:
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+    return mod
 
 
 def nvtma_opt() -> str:

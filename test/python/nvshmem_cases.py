@@ -7,25 +7,19 @@ the bitcode of the NVSHMEM version installed there: NVTMA_NVSHMEM_BITCODE):
     python test/python/nvshmem_cases.py DIR     # DIR/nvshmem/<name>/, next to build_gpu_artifacts.py's
 """
 
-import importlib.util
 import sys
 from pathlib import Path
+
+from helpers import load_file
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def example():
     """examples/nvshmem_allgather.py as a module."""
-    name = "nvtma_example_nvshmem_allgather"
-    mod = sys.modules.get(name)
-    if mod is None:
-        if str(REPO / "examples") not in sys.path:  # its `from _example import ...`
-            sys.path.insert(0, str(REPO / "examples"))
-        spec = importlib.util.spec_from_file_location(name, REPO / "examples" / "nvshmem_allgather.py")
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)
-    return mod
+    if str(REPO / "examples") not in sys.path:  # its `from _example import ...`
+        sys.path.insert(0, str(REPO / "examples"))
+    return load_file("nvtma_example_nvshmem_allgather", REPO / "examples" / "nvshmem_allgather.py")
 
 
 def probe_kernel():

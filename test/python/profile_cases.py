@@ -7,9 +7,10 @@ machine without the MLIR extension:
     python test/python/profile_cases.py DIR      # DIR/<spec.key>/ each, next to build_gpu_artifacts.py's
 """
 
-import importlib.util
 import sys
 from pathlib import Path
+
+from helpers import load_file
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -19,14 +20,7 @@ GEMM = dict(M=16, N=4096, K=8192, BM=16, BN=128, wgs=2, splits=2, events=256)
 
 def ws_pipeline():
     """examples/ws_pipeline.py as a module (its kernel and parameter types)."""
-    name = "nvtma_example_ws_pipeline"
-    mod = sys.modules.get(name)
-    if mod is None:
-        spec = importlib.util.spec_from_file_location(name, REPO / "examples" / "ws_pipeline.py")
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)
-    return mod
+    return load_file("nvtma_example_ws_pipeline", REPO / "examples" / "ws_pipeline.py")
 
 
 def ws_specs():

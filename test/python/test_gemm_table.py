@@ -3,21 +3,18 @@ share a tile of BM rows share an entry, so it takes the config whose worst
 time against each M's fastest is least, not the fastest at one M."""
 
 import ast
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+from helpers import load_file
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "gemm_bench.py"
 
 
 @pytest.fixture(scope="module")
 def gemm_bench():
-    spec = importlib.util.spec_from_file_location("gemm_bench", BENCH)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_file("gemm_bench", BENCH)
 
 
 def _line(M, config, cands, mode="row", correct=True):

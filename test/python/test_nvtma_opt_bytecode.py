@@ -6,11 +6,10 @@ bytes of a six-line module make it fail an assertion, ask SmallVector for
 2^57 elements (a fatal error) or loop forever. nvtma-opt therefore reads a
 bytecode input in a forked child first (tools/nvtma-opt/nvtma-opt.cpp)."""
 
-import importlib.util
 import subprocess
 import time
 
-from helpers import REPO, nvtma_opt
+from helpers import REPO, load_file, nvtma_opt
 
 MODULE = """\
 func.func private @f(memref<4x8xf32>, memref<?x16xi8, strided<[32, 1]>>) -> vector<4xf16>
@@ -21,15 +20,8 @@ func.func @g(%a: i32) -> i32 {
 }
 """
 
-def _fuzzer():
-    spec = importlib.util.spec_from_file_location("fuzz_nvtma_opt", REPO / "test" / "fuzz" / "fuzz_nvtma_opt.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 # What an abort, a fatal error or a sanitizer prints: the fuzzer's markers.
-CRASH_BANNER = _fuzzer().CRASH_MARKERS
+CRASH_BANNER = load_file("fuzz_nvtma_opt", REPO / "test" / "fuzz" / "fuzz_nvtma_opt.py").CRASH_MARKERS
 
 
 def _opt(path, *args, timeout=60):
