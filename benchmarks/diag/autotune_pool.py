@@ -9,6 +9,8 @@ released first), with the timing on a thread of its own (`own-thread`, as built)
 still on their own thread). H100, 2026-12-05: 22 MiB against 124 MiB
 (results/h100-2026-12-05-s45-cluster16-plain-and-pool.log).
     python3 benchmarks/diag/autotune_pool.py own-thread|same-thread   # on the GPU, NVTMA_GPU_ARTIFACTS set
+With `own-thread-segments`, as own-thread, then each graph-pool segment: its pool, size, and where its
+blocks were allocated (torch's memory history: the innermost frames of nvtma, torch or this script).
 """
 import os
 import sys
@@ -33,18 +35,30 @@ def main(how):
     x = torch.randn(M, K, device="cuda", generator=gen).to(torch.float8_e4m3fn)
     w = torch.randn(N, K, device="cuda", generator=gen).to(torch.float8_e4m3fn)
     sw, sx = torch.ones(1, device="cuda"), torch.ones(M, device="cuda")
-    if how == "same-thread":
+    if how.startswith("same-thread"):
         own = gemm._on_a_thread_of_its_own
         gemm._on_a_thread_of_its_own = lambda fn: fn() if fn.__name__ == "tune" else own(fn)
     os.environ["NVTMA_AUTOTUNE_DIR"] = tempfile.mkdtemp()  # (no stored winner: the warm-up call times)
     g = gemm.Gemm(artifacts=os.environ["NVTMA_GPU_ARTIFACTS"], autotune=True)
     op = g.torch_op("nvtma_diag::gemm")
     f = torch.compile(lambda x, w, sw, sx: op(x, w, sw, sx, "tensor") + 1, mode="reduce-overhead")
+    if how.endswith("-segments"):
+        torch.cuda.memory._record_memory_history(max_entries=200000)
     for _ in range(3):
         f(x, w, sw, sx)
         torch.cuda.synchronize()
     print(how, "pools after 3 compiled calls:", pools_mib(torch), "MiB; trials",
           next(iter(g._tuners.values())).trials)
+    if how.endswith("-segments"):
+        for seg in torch.cuda.memory._snapshot()["segments"]:
+            if tuple(seg["segment_pool_id"]) == (0, 0):
+                continue
+            print("segment pool", tuple(seg["segment_pool_id"]), seg["total_size"] >> 10, "KiB, stream",
+                  seg["stream"])
+            for b in seg["blocks"]:
+                frames = [f"{Path(f['filename']).name}:{f['line']} {f['name']}" for f in b.get("frames", [])
+                          if any(k in f["filename"] for k in ("nvtma", "torch/cuda", "_inductor", "autotune_pool"))]
+                print("   ", b["state"], b["size"] >> 10, "KiB |", " < ".join(frames[:6]))
 
 
 if __name__ == "__main__":
