@@ -9,8 +9,10 @@ released first), with the timing on a thread of its own (`own-thread`, as built)
 still on their own thread). H100, 2026-12-05: 22 MiB against 124 MiB
 (results/h100-2026-12-05-s45-cluster16-plain-and-pool.log).
     python3 benchmarks/diag/autotune_pool.py own-thread|same-thread   # on the GPU, NVTMA_GPU_ARTIFACTS set
-With `own-thread-segments`, as own-thread, then each graph-pool segment: its pool, size, and where its
-blocks were allocated (torch's memory history: the innermost frames of nvtma, torch or this script).
+With `own-thread-segments`, as own-thread, then each graph-pool segment: its pool, size, and the
+allocations made in it (`print_pool_segments`). H100, 2026-12-07, under memcheck: the 43 timing graphs'
+own pools, empty, were still there (results/h100-2026-12-07-s58-autotune-pool-*; that run printed the
+blocks' own frames, which a freed block lacks, so no allocation was named).
 """
 import os
 import sys
@@ -50,16 +52,26 @@ def main(how):
     print(how, "pools after 3 compiled calls:", pools_mib(torch), "MiB; trials",
           next(iter(g._tuners.values())).trials)
     if how.endswith("-segments"):
-        for seg in torch.cuda.memory._snapshot()["segments"]:
-            if tuple(seg["segment_pool_id"]) == (0, 0):
-                continue
-            print("segment pool", tuple(seg["segment_pool_id"]), seg["total_size"] >> 10, "KiB, stream",
-                  seg["stream"])
-            for b in seg["blocks"]:
-                frames = [f"{Path(f['filename']).name}:{f['line']} {f['name']}" for f in b.get("frames", [])
-                          if any(k in f["filename"] for k in ("nvtma", "torch/cuda", "_inductor", "autotune_pool"))]
-                print("   ", b["state"], b["size"] >> 10, "KiB |", " < ".join(frames[:6]))
+        print_pool_segments(torch.cuda.memory._snapshot())
 
+
+def print_pool_segments(snapshot):
+    """Each graph-pool segment of a torch memory snapshot (history recorded): its pool, size and stream, then
+    the allocations made in it since the segment was made, from the history (a freed block keeps no frames
+    of its own), each with its innermost frames of nvtma, torch or this script."""
+    traces = [t for device in snapshot["device_traces"] for t in device]
+    for seg in snapshot["segments"]:
+        if tuple(seg["segment_pool_id"]) == (0, 0):
+            continue
+        lo, hi = seg["address"], seg["address"] + seg["total_size"]
+        print("segment pool", tuple(seg["segment_pool_id"]), seg["total_size"] >> 10, "KiB, stream", seg["stream"])
+        made = max((i for i, t in enumerate(traces) if t["action"] == "segment_alloc" and t["addr"] == lo),
+                   default=-1)
+        for t in traces[made + 1:]:
+            if t["action"] == "alloc" and lo <= t["addr"] < hi:
+                frames = [f"{Path(f['filename']).name}:{f['line']} {f['name']}" for f in t.get("frames", [])
+                          if any(k in f["filename"] for k in ("nvtma", "torch/cuda", "_inductor", "autotune_pool"))]
+                print("    alloc", t["size"] >> 10, "KiB |", " < ".join(frames[:6]))
 
 if __name__ == "__main__":
     main(sys.argv[1])
