@@ -306,11 +306,9 @@ def main(argv=None) -> int:
                 outcome = exercise(d)
             except LaunchError as e:
                 outcome = f"LaunchError({e.rule})"
-            except Hang:
-                outcome = "BUG hang"
             except BaseException as e:  # noqa: BLE001 (counting every kind is the point)
-                outcome = f"BUG {type(e).__name__}"
-                bugs.append({"mutations": how, "error": traceback.format_exc(limit=4)})
+                outcome = "BUG hang" if isinstance(e, Hang) else f"BUG {type(e).__name__}"
+                bugs.append({"input": i, "mutations": how, "error": traceback.format_exc(limit=4)})
                 if a.bugs:
                     a.bugs.mkdir(parents=True, exist_ok=True)
                     shutil.copytree(d, a.bugs / d.name, symlinks=True)
