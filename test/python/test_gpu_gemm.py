@@ -458,6 +458,11 @@ def test_gemm_autotune_under_torch_compiles_cuda_graph_trees(tmp_path, monkeypat
         return sum(s["total_size"] for s in torch.cuda.memory_snapshot()
                    if s["segment_pool_id"][0] == 0 and s["segment_pool_id"][1] != 0)
     monkeypatch.setenv("NVTMA_AUTOTUNE_DIR", str(tmp_path))
+    # one config for inductor's kernel of `+ 1`: with several, its first launch (no inductor cache yet) times
+    # them in the warm-up too, with an L2-sized buffer to flush the cache between runs, and that buffer lands
+    # in the graph tree's pool (50 MiB on an H100, s59)
+    import torch._inductor.config as inductor_config
+    monkeypatch.setattr(inductor_config.triton, "autotune_pointwise", False)
     M, N, K = gpu_cases.AUTOTUNE_CASE
     before = pools()
     g = gemm.Gemm(artifacts=os.environ.get("NVTMA_GPU_ARTIFACTS"), autotune=True)
