@@ -12,12 +12,12 @@ still on their own thread). H100, 2026-12-05: 22 MiB against 124 MiB
 With `own-thread-segments`, as own-thread, then each graph-pool segment: its pool, size, and the
 allocations made in it (`print_pool_segments`). H100, 2026-12-07, under memcheck: the 43 timing graphs'
 own pools, empty, were still there (results/h100-2026-12-07-s58-autotune-pool-*; that run printed the
-blocks' own frames, which a freed block lacks, so no allocation was named). H100, 2026-12-07, plain, four runs
-on one machine (results/h100-2026-12-07-s59-autotune-pool-*): the first, with no inductor cache yet, 52 MiB, 50 of
-them one buffer of inductor's own (benchmarking.py's benchmark_gpu, timing the configs of its kernel of `+ 1`,
-an L2-sized buffer to flush the cache), the next three 22 MiB; again on a fresh TORCHINDUCTOR_CACHE_DIR, 52 MiB (`-plain-cold`).
-`own-thread-one-config-segments`: inductor's kernel given one config (triton.autotune_pointwise off, as the
-test does), so nothing of inductor's is timed: 22 MiB on a fresh inductor cache (`-one-config-cold`).
+blocks' own frames, which a freed block lacks, so no allocation was named). H100, 2026-12-07, plain, four runs on
+one machine (results/h100-2026-12-07-s59-autotune-pool-*): the first, with no inductor cache yet, 52 MiB, 50 of them
+one buffer of inductor's own (benchmarking.py's benchmark_gpu, timing the configs of its kernel of `+ 1`, an
+L2-sized buffer to flush the cache), the next three 22 MiB; again on a fresh TORCHINDUCTOR_CACHE_DIR, 52 MiB
+(`-plain-cold`). `own-thread-one-config-segments`: inductor's kernel given one config (triton.autotune_pointwise
+off, as the test does), so nothing of inductor's is timed: 22 MiB on a fresh inductor cache (`-one-config-cold`).
 """
 import os
 import sys
