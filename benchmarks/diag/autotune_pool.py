@@ -81,5 +81,6 @@ def print_pool_segments(snapshot):
                           if any(k in f["filename"] for k in ("nvtma", "torch/cuda", "_inductor", "autotune_pool"))]
                 print("    alloc", t["size"] >> 10, "KiB |", " < ".join(frames[:6]))
 
+
 if __name__ == "__main__":
     main(sys.argv[1])
