@@ -305,6 +305,10 @@ def _check_atom_arch(kind, group, swizzle):
     if what is not None and not (k.arch_specific and k.sm // 10 in (10, 11)):
         fail(f"a {what} TMA atom needs an sm_100 or sm_110 family target with the a or f suffix (sm_100a ...), "
              f"the kernel targets {k.arch}", rule="arch")
+    if what is not None and k.sm == 101 and isinstance(k.ptx, int) and k.ptx >= 90:
+        # LLVM 22 selects them for sm_101a/f up to +ptx88 only ("Cannot select"): PTX ISA 9.0 renamed sm_101
+        fail(f"{what} TMA copies for sm_101 need ptx=88 or older (PTX ISA 9.0 renamed sm_101 to sm_110: target "
+             f"sm_110a or sm_110f instead), this kernel has ptx={k.ptx}", rule="ptx")
     if swizzle.startswith("swizzle_128b_atom") and k.sm < 100:
         fail(f"swizzle {swizzle!r} is an sm_100 TMA swizzle, the kernel targets {k.arch}", rule="arch")
 
@@ -594,6 +598,7 @@ def update_tma_descriptor(atom, gmem_tensor, tma_desc_ptr):
     if not k.arch_specific:
         fail(f"cpasync.update_tma_descriptor is tensormap.replace: an architecture-specific target (sm_90a, "
              f"sm_100a ...), the kernel targets {k.arch}", rule="arch")
+    k.require_ptx(83, "cpasync.update_tma_descriptor (tensormap.replace)")
     if not isinstance(gmem_tensor, TensorValue) or gmem_tensor.space != "global":
         # a shared buffer's address went into the descriptor: tensormap.replace took it
         fail(f"cpasync.update_tma_descriptor points the descriptor at {show(gmem_tensor)}: a global tensor",
@@ -601,19 +606,31 @@ def update_tma_descriptor(atom, gmem_tensor, tma_desc_ptr):
     _d.UpdateTmaDescriptorOp(a.value, gmem_tensor.value, dsl.as_value(tma_desc_ptr))
 
 
+def _tensormap_fence_ptx(what):
+    dsl.current_kernel().kernel.require_ptx(83, f"{what} (a tensormap proxy fence)")
+
+
 @user_op
 def fence_tma_desc_acquire(tma_desc_ptr):
+    _tensormap_fence_ptx("cpasync.fence_tma_desc_acquire")
     _d.FenceTmaDescAcquireOp(dsl.as_value(tma_desc_ptr))
 
 
 @user_op
 def fence_tma_desc_release():
+    _tensormap_fence_ptx("cpasync.fence_tma_desc_release")
     _d.FenceTmaDescReleaseOp()
 
 
 @user_op
 def cp_fence_tma_desc_release(tma_desc_global_ptr, tma_desc_shared_ptr):
-    _d.CpFenceTmaDescReleaseOp(dsl.as_value(tma_desc_global_ptr), dsl.as_value(tma_desc_shared_ptr))
+    _tensormap_fence_ptx("cpasync.cp_fence_tma_desc_release")
+    g, s = dsl.as_value(tma_desc_global_ptr), dsl.as_value(tma_desc_shared_ptr)
+    for what, v, space, name in (("tma_desc_global_ptr", g, 1, "global"), ("tma_desc_shared_ptr", s, 3, "shared")):
+        if types.address_space(v.type) != space:  # (the op's verifier refused it with the whole kernel's IR)
+            fail(f"cpasync.cp_fence_tma_desc_release: {what} is a {v.type}, a {name} pointer (!llvm.ptr<{space}>: "
+                 f"cpasync.address_of a {name} tensor)", rule="pointer")
+    _d.CpFenceTmaDescReleaseOp(g, s)
 
 
 def group_bulk_copy_modes(src, dst):

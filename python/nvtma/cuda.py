@@ -576,6 +576,7 @@ def red_add(target, idx=None, val=None, *, scope="gpu"):
         return
     if cls is not Float32 or n not in (2, 4):
         fail(f"red_add of {val!r}: f32 x2/x4 or f16/bf16 x2", rule="atomic")
+    dsl.current_kernel().kernel.require_ptx(81, f"red_add of f32 x{n} (red.global.add.v{n}.f32)")
     if _addrspace(ptr) == 3:  # ptxas: "State space incorrect for feature 'red instruction with vector types'"
         fail(f"red_add of f32 x{n} on shared memory: the vector red forms are .global only; add lane by lane",
              rule="atomic")

@@ -749,11 +749,9 @@ def mma(d, a, b, idesc, *, accumulate=True, kind=None, cta_group=None, scale_a=N
             # (the descriptor's bit 23 says ue4m3; .block32 would read them as 2 factors per 64 elements)
             fail(f"kind::{kind} with ue4m3 scale factors takes block_size=16 (.block16), not {block_size}",
                  rule="tcgen05")
-        if k.ptx < 88:
-            # LLVM 22 aborts selecting .block16/.block32 below PTX 8.8, and CUDA 13.0's ptxas reads
-            # the unqualified form as .block32 and refuses it there too
-            fail(f"block-scaled tcgen05.mma needs PTX 8.8: @dsl.kernel(..., ptx=88), this kernel has ptx={k.ptx}",
-                 rule="ptx")
+        # LLVM 22 aborts selecting .block16/.block32 below PTX 8.8, and CUDA 13.0's ptxas reads the unqualified
+        # form as .block32 and refuses it there too
+        k.require_ptx(88, "block-scaled tcgen05.mma")
         if scale_input_d is not None or disable_output_lane is not None or a_shift:
             fail("block-scaled tcgen05.mma takes no scale_input_d, disable_output_lane or a_shift", rule="tcgen05")
 

@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("nvtma._mlir_libs._nvtmaDialects")
 
 from dsl_testing import assert_names_line, build_error, ptx, tma_load_and_wait  # noqa: E402
-from nvtma import cpasync, dsl, lang, tcgen05, wgmma  # noqa: E402
+from nvtma import cpasync, cuda, dsl, lang, tcgen05, wgmma  # noqa: E402
 
 G2S = cpasync.CopyBulkTensorTileG2SOp
 
@@ -229,6 +229,83 @@ def test_sm100_atoms_are_refused_at_build_on_sm90a(case, message):
     assert message in str(err) and "sm_90a" in str(err)
     assert_names_line(err, __file__, f"MARK:{case}")
     k100.build()  # the same atom on sm_100a
+
+
+@pytest.mark.parametrize("op", ["update", "release", "acquire", "cp_release"])
+def test_tensormap_ops_below_ptx83_are_refused_at_build(op):
+    """tensormap.replace and the tensormap proxy fences arrived in PTX 8.3: below it the lowering's target check
+    refused them only once the kernel was built (fuzz_dsl's "late" seed 766439); the DSL refuses at the line."""
+    def make(version):
+        @dsl.kernel(block=(32,), ptx=version)
+        def k(a: dsl.Tensor("f16", (256, 256)), b: dsl.Tensor("f16", (None, None)), ws: dsl.Tensor("i8", (128,))):
+            ld = cpasync.make_tiled_tma_atom(G2S(), a, (64, 64))
+            p = cpasync.address_of(ws)
+            sp = cpasync.address_of(lang.SMEMPool().alloc((128,), "i8"))
+            with lang.WarpRole(0):
+                if op == "update":
+                    cpasync.update_tma_descriptor(ld, b, p)  # MARK:ptx-update
+                elif op == "release":
+                    cpasync.fence_tma_desc_release()  # MARK:ptx-release
+                elif op == "acquire":
+                    cpasync.fence_tma_desc_acquire(p)  # MARK:ptx-acquire
+                else:
+                    cpasync.cp_fence_tma_desc_release(p, sp)  # MARK:ptx-cp_release
+        return k
+
+    err = build_error(make(82), "ptx")
+    assert "needs PTX ISA 8.3" in str(err) and "ptx=82" in str(err)
+    assert_names_line(err, __file__, f"MARK:ptx-{op}")
+    text = make(83).compile().ptx
+    assert ".version 8.3" in text and "tensormap" in text
+
+
+def test_f32_vector_red_below_ptx81_is_refused_at_build():
+    def make(version):
+        @dsl.kernel(block=(32,), ptx=version)
+        def k(o: dsl.Tensor("f32", (64,))):
+            cuda.red_add(cpasync.address_of(o, [4]), dsl.full(4, 1.0))  # MARK:red-v4-ptx
+        return k
+
+    err = build_error(make(80), "ptx")
+    assert "needs PTX ISA 8.1" in str(err) and "red.global.add.v4.f32" in str(err)
+    assert_names_line(err, __file__, "MARK:red-v4-ptx")
+    text = make(81).compile().ptx
+    assert ".version 8.1" in text and "global.add.v4.f32" in text
+
+
+@pytest.mark.parametrize("case", ["gather4", "cta_group2"])
+def test_sm101_gather4_and_cta_group2_atoms_need_ptx88_or_older(case):
+    """LLVM 22 selects them for sm_101a up to +ptx88 only: PTX ISA 9.0 renamed sm_101 to sm_110."""
+    def make(version):
+        @dsl.kernel(block=(128,), arch="sm_101a", ptx=version)
+        def k(A: dsl.Tensor("bf16", (128, 64))):
+            if case == "gather4":
+                cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensor2DGather4G2SOp(), A, (4, 64))  # MARK:101-gather4
+            else:
+                cpasync.make_tiled_tma_atom(G2S(), A, (128, 64), cta_group=2)  # MARK:101-cta_group2
+        return k
+
+    err = build_error(make(90), "ptx")
+    assert "sm_110a or sm_110f" in str(err) and "ptx=90" in str(err)
+    assert_names_line(err, __file__, f"MARK:101-{case}")
+    make(88).build()
+
+
+@pytest.mark.parametrize("which", ["global", "shared"])
+def test_cp_fence_tma_desc_release_pointer_spaces_are_checked_at_build(which):
+    @dsl.kernel(block=(32,))
+    def k(ws: dsl.Tensor("i8", (128,))):
+        g = cpasync.address_of(ws)
+        sp = cpasync.address_of(lang.SMEMPool().alloc((128,), "i8"))
+        with lang.WarpRole(0):
+            if which == "global":
+                cpasync.cp_fence_tma_desc_release(sp, sp)  # MARK:cpf-global
+            else:
+                cpasync.cp_fence_tma_desc_release(g, g)  # MARK:cpf-shared
+
+    err = build_error(k, "pointer")
+    assert f"tma_desc_{which}_ptr is a !llvm.ptr<{3 if which == 'global' else 1}>" in str(err)
+    assert_names_line(err, __file__, f"MARK:cpf-{which}")
 
 
 # --------------------------------------------------------------------------- wgmma: D7, D8, C2, C3, C4

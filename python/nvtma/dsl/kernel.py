@@ -239,6 +239,15 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
         """Whether the target is an `a` or `f` chip (what tensormap.replace, setmaxnreg and wgmma need)."""
         return isinstance(self.arch, str) and self.arch.endswith(("a", "f"))
 
+    def require_ptx(self, version: int, what: str):
+        """Fails at the user's line when `what` needs PTX ISA `version` and the kernel targets an older one (the
+        lowering's target check refused it only once the whole kernel was built). A ptx that is not an int is
+        compile's error; None is the chip's default."""
+        p = self.ptx
+        if isinstance(p, int) and not isinstance(p, bool) and p < version:
+            fail(f"{what} needs PTX ISA {version // 10}.{version % 10}: @dsl.kernel(..., ptx={version}) or newer, "
+                 f"this kernel has ptx={p}", rule="ptx")
+
     def launch_dims(self, consts):
         """(block, cluster) for these constants, checked."""
         name = self.name or "kernel"
