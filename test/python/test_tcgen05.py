@@ -409,6 +409,9 @@ def test_block_scaled_needs_ptx88(what):
     form as .block32 and refuses it; the DSL refuses first."""
     e = build_error(_ZOO, "ptx", what=what)
     assert "ptx=88" in str(e)
+    # ptx=None is the default, 8.6 on sm_100a (it was a TypeError here: None < 88)
+    e = build_error(_zoo_kernel(ptx=None, name="tcgen05_zoo_default_ptx"), "ptx", what=what)
+    assert "ptx=None (PTX ISA 8.6, the default)" in str(e)
 
 
 @pytest.mark.parametrize("what,cta_group", [("f16", 1), ("e4m3", 2), ("mxf8f6f4", 1), ("tmem_a", 1)])

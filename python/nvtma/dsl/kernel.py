@@ -241,12 +241,14 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
 
     def require_ptx(self, version: int, what: str):
         """Fails at the user's line when `what` needs PTX ISA `version` and the kernel targets an older one (the
-        lowering's target check refused it only once the whole kernel was built). A ptx that is not an int is
-        compile's error; None is the chip's default."""
+        lowering's target check refused it only once the whole kernel was built, LLVM aborted on some). A ptx
+        that is not an int is compile's error. None is 8.6, nvtma's default (raised to the chip's minimum, which
+        is above 8.6 only on chips where no op asks for more)."""
         p = self.ptx
-        if isinstance(p, int) and not isinstance(p, bool) and p < version:
+        have = 86 if p is None else p
+        if isinstance(have, int) and not isinstance(have, bool) and have < version:
             fail(f"{what} needs PTX ISA {version // 10}.{version % 10}: @dsl.kernel(..., ptx={version}) or newer, "
-                 f"this kernel has ptx={p}", rule="ptx")
+                 f"this kernel has ptx={p}" + (" (PTX ISA 8.6, the default)" if p is None else ""), rule="ptx")
 
     def launch_dims(self, consts):
         """(block, cluster) for these constants, checked."""
