@@ -628,8 +628,8 @@ def cp_fence_tma_desc_release(tma_desc_global_ptr, tma_desc_shared_ptr):
     g, s = dsl.as_value(tma_desc_global_ptr), dsl.as_value(tma_desc_shared_ptr)
     for what, v, space, name in (("tma_desc_global_ptr", g, 1, "global"), ("tma_desc_shared_ptr", s, 3, "shared")):
         if types.address_space(v.type) != space:  # (the op's verifier refused it with the whole kernel's IR)
-            fail(f"cpasync.cp_fence_tma_desc_release: {what} is a {v.type}, a {name} pointer (!llvm.ptr<{space}>: "
-                 f"cpasync.address_of a {name} tensor)", rule="pointer")
+            fail(f"cpasync.cp_fence_tma_desc_release: {what} is a {v.type}, a {name} pointer (address space "
+                 f"{space}: cpasync.address_of a {name} tensor)", rule="pointer")
     _d.CpFenceTmaDescReleaseOp(g, s)
 
 
