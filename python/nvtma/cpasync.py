@@ -305,7 +305,7 @@ def _check_atom_arch(kind, group, swizzle):
     if what is not None and not (k.arch_specific and k.sm // 10 in (10, 11)):
         fail(f"a {what} TMA atom needs an sm_100 or sm_110 family target with the a or f suffix (sm_100a ...), "
              f"the kernel targets {k.arch}", rule="arch")
-    if what is not None and k.sm == 101 and isinstance(k.ptx, int) and k.ptx >= 90:
+    if what is not None and k.sm == 101 and (k.ptx_isa or 0) >= 90:
         # LLVM 22 selects them for sm_101a/f up to +ptx88 only ("Cannot select"): PTX ISA 9.0 renamed sm_101
         fail(f"{what} TMA copies for sm_101 need ptx=88 or older (PTX ISA 9.0 renamed sm_101 to sm_110: target "
              f"sm_110a or sm_110f instead), this kernel has ptx={k.ptx}", rule="ptx")

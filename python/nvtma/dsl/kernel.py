@@ -239,16 +239,21 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
         """Whether the target is an `a` or `f` chip (what tensormap.replace, setmaxnreg and wgmma need)."""
         return isinstance(self.arch, str) and self.arch.endswith(("a", "f"))
 
+    @property
+    def ptx_isa(self) -> int | None:
+        """The PTX ISA the kernel targets (86 for 8.6), or None for a ptx that is not an int (compile's error).
+        ptx=None is 8.6, nvtma's default (raised to the chip's minimum, which is above 8.6 only on chips where
+        no op asks for more)."""
+        p = 86 if self.ptx is None else self.ptx
+        return p if isinstance(p, int) and not isinstance(p, bool) else None
+
     def require_ptx(self, version: int, what: str):
         """Fails at the user's line when `what` needs PTX ISA `version` and the kernel targets an older one (the
-        lowering's target check refused it only once the whole kernel was built, LLVM aborted on some). A ptx
-        that is not an int is compile's error. None is 8.6, nvtma's default (raised to the chip's minimum, which
-        is above 8.6 only on chips where no op asks for more)."""
-        p = self.ptx
-        have = 86 if p is None else p
-        if isinstance(have, int) and not isinstance(have, bool) and have < version:
+        lowering's target check refused it only once the whole kernel was built, LLVM aborted on some)."""
+        if self.ptx_isa is not None and self.ptx_isa < version:
             fail(f"{what} needs PTX ISA {version // 10}.{version % 10}: @dsl.kernel(..., ptx={version}) or newer, "
-                 f"this kernel has ptx={p}" + (" (PTX ISA 8.6, the default)" if p is None else ""), rule="ptx")
+                 f"this kernel has ptx={self.ptx}" + (" (PTX ISA 8.6, the default)" if self.ptx is None else ""),
+                 rule="ptx")
 
     def launch_dims(self, consts):
         """(block, cluster) for these constants, checked."""
