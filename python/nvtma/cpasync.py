@@ -588,7 +588,7 @@ def prefetch_descriptor(atom):
 @user_op
 def copy_tensormap(atom, tensormap_ptr):
     a = _atom_value(atom, "cpasync.copy_tensormap")
-    _d.CopyTensormapOp(a.value, dsl.as_value(tensormap_ptr))
+    _d.CopyTensormapOp(a.value, _descriptor_pointer(tensormap_ptr, "cpasync.copy_tensormap", "tensormap_ptr"))
 
 
 @user_op
@@ -603,17 +603,33 @@ def update_tma_descriptor(atom, gmem_tensor, tma_desc_ptr):
         # a shared buffer's address went into the descriptor: tensormap.replace took it
         fail(f"cpasync.update_tma_descriptor points the descriptor at {show(gmem_tensor)}: a global tensor",
              rule="tensor")
-    _d.UpdateTmaDescriptorOp(a.value, gmem_tensor.value, dsl.as_value(tma_desc_ptr))
+    _d.UpdateTmaDescriptorOp(a.value, gmem_tensor.value,
+                             _descriptor_pointer(tma_desc_ptr, "cpasync.update_tma_descriptor", "tma_desc_ptr"))
 
 
 def _tensormap_fence_ptx(what):
     dsl.current_kernel().kernel.require_ptx(83, f"{what} (a tensormap proxy fence)")
 
 
+_SPACE_NAMES = {0: "generic", 1: "global", 3: "shared"}
+
+
+def _descriptor_pointer(ptr, op, what, spaces=(0, 1, 3)):
+    """`ptr` as the value of a pointer to a 128-byte descriptor in one of the address `spaces`; anything else
+    fails at the user's line (rule "pointer"; the op's verifier refused it with the whole kernel's IR)."""
+    v = dsl.as_value(ptr)
+    if types.address_space(v.type) not in spaces:
+        names = [f"{_SPACE_NAMES[s]} ({s})" for s in spaces]
+        names = " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+        fail(f"{op}: {what} has type {v.type}; it must point to the descriptor, in address space {names} "
+             f"(cpasync.address_of a global tensor or shared buffer)", rule="pointer")
+    return v
+
+
 @user_op
 def fence_tma_desc_acquire(tma_desc_ptr):
     _tensormap_fence_ptx("cpasync.fence_tma_desc_acquire")
-    _d.FenceTmaDescAcquireOp(dsl.as_value(tma_desc_ptr))
+    _d.FenceTmaDescAcquireOp(_descriptor_pointer(tma_desc_ptr, "cpasync.fence_tma_desc_acquire", "tma_desc_ptr"))
 
 
 @user_op
@@ -625,12 +641,9 @@ def fence_tma_desc_release():
 @user_op
 def cp_fence_tma_desc_release(tma_desc_global_ptr, tma_desc_shared_ptr):
     _tensormap_fence_ptx("cpasync.cp_fence_tma_desc_release")
-    g, s = dsl.as_value(tma_desc_global_ptr), dsl.as_value(tma_desc_shared_ptr)
-    for what, v, space, name in (("tma_desc_global_ptr", g, 1, "global"), ("tma_desc_shared_ptr", s, 3, "shared")):
-        if types.address_space(v.type) != space:  # (the op's verifier refused it with the whole kernel's IR)
-            fail(f"cpasync.cp_fence_tma_desc_release: {what} is a {v.type}, a {name} pointer (address space "
-                 f"{space}: cpasync.address_of a {name} tensor)", rule="pointer")
-    _d.CpFenceTmaDescReleaseOp(g, s)
+    op = "cpasync.cp_fence_tma_desc_release"
+    _d.CpFenceTmaDescReleaseOp(_descriptor_pointer(tma_desc_global_ptr, op, "tma_desc_global_ptr", (1,)),
+                               _descriptor_pointer(tma_desc_shared_ptr, op, "tma_desc_shared_ptr", (3,)))
 
 
 def group_bulk_copy_modes(src, dst):

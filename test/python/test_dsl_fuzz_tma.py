@@ -304,8 +304,53 @@ def test_cp_fence_tma_desc_release_pointer_spaces_are_checked_at_build(which):
                 cpasync.cp_fence_tma_desc_release(g, g)  # MARK:cpf-shared
 
     err = build_error(k, "pointer")
-    assert f"tma_desc_{which}_ptr is a !llvm.ptr<{3 if which == 'global' else 1}>" in str(err)
+    assert f"tma_desc_{which}_ptr has type !llvm.ptr<{3 if which == 'global' else 1}>" in str(err)
+    assert f"in address space {which} ({1 if which == 'global' else 3}) (" in str(err)
     assert_names_line(err, __file__, f"MARK:cpf-{which}")
+
+
+@pytest.mark.parametrize("op", ["copy", "update", "acquire"])
+@pytest.mark.parametrize("given,shown", [("int", "index"), ("tensor", "memref<128xi8>"),
+                                         ("cluster", "!llvm.ptr<7>")])
+def test_descriptor_pointers_are_checked_at_build(op, given, shown):
+    """A descriptor pointer that is not one (an int, a tensor, a shared::cluster address) failed the op's verifier
+    with the whole kernel's IR; the DSL names the rule and the user's line."""
+    @dsl.kernel(block=(32,), cluster=(2,))
+    def k(a: dsl.Tensor("f16", (256, 256)), b: dsl.Tensor("f16", (None, None)), ws: dsl.Tensor("i8", (128,))):
+        ld = cpasync.make_tiled_tma_atom(G2S(), a, (64, 64))
+        sm = lang.SMEMPool().alloc((128,), "i8")
+        p = {"int": 5, "tensor": ws, "cluster": cpasync.cluster_address(sm, [0], 1)}[given]
+        with lang.WarpRole(0):
+            if op == "copy":
+                cpasync.copy_tensormap(ld, p)  # MARK:desc-copy
+            elif op == "update":
+                cpasync.update_tma_descriptor(ld, b, p)  # MARK:desc-update
+            else:
+                cpasync.fence_tma_desc_acquire(p)  # MARK:desc-acquire
+
+    err = build_error(k, "pointer")
+    assert f"has type {shown}; it must point to the descriptor, in address space generic (0), global (1) or " \
+           "shared (3)" in str(err)
+    assert_names_line(err, __file__, f"MARK:desc-{op}")
+
+
+def test_descriptor_pointers_in_global_and_shared_memory_build():
+    @dsl.kernel(block=(32,))
+    def k(a: dsl.Tensor("f16", (256, 256)), b: dsl.Tensor("f16", (None, None)), ws: dsl.Tensor("i8", (128,))):
+        ld = cpasync.make_tiled_tma_atom(G2S(), a, (64, 64))
+        g = cpasync.address_of(ws)
+        sp = cpasync.address_of(lang.SMEMPool().alloc((128,), "i8"))
+        with lang.WarpRole(0):
+            for p in (g, sp):
+                cpasync.copy_tensormap(ld, p)
+                cpasync.update_tma_descriptor(ld, b, p)
+            cpasync.cp_fence_tma_desc_release(g, sp)
+            cpasync.fence_tma_desc_acquire(g)
+
+    text = ptx(k)
+    assert "tensormap.replace.tile.global_address.global" in text
+    assert "tensormap.replace.tile.global_address.shared::cta" in text
+    assert "fence.proxy.tensormap::generic.acquire.gpu" in text
 
 
 # --------------------------------------------------------------------------- wgmma: D7, D8, C2, C3, C4
