@@ -54,6 +54,7 @@ import argparse
 import json
 import os
 import random
+import re
 import select
 import shutil
 import subprocess
@@ -1135,7 +1136,11 @@ def classify(e: BaseException, filename: str) -> tuple[str, str]:
     tb = traceback.extract_tb(e.__traceback__)
     inner = tb[-1] if tb else None
     if isinstance(e, KernelBuildError):
-        return "typed", f"KernelBuildError({e.rule})" + ("" if e.where and filename in e.where else " no-line")
+        detail = f"KernelBuildError({e.rule})" + ("" if e.where and filename in e.where else " no-line")
+        if e.rule == "verify":  # the DSL left the check to the IR's verifier: which op (a check it could make)
+            op = re.search(r"'([\w.]+)' op ([^,;(]{0,60})", str(e))
+            detail += f": {op.group(1)} {op.group(2).strip()}" if op else ""
+        return "typed", detail
     if isinstance(e, CompileError):
         msg = str(e)
         early = msg.startswith(("arch ", "ptx_version ", "opt level", "unsupported target"))
@@ -1273,6 +1278,7 @@ def main(argv=None) -> int:
     ap.add_argument("--accepted", action="store_true",
                     help="also list the generator lines whose wrong choices were in programs that compiled (most "
                          "are wrong only in some contexts; the rest are misuse the language takes silently)")
+    ap.add_argument("--top", type=int, default=12, help="how many of the commonest outcomes the summary lists")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.child:
@@ -1308,13 +1314,19 @@ def main(argv=None) -> int:
             print(f"accepted {n}x (seed {example[line]}): fuzz_dsl.py:{line}: {src[line - 1].strip()[:110]}",
                   file=sys.stderr)
     counts = Counter(o for o, _ in results.values())
-    details = Counter(f"{o}: {d.splitlines()[0] if d else ''}" for o, d in results.values() if o != "ok")
+    details, seed_of = Counter(), {}
+    for seed, (o, d) in sorted(results.items()):
+        if o != "ok":
+            key = f"{o}: {d.splitlines()[0] if d else ''}"
+            details[key] += 1
+            seed_of.setdefault(key, seed)
     for seed, status, first in bugs:
         print(f"{status} seed {seed}: {first}", file=sys.stderr)
     print(json.dumps(dict(fuzzer="dsl", inputs=len(results), seconds=round(time.time() - t0, 1),
                           outcomes=dict(sorted(counts.items())),
                           bugs=sum(counts[k] for k in ("CRASH", "UNTYPED", "HANG")),
-                          top=dict(details.most_common(12)))))
+                          top=dict(details.most_common(a.top)),
+                          first_seed={d: seed_of[d] for d, _ in details.most_common(a.top)})))
     return 1 if any(counts[k] for k in ("CRASH", "UNTYPED", "HANG")) else 0
 
 

@@ -379,3 +379,65 @@ def test_else_must_follow_its_if_directly():
         with dsl.else_():
             out[0] = 3
     assert "must follow its `with dsl.if_(...)` block directly" in str(build_error(k, "else"))
+
+
+@pytest.mark.parametrize("case,made", [("if", "a value made at line {def}"), ("range", "a value made at line {def}"),
+                                       ("else", "a value made at line {def}"),
+                                       ("for_var", "the loop variable (or a carried value) of the loop at line {def}"),
+                                       ("while_var", "the loop variable (or a carried value) of the loop at line "
+                                                     "{def}")])
+def test_a_value_used_outside_the_region_that_made_it_names_both_lines(case, made):
+    """Python lets a name outlive its `with`/`for`; the MLIR value does not dominate the use. The verifier's
+    "does not dominate this use" (rule verify, the whole kernel's diagnostics) is a region error at the use's
+    line that says where the value was made and how to take it out."""
+    from dsl_testing import line_of
+
+    @dsl.kernel(block=(64,))
+    def k(o: dsl.Tensor("i32", (64,))):
+        t = dsl.thread_idx()
+        if case == "if":
+            with dsl.if_(t < 5):
+                v = t + 1  # MARK:def-if
+            o[0] = v  # MARK:use-if
+        elif case == "else":
+            with dsl.if_(t < 5):
+                v = t + 2  # MARK:def-else
+            with dsl.else_():
+                o[1] = v  # MARK:use-else
+        elif case == "range":
+            for i in dsl.range(4):
+                v = i + 3  # MARK:def-range
+            o[2] = v  # MARK:use-range
+        elif case == "for_var":
+            for i in dsl.range(4):  # MARK:def-for_var
+                o[i] = 0
+            o[3] = i  # MARK:use-for_var
+        else:
+            w = dsl.while_(lambda i: i < 3, carry=(dsl.Int32(0),))
+            for (v,) in w:  # MARK:def-while_var
+                dsl.yield_(v + 1)
+            o[4] = v  # MARK:use-while_var
+
+    err = build_error(k, "region")
+    assert_names_line(err, __file__, f"MARK:use-{case}")
+    assert made.format(**{"def": line_of(__file__, f"MARK:def-{case}")}) in str(err)
+    assert f"is used at line {line_of(__file__, f'MARK:use-{case}')}, outside that region" in str(err)
+    assert "dsl.yield_" in str(err) and "loop.results" in str(err)
+
+
+def test_region_results_and_values_made_before_a_region_still_build():
+    @dsl.kernel(block=(64,))
+    def k(o: dsl.Tensor("i32", (64,))):
+        t = dsl.thread_idx()
+        v = t * 2
+        with dsl.if_(t < 5) as br:
+            dsl.yield_(v + 1)
+        with dsl.else_():
+            dsl.yield_(v)
+        (r,) = br.results
+        loop = dsl.range(dsl.Int32(0), dsl.Int32(4), carry=(r,))
+        for i, (acc,) in loop:
+            dsl.yield_(acc + i)
+        o[t] = loop.results[0] + v
+
+    assert "st.global" in ptx(k)

@@ -462,8 +462,9 @@ class kernel:  # noqa: N801 (a decorator, lower case like other DSLs)
             try:
                 module.operation.verify()
             except ir.MLIRError as e:
-                raise KernelBuildError(f"{self.name}: the traced IR does not verify:\n{_diagnostics(e)}",
-                                       where=_def_site(self.fn), rule="verify") from None
+                raise _escaped_value(e) or KernelBuildError(
+                    f"{self.name}: the traced IR does not verify:\n{_diagnostics(e)}", where=_def_site(self.fn),
+                    rule="verify") from None
             text = module.operation.get_asm(enable_debug_info=True)
             return BuiltKernel(text, self.name, block, cluster, smem, dict(consts))
 
@@ -692,6 +693,32 @@ def _def_line(fn, end=False):
 
 def _def_location(fn, end=False):
     return ir.Location.file(*_def_line(fn, end), 1)
+
+
+_LOC = re.compile(r'loc\("(.+?)":(\d+):\d+\)')
+
+
+def _escaped_value(e):
+    """The KernelBuildError for a verifier's "does not dominate this use" where the value was made inside a
+    run-time region (a dsl.if_/else_/range/while_ body, or a loop's own value) and used after it, or in
+    another branch: Python let the name outlive the `with`/`for`, MLIR's value does not. None otherwise."""
+    for d in getattr(e, "error_diagnostics", None) or ():
+        if "does not dominate this use" not in d.message:
+            continue
+        made = next((n for n in d.notes if n.message.startswith("operand defined")), None)
+        use, at = _LOC.search(str(d.location)), made and _LOC.search(str(made.location))
+        if made is None or use is None or at is None or "parent region" in made.message \
+                or "same " in made.message:
+            return None
+        what = f"the loop variable (or a carried value) of the loop at line {at.group(2)}" \
+            if "block argument" in made.message else f"a value made at line {at.group(2)}, inside a run-time region,"
+        return KernelBuildError(
+            f"{what} is used at line {use.group(2)}, outside that region: a Python name outlives "
+            "its dsl.if_/else_/range/while_ body, the run-time value does not. Take values out of a region as "
+            "its results: dsl.yield_ them in `with dsl.if_(c) as br:` and its dsl.else_ (br.results, or "
+            "dsl.cond), or carry them through dsl.range/dsl.while_(carry=...) and read loop.results",
+            where=f"{use.group(1)}:{use.group(2)}", rule="region")
+    return None
 
 
 def _diagnostics(e) -> str:
