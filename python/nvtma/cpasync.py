@@ -10,6 +10,7 @@ CuTe port changes. Use inside an
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 
 from . import dsl
@@ -322,8 +323,8 @@ def make_tma_atom_from_descriptor(desc_ptr, like):
     reads its tensor map from the .param, .const or .global space)."""
     info = like if isinstance(like, TmaInfo) else None
     t = info.atom_type if info else _atom_value(like, "cpasync.make_tma_atom_from_descriptor").value.type
-    p = dsl.as_value(desc_ptr)
-    if isinstance(p.type, ir.Type) and types.address_space(p.type) == 3:
+    p = _descriptor_pointer(desc_ptr, "cpasync.make_tma_atom_from_descriptor", "desc_ptr")
+    if types.address_space(p.type) == 3:
         fail("a TMA descriptor in shared memory: tensor copies read their tensor map from global, const or param "
              "memory; copy it to global memory (a release fence for the tensormap proxy) and pass that address",
              rule="descriptor")
@@ -464,7 +465,8 @@ def copy(atom, coords, smem, *, tma_bar_ptr=None, mcast_mask=None, cta_rank=None
         # a tile split into boxes along inner dims lands box after box: the
         # op takes that [boxes, *box] view (element accesses see it already)
         dst = smem.blocked((info.box[0] * info.multicast, *info.box[1:]))  # multicast: all slices a box
-    _d.CopyOp(a.value, _coord_values(coords, "cpasync.copy"), dst.value, offs, **kw)
+    _verified(_d.CopyOp(a.value, _coord_values(coords, "cpasync.copy"), dst.value, offs, **kw), "cpasync.copy",
+              "coordinates")
 
 
 def _coord_list(coords, what):
@@ -603,8 +605,8 @@ def update_tma_descriptor(atom, gmem_tensor, tma_desc_ptr):
         # a shared buffer's address went into the descriptor: tensormap.replace took it
         fail(f"cpasync.update_tma_descriptor points the descriptor at {show(gmem_tensor)}: a global tensor",
              rule="tensor")
-    _d.UpdateTmaDescriptorOp(a.value, gmem_tensor.value,
-                             _descriptor_pointer(tma_desc_ptr, "cpasync.update_tma_descriptor", "tma_desc_ptr"))
+    _verified(_d.UpdateTmaDescriptorOp(a.value, gmem_tensor.value, _descriptor_pointer(
+        tma_desc_ptr, "cpasync.update_tma_descriptor", "tma_desc_ptr")), "cpasync.update_tma_descriptor", "tensor")
 
 
 def _tensormap_fence_ptx(what):
@@ -624,6 +626,20 @@ def _descriptor_pointer(ptr, op, what, spaces=(0, 1, 3)):
         fail(f"{op}: {what} has type {v.type}; it must point to the descriptor, in address space {names} "
              f"(cpasync.address_of a global tensor or shared buffer)", rule="pointer")
     return v
+
+
+def _verified(op, what, rule):
+    """`op`, run through its verifier as it is made: what the verifier refuses (the driver's rules for the
+    tensor, an operand the op cannot take) fails at the user's line, naming the rule, rather than in the
+    whole kernel's verify after the trace."""
+    try:
+        op.operation.verify()
+    except ir.MLIRError as e:
+        said = [re.sub(r"^'[\w.]+' op ", "", d.message) for d in getattr(e, "error_diagnostics", None) or ()]
+        said = said or [str(e)]
+        named = re.match(r"([a-z0-9]+(?:-[a-z0-9]+)+): ", said[0])  # a driver rule's name
+        fail(f"{what}: {'; '.join(said)}", rule=named.group(1) if named else rule)
+    return op
 
 
 @user_op
@@ -784,7 +800,8 @@ def bulk_copy(op, dst, src, size, *, tma_bar_ptr=None, mask=None, remote_barrier
             "s2g_bytemask": _d.BulkCopyKind.S2GByteMask, "s2s_cluster": _d.BulkCopyKind.S2SCluster}[op.kind]
     if _single_issuer_mode("cpasync.bulk_copy") == "direct":
         fail("cpasync.bulk_copy elects its issuing lane itself: call it from a whole warp", rule="single-issuer")
-    _d.BulkCopyOp(attr, as_space(dst, dsp), as_space(src, ssp), dsl.as_value(size, dsl.Int32), **kw)
+    _verified(_d.BulkCopyOp(attr, as_space(dst, dsp), as_space(src, ssp), dsl.as_value(size, dsl.Int32), **kw),
+              "cpasync.bulk_copy", "bulk-copy")
 
 
 def _single_issuer_mode(what):
@@ -833,8 +850,8 @@ def cp_async(dst, src, size=16, *, op=None, src_size=None):
         _check_address_alignment(f"cp.async's {what}", p, size)
     d, s = dsl.as_value(dst), dsl.as_value(src)
     n = None if src_size is None else dsl.as_value(src_size, dsl.Int32)
-    _d.CpAsyncOp(d, s, size, src_size=n,
-                 cache_mode=_d.LoadCacheMode.GLOBAL if mode == "cache_global" else _d.LoadCacheMode.ALWAYS)
+    _verified(_d.CpAsyncOp(d, s, size, src_size=n, cache_mode=_d.LoadCacheMode.GLOBAL if mode == "cache_global"
+                           else _d.LoadCacheMode.ALWAYS), "cpasync.cp_async", "cp-async")
 
 
 @user_op
