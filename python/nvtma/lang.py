@@ -328,6 +328,11 @@ class MBarrier:
                  rule="mbarrier")
         if isinstance(count, bool) or (isinstance(count, int) and not 1 <= count < 1 << 20):
             fail(f"{name} count {count!r}: mbarrier.init takes an arrival count in [1, 2**20 - 1]", rule="mbarrier")
+        if not isinstance(count, (int, dsl.Numeric)) or isinstance(count, dsl.Numeric) and (
+                type(count).is_float or isinstance(count, dsl.Boolean)):
+            # (a run-time Int32 count, or an f16 one, reached nvgpu's verifier, which takes an index)
+            fail(f"{name} count {show(count)}: an arrival count is a Python int or a run-time integer",
+                 rule="mbarrier")
         k = dsl.current_kernel()
         if leader is None and (k.scope or ir.InsertionPoint.current.block != k.entry):
             # thread 0 inits: inside warp 1's role, a branch or a loop it may not run there, and LLVM then
@@ -342,7 +347,7 @@ class MBarrier:
             self.group = nvgpu.MBarrierCreateOp(types.mbarrier_group(depth)).result
             with dsl.if_(leader if leader is not None else dsl.thread_idx() == 0):
                 for s in range(depth):
-                    nvgpu.MBarrierInitOp(self.group, dsl.as_value(count), dsl.as_value(s))
+                    nvgpu.MBarrierInitOp(self.group, dsl.as_value(count, dsl.Index), dsl.as_value(s))
                 nvvm.FenceMbarrierInitOp()
 
     # the !nvgpu.mbarrier.group value, checked to belong to the kernel being built

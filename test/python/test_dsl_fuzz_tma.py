@@ -534,3 +534,47 @@ def test_a_vector_access_of_a_tensor_with_a_unit_innermost_stride_builds():
     def k(t: dsl.Tensor("f32", (8, 8), strides=(None, 1)), o: dsl.Tensor("f32", (64,))):
         o.store_vec(t.load_vec(4, 0, 0), 0)
     assert "ld.global.v4.b32" in ptx(k), ptx(k)
+
+
+# --------------------------------------------------------------------------- fuzz_dsl's "verify" outcomes (s61)
+
+def _verified_case(case):
+    @dsl.kernel(block=(128,), cluster=(2,))
+    def k(a: dsl.Tensor("f16", (256, 256)), b: dsl.Tensor("f16", (None, None, None)), c: dsl.Tensor("i32", (None, None)),
+          ws: dsl.Tensor("i8", (256,))):
+        pool = lang.SMEMPool()
+        ld = cpasync.make_tiled_tma_atom(G2S(), a, (64, 64))
+        s = pool.alloc_for(ld)
+        sb = pool.alloc((256,), "i8")
+        bar = lang.TMABar(1)
+        dsl.barrier()
+        with lang.WarpRole(0):
+            if case == "update_rank":
+                cpasync.update_tma_descriptor(ld, b, cpasync.address_of(ws))  # MARK:vf-update_rank
+            elif case == "update_dtype":
+                cpasync.update_tma_descriptor(ld, c, cpasync.address_of(ws))  # MARK:vf-update_dtype
+            elif case == "copy_coords":
+                cpasync.copy(ld, [], s, tma_bar_ptr=bar.at(0))  # MARK:vf-copy_coords
+            elif case == "s2s_no_barrier":
+                cpasync.bulk_copy(cpasync.CopyBulkS2SOp(), cpasync.address_of(sb),  # MARK:vf-s2s_no_barrier
+                                  cpasync.address_of(sb), 256)
+            elif case == "cp_async_shared_src":
+                cpasync.cp_async(cpasync.address_of(sb), cpasync.address_of(sb))  # MARK:vf-cp_async_shared_src
+            else:
+                cpasync.make_tma_atom_from_descriptor(dsl.Int64(0), ld)  # MARK:vf-atom_int
+    return k
+
+
+@pytest.mark.parametrize("case,rule,message", [
+    ("update_rank", "tensor", "cpasync.update_tma_descriptor: tensor has rank 3, the atom describes rank 2"),
+    ("update_dtype", "tensor", "cpasync.update_tma_descriptor: tensor element type 'i32' differs from the atom's"),
+    ("copy_coords", "coordinates", "cpasync.copy: has 0 coordinates"),
+    ("s2s_no_barrier", "bulk-copy", "cpasync.bulk_copy: s2s_cluster completes on the peer CTA's mbarrier"),
+    ("cp_async_shared_src", "cp-async", "cpasync.cp_async: operand #1 must be LLVM pointer in address space 1"),
+    ("atom_int", "pointer", "cpasync.make_tma_atom_from_descriptor: desc_ptr has type i64"),
+])
+def test_ops_the_verifier_refused_are_refused_at_the_users_line(case, rule, message):
+    err = build_error(_verified_case(case), rule)
+    assert message in str(err), str(err)
+    assert " op " not in str(err).split(": ", 1)[1][:60], str(err)  # (the op's name is the DSL call's)
+    assert_names_line(err, __file__, f"MARK:vf-{case}")
