@@ -388,3 +388,16 @@ def test_a_python_number_yielded_for_a_carried_vector_is_broadcast_and_one_past_
     assert_names_line(err, HERE, "MARK:loop-yield")
     assert "dsl.yield_ in a dsl.range gives the Python number 300 for a carried value, an Int8 (value 2 of 2): " \
            "300 does not fit Int8" in str(err)
+
+
+def test_a_vector_among_vector_ofs_elements_is_refused_at_the_users_line():
+    """fuzz_dsl seed 854133: a Vector lane reached vector.from_elements' verifier (rule verify)."""
+    @dsl.kernel(block=(32,))
+    def k(o: dsl.Tensor("i64", (128,))):
+        v = dsl.full(2, dsl.Int32(3))
+        w = dsl.vector_of([dsl.Int64(0), v, dsl.Int64(1), v])  # MARK:vector-of-vector
+        o[dsl.thread_idx()] = w[0]
+
+    err = build_error(k, "vector")
+    assert "element 1 is a Vector<2 x Int32>" in str(err)
+    assert_names_line(err, __file__, "MARK:vector-of-vector")

@@ -91,6 +91,10 @@ class Vector(Val):
         values = list(values)
         if not values:
             fail("a vector needs at least one element", rule="vector")
+        for i, v in enumerate(values):
+            if isinstance(v, Vector):  # (it reached vector.from_elements' verifier as a lane)
+                fail(f"a vector's elements are scalars: element {i} is a {v!r}; take its lanes (v[0], v[1] ...) "
+                     "or build the vector from scalars", rule="vector")
         cls = _n.dtype(dtype) if dtype is not None else next(
             (type(v) for v in values if isinstance(v, Numeric)), Float32 if isinstance(values[0], float) else
             Boolean if all(isinstance(v, bool) for v in values) else _n.Int32)  # ([True, False] was Int32)
