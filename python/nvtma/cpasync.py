@@ -746,10 +746,15 @@ def cluster_address(buf, indices, rank):
     cl = dsl.current_kernel().kernel._dims[1]
     n = cl[0] * cl[1] * cl[2] if cl else 1
     r = _constant_int(rank)
+    if not isinstance(rank, (int, dsl.Numeric)) or isinstance(rank, dsl.Numeric) and type(rank).is_float:
+        fail(f"cluster_address rank {show(rank)}: a Python int or a run-time integer (a CTA rank)", rule="cluster")
     if isinstance(rank, bool) or (r is not None and not 0 <= r < n):  # mapa to a CTA that does not exist
         fail(f"cluster_address rank {show(rank)}: " + (f"a CTA rank 0-{n - 1} of the kernel's clusters of {n} CTAs"
              if n > 1 else "0, this CTA: the kernel has no clusters (@dsl.kernel(cluster=...))"), rule="cluster")
-    return dsl.Val(nvvm.MapaOp(types.ptr(7), address_of(buf, indices).value, dsl.as_value(rank, dsl.Int32)).result)
+    local = address_of(buf, indices)
+    # (the peer's copy of the buffer is at the same offset: what dsmem_store and bulk copies check alignment by)
+    return _Address(nvvm.MapaOp(types.ptr(7), local.value, dsl.as_value(rank, dsl.Int32)).result,
+                    getattr(local, "byte_offset", None), buf.dtype)
 
 
 def _cluster_ptr(p, what):
@@ -775,6 +780,7 @@ def dsmem_store(value, dst, remote_barrier):
     width = elem.width if isinstance(elem, ir.IntegerType) else {"f32": 32, "f64": 64}.get(str(elem))
     if (lanes, width) not in ((1, 32), (1, 64), (2, 32), (4, 32), (2, 64)):  # what st.async stores
         fail(f"dsmem_store of {t}: a 32- or 64-bit scalar, or 2 or 4 x 32-bit (2 x 64-bit) values", rule="dsmem")
+    _check_address_alignment(f"dsmem_store of {t}", dst, lanes * width // 8)  # (st.async's: the value's size)
     _d.DsmemStoreOp(v, _cluster_ptr(dst, "dst"), _cluster_ptr(remote_barrier, "remote_barrier"))
 
 
@@ -827,6 +833,9 @@ def bulk_wait_group(pending: int = 0, read: bool = False):
     """Wait until at most `pending` bulk groups are in flight (`read`: only
     until their shared-memory sources were read)."""
     _group_count("bulk_wait_group", pending)
+    if not isinstance(read, bool):
+        fail(f"bulk_wait_group read={show(read)}: True or False (wait only until the sources were read)",
+             rule="wait-group")
     _d.BulkWaitGroupOp(pending, read=read)
 
 

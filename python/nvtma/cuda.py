@@ -775,6 +775,9 @@ def ffs_u32(x):
 def ldg(tensor, idx):
     """tensor[idx] through the read-only path (an ordinary load: LLVM picks
     ld.global.nc where it can prove the data read-only)."""
+    if not isinstance(tensor, dsl.TensorValue):
+        fail(f"ldg of {show(tensor)}: a tensor (a kernel argument or a shared buffer) and its indices",
+             rule="index")
     return tensor[idx]
 
 

@@ -370,6 +370,11 @@ class MBarrier:
                 isinstance(stage, int) and not 0 <= stage < self.depth):
             fail(f"stage {stage!r} of a {self.depth}-deep {type(self).__name__}: 0-{self.depth - 1}",
                  rule="mbarrier")
+        if not isinstance(stage, (int, dsl.Numeric)) or isinstance(stage, dsl.Numeric) and (
+                type(stage).is_float or isinstance(stage, dsl.Boolean)):
+            # (a run-time Float32 stage was converted to an index, a vector reached the op's verifier)
+            fail(f"stage {show(stage)} of a {type(self).__name__}: a Python int or a run-time integer",
+                 rule="mbarrier")
         return stage
 
     def _phase(self, phase):
@@ -395,6 +400,8 @@ class MBarrier:
         self._stage(stage)
         if isinstance(phase, float) or (isinstance(phase, int) and phase not in (0, 1)):
             fail(f"phase {phase!r}: a parity, 0 or 1 (or a run-time Boolean)", rule="mbarrier")
+        if not isinstance(phase, (int, dsl.Numeric)):  # (a vector reached the op's verifier)
+            fail(f"phase {show(phase)}: a parity, 0 or 1, or a run-time Boolean or integer", rule="mbarrier")
         if isinstance(phase, dsl.Numeric) and not isinstance(phase, dsl.Boolean):
             if phase.is_float:
                 fail(f"phase of {type(phase).__name__}: a parity, a run-time Boolean or integer", rule="mbarrier")

@@ -73,15 +73,15 @@ def test_vector_atomics_through_a_misaligned_address_of_are_refused(body, marker
     _refused(body, "alignment", marker, message)
 
 
-def _cluster_pointer():
-    s = lang.SMEMPool().alloc((64,), "f32")
+def _cluster_pointer(dtype="f32"):
+    s = lang.SMEMPool().alloc((64,), dtype)
     return cpasync.cluster_address(s, [0], 1)
 
 
 @pytest.mark.parametrize("body,marker,message", [
     (lambda o, h: cuda.red_add(_cluster_pointer(), dsl.full(4, 1.0)),  # MARK:cluster-red-v4
      "cluster-red-v4", "red_add of f32 x4 through a pointer of address space 7: the vector red forms take a global"),
-    (lambda o, h: cuda.atomic_add(_cluster_pointer(), None, dsl.full(2, dsl.Float16(1.0))),  # MARK:cluster-f16x2
+    (lambda o, h: cuda.atomic_add(_cluster_pointer("f16"), None, dsl.full(2, dsl.Float16(1.0))),  # MARK:cluster-f16x2
      "cluster-f16x2", "packed atomic add of Vector<2 x Float16> through a pointer of address space 7"),
 ], ids=["red-v4", "atomic-f16x2"])
 def test_vector_atomics_through_a_cluster_pointer_are_refused(body, marker, message):
@@ -485,3 +485,60 @@ def test_an_mbarrier_count_known_only_at_run_time_builds():
 
     text = ptx(k)
     assert "mbarrier.init.shared" in text and "vote.sync.ballot.b32" in text
+
+
+def _probe_kernel(case):
+    @dsl.kernel(block=(128,), cluster=(2,))
+    def k(x: dsl.Tensor("f32", (64,)), o: dsl.Tensor("u32", (128,))):
+        s = lang.SMEMPool().alloc((64,), "f32")
+        bar = lang.TMABar(2)
+        rb = bar.remote_view(1).ptr(0)
+        dsl.cluster_sync()
+        with lang.WarpRole(0):
+            if case == "ldg_int":
+                cuda.ldg(3, (0,))  # MARK:pr-ldg_int
+            elif case == "index_vector":
+                cuda.ldg(x, (dsl.full(2, 0),))  # MARK:pr-index_vector
+            elif case == "stage_f32":
+                cuda.mbarrier_wait(bar, dsl.Float32(0.0), 0)  # MARK:pr-stage_f32
+            elif case == "phase_vector":
+                cuda.mbarrier_wait(bar, 0, dsl.full(2, 0))  # MARK:pr-phase_vector
+            elif case == "rank_f32":
+                cpasync.cluster_address(s, [0], dsl.Float32(1.0))  # MARK:pr-rank_f32
+            elif case == "read_int":
+                cpasync.bulk_wait_group(0, read=3)  # MARK:pr-read_int
+            else:
+                cpasync.dsmem_store(dsl.full(4, 1.0), cpasync.cluster_address(s, [1], 1), rb)  # MARK:pr-dsmem_v4
+    return k
+
+
+@pytest.mark.parametrize("case,rule,message", [
+    ("ldg_int", "index", "ldg of 3: a tensor"),  # (a TypeError from inside nvtma)
+    ("index_vector", "index", "index Vector<2 x Float32> of tensor"),  # (the verifier)
+    ("stage_f32", "mbarrier", "stage Float32(f32) of a TMABar: a Python int or a run-time integer"),  # (converted)
+    ("phase_vector", "mbarrier", "phase Vector<2 x Float32>: a parity"),  # (the verifier)
+    ("rank_f32", "cluster", "cluster_address rank Float32(f32): a Python int or a run-time integer"),  # (converted)
+    ("read_int", "wait-group", "bulk_wait_group read=3: True or False"),  # (taken as True)
+    # (st.async of 16 bytes at byte 4 of the peer's buffer: a misaligned address at run time)
+    ("dsmem_v4", "alignment", "dsmem_store of vector<4xf32> at an address 4 bytes off the 16-byte alignment"),
+])
+def test_helpers_the_fuzzer_did_not_reach_check_their_arguments(case, rule, message):
+    err = build_error(_probe_kernel(case), rule)
+    assert message in str(err), str(err)
+    assert_names_line(err, __file__, f"MARK:pr-{case}")
+
+
+def test_dsmem_store_at_aligned_cluster_addresses_and_run_time_stages_build():
+    @dsl.kernel(block=(128,), cluster=(2,))
+    def k(o: dsl.Tensor("u32", (128,)), st: dsl.Int32):
+        s = lang.SMEMPool().alloc((64,), "f32")
+        bar = lang.TMABar(2)
+        rb = bar.remote_view(1).ptr(0)
+        dsl.cluster_sync()
+        with lang.WarpRole(0):
+            cpasync.dsmem_store(dsl.full(4, 1.0), cpasync.cluster_address(s, [4], dsl.cluster_ctarank() ^ 1), rb)
+            cpasync.dsmem_store(dsl.Float32(1.0), cpasync.cluster_address(s, [63], 1), rb)
+        bar.wait(st & 1, 0)
+
+    text = ptx(k)
+    assert "st.async" in text and "mapa" in text
