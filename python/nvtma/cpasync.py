@@ -787,6 +787,9 @@ def dsmem_store(value, dst, remote_barrier):
 @user_op
 def bulk_copy(op, dst, src, size, *, tma_bar_ptr=None, mask=None, remote_barrier=None):
     """Non-tensor bulk copy (`op` one of the CopyBulk*Op)."""
+    ops = (CopyBulkG2SOp, CopyBulkG2SMulticastOp, CopyBulkS2GOp, CopyBulkS2GByteMaskOp, CopyBulkS2SOp)
+    if not isinstance(op, ops):  # (an int or a TMA op: an AttributeError on .kind or a KeyError)
+        fail(f"cpasync.bulk_copy op {show(op)}: one of {', '.join(f'{o.__name__}()' for o in ops)}", rule="bulk-copy")
     kw = _operands(tma_bar_ptr, mask=None if mask is None else dsl.as_value(mask, dsl.Int16),
                    remote_barrier=None if remote_barrier is None else dsl.as_value(remote_barrier))
 

@@ -40,6 +40,11 @@ __all__ = ["SMEMPool", "TMEMPool", "MBarrier", "TMABar", "TCGen05Bar", "Pipeline
 def swizzle_align(swizzle) -> int:
     """The alignment a TMA swizzle needs of a shared buffer: its repeat
     (8 rows of the swizzle span), 128 bytes unswizzled."""
+    if swizzle is not None:  # (a name, a Swizzle or its value, as SMEMPool.alloc takes; a list was a TypeError)
+        from .cpasync import _tensormap_errors
+        from .tensormap import Swizzle
+        with _tensormap_errors():
+            swizzle = Swizzle.coerce(swizzle, "swizzle").dialect
     span = SWIZZLE_BYTES.get(swizzle if swizzle is not None else "none")
     return span * 8 if span else 128
 
@@ -72,7 +77,7 @@ class SMEMPool:
             # (a tuple or str was a TypeError from max(), a float an MLIR error, 1000 misaligned the buffer)
             fail(f"SMEMPool.alloc align={show(align)}: a Python int, a power of two (bytes) such as 128 or 1024",
                  rule="smem")
-        need = swizzle_align(swizzle) if swizzle is not None else 128
+        need = swizzle_align(swizzle)
         align = max(align or 0, need)
         k = self.k
         off = (k.smem_bytes + align - 1) // align * align
@@ -684,6 +689,8 @@ def register_budget(threads: int) -> int:
     """The registers per thread a CTA of `threads` threads starts with as ptxas reckons it for setmaxnreg
     (one CTA an SM): the SM's 65536 over the CTA's threads in whole warpgroups, in 8s, at most 256 (168 for
     384 threads, 128 for 512, 96 for 640; measured with nvJitLink 13.5 and ptxas 13.0)."""
+    if not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= 1024:
+        fail(f"register_budget({show(threads)}): a CTA's thread count, an int in [1, 1024]", rule="launch-config")
     return min(256, SM_REGISTERS // (-(-threads // 128) * 128) // 8 * 8)
 
 

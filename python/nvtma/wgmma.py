@@ -119,6 +119,9 @@ def encode_matrix_descriptor(addr, leading_byte_offset, stride_byte_offset, swiz
     fixed = descriptor_bits(0, leading_byte_offset, stride_byte_offset, swizzle)
     a = addr
     if isinstance(a, Val) and not isinstance(a, Numeric):
+        if types.address_space(a.value.type) != 3:  # (a tensor or a vector reached llvm.ptrtoint's verifier)
+            fail(f"encode_matrix_descriptor addr {show(addr)}: a shared-memory pointer (cpasync.address_of a "
+                 "shared buffer) or its 32-bit shared address", rule="descriptor")
         a = Uint32(llvm.PtrToIntOp(ir.IntegerType.get_signless(32), a.value).result)
     a64 = (a if isinstance(a, Numeric) else Uint32(a)).to(Uint64)
     return ((a64 >> 4) & 0x3FFF) | Uint64(fixed)

@@ -139,6 +139,9 @@ class Numeric(Val):
         raise NotImplementedError
 
     def __init__(self, x=0):
+        if not type(self).name:  # (dsl.Float(1.5): a TypeError from the MLIR type's lookup)
+            fail(f"dsl.{type(self).__name__} is the class of several element types: make a value of one "
+                 "(Float32, Int32, ...)", rule="type")
         if _is_value(x):
             if x.type != type(self).mlir_type():
                 fail(f"{type(self).__name__} wraps {type(self).name}, got a {x.type} value", rule="type")
@@ -955,8 +958,7 @@ def _float_fn(name, x, fn, f64=None):
     vector; 16-bit floats are computed in f32 and rounded back; Float64
     with `f64` (f64 Value -> f64 Value) where there is one, else refused."""
     from .vector import Vector
-    if not isinstance(x, Val):
-        x = _float_operand(x, name)
+    x = _float_operand(x, name)
     cls = x.dtype if isinstance(x, Vector) else type(x)
     if not cls.is_float:
         fail(f"{name} needs a float value, got {cls.__name__}", rule="type")
@@ -1005,11 +1007,13 @@ def _float_operand(x, name):
     """x as the operand of a float function: a run-time value, or a Python
     number made a Float32 (anything else: a typed error, not Python's
     TypeError from the arithmetic on it)."""
-    if isinstance(x, Val):
+    from .vector import Vector
+    if isinstance(x, (Numeric, Vector)):
         return x
-    if isinstance(x, (int, float)):
+    if isinstance(x, (int, float)) and not isinstance(x, Val):
         return Float32(x)
-    fail(f"dsl.{name}({x!r}): a run-time value or a Python number", rule="type")
+    # (a tensor or a pointer: an AttributeError on its class's is_float)
+    fail(f"dsl.{name}({x!r}): a run-time scalar or vector, or a Python number", rule="type")
 
 
 def _via_f32(x, name, fn):
@@ -1058,6 +1062,7 @@ def abs(x):  # noqa: A001
         if not isinstance(x, (int, float)):
             fail(f"dsl.abs({x!r}): a run-time value or a Python number", rule="type")
         return builtins.abs(x)
+    x = _float_operand(x, "abs")  # (a tensor or a pointer: refused)
     cls = x.dtype if isinstance(x, Vector) else type(x)
     if cls.is_float:
         _no_f8(cls, "abs")

@@ -59,8 +59,9 @@ class Vector(Val):
         """`dtype`: the lanes' class where the MLIR type cannot say it (MLIR's integers are signless: a
         vector of Uint32 is a vector<N x i32>, whose lanes would read back as Int32, and compare, divide,
         shift and convert as signed)."""
-        if not isinstance(value.type, ir.VectorType):
-            fail(f"Vector wraps a vector value, got {value.type}", rule="type")
+        if not isinstance(getattr(value, "type", None), ir.VectorType):  # (an int: an AttributeError on .type)
+            fail(f"Vector wraps an MLIR vector value, got {show(value)} (dsl.vector_of / dsl.full make vectors)",
+                 rule="type")
         self.value = value
         self._dtype = _n.declared(dtype, ir.VectorType(value.type).element_type)
 
