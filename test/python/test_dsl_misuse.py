@@ -632,7 +632,7 @@ def test_python_values_where_run_time_values_are_needed(body, rule, message):
 
 
 @pytest.mark.parametrize("body,message", [
-    (lambda x, y, f: dsl.exp(None), "dsl.exp(None): a run-time value or a Python number"),
+    (lambda x, y, f: dsl.exp(None), "dsl.exp(None): a run-time scalar or vector, or a Python number"),
     (lambda x, y, f: dsl.log("x"), "dsl.log('x')"),
     (lambda x, y, f: dsl.abs((1, 2)), "dsl.abs((1, 2))"),
     (lambda x, y, f: dsl.sqrt([1.0]), "dsl.sqrt([1.0])"),
