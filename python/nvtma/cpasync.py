@@ -340,7 +340,8 @@ def tma_partition(atom, tile_coords):
     """Element coordinates of tile `tile_coords` (outermost first)."""
     a = _atom_value(atom, "cpasync.tma_partition")
     coords = [dsl.as_value(c, dsl.Index) for c in tile_coords]
-    op = _d.TmaPartitionOp([ir.IndexType.get()] * len(coords), a.value, coords)
+    op = _verified(_d.TmaPartitionOp([ir.IndexType.get()] * len(coords), a.value, coords), "cpasync.tma_partition",
+                   "coordinates")
     return [dsl.Index(r) for r in op.results]
 
 
