@@ -75,24 +75,21 @@ def _whole_warp(what):
 @user_op
 def any_sync(pred, mask=FULL_MASK):
     """True in every lane if `pred` holds in any lane of `mask` (vote.sync.any)."""
-    return Boolean(nvvm.VoteSyncOp(ir.IntegerType.get_signless(1), _mask(mask, "any_sync"),
-                                   as_value(_one_predicate(pred, "any_sync", "warp-collective"), Boolean),
+    return Boolean(nvvm.VoteSyncOp(ir.IntegerType.get_signless(1), _mask(mask, "any_sync"), as_value(pred, Boolean),
                                    nvvm.VoteSyncKind.any).result)
 
 
 @user_op
 def all_sync(pred, mask=FULL_MASK):
     """vote.sync.all."""
-    return Boolean(nvvm.VoteSyncOp(ir.IntegerType.get_signless(1), _mask(mask, "all_sync"),
-                                   as_value(_one_predicate(pred, "all_sync", "warp-collective"), Boolean),
+    return Boolean(nvvm.VoteSyncOp(ir.IntegerType.get_signless(1), _mask(mask, "all_sync"), as_value(pred, Boolean),
                                    nvvm.VoteSyncKind.all).result)
 
 
 @user_op
 def ballot_sync(pred, mask=FULL_MASK):
     """The lanes of `mask` where `pred` holds, as bits (vote.sync.ballot.b32)."""
-    return Uint32(nvvm.VoteSyncOp(_i32(), _mask(mask, "ballot_sync"),
-                                  as_value(_one_predicate(pred, "ballot_sync", "warp-collective"), Boolean),
+    return Uint32(nvvm.VoteSyncOp(_i32(), _mask(mask, "ballot_sync"), as_value(pred, Boolean),
                                   nvvm.VoteSyncKind.ballot).result)
 
 
@@ -197,17 +194,7 @@ def _whole_block(what):
              "run this code: call it where every thread runs", rule="barrier")
 
 
-def _one_predicate(pred, what, rule):
-    """A collective's predicate: one value per thread (a Vector reached the op's verifier)."""
-    from .dsl.vector import Vector
-    if isinstance(pred, Vector):
-        fail(f"{what} takes one predicate per thread, got {pred!r}: reduce the vector to one value first",
-             rule=rule)
-    return pred
-
-
 def _bar_red(pred, op, what):
-    _one_predicate(pred, what, "barrier")
     _whole_block(what)
     r = nvvm.BarrierOp(ir.IntegerType.get_signless(32), reductionOp=op,
                        reductionPredicate=as_value(pred, Int32) if not isinstance(pred, Boolean)

@@ -464,9 +464,9 @@ def _verify_gap_kernel(case):
     ("red_bool", "atomic", "atomic add on Boolean (i1)"),
     ("exch_bool", "atomic", "atomic exch on Boolean (i1)"),
     ("cas_bool", "atomic", "atomic cas on Boolean (i1)"),
-    ("ballot_vec", "warp-collective", "ballot_sync takes one predicate per thread, got Vector<2 x Float32>"),
-    ("all_vec", "warp-collective", "all_sync takes one predicate per thread"),
-    ("bar_vec", "barrier", "syncthreads_and takes one predicate per thread, got Vector<3 x Float32>"),
+    ("ballot_vec", "type", "a vector (Vector<2 x Float32>) where one Boolean value goes: take a lane"),
+    ("all_vec", "type", "a vector (Vector<4 x Float32>) where one Boolean value goes"),
+    ("bar_vec", "type", "a vector (Vector<3 x Float32>) where one Int32 value goes"),
     ("mbar_f16", "mbarrier", "MBarrier count Float16(f16): an arrival count is a Python int or a run-time integer"),
 ])
 def test_what_the_verifier_refused_is_refused_at_the_users_line(case, rule, message):

@@ -540,8 +540,8 @@ def test_a_vector_access_of_a_tensor_with_a_unit_innermost_stride_builds():
 
 def _verified_case(case):
     @dsl.kernel(block=(128,), cluster=(2,))
-    def k(a: dsl.Tensor("f16", (256, 256)), b: dsl.Tensor("f16", (None, None, None)), c: dsl.Tensor("i32", (None, None)),
-          ws: dsl.Tensor("i8", (256,))):
+    def k(a: dsl.Tensor("f16", (256, 256)), b: dsl.Tensor("f16", (None, None, None)),
+          c: dsl.Tensor("i32", (None, None)), ws: dsl.Tensor("i8", (256,))):
         pool = lang.SMEMPool()
         ld = cpasync.make_tiled_tma_atom(G2S(), a, (64, 64))
         s = pool.alloc_for(ld)

@@ -412,12 +412,15 @@ def as_value(x, cls=None):
     if isinstance(x, Val):
         if cls is not None and isinstance(x, Numeric) and type(x).mlir_type() != cls.mlir_type():
             return convert(x, cls).value
-        if cls is not None and type(x).__name__ == "TensorValue":  # (its memref reached an op's verifier)
-            fail(f"a tensor ({x!r}) where a {cls.__name__} value goes: index it (t[i, j]) for an element",
-                 rule="type")
-        if cls is not None and type(x).__name__ == "Vector":  # (a vector reached an op that takes a scalar)
-            fail(f"a vector ({x!r}) where one {cls.__name__} value goes: take a lane (v[0]) or reduce it",
-                 rule="type")
+        if cls is not None and not isinstance(x, Numeric):  # (its value reached an op that takes a scalar)
+            from .tensor import TensorValue
+            from .vector import Vector
+            if isinstance(x, TensorValue):
+                fail(f"a tensor ({x!r}) where a {cls.__name__} value goes: index it (t[i, j]) for an element",
+                     rule="type")
+            if isinstance(x, Vector):
+                fail(f"a vector ({x!r}) where one {cls.__name__} value goes: take a lane (v[0]) or reduce it",
+                     rule="type")
         return x.value
     if isinstance(x, bool):
         return _constant(cls or Boolean, x)

@@ -337,7 +337,8 @@ class TensorValue(Val):
             if isinstance(i, slice):
                 fail("slicing a tensor: index elements, or take a stage with lang.SMEMPool.stage", rule="index")
             if isinstance(i, (float, bool)) or (not isinstance(i, (int, Val)) and not hasattr(i, "__index__")) or \
-                    (isinstance(i, Numeric) and type(i).is_float) or (isinstance(i, Val) and not isinstance(i, Numeric)):
+                    (isinstance(i, Numeric) and type(i).is_float) or (
+                    isinstance(i, Val) and not isinstance(i, Numeric)):
                 # None and floats reached the swizzle arithmetic of a swizzled buffer (a TypeError there, and a
                 # run-time float became the whole offset computed in float: s[0.5, 0] read s[0, 16]; a Vector
                 # reached the verifier)
