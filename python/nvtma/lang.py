@@ -22,6 +22,7 @@ from ._lazy import lazy
 from .dsl import types
 from .dsl.errors import KernelBuildError, fail, show, user_op, user_site
 from .dsl.kernel import active_threads, narrowed
+from .dsl.numeric import run_time_integer
 from .dsl.tensor import SWIZZLE_BYTES, SmemInfo, TensorValue, _static_shape
 from .profile import Profiler  # noqa: F401 (in-kernel profiling, nvtma.profile; here beside the roles it times)
 
@@ -333,8 +334,7 @@ class MBarrier:
                  rule="mbarrier")
         if isinstance(count, bool) or (isinstance(count, int) and not 1 <= count < 1 << 20):
             fail(f"{name} count {count!r}: mbarrier.init takes an arrival count in [1, 2**20 - 1]", rule="mbarrier")
-        if not isinstance(count, (int, dsl.Numeric)) or isinstance(count, dsl.Numeric) and (
-                type(count).is_float or isinstance(count, dsl.Boolean)):
+        if not isinstance(count, int) and not run_time_integer(count):
             # (a run-time Int32 count, or an f16 one, reached nvgpu's verifier, which takes an index)
             fail(f"{name} count {show(count)}: an arrival count is a Python int or a run-time integer",
                  rule="mbarrier")
@@ -375,8 +375,7 @@ class MBarrier:
                 isinstance(stage, int) and not 0 <= stage < self.depth):
             fail(f"stage {stage!r} of a {self.depth}-deep {type(self).__name__}: 0-{self.depth - 1}",
                  rule="mbarrier")
-        if not isinstance(stage, (int, dsl.Numeric)) or isinstance(stage, dsl.Numeric) and (
-                type(stage).is_float or isinstance(stage, dsl.Boolean)):
+        if not isinstance(stage, int) and not run_time_integer(stage):
             # (a run-time Float32 stage was converted to an index, a vector reached the op's verifier)
             fail(f"stage {show(stage)} of a {type(self).__name__}: a Python int or a run-time integer",
                  rule="mbarrier")

@@ -406,6 +406,12 @@ def wrap(v):
         return Val(v)
 
 
+def run_time_integer(v) -> bool:
+    """Whether `v` is a run-time integer: a DSL scalar that is neither a float nor a Boolean (what an index,
+    a count or a stage may be besides a Python int)."""
+    return isinstance(v, Numeric) and not type(v).is_float and not isinstance(v, Boolean)
+
+
 def as_value(x, cls=None):
     """The MLIR Value of x; Python numbers become constants of `cls`
     (default Index for ints, Float32 for floats, Boolean for bools)."""
@@ -1013,7 +1019,7 @@ def _float_operand(x, name):
     from .vector import Vector
     if isinstance(x, (Numeric, Vector)):
         return x
-    if isinstance(x, (int, float)) and not isinstance(x, Val):
+    if isinstance(x, (int, float)):
         return Float32(x)
     # (a tensor or a pointer: an AttributeError on its class's is_float)
     fail(f"dsl.{name}({x!r}): a run-time scalar or vector, or a Python number", rule="type")

@@ -41,7 +41,7 @@ def _lane_index(i, n):
     """A run-time lane index of an `n`-lane vector as Index: an integer value (a float one was truncated
     without a word); a DSL constant past the lanes is refused as a Python int is (LLVM's extract or insert of
     it is poison: the stores of what it made were deleted), and a negative one too (it does not wrap)."""
-    if not isinstance(i, Numeric) or i.is_float or isinstance(i, Boolean):
+    if not _n.run_time_integer(i):
         fail(f"lane index {show(i)}: a Python int or a run-time integer", rule="index")
     k = _n.known_int(i)
     if k is not None and not 0 <= k < n:
