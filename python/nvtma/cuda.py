@@ -858,17 +858,20 @@ def _vec(values, cls):
 def _scalar(h, cls, what):
     """A scalar argument of a conversion helper: a run-time value, or a
     Python number taken as a `cls` constant (not an AttributeError on .to)."""
-    if isinstance(h, Numeric):
+    if isinstance(h, cls):
         return h
-    if isinstance(h, (int, float)):
+    if isinstance(h, (int, float)) and not isinstance(h, bool):
         return cls(h)
-    fail(f"{what} takes a {cls.__name__} value, got {type(h).__name__}", rule="type")
+    fail(f"{what} takes a {cls.__name__} value, got {show(h)}", rule="type")
 
 
-def _vector(v, what):
+def _lanes(v, n, types, what):
+    """The vector operand of a helper named for its lanes and type (float22half2: 2 x f32): `n` lanes of one of
+    `types` (float22half2 of 3 lanes or of f16 lanes was taken and converted all the same)."""
     from .dsl.vector import Vector
-    if not isinstance(v, Vector):
-        fail(f"{what} takes a vector (dsl.vector_of / a load_vec), got {type(v).__name__}", rule="type")
+    if not isinstance(v, Vector) or len(v) != n or v.dtype not in types:
+        fail(f"{what} of {show(v)}: a {n}-lane {' or '.join(t.__name__ for t in types)} vector "
+             "(dsl.vector_of, a load_vec)", rule="type")
     return v
 
 
@@ -882,22 +885,22 @@ def bfloat162float(h):
 
 def float22half2(a, b=None):
     """(a, b) f32 -> 2 x f16 (cvt.rn.f16x2.f32)."""
-    v = _vector(a, "float22half2(v)") if b is None else _vec([a, b], Float32)
+    v = _lanes(a, 2, (Float32,), "float22half2") if b is None else _vec([a, b], Float32)
     return v.to(Float16)
 
 
 def float22bfloat162_rn(a, b=None):
-    v = _vector(a, "float22bfloat162_rn(v)") if b is None else _vec([a, b], Float32)
+    v = _lanes(a, 2, (Float32,), "float22bfloat162_rn") if b is None else _vec([a, b], Float32)
     return v.to(dsl.BFloat16)
 
 
 def bfloat1622float2(v):
-    return _vector(v, "bfloat1622float2").to(Float32)
+    return _lanes(v, 2, (dsl.BFloat16,), "bfloat1622float2").to(Float32)
 
 
 def fp8x4_e4m3_from_float4(v):
     """4 x f32 -> 4 x e4m3 (two cvt.rn.satfinite.e4m3x2.f32)."""
-    return _vector(v, "fp8x4_e4m3_from_float4").to(dsl.Float8E4M3FN)
+    return _lanes(v, 4, (Float32,), "fp8x4_e4m3_from_float4").to(dsl.Float8E4M3FN)
 
 
 def uint_as_float(x):
@@ -912,33 +915,24 @@ def make_float2(a, b):
     return _vec([a, b], Float32)
 
 
-def _float2(a, b, what):
-    """The operands of a 2 x f32 helper: 2-lane Float32 vectors (None was a TypeError from `*`)."""
-    from .dsl.vector import Vector
-    for v in (a, b):
-        if not isinstance(v, Vector) or len(v) != 2 or v.dtype is not Float32:
-            fail(f"{what} of {show(v)}: a 2-lane Float32 vector (make_float2(x, y), dsl.vector_of)", rule="type")
-    return a, b
 
 
 def fmul2_rn(a, b):
     """2 x f32 multiply (mul.rn.f32x2 on sm_100; two mul.rn.f32 on sm_90)."""
-    a, b = _float2(a, b, "fmul2_rn")
-    return a * b
+    return _lanes(a, 2, (Float32,), "fmul2_rn") * _lanes(b, 2, (Float32,), "fmul2_rn")
 
 
 def fadd2_rn(a, b):
-    a, b = _float2(a, b, "fadd2_rn")
-    return a + b
+    return _lanes(a, 2, (Float32,), "fadd2_rn") + _lanes(b, 2, (Float32,), "fadd2_rn")
 
 
 def hmin2(a, b):
     """min.f16x2 / min.bf16x2 on 2-lane vectors."""
-    return dsl.min(a, b)
+    return dsl.min(*(_lanes(v, 2, (Float16, dsl.BFloat16), "hmin2") for v in (a, b)))
 
 
 def hmax2(a, b):
-    return dsl.max(a, b)
+    return dsl.max(*(_lanes(v, 2, (Float16, dsl.BFloat16), "hmax2") for v in (a, b)))
 
 
 def fdividef(a, b):

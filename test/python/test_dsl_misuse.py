@@ -665,9 +665,31 @@ def test_conversion_helpers_take_python_numbers_or_refuse_with_a_typed_error():
         x[0, 0] = cuda.half2float(1.5) + cuda.bfloat162float(2)
 
     assert "st.global" in ptx(_kernel(body))
-    _refused(lambda x, y, f: cuda.half2float("a"), "type", "half2float takes a Float16 value, got str")
-    _refused(lambda x, y, f: cuda.bfloat1622float2(1.0), "type", "bfloat1622float2 takes a vector")
-    _refused(lambda x, y, f: cuda.fp8x4_e4m3_from_float4(dsl.Float32(1.0)), "type", "takes a vector")
+    _refused(lambda x, y, f: cuda.half2float("a"), "type", "half2float takes a Float16 value, got 'a'")
+    _refused(lambda x, y, f: cuda.bfloat1622float2(1.0), "type", "bfloat1622float2 of 1.0: a 2-lane BFloat16 vector")
+    _refused(lambda x, y, f: cuda.fp8x4_e4m3_from_float4(dsl.Float32(1.0)), "type", "a 4-lane Float32 vector")
+
+
+def _f32(n):
+    return dsl.full(n, 1.0, dsl.Float32)
+
+
+@pytest.mark.parametrize("body,message", [
+    (lambda x, y, f: cuda.float22half2(_f32(3)), "float22half2 of Vector<3 x Float32>: a 2-lane Float32"),
+    (lambda x, y, f: cuda.float22half2(dsl.full(2, 1.0, dsl.Float16)), "a 2-lane Float32 vector"),
+    (lambda x, y, f: cuda.float22bfloat162_rn(_f32(4)), "float22bfloat162_rn of Vector<4 x Float32>"),
+    (lambda x, y, f: cuda.bfloat1622float2(dsl.full(2, 1.0, dsl.Float16)), "a 2-lane BFloat16 vector"),
+    (lambda x, y, f: cuda.fp8x4_e4m3_from_float4(_f32(8)), "fp8x4_e4m3_from_float4 of Vector<8 x Float32>: a 4-lane"),
+    (lambda x, y, f: cuda.hmax2(_f32(2), _f32(2)), "hmax2 of Vector<2 x Float32>: a 2-lane Float16 or BFloat16"),
+    (lambda x, y, f: cuda.hmin2(dsl.full(4, 1.0, dsl.Float16), dsl.full(4, 1.0, dsl.Float16)), "hmin2 of Vector<4 x Float16>"),
+    (lambda x, y, f: cuda.half2float(dsl.Float32(1.0)), "half2float takes a Float16 value, got Float32"),
+    (lambda x, y, f: cuda.bfloat162float(dsl.Int32(1)), "bfloat162float takes a BFloat16 value, got Int32"),
+    (lambda x, y, f: cuda.half2float(True), "half2float takes a Float16 value, got True"),
+], ids=["f2h2-3-lanes", "f2h2-f16", "f2bf2-4-lanes", "bf2f2-f16", "fp8x4-8-lanes", "hmax2-f32", "hmin2-4-lanes",
+        "half2float-f32", "bf162float-i32", "half2float-bool"])
+def test_conversion_helpers_take_the_lanes_and_types_their_cuda_names_say(body, message):
+    """float22half2 of 3 lanes, fp8x4_e4m3_from_float4 of 8 and hmax2 of f32 were taken (and converted right)."""
+    _refused(body, "type", message)
 
 
 def test_ldmatrix_indices_are_checked_like_element_accesses():
