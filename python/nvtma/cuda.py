@@ -915,8 +915,6 @@ def make_float2(a, b):
     return _vec([a, b], Float32)
 
 
-
-
 def fmul2_rn(a, b):
     """2 x f32 multiply (mul.rn.f32x2 on sm_100; two mul.rn.f32 on sm_90)."""
     return _lanes(a, 2, (Float32,), "fmul2_rn") * _lanes(b, 2, (Float32,), "fmul2_rn")
