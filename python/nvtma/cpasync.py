@@ -17,7 +17,7 @@ from . import dsl
 from ._lazy import lazy
 from .dsl import types
 from .dsl.errors import fail, show, user_op
-from .dsl.numeric import known_int
+from .dsl.numeric import known_int, run_time_integer
 from .dsl.tensor import TensorValue
 
 ir = lazy("nvtma.ir")
@@ -747,7 +747,7 @@ def cluster_address(buf, indices, rank):
     cl = dsl.current_kernel().kernel._dims[1]
     n = cl[0] * cl[1] * cl[2] if cl else 1
     r = _constant_int(rank)
-    if not isinstance(rank, (int, dsl.Numeric)) or isinstance(rank, dsl.Numeric) and type(rank).is_float:
+    if not (isinstance(rank, (int, dsl.Boolean)) or run_time_integer(rank)):
         fail(f"cluster_address rank {show(rank)}: a Python int or a run-time integer (a CTA rank)", rule="cluster")
     if isinstance(rank, bool) or (r is not None and not 0 <= r < n):  # mapa to a CTA that does not exist
         fail(f"cluster_address rank {show(rank)}: " + (f"a CTA rank 0-{n - 1} of the kernel's clusters of {n} CTAs"

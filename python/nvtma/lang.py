@@ -402,13 +402,10 @@ class MBarrier:
     def wait(self, stage, phase):
         """Spin until phase parity `phase` (0/1 or a Boolean) of barrier `stage` completes."""
         self._stage(stage)
-        if isinstance(phase, float) or (isinstance(phase, int) and phase not in (0, 1)):
-            fail(f"phase {phase!r}: a parity, 0 or 1 (or a run-time Boolean)", rule="mbarrier")
-        if not isinstance(phase, (int, dsl.Numeric)):  # (a vector reached the op's verifier)
+        if not (isinstance(phase, (int, dsl.Boolean)) or run_time_integer(phase)) or (
+                isinstance(phase, int) and phase not in (0, 1)):  # (a vector reached the op's verifier)
             fail(f"phase {show(phase)}: a parity, 0 or 1, or a run-time Boolean or integer", rule="mbarrier")
-        if isinstance(phase, dsl.Numeric) and not isinstance(phase, dsl.Boolean):
-            if phase.is_float:
-                fail(f"phase of {type(phase).__name__}: a parity, a run-time Boolean or integer", rule="mbarrier")
+        if run_time_integer(phase):
             phase = (phase & 1) != 0  # its parity: as a Boolean, round 2 (phase 2) was parity 1
         p = self._phase(phase)
         p = dsl.as_value(bool(p) if isinstance(p, int) else p, dsl.Boolean)

@@ -25,7 +25,12 @@ def _kernel(body, *, block=(128,), cluster=None):
 
 
 def _refused(body, rule, marker, *needles, **kw):
-    err = build_error(_kernel(body, **kw), rule)
+    return _kernel_refused(_kernel(body, **kw), rule, marker, *needles)
+
+
+def _kernel_refused(kernel, rule, marker, *needles):
+    """Building `kernel` is KernelBuildError(rule) with each of `needles`, at the line marked `marker`."""
+    err = build_error(kernel, rule)
     for n in needles:
         assert n in str(err), str(err)
     assert_names_line(err, HERE, f"MARK:{marker}")
@@ -470,9 +475,7 @@ def _verify_gap_kernel(case):
     ("mbar_f16", "mbarrier", "MBarrier count Float16(f16): an arrival count is a Python int or a run-time integer"),
 ])
 def test_what_the_verifier_refused_is_refused_at_the_users_line(case, rule, message):
-    err = build_error(_verify_gap_kernel(case), rule)
-    assert message in str(err), str(err)
-    assert_names_line(err, __file__, f"MARK:vg-{case}")
+    _kernel_refused(_verify_gap_kernel(case), rule, f"vg-{case}", message)
 
 
 def test_an_mbarrier_count_known_only_at_run_time_builds():
@@ -523,9 +526,7 @@ def _probe_kernel(case):
     ("dsmem_v4", "alignment", "dsmem_store of vector<4xf32> at an address 4 bytes off the 16-byte alignment"),
 ])
 def test_helpers_the_fuzzer_did_not_reach_check_their_arguments(case, rule, message):
-    err = build_error(_probe_kernel(case), rule)
-    assert message in str(err), str(err)
-    assert_names_line(err, __file__, f"MARK:pr-{case}")
+    _kernel_refused(_probe_kernel(case), rule, f"pr-{case}", message)
 
 
 def test_dsmem_store_at_aligned_cluster_addresses_and_run_time_stages_build():
